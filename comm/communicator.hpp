@@ -1,0 +1,97 @@
+// The one narrow communicator interface every job talks to. MPI (host memory) and NCCL
+// (device memory, bootstrapped over MPI) implement it; only the factory knows which exist.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ringscale::comm {
+
+/// Element types on the wire.
+enum class dtype { f32, f64, i32, i64, u8, bf16, f16 };
+
+/// Bytes per element of `t`.
+std::size_t size_of(dtype t);
+const char* to_string(dtype t);
+
+enum class reduce_op { sum, max, min };
+
+/// Where the buffers passed to a communicator live.
+enum class memory_space { host, device };
+
+/// An outstanding non-blocking operation. Destroying an unfinished request waits for it.
+class request {
+public:
+    virtual ~request() = default;
+    /// Block until the operation completes.
+    virtual void wait() = 0;
+    /// True when complete; drives progress. Never blocks.
+    virtual bool test() = 0;
+};
+using request_ptr = std::unique_ptr<request>;
+
+/// Wait for every request in `reqs` and clear the vector.
+void wait_all(std::vector<request_ptr>& reqs);
+
+/// A group of ranks. All collective calls must be made by every rank of the group, in the
+/// same order. Counts are elements of `type`; "per rank" counts are each rank's share.
+class communicator {
+public:
+    virtual ~communicator() = default;
+
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    /// "mpi" or "nccl".
+    virtual std::string backend() const = 0;
+    virtual memory_space memory() const = 0;
+
+    /// Collective: returns when every rank has entered.
+    virtual void barrier() = 0;
+
+    /// Collective: recv[i] = op over ranks of send[i]; `count` elements.
+    virtual void allreduce(const void* send, void* recv, std::size_t count, dtype type,
+                           reduce_op op) = 0;
+    /// Collective, non-blocking allreduce (gradient buckets overlapping backward).
+    virtual request_ptr iallreduce(const void* send, void* recv, std::size_t count, dtype type,
+                                   reduce_op op) = 0;
+    /// Collective: recv holds size()*count_per_rank elements, rank r's block at r*count.
+    virtual void all_gather(const void* send, void* recv, std::size_t count_per_rank,
+                            dtype type) = 0;
+    virtual request_ptr iall_gather(const void* send, void* recv, std::size_t count_per_rank,
+                                    dtype type) = 0;
+    /// Collective: send holds size()*count_per_rank elements; rank r receives block r reduced.
+    virtual void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
+                                dtype type, reduce_op op) = 0;
+    virtual request_ptr ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
+                                        dtype type, reduce_op op) = 0;
+    /// Collective: block j of send goes to rank j; block i of recv comes from rank i.
+    virtual void all_to_all(const void* send, void* recv, std::size_t count_per_rank,
+                            dtype type) = 0;
+    /// Collective: `count` elements from `root` to every rank.
+    virtual void broadcast(void* buf, std::size_t count, dtype type, int root) = 0;
+
+    /// Point to point, non-blocking. Pairs with a matching irecv/isend on the peer.
+    virtual request_ptr isend(const void* buf, std::size_t count, dtype type, int peer,
+                              int tag) = 0;
+    virtual request_ptr irecv(void* buf, std::size_t count, dtype type, int peer, int tag) = 0;
+    /// Send to `dest` and receive from `source` as one grouped exchange (a ring step).
+    virtual request_ptr isendrecv(const void* send, std::size_t send_count, int dest, void* recv,
+                                  std::size_t recv_count, int source, dtype type, int tag) = 0;
+
+    /// Collective: sub-communicators of the ranks sharing `color`, ordered by `key`.
+    virtual std::unique_ptr<communicator> split(int color, int key) = 0;
+
+    /// The stream communication is issued on (NCCL: a cudaStream_t); nullptr for MPI.
+    virtual void* stream() const { return nullptr; }
+};
+
+/// Communicator over MPI_COMM_WORLD for `memory` buffers ("mpi") or NCCL ("nccl").
+/// Collective over the world. Throws not_compiled_error for a backend not built in.
+std::unique_ptr<communicator> make_world(const std::string& backend, memory_space memory);
+
+/// Whether a backend was compiled into this binary.
+bool backend_compiled(const std::string& backend);
+
+} // namespace ringscale::comm

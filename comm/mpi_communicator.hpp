@@ -1,0 +1,56 @@
+// MPI implementation of the communicator for host memory.
+#pragma once
+
+#include "comm/communicator.hpp"
+
+#include <mpi.h>
+
+namespace ringscale::comm {
+
+/// Throw an mpi error with MPI's own error string when `code` != MPI_SUCCESS.
+void mpi_check(int code, const char* call, const char* file, int line);
+#define RINGSCALE_MPI_CALL(expr) ::ringscale::comm::mpi_check((expr), #expr, __FILE__, __LINE__)
+
+MPI_Datatype mpi_type(dtype t);
+
+class mpi_communicator final : public communicator {
+public:
+    /// Wraps (and duplicates) `comm`; errors are returned to us, not fatal in MPI.
+    explicit mpi_communicator(MPI_Comm comm);
+    ~mpi_communicator() override;
+    mpi_communicator(const mpi_communicator&) = delete;
+    mpi_communicator& operator=(const mpi_communicator&) = delete;
+
+    int rank() const override { return m_rank; }
+    int size() const override { return m_size; }
+    std::string backend() const override { return "mpi"; }
+    memory_space memory() const override { return memory_space::host; }
+    MPI_Comm handle() const { return m_comm; }
+
+    void barrier() override;
+    void allreduce(const void* send, void* recv, std::size_t count, dtype type,
+                   reduce_op op) override;
+    request_ptr iallreduce(const void* send, void* recv, std::size_t count, dtype type,
+                           reduce_op op) override;
+    void all_gather(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
+    request_ptr iall_gather(const void* send, void* recv, std::size_t count_per_rank,
+                            dtype type) override;
+    void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, dtype type,
+                        reduce_op op) override;
+    request_ptr ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
+                                dtype type, reduce_op op) override;
+    void all_to_all(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
+    void broadcast(void* buf, std::size_t count, dtype type, int root) override;
+    request_ptr isend(const void* buf, std::size_t count, dtype type, int peer, int tag) override;
+    request_ptr irecv(void* buf, std::size_t count, dtype type, int peer, int tag) override;
+    request_ptr isendrecv(const void* send, std::size_t send_count, int dest, void* recv,
+                          std::size_t recv_count, int source, dtype type, int tag) override;
+    std::unique_ptr<communicator> split(int color, int key) override;
+
+private:
+    MPI_Comm m_comm = MPI_COMM_NULL;
+    int m_rank = 0;
+    int m_size = 1;
+};
+
+} // namespace ringscale::comm

@@ -1,0 +1,73 @@
+#include "jobs/params.hpp"
+
+#include "src/error.hpp"
+#include "src/parse.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ringscale::jobs {
+
+const std::string& params::text(const std::string& name) const {
+    auto it = m_values.find(name);
+    if (it == m_values.end())
+        throw config_error(fmt::format("--{} is required", name));
+    return it->second;
+}
+
+std::int64_t params::integer(const std::string& name) const { return parse_int(text(name), name); }
+
+std::uint64_t params::size(const std::string& name) const { return parse_size(text(name), name); }
+
+std::uint64_t params::positive_size(const std::string& name) const {
+    const std::uint64_t v = size(name);
+    if (v == 0)
+        throw config_error(fmt::format("--{}: must be greater than zero", name));
+    return v;
+}
+
+double params::number(const std::string& name) const { return parse_double(text(name), name); }
+
+bool params::flag(const std::string& name) const { return parse_bool(text(name), name); }
+
+const std::string& params::choice(const std::string& name,
+                                  const std::vector<std::string>& choices) const {
+    const std::string& v = text(name);
+    if (std::find(choices.begin(), choices.end(), v) == choices.end())
+        throw config_error(
+            fmt::format("--{}: '{}' is not one of {}", name, v, fmt::join(choices, ", ")));
+    return v;
+}
+
+std::vector<params> expand_product(const param_lists& lists, const std::vector<std::string>& names) {
+    std::map<std::string, std::string> base;
+    for (const auto& [name, values] : lists)
+        if (!values.empty())
+            base[name] = values.front();
+    std::vector<params> cases{params(base)};
+    for (const auto& name : names) {
+        auto it = lists.find(name);
+        if (it == lists.end() || it->second.size() <= 1)
+            continue;
+        std::vector<params> next;
+        for (const auto& c : cases)
+            for (const auto& v : it->second) {
+                params p = c;
+                p.set(name, v);
+                next.push_back(std::move(p));
+            }
+        cases = std::move(next);
+    }
+    return cases;
+}
+
+const std::string& single_value(const param_lists& lists, const std::string& name) {
+    auto it = lists.find(name);
+    if (it == lists.end() || it->second.empty())
+        throw config_error(fmt::format("--{} is required", name));
+    if (it->second.size() > 1)
+        throw config_error(fmt::format("--{}: takes one value, not a list", name));
+    return it->second.front();
+}
+
+} // namespace ringscale::jobs

@@ -1,0 +1,47 @@
+#include "jobs/registry.hpp"
+
+#include "src/error.hpp"
+
+#include <fmt/format.h>
+
+namespace ringscale::jobs {
+
+// Factories defined in each job's file.
+// (no jobs yet)
+
+namespace {
+std::vector<std::unique_ptr<job>> build() {
+    std::vector<std::unique_ptr<job>> jobs;
+
+    return jobs;
+}
+} // namespace
+
+const std::vector<std::unique_ptr<job>>& all_jobs() {
+    static const std::vector<std::unique_ptr<job>> jobs = build();
+    return jobs;
+}
+
+const job& find_job(const std::string& name) {
+    std::vector<std::string> names;
+    for (const auto& j : all_jobs()) {
+        if (j->name() == name)
+            return *j;
+        names.push_back(j->name());
+    }
+    throw config_error(
+        fmt::format("--job: unknown job '{}' (known: {})", name, fmt::join(names, ", ")));
+}
+
+double attr_number(const attr_map& attrs, const std::string& name) {
+    auto it = attrs.find(name);
+    if (it == attrs.end())
+        return 0;
+    if (auto* d = std::get_if<double>(&it->second))
+        return *d;
+    if (auto* i = std::get_if<std::int64_t>(&it->second))
+        return static_cast<double>(*i);
+    return 0;
+}
+
+} // namespace ringscale::jobs

@@ -1,0 +1,131 @@
+// A small RAII wrapper over the HDF5 C API: each C call is wrapped once and throws an
+// hdf5 error carrying HDF5's own error stack. Used by the launcher's writer and by
+// ringscale-stats' reader; it links no MPI.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringscale::h5 {
+
+/// Throw an hdf5 error with HDF5's error stack when `status` is negative; returns `status`.
+hid_t check(hid_t status, const char* call, const char* file, int line);
+
+#define RINGSCALE_H5_CALL(expr) ::ringscale::h5::check((expr), #expr, __FILE__, __LINE__)
+
+/// Silence HDF5's automatic error printing (we report errors ourselves). Idempotent.
+void quiet_errors();
+
+/// A move-only owner of one hid_t and the function that closes it.
+class handle {
+public:
+    handle() = default;
+    handle(hid_t id, herr_t (*close)(hid_t)) : m_id(id), m_close(close) {}
+    handle(handle&& other) noexcept { swap(other); }
+    handle& operator=(handle&& other) noexcept {
+        handle tmp(std::move(other));
+        swap(tmp);
+        return *this;
+    }
+    handle(const handle&) = delete;
+    handle& operator=(const handle&) = delete;
+    ~handle() {
+        if (m_id >= 0 && m_close)
+            m_close(m_id);
+    }
+    hid_t id() const { return m_id; }
+    bool valid() const { return m_id >= 0; }
+
+private:
+    void swap(handle& o) noexcept {
+        std::swap(m_id, o.m_id);
+        std::swap(m_close, o.m_close);
+    }
+    hid_t m_id = -1;
+    herr_t (*m_close)(hid_t) = nullptr;
+};
+
+/// Kind of a stored attribute, for readers that print attributes generically.
+enum class attr_type { string, integer, floating, other };
+
+/// Anything that carries attributes: a file's root, a group or a dataset.
+class object {
+public:
+    explicit object(handle h) : m_h(std::move(h)) {}
+    hid_t id() const { return m_h.id(); }
+
+    void set_attr(const std::string& name, const std::string& value) const;
+    void set_attr(const std::string& name, const char* value) const {
+        set_attr(name, std::string(value));
+    }
+    void set_attr(const std::string& name, std::int64_t value) const;
+    void set_attr(const std::string& name, int value) const {
+        set_attr(name, static_cast<std::int64_t>(value));
+    }
+    void set_attr(const std::string& name, double value) const;
+
+    bool has_attr(const std::string& name) const;
+    std::vector<std::string> attr_names() const;
+    attr_type attr_kind(const std::string& name) const;
+    std::string attr_string(const std::string& name) const;
+    std::int64_t attr_int(const std::string& name) const;
+    double attr_double(const std::string& name) const;
+    /// Any scalar attribute rendered as text (numbers with full precision).
+    std::string attr_as_text(const std::string& name) const;
+
+private:
+    handle m_h;
+};
+
+/// Element types we store in datasets.
+template <class T>
+hid_t native_type();
+
+/// A group (or a file's root group).
+class group : public object {
+public:
+    using object::object;
+
+    group create_group(const std::string& name) const;
+    group open_group(const std::string& name) const;
+    bool exists(const std::string& name) const;
+    /// Names of the links in this group, in name order.
+    std::vector<std::string> children() const;
+
+    /// Write a new dataset of `dims` (row-major) from `data`.
+    template <class T>
+    void write(const std::string& name, const std::vector<T>& data,
+               const std::vector<hsize_t>& dims) const;
+    void write_strings(const std::string& name, const std::vector<std::string>& values) const;
+    void write_string(const std::string& name, const std::string& value) const;
+
+    /// Read a whole dataset, converting to T; `dims` receives its shape when given.
+    template <class T>
+    std::vector<T> read(const std::string& name, std::vector<hsize_t>* dims = nullptr) const;
+    std::vector<std::string> read_strings(const std::string& name) const;
+    std::string read_string(const std::string& name) const;
+    object open_dataset(const std::string& name) const;
+};
+
+/// An HDF5 file. Move-only; closes on destruction.
+class file {
+public:
+    /// Create (truncate) a file for writing.
+    static file create(const std::string& path);
+    /// Open an existing file read-only; throws hdf5 error naming the path if it cannot.
+    static file open_read(const std::string& path);
+
+    group root() const;
+    void flush() const;
+    const std::string& path() const { return m_path; }
+
+private:
+    file(handle h, std::string path) : m_h(std::move(h)), m_path(std::move(path)) {}
+    handle m_h;
+    std::string m_path;
+};
+
+} // namespace ringscale::h5

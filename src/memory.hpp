@@ -1,0 +1,58 @@
+// Host memory accounting: the bytes a job allocates itself (tracked allocator, high-water
+// mark per case) and the process's resident set (kernel's VmHWM, resettable per case).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <vector>
+
+namespace ringscale {
+
+/// Process-wide counters of bytes held in tracked buffers.
+struct host_memory {
+    /// Bytes currently held in tracked buffers.
+    static std::uint64_t current_bytes();
+    /// High-water mark of current_bytes() since the last reset_peak().
+    static std::uint64_t peak_bytes();
+    /// Start a new high-water mark at the current level.
+    static void reset_peak();
+    static void on_alloc(std::uint64_t bytes);
+    static void on_free(std::uint64_t bytes);
+};
+
+/// Peak resident set size of this process in bytes (VmHWM), 0 if unknown.
+std::uint64_t peak_rss_bytes();
+/// Reset the kernel's VmHWM to the current RSS (Linux clear_refs); false if not permitted.
+bool reset_peak_rss();
+/// Bytes of memory the kernel considers available (MemAvailable), 0 if unknown.
+std::uint64_t available_host_bytes();
+
+/// std::allocator that reports to host_memory; 64-byte aligned for vector loads.
+template <class T>
+struct tracking_allocator {
+    using value_type = T;
+    tracking_allocator() = default;
+    template <class U>
+    tracking_allocator(const tracking_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        const std::size_t bytes = n * sizeof(T);
+        void* p = ::operator new(bytes, std::align_val_t(64));
+        host_memory::on_alloc(bytes);
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        ::operator delete(p, std::align_val_t(64));
+        host_memory::on_free(n * sizeof(T));
+    }
+    template <class U>
+    bool operator==(const tracking_allocator<U>&) const noexcept { return true; }
+    template <class U>
+    bool operator!=(const tracking_allocator<U>&) const noexcept { return false; }
+};
+
+/// A host buffer whose bytes count towards the job's peak_host_bytes.
+template <class T>
+using host_buffer = std::vector<T, tracking_allocator<T>>;
+
+} // namespace ringscale
