@@ -14,25 +14,36 @@ extern const bool nccl_compiled;
 std::size_t size_of(dtype t) {
     switch (t) {
     case dtype::f32:
-    case dtype::i32: return 4;
+    case dtype::i32:
+        return 4;
     case dtype::f64:
-    case dtype::i64: return 8;
-    case dtype::u8: return 1;
+    case dtype::i64:
+        return 8;
+    case dtype::u8:
+        return 1;
     case dtype::bf16:
-    case dtype::f16: return 2;
+    case dtype::f16:
+        return 2;
     }
     return 1;
 }
 
 const char* to_string(dtype t) {
     switch (t) {
-    case dtype::f32: return "float32";
-    case dtype::f64: return "float64";
-    case dtype::i32: return "int32";
-    case dtype::i64: return "int64";
-    case dtype::u8: return "uint8";
-    case dtype::bf16: return "bfloat16";
-    case dtype::f16: return "float16";
+    case dtype::f32:
+        return "float32";
+    case dtype::f64:
+        return "float64";
+    case dtype::i32:
+        return "int32";
+    case dtype::i64:
+        return "int64";
+    case dtype::u8:
+        return "uint8";
+    case dtype::bf16:
+        return "bfloat16";
+    case dtype::f16:
+        return "float16";
     }
     return "?";
 }

@@ -23,7 +23,7 @@ enum class memory_space { host, device };
 
 /// An outstanding non-blocking operation. Destroying an unfinished request waits for it.
 class request {
-public:
+  public:
     virtual ~request() = default;
     /// Block until the operation completes.
     virtual void wait() = 0;
@@ -38,7 +38,7 @@ void wait_all(std::vector<request_ptr>& reqs);
 /// A group of ranks. All collective calls must be made by every rank of the group, in the
 /// same order. Counts are elements of `type`; "per rank" counts are each rank's share.
 class communicator {
-public:
+  public:
     virtual ~communicator() = default;
 
     virtual int rank() const = 0;

@@ -18,9 +18,12 @@ int as_count(std::size_t count) {
 
 MPI_Op mpi_op(reduce_op op) {
     switch (op) {
-    case reduce_op::sum: return MPI_SUM;
-    case reduce_op::max: return MPI_MAX;
-    case reduce_op::min: return MPI_MIN;
+    case reduce_op::sum:
+        return MPI_SUM;
+    case reduce_op::max:
+        return MPI_MAX;
+    case reduce_op::min:
+        return MPI_MIN;
     }
     return MPI_SUM;
 }
@@ -32,7 +35,7 @@ void require_reducible(dtype t) {
 
 /// Owns MPI requests; waits for them in wait() or on destruction.
 class mpi_request final : public request {
-public:
+  public:
     explicit mpi_request(int n) : m_reqs(static_cast<std::size_t>(n), MPI_REQUEST_NULL) {}
     ~mpi_request() override {
         if (!m_done)
@@ -50,13 +53,13 @@ public:
         if (m_done)
             return true;
         int flag = 0;
-        RINGSCALE_MPI_CALL(
-            MPI_Testall(static_cast<int>(m_reqs.size()), m_reqs.data(), &flag, MPI_STATUSES_IGNORE));
+        RINGSCALE_MPI_CALL(MPI_Testall(static_cast<int>(m_reqs.size()), m_reqs.data(), &flag,
+                                       MPI_STATUSES_IGNORE));
         m_done = flag != 0;
         return m_done;
     }
 
-private:
+  private:
     std::vector<MPI_Request> m_reqs;
     bool m_done = false;
 };
@@ -75,13 +78,19 @@ void mpi_check(int code, const char* call, const char* file, int line) {
 
 MPI_Datatype mpi_type(dtype t) {
     switch (t) {
-    case dtype::f32: return MPI_FLOAT;
-    case dtype::f64: return MPI_DOUBLE;
-    case dtype::i32: return MPI_INT32_T;
-    case dtype::i64: return MPI_INT64_T;
-    case dtype::u8: return MPI_UINT8_T;
+    case dtype::f32:
+        return MPI_FLOAT;
+    case dtype::f64:
+        return MPI_DOUBLE;
+    case dtype::i32:
+        return MPI_INT32_T;
+    case dtype::i64:
+        return MPI_INT64_T;
+    case dtype::u8:
+        return MPI_UINT8_T;
     case dtype::bf16:
-    case dtype::f16: return MPI_UINT16_T; // moved as raw 16-bit words, never reduced
+    case dtype::f16:
+        return MPI_UINT16_T; // moved as raw 16-bit words, never reduced
     }
     return MPI_BYTE;
 }
@@ -100,7 +109,9 @@ mpi_communicator::~mpi_communicator() {
         MPI_Comm_free(&m_comm);
 }
 
-void mpi_communicator::barrier() { RINGSCALE_MPI_CALL(MPI_Barrier(m_comm)); }
+void mpi_communicator::barrier() {
+    RINGSCALE_MPI_CALL(MPI_Barrier(m_comm));
+}
 
 void mpi_communicator::allreduce(const void* send, void* recv, std::size_t count, dtype type,
                                  reduce_op op) {
@@ -124,8 +135,8 @@ void mpi_communicator::all_gather(const void* send, void* recv, std::size_t coun
     RINGSCALE_MPI_CALL(MPI_Allgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
 }
 
-request_ptr mpi_communicator::iall_gather(const void* send, void* recv,
-                                          std::size_t count_per_rank, dtype type) {
+request_ptr mpi_communicator::iall_gather(const void* send, void* recv, std::size_t count_per_rank,
+                                          dtype type) {
     const int n = as_count(count_per_rank);
     auto req = std::make_unique<mpi_request>(1);
     RINGSCALE_MPI_CALL(
@@ -176,14 +187,14 @@ request_ptr mpi_communicator::irecv(void* buf, std::size_t count, dtype type, in
 }
 
 request_ptr mpi_communicator::isendrecv(const void* send, std::size_t send_count, int dest,
-                                        void* recv, std::size_t recv_count, int source,
-                                        dtype type, int tag) {
+                                        void* recv, std::size_t recv_count, int source, dtype type,
+                                        int tag) {
     auto req = std::make_unique<mpi_request>(2);
     // Post the receive first so the matching send never waits for a buffer.
-    RINGSCALE_MPI_CALL(MPI_Irecv(recv, as_count(recv_count), mpi_type(type), source, tag, m_comm,
-                                 req->data()));
-    RINGSCALE_MPI_CALL(MPI_Isend(send, as_count(send_count), mpi_type(type), dest, tag, m_comm,
-                                 req->data() + 1));
+    RINGSCALE_MPI_CALL(
+        MPI_Irecv(recv, as_count(recv_count), mpi_type(type), source, tag, m_comm, req->data()));
+    RINGSCALE_MPI_CALL(
+        MPI_Isend(send, as_count(send_count), mpi_type(type), dest, tag, m_comm, req->data() + 1));
     return req;
 }
 

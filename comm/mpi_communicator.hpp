@@ -14,7 +14,7 @@ void mpi_check(int code, const char* call, const char* file, int line);
 MPI_Datatype mpi_type(dtype t);
 
 class mpi_communicator final : public communicator {
-public:
+  public:
     /// Wraps (and duplicates) `comm`; errors are returned to us, not fatal in MPI.
     explicit mpi_communicator(MPI_Comm comm);
     ~mpi_communicator() override;
@@ -47,7 +47,7 @@ public:
                           std::size_t recv_count, int source, dtype type, int tag) override;
     std::unique_ptr<communicator> split(int color, int key) override;
 
-private:
+  private:
     MPI_Comm m_comm = MPI_COMM_NULL;
     int m_rank = 0;
     int m_size = 1;

@@ -17,19 +17,20 @@ namespace ringscale::jobs {
 /// What the launch knows before any case runs.
 struct launch_info {
     int world_size = 1;
-    std::string device = "cpu"; ///< cpu | cuda
-    std::string comm = "mpi";   ///< mpi | nccl
+    std::string device = "cpu";            ///< cpu | cuda
+    std::string comm = "mpi";              ///< mpi | nccl
     std::uint64_t host_bytes_per_rank = 0; ///< memory a rank may use (preflight budget)
 };
 
 /// One planned case: its parameters and what preflight needs to know.
 struct case_plan {
     std::string job;
-    std::string variant;           ///< e.g. "allreduce", "zigzag", "ddp"
-    params values;                 ///< the case's resolved parameters
+    std::string variant;              ///< e.g. "allreduce", "zigzag", "ddp"
+    params values;                    ///< the case's resolved parameters
     std::uint64_t bytes_per_rank = 0; ///< estimated peak host (or device) bytes per rank
-    bool skippable = false;        ///< from a preset sweep: record as skipped instead of failing
-    std::string skip_reason;       ///< non-empty: skip this case (recorded, sweep goes on)
+    bool skippable = false;           ///< from a preset sweep: record as skipped instead of failing
+    std::string skip_reason;          ///< non-empty: skip this case (recorded, sweep goes on)
+    bool validate_by_default = true;  ///< what --validate auto means for this case
 };
 
 /// What the run loop hands a case.
@@ -60,12 +61,13 @@ struct case_extras {
 
 /// One case, created by job::make_case. Every method is collective over the world.
 class job_case {
-public:
+  public:
     virtual ~job_case() = default;
     /// Attributes describing the case: job parameters (typed), dtype, scaling, layout...
     /// plus "flops_per_iter" and "comm_bytes_per_iter" (per rank) as doubles.
     virtual attr_map describe() const = 0;
-    /// Allocate (through host_buffer) and fill seeded inputs.
+    /// Allocate (through host_buffer) and fill seeded inputs. Must not communicate, so an
+    /// error here is raised on every rank alike and recorded as a failed case.
     virtual void setup() = 0;
     /// Run one iteration, timing its phases in `timer` (compute, comm_wait).
     virtual void iterate(phase_timer& timer) = 0;
@@ -84,9 +86,9 @@ struct table_column {
 /// What rank 0 knows about a finished case when it prints its table row.
 struct case_summary {
     const case_plan* plan = nullptr;
-    attr_map attrs;              ///< describe() plus extras().attrs
+    attr_map attrs; ///< describe() plus extras().attrs
     int world_size = 1;
-    double median_time_s = 0;    ///< median over timed iterations of the slowest rank
+    double median_time_s = 0; ///< median over timed iterations of the slowest rank
     double median_compute_s = 0;
     double median_comm_wait_s = 0;
     validation check;
@@ -94,7 +96,7 @@ struct case_summary {
 
 /// A job: a table of functions in the spirit of nccl-tests' per-operation files.
 class job {
-public:
+  public:
     virtual ~job() = default;
     virtual std::string name() const = 0;
     /// One line for --help.
@@ -102,7 +104,8 @@ public:
     /// The job's own options (common ones such as --iters belong to the launcher).
     virtual std::vector<option_spec> options() const = 0;
     /// Expand the parameters into cases. Pure; throws config_error on bad input.
-    virtual std::vector<case_plan> plan(const param_lists& lists, const launch_info& launch) const = 0;
+    virtual std::vector<case_plan> plan(const param_lists& lists,
+                                        const launch_info& launch) const = 0;
     /// Build a case to run; nothing is allocated until setup().
     virtual std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const = 0;
     /// The live table's columns after the common ones, and one row's cells.

@@ -15,9 +15,13 @@ const std::string& params::text(const std::string& name) const {
     return it->second;
 }
 
-std::int64_t params::integer(const std::string& name) const { return parse_int(text(name), name); }
+std::int64_t params::integer(const std::string& name) const {
+    return parse_int(text(name), name);
+}
 
-std::uint64_t params::size(const std::string& name) const { return parse_size(text(name), name); }
+std::uint64_t params::size(const std::string& name) const {
+    return parse_size(text(name), name);
+}
 
 std::uint64_t params::positive_size(const std::string& name) const {
     const std::uint64_t v = size(name);
@@ -26,9 +30,13 @@ std::uint64_t params::positive_size(const std::string& name) const {
     return v;
 }
 
-double params::number(const std::string& name) const { return parse_double(text(name), name); }
+double params::number(const std::string& name) const {
+    return parse_double(text(name), name);
+}
 
-bool params::flag(const std::string& name) const { return parse_bool(text(name), name); }
+bool params::flag(const std::string& name) const {
+    return parse_bool(text(name), name);
+}
 
 const std::string& params::choice(const std::string& name,
                                   const std::vector<std::string>& choices) const {
@@ -39,7 +47,8 @@ const std::string& params::choice(const std::string& name,
     return v;
 }
 
-std::vector<params> expand_product(const param_lists& lists, const std::vector<std::string>& names) {
+std::vector<params> expand_product(const param_lists& lists,
+                                   const std::vector<std::string>& names) {
     std::map<std::string, std::string> base;
     for (const auto& [name, values] : lists)
         if (!values.empty())

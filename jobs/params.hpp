@@ -28,7 +28,7 @@ using attr_map = std::map<std::string, attr_value>;
 
 /// One case's parameters: name -> single value.
 class params {
-public:
+  public:
     params() = default;
     explicit params(std::map<std::string, std::string> values) : m_values(std::move(values)) {}
 
@@ -43,10 +43,11 @@ public:
     double number(const std::string& name) const;
     bool flag(const std::string& name) const;
     /// The value, which must be one of `choices`; config_error listing them otherwise.
-    const std::string& choice(const std::string& name, const std::vector<std::string>& choices) const;
+    const std::string& choice(const std::string& name,
+                              const std::vector<std::string>& choices) const;
     const std::map<std::string, std::string>& values() const { return m_values; }
 
-private:
+  private:
     std::map<std::string, std::string> m_values;
 };
 

@@ -7,11 +7,12 @@
 namespace ringscale::jobs {
 
 // Factories defined in each job's file.
-// (no jobs yet)
+std::unique_ptr<job> make_collectives_job();
 
 namespace {
 std::vector<std::unique_ptr<job>> build() {
     std::vector<std::unique_ptr<job>> jobs;
+    jobs.push_back(make_collectives_job());
 
     return jobs;
 }

@@ -23,8 +23,12 @@ int threads_per_rank(int requested, int local_ranks) {
     return std::max(1, std::min(share, cores_available()));
 }
 
-void set_blas_threads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+void set_blas_threads(int threads) {
+    openblas_set_num_threads(std::max(1, threads));
+}
 
-int blas_threads() { return openblas_get_num_threads(); }
+int blas_threads() {
+    return openblas_get_num_threads();
+}
 
 } // namespace ringscale::kernels

@@ -26,28 +26,30 @@ enum class phase { compute, comm_wait };
 
 /// Accumulates per-phase seconds within one iteration. Jobs time with `scope`.
 class phase_timer {
-public:
+  public:
     void reset() { m_compute_s = m_comm_wait_s = 0; }
-    void add(phase p, double seconds) { (p == phase::compute ? m_compute_s : m_comm_wait_s) += seconds; }
+    void add(phase p, double seconds) {
+        (p == phase::compute ? m_compute_s : m_comm_wait_s) += seconds;
+    }
     double compute_s() const { return m_compute_s; }
     double comm_wait_s() const { return m_comm_wait_s; }
 
     /// RAII: adds the time between construction and destruction to one phase.
     class scope {
-    public:
+      public:
         scope(phase_timer& t, phase p) : m_t(t), m_p(p), m_start(now_s()) {}
         ~scope() { m_t.add(m_p, now_s() - m_start); }
         scope(const scope&) = delete;
         scope& operator=(const scope&) = delete;
 
-    private:
+      private:
         phase_timer& m_t;
         phase m_p;
         double m_start;
     };
     scope time(phase p) { return scope(*this, p); }
 
-private:
+  private:
     double m_compute_s = 0;
     double m_comm_wait_s = 0;
 };

@@ -14,23 +14,23 @@ const char* to_string(error_kind kind);
 
 /// The one project error type; every failure we raise derives from it.
 class error : public std::runtime_error {
-public:
+  public:
     error(error_kind kind, const std::string& what) : std::runtime_error(what), m_kind(kind) {}
     error_kind kind() const { return m_kind; }
 
-private:
+  private:
     error_kind m_kind;
 };
 
 /// Bad user input: caught before any work, exit code 2 on every rank.
 class config_error : public error {
-public:
+  public:
     explicit config_error(const std::string& what) : error(error_kind::config, what) {}
 };
 
 /// A backend (CUDA, NCCL) that was not built into this binary.
 class not_compiled_error : public error {
-public:
+  public:
     explicit not_compiled_error(const std::string& what) : error(error_kind::not_compiled, what) {}
 };
 

@@ -31,7 +31,9 @@ handle make_string_type() {
     return h;
 }
 
-handle scalar_space() { return handle(RINGSCALE_H5_CALL(H5Screate(H5S_SCALAR)), H5Sclose); }
+handle scalar_space() {
+    return handle(RINGSCALE_H5_CALL(H5Screate(H5S_SCALAR)), H5Sclose);
+}
 
 handle open_attr(hid_t obj, const std::string& name) {
     return handle(RINGSCALE_H5_CALL(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
@@ -41,8 +43,8 @@ handle create_attr(hid_t obj, const std::string& name, hid_t type) {
     if (H5Aexists(obj, name.c_str()) > 0)
         RINGSCALE_H5_CALL(H5Adelete(obj, name.c_str()));
     handle space = scalar_space();
-    return handle(RINGSCALE_H5_CALL(H5Acreate2(obj, name.c_str(), type, space.id(), H5P_DEFAULT,
-                                                H5P_DEFAULT)),
+    return handle(RINGSCALE_H5_CALL(
+                      H5Acreate2(obj, name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT)),
                   H5Aclose);
 }
 
@@ -64,20 +66,34 @@ hid_t check(hid_t status, const char* call, const char* file, int line) {
     return status;
 }
 
-void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void quiet_errors() {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 template <>
-hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
+hid_t native_type<double>() {
+    return H5T_NATIVE_DOUBLE;
+}
 template <>
-hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
+hid_t native_type<float>() {
+    return H5T_NATIVE_FLOAT;
+}
 template <>
-hid_t native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
+hid_t native_type<std::int32_t>() {
+    return H5T_NATIVE_INT32;
+}
 template <>
-hid_t native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+hid_t native_type<std::int64_t>() {
+    return H5T_NATIVE_INT64;
+}
 template <>
-hid_t native_type<std::uint8_t>() { return H5T_NATIVE_UINT8; }
+hid_t native_type<std::uint8_t>() {
+    return H5T_NATIVE_UINT8;
+}
 template <>
-hid_t native_type<std::uint64_t>() { return H5T_NATIVE_UINT64; }
+hid_t native_type<std::uint64_t>() {
+    return H5T_NATIVE_UINT64;
+}
 
 // ---- attributes ----------------------------------------------------------------
 
@@ -114,10 +130,14 @@ attr_type object::attr_kind(const std::string& name) const {
     handle attr = open_attr(id(), name);
     handle type(RINGSCALE_H5_CALL(H5Aget_type(attr.id())), H5Tclose);
     switch (H5Tget_class(type.id())) {
-    case H5T_STRING: return attr_type::string;
-    case H5T_INTEGER: return attr_type::integer;
-    case H5T_FLOAT: return attr_type::floating;
-    default: return attr_type::other;
+    case H5T_STRING:
+        return attr_type::string;
+    case H5T_INTEGER:
+        return attr_type::integer;
+    case H5T_FLOAT:
+        return attr_type::floating;
+    default:
+        return attr_type::other;
     }
 }
 
@@ -157,10 +177,14 @@ double object::attr_double(const std::string& name) const {
 
 std::string object::attr_as_text(const std::string& name) const {
     switch (attr_kind(name)) {
-    case attr_type::string: return attr_string(name);
-    case attr_type::integer: return std::to_string(attr_int(name));
-    case attr_type::floating: return fmt::format("{}", attr_double(name));
-    default: return "?";
+    case attr_type::string:
+        return attr_string(name);
+    case attr_type::integer:
+        return std::to_string(attr_int(name));
+    case attr_type::floating:
+        return fmt::format("{}", attr_double(name));
+    default:
+        return "?";
     }
 }
 
@@ -198,11 +222,11 @@ void group::write(const std::string& name, const std::vector<T>& data,
     for (hsize_t d : dims)
         n *= d;
     if (n != data.size())
-        throw error(error_kind::hdf5, fmt::format("dataset '{}': {} values for shape of {}", name,
-                                                  data.size(), n));
-    handle space(RINGSCALE_H5_CALL(H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
-                                                    nullptr)),
-                 H5Sclose);
+        throw error(error_kind::hdf5,
+                    fmt::format("dataset '{}': {} values for shape of {}", name, data.size(), n));
+    handle space(
+        RINGSCALE_H5_CALL(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr)),
+        H5Sclose);
     handle ds(RINGSCALE_H5_CALL(H5Dcreate2(id(), name.c_str(), native_type<T>(), space.id(),
                                            H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
               H5Dclose);
@@ -239,8 +263,7 @@ void group::write_strings(const std::string& name, const std::vector<std::string
     for (const auto& v : values)
         ptrs.push_back(v.c_str());
     if (n > 0)
-        RINGSCALE_H5_CALL(
-            H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()));
+        RINGSCALE_H5_CALL(H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()));
 }
 
 void group::write_string(const std::string& name, const std::string& value) const {
@@ -321,6 +344,8 @@ group file::root() const {
     return group(handle(RINGSCALE_H5_CALL(H5Gopen2(m_h.id(), "/", H5P_DEFAULT)), H5Gclose));
 }
 
-void file::flush() const { RINGSCALE_H5_CALL(H5Fflush(m_h.id(), H5F_SCOPE_GLOBAL)); }
+void file::flush() const {
+    RINGSCALE_H5_CALL(H5Fflush(m_h.id(), H5F_SCOPE_GLOBAL));
+}
 
 } // namespace ringscale::h5

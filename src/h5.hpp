@@ -21,7 +21,7 @@ void quiet_errors();
 
 /// A move-only owner of one hid_t and the function that closes it.
 class handle {
-public:
+  public:
     handle() = default;
     handle(hid_t id, herr_t (*close)(hid_t)) : m_id(id), m_close(close) {}
     handle(handle&& other) noexcept { swap(other); }
@@ -39,7 +39,7 @@ public:
     hid_t id() const { return m_id; }
     bool valid() const { return m_id >= 0; }
 
-private:
+  private:
     void swap(handle& o) noexcept {
         std::swap(m_id, o.m_id);
         std::swap(m_close, o.m_close);
@@ -53,7 +53,7 @@ enum class attr_type { string, integer, floating, other };
 
 /// Anything that carries attributes: a file's root, a group or a dataset.
 class object {
-public:
+  public:
     explicit object(handle h) : m_h(std::move(h)) {}
     hid_t id() const { return m_h.id(); }
 
@@ -76,7 +76,7 @@ public:
     /// Any scalar attribute rendered as text (numbers with full precision).
     std::string attr_as_text(const std::string& name) const;
 
-private:
+  private:
     handle m_h;
 };
 
@@ -86,7 +86,7 @@ hid_t native_type();
 
 /// A group (or a file's root group).
 class group : public object {
-public:
+  public:
     using object::object;
 
     group create_group(const std::string& name) const;
@@ -112,7 +112,7 @@ public:
 
 /// An HDF5 file. Move-only; closes on destruction.
 class file {
-public:
+  public:
     /// Create (truncate) a file for writing.
     static file create(const std::string& path);
     /// Open an existing file read-only; throws hdf5 error naming the path if it cannot.
@@ -122,7 +122,7 @@ public:
     void flush() const;
     const std::string& path() const { return m_path; }
 
-private:
+  private:
     file(handle h, std::string path) : m_h(std::move(h)), m_path(std::move(path)) {}
     handle m_h;
     std::string m_path;

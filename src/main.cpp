@@ -1,7 +1,6 @@
-// ringscale launcher entry point (the launcher itself lands in the next commits).
-#include <cstdio>
+// ringscale: parse -> build -> run -> write; all of it in src/launcher/.
+#include "src/launcher/launcher.hpp"
 
-int main() {
-    std::puts("ringscale: launcher not built yet");
-    return 1;
+int main(int argc, char** argv) {
+    return ringscale::run_launcher(argc, argv);
 }

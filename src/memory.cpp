@@ -27,9 +27,15 @@ std::uint64_t read_kib_field(const char* path, const std::string& key) {
 }
 } // namespace
 
-std::uint64_t host_memory::current_bytes() { return g_current.load(); }
-std::uint64_t host_memory::peak_bytes() { return g_peak.load(); }
-void host_memory::reset_peak() { g_peak.store(g_current.load()); }
+std::uint64_t host_memory::current_bytes() {
+    return g_current.load();
+}
+std::uint64_t host_memory::peak_bytes() {
+    return g_peak.load();
+}
+void host_memory::reset_peak() {
+    g_peak.store(g_current.load());
+}
 
 void host_memory::on_alloc(std::uint64_t bytes) {
     const std::uint64_t now = g_current.fetch_add(bytes) + bytes;
@@ -38,9 +44,24 @@ void host_memory::on_alloc(std::uint64_t bytes) {
     }
 }
 
-void host_memory::on_free(std::uint64_t bytes) { g_current.fetch_sub(bytes); }
+void host_memory::on_free(std::uint64_t bytes) {
+    g_current.fetch_sub(bytes);
+}
 
-std::uint64_t peak_rss_bytes() { return read_kib_field("/proc/self/status", "VmHWM:"); }
+void* tracked_alloc(std::size_t bytes) {
+    void* p = ::operator new(bytes, std::align_val_t(64));
+    host_memory::on_alloc(bytes);
+    return p;
+}
+
+void tracked_free(void* p, std::size_t bytes) noexcept {
+    ::operator delete(p, std::align_val_t(64));
+    host_memory::on_free(bytes);
+}
+
+std::uint64_t peak_rss_bytes() {
+    return read_kib_field("/proc/self/status", "VmHWM:");
+}
 
 bool reset_peak_rss() {
     std::ofstream out("/proc/self/clear_refs");
@@ -48,6 +69,8 @@ bool reset_peak_rss() {
     return static_cast<bool>(out);
 }
 
-std::uint64_t available_host_bytes() { return read_kib_field("/proc/meminfo", "MemAvailable:"); }
+std::uint64_t available_host_bytes() {
+    return read_kib_field("/proc/meminfo", "MemAvailable:");
+}
 
 } // namespace ringscale

@@ -28,6 +28,11 @@ bool reset_peak_rss();
 /// Bytes of memory the kernel considers available (MemAvailable), 0 if unknown.
 std::uint64_t available_host_bytes();
 
+/// 64-byte aligned allocation counted in host_memory (out of line on purpose: keeps
+/// GCC 12's -Wuse-after-free false positive on inlined vector code away).
+void* tracked_alloc(std::size_t bytes);
+void tracked_free(void* p, std::size_t bytes) noexcept;
+
 /// std::allocator that reports to host_memory; 64-byte aligned for vector loads.
 template <class T>
 struct tracking_allocator {
@@ -35,20 +40,16 @@ struct tracking_allocator {
     tracking_allocator() = default;
     template <class U>
     tracking_allocator(const tracking_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        const std::size_t bytes = n * sizeof(T);
-        void* p = ::operator new(bytes, std::align_val_t(64));
-        host_memory::on_alloc(bytes);
-        return static_cast<T*>(p);
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        ::operator delete(p, std::align_val_t(64));
-        host_memory::on_free(n * sizeof(T));
+    T* allocate(std::size_t n) { return static_cast<T*>(tracked_alloc(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t n) noexcept { tracked_free(p, n * sizeof(T)); }
+    template <class U>
+    bool operator==(const tracking_allocator<U>&) const noexcept {
+        return true;
     }
     template <class U>
-    bool operator==(const tracking_allocator<U>&) const noexcept { return true; }
-    template <class U>
-    bool operator!=(const tracking_allocator<U>&) const noexcept { return false; }
+    bool operator!=(const tracking_allocator<U>&) const noexcept {
+        return false;
+    }
 };
 
 /// A host buffer whose bytes count towards the job's peak_host_bytes.

@@ -71,7 +71,8 @@ std::uint64_t parse_size(const std::string& raw, const std::string& option) {
         bad_number(option, raw, expected);
     errno = 0;
     const unsigned long long value = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
-    if (errno == ERANGE || (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)))
+    if (errno == ERANGE ||
+        (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)))
         throw config_error(fmt::format("--{}: '{}' is too large", option, raw));
     return static_cast<std::uint64_t>(value) << shift;
 }

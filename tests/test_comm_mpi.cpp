@@ -8,7 +8,9 @@
 using namespace ringscale::comm;
 
 namespace {
-std::unique_ptr<communicator> world() { return make_world("mpi", memory_space::host); }
+std::unique_ptr<communicator> world() {
+    return make_world("mpi", memory_space::host);
+}
 } // namespace
 
 TEST(comm_mpi, allreduce_sum_and_max) {
@@ -54,8 +56,8 @@ TEST(comm_mpi, ring_exchange_and_broadcast) {
     auto c = world();
     const int p = c->size(), r = c->rank();
     std::vector<float> send(3, float(r)), recv(3, -1);
-    auto req = c->isendrecv(send.data(), 3, (r + 1) % p, recv.data(), 3, (r + p - 1) % p,
-                            dtype::f32, 7);
+    auto req =
+        c->isendrecv(send.data(), 3, (r + 1) % p, recv.data(), 3, (r + p - 1) % p, dtype::f32, 7);
     req->wait();
     EXPECT_EQ(recv[2], float((r + p - 1) % p));
     std::int64_t v = r == 0 ? 1234 : 0;

@@ -42,7 +42,8 @@ TEST(h5, round_trip_attributes_and_datasets) {
     auto t = g.read<double>("time_s", &dims);
     EXPECT_EQ(dims, (std::vector<hsize_t>{3, 2}));
     EXPECT_EQ(t, (std::vector<double>{1, 2, 3, 4, 5, 6}));
-    EXPECT_EQ(g.read<std::int32_t>("is_warmup"), (std::vector<std::int32_t>{1, 0, 0})); // converted on read
+    EXPECT_EQ(g.read<std::int32_t>("is_warmup"),
+              (std::vector<std::int32_t>{1, 0, 0})); // converted on read
     EXPECT_EQ(g.read_strings("names"), (std::vector<std::string>{"a", "bé", ""}));
     EXPECT_EQ(g.read_string("config"), "job = collectives\n");
     EXPECT_EQ(root.open_group("cases").children(), (std::vector<std::string>{"0000"}));

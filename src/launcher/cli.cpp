@@ -1,0 +1,213 @@
+#include "src/launcher/cli.hpp"
+
+#include "jobs/registry.hpp"
+#include "src/error.hpp"
+#include "src/parse.hpp"
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace ringscale {
+
+const char* tool_version();
+
+namespace {
+
+// Launcher options every job shares. Values are text; parse.hpp turns them into numbers.
+void add_common(po::options_description& d) {
+    d.add_options()("job", po::value<std::string>()->default_value("collectives"),
+                    "job to run (a comma list runs several); see --list-jobs")(
+        "output,o", po::value<std::string>()->default_value("results/"),
+        "results: a directory (a new file per launch is made in it) or a path ending in .h5")(
+        "warmup,w", po::value<std::string>()->default_value("5"),
+        "untimed warm-up iterations per case (kept in the file, flagged)")(
+        "iters,n", po::value<std::string>()->default_value("20"), "timed iterations per case")(
+        "device", po::value<std::string>()->default_value("cpu"), "where jobs compute: cpu|cuda")(
+        "comm", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi|nccl")(
+        "validate", po::value<std::string>()->default_value("auto"),
+        "check results against the single-rank reference: auto (small cases)|on|off")(
+        "threads", po::value<std::string>()->default_value("0"),
+        "CPU threads per rank; 0 = cores per node / ranks per node")(
+        "seed", po::value<std::string>()->default_value("1"), "seed of the synthetic inputs");
+}
+
+void add_meta(po::options_description& d) {
+    d.add_options()("help,h", "show this help and exit")("version", "print the version and exit")(
+        "list-jobs", "list the jobs and exit")(
+        "dry-run", "print the planned cases (after all checks) and exit without running");
+}
+
+// Each job's own options; an option shared by several jobs is registered once.
+std::vector<po::options_description> job_descriptions(std::set<std::string>& seen) {
+    std::vector<po::options_description> groups;
+    for (const auto& j : jobs::all_jobs()) {
+        po::options_description g(fmt::format("Options of job '{}'", j->name()));
+        for (const auto& opt : j->options()) {
+            if (!seen.insert(opt.name).second)
+                continue;
+            std::string spec = opt.name;
+            if (opt.short_name)
+                spec += std::string(",") + opt.short_name;
+            auto* value = po::value<std::string>();
+            if (!opt.default_value.empty())
+                value->default_value(opt.default_value);
+            if (opt.is_flag)
+                value->implicit_value("1");
+            g.add_options()(spec.c_str(), value, opt.help.c_str());
+        }
+        groups.push_back(g);
+    }
+    return groups;
+}
+
+std::string help_text(const po::options_description& visible) {
+    std::ostringstream out;
+    out << "ringscale " << tool_version()
+        << ": distributed scaling benchmark for long-context attention and training\n\n"
+           "usage: mpirun -np P ringscale [JOB_FILE.ini] [options]\n"
+           "       srun --mpi=pmix ringscale [JOB_FILE.ini] [options]\n\n"
+           "A comma list in any job option (e.g. --op allreduce,sendrecv) makes a sweep: one\n"
+           "case per combination. Sizes take K, M, G suffixes (powers of 1024). Options on the\n"
+           "command line override the job file. Rank 0 prints a table and, last on stdout,\n"
+           "'results: <file>'. Exit codes: 0 ok, 1 a case failed, 2 bad input, 3 runtime error.\n\n"
+        << visible;
+    return out.str();
+}
+
+std::string list_jobs_text() {
+    std::string text;
+    for (const auto& j : jobs::all_jobs())
+        text += fmt::format("{:<18} {}\n", j->name(), j->summary());
+    return text;
+}
+
+void store_job_file(const std::string& path, const po::options_description& d,
+                    po::variables_map& vm) {
+    std::ifstream in(path);
+    if (!in)
+        throw config_error(fmt::format("job file '{}': cannot open it", path));
+    try {
+        po::store(po::parse_config_file(in, d, false), vm);
+    } catch (const po::error& e) {
+        throw config_error(fmt::format("job file '{}': {}", path, e.what()));
+    }
+}
+
+int to_int(const po::variables_map& vm, const char* name, int min_value) {
+    const auto v = parse_int(vm[name].as<std::string>(), name);
+    if (v < min_value || v > 1000000000)
+        throw config_error(
+            fmt::format("--{}: {} is out of range (at least {})", name, v, min_value));
+    return static_cast<int>(v);
+}
+
+} // namespace
+
+cli_result parse_cli(int argc, const char* const* argv) {
+    po::options_description common("Common options"), meta("Other"), hidden;
+    add_common(common);
+    add_meta(meta);
+    hidden.add_options()("job-file", po::value<std::string>(), "job file");
+    std::set<std::string> job_option_names;
+    auto job_groups = job_descriptions(job_option_names);
+
+    po::options_description visible, everything, from_file;
+    visible.add(common);
+    for (auto& g : job_groups)
+        visible.add(g);
+    visible.add(meta);
+    everything.add(visible).add(hidden);
+    from_file.add(common);
+    for (auto& g : job_groups)
+        from_file.add(g);
+    po::positional_options_description positional;
+    positional.add("job-file", 1);
+
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv)
+                      .options(everything)
+                      .positional(positional)
+                      .style(po::command_line_style::default_style &
+                             ~po::command_line_style::allow_guessing)
+                      .run(),
+                  vm);
+    } catch (const po::error& e) {
+        throw config_error(e.what());
+    }
+    cli_result result;
+    if (vm.count("help")) {
+        result.message = help_text(visible);
+        return result;
+    }
+    if (vm.count("version")) {
+        result.message = fmt::format("ringscale {}\n", tool_version());
+        return result;
+    }
+    if (vm.count("list-jobs")) {
+        result.message = list_jobs_text();
+        return result;
+    }
+    launch_config cfg;
+    if (vm.count("job-file")) {
+        cfg.job_file = vm["job-file"].as<std::string>();
+        store_job_file(cfg.job_file, from_file, vm); // the command line, stored first, wins
+    }
+    po::notify(vm);
+
+    cfg.jobs = split_list(vm["job"].as<std::string>(), "job");
+    std::set<std::string> applicable;
+    for (const auto& name : cfg.jobs)
+        for (const auto& opt : jobs::find_job(name).options())
+            applicable.insert(opt.name);
+    for (const auto& [name, value] : vm) {
+        if (value.defaulted() || name == "job-file")
+            continue;
+        cfg.given.push_back(name);
+        if (job_option_names.count(name) && !applicable.count(name))
+            throw config_error(
+                fmt::format("--{} does not apply to job '{}'", name, fmt::join(cfg.jobs, ",")));
+    }
+    for (const auto& name : applicable)
+        if (vm.count(name))
+            cfg.params[name] = split_list(vm[name].as<std::string>(), name);
+
+    cfg.output = vm["output"].as<std::string>();
+    if (cfg.output.empty())
+        throw config_error("--output: empty path");
+    cfg.warmup = to_int(vm, "warmup", 0);
+    cfg.iters = to_int(vm, "iters", 1);
+    cfg.threads = to_int(vm, "threads", 0);
+    cfg.seed = parse_size(vm["seed"].as<std::string>(), "seed");
+    cfg.device = vm["device"].as<std::string>();
+    if (cfg.device != "cpu" && cfg.device != "cuda")
+        throw config_error(fmt::format("--device: '{}' is not cpu or cuda", cfg.device));
+    cfg.comm = vm["comm"].as<std::string>();
+    if (cfg.comm != "mpi" && cfg.comm != "nccl")
+        throw config_error(fmt::format("--comm: '{}' is not mpi or nccl", cfg.comm));
+    const std::string v = vm["validate"].as<std::string>();
+    if (v == "auto")
+        cfg.validate = validate_mode::automatic;
+    else
+        cfg.validate = parse_bool(v, "validate") ? validate_mode::on : validate_mode::off;
+    cfg.dry_run = vm.count("dry-run") > 0;
+    for (int i = 0; i < argc; ++i)
+        cfg.cmdline.emplace_back(argv[i]);
+
+    // The resolved configuration, as a job file that reproduces this launch.
+    std::string text;
+    for (const auto& [name, value] : vm)
+        if (name != "job-file" && name != "dry-run" && !value.empty() &&
+            (!job_option_names.count(name) || applicable.count(name)))
+            text += fmt::format("{} = {}\n", name, value.as<std::string>());
+    cfg.resolved_text = text;
+    result.config = std::move(cfg);
+    return result;
+}
+
+} // namespace ringscale

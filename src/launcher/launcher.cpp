@@ -1,0 +1,188 @@
+#include "src/launcher/launcher.hpp"
+
+#include "comm/mpi_communicator.hpp"
+#include "kernels/threads.hpp"
+#include "src/error.hpp"
+#include "src/launcher/cli.hpp"
+#include "src/launcher/live_table.hpp"
+#include "src/launcher/metadata.hpp"
+#include "src/launcher/results_writer.hpp"
+#include "src/launcher/run_loop.hpp"
+#include "src/memory.hpp"
+#include "src/parse.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+namespace ringscale {
+
+const char* tool_version();
+
+namespace {
+
+// Everything decided before any work: parsed config, plans, output path.
+struct prepared {
+    launch_config cfg;
+    std::vector<planned_case> cases;
+    jobs::launch_info launch;
+    int threads = 1;
+    std::string output_path; // rank 0 only
+};
+
+// Parse and plan on every rank. Returns the error text instead of throwing.
+std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world,
+                                std::string& message, std::string& error_text) {
+    try {
+        cli_result cli = parse_cli(argc, argv);
+        if (!cli.config) {
+            message = cli.message;
+            return std::nullopt;
+        }
+        prepared p;
+        p.cfg = std::move(*cli.config);
+        int local_rank = 0, local_size = 1;
+        local_rank_info(local_rank, local_size);
+        p.threads = kernels::threads_per_rank(p.cfg.threads, local_size);
+        p.launch.world_size = world.size();
+        p.launch.device = p.cfg.device;
+        p.launch.comm = p.cfg.comm;
+        // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
+        p.launch.host_bytes_per_rank =
+            available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
+        if (p.cfg.device == "cuda")
+            throw not_compiled_error("--device cuda: the CUDA path of the jobs is not available "
+                                     "in this build; use --device cpu");
+        p.cases = plan_launch(p.cfg, p.launch);
+        if (p.cases.empty())
+            throw config_error("no cases to run");
+        if (world.rank() == 0 && !p.cfg.dry_run)
+            p.output_path = resolve_output_path(p.cfg, world.size());
+        return p;
+    } catch (const error& e) {
+        error_text = e.what();
+    } catch (const std::exception& e) {
+        error_text = e.what();
+    }
+    return std::nullopt;
+}
+
+// Collective: the lowest rank holding an error prints it; true if any rank had one.
+bool any_error(comm::communicator& world, const std::string& error_text) {
+    const std::int64_t mine = error_text.empty() ? world.size() : world.rank();
+    std::int64_t first = 0;
+    world.allreduce(&mine, &first, 1, comm::dtype::i64, comm::reduce_op::min);
+    if (first == world.rank())
+        std::fprintf(stderr, "ringscale: error: %s\n", error_text.c_str());
+    return first < world.size();
+}
+
+// Collective: every rank resolved the same configuration (hash broadcast from rank 0).
+void check_consensus(comm::communicator& world, const launch_config& cfg) {
+    const std::int64_t mine = static_cast<std::int64_t>(fnv1a64(cfg.resolved_text));
+    std::int64_t root = mine;
+    world.broadcast(&root, 1, comm::dtype::i64, 0);
+    const std::int64_t differs = root != mine ? 1 : 0;
+    std::int64_t any = 0;
+    world.allreduce(&differs, &any, 1, comm::dtype::i64, comm::reduce_op::max);
+    if (any)
+        throw config_error("ranks resolved different configurations (different job files or "
+                           "arguments per rank?)");
+}
+
+void print_plan(const std::vector<planned_case>& cases) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& pc = cases[i];
+        std::string params;
+        for (const auto& [k, v] : pc.plan.values.values())
+            params += fmt::format(" {}={}", k, v);
+        std::printf("case %zu: %s%s%s\n", i, pc.plan.job.c_str(), params.c_str(),
+                    pc.plan.skip_reason.empty() ? ""
+                                                : (" [skip: " + pc.plan.skip_reason + "]").c_str());
+    }
+}
+
+int run_all(prepared& p, comm::communicator& world) {
+    const timer_info timer = measure_timer();
+    kernels::set_blas_threads(p.threads);
+    run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
+    std::unique_ptr<results_writer> writer;
+    std::unique_ptr<live_table> table;
+    if (world.rank() == 0) {
+        writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
+        table = std::make_unique<live_table>(static_cast<int>(p.cases.size()), isatty(2) != 0);
+        std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s, "
+                    "comm %s\n",
+                    tool_version(), world.size(), md.hosts.size(), p.threads, p.cfg.device.c_str(),
+                    p.cfg.comm.c_str());
+    }
+    jobs::run_context ctx{world, p.launch, p.threads, true, p.cfg.seed};
+    int failed = 0;
+    try {
+        for (std::size_t i = 0; i < p.cases.size(); ++i) {
+            if (table)
+                table->begin_case(static_cast<int>(i), p.cases[i]);
+            const case_record rec = run_case(p.cases[i], p.cfg, ctx);
+            failed += std::get<std::string>(rec.attrs.at("status")) == "failed";
+            if (writer) {
+                writer->append(static_cast<int>(i), rec);
+                table->end_case(static_cast<int>(i), p.cases[i], rec);
+            }
+        }
+    } catch (...) {
+        if (writer) // keep what completed: a readable file marked incomplete
+            writer->finish(false);
+        throw;
+    }
+    if (writer) {
+        table->finish();
+        writer->finish(true);
+        if (failed)
+            std::printf("# %d case(s) failed\n", failed);
+        std::printf("results: %s\n", writer->final_path().c_str());
+        std::fflush(stdout);
+    }
+    return failed ? 1 : 0;
+}
+
+} // namespace
+
+int run_launcher(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    set_error_rank(rank);
+    int code = 0;
+    try {
+        auto world = comm::make_world("mpi", comm::memory_space::host);
+        std::string message, error_text;
+        auto p = prepare(argc, argv, *world, message, error_text);
+        if (any_error(*world, error_text)) {
+            code = 2;
+        } else if (!p) {
+            if (rank == 0)
+                std::fputs(message.c_str(), stdout);
+        } else {
+            check_consensus(*world, p->cfg);
+            if (p->cfg.dry_run) {
+                if (rank == 0)
+                    print_plan(p->cases);
+            } else {
+                code = run_all(*p, *world);
+            }
+        }
+    } catch (const config_error& e) {
+        std::fprintf(stderr, "ringscale: error: %s\n", e.what());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ringscale: rank %d: %s\n", rank, e.what());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Finalize();
+    return code;
+}
+
+} // namespace ringscale

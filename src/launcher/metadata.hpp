@@ -1,0 +1,30 @@
+// Run metadata for /meta (Adiak key names where one exists) and the rank-to-host map.
+#pragma once
+
+#include "comm/communicator.hpp"
+#include "jobs/params.hpp"
+#include "src/clock.hpp"
+#include "src/launcher/config.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale {
+
+struct run_metadata {
+    jobs::attr_map attrs;                 ///< written as attributes of /meta
+    std::vector<std::string> hosts;       ///< /meta/hosts, in order of first appearance
+    std::vector<std::int32_t> host_index; ///< /ranks/host_index [world]
+    std::vector<std::int32_t> local_rank; ///< /ranks/local_rank [world]
+    int my_local_rank = 0;
+    int my_local_size = 1;
+};
+
+/// Collect metadata on every rank (collective over MPI_COMM_WORLD).
+run_metadata collect_metadata(comm::communicator& world, const launch_config& cfg,
+                              const timer_info& timer, int threads_per_rank);
+
+/// Ranks sharing this node and this rank's index among them (collective).
+void local_rank_info(int& local_rank, int& local_size);
+
+} // namespace ringscale

@@ -1,0 +1,59 @@
+// The results file (schema ringscale/1): written by rank 0 only, one case appended and
+// flushed at a time, under `<path>.part` until the launch ends.
+#pragma once
+
+#include "jobs/params.hpp"
+#include "src/h5.hpp"
+#include "src/launcher/config.hpp"
+#include "src/launcher/metadata.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ringscale {
+
+inline constexpr const char* schema_version = "ringscale/1";
+
+/// Everything the file holds about one case, gathered from all ranks.
+struct case_record {
+    jobs::attr_map attrs; ///< job, variant, status, error, parameters, flops_per_iter, ...
+    int world = 1;
+    int rows = 0;                                 ///< warm-up + timed iterations actually run
+    std::vector<double> time_s;                   ///< [rows][world], row-major
+    std::vector<double> compute_s;                ///< [rows][world]
+    std::vector<double> comm_wait_s;              ///< [rows][world]
+    std::vector<std::uint8_t> is_warmup;          ///< [rows]
+    std::vector<std::uint64_t> peak_host_bytes;   ///< [world]
+    std::vector<std::uint64_t> peak_device_bytes; ///< [world]
+    std::vector<std::uint64_t> peak_rss_bytes;    ///< [world]
+    std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
+    std::map<std::string, std::vector<double>> per_rank;      ///< [world]
+};
+
+/// Where this launch's file goes: `-o x.h5` as given, or a new name in the `-o` directory
+/// (created if missing). Throws config_error if it cannot be written. Rank 0 only.
+std::string resolve_output_path(const launch_config& cfg, int world_size);
+
+/// Write every attribute of `attrs` onto `obj` with its type.
+void write_attrs(const h5::object& obj, const jobs::attr_map& attrs);
+
+class results_writer {
+  public:
+    /// Create `<final_path>.part` and write the root attributes, /meta and /ranks.
+    results_writer(std::string final_path, const launch_config& cfg, const run_metadata& md);
+    /// Append case number `index` as /cases/<NNNN> and flush.
+    void append(int index, const case_record& rec);
+    /// Set `complete`, close and rename to the final path (also when incomplete).
+    void finish(bool complete);
+    const std::string& final_path() const { return m_final; }
+    std::string temp_path() const { return m_final + ".part"; }
+
+  private:
+    std::string m_final;
+    std::optional<h5::file> m_file;
+};
+
+} // namespace ringscale

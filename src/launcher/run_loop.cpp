@@ -1,0 +1,218 @@
+#include "src/launcher/run_loop.hpp"
+
+#include "jobs/registry.hpp"
+#include "src/error.hpp"
+#include "src/memory.hpp"
+#include "src/parse.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+
+namespace ringscale {
+
+namespace {
+
+jobs::attr_value typed(const std::string& text) {
+    char* end = nullptr;
+    const long long i = std::strtoll(text.c_str(), &end, 10);
+    if (!text.empty() && end == text.c_str() + text.size())
+        return static_cast<std::int64_t>(i);
+    const double d = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size())
+        return d;
+    return text;
+}
+
+std::string case_label(const planned_case& pc) {
+    std::string label = pc.plan.job;
+    for (const auto& [k, v] : pc.plan.values.values())
+        label += fmt::format(" {}={}", k, v);
+    return label;
+}
+
+// Gather one value per rank into a vector of `world` values (collective).
+template <class T>
+std::vector<T> gather_each(comm::communicator& c, T mine, comm::dtype type) {
+    std::vector<T> all(static_cast<std::size_t>(c.size()));
+    c.all_gather(&mine, all.data(), 1, type);
+    return all;
+}
+
+// [rows] per rank -> [rows][world] (collective).
+std::vector<double> gather_rows(comm::communicator& c, const std::vector<double>& mine) {
+    const std::size_t rows = mine.size(), world = static_cast<std::size_t>(c.size());
+    std::vector<double> by_rank(rows * world);
+    if (rows > 0)
+        c.all_gather(mine.data(), by_rank.data(), rows, comm::dtype::f64);
+    std::vector<double> out(rows * world);
+    for (std::size_t r = 0; r < world; ++r)
+        for (std::size_t i = 0; i < rows; ++i)
+            out[i * world + r] = by_rank[r * rows + i];
+    return out;
+}
+
+// Make a validation outcome identical on every rank (collective).
+jobs::validation agree(comm::communicator& c, jobs::validation v) {
+    double err = v.max_abs_err, tol = v.tolerance;
+    std::int64_t wrong = static_cast<std::int64_t>(v.wrong), ok = v.ok ? 1 : 0;
+    c.allreduce(&v.max_abs_err, &err, 1, comm::dtype::f64, comm::reduce_op::max);
+    c.allreduce(&v.tolerance, &tol, 1, comm::dtype::f64, comm::reduce_op::max);
+    std::int64_t w = 0, o = 0;
+    c.allreduce(&wrong, &w, 1, comm::dtype::i64, comm::reduce_op::sum);
+    c.allreduce(&ok, &o, 1, comm::dtype::i64, comm::reduce_op::min);
+    v.max_abs_err = err;
+    v.tolerance = tol;
+    v.wrong = static_cast<std::uint64_t>(w);
+    v.ok = o == 1;
+    if (!v.ok && v.detail.empty())
+        v.detail = fmt::format("validation failed: max abs error {:.3g} (tolerance {:.3g}), {} "
+                               "wrong elements",
+                               err, tol, w);
+    return v;
+}
+
+} // namespace
+
+jobs::attr_map param_attrs(const jobs::params& p) {
+    jobs::attr_map attrs;
+    for (const auto& [name, text] : p.values()) {
+        std::string key = name;
+        std::replace(key.begin(), key.end(), '-', '_');
+        attrs[key] = typed(text);
+    }
+    return attrs;
+}
+
+std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch) {
+    std::vector<planned_case> cases;
+    for (const auto& name : cfg.jobs) {
+        const jobs::job& j = jobs::find_job(name);
+        for (auto& plan : j.plan(cfg.params, launch))
+            cases.push_back({&j, std::move(plan)});
+    }
+    for (auto& pc : cases) {
+        if (!pc.plan.skip_reason.empty() || pc.plan.bytes_per_rank <= launch.host_bytes_per_rank)
+            continue;
+        const std::string why = fmt::format("needs {} of memory per rank, {} available",
+                                            format_bytes(pc.plan.bytes_per_rank),
+                                            format_bytes(launch.host_bytes_per_rank));
+        if (!pc.plan.skippable)
+            throw config_error(fmt::format("case '{}' {}: choose smaller sizes or more ranks",
+                                           case_label(pc), why));
+        pc.plan.skip_reason = why;
+    }
+    return cases;
+}
+
+double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank) {
+    std::vector<double> slowest;
+    for (int i = 0; i < rec.rows; ++i) {
+        if (rec.is_warmup[static_cast<std::size_t>(i)])
+            continue;
+        const auto* row = per_rank.data() + static_cast<std::size_t>(i) * rec.world;
+        slowest.push_back(*std::max_element(row, row + rec.world));
+    }
+    if (slowest.empty())
+        return 0;
+    std::sort(slowest.begin(), slowest.end());
+    const std::size_t n = slowest.size();
+    return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
+}
+
+case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
+    comm::communicator& world = ctx.world;
+    case_record rec;
+    rec.world = world.size();
+    rec.attrs = param_attrs(pc.plan.values);
+    rec.attrs["job"] = pc.plan.job;
+    rec.attrs["variant"] = pc.plan.variant;
+    rec.attrs["world_size"] = static_cast<std::int64_t>(world.size());
+    rec.attrs["device"] = cfg.device;
+    rec.attrs["comm"] = cfg.comm;
+    rec.attrs["dtype"] = std::string("float32");
+    rec.attrs["scaling"] = std::string("strong");
+    rec.attrs["warmup"] = static_cast<std::int64_t>(cfg.warmup);
+    rec.attrs["iterations"] = static_cast<std::int64_t>(cfg.iters);
+    rec.attrs["status"] = std::string("ok");
+    rec.attrs["error"] = std::string("");
+    rec.attrs["validated"] = std::int64_t{0};
+    rec.attrs["max_abs_err"] = 0.0;
+    rec.attrs["tolerance"] = 0.0;
+    rec.attrs["flops_per_iter"] = 0.0;
+    rec.attrs["comm_bytes_per_iter"] = 0.0;
+    auto fail = [&](const std::string& status, const std::string& why) {
+        rec.attrs["status"] = status;
+        rec.attrs["error"] = why;
+        rec.peak_host_bytes.assign(static_cast<std::size_t>(rec.world), 0);
+        rec.peak_device_bytes = rec.peak_rss_bytes = rec.peak_host_bytes;
+        return rec;
+    };
+    if (!pc.plan.skip_reason.empty())
+        return fail("skipped", pc.plan.skip_reason);
+
+    // Build and set up; an error here (raised alike on every rank) fails only this case.
+    host_memory::reset_peak();
+    reset_peak_rss();
+    std::unique_ptr<jobs::job_case> c;
+    std::string setup_error;
+    try {
+        c = pc.job->make_case(pc.plan, ctx);
+        for (auto& [k, v] : c->describe())
+            rec.attrs[k] = v;
+        c->setup();
+    } catch (const config_error&) {
+        throw;
+    } catch (const std::exception& e) {
+        setup_error = e.what();
+    }
+    const std::int64_t ok_here = setup_error.empty() ? 1 : 0;
+    std::int64_t ok_all = 0;
+    world.allreduce(&ok_here, &ok_all, 1, comm::dtype::i64, comm::reduce_op::min);
+    if (ok_all == 0)
+        return fail("failed", setup_error.empty() ? "setup failed on another rank" : setup_error);
+
+    rec.rows = cfg.warmup + cfg.iters;
+    std::vector<double> t(rec.rows), tc(rec.rows), tw(rec.rows);
+    phase_timer timer;
+    for (int i = 0; i < rec.rows; ++i) {
+        world.barrier();
+        timer.reset();
+        const double start = now_s();
+        c->iterate(timer);
+        t[i] = now_s() - start;
+        tc[i] = timer.compute_s();
+        tw[i] = timer.comm_wait_s();
+        rec.is_warmup.push_back(i < cfg.warmup ? 1 : 0);
+    }
+    const bool do_validate =
+        cfg.validate == validate_mode::on ||
+        (cfg.validate == validate_mode::automatic && pc.plan.validate_by_default);
+    jobs::validation v;
+    if (do_validate)
+        v = agree(world, c->validate());
+    const jobs::case_extras extras = c->extras();
+    rec.time_s = gather_rows(world, t);
+    rec.compute_s = gather_rows(world, tc);
+    rec.comm_wait_s = gather_rows(world, tw);
+    rec.peak_host_bytes =
+        gather_each<std::uint64_t>(world, host_memory::peak_bytes(), comm::dtype::i64);
+    rec.peak_rss_bytes = gather_each<std::uint64_t>(world, peak_rss_bytes(), comm::dtype::i64);
+    rec.peak_device_bytes.assign(static_cast<std::size_t>(rec.world), 0);
+    for (const auto& [name, value] : extras.per_rank)
+        rec.per_rank[name] = gather_each<double>(world, value, comm::dtype::f64);
+    rec.per_iteration = extras.per_iteration;
+    for (const auto& [k, val] : extras.attrs)
+        rec.attrs[k] = val;
+    rec.attrs["validated"] = std::int64_t{v.checked ? 1 : 0};
+    rec.attrs["max_abs_err"] = v.max_abs_err;
+    rec.attrs["tolerance"] = v.tolerance;
+    rec.attrs["wrong_elements"] = static_cast<std::int64_t>(v.wrong);
+    if (v.checked && !v.ok) {
+        rec.attrs["status"] = std::string("failed");
+        rec.attrs["error"] = v.detail;
+    }
+    return rec;
+}
+
+} // namespace ringscale

@@ -1,0 +1,33 @@
+// The run loop: plan every case up front (with the memory preflight), then for each case
+// allocate, warm up, time iterations after a barrier, validate, gather and hand to rank 0.
+#pragma once
+
+#include "jobs/job.hpp"
+#include "src/launcher/config.hpp"
+#include "src/launcher/results_writer.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace ringscale {
+
+struct planned_case {
+    const jobs::job* job = nullptr;
+    jobs::case_plan plan;
+};
+
+/// Every case of the launch, in run order, after each job's checks and the memory preflight
+/// (a case that cannot fit is skipped if skippable, else config_error). Pure, no MPI.
+std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch);
+
+/// Parameters of a plan as typed attributes ("seq-len" -> seq_len, "4096" -> int64).
+jobs::attr_map param_attrs(const jobs::params& p);
+
+/// Run one case on every rank (collective) and return its record (complete on every rank).
+/// A failure raised alike on all ranks before the timed loop is recorded, not thrown.
+case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx);
+
+/// Median over timed iterations of the slowest rank's value of `per_rank` ([rows][world]).
+double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank);
+
+} // namespace ringscale
