@@ -1,0 +1,16 @@
+# End-to-end: the launcher under mpiexec, its bad-input behaviour, and the schema as read by
+# Debian's python3-h5py (a contract with users' notebooks).
+set(e2e_dir ${CMAKE_CURRENT_LIST_DIR}/e2e)
+set(e2e_out ${CMAKE_BINARY_DIR}/e2e)
+add_test(NAME e2e_launch_small
+         COMMAND bash ${e2e_dir}/launch_small.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
+                 ${e2e_out}/small.h5)
+set_tests_properties(e2e_launch_small PROPERTIES FIXTURES_SETUP small_h5 LABELS "e2e;mpi"
+                     ENVIRONMENT "${RINGSCALE_MPI_ENV}" TIMEOUT 120 PROCESSORS 2)
+add_test(NAME e2e_schema_h5py COMMAND /usr/bin/python3 ${e2e_dir}/check_schema.py ${e2e_out}/small.h5 2)
+set_tests_properties(e2e_schema_h5py PROPERTIES FIXTURES_REQUIRED small_h5 LABELS e2e)
+add_test(NAME e2e_bad_input
+         COMMAND bash ${e2e_dir}/bad_input.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
+                 ${e2e_out}/bad_input)
+set_tests_properties(e2e_bad_input PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 300 PROCESSORS 2)
