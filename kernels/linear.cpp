@@ -10,10 +10,10 @@
 namespace ringscale::kernels {
 
 void linear_check(const linear_shape& s) {
-    RINGSCALE_REQUIRE(s.tokens > 0 && s.in > 0 && s.out > 0,
-                      "linear: tokens, in and out must be > 0 (got tokens=" +
-                          std::to_string(s.tokens) + ", in=" + std::to_string(s.in) +
-                          ", out=" + std::to_string(s.out) + ")");
+    RINGSCALE_REQUIRE(
+        s.tokens > 0 && s.in > 0 && s.out > 0,
+        "linear: tokens, in and out must be > 0 (got tokens=" + std::to_string(s.tokens) +
+            ", in=" + std::to_string(s.in) + ", out=" + std::to_string(s.out) + ")");
     const std::size_t limit = INT_MAX;
     RINGSCALE_REQUIRE(s.tokens <= limit && s.in <= limit && s.out <= limit,
                       "linear: a dimension exceeds the BLAS int range");

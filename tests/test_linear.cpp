@@ -20,7 +20,9 @@ std::vector<float> seeded(std::size_t n, std::uint64_t seed) {
     return v;
 }
 
-std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+std::vector<double> to_double(const std::vector<float>& v) {
+    return {v.begin(), v.end()};
+}
 
 // The definition, in double: L = Σ r[t,o]·(Σ_i x[t,i]·W[o,i] + b[o]); dL/dy = r.
 double loss_ref(const linear_shape& s, const std::vector<double>& x, const std::vector<double>& w,
@@ -142,7 +144,8 @@ TEST(linear, null_dx_and_db_are_skipped) {
 
 TEST(linear, zero_dimensions_are_config_errors) {
     std::vector<float> buf(16, 0.0f);
-    for (const linear_shape s : {linear_shape{0, 2, 2}, linear_shape{2, 0, 2}, linear_shape{2, 2, 0}}) {
+    for (const linear_shape s :
+         {linear_shape{0, 2, 2}, linear_shape{2, 0, 2}, linear_shape{2, 2, 0}}) {
         EXPECT_THROW(linear_fwd(s, buf.data(), buf.data(), nullptr, buf.data()),
                      ringscale::config_error);
         EXPECT_THROW(linear_fwd_ref(s, buf.data(), buf.data(), nullptr, buf.data()),
