@@ -6,3 +6,9 @@ ringscale_unit_test(test_rmsnorm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rmsnorm.
                     LIBS ringscale_kernels)
 ringscale_unit_test(test_gelu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gelu.cpp
                     LIBS ringscale_kernels)
+ringscale_unit_test(test_cross_entropy SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cross_entropy.cpp
+                    LIBS ringscale_kernels)
+ringscale_unit_test(test_adamw SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_adamw.cpp
+                    LIBS ringscale_kernels)
+ringscale_unit_test(test_embedding SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_embedding.cpp
+                    LIBS ringscale_kernels)
