@@ -12,3 +12,5 @@ ringscale_unit_test(test_adamw SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_adamw.cpp
                     LIBS ringscale_kernels)
 ringscale_unit_test(test_embedding SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_embedding.cpp
                     LIBS ringscale_kernels)
+add_executable(bench_dense ${CMAKE_CURRENT_LIST_DIR}/bench/bench_dense.cpp)
+target_link_libraries(bench_dense PRIVATE ringscale_kernels)
