@@ -1,0 +1,45 @@
+#include "kernels/adamw.hpp"
+
+#include "src/error.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace ringscale::kernels {
+
+void adamw_check(const adamw_params& hp, std::int64_t step) {
+    auto finite_nonneg = [](float x) { return std::isfinite(x) && x >= 0.0f; };
+    RINGSCALE_REQUIRE(finite_nonneg(hp.lr), "adamw: lr must be finite and >= 0");
+    RINGSCALE_REQUIRE(finite_nonneg(hp.beta1) && hp.beta1 < 1.0f,
+                      "adamw: beta1 must lie in [0, 1)");
+    RINGSCALE_REQUIRE(finite_nonneg(hp.beta2) && hp.beta2 < 1.0f,
+                      "adamw: beta2 must lie in [0, 1)");
+    RINGSCALE_REQUIRE(finite_nonneg(hp.eps), "adamw: eps must be finite and >= 0");
+    RINGSCALE_REQUIRE(finite_nonneg(hp.weight_decay),
+                      "adamw: weight_decay must be finite and >= 0");
+    RINGSCALE_REQUIRE(step >= 1, "adamw: step must be >= 1 (got " + std::to_string(step) + ")");
+}
+
+void adamw_step(const adamw_params& hp, std::int64_t step, std::size_t n, float* param,
+                const float* grad, float* m, float* v) {
+    adamw_check(hp, step);
+    // Scalars depend only on (hp, step), never on n or the slice, so every shard of a buffer
+    // computes each element with exactly the same operations as the whole buffer would.
+    const double t = static_cast<double>(step);
+    const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(hp.beta1), t));
+    const float bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(hp.beta2), t));
+    const float decay = 1.0f - hp.lr * hp.weight_decay;
+    const float one_m_b1 = 1.0f - hp.beta1, one_m_b2 = 1.0f - hp.beta2;
+    for (std::size_t k = 0; k < n; ++k) {
+        const float g = grad[k];
+        const float mk = hp.beta1 * m[k] + one_m_b1 * g;
+        const float vk = hp.beta2 * v[k] + one_m_b2 * (g * g);
+        m[k] = mk;
+        v[k] = vk;
+        const float m_hat = mk / bc1;
+        const float v_hat = vk / bc2;
+        param[k] = param[k] * decay - hp.lr * (m_hat / (std::sqrt(v_hat) + hp.eps));
+    }
+}
+
+} // namespace ringscale::kernels
