@@ -1,0 +1,140 @@
+// Single-rank CPU attention kernel benchmark (not a test): forward and backward GFLOP/s
+// against OpenBLAS sgemm GFLOP/s measured in the same run with the same thread count.
+// FLOP convention (DESIGN.md): forward 4*B*S^2*H*D, halved when causal; backward 2.5x.
+//
+// usage: bench_attention_kernel [seq heads head_dim threads iters q_tile k_tile gemm_n]
+#include "kernels/attention_cpu.hpp"
+#include "kernels/random.hpp"
+#include "kernels/threads.hpp"
+#include "src/clock.hpp"
+#include "src/memory.hpp"
+
+#include <algorithm>
+#include <cblas.h>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+using namespace ringscale;
+using namespace ringscale::kernels;
+
+namespace {
+
+/// Median wall seconds of `iters` calls of `fn` after one warm-up call.
+double median_s(int iters, const std::function<void()>& fn) {
+    fn();
+    std::vector<double> t;
+    for (int i = 0; i < iters; ++i) {
+        const double start = now_s();
+        fn();
+        t.push_back(now_s() - start);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+double sgemm_gflops(int n, int iters) {
+    host_buffer<float> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
+    fill_uniform(a.data(), a.size(), 1, 0);
+    fill_uniform(b.data(), b.size(), 2, 0);
+    const double s = median_s(iters, [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                    n, 0.0f, c.data(), n);
+    });
+    return 2.0 * n * double(n) * n / s * 1e-9;
+}
+
+struct bench_tensors {
+    host_buffer<float> q, k, v, o, lse, d_o, delta, dq, dk, dv;
+    std::vector<std::int64_t> pos;
+};
+
+bench_tensors make_tensors(const attention_shape& s) {
+    bench_tensors t;
+    const auto qn = static_cast<std::size_t>(attention_q_elems(s));
+    const auto kn = static_cast<std::size_t>(attention_kv_elems(s));
+    const auto rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
+    for (auto* b : {&t.q, &t.o, &t.d_o, &t.dq})
+        b->resize(qn);
+    for (auto* b : {&t.k, &t.v, &t.dk, &t.dv})
+        b->resize(kn);
+    t.lse.resize(rows);
+    t.delta.resize(rows);
+    fill_uniform(t.q.data(), qn, 1, 0);
+    fill_uniform(t.k.data(), kn, 2, 0);
+    fill_uniform(t.v.data(), kn, 3, 0);
+    fill_uniform(t.d_o.data(), qn, 4, 0);
+    t.pos.resize(static_cast<std::size_t>(s.q_len));
+    std::iota(t.pos.begin(), t.pos.end(), 0);
+    return t;
+}
+
+/// Times forward and backward of one case; returns forward GFLOP/s.
+double run_case(attention_shape s, bool causal, int iters, attention_workspace& ws,
+                double gemm_gflops) {
+    s.causal = causal;
+    bench_tensors t = make_tensors(s);
+    const double fwd_flop =
+        4.0 * s.batch * double(s.q_len) * s.k_len * s.heads * s.head_dim * (causal ? 0.5 : 1.0);
+    const double fwd_s = median_s(iters, [&] {
+        attention_fwd_init(s, t.o.data(), t.lse.data());
+        attention_fwd_cpu(s, t.q.data(), t.k.data(), t.v.data(), t.pos.data(), t.pos.data(),
+                          t.o.data(), t.lse.data(), ws);
+    });
+    const double bwd_s = median_s(iters, [&] {
+        std::fill(t.dq.begin(), t.dq.end(), 0.0f);
+        std::fill(t.dk.begin(), t.dk.end(), 0.0f);
+        std::fill(t.dv.begin(), t.dv.end(), 0.0f);
+        attention_bwd_delta(s, t.o.data(), t.d_o.data(), t.delta.data());
+        attention_bwd_cpu(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), t.lse.data(),
+                          t.delta.data(), t.pos.data(), t.pos.data(), t.dq.data(), t.dk.data(),
+                          t.dv.data(), ws);
+    });
+    const double fwd_g = fwd_flop / fwd_s * 1e-9;
+    const double bwd_g = 2.5 * fwd_flop / bwd_s * 1e-9;
+    const double all_g = 3.5 * fwd_flop / (fwd_s + bwd_s) * 1e-9;
+    const char* name = causal ? "causal" : "non-causal";
+    std::printf("%-10s fwd      %8.4f s %7.1f GFLOP/s  ratio to sgemm %.2f\n", name, fwd_s, fwd_g,
+                fwd_g / gemm_gflops);
+    std::printf("%-10s bwd      %8.4f s %7.1f GFLOP/s  ratio to sgemm %.2f\n", name, bwd_s, bwd_g,
+                bwd_g / gemm_gflops);
+    std::printf("%-10s fwd+bwd  %8.4f s %7.1f GFLOP/s  ratio to sgemm %.2f\n", name, fwd_s + bwd_s,
+                all_g, all_g / gemm_gflops);
+    return fwd_g;
+}
+
+long arg(int argc, char** argv, int i, long fallback) {
+    return argc > i ? std::strtol(argv[i], nullptr, 10) : fallback;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    attention_shape s;
+    s.q_len = s.k_len = arg(argc, argv, 1, 4096);
+    s.heads = s.kv_heads = arg(argc, argv, 2, 8);
+    s.head_dim = arg(argc, argv, 3, 64);
+    const int threads = static_cast<int>(arg(argc, argv, 4, cores_available()));
+    const int iters = static_cast<int>(arg(argc, argv, 5, 5));
+    const attention_tiles tiles{arg(argc, argv, 6, attention_tiles{}.q_tile),
+                                arg(argc, argv, 7, attention_tiles{}.k_tile)};
+    const int gemm_n = static_cast<int>(arg(argc, argv, 8, 2048));
+    set_blas_threads(threads);
+    attention_workspace ws;
+    attention_workspace_reserve(ws, tiles);
+
+    std::printf("attention kernel: B=%ld S=%ld H=%ld D=%ld fp32, tiles q=%ld k=%ld, "
+                "%d BLAS threads, median of %d\n",
+                long(s.batch), long(s.q_len), long(s.heads), long(s.head_dim), long(tiles.q_tile),
+                long(tiles.k_tile), blas_threads(), iters);
+    std::printf("FLOPs: forward 4*B*S^2*H*D (causal halved), backward 2.5x forward\n");
+    const double gemm = sgemm_gflops(gemm_n, iters);
+    std::printf("sgemm %d^3            %7.1f GFLOP/s\n", gemm_n, gemm);
+    const double fwd = run_case(s, false, iters, ws, gemm);
+    run_case(s, true, iters, ws, gemm);
+    std::printf("target forward >= 0.5 x sgemm: %s (non-causal forward ratio %.2f)\n",
+                fwd >= 0.5 * gemm ? "met" : "NOT met", fwd / gemm);
+    return 0;
+}
