@@ -1,14 +1,20 @@
 #include "kernels/attention_cpu.hpp"
 
 #include "kernels/layout.hpp"
+#include "kernels/threads.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cblas.h>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 // Row kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks
 // one at run time (ifunc), so the binary runs on CPUs without AVX-512.
@@ -128,11 +134,32 @@ struct head_view {
     float* dv;
 };
 
+/// One worker's slice of the workspace.
+struct scratch {
+    std::int64_t q_tile;
+    std::int64_t k_tile;
+    float* scores;
+    float* dp;
+    float* row_max;
+    float* row_sum;
+};
+
+scratch scratch_of(attention_workspace& ws, int worker) {
+    const std::int64_t tile = ws.m_tiles.q_tile * ws.m_tiles.k_tile;
+    float* rows = ws.m_rows.data() + 2 * ws.m_tiles.q_tile * worker;
+    return {ws.m_tiles.q_tile,
+            ws.m_tiles.k_tile,
+            ws.m_scores.data() + tile * worker,
+            ws.m_dp.data() + tile * worker,
+            rows,
+            rows + ws.m_tiles.q_tile};
+}
+
 /// Online-softmax step on a [rows, cols] score tile (log2 units): update the running max
 /// and sum, turn the tile into P (0 where masked), rescale the output rows.
 void fwd_tile_softmax(float* s, std::int64_t rows, std::int64_t cols, bool partial,
                       const std::int64_t* qp, const std::int64_t* kp, std::int64_t dim, float* o,
-                      attention_workspace& ws) {
+                      const scratch& ws) {
     for (std::int64_t r = 0; r < rows; ++r) {
         float* sr = s + r * cols;
         const std::int64_t cnt = visible_keys(kp, cols, qp[r], partial);
@@ -140,13 +167,13 @@ void fwd_tile_softmax(float* s, std::int64_t rows, std::int64_t cols, bool parti
             row_zero(sr, cols);
             continue;
         }
-        const float m_old = ws.m_row_max[r];
+        const float m_old = ws.row_max[r];
         const float m_new = std::max(m_old, row_max(sr, cnt));
         const float sum = row_exp2_sum(sr, cnt, m_new);
         row_zero(sr + cnt, cols - cnt);
         const float a = std::exp2(m_old - m_new); // 0 when nothing was seen yet
-        ws.m_row_sum[r] = ws.m_row_sum[r] * a + sum;
-        ws.m_row_max[r] = m_new;
+        ws.row_sum[r] = ws.row_sum[r] * a + sum;
+        ws.row_max[r] = m_new;
         if (a == 0.0f)
             row_zero(o + r * dim, dim);
         else if (a != 1.0f)
@@ -156,7 +183,7 @@ void fwd_tile_softmax(float* s, std::int64_t rows, std::int64_t cols, bool parti
 
 /// Forward for query rows [i0, i0 + rows) of one head against all keys of the block.
 void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
-                const std::int64_t* q_pos, const std::int64_t* k_pos, attention_workspace& ws) {
+                const std::int64_t* q_pos, const std::int64_t* k_pos, const scratch& ws) {
     const std::int64_t D = s.head_dim;
     const std::int64_t* qp = q_pos + i0;
     float* o = h.o + i0 * D;
@@ -164,44 +191,44 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
     // Resume from the accumulator: running max = LSE, running sum = 1 (O is normalised).
     for (std::int64_t r = 0; r < rows; ++r) {
         const bool seen = lse[r] != k_neg_inf;
-        ws.m_row_max[r] = seen ? lse[r] * k_log2e : k_neg_inf;
-        ws.m_row_sum[r] = seen ? 1.0f : 0.0f;
+        ws.row_max[r] = seen ? lse[r] * k_log2e : k_neg_inf;
+        ws.row_sum[r] = seen ? 1.0f : 0.0f;
     }
     const std::int64_t k_end =
         s.causal ? std::upper_bound(k_pos, k_pos + s.k_len, qp[rows - 1]) - k_pos : s.k_len;
     const float alpha = attention_scale(s) * k_log2e;
-    float* sc = ws.m_scores.data();
-    for (std::int64_t j0 = 0; j0 < k_end; j0 += ws.m_tiles.k_tile) {
-        const std::int64_t cols = std::min(ws.m_tiles.k_tile, k_end - j0);
+    for (std::int64_t j0 = 0; j0 < k_end; j0 += ws.k_tile) {
+        const std::int64_t cols = std::min(ws.k_tile, k_end - j0);
         const block_mask mask = classify_block(qp, rows, k_pos + j0, cols, s.causal);
         if (mask == block_mask::masked)
             continue;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, alpha, h.q + i0 * D, D,
-                    h.k + j0 * D, D, 0.0f, sc, cols);
-        fwd_tile_softmax(sc, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D, o, ws);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, sc, cols,
+                    h.k + j0 * D, D, 0.0f, ws.scores, cols);
+        fwd_tile_softmax(ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D, o,
+                         ws);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, ws.scores, cols,
                     h.v + j0 * D, D, 1.0f, o, D);
     }
     for (std::int64_t r = 0; r < rows; ++r) {
-        const float l = ws.m_row_sum[r];
+        const float l = ws.row_sum[r];
         if (l == 0.0f) { // no visible key in any block so far
             row_zero(o + r * D, D);
             lse[r] = k_neg_inf;
             continue;
         }
         row_scale(o + r * D, D, 1.0f / l);
-        lse[r] = (ws.m_row_max[r] + std::log2(l)) * k_ln2;
+        lse[r] = (ws.row_max[r] + std::log2(l)) * k_ln2;
     }
 }
 
 /// Backward for query rows [i0, i0 + rows) against key rows [j0, j0 + cols) of one head.
 void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
               std::int64_t j0, std::int64_t cols, bool partial, const std::int64_t* qp,
-              const std::int64_t* kp, attention_workspace& ws) {
+              const std::int64_t* kp, const scratch& ws) {
     const std::int64_t D = s.head_dim;
     const float scale = attention_scale(s);
-    float* p = ws.m_scores.data();
-    float* dp = ws.m_dp.data();
+    float* p = ws.scores;
+    float* dp = ws.dp;
     const float* q = h.q + i0 * D;
     const float* d_o = h.d_o + i0 * D;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, scale * k_log2e, q, D,
@@ -227,6 +254,24 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
                 h.dk + j0 * D, D);
 }
 
+/// Backward of one query head against the whole K/V block. Key tiles outer, so a tile's
+/// dK/dV rows stay in cache across the query tiles.
+void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* q_pos,
+              const std::int64_t* k_pos, const scratch& ws) {
+    for (std::int64_t j0 = 0; j0 < s.k_len; j0 += ws.k_tile) {
+        const std::int64_t cols = std::min(ws.k_tile, s.k_len - j0);
+        const std::int64_t i_begin =
+            s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
+        for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += ws.q_tile) {
+            const std::int64_t rows = std::min(ws.q_tile, s.q_len - i0);
+            const block_mask mask = classify_block(q_pos + i0, rows, k_pos + j0, cols, s.causal);
+            if (mask != block_mask::masked)
+                bwd_tile(s, h, i0, rows, j0, cols, mask == block_mask::partial, q_pos + i0,
+                         k_pos + j0, ws);
+        }
+    }
+}
+
 /// Offsets of head (b, h): query-side rows and kv-side rows, in elements.
 struct head_offsets {
     std::int64_t q;
@@ -240,30 +285,67 @@ head_offsets offsets_of(const attention_shape& s, std::int64_t b, std::int64_t h
     return {row * s.head_dim, (b * s.kv_heads + h / group) * s.k_len * s.head_dim, row};
 }
 
-void ensure_workspace(attention_workspace& ws) {
+/// Run fn(worker, item) for every item in [0, items) on up to `threads` threads, taking
+/// items dynamically. With more than one thread OpenBLAS is set to one thread meanwhile
+/// (each worker's small GEMMs run in that worker) and restored afterwards.
+template <class Fn>
+void parallel_items(int threads, std::int64_t items, const Fn& fn) {
+    threads = static_cast<int>(std::min<std::int64_t>(threads, items));
+    if (threads <= 1) {
+        for (std::int64_t i = 0; i < items; ++i)
+            fn(0, i);
+        return;
+    }
+    const int blas_saved = blas_threads();
+    set_blas_threads(1);
+    std::atomic<std::int64_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&](int worker) {
+        try {
+            for (std::int64_t i = next++; i < items; i = next++)
+                fn(worker, i);
+        } catch (...) {
+            const std::lock_guard<std::mutex> lock(failure_mutex);
+            failure = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < threads; ++w)
+        pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool)
+        t.join();
+    set_blas_threads(blas_saved);
+    if (failure)
+        std::rethrow_exception(failure);
+}
+
+/// Worker threads for a call: the workspace's, capped by the launcher's BLAS budget.
+int call_threads(attention_workspace& ws) {
     const auto tile = static_cast<std::size_t>(ws.m_tiles.q_tile * ws.m_tiles.k_tile);
-    if (ws.m_scores.size() < tile || ws.m_dp.size() < tile)
-        attention_workspace_reserve(ws, ws.m_tiles);
+    if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers)
+        attention_workspace_reserve(ws, ws.m_tiles, ws.m_workers);
+    return std::max(1, std::min(ws.m_workers, blas_threads()));
 }
 
 } // namespace
 
-void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles) {
+void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles, int workers) {
     if (tiles.q_tile < 16 || tiles.k_tile < 16)
         throw config_error(
             "attention tiles must be >= 16 rows, got q_tile=" + std::to_string(tiles.q_tile) +
             " k_tile=" + std::to_string(tiles.k_tile));
     ws.m_tiles = tiles;
-    const auto tile = static_cast<std::size_t>(tiles.q_tile * tiles.k_tile);
-    const auto rows = static_cast<std::size_t>(tiles.q_tile);
+    ws.m_workers = workers > 0 ? workers : blas_threads();
+    const auto tile = static_cast<std::size_t>(tiles.q_tile * tiles.k_tile * ws.m_workers);
+    const auto rows = static_cast<std::size_t>(2 * tiles.q_tile * ws.m_workers);
     if (ws.m_scores.size() < tile)
         ws.m_scores.assign(tile, 0.0f);
     if (ws.m_dp.size() < tile)
         ws.m_dp.assign(tile, 0.0f);
-    if (ws.m_row_max.size() < rows) {
-        ws.m_row_max.assign(rows, 0.0f);
-        ws.m_row_sum.assign(rows, 0.0f);
-    }
+    if (ws.m_rows.size() < rows)
+        ws.m_rows.assign(rows, 0.0f);
 }
 
 void check_attention_cpu_shape(const attention_shape& shape) {
@@ -282,18 +364,19 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
                        const std::int64_t* q_pos, const std::int64_t* k_pos, float* o, float* lse,
                        attention_workspace& ws) {
     check_attention_cpu_shape(s);
-    ensure_workspace(ws);
-    if (s.k_len == 0)
+    const int threads = call_threads(ws);
+    if (s.k_len == 0 || s.q_len == 0)
         return;
-    for (std::int64_t b = 0; b < s.batch; ++b)
-        for (std::int64_t h = 0; h < s.heads; ++h) {
-            const head_offsets off = offsets_of(s, b, h);
-            const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
-                                 o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
-            for (std::int64_t i0 = 0; i0 < s.q_len; i0 += ws.m_tiles.q_tile)
-                fwd_q_tile(s, view, i0, std::min(ws.m_tiles.q_tile, s.q_len - i0), q_pos, k_pos,
-                           ws);
-        }
+    const std::int64_t bq = ws.m_tiles.q_tile;
+    const std::int64_t q_tiles = (s.q_len + bq - 1) / bq;
+    // Items: (batch, head, query tile), each independent in the forward.
+    parallel_items(threads, s.batch * s.heads * q_tiles, [&](int worker, std::int64_t item) {
+        const std::int64_t bh = item / q_tiles, i0 = (item % q_tiles) * bq;
+        const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
+        const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
+                             o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
+        fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, scratch_of(ws, worker));
+    });
 }
 
 void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta) {
@@ -311,30 +394,21 @@ void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k,
                        const std::int64_t* q_pos, const std::int64_t* k_pos, float* dq, float* dk,
                        float* dv, attention_workspace& ws) {
     check_attention_cpu_shape(s);
-    ensure_workspace(ws);
-    const std::int64_t bq = ws.m_tiles.q_tile;
-    const std::int64_t bk = ws.m_tiles.k_tile;
-    for (std::int64_t b = 0; b < s.batch; ++b)
-        for (std::int64_t h = 0; h < s.heads; ++h) {
-            const head_offsets off = offsets_of(s, b, h);
+    const int threads = call_threads(ws);
+    if (s.k_len == 0 || s.q_len == 0)
+        return;
+    const std::int64_t group = s.heads / s.kv_heads;
+    // Items: (batch, kv head); each owns its dK/dV rows and its query heads' dQ rows.
+    parallel_items(threads, s.batch * s.kv_heads, [&](int worker, std::int64_t item) {
+        for (std::int64_t g = 0; g < group; ++g) {
+            const head_offsets off =
+                offsets_of(s, item / s.kv_heads, (item % s.kv_heads) * group + g);
             const head_view view{q + off.q,     k + off.kv,      v + off.kv, d_o + off.q,
                                  lse + off.row, delta + off.row, nullptr,    nullptr,
                                  dq + off.q,    dk + off.kv,     dv + off.kv};
-            // Key tiles outer, so this tile's dK/dV rows stay in cache across query tiles.
-            for (std::int64_t j0 = 0; j0 < s.k_len; j0 += bk) {
-                const std::int64_t cols = std::min(bk, s.k_len - j0);
-                const std::int64_t i_begin =
-                    s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
-                for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += bq) {
-                    const std::int64_t rows = std::min(bq, s.q_len - i0);
-                    const block_mask mask =
-                        classify_block(q_pos + i0, rows, k_pos + j0, cols, s.causal);
-                    if (mask != block_mask::masked)
-                        bwd_tile(s, view, i0, rows, j0, cols, mask == block_mask::partial,
-                                 q_pos + i0, k_pos + j0, ws);
-                }
-            }
+            bwd_head(s, view, q_pos, k_pos, scratch_of(ws, worker));
         }
+    });
 }
 
 } // namespace ringscale::kernels

@@ -3,8 +3,11 @@
 // arriving K/V block; the backward handles one K/V block given the final LSE.
 //
 // Shapes and masking follow kernels/attention_ref.hpp (BHSD, GQA, causal by global
-// positions). head_dim must be 64 or 128. BLAS threads are whatever the launcher set
-// (kernels/threads.hpp); the kernel's own loops are single-threaded.
+// positions). head_dim must be 64 or 128. Threads: min(workspace workers, BLAS threads set
+// by the launcher, kernels/threads.hpp). Small tile GEMMs scale badly inside OpenBLAS, so
+// the kernel runs that many std::threads over independent (batch, head, query tile) items
+// (backward: (batch, kv head) groups, which own their dK/dV) and switches OpenBLAS to one
+// thread for the duration of the call, restoring the launcher's count afterwards.
 #pragma once
 
 #include "kernels/attention_ref.hpp"
@@ -21,17 +24,20 @@ struct attention_tiles {
 };
 
 /// Caller-owned scratch, allocated by attention_workspace_reserve and reused every call;
-/// its bytes count towards peak_host_bytes.
+/// its bytes count towards peak_host_bytes. One slice per worker thread.
 struct attention_workspace {
     attention_tiles m_tiles;
-    host_buffer<float> m_scores;  ///< [q_tile, k_tile] scores, then P (or dS)
-    host_buffer<float> m_dp;      ///< [q_tile, k_tile] dP (backward only)
-    host_buffer<float> m_row_max; ///< [q_tile] running max, log2 units
-    host_buffer<float> m_row_sum; ///< [q_tile] running sum of exp2
+    int m_workers = 0;
+    host_buffer<float> m_scores; ///< [workers, q_tile, k_tile] scores, then P (or dS)
+    host_buffer<float> m_dp;     ///< [workers, q_tile, k_tile] dP (backward only)
+    host_buffer<float> m_rows;   ///< [workers, 2, q_tile] running max (log2) and sum
 };
 
-/// Size `ws` for `tiles` (allocates only when it grows). Throws config_error for tiles < 16.
-void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles = {});
+/// Size `ws` for `tiles` and `workers` threads (0: the current BLAS thread count, the
+/// launcher's per-rank budget); allocates only when it grows. Throws config_error for
+/// tiles < 16 rows.
+void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles = {},
+                                 int workers = 0);
 
 /// Throws config_error unless the shape is valid and head_dim is 64 or 128.
 void check_attention_cpu_shape(const attention_shape& shape);

@@ -7,6 +7,7 @@
 
 #include "kernels/layout.hpp"
 #include "kernels/random.hpp"
+#include "kernels/threads.hpp"
 #include "src/error.hpp"
 
 #include <gtest/gtest.h>
@@ -173,4 +174,27 @@ TEST(attention_cpu, forward_blocks_in_ring_order_equal_full_attention) {
     }
     expect_close(o_all, o_ref, "O");
     expect_close(lse_all, lse_ref, "LSE");
+}
+
+// Two worker threads (whatever the machine has) give the reference result, and the
+// launcher's BLAS thread count is restored after the call.
+TEST(attention_cpu, worker_threads_match_reference_and_restore_blas_threads) {
+    const int saved = blas_threads();
+    set_blas_threads(2);
+    const attention_shape s = shape(3, 1, 200, 200, 64, true);
+    const inputs in = make_inputs(s, 41);
+    const pos_t pos = iota_pos(200);
+    std::vector<float> o_ref(in.q.size()), lse_ref(s.batch * s.heads * s.q_len);
+    attention_fwd_ref(s, in.q.data(), in.k.data(), in.v.data(), pos.data(), pos.data(),
+                      o_ref.data(), lse_ref.data());
+    attention_workspace ws;
+    attention_workspace_reserve(ws, {32, 64}, 2);
+    std::vector<float> o(in.q.size()), lse(lse_ref.size());
+    attention_fwd_init(s, o.data(), lse.data());
+    attention_fwd_cpu(s, in.q.data(), in.k.data(), in.v.data(), pos.data(), pos.data(), o.data(),
+                      lse.data(), ws);
+    EXPECT_EQ(blas_threads(), 2);
+    set_blas_threads(saved);
+    expect_close(o, o_ref, "O");
+    expect_close(lse, lse_ref, "LSE");
 }
