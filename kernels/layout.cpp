@@ -1,0 +1,106 @@
+#include "kernels/layout.hpp"
+
+#include "src/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ringscale::kernels {
+
+layout parse_layout(const std::string& text) {
+    if (text == "contiguous")
+        return layout::contiguous;
+    if (text == "zigzag")
+        return layout::zigzag;
+    if (text == "striped")
+        return layout::striped;
+    throw config_error("unknown layout '" + text + "' (expected contiguous, zigzag or striped)");
+}
+
+const char* to_string(layout value) {
+    switch (value) {
+    case layout::contiguous:
+        return "contiguous";
+    case layout::zigzag:
+        return "zigzag";
+    case layout::striped:
+        return "striped";
+    }
+    return "unknown";
+}
+
+void check_layout(layout value, std::int64_t seq_len, int ranks) {
+    if (ranks < 1)
+        throw config_error("layout needs at least 1 rank, got " + std::to_string(ranks));
+    if (seq_len < 1)
+        throw config_error("seq_len must be >= 1, got " + std::to_string(seq_len));
+    const std::int64_t parts = value == layout::zigzag ? 2 * std::int64_t{ranks} : ranks;
+    if (seq_len % parts != 0)
+        throw config_error(std::string(to_string(value)) + " layout needs seq_len divisible by " +
+                           std::to_string(parts) + ", got seq_len=" + std::to_string(seq_len) +
+                           " with " + std::to_string(ranks) + " ranks");
+}
+
+std::vector<std::int64_t> layout_positions(layout value, std::int64_t seq_len, int ranks,
+                                           int rank) {
+    check_layout(value, seq_len, ranks);
+    if (rank < 0 || rank >= ranks)
+        throw config_error("rank " + std::to_string(rank) + " out of range for " +
+                           std::to_string(ranks) + " ranks");
+    const std::int64_t local = seq_len / ranks;
+    std::vector<std::int64_t> pos;
+    pos.reserve(static_cast<std::size_t>(local));
+    switch (value) {
+    case layout::contiguous:
+        for (std::int64_t i = 0; i < local; ++i)
+            pos.push_back(rank * local + i);
+        break;
+    case layout::zigzag: {
+        // Chunk r (early tokens, little causal work) pairs with chunk 2P-1-r (late tokens).
+        const std::int64_t chunk = seq_len / (2 * std::int64_t{ranks});
+        const std::int64_t second = 2 * std::int64_t{ranks} - 1 - rank;
+        for (std::int64_t i = 0; i < chunk; ++i)
+            pos.push_back(rank * chunk + i);
+        for (std::int64_t i = 0; i < chunk; ++i)
+            pos.push_back(second * chunk + i);
+        break;
+    }
+    case layout::striped:
+        for (std::int64_t i = 0; i < local; ++i)
+            pos.push_back(i * ranks + rank);
+        break;
+    }
+    return pos;
+}
+
+void scatter_rows(const float* global, std::int64_t outer, std::int64_t seq_len, std::int64_t dim,
+                  const std::vector<std::int64_t>& pos, float* local) {
+    const auto rows = static_cast<std::int64_t>(pos.size());
+    const auto row_bytes = static_cast<std::size_t>(dim) * sizeof(float);
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < rows; ++i)
+            std::memcpy(local + (o * rows + i) * dim, global + (o * seq_len + pos[i]) * dim,
+                        row_bytes);
+}
+
+void gather_rows(const float* local, std::int64_t outer, std::int64_t seq_len, std::int64_t dim,
+                 const std::vector<std::int64_t>& pos, float* global) {
+    const auto rows = static_cast<std::int64_t>(pos.size());
+    const auto row_bytes = static_cast<std::size_t>(dim) * sizeof(float);
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < rows; ++i)
+            std::memcpy(global + (o * seq_len + pos[i]) * dim, local + (o * rows + i) * dim,
+                        row_bytes);
+}
+
+std::int64_t visible_pairs(const std::vector<std::int64_t>& q_pos,
+                           const std::vector<std::int64_t>& k_pos, bool causal) {
+    if (!causal)
+        return static_cast<std::int64_t>(q_pos.size() * k_pos.size());
+    std::int64_t total = 0;
+    for (const std::int64_t q : q_pos)
+        total += std::upper_bound(k_pos.begin(), k_pos.end(), q) - k_pos.begin();
+    return total;
+}
+
+} // namespace ringscale::kernels

@@ -1,0 +1,168 @@
+// Single-rank CPU attention kernel benchmark (not a test): forward and backward GFLOP/s
+// against OpenBLAS sgemm GFLOP/s measured in the same run with the same thread count.
+// FLOP convention (DESIGN.md): forward 4*B*S^2*H*D, halved when causal; backward 2.5x.
+//
+// usage: bench_attention_kernel [seq heads head_dim threads iters q_tile k_tile gemm_n]
+#include "kernels/attention_cpu.hpp"
+#include "kernels/random.hpp"
+#include "kernels/threads.hpp"
+#include "src/clock.hpp"
+#include "src/memory.hpp"
+
+#include <algorithm>
+#include <cblas.h>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+using namespace ringscale;
+using namespace ringscale::kernels;
+
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+/// A kernel's GFLOP/s and sgemm's GFLOP/s measured in alternating rounds, so both see the
+/// same machine load (the cores are shared); medians over rounds, and the median ratio.
+struct rates {
+    double kernel_s, kernel_gflops, gemm_gflops, ratio;
+};
+
+struct gemm_problem {
+    int n;
+    host_buffer<float> a, b, c;
+    void run() {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                    n, 0.0f, c.data(), n);
+    }
+    double flop() const { return 2.0 * n * double(n) * n; }
+};
+
+gemm_problem make_gemm(int n) {
+    const auto elems = static_cast<std::size_t>(n) * n;
+    gemm_problem g{n, host_buffer<float>(elems), host_buffer<float>(elems),
+                   host_buffer<float>(elems)};
+    fill_uniform(g.a.data(), elems, 1, 0);
+    fill_uniform(g.b.data(), elems, 2, 0);
+    return g;
+}
+
+rates measure(int iters, double flop, const std::function<void()>& kernel, gemm_problem& gemm) {
+    kernel(); // warm-up
+    gemm.run();
+    std::vector<double> ks, kg, gg, ratio;
+    for (int i = 0; i < iters; ++i) {
+        double start = now_s();
+        gemm.run();
+        const double g_s = now_s() - start;
+        start = now_s();
+        kernel();
+        const double k_s = now_s() - start;
+        ks.push_back(k_s);
+        kg.push_back(flop / k_s * 1e-9);
+        gg.push_back(gemm.flop() / g_s * 1e-9);
+        ratio.push_back(kg.back() / gg.back());
+    }
+    return {median(ks), median(kg), median(gg), median(ratio)};
+}
+
+struct bench_tensors {
+    host_buffer<float> q, k, v, o, lse, d_o, delta, dq, dk, dv;
+    std::vector<std::int64_t> pos;
+};
+
+bench_tensors make_tensors(const attention_shape& s) {
+    bench_tensors t;
+    const auto qn = static_cast<std::size_t>(attention_q_elems(s));
+    const auto kn = static_cast<std::size_t>(attention_kv_elems(s));
+    const auto rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
+    for (auto* b : {&t.q, &t.o, &t.d_o, &t.dq})
+        b->resize(qn);
+    for (auto* b : {&t.k, &t.v, &t.dk, &t.dv})
+        b->resize(kn);
+    t.lse.resize(rows);
+    t.delta.resize(rows);
+    fill_uniform(t.q.data(), qn, 1, 0);
+    fill_uniform(t.k.data(), kn, 2, 0);
+    fill_uniform(t.v.data(), kn, 3, 0);
+    fill_uniform(t.d_o.data(), qn, 4, 0);
+    t.pos.resize(static_cast<std::size_t>(s.q_len));
+    std::iota(t.pos.begin(), t.pos.end(), 0);
+    return t;
+}
+
+void print(const char* name, const char* pass, const rates& r) {
+    std::printf("%-10s %-8s %8.4f s %7.1f GFLOP/s | sgemm %7.1f GFLOP/s | ratio %.2f\n", name, pass,
+                r.kernel_s, r.kernel_gflops, r.gemm_gflops, r.ratio);
+}
+
+/// Times forward, backward and both of one case; returns the forward's rates.
+rates run_case(attention_shape s, bool causal, int iters, attention_workspace& ws,
+               gemm_problem& gemm) {
+    s.causal = causal;
+    bench_tensors t = make_tensors(s);
+    const double fwd_flop =
+        4.0 * s.batch * double(s.q_len) * s.k_len * s.heads * s.head_dim * (causal ? 0.5 : 1.0);
+    auto fwd = [&] {
+        attention_fwd_init(s, t.o.data(), t.lse.data());
+        attention_fwd_cpu(s, t.q.data(), t.k.data(), t.v.data(), t.pos.data(), t.pos.data(),
+                          t.o.data(), t.lse.data(), ws);
+    };
+    auto bwd = [&] {
+        std::fill(t.dq.begin(), t.dq.end(), 0.0f);
+        std::fill(t.dk.begin(), t.dk.end(), 0.0f);
+        std::fill(t.dv.begin(), t.dv.end(), 0.0f);
+        attention_bwd_delta(s, t.o.data(), t.d_o.data(), t.delta.data());
+        attention_bwd_cpu(s, t.q.data(), t.k.data(), t.v.data(), t.d_o.data(), t.lse.data(),
+                          t.delta.data(), t.pos.data(), t.pos.data(), t.dq.data(), t.dk.data(),
+                          t.dv.data(), ws);
+    };
+    const char* name = causal ? "causal" : "non-causal";
+    const rates f = measure(iters, fwd_flop, fwd, gemm);
+    print(name, "fwd", f);
+    print(name, "bwd", measure(iters, 2.5 * fwd_flop, bwd, gemm));
+    print(name, "fwd+bwd",
+          measure(
+              iters, 3.5 * fwd_flop, [&] { fwd(), bwd(); }, gemm));
+    return f;
+}
+
+long arg(int argc, char** argv, int i, long fallback) {
+    return argc > i ? std::strtol(argv[i], nullptr, 10) : fallback;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    attention_shape s;
+    s.q_len = s.k_len = arg(argc, argv, 1, 4096);
+    s.heads = s.kv_heads = arg(argc, argv, 2, 8);
+    s.head_dim = arg(argc, argv, 3, 64);
+    const int threads = static_cast<int>(arg(argc, argv, 4, cores_available()));
+    const int iters = static_cast<int>(arg(argc, argv, 5, 5));
+    const attention_tiles tiles{arg(argc, argv, 6, attention_tiles{}.q_tile),
+                                arg(argc, argv, 7, attention_tiles{}.k_tile)};
+    const int gemm_n = static_cast<int>(arg(argc, argv, 8, 2048));
+    set_blas_threads(threads);
+    attention_workspace ws;
+    attention_workspace_reserve(ws, tiles);
+
+    std::printf("attention kernel: B=%ld S=%ld H=%ld D=%ld fp32, tiles q=%ld k=%ld, "
+                "%d BLAS threads, median of %d\n",
+                long(s.batch), long(s.q_len), long(s.heads), long(s.head_dim), long(tiles.q_tile),
+                long(tiles.k_tile), blas_threads(), iters);
+    std::printf("FLOPs: forward 4*B*S^2*H*D (causal halved), backward 2.5x forward\n");
+    std::printf("sgemm reference: %d^3, same threads, timed in alternation with each kernel\n",
+                gemm_n);
+    gemm_problem gemm = make_gemm(gemm_n);
+    const rates fwd = run_case(s, false, iters, ws, gemm);
+    run_case(s, true, iters, ws, gemm);
+    std::printf("target non-causal forward >= 0.5 x sgemm: %s (ratio %.2f)\n",
+                fwd.ratio >= 0.5 ? "met" : "NOT met", fwd.ratio);
+    return 0;
+}

@@ -1,0 +1,16 @@
+# Attention kernels: layout/sharding, softmax merge, reference and fast CPU attention.
+ringscale_unit_test(test_layout SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_layout.cpp
+                    LIBS ringscale_kernels)
+ringscale_unit_test(test_softmax_merge SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_softmax_merge.cpp
+                    LIBS ringscale_kernels)
+ringscale_unit_test(test_attention_ref SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_ref.cpp
+                    LIBS ringscale_kernels)
+ringscale_unit_test(test_attention_cpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_cpu.cpp
+                    LIBS ringscale_kernels)
+ringscale_unit_test(test_attention_cpu_bwd
+                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_cpu_bwd.cpp
+                    LIBS ringscale_kernels)
+
+# Kernel benchmark (not a test): run tests/bench/attention_kernel.sh.
+add_executable(bench_attention_kernel ${CMAKE_CURRENT_LIST_DIR}/bench/bench_attention_kernel.cpp)
+target_link_libraries(bench_attention_kernel PRIVATE ringscale_kernels)
