@@ -1,0 +1,85 @@
+// What every attention job shares: its options, sequence presets, case planning with the
+// divisibility and memory rules, seeded shards of the global Q/K/V/dO, gathering shards back
+// into global tensors, and validation against the single-rank reference kernel.
+#pragma once
+
+#include "jobs/job.hpp"
+#include "kernels/attention_ref.hpp"
+#include "kernels/layout.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ringscale::jobs {
+
+/// One attention case's problem, as the user asked for it (global sizes).
+struct attention_problem {
+    std::int64_t seq_len = 0, batch = 1, heads = 8, kv_heads = 8, head_dim = 64;
+    bool causal = true;
+    bool backward = false; ///< --pass fwd+bwd
+    kernels::layout layout = kernels::layout::zigzag;
+
+    /// Shape of one rank's local problem: q_len = k_len = seq_len / ranks.
+    kernels::attention_shape local_shape(int ranks) const;
+    /// FLOPs per iteration of the whole job (DESIGN.md: fwd 4·B·S²·H·D, halved when causal;
+    /// bwd 2.5 x fwd).
+    double flops() const;
+};
+
+/// Options shared by the attention jobs (seq-len, seq-preset, heads, kv-heads, head-dim,
+/// batch, causal, pass, layout).
+std::vector<option_spec> attention_options();
+/// The sweep dimensions of attention_options(), in expansion order.
+std::vector<std::string> attention_sweep_names();
+/// Named sequence-length presets (--seq-preset).
+const std::map<std::string, std::vector<std::string>>& seq_presets();
+
+/// Read and check one case's parameters (shape rules only; no rank count). config_error.
+attention_problem read_attention_problem(const params& p);
+
+/// Plan every case: the product of the sweep names plus `extra_sweeps`; `check(problem, P)`
+/// throws config_error when a case cannot run on P ranks (a preset case is skipped
+/// instead); `bytes(problem, P, validate)` estimates peak bytes per rank.
+std::vector<case_plan>
+plan_attention(const std::string& job, const param_lists& lists, const launch_info& launch,
+               const std::vector<std::string>& extra_sweeps,
+               const std::function<void(const attention_problem&, int)>& check,
+               const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
+               const std::function<std::string(const params&)>& variant);
+
+/// The seeded global tensors.
+enum class tensor_id { q, k, v, d_out };
+
+/// Fill `out` [rows, head_dim] with rows `pos` of global tensor `id` at (batch b, head h).
+void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,
+                    std::int64_t h, const std::vector<std::int64_t>& pos, float* out);
+
+/// Fill `out` [batch, nheads, pos.size(), head_dim] with rows `pos` of global tensor `id`
+/// (heads first_head .. first_head+nheads-1). Any rank computes any shard identically.
+void fill_shard(tensor_id id, std::uint64_t seed, const attention_problem& pr,
+                std::int64_t first_head, std::int64_t nheads, const std::vector<std::int64_t>& pos,
+                float* out);
+
+/// Collective: every rank's local [batch, nheads, rows, D] shard at `positions[rank]` ->
+/// the global [batch, nheads, seq_len, D] tensor on every rank.
+std::vector<float> gather_global(comm::communicator& c, const attention_problem& pr,
+                                 std::int64_t nheads, const float* local,
+                                 const std::vector<std::vector<std::int64_t>>& positions);
+
+/// The distributed result, gathered into global tensors (dq/dk/dv empty for forward only).
+struct attention_result {
+    std::vector<float> o, dq, dk, dv;
+};
+
+/// Collective: compare `result` with the reference kernel on the same seeded inputs. The
+/// reference work is split over ranks by (batch, kv-head group); errors are reduced.
+validation validate_attention(comm::communicator& c, const attention_problem& pr,
+                              std::uint64_t seed, const attention_result& result);
+
+/// Table cells shared by the attention jobs, after the job's own first cells.
+std::vector<table_column> attention_columns();
+std::vector<std::string> attention_row(const case_summary& s);
+
+} // namespace ringscale::jobs
