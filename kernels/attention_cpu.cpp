@@ -369,9 +369,11 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
         return;
     const std::int64_t bq = ws.m_tiles.q_tile;
     const std::int64_t q_tiles = (s.q_len + bq - 1) / bq;
-    // Items: (batch, head, query tile), each independent in the forward.
-    parallel_items(threads, s.batch * s.heads * q_tiles, [&](int worker, std::int64_t item) {
-        const std::int64_t bh = item / q_tiles, i0 = (item % q_tiles) * bq;
+    // Items: (query tile, batch * head), each independent in the forward. Last query tiles
+    // first: under a causal mask they see the most keys, so the costliest go out first.
+    const std::int64_t heads = s.batch * s.heads;
+    parallel_items(threads, heads * q_tiles, [&](int worker, std::int64_t item) {
+        const std::int64_t bh = item % heads, i0 = (q_tiles - 1 - item / heads) * bq;
         const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
         const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
                              o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
