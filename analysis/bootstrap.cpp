@@ -3,6 +3,7 @@
 #include "descriptive.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ringscale::analysis {
@@ -35,8 +36,9 @@ double median_inplace(std::vector<double>& values) {
 
 interval percentile_interval(std::vector<double> replicates, double level) {
     std::sort(replicates.begin(), replicates.end());
-    const double alpha = 1.0 - level;
-    return {quantile_sorted(replicates, alpha / 2), quantile_sorted(replicates, 1 - alpha / 2)};
+    // Round the tail so that level 0.95 gives exactly 0.025, not 0.025000000000000022.
+    const double tail = std::round((1.0 - level) / 2 * 1e12) / 1e12;
+    return {quantile_sorted(replicates, tail), quantile_sorted(replicates, 1 - tail)};
 }
 
 interval bootstrap_two_sample(const std::vector<double>& a, const std::vector<double>& b,

@@ -58,10 +58,14 @@ void print_tables(std::ostream& out, output_format fmt,
         out << (i ? "\n" : "") << render(tables[i].second, fmt);
 }
 
-void warn_rejected(const std::vector<case_summary>& rows) {
+/// Report withheld figures; with --strict an impossible figure is an error (exit 2).
+void warn_rejected(const std::vector<case_summary>& rows, bool strict) {
     for (const auto& s : rows)
-        for (const auto& r : s.rejected)
+        for (const auto& r : s.rejected) {
+            if (strict)
+                throw config_error(r);
             note(r);
+        }
 }
 
 int cmd_compare(const cli_options& o, std::ostream& out) {
@@ -100,7 +104,7 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     const result_set rs = load(o.inputs, o);
     const auto pooled = pool_cases(rs.cases);
     const auto rows = summarize_all(pooled, summary_opts(o));
-    warn_rejected(rows);
+    warn_rejected(rows, o.strict);
     const auto families = find_families(pooled);
     const auto scaling = all_scaling(families, o);
     report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
@@ -153,7 +157,7 @@ int run_command(const cli_options& o, std::ostream& out) {
     const auto pooled = pool_cases(rs.cases);
     if (o.command == "summary" || o.command == "export") {
         const auto rows = summarize_all(pooled, summary_opts(o));
-        warn_rejected(rows);
+        warn_rejected(rows, o.strict);
         if (o.command == "summary") {
             print_tables(out, o.format, {{"cases", summary_table(rows)}});
             return 0;
