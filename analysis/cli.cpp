@@ -63,7 +63,9 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
                         "bootstrap replicates")(
             "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
     if (cmd == "scaling" || cmd == "report")
-        d.add_options()("base-p", po::value<int>(), "P of the base case (default: smallest P)");
+        d.add_options()("base-p", po::value<int>(), "P of the base case (default: smallest P)")(
+            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(4),
+            "bootstrap launch medians instead of iterations when both cases have this many");
     if (cmd == "model")
         d.add_options()("predict", po::value<std::string>(&predict),
                         "comma list of P to predict, e.g. 8,64,1024");

@@ -36,7 +36,7 @@ std::vector<scaling_result> all_scaling(const std::vector<family>& families, con
     for (const family& f : families) {
         if (f.members.size() < 2)
             continue;
-        if (auto r = analyse_scaling(f, {o.base_p, o.bootstrap, o.seed, o.level}))
+        if (auto r = analyse_scaling(f, {o.base_p, o.bootstrap, o.seed, o.level, o.min_launches}))
             out.push_back(*r);
         else
             note(fmt::format("family {}: no case at base P={}", f.label, o.base_p.value_or(0)));

@@ -99,7 +99,8 @@ void plot_scaling(const scaling_result& r, const std::string& dir, const std::st
                       dat);
     if (strong)
         gp += fmt::format(", {} u 1:6 w l dt 3 lw 2 t 'Amdahl s={:.4f}'", dat, s);
-    gp += "\nunset logscale y\nset ylabel 'efficiency'\nset yrange [0:*]\n";
+    gp += "\nunset logscale y\nset ylabel 'efficiency'\nset yrange [0:1.15]\n"
+          "set key inside bottom left\n";
     gp += fmt::format("plot {0} u 1:7:8:9 w yerrorlines lw 2 pt 7 t 'measured (bootstrap CI)', "
                       "1 w l dt 2 lw 2 t 'ideal'",
                       dat);
@@ -168,18 +169,19 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
         const double total = c + w + b.other_s;
         if (!(total > 0))
             continue;
-        data += fmt::format("c{} {:.4f} {:.4f} {:.4f}\n", i + 1, 100 * c / total, 100 * w / total,
-                            100 * b.other_s / total);
+        data +=
+            fmt::format("\"c{} P={}\" {:.4f} {:.4f} {:.4f}\n", i + 1, rows[i].source->world_size,
+                        100 * c / total, 100 * w / total, 100 * b.other_s / total);
         ++drawn;
     }
     if (drawn == 0)
         return false;
     write_file(path_in(dir, stem + ".dat"), data);
-    std::string gp = header(stem + ".png", std::max(700, 60 + 28 * drawn), 520);
-    gp += "set title 'Step time per case: compute vs exposed communication (mean over ranks and "
-          "iterations)' noenhanced\nset style data histograms\nset style histogram rowstacked\n"
+    std::string gp = header(stem + ".png", std::max(800, 80 + 34 * drawn), 560);
+    gp += "set title 'Share of step time: compute vs exposed communication (mean over ranks "
+          "and iterations)' noenhanced\nset style data histograms\nset style histogram rowstacked\n"
           "set style fill solid 0.85 border -1\nset boxwidth 0.75\nset yrange [0:100]\n"
-          "set ylabel '% of step time'\nset xtics rotate by -60\nset key outside right top\n";
+          "set ylabel '% of step time'\nset xtics rotate by -60 noenhanced\nset key below\n";
     gp += fmt::format("plot {0} u 2:xtic(1) t 'compute', '' u 3 t 'exposed communication "
                       "(comm wait)', '' u 4 t 'other (sync, launch, copies)'\n",
                       quoted(stem + ".dat"));

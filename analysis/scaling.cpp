@@ -49,7 +49,8 @@ std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_o
         auto spd = [&](double tb, double tp) { return weak ? rel_p * tb / tp : tb / tp; };
         pt.speedup = spd(r.base_time, pt.time);
         pt.efficiency = eff(r.base_time, pt.time);
-        const bool by_launch = base.launches.size() > 1 && c.launches.size() > 1;
+        const bool by_launch =
+            base.launches.size() >= opt.min_launches && c.launches.size() >= opt.min_launches;
         pt.resampled = by_launch ? "launches" : "iterations";
         if (&c == &base) {
             pt.speedup_lo = pt.speedup_hi = pt.efficiency_lo = pt.efficiency_hi = 1.0;

@@ -16,6 +16,8 @@ struct scaling_options {
     std::size_t replicates = 2000; ///< bootstrap replicates
     std::uint64_t seed = 1;
     double level = 0.95;
+    /// Resample launches (not iterations) when both cases have at least this many.
+    std::size_t min_launches = 4;
 };
 
 /// One P of a family, relative to the base case. Ratios are NaN where undefined.
@@ -43,8 +45,8 @@ struct scaling_result {
 double karp_flatt(double speedup, double p);
 
 /// Scaling of one family (needs at least two members and a member at the base P; returns
-/// nullopt otherwise). Bootstrap resamples launches when both cases have several, else
-/// iterations.
+/// nullopt otherwise). Bootstrap resamples launch medians when both cases have at least
+/// `min_launches` launches, else iterations.
 std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_options& opt);
 
 } // namespace ringscale::analysis

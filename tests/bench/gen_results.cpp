@@ -19,10 +19,9 @@ using namespace ringscale;
 
 int main(int argc, char** argv) {
     try {
-        std::map<std::string, std::string> opt = {{"--files", "1"},     {"--samples", "1000"},
-                                                  {"--ps", "1,2,4,8"}, {"--slowdown", "0"},
-                                                  {"--seed", "1"},     {"--seq-len", "4096"},
-                                                  {"--noise", "0.03"}};
+        std::map<std::string, std::string> opt = {
+            {"--files", "1"}, {"--samples", "1000"}, {"--ps", "1,2,4,8"}, {"--slowdown", "0"},
+            {"--seed", "1"},  {"--seq-len", "4096"}, {"--noise", "0.03"}};
         for (int i = 1; i + 1 < argc; i += 2)
             opt[argv[i]] = argv[i + 1];
         if (!opt.count("--out") || argc % 2 == 0)
