@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -61,6 +62,28 @@ bool weak_match(const pooled_case& ref, const pooled_case& c, std::set<std::stri
 
 } // namespace
 
+param_list common_params(const std::vector<const pooled_case*>& cases) {
+    if (cases.size() < 2)
+        return {};
+    param_list common = cases.front()->params;
+    for (const pooled_case* c : cases) {
+        param_list kept;
+        std::set_intersection(common.begin(), common.end(), c->params.begin(), c->params.end(),
+                              std::back_inserter(kept));
+        common.swap(kept);
+    }
+    return common;
+}
+
+std::string strip_params(std::string label, const param_list& common) {
+    for (const auto& [k, v] : common) {
+        const std::string token = fmt::format(" {}={}", k, v);
+        for (auto pos = label.find(token); pos != std::string::npos; pos = label.find(token))
+            label.erase(pos, token.size());
+    }
+    return label;
+}
+
 bool text_less(const std::string& a, const std::string& b) {
     const auto x = as_number(a);
     const auto y = as_number(b);
@@ -71,9 +94,11 @@ bool text_less(const std::string& a, const std::string& b) {
 
 bool is_run_specific(const std::string& name) {
     static const std::set<std::string> names = {
-        "status",          "error",      "validated",      "max_abs_err",         "tolerance",
-        "warmup",          "iterations", "flops_per_iter", "comm_bytes_per_iter", "busbw_factor",
-        "tokens_per_iter", "job",        "variant",        "world_size"};
+        "status", "error", "validated", "max_abs_err", "tolerance", "warmup", "iterations",
+        "flops_per_iter", "comm_bytes_per_iter", "busbw_factor", "tokens_per_iter", "job",
+        "variant", "world_size",
+        // outcomes, and per-rank element counts derived from the parameters and P
+        "wrong_elements", "count"};
     return names.count(name) > 0;
 }
 

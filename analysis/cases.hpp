@@ -12,8 +12,9 @@ namespace ringscale::analysis {
 
 using param_list = std::vector<std::pair<std::string, std::string>>;
 
-/// Attributes that describe one run rather than the case (status, error, validation,
-/// iteration counts, derived throughput constants): never part of a case key.
+/// Attributes that describe one run rather than the case (status, error, validation and its
+/// outcome, iteration counts, throughput constants and per-rank counts derived from the
+/// parameters and P): never part of a case key.
 bool is_run_specific(const std::string& name);
 
 /// The case's parameters: every attribute except job, variant, world_size and run-specific
@@ -61,6 +62,12 @@ struct family {
 
 /// Scaling families among the pooled cases that have ok launches.
 std::vector<family> find_families(const std::vector<pooled_case>& pooled);
+
+/// Parameters with the same value in every given case (for a shared caption).
+param_list common_params(const std::vector<const pooled_case*>& cases);
+
+/// `label` without the " k=v" tokens of `common`.
+std::string strip_params(std::string label, const param_list& common);
 
 /// Numeric-aware ordering of two attribute texts (numbers compare by value).
 bool text_less(const std::string& a, const std::string& b);

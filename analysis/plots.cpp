@@ -2,6 +2,7 @@
 
 #include "src/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -193,7 +194,9 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
 void plot_heatmap(const case_data& c, const std::string& title, const std::string& dir,
                   const std::string& stem) {
     const auto rows = c.measured_rows();
-    const bool with_compute = !c.compute_s.empty();
+    // A compute panel only where there is compute to show (collectives record zeros).
+    const bool with_compute =
+        std::any_of(c.compute_s.begin(), c.compute_s.end(), [](double v) { return v > 0; });
     auto matrix = [&](const std::vector<double>& v) {
         std::string out;
         for (std::size_t k = 0; k < c.world; ++k) {

@@ -135,9 +135,9 @@ std::string render_csv(const table& t) {
 std::string render(const table& t, output_format format) {
     switch (format) {
     case output_format::text:
-        return render_text(t, false);
+        return (t.caption.empty() ? "" : t.caption + "\n") + render_text(t, false);
     case output_format::md:
-        return render_text(t, true);
+        return (t.caption.empty() ? "" : t.caption + "\n\n") + render_text(t, true);
     case output_format::csv:
         return render_csv(t);
     case output_format::json:

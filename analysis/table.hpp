@@ -30,6 +30,7 @@ struct table {
     std::vector<std::string> keys;   ///< column keys for csv headers and json fields
     std::vector<bool> machine_only;  ///< shown in csv and json only (e.g. a CI's upper end)
     std::vector<std::vector<cell>> rows;
+    std::string caption; ///< printed above the text and md renderings (e.g. shared parameters)
 
     void add_column(const std::string& title, const std::string& key, bool hidden = false) {
         titles.push_back(title);

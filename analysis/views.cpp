@@ -21,6 +21,23 @@ cell opt_cell(const std::optional<double>& v, double scale) {
     return number_cell(*v / scale, fmt::format("{:.4g}", *v / scale));
 }
 
+/// Shared parameters of the given cases, and the caption naming them.
+param_list shared(const std::vector<const pooled_case*>& cases, table& t) {
+    const param_list common = common_params(cases);
+    if (!common.empty()) {
+        std::string text = "common to all rows:";
+        for (const auto& [k, v] : common)
+            text += fmt::format(" {}={}", k, v);
+        t.caption = text;
+    }
+    return common;
+}
+
+/// Short label in text and md, the full label in csv and json.
+cell label_cell(const std::string& full, const param_list& common) {
+    return {strip_params(full, common), full};
+}
+
 std::string status_text(const case_summary& s) {
     std::string out = s.status;
     if (!s.error.empty())
@@ -95,10 +112,14 @@ table summary_table(const std::vector<case_summary>& rows) {
                              {"status", "status"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1], c[0][0] == '\0');
+    std::vector<const pooled_case*> cases;
+    for (const case_summary& s : rows)
+        cases.push_back(s.source);
+    const param_list common = shared(cases, t);
     for (const case_summary& s : rows) {
         const pooled_case& p = *s.source;
         std::string outl = std::to_string(s.outliers) + (s.outliers_removed ? " removed" : "");
-        t.rows.push_back({text_cell(p.label()),
+        t.rows.push_back({label_cell(p.label(), common),
                           int_cell(p.world_size),
                           int_cell(s.launches),
                           int_cell(static_cast<long long>(s.n)),
@@ -134,11 +155,16 @@ table scaling_table(const std::vector<scaling_result>& results) {
         {"", "efficiency_hi"}, {"Karp-Flatt", "karp_flatt"}, {"CI over", "resampled"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1], c[0][0] == '\0');
+    std::vector<const pooled_case*> cases;
+    for (const scaling_result& r : results)
+        for (const scaling_point& p : r.points)
+            cases.push_back(p.source);
+    const param_list common = shared(cases, t);
     for (const scaling_result& r : results)
         for (const scaling_point& p : r.points)
             t.rows.push_back(
-                {text_cell(r.label), text_cell(r.scaling), int_cell(r.base_p), int_cell(p.p),
-                 time_cell(p.time),
+                {label_cell(r.label, common), text_cell(r.scaling), int_cell(r.base_p),
+                 int_cell(p.p), time_cell(p.time),
                  number_cell(p.time_lo, format_interval(p.time_lo, p.time_hi, true)),
                  number_cell(p.time_hi, ""), ratio_cell(p.speedup),
                  number_cell(p.speedup_lo, format_interval(p.speedup_lo, p.speedup_hi, false)),
@@ -202,10 +228,14 @@ table compare_table(const comparison& cmp) {
                              {"verdict", "verdict"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1]);
+    std::vector<const pooled_case*> cases;
+    for (const case_comparison& c : cmp.matched)
+        cases.push_back(c.base);
+    const param_list common = shared(cases, t);
     for (const case_comparison& c : cmp.matched)
         t.rows.push_back(
-            {text_cell(c.base->label()), int_cell(c.base->world_size), time_cell(c.base_median),
-             time_cell(c.new_median),
+            {label_cell(c.base->label(), common), int_cell(c.base->world_size),
+             time_cell(c.base_median), time_cell(c.new_median),
              number_cell(100 * c.change, fmt::format("{:+.2f}", 100 * c.change)), text_cell(c.unit),
              int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
              number_cell(c.test.p_value, fmt::format("{:.3g}", c.test.p_value)),

@@ -93,3 +93,13 @@ TEST(analysis_cases, numeric_aware_ordering) {
     EXPECT_FALSE(text_less("10", "9"));
     EXPECT_TRUE(text_less("a", "b"));
 }
+
+TEST(analysis_cases, common_parameters_are_stripped_from_labels) {
+    pooled_case a, b;
+    a.params = {{"device", "cpu"}, {"seq_len", "4096"}};
+    b.params = {{"device", "cpu"}, {"seq_len", "8192"}};
+    const param_list common = common_params({&a, &b});
+    EXPECT_EQ(common, (param_list{{"device", "cpu"}}));
+    EXPECT_EQ(strip_params("job/v device=cpu seq_len=4096", common), "job/v seq_len=4096");
+    EXPECT_TRUE(common_params({&a}).empty());
+}
