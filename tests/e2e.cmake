@@ -14,3 +14,7 @@ add_test(NAME e2e_bad_input
                  ${e2e_out}/bad_input)
 set_tests_properties(e2e_bad_input PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 300 PROCESSORS 2)
+# ringscale-stats on the launcher's own file: summary reads it, an A/A compare is no regression.
+add_test(NAME e2e_stats_on_launcher_file
+         COMMAND bash -c "set -e; $<TARGET_FILE:ringscale-stats> summary ${e2e_out}/small.h5 --format csv > ${e2e_out}/summary.csv; grep -q allreduce ${e2e_out}/summary.csv; grep -q alltoall ${e2e_out}/summary.csv; $<TARGET_FILE:ringscale-stats> compare ${e2e_out}/small.h5 ${e2e_out}/small.h5")
+set_tests_properties(e2e_stats_on_launcher_file PROPERTIES FIXTURES_REQUIRED small_h5 LABELS e2e)

@@ -1,5 +1,6 @@
 // The run loop and results writer at np=1, 2, 4: every collective validated, records
 // complete on every rank, and the file rank 0 writes reads back with the schema.
+#include "analysis/reader.hpp"
 #include "comm/communicator.hpp"
 #include "jobs/registry.hpp"
 #include "src/h5.hpp"
@@ -92,5 +93,18 @@ TEST(run_loop, writer_round_trip) {
     const auto t = g.read<double>("time_s", &dims);
     EXPECT_EQ(dims, (std::vector<hsize_t>{5, static_cast<hsize_t>(world->size())}));
     EXPECT_EQ(t, recs[1].time_s);
+
+    // The same file through ringscale-stats' reader: the schema is a contract both ways.
+    std::vector<std::string> warnings;
+    const auto read = analysis::read_results_file(path, &warnings);
+    ASSERT_EQ(read.size(), recs.size());
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_TRUE(read[1].file->complete);
+    EXPECT_EQ(read[1].job, "collectives");
+    EXPECT_EQ(read[1].world_size, world->size());
+    EXPECT_EQ(read[1].rows, 5u);
+    EXPECT_EQ(read[1].time_s, recs[1].time_s);
+    EXPECT_EQ(read[1].measured_rows().size(), 3u);
+    EXPECT_EQ(read[1].number("bytes"), jobs::attr_number(recs[1].attrs, "bytes"));
     std::remove(path.c_str());
 }
