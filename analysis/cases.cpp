@@ -98,7 +98,9 @@ bool is_run_specific(const std::string& name) {
         "flops_per_iter", "comm_bytes_per_iter", "busbw_factor", "tokens_per_iter", "job",
         "variant", "world_size",
         // outcomes, and per-rank element counts derived from the parameters and P
-        "wrong_elements", "count"};
+        "wrong_elements", "count",
+        // descriptions of conventions, not parameters
+        "flop_convention"};
     return names.count(name) > 0;
 }
 

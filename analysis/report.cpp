@@ -37,8 +37,17 @@ const char* methodology =
 
 void scaling_plots(const report_inputs& in, const report_options& opt, std::string& md,
                    std::vector<std::string>& pngs) {
+    // Compute jobs first: collectives have the busbw plot, and their many message sizes
+    // would otherwise crowd the attention and training families out of the plot budget.
+    std::vector<const scaling_result*> order;
+    for (const scaling_result& r : *in.scaling)
+        order.push_back(&r);
+    std::stable_partition(order.begin(), order.end(), [](const scaling_result* r) {
+        return r->label.rfind("collectives/", 0) != 0;
+    });
     std::size_t i = 0;
-    for (const scaling_result& r : *in.scaling) {
+    for (const scaling_result* rp : order) {
+        const scaling_result& r = *rp;
         if (i == opt.max_scaling_plots) {
             md += fmt::format("\n({} more families not plotted.)\n", in.scaling->size() - i);
             break;
