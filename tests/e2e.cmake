@@ -18,3 +18,8 @@ set_tests_properties(e2e_bad_input PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RI
 add_test(NAME e2e_stats_on_launcher_file
          COMMAND bash -c "set -e; $<TARGET_FILE:ringscale-stats> summary ${e2e_out}/small.h5 --format csv > ${e2e_out}/summary.csv; grep -q allreduce ${e2e_out}/summary.csv; grep -q alltoall ${e2e_out}/summary.csv; $<TARGET_FILE:ringscale-stats> compare ${e2e_out}/small.h5 ${e2e_out}/small.h5")
 set_tests_properties(e2e_stats_on_launcher_file PROPERTIES FIXTURES_REQUIRED small_h5 LABELS e2e)
+add_test(NAME e2e_config_consensus
+         COMMAND bash ${e2e_dir}/consensus.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
+                 ${e2e_out}/consensus)
+set_tests_properties(e2e_config_consensus PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 60 PROCESSORS 2)

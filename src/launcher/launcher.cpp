@@ -80,16 +80,18 @@ bool any_error(comm::communicator& world, const std::string& error_text) {
 }
 
 // Collective: every rank resolved the same configuration (hash broadcast from rank 0).
-void check_consensus(comm::communicator& world, const launch_config& cfg) {
+// Returns the error text on rank 0 when they differ, "" otherwise.
+std::string check_consensus(comm::communicator& world, const launch_config& cfg) {
     const std::int64_t mine = static_cast<std::int64_t>(fnv1a64(cfg.resolved_text));
     std::int64_t root = mine;
     world.broadcast(&root, 1, comm::dtype::i64, 0);
     const std::int64_t differs = root != mine ? 1 : 0;
     std::int64_t any = 0;
     world.allreduce(&differs, &any, 1, comm::dtype::i64, comm::reduce_op::max);
-    if (any)
-        throw config_error("ranks resolved different configurations (different job files or "
-                           "arguments per rank?)");
+    if (any == 0 || world.rank() != 0)
+        return "";
+    return "ranks resolved different configurations (different job files or arguments per "
+           "rank?)";
 }
 
 void print_plan(const std::vector<planned_case>& cases) {
@@ -164,8 +166,9 @@ int run_launcher(int argc, char** argv) {
         } else if (!p) {
             if (rank == 0)
                 std::fputs(message.c_str(), stdout);
+        } else if (any_error(*world, check_consensus(*world, p->cfg))) {
+            code = 2;
         } else {
-            check_consensus(*world, p->cfg);
             if (p->cfg.dry_run) {
                 if (rank == 0)
                     print_plan(p->cases);
