@@ -55,6 +55,10 @@ std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world
         if (p.cfg.device == "cuda")
             throw not_compiled_error("--device cuda: the CUDA path of the jobs is not available "
                                      "in this build; use --device cpu");
+        if (p.cfg.comm == "nccl" && !comm::backend_compiled("nccl"))
+            throw not_compiled_error("--comm nccl: this ringscale was built without NCCL");
+        if (p.cfg.comm == "nccl") // NCCL moves device memory only
+            throw config_error("--comm nccl needs --device cuda");
         p.cases = plan_launch(p.cfg, p.launch);
         if (p.cases.empty())
             throw config_error("no cases to run");
