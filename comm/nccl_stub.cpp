@@ -1,4 +1,4 @@
-// Linked when NCCL was not found at build time: --comm nccl fails with a clear message.
+// Linked when the NCCL backend is not built: --comm nccl fails with a clear message.
 #include "comm/communicator.hpp"
 #include "src/error.hpp"
 
@@ -7,8 +7,7 @@ namespace ringscale::comm {
 extern const bool nccl_compiled = false;
 
 std::unique_ptr<communicator> make_nccl_world() {
-    throw not_compiled_error("--comm nccl: this ringscale was built without NCCL "
-                             "(configure with CUDA and NCCL available)");
+    throw not_compiled_error("--comm nccl: the NCCL backend is not compiled into this ringscale");
 }
 
 } // namespace ringscale::comm

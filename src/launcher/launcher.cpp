@@ -56,7 +56,8 @@ std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world
             throw not_compiled_error("--device cuda: the CUDA path of the jobs is not available "
                                      "in this build; use --device cpu");
         if (p.cfg.comm == "nccl" && !comm::backend_compiled("nccl"))
-            throw not_compiled_error("--comm nccl: this ringscale was built without NCCL");
+            throw not_compiled_error(
+                "--comm nccl: the NCCL backend is not compiled into this ringscale");
         if (p.cfg.comm == "nccl") // NCCL moves device memory only
             throw config_error("--comm nccl needs --device cuda");
         p.cases = plan_launch(p.cfg, p.launch);
