@@ -34,7 +34,6 @@ param_layout::param_layout(const model_config& cfg) {
     };
     m_block.norm1 = take(h);
     m_block.wqkv = take(3 * h * h);
-    m_block.bqkv = take(3 * h);
     m_block.wo = take(h * h);
     m_block.bo = take(h);
     m_block.norm2 = take(h);

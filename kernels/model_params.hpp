@@ -31,10 +31,12 @@ struct param_unit {
 };
 
 /// Offsets of one block's tensors from the block's first element (h = hidden):
-/// norm1 [h], wqkv [3h, h], bqkv [3h], wo [h, h], bo [h], norm2 [h], w1 [4h, h], b1 [4h],
-/// w2 [h, 4h], b2 [h].
+/// norm1 [h], wqkv [3h, h], wo [h, h], bo [h], norm2 [h], w1 [4h, h], b1 [4h], w2 [h, 4h],
+/// b2 [h]. The QKV projection has no bias: a key bias shifts every score of a query row by
+/// the same amount, so its gradient is exactly zero in exact arithmetic and pure rounding
+/// noise in fp32, which AdamW's normalisation would turn into lr-sized random updates.
 struct block_offsets {
-    std::size_t norm1, wqkv, bqkv, wo, bo, norm2, w1, b1, w2, b2, size;
+    std::size_t norm1, wqkv, wo, bo, norm2, w1, b1, w2, b2, size;
 };
 
 /// Offsets of the head's tensors: final norm [h], output projection wout [vocab, h], bout [vocab].

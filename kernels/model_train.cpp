@@ -21,7 +21,7 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
-                                    const adamw_params& hp, float* params) {
+                                    const adamw_params& hp, float* params, float* first_grads) {
     const param_layout layout(cfg);
     std::vector<std::int64_t> pos(static_cast<std::size_t>(seq_len));
     std::iota(pos.begin(), pos.end(), 0);
@@ -42,6 +42,8 @@ std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_
             loss += model.forward(access, ids.data(), targets.data(), total_tokens, timer);
             model.backward(access, timer);
         }
+        if (step == 1 && first_grads)
+            std::copy(grads.begin(), grads.end(), first_grads);
         adamw_step(hp, step, layout.total(), params, grads.data(), m.data(), v.data());
         losses.push_back(loss);
     }

@@ -21,9 +21,11 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 /// global batch of `sequences` sequences of `seq_len` tokens, updating `params` [total] in
 /// place. Gradients are accumulated one sequence at a time (the cross-entropy is normalised
 /// by the global token count, so the sum is the whole-batch gradient) to keep activation
-/// memory at one sequence. Returns each step's mean loss (nats). Not collective.
+/// memory at one sequence. Returns each step's mean loss (nats); `first_grads` [total], when
+/// not null, receives step 1's whole-batch gradient. Not collective.
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
-                                    const adamw_params& hp, float* params);
+                                    const adamw_params& hp, float* params,
+                                    float* first_grads = nullptr);
 
 } // namespace ringscale::kernels

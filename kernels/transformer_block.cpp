@@ -30,7 +30,7 @@ void transformer::block_fwd(int l, const float* p, const float* x, float* x_out,
     {
         auto compute = timer.time(phase::compute);
         rmsnorm_fwd(t, h, m_cfg.eps, x, p + o.norm1, a.xn1.data(), a.inv1.data());
-        linear_fwd({t, h, 3 * h}, a.xn1.data(), p + o.wqkv, p + o.bqkv, m_qkv.data());
+        linear_fwd({t, h, 3 * h}, a.xn1.data(), p + o.wqkv, nullptr, m_qkv.data());
         to_bhsd(m_shape, heads, d, m_qkv.data(), 3 * hh, 0, a.q.data());
         to_bhsd(m_shape, heads, d, m_qkv.data(), 3 * hh, hh, a.kv.data());
         to_bhsd(m_shape, heads, d, m_qkv.data(), 3 * hh, 2 * hh, a.kv.data() + kve);
@@ -78,7 +78,7 @@ void transformer::block_bwd(int l, const float* p, float* g, float* dx, phase_ti
     from_bhsd(m_shape, heads, d, m_dkv.data(), 3 * hh, hh, m_qkv.data());
     from_bhsd(m_shape, heads, d, m_dkv.data() + kve, 3 * hh, 2 * hh, m_qkv.data());
     linear_bwd({t, h, 3 * h}, a.xn1.data(), p + o.wqkv, m_qkv.data(), m_tmp.data(), g + o.wqkv,
-               g + o.bqkv);
+               nullptr);
     rmsnorm_bwd(t, h, a.x.data(), p + o.norm1, a.inv1.data(), m_tmp.data(), m_tmp.data(),
                 g + o.norm1);
     add(t * h, m_dmid.data(), m_tmp.data(), dx);

@@ -76,7 +76,6 @@ std::vector<tensor> tensors_of(const model_config& cfg, const param_layout& l) {
         const std::size_t u = l.unit(k).offset;
         for (tensor t : std::vector<tensor>{{"norm1", b.norm1, h},
                                             {"wqkv", b.wqkv, 3 * h * h},
-                                            {"bqkv", b.bqkv, 3 * h},
                                             {"wo", b.wo, h * h},
                                             {"bo", b.bo, h},
                                             {"norm2", b.norm2, h},
@@ -124,7 +123,7 @@ TEST(model_params, flat_layout_is_contiguous_and_sized) {
     const param_layout l(c);
     ASSERT_EQ(l.units(), c.layers + 2);
     const std::size_t h = 128;
-    EXPECT_EQ(l.block().size, 12 * h * h + 11 * h);
+    EXPECT_EQ(l.block().size, 12 * h * h + 8 * h);
     EXPECT_EQ(l.unit(0).size, 16 * h);
     EXPECT_EQ(l.head().size, h + 16 * h + 16);
     std::size_t at = 0;
@@ -211,7 +210,7 @@ TEST(transformer, backward_matches_central_differences_for_every_tensor) {
         }
         EXPECT_GT(std::fabs(g[top]), 1e-4) << t.name << ": gradient vanishes, test is blind";
     }
-    EXPECT_EQ(checked, 3 * (4 + 10 * 2));
+    EXPECT_EQ(checked, 3 * (4 + 9 * 2));
     RecordProperty("max_abs_err", std::to_string(worst));
 }
 
