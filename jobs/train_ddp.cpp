@@ -80,6 +80,10 @@ class ddp final : public full_state {
     void done(int u, bool backward, phase_timer&) override {
         if (!backward)
             return;
+        // MPI moves non-blocking collectives only inside MPI calls: poke the ones in flight
+        // between units so earlier buckets progress while backward computes.
+        for (auto& r : m_pending)
+            r->test();
         for (const auto& b : m_buckets)
             if (b.first_unit == u)
                 m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,

@@ -74,6 +74,12 @@ class fsdp final : public dp_strategy {
     }
 
     void done(int u, bool backward, phase_timer&) override {
+        // MPI moves non-blocking collectives only inside MPI calls: poke those in flight.
+        for (auto& r : m_rs_req)
+            if (r)
+                r->test();
+        if (m_gather_req)
+            m_gather_req->test();
         if (!backward)
             return;
         const int k = m_next_scratch;
