@@ -1,0 +1,158 @@
+#include "jobs/train_cp.hpp"
+
+#include "kernels/layout.hpp"
+#include "src/error.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <numeric>
+
+namespace ringscale::jobs {
+
+using kernels::attention_shape;
+
+std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp) {
+    std::vector<std::vector<std::int64_t>> pos;
+    for (int r = 0; r < cp; ++r)
+        pos.push_back(cp == 1
+                          ? kernels::layout_positions(kernels::layout::contiguous, seq_len, 1, 0)
+                          : kernels::layout_positions(kernels::layout::zigzag, seq_len, cp, r));
+    return pos;
+}
+
+namespace {
+
+class ring_core final : public kernels::attention_core {
+  public:
+    ring_core(comm::communicator& cp, std::int64_t seq_len)
+        : m_pos(cp_positions(seq_len, cp.size())) {
+        m_spec.comm = &cp;
+        m_spec.positions = &m_pos;
+        m_spec.overlap = true;
+    }
+    void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
+                 phase_timer& timer) override {
+        prepare(s);
+        ring_forward(m_spec, q, kv, o, lse, m_bufs, timer);
+    }
+    void backward(const attention_shape& s, const float* q, const float* kv, const float* o,
+                  const float* d_o, const float* lse, float* dq, float* dkv,
+                  phase_timer& timer) override {
+        prepare(s);
+        ring_backward(m_spec, q, kv, o, d_o, lse, m_delta.data(), dq, dkv, m_bufs, timer);
+    }
+
+  private:
+    void prepare(const attention_shape& s) {
+        m_spec.shape = s;
+        m_bufs.reserve(m_spec, true); // allocates only the first time
+        m_delta.resize(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
+    }
+    std::vector<std::vector<std::int64_t>> m_pos;
+    ring_spec m_spec;
+    ring_buffers m_bufs;
+    host_buffer<float> m_delta;
+};
+
+// All-gather K/V, attend to each rank's block (each block's positions are sorted, the
+// concatenation under zigzag is not), reduce-scatter the per-block dK/dV home.
+class allgather_core final : public kernels::attention_core {
+  public:
+    allgather_core(comm::communicator& cp, std::int64_t seq_len)
+        : m_cp(cp), m_pos(cp_positions(seq_len, cp.size())) {}
+    void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
+                 phase_timer& timer) override {
+        const std::size_t block = prepare(s);
+        {
+            auto wait = timer.time(phase::comm_wait);
+            m_cp.all_gather(kv, m_all.data(), block, comm::dtype::f32);
+        }
+        auto compute = timer.time(phase::compute);
+        const std::int64_t kve = kernels::attention_kv_elems(s);
+        kernels::attention_fwd_init(s, o, lse);
+        for (int r = 0; r < m_cp.size(); ++r) {
+            const float* b = m_all.data() + block * static_cast<std::size_t>(r);
+            if (!masked(s, r))
+                kernels::attention_fwd_cpu(s, q, b, b + kve, mine().data(),
+                                           m_pos[static_cast<std::size_t>(r)].data(), o, lse, m_ws);
+        }
+    }
+    void backward(const attention_shape& s, const float* q, const float* kv, const float* o,
+                  const float* d_o, const float* lse, float* dq, float* dkv,
+                  phase_timer& timer) override {
+        // Every layer's forward ran since this layer's gather, so gather its K/V again
+        // (as FSDP re-gathers parameters) instead of keeping L gathered copies.
+        const std::size_t block = prepare(s);
+        {
+            auto wait = timer.time(phase::comm_wait);
+            m_cp.all_gather(kv, m_all.data(), block, comm::dtype::f32);
+        }
+        {
+            auto compute = timer.time(phase::compute);
+            const std::int64_t kve = kernels::attention_kv_elems(s);
+            m_delta.resize(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
+            m_dall.resize(m_all.size());
+            kernels::attention_bwd_delta(s, o, d_o, m_delta.data());
+            std::fill(dq, dq + kernels::attention_q_elems(s), 0.0f);
+            std::fill(m_dall.begin(), m_dall.end(), 0.0f);
+            for (int r = 0; r < m_cp.size(); ++r) {
+                const std::size_t at = block * static_cast<std::size_t>(r);
+                const float* b = m_all.data() + at;
+                float* db = m_dall.data() + at;
+                if (!masked(s, r))
+                    kernels::attention_bwd_cpu(
+                        s, q, b, b + kve, d_o, lse, m_delta.data(), mine().data(),
+                        m_pos[static_cast<std::size_t>(r)].data(), dq, db, db + kve, m_ws);
+            }
+        }
+        auto wait = timer.time(phase::comm_wait);
+        m_cp.reduce_scatter(m_dall.data(), dkv, block, comm::dtype::f32, comm::reduce_op::sum);
+    }
+
+  private:
+    std::size_t prepare(const attention_shape& s) {
+        const auto block = static_cast<std::size_t>(2 * kernels::attention_kv_elems(s));
+        m_all.resize(block * static_cast<std::size_t>(m_cp.size()));
+        kernels::attention_workspace_reserve(m_ws);
+        return block;
+    }
+    const std::vector<std::int64_t>& mine() const {
+        return m_pos[static_cast<std::size_t>(m_cp.rank())];
+    }
+    bool masked(const attention_shape& s, int r) const {
+        return kernels::classify_block(mine().data(), s.q_len,
+                                       m_pos[static_cast<std::size_t>(r)].data(), s.k_len,
+                                       s.causal) == kernels::block_mask::masked;
+    }
+    comm::communicator& m_cp;
+    std::vector<std::vector<std::int64_t>> m_pos;
+    host_buffer<float> m_all, m_dall, m_delta;
+    kernels::attention_workspace m_ws;
+};
+
+} // namespace
+
+std::unique_ptr<kernels::attention_core>
+make_cp_core(const std::string& variant, comm::communicator* cp, std::int64_t seq_len) {
+    if (variant == "ulysses")
+        throw config_error("--cp-variant ulysses: not supported by train_step yet (use ring or "
+                           "allgather)");
+    if (variant != "ring" && variant != "allgather")
+        throw config_error(
+            fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
+    if (!cp || cp->size() == 1)
+        return std::make_unique<kernels::local_attention_core>(cp_positions(seq_len, 1)[0]);
+    if (variant == "ring")
+        return std::make_unique<ring_core>(*cp, seq_len);
+    return std::make_unique<allgather_core>(*cp, seq_len);
+}
+
+double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden) {
+    if (cp == 1)
+        return tokens; // delta
+    if (variant == "ring")
+        return 8 * tokens * hidden + tokens;    // two K/V ring buffers, dK/dV local and in flight
+    return 4.0 * cp * tokens * hidden + tokens; // gathered K/V and per-block dK/dV
+}
+
+} // namespace ringscale::jobs

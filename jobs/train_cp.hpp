@@ -1,0 +1,30 @@
+// Context-parallel attention cores for the training step: the cp ranks of one data-parallel
+// replica each hold seq_len/cp tokens of every sequence (zigzag layout: chunks r and 2cp-1-r,
+// so every rank has the same amount of causal work) and attend across the group.
+//   ring:      jobs/ring_core's K/V ring (overlapped), dK/dV partial sums sent home.
+//   allgather: K/V of the whole sequence all-gathered, local queries attend to each rank's
+//              block in turn, dK/dV of every block reduce-scattered back to its owner.
+#pragma once
+
+#include "comm/communicator.hpp"
+#include "jobs/ring_core.hpp"
+#include "kernels/transformer.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ringscale::jobs {
+
+/// Global positions of every cp rank's rows under the zigzag layout ([cp][seq_len/cp]).
+std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp);
+
+/// The attention core for `variant` (ring | allgather) over the cp communicator `cp`, or the
+/// single-rank core when cp has one rank. `ulysses` is refused with a config_error.
+std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
+                                                      comm::communicator* cp, std::int64_t seq_len);
+
+/// Preflight: floats of the core's own buffers for a rank's `tokens` rows of width `hidden`.
+double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden);
+
+} // namespace ringscale::jobs

@@ -1,0 +1,50 @@
+// What a train_step case is: the model, the global batch, the dp x cp grid and the
+// data-parallel and context-parallel variants, read from the job's options with every
+// bad-input rule, plus its FLOP, communication and memory figures for preflight and reports.
+#pragma once
+
+#include "jobs/job.hpp"
+#include "jobs/train_parallel.hpp"
+#include "kernels/model_params.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale::jobs {
+
+/// One training case (global sizes, resolved grid).
+struct train_problem {
+    kernels::model_config model;
+    std::int64_t seq_len = 512;
+    std::int64_t global_tokens = 4096; ///< tokens per step over all ranks
+    std::int64_t sequences = 8;        ///< global_tokens / seq_len
+    std::string scaling = "strong";
+    int dp = 1, cp = 1;
+    std::string cp_variant = "ring";
+    dp_settings dp_set;
+    int steps_validate = 3;
+
+    std::int64_t local_sequences() const { return sequences / dp; }
+    std::int64_t local_rows() const { return seq_len / cp; }
+    /// FLOPs per step, convention flop_convention().
+    double flops_per_step() const;
+    /// Collective payload bytes per step and rank: the dp strategy's plus the cp core's.
+    double comm_bytes_per_step() const;
+    /// Peak host bytes per rank (state, activations, cp buffers, validation's reference).
+    std::uint64_t bytes_per_rank(bool validate) const;
+    /// FLOPs of the validation's reference run (all of its steps).
+    double reference_flops() const { return flops_per_step() * steps_validate; }
+};
+
+/// The FLOP convention, as recorded in the attribute `flop_convention`.
+const char* flop_convention();
+
+/// The job's options.
+std::vector<option_spec> train_options();
+/// The sweep dimensions, in expansion order.
+std::vector<std::string> train_sweep_names();
+
+/// Read and check one case for `world_size` ranks; config_error (one line) on bad input.
+train_problem read_train_problem(const params& p, int world_size);
+
+} // namespace ringscale::jobs

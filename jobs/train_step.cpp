@@ -1,0 +1,201 @@
+// Job `train_step`: whole training steps of a small transformer (kernels/transformer) on a
+// dp x cp grid. Ranks r = d*cp + c: the cp ranks of replica d are consecutive (they talk
+// every layer). Replica d takes sequences [d*B, (d+1)*B) of the seeded global batch; cp rank
+// c takes the zigzag positions of every one of them. Data parallelism: --dp-variant ddp |
+// zero1 | fsdp (jobs/train_parallel.hpp); attention across cp ranks: --cp-variant ring |
+// allgather (jobs/train_cp.hpp). Loss = sum over ranks of shard losses, each normalised by
+// the global token count. validate() reruns --steps-validate steps from the initial
+// parameters and compares with the single-rank reference run.
+#include "jobs/train_cp.hpp"
+#include "jobs/train_problem.hpp"
+#include "jobs/train_validate.hpp"
+#include "kernels/model_train.hpp"
+#include "src/parse.hpp"
+
+#include <fmt/format.h>
+
+namespace ringscale::jobs {
+
+namespace {
+
+class train_case final : public job_case {
+  public:
+    // Splitting the world is collective: done here, where every rank constructs the case in
+    // the same order and nothing before it can fail on one rank only.
+    train_case(const train_problem& pr, run_context& ctx)
+        : m_pr(pr), m_world(ctx.world), m_seed(ctx.seed), m_layout(pr.model) {
+        if (pr.cp > 1)
+            m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
+    }
+
+    attr_map describe() const override {
+        const double tokens = static_cast<double>(m_pr.global_tokens);
+        return {{"scaling", m_pr.scaling},
+                {"dp", static_cast<std::int64_t>(m_pr.dp)},
+                {"cp", static_cast<std::int64_t>(m_pr.cp)},
+                {"sequences", m_pr.sequences},
+                {"parameters", static_cast<std::int64_t>(m_layout.total())},
+                {"tokens_per_iter", tokens},
+                {"flops_per_iter", m_pr.flops_per_step()},
+                {"flop_convention", std::string(flop_convention())},
+                {"comm_bytes_per_iter", m_pr.comm_bytes_per_step()},
+                {"cp_layout", std::string(m_pr.cp > 1 ? "zigzag" : "none")}};
+    }
+
+    void setup() override {
+        const int r = m_world.rank();
+        const std::int64_t nseq = m_pr.local_sequences();
+        const auto pos = cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
+        m_ids.resize(static_cast<std::size_t>(nseq) * pos.size());
+        m_targets.resize(m_ids.size());
+        kernels::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos, m_ids.data(),
+                            m_targets.data());
+        m_init.resize(m_layout.total());
+        kernels::init_params(m_pr.model, m_layout, m_seed, m_init.data());
+        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), m_pr.seq_len);
+        m_model = std::make_unique<kernels::transformer>(
+            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core);
+        m_model->reserve();
+        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout);
+        m_dp->load(m_init.data());
+    }
+
+    void iterate(phase_timer& timer) override { m_losses.push_back(step(timer)); }
+
+    validation validate() override {
+        training_trace want, got;
+        want.params.assign(m_init.begin(), m_init.end());
+        want.first_grads.resize(m_layout.total());
+        want.losses = kernels::reference_train(m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len,
+                                               m_pr.steps_validate, m_pr.dp_set.hp,
+                                               want.params.data(), want.first_grads.data());
+        // The same steps distributed, from the same initial parameters.
+        m_dp->load(m_init.data());
+        m_step = 0;
+        phase_timer timer;
+        got.first_grads.resize(m_layout.total());
+        for (int s = 0; s < m_pr.steps_validate; ++s) {
+            got.losses.push_back(step(timer));
+            if (s == 0)
+                m_dp->gather_grads(got.first_grads.data());
+        }
+        got.params.resize(m_layout.total());
+        m_dp->gather_params(got.params.data());
+        return compare_training(got, want, m_pr.dp_set.hp.lr, m_details);
+    }
+
+    case_extras extras() const override {
+        case_extras e;
+        e.per_iteration["loss"] = m_losses;
+        const dp_memory m = m_dp->memory();
+        e.per_rank["param_bytes"] = m.param_bytes;
+        e.per_rank["grad_bytes"] = m.grad_bytes;
+        e.per_rank["optimizer_bytes"] = m.optimizer_bytes;
+        e.per_rank["comm_buffer_bytes"] = m.comm_buffer_bytes;
+        const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
+        e.per_rank["activation_bytes"] =
+            4.0 * (kernels::transformer::activation_floats(
+                       m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
+                   cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
+        e.attrs = m_details;
+        if (!m_losses.empty())
+            e.attrs["final_loss"] = m_losses.back();
+        e.attrs["memory_convention"] = std::string(
+            "activation_bytes: saved activations, backward scratch and cp buffers; "
+            "comm_buffer_bytes: reduce targets, send shards, FSDP gather/scratch buffers");
+        return e;
+    }
+
+  private:
+    // One training step; returns the global loss (collective over the world).
+    double step(phase_timer& timer) {
+        ++m_step;
+        m_dp->begin_step(timer);
+        const double mine = m_model->forward(*m_dp, m_ids.data(), m_targets.data(),
+                                             static_cast<std::size_t>(m_pr.global_tokens), timer);
+        m_model->backward(*m_dp, timer);
+        m_dp->finish_step(m_step, timer);
+        double total = 0;
+        auto wait = timer.time(phase::comm_wait);
+        m_world.allreduce(&mine, &total, 1, comm::dtype::f64, comm::reduce_op::sum);
+        return total;
+    }
+
+    train_problem m_pr;
+    comm::communicator& m_world;
+    std::uint64_t m_seed;
+    kernels::param_layout m_layout;
+    std::unique_ptr<comm::communicator> m_cp;
+    std::unique_ptr<kernels::attention_core> m_core;
+    std::unique_ptr<kernels::transformer> m_model;
+    std::unique_ptr<dp_strategy> m_dp;
+    host_buffer<std::int32_t> m_ids, m_targets;
+    host_buffer<float> m_init;
+    std::vector<double> m_losses;
+    std::int64_t m_step = 0;
+    attr_map m_details;
+};
+
+class train_step_job final : public job {
+  public:
+    std::string name() const override { return "train_step"; }
+    std::string summary() const override {
+        return "training steps of a small transformer: ddp/zero1/fsdp x ring/allgather context "
+               "parallelism, checked against the single-rank run";
+    }
+    std::vector<option_spec> options() const override { return train_options(); }
+
+    std::vector<case_plan> plan(const param_lists& lists,
+                                const launch_info& launch) const override {
+        std::vector<case_plan> cases;
+        for (params& p : expand_product(lists, train_sweep_names())) {
+            const train_problem pr = read_train_problem(p, launch.world_size);
+            case_plan c;
+            c.job = name();
+            c.variant = pr.dp_set.variant +
+                        (pr.dp_set.variant == "fsdp" && pr.dp_set.prefetch ? "+prefetch" : "");
+            if (pr.cp > 1)
+                c.variant += "/cp-" + pr.cp_variant;
+            p.set("dp", std::to_string(pr.dp)); // the resolved grid goes into the file
+            c.values = p;
+            // Validation reruns the whole global batch on one rank: on by default when that
+            // costs at most ~10 GFLOP (a few seconds).
+            c.validate_by_default = pr.reference_flops() <= 1e10;
+            c.bytes_per_rank = pr.bytes_per_rank(c.validate_by_default);
+            cases.push_back(std::move(c));
+        }
+        return cases;
+    }
+
+    std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
+        return std::make_unique<train_case>(read_train_problem(plan.values, ctx.world.size()), ctx);
+    }
+
+    std::vector<table_column> columns() const override {
+        return {{"variant", 22}, {"dpxcp", 6}, {"tokens", 7}, {"params", 8},
+                {"tok/s", 9},    {"GF/s", 8},  {"loss", 7},   {"max_err", 9}};
+    }
+
+    std::vector<std::string> row(const case_summary& s) const override {
+        const double t = s.median_time_s;
+        const double tokens = attr_number(s.attrs, "tokens_per_iter");
+        return {
+            s.plan->variant,
+            fmt::format("{}x{}", s.plan->values.text("dp"), s.plan->values.text("cp")),
+            format_size(static_cast<std::uint64_t>(tokens)),
+            fmt::format("{:.2f}M", attr_number(s.attrs, "parameters") / 1e6),
+            t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",
+            t > 0 ? fmt::format("{:.2f}", attr_number(s.attrs, "flops_per_iter") / t / 1e9) : "-",
+            s.attrs.count("final_loss") ? fmt::format("{:.3f}", attr_number(s.attrs, "final_loss"))
+                                        : "-",
+            s.check.checked ? fmt::format("{:.1e}", s.check.max_abs_err) : "-"};
+    }
+};
+
+} // namespace
+
+std::unique_ptr<job> make_train_step_job() {
+    return std::make_unique<train_step_job>();
+}
+
+} // namespace ringscale::jobs

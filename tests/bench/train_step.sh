@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Training-step evidence: dense-layer GFLOP/s against bare OpenBLAS sgemm (bench_dense, same
+# machine, same run), then the default model (4 layers, hidden 512, 8 heads, vocab 1024,
+# seq 512, 4096 tokens per step) at np=1 and np=2 for ddp, zero1 and fsdp, strong scaling:
+# step time (median over timed steps of the slowest rank), efficiency T1/(2*T2), the
+# exposed-communication share (comm_wait / step time) and each variant's memory per rank.
+#   tests/bench/train_step.sh [BUILD_DIR]      (default: build; configured with CUDA off)
+# ITERS (3) and WARMUP (1) set the timed and warm-up steps per case. On a 2-core machine a
+# step takes seconds: the figures are noisy, the whole script a few minutes.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${1:-$root/build}"
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$root" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF
+fi
+cmake --build "$build" -j2 --target ringscale bench_dense
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS
+
+echo "== dense layers: linear fwd/bwd vs cblas_sgemm (4096 tokens, hidden 512, 2 threads)"
+"$build/tests/bench_dense" --tokens 4096 --hidden 512 --threads 2 --reps 5
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+for np in 1 2; do
+    echo "== train_step default model, np=$np (ddp, zero1, fsdp; strong scaling)"
+    mpirun -q --oversubscribe --bind-to none -np "$np" "$build/src/ringscale" --job train_step \
+        --dp-variant ddp,zero1,fsdp --scaling strong -n "${ITERS:-3}" -w "${WARMUP:-1}" \
+        --validate off -o "$out/np$np.h5" | grep -v '^\[case'
+done
+
+/usr/bin/python3 - "$out" <<'PY'
+import sys, h5py, numpy as np
+
+def cases(path):
+    out = {}
+    with h5py.File(path) as f:
+        for c in f["cases"].values():
+            timed = c["is_warmup"][:] == 0
+            t = c["time_s"][:][timed].max(axis=1)          # slowest rank per step
+            w = c["comm_wait_s"][:][timed].max(axis=1)
+            mem = {k: c[k][0] / 2**20 for k in
+                   ("param_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes",
+                    "comm_buffer_bytes")}
+            mem["peak"] = c["peak_host_bytes"][0] / 2**20
+            out[c.attrs["variant"]] = dict(t=np.median(t), w=np.median(w / t),
+                                           tok=c.attrs["tokens_per_iter"],
+                                           flops=c.attrs["flops_per_iter"], mem=mem)
+    return out
+
+one, two = cases(sys.argv[1] + "/np1.h5"), cases(sys.argv[1] + "/np2.h5")
+print("\n== step time, strong scaling (median of the slowest rank; flops: 6*N*tokens + attention)")
+print(f"{'variant':8} {'T1 (s)':>8} {'T2 (s)':>8} {'eff T1/(2T2)':>13} {'exposed comm np2':>17}"
+      f" {'tok/s np1':>10} {'tok/s np2':>10} {'GF/s np1':>9}")
+for v in ("ddp", "zero1", "fsdp"):
+    a, b = one[v], two[v]
+    print(f"{v:8} {a['t']:8.2f} {b['t']:8.2f} {a['t'] / (2 * b['t']):13.2f} {100 * b['w']:16.1f}%"
+          f" {a['tok'] / a['t']:10.0f} {b['tok'] / b['t']:10.0f} {a['flops'] / a['t'] / 1e9:9.1f}")
+print("\n== memory per rank, np=2 (MiB; peak = tracked host allocations)")
+print(f"{'variant':8} {'params':>8} {'grads':>8} {'optim':>8} {'activ':>8} {'commbuf':>8} {'peak':>8}")
+for v in ("ddp", "zero1", "fsdp"):
+    m = two[v]["mem"]
+    print(f"{v:8} {m['param_bytes']:8.1f} {m['grad_bytes']:8.1f} {m['optimizer_bytes']:8.1f}"
+          f" {m['activation_bytes']:8.1f} {m['comm_buffer_bytes']:8.1f} {m['peak']:8.1f}")
+PY
