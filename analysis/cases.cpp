@@ -1,0 +1,201 @@
+#include "cases.hpp"
+
+#include "bootstrap.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+namespace ringscale::analysis {
+
+namespace {
+
+std::optional<double> as_number(const std::string& s) {
+    if (s.empty())
+        return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size())
+        return std::nullopt;
+    return v;
+}
+
+std::string join_params(const param_list& params) {
+    std::string out;
+    for (const auto& [k, v] : params)
+        out += fmt::format(" {}={}", k, v);
+    return out;
+}
+
+bool params_less(const param_list& a, const param_list& b) {
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+        if (a[i].first != b[i].first)
+            return a[i].first < b[i].first;
+        if (a[i].second != b[i].second)
+            return text_less(a[i].second, b[i].second);
+    }
+    return a.size() < b.size();
+}
+
+/// Weak scaling: may `c` join the family whose first member is `ref`? Every parameter must
+/// be equal or (integers) proportional to P.
+bool weak_match(const pooled_case& ref, const pooled_case& c, std::set<std::string>& scaled) {
+    if (ref.params.size() != c.params.size())
+        return false;
+    for (std::size_t i = 0; i < c.params.size(); ++i) {
+        const auto& [name, value] = c.params[i];
+        if (ref.params[i].first != name)
+            return false;
+        if (ref.params[i].second == value)
+            continue;
+        const auto a = as_number(ref.params[i].second);
+        const auto b = as_number(value);
+        if (!a || !b || *a * c.world_size != *b * ref.world_size)
+            return false;
+        scaled.insert(name);
+    }
+    return true;
+}
+
+} // namespace
+
+bool text_less(const std::string& a, const std::string& b) {
+    const auto x = as_number(a);
+    const auto y = as_number(b);
+    if (x && y)
+        return *x < *y;
+    return a < b;
+}
+
+bool is_run_specific(const std::string& name) {
+    static const std::set<std::string> names = {
+        "status",          "error",      "validated",      "max_abs_err",         "tolerance",
+        "warmup",          "iterations", "flops_per_iter", "comm_bytes_per_iter", "busbw_factor",
+        "tokens_per_iter", "job",        "variant",        "world_size"};
+    return names.count(name) > 0;
+}
+
+param_list case_params(const case_data& c) {
+    param_list out;
+    for (const auto& [name, value] : c.attrs)
+        if (!is_run_specific(name))
+            out.emplace_back(name, value.text);
+    return out; // std::map iteration is already sorted by name
+}
+
+std::string case_key(const case_data& c) {
+    std::string key = fmt::format("{}|{}|P={}", c.job, c.variant, c.world_size);
+    for (const auto& [k, v] : case_params(c))
+        key += fmt::format("|{}={}", k, v);
+    return key;
+}
+
+std::string case_label(const case_data& c, bool with_p) {
+    std::string s = fmt::format("{}/{}{}", c.job, c.variant, join_params(case_params(c)));
+    return with_p ? s + fmt::format(" P={}", c.world_size) : s;
+}
+
+std::vector<double> pooled_case::steps() const {
+    std::vector<double> out;
+    for (const case_data* c : launches)
+        out.insert(out.end(), c->step_s.begin(), c->step_s.end());
+    return out;
+}
+
+std::vector<double> pooled_case::launch_medians() const {
+    std::vector<double> out;
+    for (const case_data* c : launches) {
+        std::vector<double> s = c->step_s;
+        out.push_back(median_inplace(s));
+    }
+    return out;
+}
+
+bool pooled_case::incomplete() const {
+    auto inc = [](const case_data* c) { return !c->file->complete; };
+    return std::any_of(launches.begin(), launches.end(), inc) ||
+           std::any_of(not_ok.begin(), not_ok.end(), inc);
+}
+
+std::string pooled_case::label() const {
+    return fmt::format("{}/{}{}", job, variant, join_params(params));
+}
+
+std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases) {
+    std::map<std::string, pooled_case> by_key;
+    for (const case_data& c : cases) {
+        const std::string key = case_key(c);
+        auto [it, inserted] = by_key.try_emplace(key);
+        pooled_case& p = it->second;
+        if (inserted) {
+            p.key = key;
+            p.job = c.job;
+            p.variant = c.variant;
+            p.world_size = c.world_size;
+            p.scaling = c.text("scaling", "strong");
+            p.params = case_params(c);
+        }
+        if (c.ok() && !c.step_s.empty())
+            p.launches.push_back(&c);
+        else
+            p.not_ok.push_back(&c);
+    }
+    std::vector<pooled_case> out;
+    for (auto& [k, p] : by_key)
+        out.push_back(std::move(p));
+    std::sort(out.begin(), out.end(), [](const pooled_case& a, const pooled_case& b) {
+        if (a.job != b.job)
+            return a.job < b.job;
+        if (a.variant != b.variant)
+            return a.variant < b.variant;
+        if (a.params != b.params)
+            return params_less(a.params, b.params);
+        return a.world_size < b.world_size;
+    });
+    return out;
+}
+
+std::vector<family> find_families(const std::vector<pooled_case>& pooled) {
+    std::vector<const pooled_case*> todo;
+    for (const auto& p : pooled)
+        if (!p.launches.empty())
+            todo.push_back(&p);
+    std::stable_sort(todo.begin(), todo.end(), [](const pooled_case* a, const pooled_case* b) {
+        return a->world_size < b->world_size;
+    });
+    std::vector<family> out;
+    std::vector<std::set<std::string>> scaled_sets;
+    for (const pooled_case* c : todo) {
+        bool placed = false;
+        for (std::size_t f = 0; f < out.size() && !placed; ++f) {
+            family& fam = out[f];
+            const pooled_case& ref = *fam.members.front();
+            if (ref.job != c->job || ref.variant != c->variant || ref.scaling != c->scaling ||
+                fam.members.back()->world_size == c->world_size)
+                continue;
+            std::set<std::string> scaled = scaled_sets[f];
+            const bool match =
+                c->scaling == "weak" ? weak_match(ref, *c, scaled) : ref.params == c->params;
+            if (match) {
+                fam.members.push_back(c);
+                scaled_sets[f] = scaled;
+                placed = true;
+            }
+        }
+        if (!placed) {
+            out.push_back(family{c->label(), c->scaling, {}, {c}});
+            scaled_sets.emplace_back();
+        }
+    }
+    for (std::size_t f = 0; f < out.size(); ++f) {
+        out[f].scaled_params.assign(scaled_sets[f].begin(), scaled_sets[f].end());
+        if (!out[f].scaled_params.empty())
+            out[f].label +=
+                fmt::format(" (weak; {} grow with P)", fmt::join(out[f].scaled_params, ","));
+    }
+    return out;
+}
+
+} // namespace ringscale::analysis

@@ -1,0 +1,68 @@
+// Case identity: which attributes make two cases "the same case" (pooled across launches,
+// matched in comparisons) and which cases form a scaling family (differing only in P).
+#pragma once
+
+#include "results.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ringscale::analysis {
+
+using param_list = std::vector<std::pair<std::string, std::string>>;
+
+/// Attributes that describe one run rather than the case (status, error, validation,
+/// iteration counts, derived throughput constants): never part of a case key.
+bool is_run_specific(const std::string& name);
+
+/// The case's parameters: every attribute except job, variant, world_size and run-specific
+/// ones, sorted by name.
+param_list case_params(const case_data& c);
+
+/// Canonical key "job|variant|P=4|a=1|b=x": equal keys are the same case.
+std::string case_key(const case_data& c);
+
+/// "job/variant a=1 b=x" with " P=4" appended when `with_p`.
+std::string case_label(const case_data& c, bool with_p);
+
+/// All launches of one case, pooled as repetitions.
+struct pooled_case {
+    std::string key;
+    std::string job;
+    std::string variant;
+    int world_size = 0;
+    std::string scaling; ///< strong | weak (strong when unrecorded)
+    param_list params;
+    std::vector<const case_data*> launches; ///< status ok, with timings
+    std::vector<const case_data*> not_ok;   ///< failed or skipped
+
+    /// Measured iteration times of all launches, concatenated (launch order).
+    std::vector<double> steps() const;
+    /// Median iteration time of each launch.
+    std::vector<double> launch_medians() const;
+    /// True when any launch comes from an interrupted (incomplete) file.
+    bool incomplete() const;
+    /// "job/variant a=1 b=x" (no P).
+    std::string label() const;
+};
+
+/// Pool cases by key, sorted by job, variant, parameters (numbers numerically), then P.
+/// The result refers into `cases`, which must outlive it.
+std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases);
+
+/// Cases differing only in P (strong), or in P and parameters proportional to P (weak).
+struct family {
+    std::string label;
+    std::string scaling;
+    std::vector<std::string> scaled_params;  ///< weak scaling: parameters that grow with P
+    std::vector<const pooled_case*> members; ///< ascending P, one per P, status ok
+};
+
+/// Scaling families among the pooled cases that have ok launches.
+std::vector<family> find_families(const std::vector<pooled_case>& pooled);
+
+/// Numeric-aware ordering of two attribute texts (numbers compare by value).
+bool text_less(const std::string& a, const std::string& b);
+
+} // namespace ringscale::analysis

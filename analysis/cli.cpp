@@ -1,0 +1,188 @@
+#include "cli.hpp"
+
+#include "src/error.hpp"
+#include "src/parse.hpp"
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <set>
+#include <sstream>
+
+namespace ringscale::analysis {
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char* usage_line(const std::string& cmd) {
+    if (cmd == "compare")
+        return "ringscale-stats compare [options] BASE NEW";
+    if (cmd == "report")
+        return "ringscale-stats report [options] DIR INPUT...";
+    return nullptr;
+}
+
+const char* purpose(const std::string& cmd) {
+    if (cmd == "summary")
+        return "One row per case: median step time with its 95% CI, percentiles, outliers, "
+               "imbalance, communication share and throughput.";
+    if (cmd == "scaling")
+        return "Speedup, efficiency (bootstrap CIs) and Karp-Flatt serial fraction per family "
+               "of cases differing only in P, against a base case.";
+    if (cmd == "model")
+        return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
+               "selection); --predict extrapolates with a bootstrap band.";
+    if (cmd == "compare")
+        return "Match cases between BASE and NEW; change in %, Mann-Whitney U test (Holm), "
+               "Cliff's delta. Exit 0: no regression, 1: regression, 2: error.";
+    if (cmd == "export")
+        return "Long-format CSV (case x iteration x rank) and JSON summaries.";
+    if (cmd == "report")
+        return "Write DIR/report.md and PNG plots (gnuplot).";
+    return nullptr;
+}
+
+void add_common(po::options_description& d, cli_options& o, std::string& format) {
+    d.add_options()("help,h", "show this help")("strict", po::bool_switch(&o.strict),
+                                                "fail (exit 2) on any unreadable file or case")(
+        "remove-outliers", po::bool_switch(&o.remove_outliers),
+        "drop Tukey outliers (1.5 IQR) before the statistics (the count is shown either way)")(
+        "peak-gflops", po::value<double>(), "peak GFLOP/s per rank for the sanity gate")(
+        "link-gbs", po::value<double>(), "link rate in GB/s per rank for the sanity gate")(
+        "confidence", po::value<double>(&o.level)->default_value(0.95, "0.95"), "confidence level");
+    (void)format;
+}
+
+void add_specific(const std::string& cmd, po::options_description& d, cli_options& o,
+                  std::string& format, std::string& predict, std::string& threshold) {
+    if (cmd != "export" && cmd != "report")
+        d.add_options()("format", po::value<std::string>(&format)->default_value("text"),
+                        "output: text, md, csv or json");
+    if (cmd == "scaling" || cmd == "model" || cmd == "report")
+        d.add_options()("bootstrap", po::value<std::size_t>(&o.bootstrap)->default_value(2000),
+                        "bootstrap replicates")(
+            "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
+    if (cmd == "scaling" || cmd == "report")
+        d.add_options()("base-p", po::value<int>(), "P of the base case (default: smallest P)");
+    if (cmd == "model")
+        d.add_options()("predict", po::value<std::string>(&predict),
+                        "comma list of P to predict, e.g. 8,64,1024");
+    if (cmd == "compare")
+        d.add_options()("threshold", po::value<std::string>(&threshold)->default_value("5%"),
+                        "slowdown that counts as a regression, in percent")(
+            "alpha", po::value<double>(&o.alpha)->default_value(0.05, "0.05"),
+            "significance level (Holm-adjusted across cases)")(
+            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(4),
+            "test launch medians instead of iterations when both sides have this many launches");
+    if (cmd == "export")
+        d.add_options()("csv", po::value<std::string>(&o.csv_path),
+                        "long-format CSV file ('-': stdout)")(
+            "json", po::value<std::string>(&o.json_path), "JSON summaries file ('-': stdout)");
+    if (cmd == "report")
+        d.add_options()("max-heatmaps", po::value<std::size_t>(&o.max_heatmaps)->default_value(6),
+                        "heatmaps for the most imbalanced cases");
+}
+
+void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
+            const std::string& predict, const std::string& threshold) {
+    if (vm.count("peak-gflops"))
+        o.limits.peak_gflops = vm["peak-gflops"].as<double>();
+    if (vm.count("link-gbs"))
+        o.limits.link_gbs = vm["link-gbs"].as<double>();
+    if (vm.count("base-p"))
+        o.base_p = vm["base-p"].as<int>();
+    RINGSCALE_REQUIRE(o.level > 0 && o.level < 1, "--confidence must be in (0, 1)");
+    if (!predict.empty())
+        for (const auto& item : split_list(predict, "--predict"))
+            o.predict.push_back(parse_double(item, "--predict"));
+    if (!threshold.empty()) {
+        std::string t = threshold;
+        if (t.back() == '%')
+            t.pop_back();
+        o.threshold = parse_double(t, "--threshold") / 100.0;
+    }
+    std::vector<std::string> pos = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
+                                                      : std::vector<std::string>{};
+    if (cmd == "compare") {
+        RINGSCALE_REQUIRE(pos.size() == 2, "compare needs exactly two inputs: BASE NEW");
+        o.base_input = pos[0];
+        o.new_input = pos[1];
+        return;
+    }
+    if (cmd == "report") {
+        RINGSCALE_REQUIRE(!pos.empty(), "report needs an output directory: report DIR INPUT...");
+        o.out_dir = pos.front();
+        pos.erase(pos.begin());
+    }
+    if (cmd == "export")
+        RINGSCALE_REQUIRE(!o.csv_path.empty() || !o.json_path.empty(),
+                          "export needs --csv FILE and/or --json FILE");
+    RINGSCALE_REQUIRE(!pos.empty(), fmt::format("{}: no input files given", cmd));
+    o.inputs = pos;
+}
+
+} // namespace
+
+std::string tool_help() {
+    std::string s = "ringscale-stats: offline statistics for ringscale/1 results files.\n\n"
+                    "usage: ringscale-stats COMMAND [options] INPUT...\n"
+                    "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
+                    "globs.\n\ncommands:\n";
+    for (const char* c : {"summary", "scaling", "model", "compare", "export", "report"})
+        s += fmt::format("  {:<8} {}\n", c, purpose(c));
+    s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
+         "1 regression (compare), 2 error.\n";
+    return s;
+}
+
+cli_options parse_cli(int argc, const char* const* argv) {
+    cli_options o;
+    if (argc < 2)
+        throw config_error("no command given (try --help)");
+    const std::string cmd = argv[1];
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        o.help_text = tool_help();
+        return o;
+    }
+    if (cmd == "--version") {
+        o.help_text = "ringscale-stats " RINGSCALE_VERSION "\n";
+        return o;
+    }
+    if (!purpose(cmd))
+        throw config_error(fmt::format("unknown command '{}' (try --help)", cmd));
+    o.command = cmd;
+    std::string format, predict, threshold;
+    po::options_description d(
+        fmt::format("{}\n{}\n\noptions",
+                    usage_line(cmd) ? usage_line(cmd)
+                                    : fmt::format("ringscale-stats {} [options] INPUT...", cmd),
+                    purpose(cmd)));
+    add_common(d, o, format);
+    add_specific(cmd, d, o, format, predict, threshold);
+    po::options_description hidden;
+    hidden.add_options()("inputs", po::value<std::vector<std::string>>());
+    po::options_description all;
+    all.add(d).add(hidden);
+    po::positional_options_description pos;
+    pos.add("inputs", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(pos).run(),
+                  vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw config_error(fmt::format("{}: {}", cmd, e.what()));
+    }
+    if (vm.count("help")) {
+        std::ostringstream os;
+        os << d;
+        o.help_text = os.str();
+        return o;
+    }
+    if (!format.empty())
+        o.format = parse_format(format);
+    finish(cmd, o, vm, predict, threshold);
+    return o;
+}
+
+} // namespace ringscale::analysis

@@ -1,0 +1,193 @@
+#include "commands.hpp"
+
+#include "bootstrap.hpp"
+#include "compare.hpp"
+#include "export.hpp"
+#include "reader.hpp"
+#include "report.hpp"
+#include "src/error.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+namespace ringscale::analysis {
+
+namespace {
+
+void note(const std::string& line) {
+    std::fprintf(stderr, "ringscale-stats: %s\n", line.c_str());
+}
+
+result_set load(const std::vector<std::string>& inputs, const cli_options& o) {
+    result_set rs = load_results(inputs, o.strict);
+    if (rs.cases.empty())
+        throw config_error(fmt::format("no results cases found in {}", fmt::join(inputs, " ")));
+    return rs;
+}
+
+summary_options summary_opts(const cli_options& o) {
+    return {o.remove_outliers, o.level, o.limits};
+}
+
+std::vector<scaling_result> all_scaling(const std::vector<family>& families, const cli_options& o) {
+    std::vector<scaling_result> out;
+    for (const family& f : families) {
+        if (f.members.size() < 2)
+            continue;
+        if (auto r = analyse_scaling(f, {o.base_p, o.bootstrap, o.seed, o.level}))
+            out.push_back(*r);
+        else
+            note(fmt::format("family {}: no case at base P={}", f.label, o.base_p.value_or(0)));
+    }
+    return out;
+}
+
+/// Several tables on one stream: one JSON object, or the tables one after another.
+void print_tables(std::ostream& out, output_format fmt,
+                  const std::vector<std::pair<std::string, table>>& tables) {
+    if (fmt == output_format::json) {
+        nlohmann::json j = nlohmann::json::object();
+        for (const auto& [name, t] : tables)
+            j[name] = to_json(t);
+        out << j.dump(2) << "\n";
+        return;
+    }
+    for (std::size_t i = 0; i < tables.size(); ++i)
+        out << (i ? "\n" : "") << render(tables[i].second, fmt);
+}
+
+/// Report withheld figures; with --strict an impossible figure is an error (exit 2).
+void warn_rejected(const std::vector<case_summary>& rows, bool strict) {
+    for (const auto& s : rows)
+        for (const auto& r : s.rejected) {
+            if (strict)
+                throw config_error(r);
+            note(r);
+        }
+}
+
+int cmd_compare(const cli_options& o, std::ostream& out) {
+    const result_set base = load({o.base_input}, o);
+    const result_set next = load({o.new_input}, o);
+    const auto pb = pool_cases(base.cases);
+    const auto pn = pool_cases(next.cases);
+    const comparison cmp = compare_sets(pb, pn, {o.threshold, o.alpha, o.min_launches});
+    print_tables(out, o.format, {{"comparisons", compare_table(cmp)}});
+    for (const auto* c : cmp.only_base)
+        note(fmt::format("only in BASE, not compared: {} P={}", c->label(), c->world_size));
+    for (const auto* c : cmp.only_new)
+        note(fmt::format("only in NEW, not compared: {} P={}", c->label(), c->world_size));
+    std::size_t regressions = 0;
+    for (const auto& c : cmp.matched)
+        regressions += c.result == verdict::regression;
+    note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
+                     cmp.matched.size(), regressions, 100 * o.threshold, o.alpha));
+    return regressions > 0 ? 1 : 0;
+}
+
+void write_to(const std::string& path, const std::function<void(std::ostream&)>& body) {
+    if (path == "-") {
+        body(std::cout);
+        return;
+    }
+    std::ofstream f(path);
+    if (!f)
+        throw error(error_kind::io, fmt::format("cannot write {}", path));
+    body(f);
+    if (!f)
+        throw error(error_kind::io, fmt::format("error writing {}", path));
+}
+
+int cmd_report(const cli_options& o, std::ostream& out) {
+    const result_set rs = load(o.inputs, o);
+    const auto pooled = pool_cases(rs.cases);
+    const auto rows = summarize_all(pooled, summary_opts(o));
+    warn_rejected(rows, o.strict);
+    const auto families = find_families(pooled);
+    const auto scaling = all_scaling(families, o);
+    report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
+    const auto models = fit_family_models(families, o, in.model_refusals);
+    in.models = &models;
+    in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
+                              o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
+    const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});
+    out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", o.out_dir, pngs.size(),
+                       fmt::join(pngs, " "));
+    return 0;
+}
+
+} // namespace
+
+std::vector<family_model> fit_family_models(const std::vector<family>& families,
+                                            const cli_options& o,
+                                            std::vector<std::string>& refusals) {
+    std::vector<family_model> out;
+    for (const family& f : families) {
+        if (f.members.size() < 3) {
+            refusals.push_back(fmt::format("{}: not modelled, {} distinct P (need at least 3)",
+                                           f.label, f.members.size()));
+            continue;
+        }
+        family_model m;
+        m.label = f.label;
+        std::vector<std::vector<double>> samples;
+        for (const pooled_case* c : f.members) {
+            samples.push_back(c->steps());
+            std::vector<double> s = samples.back();
+            m.p.push_back(c->world_size);
+            m.t.push_back(median_inplace(s));
+        }
+        m.fit = select_model(m.p, m.t);
+        if (!o.predict.empty())
+            m.predictions =
+                predict_with_band(m.p, samples, m.fit, o.predict, o.bootstrap, o.seed, o.level);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+int run_command(const cli_options& o, std::ostream& out) {
+    if (o.command == "compare")
+        return cmd_compare(o, out);
+    if (o.command == "report")
+        return cmd_report(o, out);
+    const result_set rs = load(o.inputs, o);
+    const auto pooled = pool_cases(rs.cases);
+    if (o.command == "summary" || o.command == "export") {
+        const auto rows = summarize_all(pooled, summary_opts(o));
+        warn_rejected(rows, o.strict);
+        if (o.command == "summary") {
+            print_tables(out, o.format, {{"cases", summary_table(rows)}});
+            return 0;
+        }
+        if (!o.csv_path.empty())
+            write_to(o.csv_path, [&](std::ostream& s) { write_long_csv(rs.cases, s); });
+        if (!o.json_path.empty())
+            write_to(o.json_path,
+                     [&](std::ostream& s) { s << summaries_json(rows).dump(2) << "\n"; });
+        return 0;
+    }
+    const auto families = find_families(pooled);
+    if (o.command == "scaling") {
+        const auto results = all_scaling(families, o);
+        if (results.empty())
+            throw config_error("no family of cases differing only in P has two or more P");
+        print_tables(out, o.format, {{"scaling", scaling_table(results)}});
+        return 0;
+    }
+    std::vector<std::string> refusals;
+    const auto models = fit_family_models(families, o, refusals);
+    for (const auto& r : refusals)
+        note(r);
+    if (models.empty())
+        throw config_error("no family has at least 3 distinct P: nothing to model");
+    std::vector<std::pair<std::string, table>> tables = {{"models", model_table(models)}};
+    if (!o.predict.empty())
+        tables.emplace_back("predictions", prediction_table(models));
+    print_tables(out, o.format, tables);
+    return 0;
+}
+
+} // namespace ringscale::analysis

@@ -1,0 +1,22 @@
+// ringscale-stats: parse -> analyse -> print. Exit 0 ok, 1 regression (compare), 2 error.
+#include "analysis/cli.hpp"
+#include "analysis/commands.hpp"
+#include "src/error.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv) {
+    try {
+        const auto options = ringscale::analysis::parse_cli(argc, argv);
+        if (!options.help_text.empty()) {
+            std::cout << options.help_text;
+            return 0;
+        }
+        return ringscale::analysis::run_command(options, std::cout);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ringscale-stats: %s\n", e.what());
+        return 2;
+    }
+}

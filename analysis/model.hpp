@@ -1,0 +1,64 @@
+// Empirical performance models in Extra-P's performance-model normal form (Calotoiu et al.,
+// SC13) restricted to one parameter p and one term: t(p) = c0 + c1 · p^e · log2(p)^k, with
+// e and k from a fixed hypothesis set. Each hypothesis is fitted by least squares (Eigen);
+// the one with the smallest leave-one-out cross-validated SMAPE is chosen.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis {
+
+/// One candidate term p^exponent · log2(p)^log_power (constant-only when `constant`).
+struct hypothesis {
+    double exponent = 0;
+    int log_power = 0;
+    bool constant = false;
+    std::string exponent_text; ///< "1/2", "-1", ... as printed in the formula
+};
+
+/// Extra-P's exponent set {0, 1/4, 1/3, ..., 3} x log powers {0, 1, 2}, plus the constant
+/// model and negative exponents {-1, -3/4, -2/3, -1/2, -1/3, -1/4} (log power 0 or 1) so
+/// strong-scaling times that fall with p can be expressed.
+std::vector<hypothesis> hypothesis_set();
+
+struct model_fit {
+    hypothesis h;
+    double c0 = 0;
+    double c1 = 0;
+    double smape = 0;    ///< symmetric mean absolute percentage error of the fit, %
+    double cv_smape = 0; ///< leave-one-out cross-validated SMAPE, %
+    double r2 = 0;       ///< coefficient of determination of the fit
+
+    double eval(double p) const;
+    /// "2.000e+00 + 5.000e-01 * p * log2(p)"
+    std::string formula() const;
+};
+
+/// Least-squares fit of one hypothesis to points (p, t); fills c0, c1, smape and r2.
+model_fit fit_hypothesis(const hypothesis& h, const std::vector<double>& p,
+                         const std::vector<double>& t);
+
+/// Leave-one-out cross-validated SMAPE (%) of a hypothesis.
+double loo_smape(const hypothesis& h, const std::vector<double>& p, const std::vector<double>& t);
+
+/// Fit every hypothesis and choose by LOO SMAPE (ties: the earlier, simpler hypothesis).
+/// Throws config_error when fewer than 3 distinct p are given.
+model_fit select_model(const std::vector<double>& p, const std::vector<double>& t);
+
+/// Prediction with a percentile band from refitting (model selection included) on
+/// bootstrap resamples of each p's raw iteration times.
+struct prediction {
+    double p;
+    double value;
+    double lo;
+    double hi;
+};
+std::vector<prediction> predict_with_band(const std::vector<double>& p,
+                                          const std::vector<std::vector<double>>& samples,
+                                          const model_fit& chosen, const std::vector<double>& at,
+                                          std::size_t replicates, std::uint64_t seed,
+                                          double level = 0.95);
+
+} // namespace ringscale::analysis

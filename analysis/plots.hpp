@@ -1,0 +1,44 @@
+// PNG plots drawn by gnuplot: each plot writes its data file(s) and a script next to the
+// PNG and runs `gnuplot script.gp`, so a reader can restyle and redraw any figure.
+#pragma once
+
+#include "results.hpp"
+#include "scaling.hpp"
+#include "summary.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis {
+
+/// True when a gnuplot executable is on PATH.
+bool have_gnuplot();
+
+/// "pngcairo" when this gnuplot has it, else "png".
+std::string png_terminal();
+
+/// Run gnuplot on `script` inside `dir` (paths in scripts are relative to it); throws
+/// ringscale::error (io) naming the script and its log when gnuplot fails.
+void run_gnuplot(const std::string& dir, const std::string& script);
+
+/// Median time and efficiency against P for one family, with CI bars, the ideal line and
+/// (strong scaling) Amdahl's bound for the Karp-Flatt serial fraction. Writes `stem`.png.
+void plot_scaling(const scaling_result& r, const std::string& dir, const std::string& stem);
+
+/// busbw against message size for collectives cases, one line per op/variant and P.
+/// Returns false (and draws nothing) when there are no collectives cases.
+bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
+                const std::string& stem);
+
+/// Stacked bars of the mean share of compute, exposed communication and the rest of the
+/// step time per case (x labels c1, c2, ... in `rows` order). False when no case has the
+/// compute_s/comm_wait_s datasets.
+bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& dir,
+                    const std::string& stem);
+
+/// Per-rank heatmap of time_s (and compute_s when recorded) over the measured iterations of
+/// one launch, in ms: stragglers show as bright rows, causal imbalance as a rank gradient.
+void plot_heatmap(const case_data& c, const std::string& title, const std::string& dir,
+                  const std::string& stem);
+
+} // namespace ringscale::analysis

@@ -1,0 +1,254 @@
+#include "reader.hpp"
+
+#include "src/error.hpp"
+#include "src/h5.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <glob.h>
+#include <set>
+
+namespace ringscale::analysis {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The detail of a wrapped HDF5 failure, without the source location and call text.
+std::string short_reason(const std::string& what) {
+    const auto pos = what.find("): ");
+    return pos == std::string::npos ? what : what.substr(pos + 3);
+}
+
+std::map<std::string, attr_value> read_attrs(const h5::object& obj) {
+    std::map<std::string, attr_value> out;
+    for (const std::string& name : obj.attr_names()) {
+        attr_value v;
+        switch (obj.attr_kind(name)) {
+        case h5::attr_type::string:
+            v.text = obj.attr_string(name);
+            break;
+        case h5::attr_type::integer: {
+            const std::int64_t i = obj.attr_int(name);
+            v.text = std::to_string(i);
+            v.number = static_cast<double>(i);
+            v.is_integer = true;
+            break;
+        }
+        case h5::attr_type::floating:
+            v.number = obj.attr_double(name);
+            v.text = fmt::format("{}", *v.number);
+            break;
+        default:
+            v.text = "?";
+        }
+        out.emplace(name, std::move(v));
+    }
+    return out;
+}
+
+/// Read a [rows, world] float64 dataset, or return empty when `optional` and absent.
+std::vector<double> read_matrix(const h5::group& g, const char* name, std::size_t rows,
+                                std::size_t world, bool optional) {
+    if (!g.exists(name)) {
+        if (optional)
+            return {};
+        throw error(error_kind::hdf5, fmt::format("dataset '{}' is missing", name));
+    }
+    std::vector<hsize_t> dims;
+    auto data = g.read<double>(name, &dims);
+    if (dims.size() != 2 || dims[0] != rows || dims[1] != world)
+        throw error(error_kind::hdf5, fmt::format("dataset '{}' has shape [{}], expected [{}, {}]",
+                                                  name, fmt::join(dims, ", "), rows, world));
+    return data;
+}
+
+void compute_steps(case_data& c) {
+    c.step_s.clear();
+    c.step_s.reserve(c.rows);
+    for (std::size_t r = 0; r < c.rows; ++r) {
+        if (r < c.is_warmup.size() && c.is_warmup[r])
+            continue;
+        const double* row = c.time_s.data() + r * c.world;
+        c.step_s.push_back(*std::max_element(row, row + c.world));
+    }
+}
+
+case_data read_case(const h5::group& cases, const std::string& name,
+                    const std::shared_ptr<const file_info>& info) {
+    case_data c;
+    c.file = info;
+    c.group = name;
+    const h5::group g = cases.open_group(name);
+    c.attrs = read_attrs(g);
+    c.job = c.text("job");
+    c.variant = c.text("variant");
+    c.status = c.text("status", "ok");
+    c.error = c.text("error");
+    if (c.job.empty())
+        throw error(error_kind::hdf5, "attribute 'job' is missing");
+    c.world_size = static_cast<int>(c.number("world_size").value_or(0));
+    if (!g.exists("time_s")) {
+        if (c.ok())
+            throw error(error_kind::hdf5, "dataset 'time_s' is missing");
+        return c; // a failed or skipped case may carry no timings
+    }
+    std::vector<hsize_t> dims;
+    c.time_s = g.read<double>("time_s", &dims);
+    if (dims.size() != 2)
+        throw error(error_kind::hdf5, "dataset 'time_s' is not 2-D [iterations, world]");
+    c.rows = dims[0];
+    c.world = dims[1];
+    if (c.world_size == 0)
+        c.world_size = static_cast<int>(c.world);
+    c.compute_s = read_matrix(g, "compute_s", c.rows, c.world, true);
+    c.comm_wait_s = read_matrix(g, "comm_wait_s", c.rows, c.world, true);
+    if (g.exists("is_warmup")) {
+        c.is_warmup = g.read<std::uint8_t>("is_warmup");
+        if (c.is_warmup.size() != c.rows)
+            throw error(error_kind::hdf5, "dataset 'is_warmup' length differs from time_s rows");
+    }
+    if (g.exists("loss"))
+        c.loss = g.read<double>("loss");
+    if (c.world > 0)
+        compute_steps(c);
+    return c;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_results_name(const std::string& name) {
+    return ends_with(name, ".h5") || ends_with(name, ".h5.part");
+}
+
+void add_path(const fs::path& p, std::set<std::string>& out) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+        for (const auto& entry : fs::recursive_directory_iterator(p, ec))
+            if (entry.is_regular_file(ec) && is_results_name(entry.path().filename().string()))
+                out.insert(entry.path().lexically_normal().string());
+        return;
+    }
+    out.insert(p.lexically_normal().string());
+}
+
+} // namespace
+
+std::vector<case_data> read_results_file(const std::string& path,
+                                         std::vector<std::string>* warnings) {
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+        throw error(error_kind::io, "no such file");
+    std::vector<case_data> out;
+    auto f = [&] {
+        try {
+            return h5::file::open_read(path);
+        } catch (const error&) {
+            throw error(error_kind::hdf5, "not a readable HDF5 file (corrupt or truncated?)");
+        }
+    }();
+    try {
+        const h5::group root = f.root();
+        if (!root.has_attr("schema"))
+            throw error(error_kind::hdf5, "not a ringscale results file (no 'schema' attribute)");
+        const std::string schema = root.attr_string("schema");
+        if (schema != schema_version)
+            throw error(error_kind::config,
+                        fmt::format("unknown schema version '{}' (this tool reads {})", schema,
+                                    schema_version));
+        auto info = std::make_shared<file_info>();
+        info->path = path;
+        const auto root_attrs = read_attrs(root);
+        auto get = [&](const char* k) {
+            auto it = root_attrs.find(k);
+            return it == root_attrs.end() ? std::string() : it->second.text;
+        };
+        info->complete = get("complete") != "0" && !ends_with(path, ".part");
+        info->git_commit = get("git_commit");
+        info->tool_version = get("tool_version");
+        info->created_utc = get("created_utc");
+        if (root.exists("meta"))
+            info->meta = read_attrs(root.open_group("meta"));
+        if (!root.exists("cases")) {
+            if (info->complete)
+                throw error(error_kind::hdf5, "no /cases group");
+            return out;
+        }
+        const h5::group cases = root.open_group("cases");
+        for (const std::string& name : cases.children()) {
+            try {
+                out.push_back(read_case(cases, name, info));
+            } catch (const error& e) {
+                if (warnings)
+                    warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
+                                                    name, short_reason(e.what())));
+            }
+        }
+    } catch (const error& e) {
+        if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
+            throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));
+        throw;
+    }
+    return out;
+}
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
+                                       std::vector<std::string>& problems) {
+    std::set<std::string> files;
+    for (const std::string& in : inputs) {
+        std::error_code ec;
+        if (fs::exists(in, ec)) {
+            add_path(in, files);
+            continue;
+        }
+        if (in.find_first_of("*?[") == std::string::npos) {
+            problems.push_back(fmt::format("skipping {}: no such file or directory", in));
+            continue;
+        }
+        glob_t g{};
+        if (::glob(in.c_str(), 0, nullptr, &g) == 0) {
+            for (std::size_t i = 0; i < g.gl_pathc; ++i)
+                add_path(g.gl_pathv[i], files);
+        } else {
+            problems.push_back(fmt::format("skipping {}: pattern matches no file", in));
+        }
+        ::globfree(&g);
+    }
+    return {files.begin(), files.end()};
+}
+
+result_set load_results(const std::vector<std::string>& inputs, bool strict) {
+    result_set rs;
+    auto report = [&](const std::string& problem) {
+        if (strict)
+            throw config_error(problem);
+        std::fprintf(stderr, "ringscale-stats: %s\n", problem.c_str());
+        rs.problems.push_back(problem);
+    };
+    std::vector<std::string> expand_problems;
+    const auto files = expand_inputs(inputs, expand_problems);
+    for (const auto& p : expand_problems)
+        report(p);
+    for (const std::string& path : files) {
+        std::vector<std::string> warnings;
+        try {
+            auto cases = read_results_file(path, &warnings);
+            rs.files.push_back(path);
+            for (auto& c : cases)
+                rs.cases.push_back(std::move(c));
+        } catch (const error& e) {
+            report(fmt::format("skipping {}: {}", path, e.what()));
+            continue;
+        }
+        for (const auto& w : warnings)
+            report(w);
+    }
+    return rs;
+}
+
+} // namespace ringscale::analysis

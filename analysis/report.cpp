@@ -1,0 +1,143 @@
+#include "report.hpp"
+
+#include "plots.hpp"
+#include "src/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+
+namespace ringscale::analysis {
+
+namespace {
+
+const char* methodology =
+    "## Method\n\n"
+    "- An iteration's time is its slowest rank's `time_s`; warm-up iterations are excluded.\n"
+    "- Launches of the same case (same job, variant and parameters) are pooled as repetitions.\n"
+    "- Median with a distribution-free 95% CI from Binomial(n, 1/2) order-statistic ranks "
+    "(Le Boudec 2010; Hoefler & Belli, SC15); no CI for n < 6.\n"
+    "- Percentiles by linear interpolation (Hyndman-Fan type 7, as numpy); CV = sample sd / "
+    "mean. Outliers: Tukey fences at 1.5 IQR, counted, removed only with --remove-outliers.\n"
+    "- Imbalance = slowest / mean of per-rank median times; comm % = sum comm_wait_s / sum "
+    "time_s.\n"
+    "- Throughput at the median time: GFLOP/s per rank = flops_per_iter / time / P "
+    "(attention FLOPs: forward 4·B·S²·H·D, halved for causal; backward 2.5x forward); "
+    "algbw = bytes / time, busbw = algbw x busbw_factor (nccl-tests convention). Figures above "
+    "a device's peak or a stated link rate are withheld (sanity gate).\n"
+    "- Scaling: strong E = T0·p0 / (p·Tp), weak E = T0 / Tp against the stated base P0; "
+    "percentile-bootstrap CIs (resampling launches where both cases have several, else "
+    "iterations); Karp-Flatt e = (1/S - 1/p) / (1 - 1/p) with p relative to P0. Amdahl bound "
+    "drawn with s = median Karp-Flatt value.\n"
+    "- Models: t(p) = c0 + c1·p^e·log2(p)^k (Extra-P normal form, one term), least squares, "
+    "chosen by leave-one-out cross-validated SMAPE; at least 3 distinct P.\n\n";
+
+void scaling_plots(const report_inputs& in, const report_options& opt, std::string& md,
+                   std::vector<std::string>& pngs) {
+    std::size_t i = 0;
+    for (const scaling_result& r : *in.scaling) {
+        if (i == opt.max_scaling_plots) {
+            md += fmt::format("\n({} more families not plotted.)\n", in.scaling->size() - i);
+            break;
+        }
+        const std::string stem = fmt::format("scaling_{:02}", ++i);
+        plot_scaling(r, opt.dir, stem);
+        pngs.push_back(stem + ".png");
+        md += fmt::format("\n**{}** ({} scaling, base P={})\n\n![{}]({}.png)\n", r.label, r.scaling,
+                          r.base_p, stem, stem);
+    }
+}
+
+void heatmaps(const report_inputs& in, const report_options& opt, std::string& md,
+              std::vector<std::string>& pngs) {
+    std::vector<const case_summary*> order;
+    for (const case_summary& s : *in.rows)
+        if (!s.source->launches.empty() && s.source->world_size > 1 && std::isfinite(s.imbalance))
+            order.push_back(&s);
+    std::stable_sort(order.begin(), order.end(), [](const case_summary* a, const case_summary* b) {
+        return a->imbalance > b->imbalance;
+    });
+    if (order.size() > opt.max_heatmaps)
+        order.resize(opt.max_heatmaps);
+    md += "\n## Per-rank heatmaps\n\nCases with the largest imbalance (slowest / mean of per-rank "
+          "medians), first launch of each. A bright row is a straggling rank; a gradient across "
+          "ranks in compute_s is structural (e.g. causal) imbalance.\n";
+    std::size_t i = 0;
+    for (const case_summary* s : order) {
+        const std::string stem = fmt::format("heatmap_{:02}", ++i);
+        const std::string title = fmt::format("{} P={} (imbalance {:.3f})", s->source->label(),
+                                              s->source->world_size, s->imbalance);
+        plot_heatmap(*s->source->launches.front(), title, opt.dir, stem);
+        pngs.push_back(stem + ".png");
+        md += fmt::format("\n{}\n\n![{}]({}.png)\n", title, stem, stem);
+    }
+}
+
+std::string inputs_section(const report_inputs& in) {
+    std::string md =
+        fmt::format("## Inputs\n\n{} file(s) read, {} case record(s). Settings: {}\n\n",
+                    in.results->files.size(), in.results->cases.size(), in.settings);
+    std::set<std::string> incomplete;
+    for (const auto& c : in.results->cases)
+        if (!c.file->complete)
+            incomplete.insert(c.file->path);
+    for (const auto& f : incomplete)
+        md += fmt::format("- incomplete (interrupted launch): `{}`\n", f);
+    for (const auto& p : in.results->problems)
+        md += fmt::format("- problem: {}\n", p);
+    return md;
+}
+
+} // namespace
+
+std::vector<std::string> write_report(const report_inputs& in, const report_options& opt) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.dir, ec);
+    if (ec)
+        throw error(error_kind::io, fmt::format("cannot create {}: {}", opt.dir, ec.message()));
+    std::vector<std::string> pngs;
+    std::string md = "# ringscale scaling report\n\n" + inputs_section(in) + "\n" + methodology;
+    md += "## Summary\n\n" + render(summary_table(*in.rows), output_format::md);
+    std::string rejected;
+    for (const auto& s : *in.rows)
+        for (const auto& r : s.rejected)
+            rejected += "- " + r + "\n";
+    if (!rejected.empty())
+        md += "\n### Withheld figures (sanity gate)\n\n" + rejected;
+    const bool plots = have_gnuplot();
+    if (!plots)
+        md += "\n*gnuplot not found: plots were not drawn.*\n";
+    md += "\n## Scaling\n\n";
+    md += in.scaling->empty() ? std::string("No family with two or more P.\n")
+                              : render(scaling_table(*in.scaling), output_format::md);
+    if (plots)
+        scaling_plots(in, opt, md, pngs);
+    md += "\n## Models\n\n";
+    if (!in.models->empty())
+        md += render(model_table(*in.models), output_format::md);
+    for (const auto& r : in.model_refusals)
+        md += "- " + r + "\n";
+    if (plots && plot_busbw(*in.rows, opt.dir, "busbw")) {
+        pngs.push_back("busbw.png");
+        md += "\n## Bus bandwidth\n\n![busbw](busbw.png)\n";
+    }
+    if (plots && plot_breakdown(*in.rows, opt.dir, "breakdown")) {
+        pngs.push_back("breakdown.png");
+        md += "\n## Compute vs exposed communication\n\n![breakdown](breakdown.png)\n\n";
+        for (std::size_t i = 0; i < in.rows->size(); ++i)
+            md += fmt::format("- c{}: {} P={}\n", i + 1, (*in.rows)[i].source->label(),
+                              (*in.rows)[i].source->world_size);
+    }
+    if (plots)
+        heatmaps(in, opt, md, pngs);
+    std::ofstream f(opt.dir + "/report.md");
+    f << md;
+    if (!f)
+        throw error(error_kind::io, fmt::format("cannot write {}/report.md", opt.dir));
+    return pngs;
+}
+
+} // namespace ringscale::analysis

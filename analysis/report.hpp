@@ -1,0 +1,33 @@
+// `report DIR`: report.md with the summary, scaling and model tables, and PNG plots drawn by
+// gnuplot (scaling per family, busbw against message size, time breakdown, heatmaps).
+#pragma once
+
+#include "reader.hpp"
+#include "summary.hpp"
+#include "views.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis {
+
+struct report_inputs {
+    const result_set* results = nullptr;
+    const std::vector<case_summary>* rows = nullptr;
+    const std::vector<scaling_result>* scaling = nullptr;
+    const std::vector<family_model>* models = nullptr;
+    std::vector<std::string> model_refusals; ///< families that could not be modelled, and why
+    std::string settings;                    ///< one line: the options used
+};
+
+struct report_options {
+    std::string dir;
+    std::size_t max_heatmaps = 6;
+    std::size_t max_scaling_plots = 12;
+};
+
+/// Write DIR/report.md and DIR/*.png (creates DIR). Plots are skipped, with a note in the
+/// report, when gnuplot is not installed. Returns the PNG file names written.
+std::vector<std::string> write_report(const report_inputs& in, const report_options& opt);
+
+} // namespace ringscale::analysis

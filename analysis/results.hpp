@@ -1,0 +1,65 @@
+// In-memory form of ringscale/1 results: one `case_data` per /cases/<NNNN> group, holding
+// its attributes and its per-iteration, per-rank timings (warm-up rows kept and flagged).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis {
+
+/// The schema version this tool reads.
+inline constexpr const char* schema_version = "ringscale/1";
+
+/// One attribute value: text always, number when it was stored as an integer or float.
+struct attr_value {
+    std::string text;
+    std::optional<double> number;
+    bool is_integer = false;
+};
+
+/// What a results file says about the launch as a whole.
+struct file_info {
+    std::string path;
+    bool complete = true; ///< false for an interrupted launch (*.h5.part, complete = 0)
+    std::string git_commit;
+    std::string tool_version;
+    std::string created_utc;
+    std::map<std::string, attr_value> meta; ///< attributes of /meta
+};
+
+/// One case of one launch.
+struct case_data {
+    std::shared_ptr<const file_info> file;
+    std::string group; ///< "0000", "0001", ...
+    std::map<std::string, attr_value> attrs;
+    std::string job;
+    std::string variant;
+    std::string status; ///< ok | failed | skipped
+    std::string error;
+    int world_size = 0;
+    std::size_t rows = 0;                ///< iterations stored, warm-up included
+    std::size_t world = 0;               ///< columns of the timing arrays
+    std::vector<std::uint8_t> is_warmup; ///< [rows]
+    std::vector<double> time_s;          ///< [rows * world], row-major
+    std::vector<double> compute_s;       ///< [rows * world] or empty when not recorded
+    std::vector<double> comm_wait_s;     ///< [rows * world] or empty when not recorded
+    std::vector<double> loss;            ///< [rows], training jobs only
+    std::vector<double> step_s;          ///< measured iterations only: slowest rank's time_s
+
+    bool ok() const { return status == "ok"; }
+    /// Attribute as a number, or nullopt when absent or not numeric.
+    std::optional<double> number(const std::string& name) const;
+    /// Attribute as text, or `fallback` when absent.
+    std::string text(const std::string& name, const std::string& fallback = "") const;
+    /// Measured (non-warm-up) row indices.
+    std::vector<std::size_t> measured_rows() const;
+    /// Short human label "job/variant P=4 a=1 b=2" built from the case's key attributes.
+    std::string label() const;
+};
+
+} // namespace ringscale::analysis

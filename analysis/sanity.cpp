@@ -1,0 +1,90 @@
+#include "sanity.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+namespace {
+
+struct gpu_peak {
+    const char* name;                   ///< matched as a substring of the upper-cased device name
+    double fp64, fp32, fp16, bf16, fp8; ///< TFLOP/s, dense
+};
+
+// Dense tensor-core peaks of the fastest (SXM/OAM) form of each part, from vendor datasheets.
+constexpr gpu_peak gpu_table[] = {
+    {"B200", 40, 1100, 2250, 2250, 4500},
+    {"H200", 67, 494.7, 989.4, 989.4, 1978.9},
+    {"H100", 67, 494.7, 989.4, 989.4, 1978.9},
+    {"H800", 67, 494.7, 989.4, 989.4, 1978.9},
+    {"A100", 19.5, 156, 312, 312, 0},
+    {"A800", 19.5, 156, 312, 312, 0},
+    {"L40S", 1.4, 183, 362, 362, 733},
+    {"V100", 7.8, 15.7, 125, 0, 0},
+    {"MI300X", 163.4, 653.7, 1307.4, 1307.4, 2614.9},
+    {"MI250X", 95.7, 95.7, 383, 383, 0},
+};
+
+std::string upper(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    return s;
+}
+
+} // namespace
+
+std::string normalise_dtype(const std::string& dtype) {
+    const std::string d = upper(dtype);
+    if (d.find("BF16") != std::string::npos || d.find("BFLOAT16") != std::string::npos)
+        return "bf16";
+    if (d.find("64") != std::string::npos || d == "DOUBLE")
+        return "fp64";
+    if (d.find("16") != std::string::npos || d == "HALF")
+        return "fp16";
+    if (d.find("8") != std::string::npos)
+        return "fp8";
+    return "fp32";
+}
+
+std::optional<peak> known_peak(const std::string& device, const std::string& device_name,
+                               const std::string& dtype, int threads_per_rank) {
+    const std::string t = normalise_dtype(dtype);
+    if (device == "cpu") {
+        if (threads_per_rank <= 0 || (t != "fp32" && t != "fp64"))
+            return std::nullopt;
+        const double per_core = (t == "fp64" ? 32.0 : 64.0) * 6.0; // FLOP/cycle x GHz
+        return peak{
+            per_core * threads_per_rank,
+            fmt::format("CPU ceiling {:g} GFLOP/s/core x {} threads", per_core, threads_per_rank)};
+    }
+    const std::string name = upper(device_name);
+    for (const gpu_peak& g : gpu_table) {
+        if (name.find(g.name) == std::string::npos)
+            continue;
+        const double tf = t == "fp64"   ? g.fp64
+                          : t == "fp16" ? g.fp16
+                          : t == "bf16" ? g.bf16
+                          : t == "fp8"  ? g.fp8
+                                        : g.fp32;
+        if (tf <= 0)
+            return std::nullopt;
+        return peak{tf * 1000.0, fmt::format("{} {} peak {:g} TFLOP/s", g.name, t, tf)};
+    }
+    return std::nullopt;
+}
+
+std::optional<peak> case_peak(const case_data& c, const sanity_limits& limits) {
+    if (limits.peak_gflops)
+        return peak{*limits.peak_gflops, fmt::format("--peak-gflops {:g}", *limits.peak_gflops)};
+    auto meta = [&](const char* k) {
+        auto it = c.file->meta.find(k);
+        return it == c.file->meta.end() ? attr_value{} : it->second;
+    };
+    const std::string device = c.text("device", meta("device").text);
+    const int threads = static_cast<int>(meta("threads_per_rank").number.value_or(0));
+    return known_peak(device, meta("device_name").text, c.text("dtype", "fp32"), threads);
+}
+
+} // namespace ringscale::analysis

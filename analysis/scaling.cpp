@@ -1,0 +1,77 @@
+#include "scaling.hpp"
+
+#include "bootstrap.hpp"
+#include "descriptive.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ringscale::analysis {
+
+namespace {
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+}
+
+double karp_flatt(double speedup, double p) {
+    if (!(p > 1) || !(speedup > 0))
+        return nan;
+    return (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p);
+}
+
+std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_options& opt) {
+    if (fam.members.size() < 2)
+        return std::nullopt;
+    const int base_p = opt.base_p.value_or(fam.members.front()->world_size);
+    auto base_it = std::find_if(fam.members.begin(), fam.members.end(),
+                                [&](const pooled_case* c) { return c->world_size == base_p; });
+    if (base_it == fam.members.end())
+        return std::nullopt;
+    const pooled_case& base = **base_it;
+    const bool weak = fam.scaling == "weak";
+    scaling_result r{fam.label, fam.scaling, base_p, 0, nan, {}};
+    std::vector<double> base_steps = base.steps();
+    r.base_time = median_inplace(base_steps);
+    std::vector<double> kf;
+    for (std::size_t i = 0; i < fam.members.size(); ++i) {
+        const pooled_case& c = *fam.members[i];
+        scaling_point pt;
+        pt.source = &c;
+        pt.p = c.world_size;
+        std::vector<double> steps = c.steps();
+        std::sort(steps.begin(), steps.end());
+        const estimate t = median_ci_sorted(steps, opt.level);
+        pt.time = t.value;
+        pt.time_lo = t.lo;
+        pt.time_hi = t.hi;
+        const double rel_p = static_cast<double>(pt.p) / base_p;
+        auto eff = [&](double tb, double tp) { return weak ? tb / tp : tb / (rel_p * tp); };
+        auto spd = [&](double tb, double tp) { return weak ? rel_p * tb / tp : tb / tp; };
+        pt.speedup = spd(r.base_time, pt.time);
+        pt.efficiency = eff(r.base_time, pt.time);
+        const bool by_launch = base.launches.size() > 1 && c.launches.size() > 1;
+        pt.resampled = by_launch ? "launches" : "iterations";
+        if (&c == &base) {
+            pt.speedup_lo = pt.speedup_hi = pt.efficiency_lo = pt.efficiency_hi = 1.0;
+        } else {
+            const auto a = by_launch ? base.launch_medians() : base.steps();
+            const auto b = by_launch ? c.launch_medians() : steps;
+            const auto seed = opt.seed + i;
+            const interval s = bootstrap_two_sample(a, b, spd, opt.replicates, seed, opt.level);
+            const interval e = bootstrap_two_sample(a, b, eff, opt.replicates, seed, opt.level);
+            pt.speedup_lo = s.lo;
+            pt.speedup_hi = s.hi;
+            pt.efficiency_lo = e.lo;
+            pt.efficiency_hi = e.hi;
+        }
+        pt.karp_flatt = weak ? nan : karp_flatt(pt.speedup, rel_p);
+        if (std::isfinite(pt.karp_flatt))
+            kf.push_back(pt.karp_flatt);
+        r.points.push_back(pt);
+    }
+    if (!kf.empty())
+        r.serial_fraction = std::clamp(median_inplace(kf), 0.0, 1.0);
+    return r;
+}
+
+} // namespace ringscale::analysis

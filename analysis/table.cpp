@@ -1,0 +1,149 @@
+#include "table.hpp"
+
+#include "src/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+output_format parse_format(const std::string& name) {
+    if (name == "text")
+        return output_format::text;
+    if (name == "md")
+        return output_format::md;
+    if (name == "csv")
+        return output_format::csv;
+    if (name == "json")
+        return output_format::json;
+    throw config_error(fmt::format("--format: unknown format '{}' (text, md, csv or json)", name));
+}
+
+cell text_cell(const std::string& s) {
+    return {s, s};
+}
+
+cell number_cell(double v, const std::string& text) {
+    if (!std::isfinite(v))
+        return {"-", nullptr};
+    return {text, v};
+}
+
+cell int_cell(long long v) {
+    return {std::to_string(v), v};
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos)
+        return s;
+    std::string out = "\"";
+    for (char ch : s)
+        out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return out + "\"";
+}
+
+nlohmann::json to_json(const table& t) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : t.rows) {
+        nlohmann::json obj = nlohmann::json::object();
+        for (std::size_t i = 0; i < row.size() && i < t.keys.size(); ++i)
+            obj[t.keys[i]] = row[i].value;
+        rows.push_back(obj);
+    }
+    return rows;
+}
+
+namespace {
+
+bool numeric_column(const table& t, std::size_t col) {
+    for (const auto& row : t.rows)
+        if (col < row.size() && row[col].value.is_string())
+            return false;
+    return true;
+}
+
+std::string render_text(const table& full, bool markdown) {
+    table t; // the visible columns only
+    for (std::size_t i = 0; i < full.titles.size(); ++i)
+        if (!full.machine_only[i])
+            t.add_column(full.titles[i], full.keys[i]);
+    for (const auto& row : full.rows) {
+        t.rows.emplace_back();
+        for (std::size_t i = 0; i < row.size(); ++i)
+            if (!full.machine_only[i])
+                t.rows.back().push_back(row[i]);
+    }
+    const std::size_t ncol = t.titles.size();
+    std::vector<std::size_t> width(ncol);
+    for (std::size_t i = 0; i < ncol; ++i) {
+        width[i] = t.titles[i].size();
+        for (const auto& row : t.rows)
+            width[i] = std::max(width[i], row[i].text.size());
+    }
+    std::vector<bool> right(ncol);
+    for (std::size_t i = 0; i < ncol; ++i)
+        right[i] = numeric_column(t, i);
+    auto line = [&](auto get) {
+        std::string s = markdown ? "|" : "";
+        for (std::size_t i = 0; i < ncol; ++i) {
+            const std::string v = get(i);
+            const std::string pad(width[i] - std::min(width[i], v.size()), ' ');
+            s += (markdown ? " " : (i ? "  " : "")) + (right[i] ? pad + v : v + pad);
+            s += markdown ? " |" : "";
+        }
+        while (!markdown && !s.empty() && s.back() == ' ')
+            s.pop_back();
+        return s + "\n";
+    };
+    std::string out = line([&](std::size_t i) { return t.titles[i]; });
+    if (markdown) {
+        out += "|";
+        for (std::size_t i = 0; i < ncol; ++i)
+            out += right[i] ? std::string(width[i] + 1, '-') + ":|"
+                            : std::string(width[i] + 2, '-') + "|";
+        out += "\n";
+    } else {
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < ncol; ++i)
+            total += width[i] + (i ? 2 : 0);
+        out += std::string(total, '-') + "\n";
+    }
+    for (const auto& row : t.rows)
+        out += line([&](std::size_t i) { return row[i].text; });
+    return out;
+}
+
+std::string render_csv(const table& t) {
+    std::string out;
+    for (std::size_t i = 0; i < t.keys.size(); ++i)
+        out += (i ? "," : "") + csv_field(t.keys[i]);
+    out += "\n";
+    for (const auto& row : t.rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const auto& v = row[i].value;
+            std::string s = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+            out += (i ? "," : "") + csv_field(s);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+} // namespace
+
+std::string render(const table& t, output_format format) {
+    switch (format) {
+    case output_format::text:
+        return render_text(t, false);
+    case output_format::md:
+        return render_text(t, true);
+    case output_format::csv:
+        return render_csv(t);
+    case output_format::json:
+        return to_json(t).dump(2) + "\n";
+    }
+    return {};
+}
+
+} // namespace ringscale::analysis

@@ -1,0 +1,218 @@
+#include "views.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+namespace {
+
+cell time_cell(double s) {
+    return number_cell(s, format_time(s));
+}
+
+cell ratio_cell(double v, const char* spec = "{:.3f}") {
+    return number_cell(v, fmt::format(fmt::runtime(spec), v));
+}
+
+cell opt_cell(const std::optional<double>& v, double scale) {
+    if (!v)
+        return {"-", nullptr};
+    return number_cell(*v / scale, fmt::format("{:.4g}", *v / scale));
+}
+
+std::string status_text(const case_summary& s) {
+    std::string out = s.status;
+    if (!s.error.empty())
+        out += ": " + s.error;
+    if (s.not_ok > 0 && s.status == "ok")
+        out += fmt::format(" ({} launch(es) not ok)", s.not_ok);
+    if (s.incomplete)
+        out += " [incomplete file]";
+    if (!s.rejected.empty())
+        out += " [figure withheld]";
+    return out;
+}
+
+} // namespace
+
+std::string format_time(double s) {
+    if (!std::isfinite(s))
+        return "-";
+    const double a = std::abs(s);
+    if (a < 1e-3)
+        return fmt::format("{:.4g} us", s * 1e6);
+    if (a < 1.0)
+        return fmt::format("{:.4g} ms", s * 1e3);
+    return fmt::format("{:.4g} s", s);
+}
+
+std::string format_interval(double lo, double hi, bool as_time) {
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+        return "-";
+    if (as_time)
+        return fmt::format("[{}, {}]", format_time(lo), format_time(hi));
+    return fmt::format("[{:.3f}, {:.3f}]", lo, hi);
+}
+
+void drop_empty_columns(table& t) {
+    for (std::size_t c = t.keys.size(); c-- > 0;) {
+        bool empty = true;
+        for (const auto& row : t.rows)
+            empty = empty && row[c].value.is_null();
+        if (!empty || t.rows.empty())
+            continue;
+        t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
+        t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
+        t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
+        for (auto& row : t.rows)
+            row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    }
+}
+
+table summary_table(const std::vector<case_summary>& rows) {
+    table t;
+    const char* cols[][2] = {{"case", "case"},
+                             {"P", "world_size"},
+                             {"launches", "launches"},
+                             {"n", "iterations"},
+                             {"median", "median_s"},
+                             {"95% CI", "ci_lo_s"},
+                             {"", "ci_hi_s"},
+                             {"p10", "p10_s"},
+                             {"p90", "p90_s"},
+                             {"p99", "p99_s"},
+                             {"min", "min_s"},
+                             {"mean", "mean_s"},
+                             {"CV", "cv"},
+                             {"outliers", "outliers"},
+                             {"imbalance", "imbalance"},
+                             {"comm %", "comm_share"},
+                             {"GFLOP/s/rank", "gflops_per_rank"},
+                             {"tokens/s", "tokens_per_s"},
+                             {"algbw GB/s", "algbw_gbs"},
+                             {"busbw GB/s", "busbw_gbs"},
+                             {"status", "status"}};
+    for (const auto& c : cols)
+        t.add_column(c[0], c[1], c[0][0] == '\0');
+    for (const case_summary& s : rows) {
+        const pooled_case& p = *s.source;
+        std::string outl = std::to_string(s.outliers) + (s.outliers_removed ? " removed" : "");
+        t.rows.push_back({text_cell(p.label()),
+                          int_cell(p.world_size),
+                          int_cell(s.launches),
+                          int_cell(static_cast<long long>(s.n)),
+                          time_cell(s.median.value),
+                          number_cell(s.median.lo, format_interval(s.median.lo, s.median.hi, true)),
+                          number_cell(s.median.hi, ""),
+                          time_cell(s.p10),
+                          time_cell(s.p90),
+                          time_cell(s.p99),
+                          time_cell(s.min),
+                          time_cell(s.mean),
+                          ratio_cell(s.cv),
+                          {outl, static_cast<long long>(s.outliers)},
+                          ratio_cell(s.imbalance),
+                          number_cell(s.comm_share, fmt::format("{:.1f}", 100 * s.comm_share)),
+                          opt_cell(s.flops_per_rank, 1e9),
+                          opt_cell(s.tokens_per_s, 1),
+                          opt_cell(s.algbw, 1e9),
+                          opt_cell(s.busbw, 1e9),
+                          text_cell(status_text(s))});
+    }
+    drop_empty_columns(t);
+    return t;
+}
+
+table scaling_table(const std::vector<scaling_result>& results) {
+    table t;
+    const char* cols[][2] = {
+        {"family", "family"},  {"scaling", "scaling"},       {"base P", "base_p"},
+        {"P", "world_size"},   {"median", "median_s"},       {"95% CI", "ci_lo_s"},
+        {"", "ci_hi_s"},       {"speedup", "speedup"},       {"95% CI", "speedup_lo"},
+        {"", "speedup_hi"},    {"efficiency", "efficiency"}, {"95% CI", "efficiency_lo"},
+        {"", "efficiency_hi"}, {"Karp-Flatt", "karp_flatt"}, {"CI over", "resampled"}};
+    for (const auto& c : cols)
+        t.add_column(c[0], c[1], c[0][0] == '\0');
+    for (const scaling_result& r : results)
+        for (const scaling_point& p : r.points)
+            t.rows.push_back(
+                {text_cell(r.label), text_cell(r.scaling), int_cell(r.base_p), int_cell(p.p),
+                 time_cell(p.time),
+                 number_cell(p.time_lo, format_interval(p.time_lo, p.time_hi, true)),
+                 number_cell(p.time_hi, ""), ratio_cell(p.speedup),
+                 number_cell(p.speedup_lo, format_interval(p.speedup_lo, p.speedup_hi, false)),
+                 number_cell(p.speedup_hi, ""), ratio_cell(p.efficiency),
+                 number_cell(p.efficiency_lo,
+                             format_interval(p.efficiency_lo, p.efficiency_hi, false)),
+                 number_cell(p.efficiency_hi, ""), ratio_cell(p.karp_flatt, "{:.4f}"),
+                 text_cell(p.resampled)});
+    return t;
+}
+
+table model_table(const std::vector<family_model>& models) {
+    table t;
+    t.add_column("family", "family");
+    t.add_column("points", "points");
+    t.add_column("model t(p) [s]", "formula");
+    t.add_column("SMAPE %", "smape");
+    t.add_column("LOO-CV SMAPE %", "cv_smape");
+    t.add_column("R^2", "r2");
+    for (const auto& m : models)
+        t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(m.p.size())),
+                          text_cell(m.fit.formula()), ratio_cell(m.fit.smape, "{:.2f}"),
+                          ratio_cell(m.fit.cv_smape, "{:.2f}"), ratio_cell(m.fit.r2, "{:.4f}")});
+    return t;
+}
+
+table prediction_table(const std::vector<family_model>& models) {
+    table t;
+    t.add_column("family", "family");
+    t.add_column("P", "world_size");
+    t.add_column("predicted", "predicted_s");
+    t.add_column("95% band", "band_lo_s");
+    t.add_column("", "band_hi_s", true);
+    t.add_column("extrapolated", "extrapolated");
+    for (const auto& m : models)
+        for (const auto& pr : m.predictions) {
+            const double pmax = *std::max_element(m.p.begin(), m.p.end());
+            t.rows.push_back(
+                {text_cell(m.label), int_cell(static_cast<long long>(pr.p)), time_cell(pr.value),
+                 number_cell(pr.lo, format_interval(pr.lo, pr.hi, true)), number_cell(pr.hi, ""),
+                 text_cell(pr.p > pmax ? fmt::format("yes ({:g}x beyond data)", pr.p / pmax)
+                                       : "no")});
+        }
+    return t;
+}
+
+table compare_table(const comparison& cmp) {
+    table t;
+    const char* cols[][2] = {{"case", "case"},
+                             {"P", "world_size"},
+                             {"base median", "base_median_s"},
+                             {"new median", "new_median_s"},
+                             {"change %", "change_pct"},
+                             {"unit", "unit"},
+                             {"n base", "n_base"},
+                             {"n new", "n_new"},
+                             {"p (MWU)", "p_value"},
+                             {"p Holm", "p_holm"},
+                             {"Cliff's d", "cliffs_delta"},
+                             {"effect", "effect"},
+                             {"verdict", "verdict"}};
+    for (const auto& c : cols)
+        t.add_column(c[0], c[1]);
+    for (const case_comparison& c : cmp.matched)
+        t.rows.push_back(
+            {text_cell(c.base->label()), int_cell(c.base->world_size), time_cell(c.base_median),
+             time_cell(c.new_median),
+             number_cell(100 * c.change, fmt::format("{:+.2f}", 100 * c.change)), text_cell(c.unit),
+             int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
+             number_cell(c.test.p_value, fmt::format("{:.3g}", c.test.p_value)),
+             number_cell(c.p_adjusted, fmt::format("{:.3g}", c.p_adjusted)),
+             ratio_cell(c.test.cliffs_delta), text_cell(cliffs_delta_label(c.test.cliffs_delta)),
+             text_cell(to_string(c.result))});
+    return t;
+}
+
+} // namespace ringscale::analysis

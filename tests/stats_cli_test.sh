@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# CLI test of ringscale-stats: exit codes and one-line errors on fixture files.
+# usage: stats_cli_test.sh RINGSCALE_STATS BENCH_GEN_RESULTS
+set -u
+stats="$1"
+gen="$2"
+dir="$(mktemp -d /tmp/ringscale_stats_cli.XXXXXX)"
+trap 'rm -rf "$dir"' EXIT
+failures=0
+
+# expect CODE DESCRIPTION -- COMMAND...: run it, check the exit status.
+expect() {
+    local want="$1" what="$2"
+    shift 3
+    "$@" >"$dir/out" 2>"$dir/err"
+    local got=$?
+    if [[ "$got" != "$want" ]]; then
+        echo "FAIL: $what: exit $got, expected $want"
+        sed 's/^/  stdout: /' "$dir/out" | head -20
+        sed 's/^/  stderr: /' "$dir/err" | head -20
+        failures=$((failures + 1))
+    else
+        echo "ok: $what (exit $got)"
+    fi
+}
+
+# expect_stderr TEXT: the last command's stderr contains TEXT.
+expect_stderr() {
+    if ! grep -qF -- "$1" "$dir/err"; then
+        echo "FAIL: stderr lacks '$1'"
+        sed 's/^/  stderr: /' "$dir/err"
+        failures=$((failures + 1))
+    fi
+}
+
+"$gen" --out "$dir/a" --files 4 --samples 400 --seed 1 || exit 1
+"$gen" --out "$dir/a2" --files 4 --samples 400 --seed 2 || exit 1
+"$gen" --out "$dir/slow" --files 4 --samples 400 --seed 3 --slowdown 0.10 || exit 1
+"$gen" --out "$dir/other" --files 4 --samples 400 --seed 4 --seq-len 8192 || exit 1
+"$gen" --out "$dir/two" --files 2 --samples 100 --ps 1,2 || exit 1
+mkdir -p "$dir/bad"
+cp "$dir"/a/*.h5 "$dir/bad/"
+echo "garbage" >"$dir/bad/corrupt.h5"
+
+expect 0 "tool --help" -- "$stats" --help
+expect 0 "summary --help" -- "$stats" summary --help
+expect 0 "compare --help" -- "$stats" compare --help
+expect 2 "no command" -- "$stats"
+expect 2 "unknown command" -- "$stats" frobnicate "$dir/a"
+expect_stderr "ringscale-stats: unknown command 'frobnicate'"
+expect 2 "unknown option" -- "$stats" summary --bogus "$dir/a"
+expect 0 "summary" -- "$stats" summary "$dir/a"
+expect 0 "summary md" -- "$stats" summary --format md "$dir/a"
+expect 0 "summary json" -- "$stats" summary --format json "$dir/a/*.h5"
+expect 2 "bad format" -- "$stats" summary --format xml "$dir/a"
+expect 0 "scaling" -- "$stats" scaling "$dir/a"
+expect 0 "model with prediction" -- "$stats" model --predict 16,64 --bootstrap 100 "$dir/a"
+expect 2 "model refuses 2 distinct P" -- "$stats" model "$dir/two"
+expect_stderr "need at least 3"
+expect 0 "A/A compare" -- "$stats" compare "$dir/a" "$dir/a2"
+expect 1 "10% slowdown flagged" -- "$stats" compare "$dir/a" "$dir/slow"
+expect 0 "slowdown under a 20% threshold" -- "$stats" compare --threshold 20 "$dir/a" "$dir/slow"
+expect 2 "mismatched parameters" -- "$stats" compare "$dir/a" "$dir/other"
+expect_stderr "seq_len (4096 vs 8192)"
+expect 2 "compare needs two inputs" -- "$stats" compare "$dir/a"
+expect 0 "corrupt file skipped" -- "$stats" summary "$dir/bad"
+expect_stderr "ringscale-stats: skipping $dir/bad/corrupt.h5: not a readable HDF5 file"
+expect 2 "corrupt file with --strict" -- "$stats" summary --strict "$dir/bad"
+expect 2 "missing input" -- "$stats" summary "$dir/nothing_here"
+expect 0 "export" -- "$stats" export --csv "$dir/long.csv" --json "$dir/sum.json" "$dir/a"
+rows=$(($(wc -l <"$dir/long.csv") - 1))
+# 4 files: P=1,2,4,8 with 400/P measured + 2 warm-up iterations, times P ranks
+want=$(((400 + 2) + (200 + 2) * 2 + (100 + 2) * 4 + (50 + 2) * 8))
+if [[ "$rows" != "$want" ]]; then
+    echo "FAIL: export wrote $rows CSV rows, expected $want"
+    failures=$((failures + 1))
+fi
+expect 2 "export without a target" -- "$stats" export "$dir/a"
+expect 2 "impossible FLOP/s refused" -- "$stats" summary --peak-gflops 0.000001 --strict "$dir/a"
+expect 0 "impossible FLOP/s withheld" -- "$stats" summary --peak-gflops 0.000001 "$dir/a"
+expect_stderr "above the peak (--peak-gflops 1e-06); FLOP/s withheld"
+
+echo "$failures failure(s)"
+[[ "$failures" == 0 ]]

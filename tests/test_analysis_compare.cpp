@@ -1,0 +1,121 @@
+#include "analysis/compare.hpp"
+#include "analysis/reader.hpp"
+#include "analysis_fixture.hpp"
+#include "src/error.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+using ringscale::test_fixture::fixture_case;
+using ringscale::test_fixture::fixture_file;
+
+namespace {
+
+/// One launch: three cases (P = 1, 2, 4) of 200 iterations, log-normal noise of 3%.
+fixture_file launch(std::uint64_t seed, double slowdown, std::int64_t seq_len = 4096) {
+    fixture_file f;
+    for (int p : {1, 2, 4}) {
+        fixture_case c;
+        c.world_size = p;
+        c.iterations = 200;
+        c.noise = 0.03;
+        c.base_time_s = 1e-3 * (1 + slowdown) / p;
+        c.int_params = {{"seq_len", seq_len}};
+        c.seed = seed * 100 + static_cast<std::uint64_t>(p);
+        f.cases.push_back(c);
+    }
+    return f;
+}
+
+struct sets {
+    std::string dir;
+    result_set base, next;
+    std::vector<pooled_case> pb, pn;
+    sets(const char* tag, const std::vector<fixture_file>& a, const std::vector<fixture_file>& b)
+        : dir(ringscale::test_fixture::fixture_dir(tag)) {
+        std::filesystem::create_directories(dir + "/base");
+        std::filesystem::create_directories(dir + "/new");
+        for (std::size_t i = 0; i < a.size(); ++i)
+            write_fixture_file(dir + "/base/" + std::to_string(i) + ".h5", a[i]);
+        for (std::size_t i = 0; i < b.size(); ++i)
+            write_fixture_file(dir + "/new/" + std::to_string(i) + ".h5", b[i]);
+        base = load_results({dir + "/base"}, true);
+        next = load_results({dir + "/new"}, true);
+        pb = pool_cases(base.cases);
+        pn = pool_cases(next.cases);
+    }
+    ~sets() { std::filesystem::remove_all(dir); }
+};
+
+} // namespace
+
+TEST(analysis_compare, a_a_comparison_is_not_a_regression) {
+    for (std::uint64_t seed : {2u, 3u, 4u, 5u, 6u}) {
+        sets s("compare_aa", {launch(1, 0)}, {launch(seed, 0)});
+        const comparison cmp = compare_sets(s.pb, s.pn, {});
+        ASSERT_EQ(cmp.matched.size(), 3u);
+        EXPECT_FALSE(cmp.any_regression()) << "seed " << seed;
+        for (const auto& c : cmp.matched) {
+            EXPECT_LT(std::abs(c.change), 0.05);
+            EXPECT_EQ(c.unit, "iterations");
+            EXPECT_EQ(c.n_base, 200u);
+        }
+    }
+}
+
+TEST(analysis_compare, injected_ten_percent_slowdown_is_flagged) {
+    sets s("compare_slow", {launch(1, 0)}, {launch(2, 0.10)});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    ASSERT_EQ(cmp.matched.size(), 3u);
+    EXPECT_TRUE(cmp.any_regression());
+    for (const auto& c : cmp.matched) {
+        EXPECT_EQ(c.result, verdict::regression);
+        EXPECT_NEAR(c.change, 0.10, 0.02);
+        EXPECT_LT(c.p_adjusted, 1e-6);
+        EXPECT_GT(c.test.cliffs_delta, 0.474); // large effect, NEW slower
+    }
+    // The same data with a 15% threshold: significant but within it, not a regression.
+    compare_options loose;
+    loose.threshold = 0.15;
+    EXPECT_FALSE(compare_sets(s.pb, s.pn, loose).any_regression());
+    // And the other way round it is an improvement.
+    const comparison back = compare_sets(s.pn, s.pb, {});
+    EXPECT_EQ(back.matched[0].result, verdict::improvement);
+}
+
+TEST(analysis_compare, launches_are_the_unit_when_there_are_enough) {
+    sets s("compare_launch", {launch(1, 0), launch(2, 0), launch(3, 0), launch(4, 0)},
+           {launch(5, 0.1), launch(6, 0.1), launch(7, 0.1), launch(8, 0.1)});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    for (const auto& c : cmp.matched) {
+        EXPECT_EQ(c.unit, "launches");
+        EXPECT_EQ(c.n_new, 4u);
+        EXPECT_TRUE(c.test.exact);
+        // 4 vs 4 launches fully separated: exact two-sided p = 2 / C(8, 4) = 1/35 per case;
+        // Holm over 3 cases multiplies the smallest by 3 -> 3/35 > 0.05: not significant.
+        EXPECT_NEAR(c.test.p_value, 2.0 / 70.0, 1e-12);
+        EXPECT_EQ(c.result, verdict::not_significant);
+    }
+}
+
+TEST(analysis_compare, mismatched_parameters_are_an_error_naming_them) {
+    sets s("compare_mismatch", {launch(1, 0, 4096)}, {launch(2, 0, 8192)});
+    try {
+        compare_sets(s.pb, s.pn, {});
+        FAIL() << "expected config_error";
+    } catch (const ringscale::config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("seq_len (4096 vs 8192)"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(analysis_compare, unmatched_cases_are_listed) {
+    fixture_file extra = launch(2, 0);
+    extra.cases.pop_back(); // NEW lacks P = 4
+    sets s("compare_partial", {launch(1, 0)}, {extra});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    EXPECT_EQ(cmp.matched.size(), 2u);
+    ASSERT_EQ(cmp.only_base.size(), 1u);
+    EXPECT_EQ(cmp.only_base[0]->world_size, 4);
+}

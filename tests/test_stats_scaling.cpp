@@ -1,0 +1,78 @@
+#include "analysis/scaling.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+
+namespace {
+
+/// A pooled case with one launch of constant iteration times.
+struct fake {
+    case_data data;
+    pooled_case pooled;
+    fake(int p, double t, const std::string& scaling) {
+        data.job = "j";
+        data.world_size = p;
+        data.status = "ok";
+        data.step_s.assign(10, t);
+        pooled.world_size = p;
+        pooled.scaling = scaling;
+        pooled.launches = {&data};
+    }
+};
+
+} // namespace
+
+TEST(stats_scaling, karp_flatt_formula) {
+    EXPECT_NEAR(karp_flatt(3.2, 4), (1 / 3.2 - 0.25) / 0.75, 1e-15);
+    EXPECT_NEAR(karp_flatt(4.0, 4), 0.0, 1e-15);
+    EXPECT_TRUE(std::isnan(karp_flatt(1.0, 1)));
+}
+
+TEST(stats_scaling, strong_scaling_against_smallest_p) {
+    // T = 8 (0.1 + 0.9 / p): serial fraction 0.1 exactly.
+    fake a(1, 8.0, "strong"), b(2, 4.4, "strong"), c(4, 2.6, "strong");
+    family fam{"f", "strong", {}, {&a.pooled, &b.pooled, &c.pooled}};
+    const auto r = analyse_scaling(fam, {});
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->base_p, 1);
+    EXPECT_DOUBLE_EQ(r->base_time, 8.0);
+    ASSERT_EQ(r->points.size(), 3u);
+    EXPECT_DOUBLE_EQ(r->points[1].speedup, 8.0 / 4.4);
+    EXPECT_DOUBLE_EQ(r->points[2].efficiency, 8.0 / (4 * 2.6));
+    EXPECT_NEAR(r->points[1].karp_flatt, 0.1, 1e-12);
+    EXPECT_NEAR(r->points[2].karp_flatt, 0.1, 1e-12);
+    EXPECT_NEAR(r->serial_fraction, 0.1, 1e-12);
+    // constant samples: the bootstrap CI collapses onto the estimate
+    EXPECT_DOUBLE_EQ(r->points[2].efficiency_lo, r->points[2].efficiency);
+    EXPECT_DOUBLE_EQ(r->points[2].efficiency_hi, r->points[2].efficiency);
+    EXPECT_EQ(r->points[2].resampled, "iterations");
+}
+
+TEST(stats_scaling, explicit_base_and_weak_scaling) {
+    fake a(2, 1.0, "weak"), b(4, 1.25, "weak"), c(8, 2.0, "weak");
+    family fam{"f", "weak", {"seq_len"}, {&a.pooled, &b.pooled, &c.pooled}};
+    scaling_options opt;
+    opt.base_p = 4;
+    const auto r = analyse_scaling(fam, opt);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->base_p, 4);
+    EXPECT_DOUBLE_EQ(r->points[2].efficiency, 1.25 / 2.0);    // weak: T0 / Tp
+    EXPECT_DOUBLE_EQ(r->points[2].speedup, 2.0 * 1.25 / 2.0); // scaled: (p/p0) E
+    EXPECT_TRUE(std::isnan(r->points[2].karp_flatt));
+    opt.base_p = 16;
+    EXPECT_FALSE(analyse_scaling(fam, opt).has_value());
+}
+
+TEST(stats_scaling, bootstrap_ci_brackets_estimate_with_noise) {
+    fake a(1, 8.0, "strong"), b(2, 4.4, "strong");
+    a.data.step_s = {7.8, 8.0, 8.3, 7.9, 8.1, 8.2, 7.7, 8.0, 8.4, 7.95};
+    b.data.step_s = {4.3, 4.4, 4.6, 4.35, 4.5, 4.45, 4.2, 4.4, 4.55, 4.38};
+    family fam{"f", "strong", {}, {&a.pooled, &b.pooled}};
+    const auto r = analyse_scaling(fam, {});
+    const auto& pt = r->points[1];
+    EXPECT_LT(pt.speedup_lo, pt.speedup);
+    EXPECT_GT(pt.speedup_hi, pt.speedup);
+    EXPECT_NEAR(pt.efficiency_lo, pt.speedup_lo / 2, 1e-12); // same replicates, strong
+}
