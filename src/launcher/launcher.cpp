@@ -190,7 +190,7 @@ int run_all(prepared& p, comm::communicator& world, launch_guard& guard) {
             if (table)
                 table->begin_case(static_cast<int>(n), p.cases[i]);
             case_record rec = run_case(p.cases[i], p.cfg, ctx);
-            rec.attrs["case_key"] = p.keys[i];
+            rec.case_key = p.keys[i];
             failed += std::get<std::string>(rec.attrs.at("status")) == "failed";
             if (writer) {
                 writer->append(static_cast<int>(n), rec);

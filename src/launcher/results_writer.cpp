@@ -170,6 +170,9 @@ void results_writer::write_case(int index, const case_record& rec) {
         g.write<double>(name, values, {static_cast<hsize_t>(values.size())});
     for (const auto& [name, values] : rec.per_rank)
         g.write<double>(name, values, {world});
+    // A dataset, not an attribute: readers take a case's attributes for its parameters.
+    if (!rec.case_key.empty())
+        g.write_string("case_key", rec.case_key);
     m_file->flush();
 }
 

@@ -32,6 +32,7 @@ struct case_record {
     std::vector<std::uint64_t> peak_rss_bytes;    ///< [world]
     std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
     std::map<std::string, std::vector<double>> per_rank;      ///< [world]
+    std::string case_key; ///< identity across launches (--resume), a scalar string dataset
 };
 
 /// Where this launch's file goes: `-o x.h5` as given, or a new name in the `-o` directory

@@ -32,9 +32,9 @@ void collect_file(const fs::path& path, std::map<std::string, std::string>& done
     const h5::group cases = root.open_group("cases");
     for (const auto& name : cases.children()) {
         const h5::group c = cases.open_group(name);
-        if (!c.has_attr("case_key") || !c.has_attr("status") || c.attr_string("status") != "ok")
+        if (!c.exists("case_key") || !c.has_attr("status") || c.attr_string("status") != "ok")
             continue;
-        done.emplace(c.attr_string("case_key"), path.filename().string() + ":/cases/" + name);
+        done.emplace(c.read_string("case_key"), path.filename().string() + ":/cases/" + name);
     }
 }
 
