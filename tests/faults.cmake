@@ -2,7 +2,7 @@
 # a disk that fills; each checks how fast the job ended and that the file which survived is
 # read by python3-h5py and by ringscale-stats (hence the target check).
 if(TARGET ringscale-stats)
-    foreach(fault IN ITEMS sigterm kill9 hang disk_full)
+    foreach(fault IN ITEMS sigterm kill9 hang disk_full resume)
         add_test(NAME faults_${fault}
                  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/faults/${fault}.sh $<TARGET_FILE:ringscale>
                          $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE}

@@ -11,13 +11,15 @@ check() { # description, command...: run a check, count a failure
     if "$@"; then echo "  ok: $what"; else echo "  FAIL: $what"; fail=1; fi
 }
 
-# A sweep of growing allreduce cases, a few seconds in all on 2 ranks, in the background.
+# A sweep of growing allreduce cases on 2 ranks, in the background; the large last cases
+# take long enough that a test can act mid-sweep. A test may set `sweep` before calling.
 # Sets: launch_pid (mpiexec), launch_start. Output: $work/stdout, $work/stderr.
+sweep=(-b 256K -e 64M -f 2 -w 1 -n 150)
 start_launch() { # np, output, extra options...
     local np=$1 out=$2
     shift 2
     "$mpiexec" -q -np "$np" --oversubscribe --bind-to none "$ringscale" --op allreduce \
-        -b 256K -e 64M -f 2 -w 1 -n 150 -o "$out" "$@" >"$work/stdout" 2>"$work/stderr" &
+        "${sweep[@]}" -o "$out" "$@" >"$work/stdout" 2>"$work/stderr" &
     launch_pid=$!
     launch_start=$(date +%s.%N)
 }
