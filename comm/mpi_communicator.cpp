@@ -1,5 +1,6 @@
 #include "comm/mpi_communicator.hpp"
 
+#include "comm/blocking.hpp"
 #include "src/error.hpp"
 
 #include <climits>
@@ -36,15 +37,19 @@ void require_reducible(dtype t) {
 /// Owns MPI requests; waits for them in wait() or on destruction.
 class mpi_request final : public request {
   public:
-    explicit mpi_request(int n) : m_reqs(static_cast<std::size_t>(n), MPI_REQUEST_NULL) {}
+    mpi_request(int n, const char* op)
+        : m_reqs(static_cast<std::size_t>(n), MPI_REQUEST_NULL), m_op(op) {}
     ~mpi_request() override {
-        if (!m_done)
+        if (!m_done) {
+            blocking_scope blocked(m_op);
             MPI_Waitall(static_cast<int>(m_reqs.size()), m_reqs.data(), MPI_STATUSES_IGNORE);
+        }
     }
     MPI_Request* data() { return m_reqs.data(); }
     void wait() override {
         if (m_done)
             return;
+        blocking_scope blocked(m_op);
         RINGSCALE_MPI_CALL(
             MPI_Waitall(static_cast<int>(m_reqs.size()), m_reqs.data(), MPI_STATUSES_IGNORE));
         m_done = true;
@@ -61,6 +66,7 @@ class mpi_request final : public request {
 
   private:
     std::vector<MPI_Request> m_reqs;
+    const char* m_op; // what a wait on this request is blocked in, for the watchdog
     bool m_done = false;
 };
 
@@ -110,11 +116,13 @@ mpi_communicator::~mpi_communicator() {
 }
 
 void mpi_communicator::barrier() {
+    blocking_scope blocked("barrier");
     RINGSCALE_MPI_CALL(MPI_Barrier(m_comm));
 }
 
 void mpi_communicator::allreduce(const void* send, void* recv, std::size_t count, dtype type,
                                  reduce_op op) {
+    blocking_scope blocked("allreduce");
     require_reducible(type);
     RINGSCALE_MPI_CALL(
         MPI_Allreduce(send, recv, as_count(count), mpi_type(type), mpi_op(op), m_comm));
@@ -123,7 +131,7 @@ void mpi_communicator::allreduce(const void* send, void* recv, std::size_t count
 request_ptr mpi_communicator::iallreduce(const void* send, void* recv, std::size_t count,
                                          dtype type, reduce_op op) {
     require_reducible(type);
-    auto req = std::make_unique<mpi_request>(1);
+    auto req = std::make_unique<mpi_request>(1, "wait(iallreduce)");
     RINGSCALE_MPI_CALL(MPI_Iallreduce(send, recv, as_count(count), mpi_type(type), mpi_op(op),
                                       m_comm, req->data()));
     return req;
@@ -131,6 +139,7 @@ request_ptr mpi_communicator::iallreduce(const void* send, void* recv, std::size
 
 void mpi_communicator::all_gather(const void* send, void* recv, std::size_t count_per_rank,
                                   dtype type) {
+    blocking_scope blocked("all_gather");
     const int n = as_count(count_per_rank);
     RINGSCALE_MPI_CALL(MPI_Allgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
 }
@@ -138,7 +147,7 @@ void mpi_communicator::all_gather(const void* send, void* recv, std::size_t coun
 request_ptr mpi_communicator::iall_gather(const void* send, void* recv, std::size_t count_per_rank,
                                           dtype type) {
     const int n = as_count(count_per_rank);
-    auto req = std::make_unique<mpi_request>(1);
+    auto req = std::make_unique<mpi_request>(1, "wait(iall_gather)");
     RINGSCALE_MPI_CALL(
         MPI_Iallgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm, req->data()));
     return req;
@@ -146,6 +155,7 @@ request_ptr mpi_communicator::iall_gather(const void* send, void* recv, std::siz
 
 void mpi_communicator::reduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
                                       dtype type, reduce_op op) {
+    blocking_scope blocked("reduce_scatter");
     require_reducible(type);
     RINGSCALE_MPI_CALL(MPI_Reduce_scatter_block(send, recv, as_count(count_per_rank),
                                                 mpi_type(type), mpi_op(op), m_comm));
@@ -155,7 +165,7 @@ request_ptr mpi_communicator::ireduce_scatter(const void* send, void* recv,
                                               std::size_t count_per_rank, dtype type,
                                               reduce_op op) {
     require_reducible(type);
-    auto req = std::make_unique<mpi_request>(1);
+    auto req = std::make_unique<mpi_request>(1, "wait(ireduce_scatter)");
     RINGSCALE_MPI_CALL(MPI_Ireduce_scatter_block(send, recv, as_count(count_per_rank),
                                                  mpi_type(type), mpi_op(op), m_comm, req->data()));
     return req;
@@ -163,24 +173,26 @@ request_ptr mpi_communicator::ireduce_scatter(const void* send, void* recv,
 
 void mpi_communicator::all_to_all(const void* send, void* recv, std::size_t count_per_rank,
                                   dtype type) {
+    blocking_scope blocked("all_to_all");
     const int n = as_count(count_per_rank);
     RINGSCALE_MPI_CALL(MPI_Alltoall(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
 }
 
 void mpi_communicator::broadcast(void* buf, std::size_t count, dtype type, int root) {
+    blocking_scope blocked("broadcast");
     RINGSCALE_MPI_CALL(MPI_Bcast(buf, as_count(count), mpi_type(type), root, m_comm));
 }
 
 request_ptr mpi_communicator::isend(const void* buf, std::size_t count, dtype type, int peer,
                                     int tag) {
-    auto req = std::make_unique<mpi_request>(1);
+    auto req = std::make_unique<mpi_request>(1, "wait(isend)");
     RINGSCALE_MPI_CALL(
         MPI_Isend(buf, as_count(count), mpi_type(type), peer, tag, m_comm, req->data()));
     return req;
 }
 
 request_ptr mpi_communicator::irecv(void* buf, std::size_t count, dtype type, int peer, int tag) {
-    auto req = std::make_unique<mpi_request>(1);
+    auto req = std::make_unique<mpi_request>(1, "wait(irecv)");
     RINGSCALE_MPI_CALL(
         MPI_Irecv(buf, as_count(count), mpi_type(type), peer, tag, m_comm, req->data()));
     return req;
@@ -189,7 +201,7 @@ request_ptr mpi_communicator::irecv(void* buf, std::size_t count, dtype type, in
 request_ptr mpi_communicator::isendrecv(const void* send, std::size_t send_count, int dest,
                                         void* recv, std::size_t recv_count, int source, dtype type,
                                         int tag) {
-    auto req = std::make_unique<mpi_request>(2);
+    auto req = std::make_unique<mpi_request>(2, "wait(isendrecv)");
     // Post the receive first so the matching send never waits for a buffer.
     RINGSCALE_MPI_CALL(
         MPI_Irecv(recv, as_count(recv_count), mpi_type(type), source, tag, m_comm, req->data()));
@@ -199,6 +211,7 @@ request_ptr mpi_communicator::isendrecv(const void* send, std::size_t send_count
 }
 
 std::unique_ptr<communicator> mpi_communicator::split(int color, int key) {
+    blocking_scope blocked("split");
     MPI_Comm sub = MPI_COMM_NULL;
     RINGSCALE_MPI_CALL(MPI_Comm_split(m_comm, color, key, &sub));
     auto result = std::make_unique<mpi_communicator>(sub);

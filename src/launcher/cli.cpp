@@ -5,6 +5,7 @@
 #include "src/parse.hpp"
 
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <set>
@@ -33,7 +34,13 @@ void add_common(po::options_description& d) {
         "check results against the single-rank reference: auto (small cases)|on|off")(
         "threads", po::value<std::string>()->default_value("0"),
         "CPU threads per rank; 0 = cores per node / ranks per node")(
-        "seed", po::value<std::string>()->default_value("1"), "seed of the synthetic inputs");
+        "seed", po::value<std::string>()->default_value("1"), "seed of the synthetic inputs")(
+        "timeout", po::value<std::string>()->default_value("600"),
+        "watchdog, seconds: a rank blocked longer than this in one communication (a peer died "
+        "or hangs) aborts the job, naming the rank and the operation")(
+        "resume", po::value<std::string>()->implicit_value("1")->default_value("0"),
+        "skip the cases already completed (status ok, same configuration and world size) by "
+        "earlier launches into the --output directory");
 }
 
 void add_meta(po::options_description& d) {
@@ -74,7 +81,8 @@ std::string help_text(const po::options_description& visible) {
            "A comma list in any job option (e.g. --op allreduce,sendrecv) makes a sweep: one\n"
            "case per combination. Sizes take K, M, G suffixes (powers of 1024). Options on the\n"
            "command line override the job file. Rank 0 prints a table and, last on stdout,\n"
-           "'results: <file>'. Exit codes: 0 ok, 1 a case failed, 2 bad input, 3 runtime error.\n\n"
+           "'results: <file>'. Exit codes: 0 ok, 1 a case failed, 2 bad input, 3 runtime error,\n"
+           "4 stopped by SIGTERM/SIGINT, 5 watchdog timeout (the file is kept, complete=0).\n\n"
         << visible;
     return out.str();
 }
@@ -196,6 +204,13 @@ cli_result parse_cli(int argc, const char* const* argv) {
     else
         cfg.validate = parse_bool(v, "validate") ? validate_mode::on : validate_mode::off;
     cfg.dry_run = vm.count("dry-run") > 0;
+    cfg.timeout_s = parse_double(vm["timeout"].as<std::string>(), "timeout");
+    if (!(cfg.timeout_s > 0))
+        throw config_error(fmt::format("--timeout: {} is not a positive number of seconds",
+                                       vm["timeout"].as<std::string>()));
+    cfg.resume = parse_bool(vm["resume"].as<std::string>(), "resume");
+    if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
+        throw config_error("--resume needs --output to be a directory, not a .h5 file");
     for (int i = 0; i < argc; ++i)
         cfg.cmdline.emplace_back(argv[i]);
 

@@ -25,6 +25,8 @@ struct launch_config {
     int threads = 0; ///< 0 = cores per node / ranks per node
     std::uint64_t seed = 1;
     bool dry_run = false;
+    double timeout_s = 600;           ///< watchdog: longest any blocking wait may take
+    bool resume = false;              ///< skip cases already completed in the output directory
     std::string job_file;             ///< path of the job file, if any
     std::vector<std::string> cmdline; ///< argv as given
     std::string resolved_text; ///< "key = value" lines: the job file that reproduces this run

@@ -4,9 +4,11 @@
 #include "kernels/threads.hpp"
 #include "src/error.hpp"
 #include "src/launcher/cli.hpp"
+#include "src/launcher/guard.hpp"
 #include "src/launcher/live_table.hpp"
 #include "src/launcher/metadata.hpp"
 #include "src/launcher/results_writer.hpp"
+#include "src/launcher/resume.hpp"
 #include "src/launcher/run_loop.hpp"
 #include "src/memory.hpp"
 #include "src/parse.hpp"
@@ -29,8 +31,24 @@ struct prepared {
     std::vector<planned_case> cases;
     jobs::launch_info launch;
     int threads = 1;
-    std::string output_path; // rank 0 only
+    std::vector<std::string> keys; // case_key of each case
+    std::string output_path;       // rank 0 only
+    std::vector<std::string> done; // rank 0, --resume: where each case was completed, or ""
 };
+
+// Rank 0, before any work: what --resume skips, and whether the rest fits on the disk.
+void check_output(prepared& p) {
+    p.done.assign(p.cases.size(), "");
+    if (p.cfg.resume)
+        p.done = find_completed(p.keys, p.cfg.output);
+    std::uint64_t bytes = 64 * 1024; // metadata
+    for (std::size_t i = 0; i < p.cases.size(); ++i)
+        if (p.done[i].empty())
+            bytes += estimated_case_bytes(p.cfg.warmup + p.cfg.iters, p.launch.world_size);
+    const std::string problem = room_problem(p.output_path, bytes);
+    if (!problem.empty())
+        throw config_error(fmt::format("--output: '{}': {}", p.output_path, problem));
+}
 
 // Parse and plan on every rank. Returns the error text instead of throwing.
 std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world,
@@ -63,8 +81,12 @@ std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world
         p.cases = plan_launch(p.cfg, p.launch);
         if (p.cases.empty())
             throw config_error("no cases to run");
-        if (world.rank() == 0 && !p.cfg.dry_run)
+        for (const auto& pc : p.cases)
+            p.keys.push_back(case_key(pc, p.cfg, world.size()));
+        if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
+            check_output(p);
+        }
         return p;
     } catch (const error& e) {
         error_text = e.what();
@@ -111,15 +133,56 @@ void print_plan(const std::vector<planned_case>& cases) {
     }
 }
 
-int run_all(prepared& p, comm::communicator& world) {
+// Collective: indices of the cases to run, after --resume (rank 0 decided, all agree).
+std::vector<std::size_t> cases_to_run(const prepared& p, comm::communicator& world) {
+    std::vector<std::int32_t> skip(p.cases.size(), 0);
+    if (world.rank() == 0)
+        for (std::size_t i = 0; i < skip.size(); ++i)
+            skip[i] = p.done[i].empty() ? 0 : 1;
+    world.broadcast(skip.data(), skip.size(), comm::dtype::i32, 0);
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < skip.size(); ++i)
+        if (!skip[i])
+            todo.push_back(i);
+    if (world.rank() == 0 && todo.size() < skip.size())
+        std::printf("# --resume: %zu of %zu case(s) already completed in '%s'; running the "
+                    "other %zu\n",
+                    skip.size() - todo.size(), skip.size(), p.cfg.output.c_str(), todo.size());
+    return todo;
+}
+
+// Rank 0: create the file and let the watchdog close it (incomplete) before an abort.
+std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadata& md,
+                                            launch_guard& guard) {
+    auto writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
+    if (p.cfg.resume)
+        writer->write_resumed(p.done);
+    guard.set_before_abort([w = writer.get()] {
+        if (!w->finish_incomplete_within(2000))
+            std::fprintf(stderr, "ringscale: rank 0: results file busy; left as '%s'\n",
+                         w->temp_path().c_str());
+        else
+            std::fprintf(stderr, "ringscale: rank 0: results (incomplete): %s\n",
+                         w->final_path().c_str());
+    });
+    return writer;
+}
+
+int run_all(prepared& p, comm::communicator& world, launch_guard& guard) {
+    const std::vector<std::size_t> todo = cases_to_run(p, world);
+    if (todo.empty()) {
+        if (world.rank() == 0)
+            std::printf("# nothing to run: every case is already completed\n");
+        return 0;
+    }
     const timer_info timer = measure_timer();
     kernels::set_blas_threads(p.threads);
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
     std::unique_ptr<results_writer> writer;
     std::unique_ptr<live_table> table;
     if (world.rank() == 0) {
-        writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
-        table = std::make_unique<live_table>(static_cast<int>(p.cases.size()), isatty(2) != 0);
+        writer = open_writer(p, md, guard);
+        table = std::make_unique<live_table>(static_cast<int>(todo.size()), isatty(2) != 0);
         std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s, "
                     "comm %s\n",
                     tool_version(), world.size(), md.hosts.size(), p.threads, p.cfg.device.c_str(),
@@ -128,21 +191,31 @@ int run_all(prepared& p, comm::communicator& world) {
     jobs::run_context ctx{world, p.launch, p.threads, true, p.cfg.seed};
     int failed = 0;
     try {
-        for (std::size_t i = 0; i < p.cases.size(); ++i) {
+        for (std::size_t n = 0; n < todo.size(); ++n) {
+            const std::size_t i = todo[n];
+            guard.set_case(static_cast<int>(i));
             if (table)
-                table->begin_case(static_cast<int>(i), p.cases[i]);
-            const case_record rec = run_case(p.cases[i], p.cfg, ctx);
+                table->begin_case(static_cast<int>(n), p.cases[i]);
+            case_record rec = run_case(p.cases[i], p.cfg, ctx);
+            rec.case_key = p.keys[i];
             failed += std::get<std::string>(rec.attrs.at("status")) == "failed";
             if (writer) {
-                writer->append(static_cast<int>(i), rec);
-                table->end_case(static_cast<int>(i), p.cases[i], rec);
+                writer->append(static_cast<int>(n), rec);
+                table->end_case(static_cast<int>(n), p.cases[i], rec);
             }
         }
     } catch (...) {
+        guard.set_before_abort({});
         if (writer) // keep what completed: a readable file marked incomplete
-            writer->finish(false);
+            try {
+                writer->finish(false);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "ringscale: rank 0: %s\n", e.what());
+            }
         throw;
     }
+    guard.set_case(-1);
+    guard.set_before_abort({});
     if (writer) {
         table->finish();
         writer->finish(true);
@@ -174,11 +247,12 @@ int run_launcher(int argc, char** argv) {
         } else if (any_error(*world, check_consensus(*world, p->cfg))) {
             code = 2;
         } else {
+            launch_guard guard(rank, p->cfg.timeout_s);
             if (p->cfg.dry_run) {
                 if (rank == 0)
                     print_plan(p->cases);
             } else {
-                code = run_all(*p, *world);
+                code = run_all(*p, *world, guard);
             }
         }
     } catch (const config_error& e) {

@@ -1,12 +1,15 @@
 #include "src/launcher/results_writer.hpp"
 
 #include "src/error.hpp"
+#include "src/parse.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -64,6 +67,37 @@ std::string resolve_output_path(const launch_config& cfg, int world_size) {
     return file.string();
 }
 
+std::uint64_t estimated_case_bytes(int rows, int world) {
+    const auto r = static_cast<std::uint64_t>(rows), w = static_cast<std::uint64_t>(world);
+    // Three float64 [rows][world] arrays, is_warmup, three uint64 [world] arrays, a few
+    // job extras of the same shapes, and HDF5's object headers and attributes.
+    return 5 * r * w * 8 + r + 6 * w * 8 + 8 * r + 16 * 1024;
+}
+
+std::string room_problem(const std::string& path, std::uint64_t bytes) {
+    const fs::path p(path);
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    struct statvfs st {};
+    if (statvfs(dir.c_str(), &st) == 0) {
+        const std::uint64_t free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+        if (free_bytes < bytes)
+            return fmt::format("no space left: '{}' has {} free, about {} are needed", dir.string(),
+                               format_bytes(static_cast<double>(free_bytes)),
+                               format_bytes(static_cast<double>(bytes)));
+    }
+    struct rlimit lim {};
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+        std::error_code ec;
+        const auto size = fs::exists(p, ec) ? fs::file_size(p, ec) : 0;
+        if (!ec && size + bytes > lim.rlim_cur)
+            return fmt::format("file too large: the file-size limit (ulimit -f) is {}, the "
+                               "file would need about {}",
+                               format_bytes(static_cast<double>(lim.rlim_cur)),
+                               format_bytes(static_cast<double>(size + bytes)));
+    }
+    return "";
+}
+
 void write_attrs(const h5::object& obj, const jobs::attr_map& attrs) {
     for (const auto& [name, value] : attrs)
         std::visit([&](const auto& v) { obj.set_attr(name, v); }, value);
@@ -92,7 +126,36 @@ results_writer::results_writer(std::string final_path, const launch_config& cfg,
     m_file->flush();
 }
 
+void results_writer::write_resumed(const std::vector<std::string>& where) {
+    std::lock_guard<std::timed_mutex> lock(m_mutex);
+    m_file->root().open_group("meta").write_strings("resumed", where);
+    m_file->flush();
+}
+
 void results_writer::append(int index, const case_record& rec) {
+    std::lock_guard<std::timed_mutex> lock(m_mutex);
+    const std::string where = fmt::format("cannot write case {} to '{}'", index, temp_path());
+    // Known before writing: refuse cleanly rather than leave a half-written case behind.
+    const std::string problem =
+        room_problem(temp_path(), estimated_case_bytes(rec.rows, rec.world));
+    if (!problem.empty())
+        throw error(error_kind::io, where + ": " + problem);
+    errno = 0;
+    try {
+        write_case(index, rec);
+    } catch (const error& e) {
+        const int err = errno;
+        // Drop the half-written case so the file holds only whole cases.
+        const std::string name = fmt::format("cases/{:04d}", index);
+        if (H5Lexists(m_file->root().id(), name.c_str(), H5P_DEFAULT) > 0)
+            H5Ldelete(m_file->root().id(), name.c_str(), H5P_DEFAULT);
+        if (err == ENOSPC || err == EFBIG || err == EDQUOT || err == EIO)
+            throw error(error_kind::io, fmt::format("{}: {}", where, std::strerror(err)));
+        throw error(error_kind::io, fmt::format("{}: {}", where, e.what()));
+    }
+}
+
+void results_writer::write_case(int index, const case_record& rec) {
     auto g = m_file->root().open_group("cases").create_group(fmt::format("{:04d}", index));
     write_attrs(g, rec.attrs);
     const hsize_t rows = static_cast<hsize_t>(rec.rows), world = static_cast<hsize_t>(rec.world);
@@ -107,15 +170,36 @@ void results_writer::append(int index, const case_record& rec) {
         g.write<double>(name, values, {static_cast<hsize_t>(values.size())});
     for (const auto& [name, values] : rec.per_rank)
         g.write<double>(name, values, {world});
+    // A dataset, not an attribute: readers take a case's attributes for its parameters.
+    if (!rec.case_key.empty())
+        g.write_string("case_key", rec.case_key);
     m_file->flush();
 }
 
 void results_writer::finish(bool complete) {
+    std::lock_guard<std::timed_mutex> lock(m_mutex);
+    finish_locked(complete);
+}
+
+bool results_writer::finish_incomplete_within(int wait_ms) {
+    std::unique_lock<std::timed_mutex> lock(m_mutex, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::milliseconds(wait_ms)))
+        return false;
+    finish_locked(false);
+    return true;
+}
+
+void results_writer::finish_locked(bool complete) {
     if (!m_file)
         return;
-    m_file->root().set_attr("complete", complete ? 1 : 0);
-    m_file->flush();
-    m_file.reset();
+    {
+        h5::file f = std::move(*m_file);
+        m_file.reset();
+        if (complete) { // an incomplete file says complete=0 from its creation on
+            f.root().set_attr("complete", 1);
+            f.flush();
+        }
+    } // closed here, before the rename
     std::error_code ec;
     fs::rename(temp_path(), m_final, ec);
     if (ec)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,11 +32,19 @@ struct case_record {
     std::vector<std::uint64_t> peak_rss_bytes;    ///< [world]
     std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
     std::map<std::string, std::vector<double>> per_rank;      ///< [world]
+    std::string case_key; ///< identity across launches (--resume), a scalar string dataset
 };
 
 /// Where this launch's file goes: `-o x.h5` as given, or a new name in the `-o` directory
 /// (created if missing). Throws config_error if it cannot be written. Rank 0 only.
 std::string resolve_output_path(const launch_config& cfg, int world_size);
+
+/// Bytes a case of `rows` iterations on `world` ranks adds to the file, generously rounded up.
+std::uint64_t estimated_case_bytes(int rows, int world);
+
+/// Why `bytes` more cannot be written to the file `path` (free space on its filesystem, the
+/// process's file-size limit), or "" if they fit. Not collective.
+std::string room_problem(const std::string& path, std::uint64_t bytes);
 
 /// Write every attribute of `attrs` onto `obj` with its type.
 void write_attrs(const h5::object& obj, const jobs::attr_map& attrs);
@@ -44,16 +53,25 @@ class results_writer {
   public:
     /// Create `<final_path>.part` and write the root attributes, /meta and /ranks.
     results_writer(std::string final_path, const launch_config& cfg, const run_metadata& md);
-    /// Append case number `index` as /cases/<NNNN> and flush.
+    /// Record which planned cases an earlier launch completed (--resume): /meta/resumed.
+    void write_resumed(const std::vector<std::string>& where);
+    /// Append case number `index` as /cases/<NNNN> and flush. Throws an io error naming the
+    /// file and the case when it cannot (disk full, file-size limit); earlier cases stay.
     void append(int index, const case_record& rec);
-    /// Set `complete`, close and rename to the final path (also when incomplete).
+    /// Set `complete`, close and rename to the final path (also when incomplete). Idempotent.
     void finish(bool complete);
+    /// finish(false) from another thread (the watchdog); gives up after `wait_ms` if the
+    /// writer is busy (e.g. hung on a full disk). Returns whether the file was closed.
+    bool finish_incomplete_within(int wait_ms);
     const std::string& final_path() const { return m_final; }
     std::string temp_path() const { return m_final + ".part"; }
 
   private:
+    void write_case(int index, const case_record& rec);
+    void finish_locked(bool complete);
     std::string m_final;
     std::optional<h5::file> m_file;
+    std::timed_mutex m_mutex; // the main thread and the watchdog may both close the file
 };
 
 } // namespace ringscale

@@ -1,46 +1,63 @@
 #!/usr/bin/env bash
-# Every bad invocation must exit non-zero within seconds on every rank, print exactly one
-# line on stderr that names the problem, and leave no results file behind.
-# usage: bad_input.sh RINGSCALE MPIEXEC WORKDIR
+# The bad-input matrix (bad_input.cases, one invocation per line): every bad invocation of
+# ringscale (on 2 ranks) and ringscale-stats must exit non-zero within 10 s, print exactly
+# one line on stderr naming the problem, and leave no results file behind.
+# usage: bad_input.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR [CASES]
 set -u
-ringscale=$1 mpiexec=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-out="$work/out"
-touch "$work/a_file"
-printf 'job = collectives\nthis line has no equals sign\n' >"$work/bad.ini"
-printf 'job = collectives\nfrobnicate = 3\n' >"$work/unknown_key.ini"
-pass=0 fail=0
-check() { # expected-substring, args...
-    local want=$1; shift
-    local start=$SECONDS
-    timeout 30 "$mpiexec" -q -np 2 --oversubscribe "$ringscale" "$@" >"$work/stdout" 2>"$work/stderr"
-    local rc=$? lines took=$((SECONDS - start))
+ringscale=$1 stats=$2 mpiexec=$3 work=$4
+cases=${5:-$(dirname -- "$0")/bad_input.cases}
+rm -rf "$work" && mkdir -p "$work/fix/empty" "$work/out"
+
+# ---- fixtures ---------------------------------------------------------------------------------
+touch "$work/fix/a_file"
+printf 'job = collectives\nthis line has no equals sign\n' >"$work/fix/bad.ini"
+printf 'job = collectives\nfrobnicate = 3\n' >"$work/fix/unknown_key.ini"
+head -c 4096 /dev/urandom >"$work/fix/corrupt.h5"
+"$mpiexec" -q -np 2 --oversubscribe "$ringscale" --op allreduce -b 1K -e 1K -w 1 -n 8 \
+    -o "$work/fix/good.h5" </dev/null >/dev/null 2>"$work/fixture.log" ||
+    { echo "cannot make the good.h5 fixture:"; cat "$work/fixture.log"; exit 1; }
+/usr/bin/python3 - "$work/fix" <<'PY' || { echo "cannot make the HDF5 fixtures"; exit 1; }
+import shutil, sys, h5py
+d = sys.argv[1]
+shutil.copy(f"{d}/good.h5", f"{d}/wrong_schema.h5")
+with h5py.File(f"{d}/wrong_schema.h5", "r+") as f:
+    f.attrs["schema"] = "ringscale/2"
+with h5py.File(f"{d}/no_schema.h5", "w") as f:
+    f.create_group("cases")
+PY
+
+# ---- the matrix -------------------------------------------------------------------------------
+pass=0 fail=0 n=0
+while IFS= read -r line; do
+    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+    eval "set -- $line" # our own file: shell words, quotes group
+    tool=$1 want=$2
+    shift 2
+    args=()
+    for a in "$@"; do args+=("${a//@W@/$work}"); done
+    n=$((n + 1))
+    case $tool in
+    ringscale) cmd=("$mpiexec" -q -np 2 --oversubscribe "$ringscale") ;;
+    stats) cmd=("$stats") ;;
+    *) echo "bad_input.cases: unknown tool '$tool' in: $line"; exit 1 ;;
+    esac
+    start=$(date +%s%N)
+    timeout 30 "${cmd[@]}" "${args[@]}" </dev/null >"$work/stdout" 2>"$work/stderr"
+    rc=$?
+    took_ms=$((($(date +%s%N) - start) / 1000000))
     lines=$(grep -c . "$work/stderr")
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$lines" -eq 1 ] && grep -q -- "$want" "$work/stderr" \
-        && [ "$took" -le 10 ] && [ -z "$(find "$work" -name '*.h5*')" ]; then
+    left=$(find "$work/out" -type f)
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took_ms" -le 10000 ] && [ "$lines" -eq 1 ] &&
+        grep -qF -- "$want" "$work/stderr" && [ -z "$left" ]; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))
-        echo "FAIL: ringscale $* -> rc=$rc, ${took}s, stderr:"; cat "$work/stderr"
-        find "$work" -name '*.h5*'
+        echo "FAIL: $tool ${args[*]}: exit $rc, ${took_ms} ms, $lines line(s) on stderr" \
+            "(want one with '$want'):"
+        sed 's/^/    /' "$work/stderr"
+        [ -z "$left" ] || echo "    left behind: $left"
     fi
-}
-check "unknown job" --job nosuchjob -o "$out"
-check "unrecognised option" --nosuchoption -o "$out"
-check "not a whole number" --iters abc -o "$out"
-check "not a size" --min-bytes 12Q -o "$out"
-check "not a size" --min-bytes -5 -o "$out"
-check "above --max-bytes" -b 2K -e 1K -o "$out"
-check "below 2" -f 1 -o "$out"
-check "unknown operation" --op gossip -o "$out"
-check "cannot open" /no/such/job.ini -o "$out"
-check "bad.ini" "$work/bad.ini" -o "$out"
-check "frobnicate" "$work/unknown_key.ini" -o "$out"
-check "not a directory" -o "$work/a_file"
-check "cannot" -o /proc/ringscale_cannot_write_here
-check "of memory per rank" -e 1T -o "$out"
-check "not a rank" --op broadcast --root 7 -o "$out"
-check "not cpu or cuda" --device tpu -o "$out"
-check "mpi or nccl" --comm gloo -o "$out"
-echo "bad-input checks: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+    rm -rf "$work/out" && mkdir -p "$work/out"
+done <"$cases"
+echo "bad-input matrix: $n cases ($pass passed, $fail failed)"
+[ "$fail" -eq 0 ] && [ "$n" -ge 25 ]

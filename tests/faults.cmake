@@ -1,0 +1,15 @@
+# Faults: a launch stopped by SIGTERM, a rank killed with -9, a rank that hangs (watchdog) and
+# a disk that fills; each checks how fast the job ended and that the file which survived is
+# read by python3-h5py and by ringscale-stats (hence the target check).
+if(TARGET ringscale-stats)
+    foreach(fault IN ITEMS sigterm kill9 hang disk_full resume)
+        add_test(NAME faults_${fault}
+                 COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/faults/${fault}.sh $<TARGET_FILE:ringscale>
+                         $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE}
+                         ${CMAKE_BINARY_DIR}/faults/${fault})
+        set_tests_properties(faults_${fault} PROPERTIES LABELS "faults;mpi" TIMEOUT 120
+                             PROCESSORS 2 ENVIRONMENT "${RINGSCALE_MPI_ENV}")
+    endforeach()
+else()
+    message(STATUS "faults tests: need the ringscale-stats target")
+endif()

@@ -1,0 +1,34 @@
+"""A Slurm study's results files, read with Debian's python3-h5py: one complete file per
+task count, each recording its Slurm job id, every case ok.
+
+usage: check_study.py STUDY_DIR P1,P2,... JOBID1 JOBID2 ...   (job ids in the order of P)
+"""
+import glob
+import os
+import sys
+
+import h5py
+
+study, worlds, ids = sys.argv[1], [int(p) for p in sys.argv[2].split(",")], sys.argv[3:]
+files = sorted(glob.glob(os.path.join(glob.escape(study), "*.h5*")))
+assert len(files) == len(worlds), f"expected {len(worlds)} results files, found {files}"
+by_world = {}
+for path in files:
+    with h5py.File(path, "r") as f:
+        assert f.attrs["schema"] == "ringscale/1"
+        assert f.attrs["complete"] == 1, f"{path}: incomplete"
+        world = int(f["meta"].attrs["jobsize"])
+        by_world[world] = path
+        job_id = f["meta"].attrs["slurm_job_id"]
+        job_id = job_id.decode() if isinstance(job_id, bytes) else str(job_id)
+        want = ids[worlds.index(world)]
+        assert job_id == want, f"{path}: slurm_job_id {job_id}, expected {want}"
+        assert path.endswith(f"_j{want}.h5"), path
+        cases = f["cases"]
+        assert len(cases) == 6, f"{path}: {len(cases)} cases"
+        for name in cases:
+            c = cases[name]
+            assert c.attrs["status"] == "ok", (path, name, c.attrs["error"])
+            assert c["time_s"].shape == (14, world), (path, name, c["time_s"].shape)
+        print(f"study ok: P={world} job {job_id}: {len(cases)} cases in {os.path.basename(path)}")
+assert sorted(by_world) == sorted(worlds), by_world
