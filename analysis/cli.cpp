@@ -95,13 +95,13 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
         o.base_p = vm["base-p"].as<int>();
     RINGSCALE_REQUIRE(o.level > 0 && o.level < 1, "--confidence must be in (0, 1)");
     if (!predict.empty())
-        for (const auto& item : split_list(predict, "--predict"))
-            o.predict.push_back(parse_double(item, "--predict"));
+        for (const auto& item : split_list(predict, "predict"))
+            o.predict.push_back(parse_double(item, "predict"));
     if (!threshold.empty()) {
         std::string t = threshold;
         if (t.back() == '%')
             t.pop_back();
-        o.threshold = parse_double(t, "--threshold") / 100.0;
+        o.threshold = parse_double(t, "threshold") / 100.0;
     }
     std::vector<std::string> pos = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
                                                       : std::vector<std::string>{};

@@ -13,6 +13,12 @@ namespace ringscale::analysis {
 
 namespace {
 
+// A confidence bound that could not be computed (too few samples) is drawn as a zero-width
+// bar at the point itself: gnuplot drops a whole errorbar row with a missing column.
+double or_point(double bound, double point) {
+    return std::isfinite(bound) ? bound : point;
+}
+
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text;
@@ -82,9 +88,10 @@ void plot_scaling(const scaling_result& r, const std::string& dir, const std::st
         const double amdahl = r.base_time * (s + (1 - s) / rel);
         const double amdahl_eff = 1.0 / (s * rel + 1 - s);
         data += fmt::format("{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.6g} {:.6g} {:.6g} {:.6g}\n",
-                            pt.p, pt.time * 1e3, pt.time_lo * 1e3, pt.time_hi * 1e3, ideal * 1e3,
-                            amdahl * 1e3, pt.efficiency, pt.efficiency_lo, pt.efficiency_hi,
-                            amdahl_eff);
+                            pt.p, pt.time * 1e3, or_point(pt.time_lo, pt.time) * 1e3,
+                            or_point(pt.time_hi, pt.time) * 1e3, ideal * 1e3, amdahl * 1e3,
+                            pt.efficiency, or_point(pt.efficiency_lo, pt.efficiency),
+                            or_point(pt.efficiency_hi, pt.efficiency), amdahl_eff);
     }
     write_file(path_in(dir, stem + ".dat"), data);
     const std::string dat = quoted(stem + ".dat");
@@ -125,9 +132,10 @@ bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
         const double factor = c.number("busbw_factor").value_or(1.0);
         const std::string name =
             fmt::format("{} {} P={}", c.text("op", p.variant), c.text("device"), p.world_size);
-        series[name][bytes] =
-            fmt::format("{} {:.6g} {:.6g} {:.6g}\n", bytes, *s.busbw / 1e9,
-                        bytes * factor / s.median.hi / 1e9, bytes * factor / s.median.lo / 1e9);
+        const double bw = *s.busbw / 1e9;
+        series[name][bytes] = fmt::format("{} {:.6g} {:.6g} {:.6g}\n", bytes, bw,
+                                          or_point(bytes * factor / s.median.hi / 1e9, bw),
+                                          or_point(bytes * factor / s.median.lo / 1e9, bw));
     }
     if (series.empty())
         return false;

@@ -227,7 +227,6 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     auto report = [&](const std::string& problem) {
         if (strict)
             throw config_error(problem);
-        std::fprintf(stderr, "ringscale-stats: %s\n", problem.c_str());
         rs.problems.push_back(problem);
     };
     std::vector<std::string> expand_problems;
@@ -248,6 +247,14 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
         for (const auto& w : warnings)
             report(w);
     }
+    // Nothing usable at all: one error line (exit 2), not a skip line and then another.
+    if (rs.cases.empty() && !rs.problems.empty())
+        throw config_error(rs.problems.size() == 1
+                               ? rs.problems.front()
+                               : fmt::format("{} (and {} more problems)", rs.problems.front(),
+                                             rs.problems.size() - 1));
+    for (const auto& problem : rs.problems)
+        std::fprintf(stderr, "ringscale-stats: %s\n", problem.c_str());
     return rs;
 }
 

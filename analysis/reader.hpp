@@ -28,8 +28,9 @@ struct result_set {
     std::vector<std::string> problems; ///< one line each: "skipping FILE: reason"
 };
 
-/// Read all inputs. Each problem is also printed at once to stderr as
-/// "ringscale-stats: <problem>"; with `strict` the first one throws config_error instead.
+/// Read all inputs. Each problem is also printed to stderr as "ringscale-stats: <problem>";
+/// with `strict` the first one throws config_error instead, and so does the first problem
+/// when no input yielded any case.
 result_set load_results(const std::vector<std::string>& inputs, bool strict);
 
 } // namespace ringscale::analysis

@@ -112,6 +112,13 @@ TEST(analysis_reader, bad_files_give_one_clear_reason) {
     for (const auto& p : rs.problems)
         EXPECT_EQ(p.rfind("skipping " + dir + "/", 0), 0u) << p;
     EXPECT_THROW(load_results({dir}, true), config_error);
+    // With nothing usable the first problem is the one error (exit 2), not a skip line.
+    try {
+        load_results({dir + "/plain.h5"}, false);
+        FAIL() << "a lone unreadable input must be an error";
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("plain.h5"), std::string::npos);
+    }
     std::filesystem::remove_all(dir);
 }
 

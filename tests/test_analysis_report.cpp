@@ -70,3 +70,34 @@ TEST(analysis_report, writes_markdown_and_plots) {
         EXPECT_TRUE(is_png(o.out_dir + "/" + png)) << png;
     std::filesystem::remove_all(dir);
 }
+
+TEST(analysis_report, too_few_iterations_for_a_ci_still_plots) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    // 3 iterations: no median CI (n < 6), so every error bar bound is NaN.
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_few");
+    fixture_file f;
+    for (int p : {1, 2}) {
+        fixture_case coll;
+        coll.job = "collectives";
+        coll.variant = "allreduce";
+        coll.world_size = p;
+        coll.iterations = 3;
+        coll.text_params = {{"device", "cpu"}, {"op", "allreduce"}};
+        coll.int_params = {{"bytes", 4096}};
+        coll.float_params = {{"busbw_factor", 2.0 * (p - 1) / p}};
+        coll.base_time_s = 1e-5;
+        coll.rank_skew.assign(static_cast<std::size_t>(p), 1.0);
+        f.cases.push_back(coll);
+    }
+    write_fixture_file(dir + "/few.h5", f);
+    cli_options o;
+    o.command = "report";
+    o.out_dir = dir + "/out";
+    o.inputs = {dir + "/few.h5"};
+    o.bootstrap = 50;
+    std::ostringstream out;
+    EXPECT_EQ(run_command(o, out), 0);
+    EXPECT_TRUE(is_png(o.out_dir + "/busbw.png"));
+    EXPECT_TRUE(is_png(o.out_dir + "/scaling_01.png"));
+}
