@@ -94,12 +94,15 @@ class ring_attention_job final : public job {
     }
     std::vector<case_plan> plan(const param_lists& lists,
                                 const launch_info& launch) const override {
-        return plan_attention(
+        auto cases = plan_attention(
             name(), lists, launch, {"overlap"},
             [](const attention_problem& pr, int ranks) {
                 kernels::check_layout(pr.layout, pr.seq_len, ranks);
             },
             memory_estimate, [](const params& p) { return "ring/" + p.text("layout"); });
+        for (const auto& c : cases)
+            c.values.flag("overlap"); // a malformed value is refused before any work
+        return cases;
     }
     std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
         return std::make_unique<ring_case>(read_attention_problem(plan.values),
