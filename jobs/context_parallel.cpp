@@ -68,7 +68,7 @@ std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem
     const int bwd = pr.backward ? 1 : 0;
     double floats = 2 * q + kv + bwd * (2 * q + kv); // Q, O, K|V; dO, dQ, dK|dV
     if (scheme.variant == "allgather") {
-        floats += ranks * kv * (1 + bwd); // every rank's K|V, and its dK|dV partials
+        floats += ranks * kv + bwd * 3 * kv; // every rank's K|V; ring reduce-scatter buffers
     } else {
         const double ring = ranks / scheme.ulysses_degree > 1 ? 1 : 0;
         floats += 2 * q + kv + 2 * (q + 2 * kv);      // head-sharded Q, O, K|V; send/recv staging

@@ -1,8 +1,11 @@
 // context_parallel --variant allgather (Llama 3's context parallelism): every rank
 // all-gathers K and V, then computes its own queries against every block; the backward
-// sums each block's dK/dV partials with a reduce-scatter that leaves every rank its own.
-// The gather is posted first and overlaps the local block's compute. Memory grows with S:
-// each rank holds all of K and V (and, for the backward, their gradient partials).
+// reduce-scatters the dK/dV partials home to their owners. The gather is posted first and
+// overlaps the local block's compute. The reduce-scatter is a ring (P-1 block sends, as in a
+// bandwidth-optimal reduce-scatter) pipelined with the backward's compute: a block's partial
+// sum moves on while the next block is computed. (MPI_Reduce_scatter_block here ran at
+// ~0.1 GB/s, two orders below all-gather, which would measure the MPI library rather than
+// the scheme.) Memory grows with S: each rank holds all of K and V.
 #include "jobs/context_parallel.hpp"
 
 #include "kernels/attention_cpu.hpp"
@@ -51,8 +54,8 @@ class allgather_case final : public job_case {
             fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, m_do.data());
             m_dq.resize(qe);
             m_delta.resize(m_lse.size());
-            m_dall.resize(gathered_elems());
-            m_dkv.resize(2 * kve);
+            for (auto* b : {&m_dkv, &m_dkv_local, &m_dkv_send, &m_dkv_recv})
+                b->resize(2 * kve);
         }
         kernels::attention_workspace_reserve(m_ws);
     }
@@ -86,7 +89,7 @@ class allgather_case final : public job_case {
         return 2 * kv_elems() * static_cast<std::size_t>(m_comm.size());
     }
     double bytes_sent() const {
-        // all_gather sends our block to P-1 ranks; the reduce-scatter P-1 blocks of partials.
+        // all_gather sends our block to P-1 ranks; the ring reduce-scatter P-1 partial sums.
         const double block = 2.0 * kv_elems() * sizeof(float) * (m_comm.size() - 1);
         return m_pr.backward ? 2 * block : block;
     }
@@ -100,7 +103,9 @@ class allgather_case final : public job_case {
                                        m_pr.causal) == kernels::block_mask::masked;
     }
 
-    void own_block_overlapped(comm::request& gather);
+    template <class F>
+    void per_group(F&& f, comm::request* pending) const;
+    void block_backward(int src, comm::request* pending);
     void forward(phase_timer& timer);
     void backward(phase_timer& timer);
 
@@ -109,42 +114,47 @@ class allgather_case final : public job_case {
     comm::communicator& m_comm;
     attention_shape m_shape;
     std::vector<std::vector<std::int64_t>> m_pos;
-    host_buffer<float> m_q, m_o, m_lse, m_kv, m_all, m_do, m_dq, m_delta, m_dall, m_dkv;
+    host_buffer<float> m_q, m_o, m_lse, m_kv, m_all, m_do, m_dq, m_delta, m_dkv;
+    host_buffer<float> m_dkv_local, m_dkv_send, m_dkv_recv; // ring reduce-scatter
     kernels::attention_workspace m_ws;
 };
 
-// Our own block needs no communication: compute it per (batch, kv-head group) while the
-// gather runs, testing the request in between so MPI keeps moving it.
-void allgather_case::own_block_overlapped(comm::request& gather) {
-    const std::int64_t g = m_shape.heads / m_shape.kv_heads, d = m_shape.head_dim;
-    const std::int64_t n = m_shape.q_len;
-    const std::size_t kve = kv_elems();
-    const auto* pos = m_pos[static_cast<std::size_t>(m_comm.rank())].data();
+// One kernel call per (batch, kv-head group), testing `pending` in between so MPI keeps
+// moving it while we compute. f(one, q_row, k_row): the group's shape and first rows.
+template <class F>
+void allgather_case::per_group(F&& f, comm::request* pending) const {
+    const std::int64_t g = m_shape.heads / m_shape.kv_heads, n = m_shape.q_len;
     attention_shape one = m_shape;
     one.batch = 1;
     one.heads = g;
     one.kv_heads = 1;
     for (std::int64_t b = 0; b < m_shape.batch; ++b)
         for (std::int64_t kvh = 0; kvh < m_shape.kv_heads; ++kvh) {
-            const std::int64_t q_row = (b * m_shape.heads + kvh * g) * n;
-            const std::int64_t k_row = (b * m_shape.kv_heads + kvh) * n;
-            kernels::attention_fwd_cpu(one, m_q.data() + q_row * d, m_kv.data() + k_row * d,
-                                       m_kv.data() + kve + k_row * d, pos, pos,
-                                       m_o.data() + q_row * d, m_lse.data() + q_row, m_ws);
-            gather.test();
+            f(one, (b * m_shape.heads + kvh * g) * n, (b * m_shape.kv_heads + kvh) * n);
+            if (pending)
+                pending->test();
         }
 }
 
 void allgather_case::forward(phase_timer& timer) {
     const int p = m_comm.size(), me = m_comm.rank();
     const std::size_t kve = kv_elems();
+    const std::int64_t d = m_shape.head_dim;
     const auto& q_pos = m_pos[static_cast<std::size_t>(me)];
     comm::request_ptr gather =
         m_comm.iall_gather(m_kv.data(), m_all.data(), 2 * kve, comm::dtype::f32);
     {
+        // Our own block needs no communication: compute it while the gather runs.
         auto compute = timer.time(phase::compute);
         kernels::attention_fwd_init(m_shape, m_o.data(), m_lse.data());
-        own_block_overlapped(*gather);
+        per_group(
+            [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
+                kernels::attention_fwd_cpu(one, m_q.data() + q_row * d, m_kv.data() + k_row * d,
+                                           m_kv.data() + kve + k_row * d, q_pos.data(),
+                                           q_pos.data(), m_o.data() + q_row * d,
+                                           m_lse.data() + q_row, m_ws);
+            },
+            gather.get());
     }
     {
         auto wait = timer.time(phase::comm_wait);
@@ -162,29 +172,58 @@ void allgather_case::forward(phase_timer& timer) {
     }
 }
 
+// Our queries' share of block `src`'s dK/dV into m_dkv_local (and their dQ into m_dq).
+void allgather_case::block_backward(int src, comm::request* pending) {
+    const std::size_t kve = kv_elems();
+    const std::int64_t d = m_shape.head_dim;
+    std::fill(m_dkv_local.begin(), m_dkv_local.end(), 0.0f);
+    if (masked(src))
+        return;
+    const float* block = block_of(m_all, src);
+    float* grad = m_dkv_local.data();
+    const auto* q_pos = m_pos[static_cast<std::size_t>(m_comm.rank())].data();
+    const auto* k_pos = m_pos[static_cast<std::size_t>(src)].data();
+    per_group(
+        [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
+            kernels::attention_bwd_cpu(
+                one, m_q.data() + q_row * d, block + k_row * d, block + kve + k_row * d,
+                m_do.data() + q_row * d, m_lse.data() + q_row, m_delta.data() + q_row, q_pos, k_pos,
+                m_dq.data() + q_row * d, grad + k_row * d, grad + kve + k_row * d, m_ws);
+        },
+        pending);
+}
+
 void allgather_case::backward(phase_timer& timer) {
     const int p = m_comm.size(), me = m_comm.rank();
-    const std::size_t kve = kv_elems();
-    const auto& q_pos = m_pos[static_cast<std::size_t>(me)];
+    const std::size_t block_elems = 2 * kv_elems();
     {
         auto compute = timer.time(phase::compute);
         kernels::attention_bwd_delta(m_shape, m_o.data(), m_do.data(), m_delta.data());
         std::fill(m_dq.begin(), m_dq.end(), 0.0f);
-        std::fill(m_dall.begin(), m_dall.end(), 0.0f);
-        for (int src = 0; src < p; ++src) {
-            if (masked(src))
-                continue;
-            const float* block = block_of(m_all, src);
-            float* grad = m_dall.data() + 2 * kve * static_cast<std::size_t>(src);
-            kernels::attention_bwd_cpu(m_shape, m_q.data(), block, block + kve, m_do.data(),
-                                       m_lse.data(), m_delta.data(), q_pos.data(),
-                                       m_pos[static_cast<std::size_t>(src)].data(), m_dq.data(),
-                                       grad, grad + kve, m_ws);
-        }
     }
-    auto wait = timer.time(phase::comm_wait);
-    m_comm.reduce_scatter(m_dall.data(), m_dkv.data(), 2 * kve, comm::dtype::f32,
-                          comm::reduce_op::sum);
+    // Block b's partial sum starts at rank b+1 and travels the ring to b: at step s this rank
+    // adds its share of block (me-s-1) mod P to the sum arriving from prev and passes it on;
+    // at the last step the block is our own and the sum is complete.
+    comm::request_ptr req;
+    for (int s = 0; s < p; ++s) {
+        const int b = ((me - s - 1) % p + p) % p;
+        {
+            auto compute = timer.time(phase::compute);
+            block_backward(b, req.get());
+        }
+        if (req) {
+            auto wait = timer.time(phase::comm_wait);
+            req->wait();
+            req.reset();
+        }
+        auto compute = timer.time(phase::compute);
+        float* out = s == p - 1 ? m_dkv.data() : m_dkv_send.data();
+        for (std::size_t i = 0; i < block_elems; ++i)
+            out[i] = m_dkv_local[i] + (s > 0 ? m_dkv_recv[i] : 0.0f);
+        if (s < p - 1)
+            req = m_comm.isendrecv(out, block_elems, (me + 1) % p, m_dkv_recv.data(), block_elems,
+                                   (me - 1 + p) % p, comm::dtype::f32, 3);
+    }
 }
 
 } // namespace

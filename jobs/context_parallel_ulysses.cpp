@@ -125,6 +125,12 @@ void ulysses_case::setup() {
         m_hdelta.resize(rows);
         fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, m_do.data());
     }
+    // Staging for the largest exchange (Q, K, V), allocated now so no iteration pays for it.
+    const std::size_t staging = ulysses_count_per_rank(m_lay, {{nullptr, nullptr, m_pr.heads},
+                                                               {nullptr, nullptr, m_pr.kv_heads},
+                                                               {nullptr, nullptr, m_pr.kv_heads}});
+    m_scratch.send.resize(staging * static_cast<std::size_t>(m_u));
+    m_scratch.recv.resize(staging * static_cast<std::size_t>(m_u));
     if (has_ring())
         m_ring_bufs.reserve(m_ring, m_pr.backward);
     else
