@@ -101,7 +101,13 @@ std::vector<case_plan> plan_attention_cases(
     auto names = attention_sweep_names();
     names.insert(names.end(), extra_sweeps.begin(), extra_sweeps.end());
     std::vector<case_plan> cases;
-    for (params& p : expand_product(expanded, names)) {
+    for (params& all : expand_product(expanded, names)) {
+        // Keep only this job's parameters: a launch of several jobs shares one list of
+        // options, and another job's (e.g. --variant) must not be recorded with this case.
+        params p;
+        for (const auto& name : names)
+            if (all.has(name))
+                p.set(name, all.text(name));
         case_plan c;
         c.job = job;
         const attention_problem pr = read_attention_problem(p);
