@@ -77,12 +77,12 @@ attention_problem read_attention_problem(const params& p) {
     return pr;
 }
 
-std::vector<case_plan>
-plan_attention(const std::string& job, const param_lists& lists, const launch_info& launch,
-               const std::vector<std::string>& extra_sweeps,
-               const std::function<void(const attention_problem&, int)>& check,
-               const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
-               const std::function<std::string(const params&)>& variant) {
+std::vector<case_plan> plan_attention_cases(
+    const std::string& job, const param_lists& lists, const launch_info& launch,
+    const std::vector<std::string>& extra_sweeps,
+    const std::function<void(const params&, const attention_problem&, int)>& check,
+    const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes,
+    const std::function<std::string(const params&)>& variant) {
     param_lists expanded = lists;
     bool from_preset = false;
     auto preset = lists.find("seq-preset");
@@ -101,7 +101,13 @@ plan_attention(const std::string& job, const param_lists& lists, const launch_in
     auto names = attention_sweep_names();
     names.insert(names.end(), extra_sweeps.begin(), extra_sweeps.end());
     std::vector<case_plan> cases;
-    for (params& p : expand_product(expanded, names)) {
+    for (params& all : expand_product(expanded, names)) {
+        // Keep only this job's parameters: a launch of several jobs shares one list of
+        // options, and another job's (e.g. --variant) must not be recorded with this case.
+        params p;
+        for (const auto& name : names)
+            if (all.has(name))
+                p.set(name, all.text(name));
         case_plan c;
         c.job = job;
         const attention_problem pr = read_attention_problem(p);
@@ -110,17 +116,38 @@ plan_attention(const std::string& job, const param_lists& lists, const launch_in
         c.skippable = from_preset;
         c.validate_by_default = pr.seq_len <= 8192;
         try {
-            check(pr, launch.world_size);
+            check(p, pr, launch.world_size);
         } catch (const config_error& e) {
             if (!from_preset)
                 throw;
             c.skip_reason = e.what();
         }
         if (c.skip_reason.empty())
-            c.bytes_per_rank = bytes(pr, launch.world_size, c.validate_by_default);
+            c.bytes_per_rank = bytes(p, pr, launch.world_size, c.validate_by_default);
         cases.push_back(std::move(c));
     }
     return cases;
+}
+
+std::vector<case_plan>
+plan_attention(const std::string& job, const param_lists& lists, const launch_info& launch,
+               const std::vector<std::string>& extra_sweeps,
+               const std::function<void(const attention_problem&, int)>& check,
+               const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
+               const std::function<std::string(const params&)>& variant) {
+    return plan_attention_cases(
+        job, lists, launch, extra_sweeps,
+        [&](const params&, const attention_problem& pr, int ranks) { check(pr, ranks); },
+        [&](const params&, const attention_problem& pr, int ranks, bool validate) {
+            return bytes(pr, ranks, validate);
+        },
+        variant);
+}
+
+std::uint64_t attention_validation_bytes(const attention_problem& pr) {
+    // Gathered global O (and dQ, dK, dV) plus the reference group's tensors.
+    const double global = static_cast<double>(pr.batch) * pr.heads * pr.seq_len * pr.head_dim;
+    return static_cast<std::uint64_t>((pr.backward ? 4.0 : 1.0) * global * 2 * sizeof(float));
 }
 
 void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,

@@ -49,6 +49,19 @@ plan_attention(const std::string& job, const param_lists& lists, const launch_in
                const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
                const std::function<std::string(const params&)>& variant);
 
+/// As plan_attention, but `check` and `bytes` also see the case's parameters (for jobs whose
+/// rules depend on their own options, such as context_parallel's --variant).
+std::vector<case_plan> plan_attention_cases(
+    const std::string& job, const param_lists& lists, const launch_info& launch,
+    const std::vector<std::string>& extra_sweeps,
+    const std::function<void(const params&, const attention_problem&, int)>& check,
+    const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes,
+    const std::function<std::string(const params&)>& variant);
+
+/// Peak bytes per rank of gathering the result into global tensors and of one reference
+/// group during validation (what every attention job adds to its estimate when validating).
+std::uint64_t attention_validation_bytes(const attention_problem& pr);
+
 /// The seeded global tensors.
 enum class tensor_id { q, k, v, d_out };
 
@@ -81,5 +94,10 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
 /// Table cells shared by the attention jobs, after the job's own first cells.
 std::vector<table_column> attention_columns();
 std::vector<std::string> attention_row(const case_summary& s);
+
+/// The closing comparison of context-parallel schemes: for each (S, P, pass, shape) group of
+/// ring_attention and context_parallel cases, time, GFLOP/s per rank, communication share,
+/// bytes sent and peak memory per rank. Empty when no context_parallel case ran.
+std::string attention_comparison_table(const std::vector<case_summary>& cases);
 
 } // namespace ringscale::jobs

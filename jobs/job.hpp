@@ -91,6 +91,7 @@ struct case_summary {
     double median_time_s = 0; ///< median over timed iterations of the slowest rank
     double median_compute_s = 0;
     double median_comm_wait_s = 0;
+    std::uint64_t peak_host_bytes = 0; ///< the largest rank's tracked peak (0 when not run)
     validation check;
 };
 
@@ -111,6 +112,12 @@ class job {
     /// The live table's columns after the common ones, and one row's cells.
     virtual std::vector<table_column> columns() const = 0;
     virtual std::vector<std::string> row(const case_summary& s) const = 0;
+    /// Rank 0, after the launch's last case: text printed after the table (a comparison
+    /// across cases), given every case of the launch, this job's and others'. Empty: none.
+    virtual std::string closing_table(const std::vector<case_summary>& cases) const {
+        (void)cases;
+        return {};
+    }
 };
 
 /// Value of a numeric attribute as double (0 when absent).

@@ -9,6 +9,7 @@ namespace ringscale::jobs {
 // Factories defined in each job's file.
 std::unique_ptr<job> make_collectives_job();
 std::unique_ptr<job> make_ring_attention_job();
+std::unique_ptr<job> make_context_parallel_job();
 std::unique_ptr<job> make_train_step_job();
 
 namespace {
@@ -16,8 +17,8 @@ std::vector<std::unique_ptr<job>> build() {
     std::vector<std::unique_ptr<job>> jobs;
     jobs.push_back(make_collectives_job());
     jobs.push_back(make_ring_attention_job());
+    jobs.push_back(make_context_parallel_job());
     jobs.push_back(make_train_step_job());
-
     return jobs;
 }
 } // namespace

@@ -3,6 +3,7 @@
 #include "src/clock.hpp"
 #include "src/parse.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ringscale {
@@ -67,6 +68,8 @@ void live_table::end_case(int index, const planned_case& pc, const case_record& 
     s.check.checked = jobs::attr_number(rec.attrs, "validated") != 0;
     s.check.max_abs_err = jobs::attr_number(rec.attrs, "max_abs_err");
     s.check.wrong = static_cast<std::uint64_t>(jobs::attr_number(rec.attrs, "wrong_elements"));
+    for (auto bytes : rec.peak_host_bytes)
+        s.peak_host_bytes = std::max<std::uint64_t>(s.peak_host_bytes, bytes);
     const bool ran = rec.rows > 0;
     std::string line;
     const auto cells = pc.job->row(s);
@@ -83,12 +86,18 @@ void live_table::end_case(int index, const planned_case& pc, const case_record& 
     std::fflush(stdout);
     if (!m_tty)
         std::fprintf(stderr, "[%s]\n", progress_text(index + 1).c_str());
+    m_summary.push_back(s);
+    if (std::find(m_jobs.begin(), m_jobs.end(), pc.job) == m_jobs.end())
+        m_jobs.push_back(pc.job);
 }
 
 void live_table::finish() {
     if (m_tty)
         std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
+    for (const auto* j : m_jobs)
+        std::fputs(j->closing_table(m_summary).c_str(), stdout);
+    std::fflush(stdout);
 }
 
 } // namespace ringscale

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace ringscale {
 
@@ -18,7 +19,8 @@ class live_table {
     void begin_case(int index, const planned_case& pc);
     /// Print the finished case's row.
     void end_case(int index, const planned_case& pc, const case_record& rec);
-    /// Clear the progress line.
+    /// Clear the progress line and print each job's closing table (jobs::job::closing_table)
+    /// over every case that ran.
     void finish();
 
   private:
@@ -29,6 +31,8 @@ class live_table {
     bool m_tty;
     double m_start_s;
     const jobs::job* m_last_job = nullptr;
+    std::vector<const jobs::job*> m_jobs;      ///< jobs that ran a case, in order
+    std::vector<jobs::case_summary> m_summary; ///< every finished case
 };
 
 } // namespace ringscale

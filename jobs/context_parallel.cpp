@@ -1,0 +1,161 @@
+// Job `context_parallel`: the all-gather, Ulysses and hybrid (Ulysses x ring) families of
+// context parallelism on the same inputs, sizes and ranks as ring_attention, so a launch of
+// both jobs compares all four schemes (closing table: attention_comparison_table).
+#include "jobs/context_parallel.hpp"
+
+#include "src/error.hpp"
+#include "src/parse.hpp"
+
+#include <fmt/format.h>
+#include <set>
+
+namespace ringscale::jobs {
+
+std::string cp_scheme::name() const {
+    return variant == "hybrid" ? fmt::format("hybrid/u{}", ulysses_degree) : variant;
+}
+
+cp_scheme read_cp_scheme(const params& p, int ranks) {
+    cp_scheme s;
+    s.variant = p.choice("variant", {"allgather", "ulysses", "hybrid"});
+    if (s.variant == "allgather")
+        s.ulysses_degree = 1;
+    else if (s.variant == "ulysses")
+        s.ulysses_degree = ranks;
+    else {
+        const std::uint64_t u = p.size("ulysses-degree");
+        if (u > 1u << 20)
+            throw config_error(fmt::format("--ulysses-degree: {} is out of range", u));
+        s.ulysses_degree = static_cast<int>(u);
+        if (u == 0) // auto: the largest divisor of P not above sqrt(P)
+            for (int d = 1; d * d <= ranks; ++d)
+                if (ranks % d == 0)
+                    s.ulysses_degree = d;
+    }
+    return s;
+}
+
+void check_cp_case(const cp_scheme& scheme, const attention_problem& pr, int ranks) {
+    kernels::check_layout(pr.layout, pr.seq_len, ranks);
+    if (scheme.variant == "allgather")
+        return;
+    const int u = scheme.ulysses_degree;
+    // Name the constraint the way the user set it: ulysses shards heads over all P ranks.
+    const std::string degree =
+        scheme.variant == "ulysses"
+            ? fmt::format("the {} ranks (--variant ulysses shards heads over all ranks)", u)
+            : fmt::format("--ulysses-degree {}", u);
+    if (scheme.variant == "hybrid" && (u < 1 || ranks % u != 0))
+        throw config_error(fmt::format("--ulysses-degree {} does not divide the {} ranks "
+                                       "(--variant hybrid runs a ring of P/u Ulysses groups)",
+                                       u, ranks));
+    if (pr.heads % u != 0)
+        throw config_error(fmt::format("--heads {} is not divisible by {}", pr.heads, degree));
+    if (pr.kv_heads < u)
+        throw config_error(fmt::format("--kv-heads {} is below {}: every rank of a Ulysses "
+                                       "group needs a key/value head of its own",
+                                       pr.kv_heads, degree));
+    if (pr.kv_heads % u != 0)
+        throw config_error(
+            fmt::format("--kv-heads {} is not divisible by {}", pr.kv_heads, degree));
+}
+
+std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem& pr, int ranks,
+                                bool validate) {
+    const double rows = static_cast<double>(pr.seq_len) / ranks;
+    const double q = pr.batch * pr.heads * rows * pr.head_dim;
+    const double kv = 2.0 * pr.batch * pr.kv_heads * rows * pr.head_dim; // K and V
+    const int bwd = pr.backward ? 1 : 0;
+    double floats = 2 * q + kv + bwd * (2 * q + kv); // Q, O, K|V; dO, dQ, dK|dV
+    if (scheme.variant == "allgather") {
+        floats += ranks * kv + bwd * 3 * kv; // every rank's K|V; ring reduce-scatter buffers
+    } else {
+        const double ring = ranks / scheme.ulysses_degree > 1 ? 1 : 0;
+        floats += 2 * q + kv + 2 * (q + 2 * kv);      // head-sharded Q, O, K|V; send/recv staging
+        floats += ring * 2 * kv;                      // two ring buffers
+        floats += bwd * (2 * q + kv + ring * 2 * kv); // head-sharded dO, dQ, dK|dV; ring dK|dV
+    }
+    std::uint64_t bytes = static_cast<std::uint64_t>(floats * sizeof(float)) + (8u << 20);
+    return validate ? bytes + attention_validation_bytes(pr) : bytes;
+}
+
+namespace {
+
+class context_parallel_job final : public job {
+  public:
+    std::string name() const override { return "context_parallel"; }
+    std::string summary() const override {
+        return "context parallelism: all-gather K/V, Ulysses all-to-all, or hybrid Ulysses x ring";
+    }
+    std::vector<option_spec> options() const override {
+        auto opts = attention_options();
+        opts.push_back({"variant", "allgather",
+                        "allgather (all-gather K/V, Llama 3) | ulysses (all-to-all to heads, "
+                        "DeepSpeed-Ulysses; heads and kv-heads divisible by P) | hybrid (Ulysses "
+                        "in groups of --ulysses-degree ranks, ring across groups; list ok)"});
+        opts.push_back({"ulysses-degree", "0",
+                        "hybrid only: ranks per Ulysses group u; divides P, heads and kv-heads; "
+                        "ring degree P/u; 0 = the largest divisor of P with u*u <= P"});
+        return opts;
+    }
+    std::vector<case_plan> plan(const param_lists& lists, const launch_info& launch) const override;
+    std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
+        const auto pr = read_attention_problem(plan.values);
+        const cp_scheme scheme = read_cp_scheme(plan.values, ctx.world.size());
+        if (scheme.variant == "allgather")
+            return make_allgather_case(pr, ctx);
+        return make_ulysses_case(pr, scheme, ctx);
+    }
+    std::vector<table_column> columns() const override {
+        auto cols = attention_columns();
+        cols.insert(cols.begin(), {"scheme", 11});
+        cols.push_back({"sent/rank", 10});
+        cols.push_back({"peak/rank", 10});
+        return cols;
+    }
+    std::vector<std::string> row(const case_summary& s) const override {
+        auto cells = attention_row(s);
+        cells.insert(cells.begin(), s.plan->variant);
+        cells.push_back(format_bytes(attr_number(s.attrs, "comm_bytes_per_iter")));
+        cells.push_back(s.peak_host_bytes ? format_bytes(static_cast<double>(s.peak_host_bytes))
+                                          : "-");
+        return cells;
+    }
+    std::string closing_table(const std::vector<case_summary>& cases) const override {
+        return attention_comparison_table(cases);
+    }
+};
+
+std::vector<case_plan> context_parallel_job::plan(const param_lists& lists,
+                                                  const launch_info& launch) const {
+    auto cases = plan_attention_cases(
+        name(), lists, launch, {"variant", "ulysses-degree"},
+        [](const params& p, const attention_problem& pr, int ranks) {
+            check_cp_case(read_cp_scheme(p, ranks), pr, ranks);
+        },
+        [](const params& p, const attention_problem& pr, int ranks, bool validate) {
+            return cp_bytes_per_rank(read_cp_scheme(p, ranks), pr, ranks, validate);
+        },
+        [&](const params& p) { return read_cp_scheme(p, launch.world_size).name(); });
+    // --ulysses-degree only shapes the hybrid, and 0 may resolve to a degree also listed: a
+    // sweep over it must not repeat a case.
+    std::set<std::string> seen;
+    std::vector<case_plan> kept;
+    for (auto& c : cases) {
+        std::string key = c.variant;
+        for (const auto& [k, v] : c.values.values())
+            if (k != "ulysses-degree")
+                key += "|" + k + "=" + v;
+        if (seen.insert(key).second)
+            kept.push_back(std::move(c));
+    }
+    return kept;
+}
+
+} // namespace
+
+std::unique_ptr<job> make_context_parallel_job() {
+    return std::make_unique<context_parallel_job>();
+}
+
+} // namespace ringscale::jobs

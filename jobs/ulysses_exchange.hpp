@@ -1,0 +1,58 @@
+// DeepSpeed-Ulysses' exchange inside a group of u ranks: tensors move between sequence
+// sharding (every head, this rank's rows) and head sharding (heads/u of them, every row the
+// group holds) with one all-to-all. Head-sharded rows are kept in ascending global position
+// order, because the attention kernels classify tiles by their first and last positions.
+#pragma once
+
+#include "comm/communicator.hpp"
+#include "src/clock.hpp"
+#include "src/memory.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ringscale::jobs {
+
+/// Where rows go inside one Ulysses group. Built once per case (no communication).
+struct ulysses_layout {
+    comm::communicator* comm = nullptr; ///< the group; size() = u
+    std::int64_t batch = 1, head_dim = 64;
+    std::int64_t rows_local = 0;                  ///< rows per member (S/P)
+    std::vector<std::int64_t> group_pos;          ///< the group's positions, ascending
+    std::vector<std::vector<std::int64_t>> index; ///< [member][t]: member's row t in group_pos
+};
+
+/// Layout of a group whose member i holds global positions `member_pos[i]` (each ascending,
+/// all of the same length); members are ordered by their rank in `group`.
+ulysses_layout make_ulysses_layout(comm::communicator& group, std::int64_t batch,
+                                   std::int64_t head_dim,
+                                   const std::vector<std::vector<std::int64_t>>& member_pos);
+
+/// One tensor in an exchange: `heads` is its head count in the sequence-sharded form.
+struct ulysses_tensor {
+    const float* src = nullptr;
+    float* dst = nullptr;
+    std::int64_t heads = 0;
+};
+
+/// Scratch for the exchanges of one case (send and receive staging), reused every call.
+struct ulysses_scratch {
+    host_buffer<float> send, recv;
+};
+
+/// Elements one rank sends to each member (all_to_all's count per rank) for `tensors`.
+std::size_t ulysses_count_per_rank(const ulysses_layout& lay,
+                                   const std::vector<ulysses_tensor>& tensors);
+
+/// Collective over lay.comm: each src [B, heads, rows_local, D] (sequence-sharded) -> dst
+/// [B, heads/u, group rows, D] (this member's head slice, rows in group_pos order), all
+/// tensors in one all-to-all. Packing counts as compute, the all-to-all as comm_wait.
+void ulysses_to_heads(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
+                      ulysses_scratch& scratch, phase_timer& timer);
+
+/// Collective over lay.comm: the inverse, each src [B, heads/u, group rows, D] -> dst
+/// [B, heads, rows_local, D].
+void ulysses_to_sequence(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
+                         ulysses_scratch& scratch, phase_timer& timer);
+
+} // namespace ringscale::jobs
