@@ -10,7 +10,10 @@ using namespace ringscale::jobs;
 namespace {
 param_lists lists(const std::string& op, const std::string& lo, const std::string& hi,
                   const std::string& f = "2") {
-    return {{"op", {op}}, {"min-bytes", {lo}}, {"max-bytes", {hi}}, {"step-factor", {f}},
+    return {{"op", {op}},
+            {"min-bytes", {lo}},
+            {"max-bytes", {hi}},
+            {"step-factor", {f}},
             {"root", {"0"}}};
 }
 launch_info world(int p) {

@@ -17,8 +17,11 @@ namespace {
 launch_config small_config() {
     launch_config cfg;
     cfg.jobs = {"collectives"};
-    cfg.params = {{"op", {"all"}}, {"min-bytes", {"64"}}, {"max-bytes", {"64K"}},
-                  {"step-factor", {"32"}}, {"root", {"0"}}};
+    cfg.params = {{"op", {"all"}},
+                  {"min-bytes", {"64"}},
+                  {"max-bytes", {"64K"}},
+                  {"step-factor", {"32"}},
+                  {"root", {"0"}}};
     cfg.warmup = 2;
     cfg.iters = 3;
     cfg.resolved_text = "job = collectives\n";

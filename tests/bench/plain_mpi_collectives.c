@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     double median = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
     double factor = is_allreduce ? 2.0 * (size - 1) / size : 1.0;
     if (rank == 0)
-        printf("%s %ld %.4f\n", argv[1], (long)count * 4, (double)count * 4 / median / 1e9 * factor);
+        printf("%s %ld %.4f\n", argv[1], (long)count * 4,
+               (double)count * 4 / median / 1e9 * factor);
     free(send);
     free(recv);
     free(times);
