@@ -110,6 +110,7 @@ nccl_communicator::nccl_communicator(ncclComm_t comm) : m_comm(comm) {
         RINGSCALE_NCCL_CALL(ncclCommCount(m_comm, &m_size));
         RINGSCALE_NCCL_CUDA_CALL(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
         RINGSCALE_NCCL_CUDA_CALL(cudaMalloc(&m_barrier_word, sizeof(float)));
+        RINGSCALE_NCCL_CUDA_CALL(cudaMemset(m_barrier_word, 0, sizeof(float)));
     } catch (...) {
         release(); // the destructor does not run for a constructor that throws
         throw;
