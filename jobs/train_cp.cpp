@@ -134,16 +134,15 @@ class allgather_core final : public kernels::attention_core {
 
 std::unique_ptr<kernels::attention_core>
 make_cp_core(const std::string& variant, comm::communicator* cp, std::int64_t seq_len) {
-    if (variant == "ulysses")
-        throw config_error("--cp-variant ulysses: not supported by train_step yet (use ring or "
-                           "allgather)");
-    if (variant != "ring" && variant != "allgather")
+    if (variant != "ring" && variant != "allgather" && variant != "ulysses")
         throw config_error(
             fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
     if (!cp || cp->size() == 1)
         return std::make_unique<kernels::local_attention_core>(cp_positions(seq_len, 1)[0]);
     if (variant == "ring")
         return std::make_unique<ring_core>(*cp, seq_len);
+    if (variant == "ulysses")
+        return make_ulysses_train_core(*cp, seq_len);
     return std::make_unique<allgather_core>(*cp, seq_len);
 }
 
@@ -151,7 +150,9 @@ double cp_core_floats(const std::string& variant, int cp, double tokens, double 
     if (cp == 1)
         return tokens; // delta
     if (variant == "ring")
-        return 8 * tokens * hidden + tokens;    // two K/V ring buffers, dK/dV local and in flight
+        return 8 * tokens * hidden + tokens; // two K/V ring buffers, dK/dV local and in flight
+    if (variant == "ulysses") // head-sharded Q,K,V,O,dO,dQ,dK,dV, 4-tensor staging both ways
+        return 17 * tokens * hidden;
     return 4.0 * cp * tokens * hidden + tokens; // gathered K/V and per-block dK/dV
 }
 

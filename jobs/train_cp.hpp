@@ -4,6 +4,8 @@
 //   ring:      jobs/ring_core's K/V ring (overlapped), dK/dV partial sums sent home.
 //   allgather: K/V of the whole sequence all-gathered, local queries attend to each rank's
 //              block in turn, dK/dV of every block reduce-scattered back to its owner.
+//   ulysses:   all-to-all to head sharding (heads/cp heads, the whole sequence), local
+//              attention, all-to-all back (jobs/train_cp_ulysses.cpp).
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -19,10 +21,15 @@ namespace ringscale::jobs {
 /// Global positions of every cp rank's rows under the zigzag layout ([cp][seq_len/cp]).
 std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp);
 
-/// The attention core for `variant` (ring | allgather) over the cp communicator `cp`, or the
-/// single-rank core when cp has one rank. `ulysses` is refused with a config_error.
+/// The attention core for `variant` (ring | allgather | ulysses) over the cp communicator
+/// `cp`, or the single-rank core when cp has one rank. Ulysses needs heads divisible by cp
+/// (train_problem checks it).
 std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
                                                       comm::communicator* cp, std::int64_t seq_len);
+
+/// The Ulysses core (jobs/train_cp_ulysses.cpp).
+std::unique_ptr<kernels::attention_core> make_ulysses_train_core(comm::communicator& cp,
+                                                                 std::int64_t seq_len);
 
 /// Preflight: floats of the core's own buffers for a rank's `tokens` rows of width `hidden`.
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden);

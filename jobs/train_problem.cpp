@@ -22,25 +22,36 @@ double train_problem::flops_per_step() const {
     return 6.0 * dense * global_tokens + attn;
 }
 
-double train_problem::comm_bytes_per_step() const {
+double train_problem::dp_comm_bytes_per_step() const {
     const kernels::param_layout layout(model);
     const int p = dp * cp;
-    double bytes = 0;
     if (dp_set.variant == "ddp")
-        bytes = layout.total() * 4.0;
-    else if (dp_set.variant == "zero1")
-        bytes = 2.0 * padded(layout.total(), p) * 4.0;
-    else
-        for (int u = 0; u < layout.units(); ++u)
-            bytes += padded(layout.unit(u).size, p) * 4.0 * (u == 0 ? 2 : 3);
-    if (cp > 1) {
-        // One rank's K/V block: 2 x tokens x hidden floats, per layer.
-        const double block = 2.0 * local_sequences() * local_rows() * model.hidden * 4.0;
-        const double per_layer = cp_variant == "ring" ? (cp - 1) * block * 2 + cp * block
-                                                      : 3.0 * cp * block; // 2 gathers, 1 scatter
-        bytes += per_layer * model.layers;
-    }
+        return layout.total() * 4.0;
+    if (dp_set.variant == "zero1")
+        return 2.0 * padded(layout.total(), p) * 4.0;
+    double bytes = 0;
+    for (int u = 0; u < layout.units(); ++u)
+        bytes += padded(layout.unit(u).size, p) * 4.0 * (u == 0 ? 2 : 3);
     return bytes;
+}
+
+double train_problem::cp_comm_bytes_per_step() const {
+    if (cp == 1)
+        return 0;
+    // t tokens of width hidden per rank; one K/V block is 2 x t x hidden floats. A gather,
+    // reduce-scatter or all-to-all sends (cp-1)/cp of the group's data from every rank.
+    const double t = static_cast<double>(local_sequences() * local_rows());
+    const double block = 2.0 * t * model.hidden * 4.0;
+    double per_layer = 0;
+    if (cp_variant == "ring") // K/V cp-1 hops forward and backward, dK/dV cp hops home
+        per_layer = (cp - 1) * block * 2 + cp * block;
+    else if (cp_variant == "allgather") // K/V gathered twice, dK/dV reduce-scattered once
+        per_layer = 3.0 * (cp - 1) * block;
+    else // Q,K,V,O forward; Q,K,V,dO in, dQ,dK,dV out backward; per-row LSE, LSE and delta
+        per_layer =
+            4.0 * (cp - 1) *
+            (11.0 * t * (model.hidden / cp) + 3.0 * t * (model.heads / cp)); // heads % cp = 0
+    return per_layer * model.layers;
 }
 
 std::uint64_t train_problem::bytes_per_rank(bool validate) const {
@@ -119,9 +130,10 @@ train_problem read_train_problem(const params& p, int world_size) {
                                        pr.global_tokens, pr.sequences, pr.dp));
     pr.cp_variant = p.choice("cp-variant", {"ring", "allgather", "ulysses"});
     if (pr.cp > 1) {
-        if (pr.cp_variant == "ulysses")
-            throw config_error("--cp-variant ulysses: not supported by train_step yet (use ring "
-                               "or allgather)");
+        if (pr.cp_variant == "ulysses" && pr.model.heads % pr.cp != 0)
+            throw config_error(fmt::format("--cp-variant ulysses: heads ({}) must be divisible "
+                                           "by cp ({})",
+                                           pr.model.heads, pr.cp));
         kernels::check_layout(kernels::layout::zigzag, pr.seq_len, pr.cp);
     }
     pr.dp_set.variant = p.choice("dp-variant", {"ddp", "zero1", "fsdp"});

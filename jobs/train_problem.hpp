@@ -28,8 +28,15 @@ struct train_problem {
     std::int64_t local_rows() const { return seq_len / cp; }
     /// FLOPs per step, convention flop_convention().
     double flops_per_step() const;
-    /// Collective payload bytes per step and rank: the dp strategy's plus the cp core's.
-    double comm_bytes_per_step() const;
+    /// Bytes per step and rank: dp_comm_bytes_per_step() + cp_comm_bytes_per_step().
+    double comm_bytes_per_step() const {
+        return dp_comm_bytes_per_step() + cp_comm_bytes_per_step();
+    }
+    /// The dp strategy's collective payload per step (nccl-tests' size convention: an
+    /// allreduce of N bytes counts N, whatever its algorithm sends).
+    double dp_comm_bytes_per_step() const;
+    /// The bytes this rank's cp core sends per step (all layers, forward and backward).
+    double cp_comm_bytes_per_step() const;
     /// Peak host bytes per rank (state, activations, cp buffers, validation's reference).
     std::uint64_t bytes_per_rank(bool validate) const;
     /// FLOPs of the validation's reference run (all of its steps).

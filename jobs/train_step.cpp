@@ -3,9 +3,9 @@
 // every layer). Replica d takes sequences [d*B, (d+1)*B) of the seeded global batch; cp rank
 // c takes the zigzag positions of every one of them. Data parallelism: --dp-variant ddp |
 // zero1 | fsdp (jobs/train_parallel.hpp); attention across cp ranks: --cp-variant ring |
-// allgather (jobs/train_cp.hpp). Loss = sum over ranks of shard losses, each normalised by
-// the global token count. validate() reruns --steps-validate steps from the initial
-// parameters and compares with the single-rank reference run.
+// allgather | ulysses (jobs/train_cp.hpp). Loss = sum over ranks of shard losses, each normalised
+// by the global token count. validate() reruns --steps-validate steps from the initial parameters
+// and compares with the single-rank reference run.
 #include "jobs/train_cp.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
@@ -172,23 +172,25 @@ class train_step_job final : public job {
     }
 
     std::vector<table_column> columns() const override {
-        return {{"variant", 22}, {"dpxcp", 6}, {"tokens", 7}, {"params", 8},
-                {"tok/s", 9},    {"GF/s", 8},  {"loss", 7},   {"max_err", 9}};
+        return {{"variant", 22}, {"dpxcp", 6},      {"tokens", 7}, {"params", 8},
+                {"tok/s", 9},    {"GF/s/rank", 10}, {"loss", 7},   {"max_err", 9}};
     }
 
     std::vector<std::string> row(const case_summary& s) const override {
         const double t = s.median_time_s;
         const double tokens = attr_number(s.attrs, "tokens_per_iter");
-        return {
-            s.plan->variant,
-            fmt::format("{}x{}", s.plan->values.text("dp"), s.plan->values.text("cp")),
-            format_size(static_cast<std::uint64_t>(tokens)),
-            fmt::format("{:.2f}M", attr_number(s.attrs, "parameters") / 1e6),
-            t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",
-            t > 0 ? fmt::format("{:.2f}", attr_number(s.attrs, "flops_per_iter") / t / 1e9) : "-",
-            s.attrs.count("final_loss") ? fmt::format("{:.3f}", attr_number(s.attrs, "final_loss"))
-                                        : "-",
-            s.check.checked ? fmt::format("{:.1e}", s.check.max_abs_err) : "-"};
+        return {s.plan->variant,
+                fmt::format("{}x{}", s.plan->values.text("dp"), s.plan->values.text("cp")),
+                format_size(static_cast<std::uint64_t>(tokens)),
+                fmt::format("{:.2f}M", attr_number(s.attrs, "parameters") / 1e6),
+                t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",
+                t > 0 ? fmt::format("{:.2f}",
+                                    attr_number(s.attrs, "flops_per_iter") / t / s.world_size / 1e9)
+                      : "-",
+                s.attrs.count("final_loss")
+                    ? fmt::format("{:.3f}", attr_number(s.attrs, "final_loss"))
+                    : "-",
+                s.check.checked ? fmt::format("{:.1e}", s.check.max_abs_err) : "-"};
     }
 };
 

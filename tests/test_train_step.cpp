@@ -114,6 +114,8 @@ TEST(train_plan, bad_input_is_refused) {
     l = base();
     l["cp"] = {"2"};
     l["cp-variant"] = {"ulysses"};
+    l["hidden"] = {"384"};
+    l["heads"] = {"3"}; // head dim 128, but 3 heads do not split over 2 cp ranks
     expect_refused(l, 2);
     l = base();
     l["cp"] = {"2"};

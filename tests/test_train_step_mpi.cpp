@@ -1,11 +1,13 @@
 // train_step at np=1, 2, 4: every data-parallel variant (and FSDP with prefetch), and the
-// dp x cp grid with ring and all-gather attention, each through the run loop with
+// dp x cp grid with ring, all-gather and Ulysses attention, each through the run loop with
 // validation on: step-1 gradient, parameters after 3 steps and every loss against the
 // single-rank run on the same global batch. Grids: np=1 1x1; np=2 2x1 and 1x2; np=4 4x1
-// and 2x2.
+// and 2x2. The cp cores' declared bytes against what a counting communicator sees them send.
 #include "comm/communicator.hpp"
 #include "jobs/registry.hpp"
+#include "jobs/train_problem.hpp"
 #include "src/launcher/run_loop.hpp"
+#include "tests/counting_communicator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -98,4 +100,47 @@ TEST_P(train_step_cp, dp_by_cp_grid_matches_single_rank_run) {
 
 INSTANTIATE_TEST_SUITE_P(all, train_step_cp,
                          ::testing::Combine(::testing::Values("ddp", "zero1", "fsdp"),
-                                            ::testing::Values("ring", "allgather")));
+                                            ::testing::Values("ring", "allgather", "ulysses")));
+
+class train_step_cp_bytes : public ::testing::TestWithParam<const char*> {};
+
+// cp = P, dp = 1: every byte the counting communicator sees comes from the cp core (the
+// size-1 DDP group's allreduce is counted only as a call), so it must equal the core's figure.
+TEST_P(train_step_cp_bytes, declared_equals_sent) {
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    testing_support::counting_communicator counting(*world);
+    jobs::param_lists l;
+    const auto& job = jobs::find_job("train_step");
+    for (const auto& o : job.options())
+        l[o.name] = {o.default_value};
+    l["layers"] = {"2"};
+    l["hidden"] = {"256"};
+    l["heads"] = {"4"};
+    l["vocab"] = {"64"};
+    l["train-seq-len"] = {"64"};
+    l["tokens"] = {"128"};
+    l["cp"] = {std::to_string(world->size())};
+    l["cp-variant"] = {GetParam()};
+    jobs::launch_info launch;
+    launch.world_size = world->size();
+    launch.host_bytes_per_rank = 1ull << 30;
+    const auto plans = job.plan(l, launch);
+    ASSERT_EQ(plans.size(), 1u);
+    const auto pr = jobs::read_train_problem(plans[0].values, world->size());
+    jobs::run_context ctx{counting, launch, 1, false, 3};
+    auto cs = job.make_case(plans[0], ctx);
+    cs->setup();
+    phase_timer timer;
+    counting.reset();
+    cs->iterate(timer);
+    EXPECT_DOUBLE_EQ(pr.cp_comm_bytes_per_step(), static_cast<double>(counting.bytes_sent()))
+        << GetParam();
+    EXPECT_DOUBLE_EQ(jobs::attr_number(cs->describe(), "comm_bytes_per_iter"),
+                     pr.dp_comm_bytes_per_step() + pr.cp_comm_bytes_per_step());
+    if (world->size() > 1) {
+        EXPECT_GT(pr.cp_comm_bytes_per_step(), 0.0);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(all, train_step_cp_bytes,
+                         ::testing::Values("ring", "allgather", "ulysses"));
