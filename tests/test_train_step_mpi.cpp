@@ -15,20 +15,27 @@ using namespace ringscale;
 
 namespace {
 
+// Defaults with a tiny model: 2 layers of `hidden` = `heads` heads of 64, vocab 64, sequences
+// of 64 tokens, `tokens` per step.
+jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
+    jobs::param_lists l;
+    for (const auto& o : jobs::find_job("train_step").options())
+        l[o.name] = {o.default_value};
+    l["layers"] = {"2"};
+    l["hidden"] = {std::to_string(hidden)};
+    l["heads"] = {std::to_string(heads)};
+    l["vocab"] = {"64"};
+    l["train-seq-len"] = {"64"};
+    l["tokens"] = {std::to_string(tokens)};
+    return l;
+}
+
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
                 const std::string& prefetch = "off") {
     auto world = comm::make_world("mpi", comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
-    for (const auto& o : jobs::find_job("train_step").options())
-        cfg.params[o.name] = {o.default_value};
-    // Tiny model: 2 layers, hidden 128 = 2 heads of 64, vocab 64, 4 sequences of 64 tokens.
-    cfg.params["layers"] = {"2"};
-    cfg.params["hidden"] = {"128"};
-    cfg.params["heads"] = {"2"};
-    cfg.params["vocab"] = {"64"};
-    cfg.params["train-seq-len"] = {"64"};
-    cfg.params["tokens"] = {"256"};
+    cfg.params = tiny_model(128, 2, 256);
     cfg.params["bucket-mb"] = {"0.2"}; // several DDP buckets
     cfg.params["dp-variant"] = {dp_variant};
     cfg.params["cp"] = {std::to_string(cp)};
@@ -109,16 +116,8 @@ class train_step_cp_bytes : public ::testing::TestWithParam<const char*> {};
 TEST_P(train_step_cp_bytes, declared_equals_sent) {
     auto world = comm::make_world("mpi", comm::memory_space::host);
     testing_support::counting_communicator counting(*world);
-    jobs::param_lists l;
     const auto& job = jobs::find_job("train_step");
-    for (const auto& o : job.options())
-        l[o.name] = {o.default_value};
-    l["layers"] = {"2"};
-    l["hidden"] = {"256"};
-    l["heads"] = {"4"};
-    l["vocab"] = {"64"};
-    l["train-seq-len"] = {"64"};
-    l["tokens"] = {"128"};
+    auto l = tiny_model(256, 4, 128);
     l["cp"] = {std::to_string(world->size())};
     l["cp-variant"] = {GetParam()};
     jobs::launch_info launch;
