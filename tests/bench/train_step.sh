@@ -3,7 +3,10 @@
 # machine, same run), then the default model (4 layers, hidden 512, 8 heads, vocab 1024,
 # seq 512, 4096 tokens per step) at np=1 and np=2 for ddp, zero1 and fsdp, strong scaling:
 # step time (median over timed steps of the slowest rank), efficiency T1/(2*T2), the
-# exposed-communication share (comm_wait / step time) and each variant's memory per rank.
+# exposed-communication share (comm_wait / step time) and each variant's memory per rank;
+# then the same model on a 1 x 2 grid (dp=1, cp=2) with ring, all-gather and Ulysses
+# attention inside the step, as the launcher's table shows it (time, comm share); then the
+# summary tables.
 #   tests/bench/train_step.sh [BUILD_DIR]      (default: build; configured with CUDA off)
 # ITERS (3) and WARMUP (1) set the timed and warm-up steps per case. On a 2-core machine a
 # step takes seconds: the figures are noisy, the whole script a few minutes.
@@ -28,6 +31,11 @@ for np in 1 2; do
         --dp-variant ddp,zero1,fsdp --scaling strong -n "${ITERS:-3}" -w "${WARMUP:-1}" \
         --validate off -o "$out/np$np.h5" | grep -v '^\[case'
 done
+
+echo "== train_step default model, np=2 as dp=1 x cp=2 (ddp): --cp-variant ring, allgather, ulysses"
+mpirun -q --oversubscribe --bind-to none -np 2 "$build/src/ringscale" --job train_step --cp 2 \
+    --cp-variant ring,allgather,ulysses -n "${ITERS:-3}" -w "${WARMUP:-1}" --validate off \
+    -o "$out/cp.h5" | grep -v '^\[case'
 
 /usr/bin/python3 - "$out" <<'PY'
 import sys, h5py, numpy as np
