@@ -1,0 +1,371 @@
+#include "kernels/cuda/attention_device.cuh"
+#include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+
+#include <cuda_runtime.h>
+
+namespace ringscale::kernels::cuda {
+
+namespace {
+
+using namespace attn;
+
+// A block owns 128 query rows of one (batch, head), 16 per warp, and walks the K/V block in
+// tiles of 64 keys, double-buffered with cp.async. Q stays in registers as A fragments; S
+// and P stay in registers (P re-packed as the A operand of P V).
+constexpr int fwd_warps = 8;
+constexpr int fwd_threads = fwd_warps * 32;
+constexpr int fwd_rows = fwd_warps * 16;
+constexpr int fwd_keys = 64;
+
+struct fwd_params {
+    const void* q;
+    const void* k;
+    const void* v;
+    float* o;
+    float* lse;
+    attention_positions pos;
+    std::int64_t heads, kv_heads, q_len, k_len;
+    float scale_log2; // softmax scale * log2(e): the softmax runs on exp2
+    bool causal;
+};
+
+/// Running softmax state of one thread: rows g and g + 8 of its warp's 16 rows.
+template <int D>
+struct fwd_state {
+    float acc[D / 8][4]; // unnormalised O, C fragments of D/8 n-blocks
+    float row_max[2];    // log2 units; -inf until a key was visible
+    float row_sum[2];    // this thread's partial sums (its 16 columns of each tile)
+};
+
+/// Mask the raw scores of a partial warp tile: -inf where the key is beyond k_len or, under
+/// the causal mask, not visible to the row.
+__device__ __forceinline__ void mask_scores(const fwd_params& p, float (&s)[fwd_keys / 8][4],
+                                            std::int64_t j0, const std::int64_t (&row_pos)[2],
+                                            int lane) {
+#pragma unroll
+    for (int n = 0; n < fwd_keys / 8; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+            const std::int64_t j = j0 + n * 8 + 2 * (lane % 4) + c;
+            const bool valid = j < p.k_len;
+            const std::int64_t kp = valid ? position_at(p.pos.k_pos, p.pos.k_first, j) : 0;
+            if (!valid || (p.causal && kp > row_pos[0]))
+                s[n][c] = -INFINITY;
+            if (!valid || (p.causal && kp > row_pos[1]))
+                s[n][2 + c] = -INFINITY;
+        }
+}
+
+/// Online-softmax step on raw scores s: new running max (log2 units), S -> P in place with
+/// one FFMA + exp2 per entry, rescale the partial sums and O.
+template <int D>
+__device__ __forceinline__ void online_softmax(float (&s)[fwd_keys / 8][4], fwd_state<D>& st,
+                                               float scale_log2) {
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int n = 0; n < fwd_keys / 8; ++n) {
+        tile_max[0] = fmaxf(tile_max[0], fmaxf(s[n][0], s[n][1]));
+        tile_max[1] = fmaxf(tile_max[1], fmaxf(s[n][2], s[n][3]));
+    }
+    float alpha[2], base[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        // The four threads of a quad share a row.
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+        const float m_new = fmaxf(st.row_max[r], tile_max[r] * scale_log2); // scale > 0
+        // A row with nothing visible yet keeps max -inf; subtract 0 so exp2 gives 0, not NaN.
+        base[r] = m_new == -INFINITY ? 0.0f : m_new;
+        alpha[r] = exp2f(st.row_max[r] - base[r]); // 0 when nothing was seen before
+        st.row_max[r] = m_new;
+    }
+#pragma unroll
+    for (int n = 0; n < fwd_keys / 8; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            s[n][i] = exp2f(fmaf(s[n][i], scale_log2, -base[i / 2])); // masked: exp2(-inf) = 0
+            sum[i / 2] += s[n][i];
+        }
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+        st.row_sum[r] = st.row_sum[r] * alpha[r] + sum[r];
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            st.acc[d][i] *= alpha[i / 2];
+}
+
+/// One warp's 16 query rows against one 64-key tile: S = Q K^T, online softmax, O += P V.
+template <typename T, int D>
+__device__ __forceinline__ void fwd_warp_tile(const fwd_params& p, const T* sk, const T* sv,
+                                              const std::uint32_t (&qf)[D / 16][4],
+                                              fwd_state<D>& st, std::int64_t j0, bool partial,
+                                              const std::int64_t (&row_pos)[2], int lane) {
+    float s[fwd_keys / 8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+        for (int nb = 0; nb < fwd_keys / 16; ++nb) {
+            std::uint32_t b[4];
+            load_b_rows<D>(b, sk, nb * 16, kk * 2, lane);
+            mma_16816<T>(s[2 * nb], qf[kk], b[0], b[1]);
+            mma_16816<T>(s[2 * nb + 1], qf[kk], b[2], b[3]);
+        }
+    if (partial)
+        mask_scores(p, s, j0, row_pos, lane);
+    online_softmax<D>(s, st, p.scale_log2);
+#pragma unroll
+    for (int kk = 0; kk < fwd_keys / 16; ++kk) {
+        std::uint32_t a[4];
+        pack_a<T>(a, s[2 * kk], s[2 * kk + 1]);
+#pragma unroll
+        for (int db = 0; db < D / 16; ++db) {
+            std::uint32_t b[4];
+            load_b_trans<D>(b, sv, kk * 16, db * 2, lane);
+            mma_16816<T>(st.acc[2 * db], a, b[0], b[1]);
+            mma_16816<T>(st.acc[2 * db + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+/// Normalise this block's result and merge it into the running (O, LSE) in global memory.
+/// Rows that saw no key of this block are left untouched.
+template <int D>
+__device__ __forceinline__ void fwd_merge_out(const fwd_params& p, fwd_state<D>& st,
+                                              std::int64_t bh, std::int64_t w0, int lane) {
+    float old_lse[2];
+    bool live[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        st.row_sum[r] += __shfl_xor_sync(0xffffffffu, st.row_sum[r], 1);
+        st.row_sum[r] += __shfl_xor_sync(0xffffffffu, st.row_sum[r], 2);
+        const std::int64_t row = w0 + lane / 4 + 8 * r;
+        live[r] = row < p.q_len && st.row_sum[r] > 0.0f;
+        old_lse[r] = live[r] ? p.lse[bh * p.q_len + row] : -INFINITY;
+    }
+    __syncwarp(); // the quad has read each row's old LSE before lane 4g writes it
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (!live[r])
+            continue;
+        const std::int64_t row = bh * p.q_len + w0 + lane / 4 + 8 * r;
+        const float blk = (st.row_max[r] + log2f(st.row_sum[r])) * ln2;
+        const float hi = fmaxf(old_lse[r], blk), lo = fminf(old_lse[r], blk);
+        const float lse = hi + log1pf(expf(lo - hi)); // hi is finite: blk is
+        const bool seen = old_lse[r] != -INFINITY;    // as on the CPU, O of an unseen row is 0
+        const float w_old = seen ? expf(old_lse[r] - lse) : 0.0f;
+        const float w_blk = expf(blk - lse) / st.row_sum[r];
+        float* o = p.o + row * D + 2 * (lane % 4);
+#pragma unroll
+        for (int d = 0; d < D / 8; ++d) {
+            float2 prev = seen ? *reinterpret_cast<const float2*>(o + d * 8) : float2{0.0f, 0.0f};
+            prev.x = w_old * prev.x + w_blk * st.acc[d][2 * r];
+            prev.y = w_old * prev.y + w_blk * st.acc[d][2 * r + 1];
+            *reinterpret_cast<float2*>(o + d * 8) = prev;
+        }
+        if (lane % 4 == 0)
+            p.lse[row] = lse;
+    }
+}
+
+// D=128 needs ~220 registers (one block per SM); D=64 is capped at 128 so two blocks share
+// an SM (ptxas: 16 bytes of spill, CUDA 13).
+template <typename T, int D>
+__global__ void __launch_bounds__(fwd_threads, D == 64 ? 2 : 1) attention_fwd_kernel(fwd_params p) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    T* sq = reinterpret_cast<T*>(smem);
+    T* sk = sq + fwd_rows * D; // two buffers of fwd_keys x D
+    T* sv = sk + 2 * fwd_keys * D;
+
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const std::int64_t bh = blockIdx.y;
+    const std::int64_t kvh = bh / p.heads * p.kv_heads + bh % p.heads / (p.heads / p.kv_heads);
+    // Last query tiles first: under a causal mask they see the most keys.
+    const std::int64_t i0 = static_cast<std::int64_t>(gridDim.x - 1 - blockIdx.x) * fwd_rows;
+    const std::int64_t i_last = min(i0 + fwd_rows, p.q_len) - 1;
+    const attention_positions& pos = p.pos;
+    const std::int64_t k_end = p.causal ? count_at_most(pos.k_pos, pos.k_first, p.k_len,
+                                                        position_at(pos.q_pos, pos.q_first, i_last))
+                                        : p.k_len;
+    const int tiles = static_cast<int>((k_end + fwd_keys - 1) / fwd_keys);
+    if (tiles == 0)
+        return; // no row of this block sees a key of this K/V block: O, LSE unchanged
+
+    const T* k = static_cast<const T*>(p.k) + kvh * p.k_len * D;
+    const T* v = static_cast<const T*>(p.v) + kvh * p.k_len * D;
+    load_tile_async<fwd_rows, D, fwd_threads>(sq, static_cast<const T*>(p.q) + bh * p.q_len * D, i0,
+                                              p.q_len);
+    load_tile_async<fwd_keys, D, fwd_threads>(sk, k, 0, p.k_len);
+    load_tile_async<fwd_keys, D, fwd_threads>(sv, v, 0, p.k_len);
+    cp_async_commit();
+
+    const std::int64_t w0 = i0 + warp * 16; // this warp's first query row
+    const bool warp_live = w0 < p.q_len;
+    const std::int64_t w_first = warp_live ? position_at(pos.q_pos, pos.q_first, w0) : 0;
+    const std::int64_t w_last =
+        warp_live ? position_at(pos.q_pos, pos.q_first, min(w0 + 15, p.q_len - 1)) : 0;
+    std::int64_t row_pos[2]; // rows past q_len are computed but never written
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const std::int64_t row = w0 + lane / 4 + 8 * r;
+        row_pos[r] = row < p.q_len ? position_at(pos.q_pos, pos.q_first, row) : w_last;
+    }
+    fwd_state<D> st;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            st.acc[d][i] = 0.0f;
+    st.row_max[0] = st.row_max[1] = -INFINITY;
+    st.row_sum[0] = st.row_sum[1] = 0.0f;
+    std::uint32_t qf[D / 16][4];
+
+    for (int t = 0; t < tiles; ++t) {
+        const int buf = t & 1;
+        if (t + 1 < tiles) { // prefetch the next tile into the other buffer
+            const std::int64_t next = static_cast<std::int64_t>(t + 1) * fwd_keys;
+            load_tile_async<fwd_keys, D, fwd_threads>(sk + (buf ^ 1) * fwd_keys * D, k, next,
+                                                      p.k_len);
+            load_tile_async<fwd_keys, D, fwd_threads>(sv + (buf ^ 1) * fwd_keys * D, v, next,
+                                                      p.k_len);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncthreads();
+        if (t == 0)
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk)
+                load_a<D>(qf[kk], sq, warp * 16, kk * 2, lane);
+        // Warp-level mask of this tile (warp-uniform): skip, full, or masked per element.
+        const std::int64_t j0 = static_cast<std::int64_t>(t) * fwd_keys;
+        const bool skip =
+            !warp_live || (p.causal && position_at(pos.k_pos, pos.k_first, j0) > w_last);
+        const bool full =
+            j0 + fwd_keys <= p.k_len &&
+            (!p.causal || position_at(pos.k_pos, pos.k_first, j0 + fwd_keys - 1) <= w_first);
+        if (!skip)
+            fwd_warp_tile<T, D>(p, sk + buf * fwd_keys * D, sv + buf * fwd_keys * D, qf, st, j0,
+                                !full, row_pos, lane);
+        __syncthreads(); // every warp is done with this buffer before it is refilled
+    }
+    fwd_merge_out<D>(p, st, bh, w0, lane);
+}
+
+template <typename T, int D>
+void launch_fwd(const fwd_params& p, std::int64_t batch_heads, cudaStream_t stream) {
+    constexpr int smem_bytes = (fwd_rows + 4 * fwd_keys) * D * static_cast<int>(sizeof(T));
+    const auto kernel = attention_fwd_kernel<T, D>;
+    RINGSCALE_CUDA_CALL(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+    const dim3 grid(static_cast<unsigned>((p.q_len + fwd_rows - 1) / fwd_rows),
+                    static_cast<unsigned>(batch_heads));
+    kernel<<<grid, fwd_threads, smem_bytes, stream>>>(p);
+    RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
+
+template <typename T>
+__global__ void to_dtype_kernel(std::size_t n, const float* src, T* dst) {
+    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
+         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        dst[k] = T(src[k]); // round to nearest even
+}
+
+template <typename T>
+__global__ void from_dtype_kernel(std::size_t n, const T* src, float* dst) {
+    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
+         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        dst[k] = static_cast<float>(src[k]);
+}
+
+__global__ void fill_kernel(std::size_t n, float value, float* dst) {
+    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
+         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        dst[k] = value;
+}
+
+constexpr int elementwise_threads = 256;
+
+int elementwise_blocks(std::size_t n) {
+    const std::size_t blocks = (n + elementwise_threads - 1) / elementwise_threads;
+    return static_cast<int>(blocks < 65535 ? blocks : 65535);
+}
+
+} // namespace
+
+const char* to_string(attn_dtype dtype) {
+    return dtype == attn_dtype::bf16 ? "bf16" : "fp16";
+}
+
+void to_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const float* src, void* dst,
+                        void* stream) {
+    if (n == 0)
+        return;
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (dtype == attn_dtype::bf16)
+        to_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
+            n, src, static_cast<__nv_bfloat16*>(dst));
+    else
+        to_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
+            n, src, static_cast<__half*>(dst));
+    RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
+
+void from_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const void* src, float* dst,
+                          void* stream) {
+    if (n == 0)
+        return;
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (dtype == attn_dtype::bf16)
+        from_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
+            n, static_cast<const __nv_bfloat16*>(src), dst);
+    else
+        from_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
+            n, static_cast<const __half*>(src), dst);
+    RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
+
+void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse, void* stream) {
+    check_attention_shape(shape);
+    const auto s = static_cast<cudaStream_t>(stream);
+    const auto o_elems = static_cast<std::size_t>(attention_q_elems(shape));
+    const auto rows = static_cast<std::size_t>(shape.batch * shape.heads * shape.q_len);
+    if (o_elems > 0)
+        RINGSCALE_CUDA_CALL(cudaMemsetAsync(o, 0, o_elems * sizeof(float), s));
+    if (rows == 0)
+        return;
+    fill_kernel<<<elementwise_blocks(rows), elementwise_threads, 0, s>>>(rows, -INFINITY, lse);
+    RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
+
+void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const void* q,
+                        const void* k, const void* v, const attention_positions& pos, float* o,
+                        float* lse, void* stream) {
+    check_attention_launch("attention_fwd_cuda", shape, {q, k, v}, {o});
+    if (shape.q_len == 0 || shape.k_len == 0)
+        return;
+    const fwd_params p{q,
+                       k,
+                       v,
+                       o,
+                       lse,
+                       pos,
+                       shape.heads,
+                       shape.kv_heads,
+                       shape.q_len,
+                       shape.k_len,
+                       attention_scale(shape) * log2e,
+                       shape.causal};
+    const std::int64_t bh = shape.batch * shape.heads;
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (dtype == attn_dtype::bf16)
+        shape.head_dim == 64 ? launch_fwd<__nv_bfloat16, 64>(p, bh, s)
+                             : launch_fwd<__nv_bfloat16, 128>(p, bh, s);
+    else
+        shape.head_dim == 64 ? launch_fwd<__half, 64>(p, bh, s) : launch_fwd<__half, 128>(p, bh, s);
+}
+
+} // namespace ringscale::kernels::cuda

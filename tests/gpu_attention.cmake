@@ -1,0 +1,9 @@
+# GPU attention tests: the CUDA flash-attention forward/backward against the double reference
+# on bf16/fp16-rounded inputs, label `gpu`. Each test skips with a reason where no device is
+# visible, so they pass (skipped) on CPU-only CI.
+if(RINGSCALE_HAVE_CUDA)
+    ringscale_gpu_test(test_gpu_attention SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_attention.cpp
+                       LIBS ringscale_kernels ringscale_kernels_cuda)
+else()
+    message(STATUS "GPU tests: CUDA is not built, so test_gpu_attention is not registered")
+endif()
