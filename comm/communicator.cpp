@@ -10,6 +10,8 @@ namespace ringscale::comm {
 // Defined in nccl_communicator.cpp or, when NCCL was not found, nccl_stub.cpp.
 std::unique_ptr<communicator> make_nccl_world();
 extern const bool nccl_compiled;
+// Defined in mpi_staged_communicator.cpp or, when CUDA was not built, mpi_staged_stub.cpp.
+std::unique_ptr<communicator> make_mpi_staged_world();
 
 std::size_t size_of(dtype t) {
     switch (t) {
@@ -65,9 +67,8 @@ bool backend_compiled(const std::string& backend) {
 
 std::unique_ptr<communicator> make_world(const std::string& backend, memory_space memory) {
     if (backend == "mpi") {
-        if (memory == memory_space::device)
-            throw not_compiled_error(
-                "--comm mpi with --device cuda: device-staged MPI is not available in this build");
+        if (memory == memory_space::device) // staged through pinned host memory
+            return make_mpi_staged_world();
         return std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
     }
     if (backend == "nccl")

@@ -1,5 +1,6 @@
-// The one narrow communicator interface every job talks to. MPI (host memory) and NCCL
-// (device memory, bootstrapped over MPI) implement it; only the factory knows which exist.
+// The one narrow communicator interface every job talks to. MPI (host memory, or device memory
+// staged through pinned host memory) and NCCL (device memory, bootstrapped over MPI) implement
+// it; only the factory knows which exist.
 #pragma once
 
 #include <cstddef>
@@ -87,8 +88,10 @@ class communicator {
     virtual void* stream() const { return nullptr; }
 };
 
-/// Communicator over MPI_COMM_WORLD for `memory` buffers ("mpi") or NCCL ("nccl").
-/// Collective over the world. Throws not_compiled_error for a backend not built in.
+/// Communicator over MPI_COMM_WORLD for `memory` buffers ("mpi"; device memory is staged
+/// through pinned host memory on the current device) or NCCL ("nccl").
+/// Collective over the world. Throws not_compiled_error for a backend not built in (device
+/// memory needs CUDA) and config_error when device memory is asked for with no device visible.
 std::unique_ptr<communicator> make_world(const std::string& backend, memory_space memory);
 
 /// Whether a backend was compiled into this binary.

@@ -1,6 +1,7 @@
 // The MPI communicator against values every rank can compute by itself; independent of
 // the rank count (run at np=1, 2, 4).
 #include "comm/communicator.hpp"
+#include "src/error.hpp"
 
 #include <gtest/gtest.h>
 #include <numeric>
@@ -81,4 +82,18 @@ TEST(comm_mpi, unknown_and_uncompiled_backends) {
         EXPECT_THROW(make_world("nccl", memory_space::device), std::exception);
     }
     EXPECT_TRUE(backend_compiled("mpi"));
+}
+
+// Device buffers over MPI are staged through pinned host memory where CUDA is built; without
+// CUDA, or without a visible device, the factory refuses with a project error, never a crash.
+TEST(comm_mpi, device_memory_mpi_is_staged_or_refused_clearly) {
+    try {
+        auto c = make_world("mpi", memory_space::device);
+        EXPECT_EQ(c->backend(), "mpi");
+        EXPECT_EQ(c->memory(), memory_space::device);
+    } catch (const ringscale::error& e) {
+        EXPECT_TRUE(e.kind() == ringscale::error_kind::not_compiled ||
+                    e.kind() == ringscale::error_kind::config)
+            << e.what();
+    }
 }

@@ -1,0 +1,85 @@
+// MPI for DEVICE buffers, staged through pinned host memory: every call copies its device
+// input to a pinned host block, runs the MPI communicator on host memory, and copies the
+// result back to the device. This is `--comm mpi` with `--device cuda`, and the only choice
+// when several ranks share one GPU (NCCL needs a device per rank). It does not assume a
+// CUDA-aware MPI. Compiled only with CUDA (mpi_staged_stub.cpp otherwise); free of CUDA types.
+//
+// Ordering: copies run on stream(), a BLOCKING stream created at construction, so they start
+// after work already queued on the legacy default stream. Work that produces a send buffer on
+// a non-blocking stream must be synchronised (or ordered on stream()) by the caller first.
+//
+// Asynchronous calls (iallreduce, iall_gather, ireduce_scatter, isend, irecv, isendrecv) copy
+// their device input to the host BEFORE returning (blocking that copy), post the MPI operation
+// on the host copy, and copy the result to the device when wait() or a successful test()
+// completes it; the device receive buffer is untouched until then. So the send buffer may be
+// reused as soon as the call returns, and overlap is between MPI and compute only, never
+// between the staging copies and compute.
+#pragma once
+
+#include "comm/communicator.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "comm/pinned_pool.hpp"
+
+#include <memory>
+
+namespace ringscale::comm {
+
+class mpi_staged_communicator final : public communicator {
+  public:
+    /// Collective over `comm`: duplicates it (as mpi_communicator) and creates the staging
+    /// stream on the CURRENT CUDA device. Throws a cuda error when no device is usable.
+    explicit mpi_staged_communicator(MPI_Comm comm);
+    ~mpi_staged_communicator() override;
+    mpi_staged_communicator(const mpi_staged_communicator&) = delete;
+    mpi_staged_communicator& operator=(const mpi_staged_communicator&) = delete;
+
+    int rank() const override { return m_mpi->rank(); }
+    int size() const override { return m_mpi->size(); }
+    std::string backend() const override { return "mpi"; }
+    memory_space memory() const override { return memory_space::device; }
+    /// The staging stream (a cudaStream_t).
+    void* stream() const override { return m_stream.get(); }
+    /// Pinned host bytes held for staging, idle or in flight.
+    std::size_t pinned_bytes() const { return m_pool->bytes_pinned(); }
+
+    void barrier() override;
+    void allreduce(const void* send, void* recv, std::size_t count, dtype type,
+                   reduce_op op) override;
+    request_ptr iallreduce(const void* send, void* recv, std::size_t count, dtype type,
+                           reduce_op op) override;
+    void all_gather(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
+    request_ptr iall_gather(const void* send, void* recv, std::size_t count_per_rank,
+                            dtype type) override;
+    void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, dtype type,
+                        reduce_op op) override;
+    request_ptr ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
+                                dtype type, reduce_op op) override;
+    void all_to_all(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
+    void broadcast(void* buf, std::size_t count, dtype type, int root) override;
+    request_ptr isend(const void* buf, std::size_t count, dtype type, int peer, int tag) override;
+    request_ptr irecv(void* buf, std::size_t count, dtype type, int peer, int tag) override;
+    request_ptr isendrecv(const void* send, std::size_t send_count, int dest, void* recv,
+                          std::size_t recv_count, int source, dtype type, int tag) override;
+    /// Collective: MPI_Comm_split, staged the same way.
+    std::unique_ptr<communicator> split(int color, int key) override;
+
+  private:
+    /// A pinned copy of `bytes` of device memory at `device` (blocking).
+    pinned_block stage_in(const void* device, std::size_t bytes);
+    /// Copy `bytes` of pinned `host` to `device` (blocking).
+    void stage_out(void* device, const void* host, std::size_t bytes);
+    /// A request that completes `inner` and then copies `recv_block` to `recv_device`.
+    request_ptr deferred(request_ptr inner, pinned_block send_block, pinned_block recv_block,
+                         void* recv_device, std::size_t recv_bytes);
+
+    std::unique_ptr<mpi_communicator> m_mpi;
+    std::shared_ptr<pinned_pool> m_pool;
+    std::shared_ptr<void> m_stream; // cudaStream_t; shared with requests that outlive us
+};
+
+/// Collective over MPI_COMM_WORLD: the staged communicator on the CURRENT device (bind the
+/// device first). Throws config_error when no CUDA device is visible. Defined in
+/// mpi_staged_communicator.cpp, or in mpi_staged_stub.cpp (throws not_compiled_error).
+std::unique_ptr<communicator> make_mpi_staged_world();
+
+} // namespace ringscale::comm

@@ -1,0 +1,88 @@
+// cuBLAS is column-major; our buffers are row-major. A row-major A[r, c] is, read column-major,
+// Aᵀ with leading dimension c. So each row-major product C = A·B is issued as the column-major
+// Cᵀ = Bᵀ·Aᵀ, with every operand's leading dimension its row-major column count.
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/dense.cuh"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+namespace ringscale::kernels::cuda {
+
+namespace {
+
+constexpr int threads_per_block = 256;
+constexpr int max_blocks = 65535;
+
+// y[t, o] = b[o] for every token: the GEMM then adds x·Wᵀ with beta = 1.
+__global__ void bias_broadcast_kernel(std::size_t tokens, std::size_t out, const float* b,
+                                      float* y) {
+    const std::size_t n = tokens * out;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        y[i] = b[i % out];
+}
+
+// db[o] += Σ_t dy[t, o], one thread per column summing in double (adjacent threads read
+// adjacent columns, so each row is read coalesced). Deterministic.
+__global__ void bias_grad_kernel(std::size_t tokens, std::size_t out, const float* dy, float* db) {
+    for (std::size_t o = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; o < out;
+         o += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        double sum = 0.0;
+        for (std::size_t t = 0; t < tokens; ++t)
+            sum += dy[t * out + o];
+        db[o] += static_cast<float>(sum);
+    }
+}
+
+int blocks_for(std::size_t n) {
+    const std::size_t blocks = (n + threads_per_block - 1) / threads_per_block;
+    return static_cast<int>(blocks < max_blocks ? blocks : max_blocks);
+}
+
+cublasHandle_t handle_of(cublas_context& ctx) {
+    return static_cast<cublasHandle_t>(ctx.handle());
+}
+
+} // namespace
+
+void linear_fwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x, const float* w,
+                     const float* b, float* y) {
+    linear_check(s); // also bounds every dimension by INT_MAX for cuBLAS
+    const int tokens = static_cast<int>(s.tokens), in = static_cast<int>(s.in);
+    const int out = static_cast<int>(s.out);
+    float beta = 0.0f;
+    if (b) {
+        bias_broadcast_kernel<<<blocks_for(s.tokens * s.out), threads_per_block, 0,
+                                static_cast<cudaStream_t>(ctx.stream())>>>(s.tokens, s.out, b, y);
+        RINGSCALE_CUDA_CALL(cudaGetLastError());
+        beta = 1.0f;
+    }
+    const float alpha = 1.0f;
+    // yᵀ[out, tokens] = W[out, in]·xᵀ[in, tokens]. W is stored as column-major Wᵀ[in, out]
+    // (ld in), hence OP_T; x is stored as column-major xᵀ[in, tokens] (ld in), hence OP_N.
+    RINGSCALE_CUBLAS_CALL(cublasSgemm(handle_of(ctx), CUBLAS_OP_T, CUBLAS_OP_N, out, tokens, in,
+                                      &alpha, w, in, x, in, &beta, y, out));
+}
+
+void linear_bwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x, const float* w,
+                     const float* dy, float* dx, float* dw, float* db) {
+    linear_check(s);
+    const int tokens = static_cast<int>(s.tokens), in = static_cast<int>(s.in);
+    const int out = static_cast<int>(s.out);
+    const float one = 1.0f, zero = 0.0f;
+    if (dx) // dxᵀ[in, tokens] = Wᵀ[in, out]·dyᵀ[out, tokens]: both stored that way, OP_N OP_N.
+        RINGSCALE_CUBLAS_CALL(cublasSgemm(handle_of(ctx), CUBLAS_OP_N, CUBLAS_OP_N, in, tokens, out,
+                                          &one, w, in, dy, out, &zero, dx, in));
+    // dwᵀ[in, out] += xᵀ[in, tokens]·dy[tokens, out]. x is stored as xᵀ (OP_N, ld in); dy is
+    // stored as dyᵀ[out, tokens] (ld out), so it needs OP_T. beta = 1 accumulates.
+    RINGSCALE_CUBLAS_CALL(cublasSgemm(handle_of(ctx), CUBLAS_OP_N, CUBLAS_OP_T, in, out, tokens,
+                                      &one, x, in, dy, out, &one, dw, in));
+    if (db) {
+        bias_grad_kernel<<<blocks_for(s.out), threads_per_block, 0,
+                           static_cast<cudaStream_t>(ctx.stream())>>>(s.tokens, s.out, dy, db);
+        RINGSCALE_CUDA_CALL(cudaGetLastError());
+    }
+}
+
+} // namespace ringscale::kernels::cuda
