@@ -15,6 +15,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/random.hpp"
+#include "tests/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -148,8 +149,7 @@ class gpu_attention : public testing::TestWithParam<fwd_case> {};
 // mask queries 0-4 see no key (O = 0, LSE = -inf), tiles are partial on the diagonal and the
 // keys past position 76 are skipped.
 TEST_P(gpu_attention, forward_one_block_matches_reference) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const auto [dtype, dim, causal] = GetParam();
     const attention_shape s = make_shape(77, 93, dim, causal);
     const pos_t qp = iota_pos(s.q_len), kp = iota_pos(s.k_len, 5);
@@ -171,8 +171,7 @@ TEST_P(gpu_attention, forward_one_block_matches_reference) {
 // Ring forward with zigzag sharding over 2 ranks (S = 148, chunks of 37): each rank's
 // queries take its own K/V block, then the other rank's, merged into one (O, LSE).
 TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const auto [dtype, dim, causal] = GetParam();
     const std::int64_t seq = 148;
     const int ranks = 2;
@@ -218,8 +217,7 @@ TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
 // the forward's error does not enter): delta on the device, then dQ, dK, dV. Queries 0..100
 // against keys at 3..92: under the causal mask queries 0-2 get no gradient.
 TEST_P(gpu_attention, backward_one_block_matches_reference) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const auto [dtype, dim, causal] = GetParam();
     const attention_shape s = make_shape(101, 90, dim, causal);
     const pos_t qp = iota_pos(s.q_len), kp = iota_pos(s.k_len, 3);
@@ -251,8 +249,7 @@ TEST_P(gpu_attention, backward_one_block_matches_reference) {
 // blocks in turn, with the final LSE of the whole sequence; dQ accumulates over the blocks,
 // each block's dK, dV land in its rows of the global gradient.
 TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const auto [dtype, dim, causal] = GetParam();
     const std::int64_t seq = 148;
     const int ranks = 2;
@@ -305,8 +302,7 @@ INSTANTIATE_TEST_SUITE_P(kernels, gpu_attention,
 // Plain contiguous positions passed as nullptr + first must give bit-identical results to
 // the same positions passed as arrays (same tiles, same masks, same arithmetic).
 TEST(gpu_attention_positions, contiguous_fast_path_equals_position_arrays) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const attention_shape s = make_shape(200, 150, 128, true);
     const std::int64_t q_first = 100, k_first = 37;
     const dev_input q = to_device(seeded(attention_q_elems(s), 41, 2.0f), attn_dtype::bf16);
@@ -329,8 +325,7 @@ TEST(gpu_attention_positions, contiguous_fast_path_equals_position_arrays) {
 }
 
 TEST(gpu_attention_delta, matches_cpu_delta) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const attention_shape s = make_shape(75, 1, 128, false);
     const auto o = seeded(attention_q_elems(s), 51, 1.0f);
     const dev_input d_o = to_device(seeded(attention_q_elems(s), 52, 1.0f), attn_dtype::fp16);

@@ -10,6 +10,7 @@
 #include "kernels/random.hpp"
 #include "kernels/rmsnorm.hpp"
 #include "kernels/softmax_merge.hpp"
+#include "tests/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,32 +22,11 @@
 using namespace ringscale::kernels;
 namespace kc = ringscale::kernels::cuda;
 
-namespace {
-
-std::vector<float> seeded(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
-    std::vector<float> v(n);
-    fill_uniform(v.data(), n, seed, 0, scale);
-    return v;
-}
-
-// |got − want| <= atol + rtol·|want| elementwise; infinities must match exactly.
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float atol,
-                  float rtol, const char* what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        if (std::isinf(want[i])) {
-            EXPECT_EQ(got[i], want[i]) << what << " at " << i;
-            continue;
-        }
-        EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << what << " at " << i;
-    }
-}
-
-} // namespace
+using ringscale::testing_support::expect_close;
+using ringscale::testing_support::seeded;
 
 TEST(gpu_softmax_merge, matches_cpu_including_masked_rows) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const std::int64_t rows = 37, dim = 200; // dim not a multiple of the block size
     auto o_a = seeded(rows * dim, 1), o_b = seeded(rows * dim, 2);
     auto lse_a = seeded(rows, 3, 5.0f), lse_b = seeded(rows, 4, 5.0f);
@@ -69,8 +49,7 @@ TEST(gpu_softmax_merge, matches_cpu_including_masked_rows) {
 }
 
 TEST(gpu_rmsnorm, forward_and_backward_match_cpu) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const std::size_t rows = 19, dim = 300;
     const float eps = 1e-5f;
     const auto x = seeded(rows * dim, 11), gamma = seeded(dim, 12), dy = seeded(rows * dim, 13);
@@ -95,8 +74,7 @@ TEST(gpu_rmsnorm, forward_and_backward_match_cpu) {
 }
 
 TEST(gpu_gelu, forward_and_backward_match_cpu) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const std::size_t n = 100003; // several blocks and a ragged tail
     const auto x = seeded(n, 21, 6.0f), dy = seeded(n, 22);
     std::vector<float> y_ref(n), dx_ref(n);
@@ -113,8 +91,7 @@ TEST(gpu_gelu, forward_and_backward_match_cpu) {
 }
 
 TEST(gpu_adamw, three_steps_match_cpu) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     const std::size_t n = 4099;
     adamw_params hp;
     hp.lr = 1e-2f;
@@ -135,8 +112,7 @@ TEST(gpu_adamw, three_steps_match_cpu) {
 }
 
 TEST(gpu_device_buffer, peak_bytes_track_allocations_and_moves) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     kc::reset_device_bytes_peak();
     const std::size_t base = kc::device_bytes_current();
     {
@@ -153,8 +129,7 @@ TEST(gpu_device_buffer, peak_bytes_track_allocations_and_moves) {
 }
 
 TEST(gpu_event_timer, measures_non_negative_time) {
-    if (kc::cuda_device_count() == 0)
-        GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU";
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
     kc::device_buffer<float> x(seeded(1 << 20, 51)), y(1 << 20);
     kc::cuda_event_timer timer;
     timer.start();

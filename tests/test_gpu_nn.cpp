@@ -9,6 +9,7 @@
 #include "kernels/linear.hpp"
 #include "kernels/random.hpp"
 #include "src/error.hpp"
+#include "tests/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,31 +20,16 @@
 using namespace ringscale::kernels;
 namespace kc = ringscale::kernels::cuda;
 
+using ringscale::testing_support::expect_close;
+using ringscale::testing_support::seeded;
+
 namespace {
-
-#define RINGSCALE_SKIP_WITHOUT_DEVICE()                                                            \
-    if (kc::cuda_device_count() == 0)                                                              \
-    GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU"
-
-std::vector<float> seeded(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
-    std::vector<float> v(n);
-    fill_uniform(v.data(), n, seed, 0, scale);
-    return v;
-}
 
 std::vector<std::int32_t> seeded_targets(std::size_t n, std::size_t vocab, std::uint64_t seed) {
     std::vector<std::int32_t> t(n);
     for (std::size_t k = 0; k < n; ++k)
         t[k] = static_cast<std::int32_t>(mix64(seed ^ mix64(k)) % vocab);
     return t;
-}
-
-// |got − want| <= atol + rtol·|want| elementwise.
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float atol,
-                  float rtol, const char* what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << what << " at " << i;
 }
 
 // Per-row losses of the CPU reference: row t's loss alone, with the global normalisation.
