@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <mutex>
 #include <thread>
+#include <unistd.h>
 
 namespace ringscale {
 
@@ -21,6 +22,13 @@ static_assert(std::atomic<int>::is_always_lock_free, "signal flag must be lock-f
 
 extern "C" void on_stop_signal(int sig) {
     g_signal.store(sig);
+}
+
+// Exit code for the last-resort alarm below (written once, before the alarm is armed).
+volatile std::sig_atomic_t g_abort_code = 1;
+
+extern "C" void on_abort_alarm(int) {
+    std::_Exit(g_abort_code);
 }
 
 void install(int sig, void (*handler)(int), int flags) {
@@ -36,6 +44,8 @@ void install(int sig, void (*handler)(int), int flags) {
 // job; if rank 0 was not signalled (or is gone), they end it themselves.
 constexpr double peer_grace_s = 3.0;
 constexpr auto poll_interval = std::chrono::milliseconds(50);
+// Longest wait for MPI_Abort to end the job before this rank exits on its own.
+constexpr unsigned abort_deadline_s = 10;
 
 } // namespace
 
@@ -61,6 +71,12 @@ struct launch_guard::state {
                 }
             }
             std::fflush(stderr);
+            // MPI_Abort from this thread can hang while the main thread is inside MPI (seen
+            // with Open MPI 4.1 under SIGTERM); the alarm ends this rank regardless, and the
+            // launcher (mpiexec, srun) then ends the rest.
+            g_abort_code = code;
+            install(SIGALRM, on_abort_alarm, 0);
+            alarm(abort_deadline_s);
             MPI_Abort(MPI_COMM_WORLD, code);
         }
         std::_Exit(code); // MPI_Abort does not return; never fall back into the launch
