@@ -86,6 +86,11 @@ class communicator {
 
     /// The stream communication is issued on (NCCL: a cudaStream_t); nullptr for MPI.
     virtual void* stream() const { return nullptr; }
+    /// True when operations are enqueued on stream() and touch their buffers when the stream
+    /// reaches them (NCCL): order them after compute with a stream wait, not a host wait.
+    /// False when a call reads its send buffer before returning and writes its receive
+    /// buffer in wait()/test() (MPI, staged MPI).
+    virtual bool stream_ordered() const { return false; }
 };
 
 /// Communicator over MPI_COMM_WORLD for `memory` buffers ("mpi"; device memory is staged
@@ -96,5 +101,8 @@ std::unique_ptr<communicator> make_world(const std::string& backend, memory_spac
 
 /// Whether a backend was compiled into this binary.
 bool backend_compiled(const std::string& backend);
+
+/// The NCCL library's version ("2.28.3"), or "" when NCCL is not compiled in.
+std::string nccl_version();
 
 } // namespace ringscale::comm

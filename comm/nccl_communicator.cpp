@@ -260,6 +260,15 @@ std::unique_ptr<communicator> nccl_communicator::split(int color, int key) {
 // Defined here when NCCL is built (nccl_stub.cpp otherwise); see communicator.cpp.
 extern const bool nccl_compiled = true;
 
+std::string nccl_version() {
+    int v = 0;
+    if (ncclGetVersion(&v) != ncclSuccess)
+        return "unknown";
+    // NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z since 2.9.
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+           std::to_string(v % 100);
+}
+
 /// Collective over MPI_COMM_WORLD: rank 0 creates the NCCL unique id and broadcasts it over
 /// MPI; every rank then joins on its CURRENT CUDA device, so bind the device first.
 std::unique_ptr<communicator> make_nccl_world() {

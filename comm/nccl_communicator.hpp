@@ -30,6 +30,7 @@ class nccl_communicator final : public communicator {
     memory_space memory() const override { return memory_space::device; }
     /// The communication stream (a cudaStream_t).
     void* stream() const override { return m_stream; }
+    bool stream_ordered() const override { return true; }
 
     void barrier() override;
     void allreduce(const void* send, void* recv, std::size_t count, dtype type,

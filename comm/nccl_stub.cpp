@@ -6,6 +6,10 @@ namespace ringscale::comm {
 
 extern const bool nccl_compiled = false;
 
+std::string nccl_version() {
+    return "";
+}
+
 std::unique_ptr<communicator> make_nccl_world() {
     throw not_compiled_error("--comm nccl: the NCCL backend is not compiled into this ringscale");
 }

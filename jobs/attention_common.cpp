@@ -38,11 +38,15 @@ std::vector<option_spec> attention_options() {
             {"batch", "1", "sequences per step B"},
             {"causal", "1", "causal mask (0/1)", true},
             {"pass", "fwd", "fwd | fwd+bwd"},
-            {"layout", "zigzag", "sequence sharding: contiguous | zigzag | striped"}};
+            {"layout", "zigzag", "sequence sharding: contiguous | zigzag | striped"},
+            {"dtype", "auto",
+             "Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation); auto = "
+             "fp32 on cpu, bf16 on cuda"}};
 }
 
 std::vector<std::string> attention_sweep_names() {
-    return {"seq-len", "batch", "heads", "kv-heads", "head-dim", "causal", "pass", "layout"};
+    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim",
+            "causal",  "pass",  "layout", "dtype"};
 }
 
 const std::map<std::string, std::vector<std::string>>& seq_presets() {
@@ -68,6 +72,8 @@ attention_problem read_attention_problem(const params& p) {
     pr.causal = p.flag("causal");
     pr.backward = p.choice("pass", {"fwd", "fwd+bwd"}) == "fwd+bwd";
     pr.layout = kernels::parse_layout(p.text("layout"));
+    if (p.has("dtype") && p.text("dtype") != "auto")
+        pr.type = kernels::parse_elem(p.text("dtype"));
     if (pr.heads % pr.kv_heads != 0)
         throw config_error(
             fmt::format("--heads {} is not divisible by --kv-heads {}", pr.heads, pr.kv_heads));
@@ -75,6 +81,43 @@ attention_problem read_attention_problem(const params& p) {
         throw config_error(
             fmt::format("--head-dim: {} is not supported (use 64 or 128)", pr.head_dim));
     return pr;
+}
+
+kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device) {
+    const bool cuda = device == "cuda";
+    if (text == "auto")
+        return cuda ? kernels::elem::bf16 : kernels::elem::f32;
+    const kernels::elem e = kernels::parse_elem(text);
+    if (!cuda && e != kernels::elem::f32)
+        throw config_error(fmt::format("--dtype {}: the CPU attention kernels compute in fp32; "
+                                       "use --dtype fp32, or --device cuda for {}",
+                                       text, text));
+    if (cuda && e == kernels::elem::f32)
+        throw config_error("--dtype fp32 with --device cuda: the CUDA attention kernels take bf16 "
+                           "or fp16 inputs (fp32 accumulation); use --dtype bf16 or fp16");
+    return e;
+}
+
+attr_map attention_attrs(const attention_problem& pr) {
+    return {{"seq_len", pr.seq_len},
+            {"kv_heads", pr.kv_heads},
+            {"dtype", std::string(kernels::elem_name(pr.type))},
+            {"mfu_dtype", std::string(kernels::elem_short_name(pr.type))},
+            {"flops_per_iter", pr.flops()},
+            {"flop_convention", std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
+}
+
+kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
+                                             const std::vector<float>& values) {
+    kernels::dev_buffer<unsigned char> out(dev, values.size() * kernels::elem_bytes(type));
+    if (type == kernels::elem::f32) {
+        out.upload(reinterpret_cast<const unsigned char*>(values.data()), out.size());
+        return out;
+    }
+    const kernels::dev_buffer<float> staged(dev, values);
+    dev.convert(type, values.size(), staged.data(), out.data());
+    dev.synchronize();
+    return out;
 }
 
 std::vector<case_plan> plan_attention_cases(
@@ -108,6 +151,9 @@ std::vector<case_plan> plan_attention_cases(
         for (const auto& name : names)
             if (all.has(name))
                 p.set(name, all.text(name));
+        // The resolved element type goes into the file, never "auto".
+        p.set("dtype", kernels::elem_short_name(resolve_attention_dtype(
+                           p.has("dtype") ? p.text("dtype") : "auto", launch.device)));
         case_plan c;
         c.job = job;
         const attention_problem pr = read_attention_problem(p);
@@ -122,8 +168,10 @@ std::vector<case_plan> plan_attention_cases(
                 throw;
             c.skip_reason = e.what();
         }
+        // On a GPU validation works in host memory: the device estimate leaves it out.
         if (c.skip_reason.empty())
-            c.bytes_per_rank = bytes(p, pr, launch.world_size, c.validate_by_default);
+            c.bytes_per_rank =
+                bytes(p, pr, launch.world_size, c.validate_by_default && launch.device != "cuda");
         cases.push_back(std::move(c));
     }
     return cases;
@@ -160,8 +208,12 @@ void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& p
     const std::int64_t d = pr.head_dim;
     for (std::size_t i = 0; i < pos.size(); ++i) {
         const std::int64_t global_row = (b * total_heads + h) * pr.seq_len + pos[i];
-        kernels::fill_uniform(out + static_cast<std::int64_t>(i) * d, static_cast<std::size_t>(d),
-                              stream, static_cast<std::uint64_t>(global_row * d), scale);
+        float* row = out + static_cast<std::int64_t>(i) * d;
+        kernels::fill_uniform(row, static_cast<std::size_t>(d), stream,
+                              static_cast<std::uint64_t>(global_row * d), scale);
+        if (pr.type != kernels::elem::f32)
+            for (std::int64_t j = 0; j < d; ++j)
+                row[j] = kernels::round_to(pr.type, row[j]);
     }
 }
 

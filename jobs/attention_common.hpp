@@ -5,6 +5,7 @@
 
 #include "jobs/job.hpp"
 #include "kernels/attention_ref.hpp"
+#include "kernels/dev_buffer.hpp"
 #include "kernels/layout.hpp"
 
 #include <functional>
@@ -20,6 +21,7 @@ struct attention_problem {
     bool causal = true;
     bool backward = false; ///< --pass fwd+bwd
     kernels::layout layout = kernels::layout::zigzag;
+    kernels::elem type = kernels::elem::f32; ///< --dtype of Q, K, V, dO (resolved, never auto)
 
     /// Shape of one rank's local problem: q_len = k_len = seq_len / ranks.
     kernels::attention_shape local_shape(int ranks) const;
@@ -38,6 +40,20 @@ const std::map<std::string, std::vector<std::string>>& seq_presets();
 
 /// Read and check one case's parameters (shape rules only; no rank count). config_error.
 attention_problem read_attention_problem(const params& p);
+
+/// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
+/// attention kernels cannot take is a config_error naming the choices.
+kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device);
+
+/// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype
+/// (the peak to compare with: fp32|bf16|fp16), seq_len, kv_heads, flops_per_iter and the
+/// FLOP convention.
+attr_map attention_attrs(const attention_problem& pr);
+
+/// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
+/// came from fill_shard with the same type).
+kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
+                                             const std::vector<float>& values);
 
 /// Plan every case: the product of the sweep names plus `extra_sweeps`; `check(problem, P)`
 /// throws config_error when a case cannot run on P ranks (a preset case is skipped
@@ -66,6 +82,7 @@ std::uint64_t attention_validation_bytes(const attention_problem& pr);
 enum class tensor_id { q, k, v, d_out };
 
 /// Fill `out` [rows, head_dim] with rows `pos` of global tensor `id` at (batch b, head h).
+/// Values are rounded to pr.type, so every device and the reference see the same inputs.
 void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,
                     std::int64_t h, const std::vector<std::int64_t>& pos, float* out);
 

@@ -8,8 +8,6 @@
 #include "jobs/ring_core.hpp"
 #include "jobs/ulysses_exchange.hpp"
 
-#include <algorithm>
-
 namespace ringscale::jobs {
 
 namespace {
@@ -19,7 +17,8 @@ using kernels::attention_shape;
 class ulysses_case final : public job_case {
   public:
     ulysses_case(const attention_problem& pr, const cp_scheme& scheme, run_context& ctx)
-        : m_pr(pr), m_seed(ctx.seed), m_world(ctx.world), m_u(scheme.ulysses_degree) {
+        : m_pr(pr), m_seed(ctx.seed), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev),
+          m_u(scheme.ulysses_degree) {
         const int rank = m_world.rank(), p = m_world.size();
         // Collective: every rank splits in the same order, before anything can fail.
         if (m_u < p)
@@ -27,6 +26,8 @@ class ulysses_case final : public job_case {
         if (m_u > 1 && m_u < p)
             m_ring_comm = m_world.split(rank % m_u, rank);
         m_ring.comm = m_ring_comm ? m_ring_comm.get() : nullptr;
+        m_ring.dev = &m_dev;
+        m_ring.type = pr.type;
         m_ring.shape = pr.local_shape(p);
         m_ring.shape.heads /= m_u;
         m_ring.shape.kv_heads /= m_u;
@@ -37,13 +38,11 @@ class ulysses_case final : public job_case {
     }
 
     attr_map describe() const override {
-        return {{"seq_len", m_pr.seq_len},
-                {"kv_heads", m_pr.kv_heads},
-                {"ulysses_degree", static_cast<std::int64_t>(m_u)},
-                {"ring_degree", static_cast<std::int64_t>(m_world.size() / m_u)},
-                {"flops_per_iter", m_pr.flops()},
-                {"comm_bytes_per_iter", bytes_sent()},
-                {"flop_convention", std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
+        attr_map a = attention_attrs(m_pr);
+        a["ulysses_degree"] = static_cast<std::int64_t>(m_u);
+        a["ring_degree"] = static_cast<std::int64_t>(m_world.size() / m_u);
+        a["comm_bytes_per_iter"] = bytes_sent();
+        return a;
     }
 
     void setup() override;
@@ -59,6 +58,13 @@ class ulysses_case final : public job_case {
     bool has_ring() const { return m_ring.comm != nullptr; }
     std::size_t q_elems() const { return ring_q_elems(m_ring); } // same count in both shardings
     std::size_t kv_elems() const { return ring_kv_elems(m_ring); }
+    std::size_t in_bytes() const { return kernels::elem_bytes(m_pr.type); }
+    // The positions of this rank's group rows, for a single-group (pure Ulysses) attention.
+    kernels::row_positions group_view() const { return m_group_pos.view(); }
+    // Collective over the control world: a local fp32 result, from `offset`, as a global
+    // tensor of `heads` heads on the host.
+    std::vector<float> gathered(const kernels::dev_buffer<float>& local, std::size_t offset,
+                                std::int64_t heads);
     double bytes_sent() const;
     void attend_forward(phase_timer& timer);
     void attend_backward(phase_timer& timer);
@@ -68,29 +74,36 @@ class ulysses_case final : public job_case {
     attention_problem m_pr;
     std::uint64_t m_seed;
     comm::communicator& m_world;
+    comm::communicator& m_control;
+    kernels::device& m_dev;
     int m_u;
     std::unique_ptr<comm::communicator> m_group, m_ring_comm;
-    std::vector<std::vector<std::int64_t>> m_pos, m_ring_pos;
+    std::vector<std::vector<std::int64_t>> m_pos;
+    std::vector<kernels::dev_positions> m_ring_pos;
+    kernels::dev_positions m_group_pos;
     ulysses_layout m_lay;
     ulysses_scratch m_scratch;
     ring_spec m_ring;
     ring_buffers m_ring_bufs;
-    kernels::attention_workspace m_ws;
-    // Sequence-sharded [B, H or Hkv, S/P, D], K|V and dK|dV in one buffer each.
-    host_buffer<float> m_q, m_kv, m_o, m_do, m_dq, m_dkv;
+    // Sequence-sharded [B, H or Hkv, S/P, D], K|V and dK|dV in one buffer each; Q, K, V, dO
+    // of the input type, the rest fp32.
+    kernels::dev_buffer<unsigned char> m_q, m_kv, m_do;
+    kernels::dev_buffer<float> m_o, m_dq, m_dkv;
     // Head-sharded [B, H/u or Hkv/u, group rows, D].
-    host_buffer<float> m_hq, m_hkv, m_ho, m_hlse, m_hdo, m_hdq, m_hdkv, m_hdelta;
+    kernels::dev_buffer<unsigned char> m_hq, m_hkv, m_hdo;
+    kernels::dev_buffer<float> m_ho, m_hlse, m_hdq, m_hdkv, m_hdelta;
 };
 
 double ulysses_case::bytes_sent() const {
     // all_to_all sends (u-1)/u of its input: count per rank x (u-1).
-    const double row = static_cast<double>(m_pr.batch) * (m_pr.seq_len / m_world.size()) *
-                       m_pr.head_dim * sizeof(float);
+    const double row =
+        static_cast<double>(m_pr.batch) * (m_pr.seq_len / m_world.size()) * m_pr.head_dim;
+    const double e = static_cast<double>(in_bytes()), f = sizeof(float);
     const double hq = m_pr.heads / m_u, hkv = m_pr.kv_heads / m_u;
-    const double in = (hq + 2 * hkv) * row, out = hq * row; // Q,K,V in; O out
+    const double in = (hq + 2 * hkv) * row * e, out = hq * row * f; // Q,K,V in; O out
     double bytes = (in + out) * (m_u - 1);
-    if (m_pr.backward)
-        bytes += (out + in) * (m_u - 1); // dO in; dQ, dK, dV out
+    if (m_pr.backward) // dO in; dQ, dK, dV out
+        bytes += (hq * row * e + (hq + 2 * hkv) * row * f) * (m_u - 1);
     return bytes + (has_ring() ? ring_bytes_sent(m_ring, m_pr.backward) : 0.0);
 }
 
@@ -102,39 +115,51 @@ void ulysses_case::setup() {
     for (int g = 0; g < p / m_u; ++g) {
         std::vector<std::vector<std::int64_t>> members(m_pos.begin() + g * m_u,
                                                        m_pos.begin() + (g + 1) * m_u);
-        auto lay = make_ulysses_layout(group(), m_pr.batch, m_pr.head_dim, members);
-        m_ring_pos.push_back(lay.group_pos);
+        auto lay = make_ulysses_layout(group(), m_dev, m_pr.batch, m_pr.head_dim, members);
+        m_ring_pos.emplace_back(m_dev, lay.group_pos);
         if (g == rank / m_u)
             m_lay = std::move(lay);
     }
+    m_group_pos = kernels::dev_positions(m_dev, m_lay.group_pos);
     const auto& mine = m_pos[static_cast<std::size_t>(rank)];
     const std::size_t qe = q_elems(), kve = kv_elems(), rows = qe / m_pr.head_dim;
-    for (auto* b : {&m_q, &m_o, &m_hq, &m_ho})
-        b->resize(qe);
-    m_kv.resize(2 * kve);
-    m_hkv.resize(2 * kve);
-    m_hlse.resize(rows);
-    fill_shard(tensor_id::q, m_seed, m_pr, 0, m_pr.heads, mine, m_q.data());
-    fill_shard(tensor_id::k, m_seed, m_pr, 0, m_pr.kv_heads, mine, m_kv.data());
-    fill_shard(tensor_id::v, m_seed, m_pr, 0, m_pr.kv_heads, mine, m_kv.data() + kve);
+    std::vector<float> host(qe);
+    fill_shard(tensor_id::q, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
+    m_q = upload_as(m_dev, m_pr.type, host);
+    host.resize(2 * kve);
+    fill_shard(tensor_id::k, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data());
+    fill_shard(tensor_id::v, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data() + kve);
+    m_kv = upload_as(m_dev, m_pr.type, host);
+    m_hq.allocate(m_dev, qe * in_bytes());
+    m_hkv.allocate(m_dev, 2 * kve * in_bytes());
+    m_o.allocate(m_dev, qe);
+    m_ho.allocate(m_dev, qe);
+    m_hlse.allocate(m_dev, rows);
     if (m_pr.backward) {
-        for (auto* b : {&m_do, &m_dq, &m_hdo, &m_hdq})
-            b->resize(qe);
-        m_dkv.resize(2 * kve);
-        m_hdkv.resize(2 * kve);
-        m_hdelta.resize(rows);
-        fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, m_do.data());
+        host.resize(qe);
+        fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
+        m_do = upload_as(m_dev, m_pr.type, host);
+        m_hdo.allocate(m_dev, qe * in_bytes());
+        m_dq.allocate(m_dev, qe);
+        m_hdq.allocate(m_dev, qe);
+        m_dkv.allocate(m_dev, 2 * kve);
+        m_hdkv.allocate(m_dev, 2 * kve);
+        m_hdelta.allocate(m_dev, rows);
     }
-    // Staging for the largest exchange (Q, K, V), allocated now so no iteration pays for it.
-    const std::size_t staging = ulysses_count_per_rank(m_lay, {{nullptr, nullptr, m_pr.heads},
-                                                               {nullptr, nullptr, m_pr.kv_heads},
-                                                               {nullptr, nullptr, m_pr.kv_heads}});
-    m_scratch.send.resize(staging * static_cast<std::size_t>(m_u));
-    m_scratch.recv.resize(staging * static_cast<std::size_t>(m_u));
+    // Staging for the largest exchange, allocated now so no iteration pays for it: Q, K, V
+    // in, or dQ, dK, dV (fp32) out.
+    const std::int64_t h = m_pr.heads, hkv = m_pr.kv_heads;
+    const std::size_t e = in_bytes();
+    const std::size_t staging =
+        std::max(ulysses_bytes_per_rank(m_lay, {{nullptr, nullptr, h, e},
+                                                {nullptr, nullptr, hkv, e},
+                                                {nullptr, nullptr, hkv, e}}),
+                 ulysses_bytes_per_rank(m_lay, {{nullptr, nullptr, h, sizeof(float)},
+                                                {nullptr, nullptr, hkv, sizeof(float)},
+                                                {nullptr, nullptr, hkv, sizeof(float)}}));
+    ulysses_reserve(m_lay, staging, m_scratch);
     if (has_ring())
         m_ring_bufs.reserve(m_ring, m_pr.backward);
-    else
-        kernels::attention_workspace_reserve(m_ws);
 }
 
 void ulysses_case::attend_forward(phase_timer& timer) {
@@ -143,11 +168,11 @@ void ulysses_case::attend_forward(phase_timer& timer) {
                      timer);
         return;
     }
-    auto compute = timer.time(phase::compute);
-    const std::int64_t* pos = m_lay.group_pos.data();
-    kernels::attention_fwd_init(m_ring.shape, m_ho.data(), m_hlse.data());
-    kernels::attention_fwd_cpu(m_ring.shape, m_hq.data(), m_hkv.data(), m_hkv.data() + kv_elems(),
-                               pos, pos, m_ho.data(), m_hlse.data(), m_ws);
+    kernels::device_scope compute(m_dev, timer, phase::compute);
+    const std::size_t kvb = kv_elems() * in_bytes();
+    m_dev.attention_fwd_init(m_ring.shape, m_ho.data(), m_hlse.data());
+    m_dev.attention_fwd(m_ring.shape, m_pr.type, m_hq.data(), m_hkv.data(), m_hkv.data() + kvb,
+                        group_view(), group_view(), m_ho.data(), m_hlse.data());
 }
 
 void ulysses_case::attend_backward(phase_timer& timer) {
@@ -156,50 +181,55 @@ void ulysses_case::attend_backward(phase_timer& timer) {
                       m_hdelta.data(), m_hdq.data(), m_hdkv.data(), m_ring_bufs, timer);
         return;
     }
-    auto compute = timer.time(phase::compute);
-    const std::int64_t* pos = m_lay.group_pos.data();
-    const std::size_t kve = kv_elems();
-    kernels::attention_bwd_delta(m_ring.shape, m_ho.data(), m_hdo.data(), m_hdelta.data());
-    std::fill(m_hdq.begin(), m_hdq.end(), 0.0f);
-    std::fill(m_hdkv.begin(), m_hdkv.end(), 0.0f);
-    kernels::attention_bwd_cpu(m_ring.shape, m_hq.data(), m_hkv.data(), m_hkv.data() + kve,
-                               m_hdo.data(), m_hlse.data(), m_hdelta.data(), pos, pos, m_hdq.data(),
-                               m_hdkv.data(), m_hdkv.data() + kve, m_ws);
+    kernels::device_scope compute(m_dev, timer, phase::compute);
+    const std::size_t kve = kv_elems(), kvb = kve * in_bytes();
+    m_dev.attention_bwd_delta(m_ring.shape, m_pr.type, m_ho.data(), m_hdo.data(), m_hdelta.data());
+    m_dev.zero(m_hdq.data(), m_hdq.bytes());
+    m_dev.zero(m_hdkv.data(), m_hdkv.bytes());
+    m_dev.attention_bwd(m_ring.shape, m_pr.type, m_hq.data(), m_hkv.data(), m_hkv.data() + kvb,
+                        m_hdo.data(), m_hlse.data(), m_hdelta.data(), group_view(), group_view(),
+                        m_hdq.data(), m_hdkv.data(), m_hdkv.data() + kve);
 }
 
 void ulysses_case::forward(phase_timer& timer) {
-    const std::size_t kve = kv_elems();
+    const std::size_t e = in_bytes(), kvb = kv_elems() * e;
     const std::int64_t h = m_pr.heads, hkv = m_pr.kv_heads;
     ulysses_to_heads(m_lay,
-                     {{m_q.data(), m_hq.data(), h},
-                      {m_kv.data(), m_hkv.data(), hkv},
-                      {m_kv.data() + kve, m_hkv.data() + kve, hkv}},
+                     {{m_q.data(), m_hq.data(), h, e},
+                      {m_kv.data(), m_hkv.data(), hkv, e},
+                      {m_kv.data() + kvb, m_hkv.data() + kvb, hkv, e}},
                      m_scratch, timer);
     attend_forward(timer);
-    ulysses_to_sequence(m_lay, {{m_ho.data(), m_o.data(), h}}, m_scratch, timer);
+    ulysses_to_sequence(m_lay, {{m_ho.data(), m_o.data(), h, sizeof(float)}}, m_scratch, timer);
 }
 
 void ulysses_case::backward(phase_timer& timer) {
-    const std::size_t kve = kv_elems();
+    const std::size_t e = in_bytes(), f = sizeof(float), kve = kv_elems();
     const std::int64_t h = m_pr.heads, hkv = m_pr.kv_heads;
-    ulysses_to_heads(m_lay, {{m_do.data(), m_hdo.data(), h}}, m_scratch, timer);
+    ulysses_to_heads(m_lay, {{m_do.data(), m_hdo.data(), h, e}}, m_scratch, timer);
     attend_backward(timer);
     ulysses_to_sequence(m_lay,
-                        {{m_hdq.data(), m_dq.data(), h},
-                         {m_hdkv.data(), m_dkv.data(), hkv},
-                         {m_hdkv.data() + kve, m_dkv.data() + kve, hkv}},
+                        {{m_hdq.data(), m_dq.data(), h, f},
+                         {m_hdkv.data(), m_dkv.data(), hkv, f},
+                         {m_hdkv.data() + kve, m_dkv.data() + kve, hkv, f}},
                         m_scratch, timer);
+}
+
+std::vector<float> ulysses_case::gathered(const kernels::dev_buffer<float>& local,
+                                          std::size_t offset, std::int64_t heads) {
+    const std::vector<float> host = local.download();
+    return gather_global(m_control, m_pr, heads, host.data() + offset, m_pos);
 }
 
 validation ulysses_case::validate() {
     attention_result r;
-    r.o = gather_global(m_world, m_pr, m_pr.heads, m_o.data(), m_pos);
+    r.o = gathered(m_o, 0, m_pr.heads);
     if (m_pr.backward) {
-        r.dq = gather_global(m_world, m_pr, m_pr.heads, m_dq.data(), m_pos);
-        r.dk = gather_global(m_world, m_pr, m_pr.kv_heads, m_dkv.data(), m_pos);
-        r.dv = gather_global(m_world, m_pr, m_pr.kv_heads, m_dkv.data() + kv_elems(), m_pos);
+        r.dq = gathered(m_dq, 0, m_pr.heads);
+        r.dk = gathered(m_dkv, 0, m_pr.kv_heads);
+        r.dv = gathered(m_dkv, kv_elems(), m_pr.kv_heads);
     }
-    return validate_attention(m_world, m_pr, m_seed, r);
+    return validate_attention(m_control, m_pr, m_seed, r);
 }
 
 } // namespace

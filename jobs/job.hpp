@@ -5,6 +5,7 @@
 
 #include "comm/communicator.hpp"
 #include "jobs/params.hpp"
+#include "kernels/device.hpp"
 #include "src/clock.hpp"
 
 #include <cstdint>
@@ -20,6 +21,9 @@ struct launch_info {
     std::string device = "cpu";            ///< cpu | cuda
     std::string comm = "mpi";              ///< mpi | nccl
     std::uint64_t host_bytes_per_rank = 0; ///< memory a rank may use (preflight budget)
+    /// --device cuda: device memory a rank may use (its GPU's free memory over the ranks
+    /// sharing it, less a reserve); a case estimated above it is skipped.
+    std::uint64_t device_bytes_per_rank = 0;
 };
 
 /// One planned case: its parameters and what preflight needs to know.
@@ -35,7 +39,14 @@ struct case_plan {
 
 /// What the run loop hands a case.
 struct run_context {
+    /// The job's communicator for its own buffers: host MPI on the CPU; NCCL or MPI staged
+    /// through pinned host memory for device buffers with --device cuda.
     comm::communicator& world;
+    /// Host-memory MPI over the same ranks, for host scalars and validation gathers (the
+    /// same object as `world` on the CPU).
+    comm::communicator& control;
+    /// Where the job computes and allocates (kernels/device.hpp).
+    kernels::device& dev;
     launch_info launch;
     int threads_per_rank = 1;
     bool validate = true; ///< resolved from --validate for this case
@@ -91,7 +102,8 @@ struct case_summary {
     double median_time_s = 0; ///< median over timed iterations of the slowest rank
     double median_compute_s = 0;
     double median_comm_wait_s = 0;
-    std::uint64_t peak_host_bytes = 0; ///< the largest rank's tracked peak (0 when not run)
+    std::uint64_t peak_host_bytes = 0;   ///< the largest rank's tracked peak (0 when not run)
+    std::uint64_t peak_device_bytes = 0; ///< the largest rank's device peak (0 on the CPU)
     validation check;
 };
 

@@ -11,41 +11,46 @@ namespace {
 class ring_case final : public job_case {
   public:
     ring_case(const attention_problem& pr, bool overlap, run_context& ctx)
-        : m_pr(pr), m_seed(ctx.seed) {
+        : m_pr(pr), m_seed(ctx.seed), m_control(ctx.control), m_dev(ctx.dev) {
         m_spec.comm = &ctx.world;
+        m_spec.dev = &ctx.dev;
+        m_spec.type = pr.type;
         m_spec.shape = pr.local_shape(ctx.world.size());
         m_spec.positions = &m_pos;
         m_spec.overlap = overlap;
     }
 
     attr_map describe() const override {
-        return {{"seq_len", m_pr.seq_len},
-                {"kv_heads", m_pr.kv_heads},
-                {"flops_per_iter", m_pr.flops()},
-                {"comm_bytes_per_iter", ring_bytes_sent(m_spec, m_pr.backward)},
-                {"flop_convention", std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
+        attr_map a = attention_attrs(m_pr);
+        a["comm_bytes_per_iter"] = ring_bytes_sent(m_spec, m_pr.backward);
+        return a;
     }
 
     void setup() override {
         const int p = m_spec.comm->size();
-        for (int r = 0; r < p; ++r)
-            m_pos.push_back(kernels::layout_positions(m_pr.layout, m_pr.seq_len, p, r));
-        const auto& mine = m_pos[static_cast<std::size_t>(m_spec.comm->rank())];
+        for (int r = 0; r < p; ++r) {
+            m_host_pos.push_back(kernels::layout_positions(m_pr.layout, m_pr.seq_len, p, r));
+            m_pos.emplace_back(m_dev, m_host_pos.back());
+        }
+        const auto& mine = m_host_pos[static_cast<std::size_t>(m_spec.comm->rank())];
         const std::size_t qe = ring_q_elems(m_spec), kve = ring_kv_elems(m_spec);
         const std::size_t rows = qe / static_cast<std::size_t>(m_pr.head_dim);
-        m_q.resize(qe);
-        m_o.resize(qe);
-        m_lse.resize(rows);
-        m_kv.resize(2 * kve);
-        fill_shard(tensor_id::q, m_seed, m_pr, 0, m_pr.heads, mine, m_q.data());
-        fill_shard(tensor_id::k, m_seed, m_pr, 0, m_pr.kv_heads, mine, m_kv.data());
-        fill_shard(tensor_id::v, m_seed, m_pr, 0, m_pr.kv_heads, mine, m_kv.data() + kve);
+        std::vector<float> host(qe);
+        fill_shard(tensor_id::q, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
+        m_q = upload_as(m_dev, m_pr.type, host);
+        host.resize(2 * kve);
+        fill_shard(tensor_id::k, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data());
+        fill_shard(tensor_id::v, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data() + kve);
+        m_kv = upload_as(m_dev, m_pr.type, host);
+        m_o.allocate(m_dev, qe);
+        m_lse.allocate(m_dev, rows);
         if (m_pr.backward) {
-            m_do.resize(qe);
-            fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, m_do.data());
-            m_dq.resize(qe);
-            m_delta.resize(rows);
-            m_dkv.resize(2 * kve);
+            host.resize(qe);
+            fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
+            m_do = upload_as(m_dev, m_pr.type, host);
+            m_dq.allocate(m_dev, qe);
+            m_delta.allocate(m_dev, rows);
+            m_dkv.allocate(m_dev, 2 * kve);
         }
         m_bufs.reserve(m_spec, m_pr.backward);
     }
@@ -58,24 +63,29 @@ class ring_case final : public job_case {
     }
 
     validation validate() override {
-        comm::communicator& c = *m_spec.comm;
+        // Results come to the host and go over the host-memory control communicator.
         attention_result r;
-        r.o = gather_global(c, m_pr, m_pr.heads, m_o.data(), m_pos);
+        r.o = gather_global(m_control, m_pr, m_pr.heads, m_o.download().data(), m_host_pos);
         if (m_pr.backward) {
             const std::size_t kve = ring_kv_elems(m_spec);
-            r.dq = gather_global(c, m_pr, m_pr.heads, m_dq.data(), m_pos);
-            r.dk = gather_global(c, m_pr, m_pr.kv_heads, m_dkv.data(), m_pos);
-            r.dv = gather_global(c, m_pr, m_pr.kv_heads, m_dkv.data() + kve, m_pos);
+            const std::vector<float> dkv = m_dkv.download();
+            r.dq = gather_global(m_control, m_pr, m_pr.heads, m_dq.download().data(), m_host_pos);
+            r.dk = gather_global(m_control, m_pr, m_pr.kv_heads, dkv.data(), m_host_pos);
+            r.dv = gather_global(m_control, m_pr, m_pr.kv_heads, dkv.data() + kve, m_host_pos);
         }
-        return validate_attention(c, m_pr, m_seed, r);
+        return validate_attention(m_control, m_pr, m_seed, r);
     }
 
   private:
     attention_problem m_pr;
     std::uint64_t m_seed;
+    comm::communicator& m_control;
+    kernels::device& m_dev;
     ring_spec m_spec;
-    std::vector<std::vector<std::int64_t>> m_pos;
-    host_buffer<float> m_q, m_o, m_lse, m_kv, m_do, m_dq, m_delta, m_dkv;
+    std::vector<std::vector<std::int64_t>> m_host_pos;
+    std::vector<kernels::dev_positions> m_pos;
+    kernels::dev_buffer<unsigned char> m_q, m_kv, m_do; // m_pr.type
+    kernels::dev_buffer<float> m_o, m_lse, m_dq, m_delta, m_dkv;
     ring_buffers m_bufs;
 };
 
@@ -124,13 +134,14 @@ class ring_attention_job final : public job {
         const double rows = static_cast<double>(pr.seq_len) / ranks;
         const double q = pr.batch * pr.heads * rows * pr.head_dim;
         const double kv = pr.batch * pr.kv_heads * rows * pr.head_dim;
-        double floats = 2 * q + 3 * 2 * kv; // Q, O; own K/V and two ring buffers
-        if (pr.backward)
-            floats += 2 * q + 3 * 2 * kv; // dO, dQ; dK/dV local, in, out
-        if (validate)                     // gathered global tensors plus one reference group
-            floats +=
-                (pr.backward ? 4.0 : 1.0) * pr.batch * pr.heads * pr.seq_len * pr.head_dim * 2;
-        return static_cast<std::uint64_t>(floats * sizeof(float)) + (8u << 20);
+        const double e = static_cast<double>(kernels::elem_bytes(pr.type)), f = sizeof(float);
+        double bytes = e * (q + 3 * 2 * kv) + f * (q + q / pr.head_dim); // Q, own K|V, 2 ring
+        if (pr.backward) // dO; dQ, dK|dV local, send and own, delta
+            bytes += e * q + f * (q + 3 * 2 * kv + q / pr.head_dim);
+        if (validate) // gathered global tensors plus one reference group
+            bytes +=
+                f * (pr.backward ? 4.0 : 1.0) * pr.batch * pr.heads * pr.seq_len * pr.head_dim * 2;
+        return static_cast<std::uint64_t>(bytes) + (8u << 20);
     }
 };
 

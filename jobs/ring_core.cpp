@@ -2,13 +2,13 @@
 
 #include "kernels/layout.hpp"
 
-#include <algorithm>
-
 namespace ringscale::jobs {
 
 namespace {
 
 using kernels::attention_shape;
+using kernels::device_scope;
+using kernels::mark;
 
 int next_rank(const ring_spec& s) {
     return (s.comm->rank() + 1) % s.comm->size();
@@ -17,60 +17,35 @@ int prev_rank(const ring_spec& s) {
     return (s.comm->rank() + s.comm->size() - 1) % s.comm->size();
 }
 
-// Post the exchange for the next step; with overlap off, wait for it at once.
-comm::request_ptr exchange(const ring_spec& s, const float* send, float* recv, std::size_t count,
-                           int tag, phase_timer& timer) {
-    auto req = s.comm->isendrecv(send, count, next_rank(s), recv, count, prev_rank(s),
-                                 comm::dtype::f32, tag);
-    if (!s.overlap) {
-        auto wait = timer.time(phase::comm_wait);
-        req->wait();
-    }
-    return req;
-}
-
-void wait(comm::request_ptr& req, phase_timer& timer) {
-    if (!req)
-        return;
-    auto scope = timer.time(phase::comm_wait);
-    req->wait();
-    req.reset();
-}
-
-const std::vector<std::int64_t>& pos_of(const ring_spec& s, int rank) {
-    return (*s.positions)[static_cast<std::size_t>(rank)];
+kernels::row_positions pos_of(const ring_spec& s, int rank) {
+    return (*s.positions)[static_cast<std::size_t>(rank)].view();
 }
 
 bool masked(const ring_spec& s, int src) {
-    const auto& q = pos_of(s, s.comm->rank());
-    const auto& k = pos_of(s, src);
-    return kernels::classify_block(q.data(), s.shape.q_len, k.data(), s.shape.k_len,
-                                   s.shape.causal) == kernels::block_mask::masked;
+    const auto q = pos_of(s, s.comm->rank());
+    const auto k = pos_of(s, src);
+    return kernels::classify_block(q.host, q.count, k.host, k.count, s.shape.causal) ==
+           kernels::block_mask::masked;
+}
+
+std::size_t kv_bytes(const ring_spec& s) {
+    return ring_kv_elems(s) * kernels::elem_bytes(s.type);
 }
 
 // The K/V block held at step s: our own at step 0, then the ring buffers in turn.
-const float* block_at(const float* own, ring_buffers& b, int step) {
-    return step == 0 ? own : b.kv[(step - 1) % 2].data();
+const unsigned char* block_at(const void* own, ring_buffers& b, int step) {
+    return step == 0 ? static_cast<const unsigned char*>(own) : b.kv[(step - 1) % 2].data();
 }
 
-// One kernel call per (batch, kv-head group); between calls the outstanding requests are
-// tested so MPI keeps moving the next block while we compute.
-template <class F>
-void per_group(const attention_shape& shape, F&& f, comm::request* a, comm::request* b) {
-    const std::int64_t g = shape.heads / shape.kv_heads;
-    attention_shape one = shape;
-    one.batch = 1;
-    one.heads = g;
-    one.kv_heads = 1;
-    for (std::int64_t bt = 0; bt < shape.batch; ++bt)
-        for (std::int64_t kvh = 0; kvh < shape.kv_heads; ++kvh) {
-            f(one, (bt * shape.heads + kvh * g) * shape.q_len,
-              (bt * shape.kv_heads + kvh) * shape.k_len);
-            if (a)
-                a->test();
-            if (b)
-                b->test();
-        }
+// Post a ring step's exchange to next, receiving from prev (see post_sendrecv).
+pending_exchange post(const ring_spec& s, const void* send, void* recv, std::size_t bytes, int tag,
+                      const mark& send_ready, const mark& recv_free, phase_timer& timer) {
+    return post_sendrecv(*s.comm, *s.dev, send, recv, bytes, next_rank(s), prev_rank(s), tag,
+                         send_ready, recv_free, !s.overlap, timer);
+}
+
+void finish(const ring_spec& s, pending_exchange& x, phase_timer& timer) {
+    finish_exchange(*s.comm, *s.dev, x, timer);
 }
 
 } // namespace
@@ -83,104 +58,98 @@ std::size_t ring_q_elems(const ring_spec& s) {
 }
 
 void ring_buffers::reserve(const ring_spec& spec, bool backward) {
-    const std::size_t kv_block = 2 * ring_kv_elems(spec);
+    const std::size_t block = 2 * kv_bytes(spec);
     for (auto& b : kv)
-        b.resize(spec.comm->size() > 1 ? kv_block : 0);
+        if (b.size() != (spec.comm->size() > 1 ? block : 0))
+            b.allocate(*spec.dev, spec.comm->size() > 1 ? block : 0);
     if (backward) {
-        dkv_local.resize(kv_block);
-        dkv_send.resize(kv_block);
+        dkv_local.allocate(*spec.dev, 2 * ring_kv_elems(spec));
+        dkv_send.allocate(*spec.dev, 2 * ring_kv_elems(spec));
     }
-    kernels::attention_workspace_reserve(ws);
 }
 
 double ring_bytes_sent(const ring_spec& spec, bool backward) {
-    const double block = 2.0 * ring_kv_elems(spec) * sizeof(float);
+    const double block = 2.0 * static_cast<double>(kv_bytes(spec));
+    const double grads = 2.0 * static_cast<double>(ring_kv_elems(spec)) * sizeof(float);
     const int p = spec.comm->size();
-    return (p - 1) * block + (backward ? (p - 1) * block + p * block : 0.0);
+    return (p - 1) * block + (backward ? (p - 1) * block + p * grads : 0.0);
 }
 
-void ring_forward(const ring_spec& spec, const float* q, const float* kv, float* o, float* lse,
+void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o, float* lse,
                   ring_buffers& bufs, phase_timer& timer) {
+    kernels::device& dev = *spec.dev;
     const int p = spec.comm->size(), me = spec.comm->rank();
-    const std::int64_t d = spec.shape.head_dim;
-    const std::size_t kve = ring_kv_elems(spec);
-    const auto& q_pos = pos_of(spec, me);
+    const std::size_t kvb = kv_bytes(spec);
+    const auto q_pos = pos_of(spec, me);
     {
-        auto compute = timer.time(phase::compute);
-        kernels::attention_fwd_init(spec.shape, o, lse);
+        device_scope compute(dev, timer, phase::compute);
+        dev.attention_fwd_init(spec.shape, o, lse);
     }
+    mark last_read; // the compute that read the buffer the next exchange receives into
     for (int s = 0; s < p; ++s) {
-        const float* block = block_at(kv, bufs, s);
+        const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
-        comm::request_ptr req;
+        pending_exchange x;
         if (s < p - 1)
-            req = exchange(spec, block, bufs.kv[s % 2].data(), 2 * kve, 1, timer);
+            x = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
         if (!masked(spec, src)) {
-            auto compute = timer.time(phase::compute);
-            const auto& k_pos = pos_of(spec, src);
-            per_group(
-                spec.shape,
-                [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
-                    kernels::attention_fwd_cpu(one, q + q_row * d, block + k_row * d,
-                                               block + kve + k_row * d, q_pos.data(), k_pos.data(),
-                                               o + q_row * d, lse + q_row, bufs.ws);
-                },
-                req.get(), nullptr);
+            device_scope compute(dev, timer, phase::compute);
+            dev.attention_fwd(spec.shape, spec.type, q, block, block + kvb, q_pos,
+                              pos_of(spec, src), o, lse, tester(&x, nullptr));
         }
-        wait(req, timer);
+        last_read = dev.record();
+        finish(spec, x, timer);
     }
 }
 
-void ring_backward(const ring_spec& spec, const float* q, const float* kv, const float* o,
-                   const float* d_o, const float* lse, float* delta, float* dq, float* dkv,
+void ring_backward(const ring_spec& spec, const void* q, const void* kv, const float* o,
+                   const void* d_o, const float* lse, float* delta, float* dq, float* dkv,
                    ring_buffers& bufs, phase_timer& timer) {
+    kernels::device& dev = *spec.dev;
     const int p = spec.comm->size(), me = spec.comm->rank();
-    const std::int64_t d = spec.shape.head_dim;
-    const std::size_t kve = ring_kv_elems(spec), block_elems = 2 * kve;
-    const auto& q_pos = pos_of(spec, me);
+    const std::size_t kvb = kv_bytes(spec), kve = ring_kv_elems(spec), grad_elems = 2 * kve;
+    const auto q_pos = pos_of(spec, me);
     {
-        auto compute = timer.time(phase::compute);
-        kernels::attention_bwd_delta(spec.shape, o, d_o, delta);
-        std::fill(dq, dq + ring_q_elems(spec), 0.0f);
+        device_scope compute(dev, timer, phase::compute);
+        dev.attention_bwd_delta(spec.shape, spec.type, o, d_o, delta);
+        dev.zero(dq, ring_q_elems(spec) * sizeof(float));
     }
     // `dkv` receives the partial sums from prev; at the end it holds our block's total.
-    comm::request_ptr req_dkv;
+    pending_exchange x_dkv;
+    mark last_read;
     for (int s = 0; s < p; ++s) {
-        const float* block = block_at(kv, bufs, s);
+        const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
-        comm::request_ptr req_kv;
+        pending_exchange x_kv;
         if (s < p - 1)
-            req_kv = exchange(spec, block, bufs.kv[s % 2].data(), block_elems, 1, timer);
+            x_kv = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
         float* local = bufs.dkv_local.data();
         {
-            auto compute = timer.time(phase::compute);
-            std::fill(local, local + block_elems, 0.0f);
-            if (!masked(spec, src)) {
-                const auto& k_pos = pos_of(spec, src);
-                per_group(
-                    spec.shape,
-                    [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
-                        kernels::attention_bwd_cpu(
-                            one, q + q_row * d, block + k_row * d, block + kve + k_row * d,
-                            d_o + q_row * d, lse + q_row, delta + q_row, q_pos.data(), k_pos.data(),
-                            dq + q_row * d, local + k_row * d, local + kve + k_row * d, bufs.ws);
-                    },
-                    req_kv.get(), req_dkv.get());
-            }
+            device_scope compute(dev, timer, phase::compute);
+            dev.zero(local, grad_elems * sizeof(float));
+            if (!masked(spec, src))
+                dev.attention_bwd(spec.shape, spec.type, q, block, block + kvb, d_o, lse, delta,
+                                  q_pos, pos_of(spec, src), dq, local, local + kve,
+                                  tester(&x_kv, &x_dkv));
         }
+        last_read = dev.record();
         // The partial dK/dV of this block from its earlier holders arrives from prev; add
         // ours and pass the sum on. After P steps each block's sum is back at its owner.
-        wait(req_dkv, timer);
+        finish(spec, x_dkv, timer);
         {
-            auto compute = timer.time(phase::compute);
+            device_scope compute(dev, timer, phase::compute);
             float* out = bufs.dkv_send.data();
-            for (std::size_t i = 0; i < block_elems; ++i)
-                out[i] = local[i] + (s > 0 ? dkv[i] : 0.0f);
+            if (s > 0)
+                dev.add(grad_elems, local, dkv, out);
+            else
+                dev.copy(out, local, grad_elems * sizeof(float));
         }
-        req_dkv = exchange(spec, bufs.dkv_send.data(), dkv, block_elems, 2, timer);
-        wait(req_kv, timer);
+        const mark summed = dev.record(); // produced dkv_send, last read dkv
+        x_dkv = post(spec, bufs.dkv_send.data(), dkv, grad_elems * sizeof(float), 2, summed, summed,
+                     timer);
+        finish(spec, x_kv, timer);
     }
-    wait(req_dkv, timer);
+    finish(spec, x_dkv, timer);
 }
 
 } // namespace ringscale::jobs

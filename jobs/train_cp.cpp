@@ -24,9 +24,11 @@ namespace {
 
 class ring_core final : public kernels::attention_core {
   public:
-    ring_core(comm::communicator& cp, std::int64_t seq_len)
-        : m_pos(cp_positions(seq_len, cp.size())) {
+    ring_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len) {
+        for (auto& pos : cp_positions(seq_len, cp.size()))
+            m_pos.emplace_back(dev, std::move(pos));
         m_spec.comm = &cp;
+        m_spec.dev = &dev;
         m_spec.positions = &m_pos;
         m_spec.overlap = true;
     }
@@ -48,7 +50,7 @@ class ring_core final : public kernels::attention_core {
         m_bufs.reserve(m_spec, true); // allocates only the first time
         m_delta.resize(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
     }
-    std::vector<std::vector<std::int64_t>> m_pos;
+    std::vector<kernels::dev_positions> m_pos;
     ring_spec m_spec;
     ring_buffers m_bufs;
     host_buffer<float> m_delta;
@@ -132,17 +134,18 @@ class allgather_core final : public kernels::attention_core {
 
 } // namespace
 
-std::unique_ptr<kernels::attention_core>
-make_cp_core(const std::string& variant, comm::communicator* cp, std::int64_t seq_len) {
+std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
+                                                      comm::communicator* cp, kernels::device& dev,
+                                                      std::int64_t seq_len) {
     if (variant != "ring" && variant != "allgather" && variant != "ulysses")
         throw config_error(
             fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
     if (!cp || cp->size() == 1)
         return std::make_unique<kernels::local_attention_core>(cp_positions(seq_len, 1)[0]);
     if (variant == "ring")
-        return std::make_unique<ring_core>(*cp, seq_len);
+        return std::make_unique<ring_core>(*cp, dev, seq_len);
     if (variant == "ulysses")
-        return make_ulysses_train_core(*cp, seq_len);
+        return make_ulysses_train_core(*cp, dev, seq_len);
     return std::make_unique<allgather_core>(*cp, seq_len);
 }
 

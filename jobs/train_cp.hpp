@@ -25,11 +25,12 @@ std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp
 /// `cp`, or the single-rank core when cp has one rank. Ulysses needs heads divisible by cp
 /// (train_problem checks it).
 std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
-                                                      comm::communicator* cp, std::int64_t seq_len);
+                                                      comm::communicator* cp, kernels::device& dev,
+                                                      std::int64_t seq_len);
 
 /// The Ulysses core (jobs/train_cp_ulysses.cpp).
-std::unique_ptr<kernels::attention_core> make_ulysses_train_core(comm::communicator& cp,
-                                                                 std::int64_t seq_len);
+std::unique_ptr<kernels::attention_core>
+make_ulysses_train_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len);
 
 /// Preflight: floats of the core's own buffers for a rank's `tokens` rows of width `hidden`.
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden);

@@ -19,8 +19,8 @@ using kernels::attention_shape;
 
 class ulysses_core final : public kernels::attention_core {
   public:
-    ulysses_core(comm::communicator& cp, std::int64_t seq_len)
-        : m_cp(cp), m_pos(cp_positions(seq_len, cp.size())) {}
+    ulysses_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len)
+        : m_cp(cp), m_dev(dev), m_pos(cp_positions(seq_len, cp.size())) {}
 
     void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
                  phase_timer& timer) override {
@@ -86,8 +86,9 @@ class ulysses_core final : public kernels::attention_core {
     attention_shape prepare(const attention_shape& s) {
         const int u = m_cp.size();
         if (m_lay.comm == nullptr || m_lay.batch != s.batch || m_lay.head_dim != s.head_dim) {
-            m_lay = make_ulysses_layout(m_cp, s.batch, s.head_dim, m_pos);
-            m_rows = make_ulysses_layout(m_cp, s.batch, 1, m_pos); // LSE and delta: one per row
+            m_lay = make_ulysses_layout(m_cp, m_dev, s.batch, s.head_dim, m_pos);
+            // LSE and delta: one value per row
+            m_rows = make_ulysses_layout(m_cp, m_dev, s.batch, 1, m_pos);
             kernels::attention_workspace_reserve(m_ws);
         }
         attention_shape h = s;
@@ -106,6 +107,7 @@ class ulysses_core final : public kernels::attention_core {
     }
 
     comm::communicator& m_cp;
+    kernels::device& m_dev;
     std::vector<std::vector<std::int64_t>> m_pos;
     ulysses_layout m_lay, m_rows;
     ulysses_scratch m_scratch;
@@ -115,9 +117,9 @@ class ulysses_core final : public kernels::attention_core {
 
 } // namespace
 
-std::unique_ptr<kernels::attention_core> make_ulysses_train_core(comm::communicator& cp,
-                                                                 std::int64_t seq_len) {
-    return std::make_unique<ulysses_core>(cp, seq_len);
+std::unique_ptr<kernels::attention_core>
+make_ulysses_train_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len) {
+    return std::make_unique<ulysses_core>(cp, dev, seq_len);
 }
 
 } // namespace ringscale::jobs

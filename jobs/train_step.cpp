@@ -23,7 +23,7 @@ class train_case final : public job_case {
     // Splitting the world is collective: done here, where every rank constructs the case in
     // the same order and nothing before it can fail on one rank only.
     train_case(const train_problem& pr, run_context& ctx)
-        : m_pr(pr), m_world(ctx.world), m_seed(ctx.seed), m_layout(pr.model) {
+        : m_pr(pr), m_world(ctx.world), m_dev(ctx.dev), m_seed(ctx.seed), m_layout(pr.model) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
     }
@@ -52,7 +52,7 @@ class train_case final : public job_case {
                             m_targets.data());
         m_init.resize(m_layout.total());
         kernels::init_params(m_pr.model, m_layout, m_seed, m_init.data());
-        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), m_pr.seq_len);
+        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), m_dev, m_pr.seq_len);
         m_model = std::make_unique<kernels::transformer>(
             m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core);
         m_model->reserve();
@@ -123,6 +123,7 @@ class train_case final : public job_case {
 
     train_problem m_pr;
     comm::communicator& m_world;
+    kernels::device& m_dev;
     std::uint64_t m_seed;
     kernels::param_layout m_layout;
     std::unique_ptr<comm::communicator> m_cp;

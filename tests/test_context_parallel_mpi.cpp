@@ -11,6 +11,8 @@
 #include "src/launcher/run_loop.hpp"
 #include "tests/counting_communicator.hpp"
 
+#include "kernels/device.hpp"
+
 #include <gtest/gtest.h>
 #include <memory>
 
@@ -49,7 +51,8 @@ case_record run(const cp_case& c) {
     const auto launch = launch_of(*world);
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    jobs::run_context ctx{*world, launch, 1, true, 7};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
 
@@ -137,7 +140,8 @@ TEST(ulysses_exchange, places_rows_in_group_order_and_back) {
     std::vector<std::vector<std::int64_t>> pos;
     for (int r = 0; r < p; ++r)
         pos.push_back(kernels::layout_positions(kernels::layout::zigzag, s, p, r));
-    const auto lay = jobs::make_ulysses_layout(*world, batch, d, pos);
+    const auto dev = kernels::make_cpu_device();
+    const auto lay = jobs::make_ulysses_layout(*world, *dev, batch, d, pos);
     const std::int64_t n = s / p, hp = heads / p;
     auto value = [](std::int64_t b, std::int64_t h, std::int64_t at) {
         return static_cast<float>(1000 * h + at) + 0.25f * static_cast<float>(b);
@@ -182,7 +186,8 @@ TEST_P(context_parallel_bytes, declared_equals_sent) {
     const auto& job = jobs::find_job(ring ? "ring_attention" : "context_parallel");
     const auto plans = job.plan(lists_of(c), launch_of(*world));
     ASSERT_EQ(plans.size(), 1u);
-    jobs::run_context ctx{counting, launch_of(*world), 1, false, 3};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{counting, *world, *dev, launch_of(*world), 1, false, 3};
     auto cs = job.make_case(plans[0], ctx);
     cs->setup();
     phase_timer timer;

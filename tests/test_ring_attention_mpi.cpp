@@ -5,6 +5,8 @@
 #include "jobs/registry.hpp"
 #include "src/launcher/run_loop.hpp"
 
+#include "kernels/device.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace ringscale;
@@ -28,7 +30,8 @@ case_record run(const std::string& layout, const std::string& causal, const std:
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    jobs::run_context ctx{*world, launch, 1, true, 7};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
 

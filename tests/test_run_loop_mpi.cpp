@@ -7,7 +7,9 @@
 #include "src/launcher/results_writer.hpp"
 #include "src/launcher/run_loop.hpp"
 
+#include "kernels/device.hpp"
 #include <cstdio>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -38,7 +40,8 @@ TEST(run_loop, every_collective_validates_at_any_rank_count) {
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     ASSERT_EQ(cases.size(), 6u * 3u); // 6 ops x {64, 2K, 64K}
-    jobs::run_context ctx{*world, launch, 1, true, 1};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
     for (const auto& pc : cases) {
         const case_record rec = run_case(pc, cfg, ctx);
         const auto status = std::get<std::string>(rec.attrs.at("status"));
@@ -66,7 +69,8 @@ TEST(run_loop, writer_round_trip) {
     launch.world_size = world->size();
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
-    jobs::run_context ctx{*world, launch, 1, true, 1};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
     std::vector<case_record> recs;
     for (const auto& pc : cases)
         recs.push_back(run_case(pc, cfg, ctx));

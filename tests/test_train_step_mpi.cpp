@@ -9,6 +9,8 @@
 #include "src/launcher/run_loop.hpp"
 #include "tests/counting_communicator.hpp"
 
+#include "kernels/device.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace ringscale;
@@ -49,7 +51,8 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    jobs::run_context ctx{*world, launch, 1, true, 7};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
 
@@ -126,7 +129,8 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
     const auto plans = job.plan(l, launch);
     ASSERT_EQ(plans.size(), 1u);
     const auto pr = jobs::read_train_problem(plans[0].values, world->size());
-    jobs::run_context ctx{counting, launch, 1, false, 3};
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{counting, *world, *dev, launch, 1, false, 3};
     auto cs = job.make_case(plans[0], ctx);
     cs->setup();
     phase_timer timer;

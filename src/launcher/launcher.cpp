@@ -1,9 +1,11 @@
 #include "src/launcher/launcher.hpp"
 
 #include "comm/mpi_communicator.hpp"
+#include "kernels/device.hpp"
 #include "kernels/threads.hpp"
 #include "src/error.hpp"
 #include "src/launcher/cli.hpp"
+#include "src/launcher/device_binding.hpp"
 #include "src/launcher/guard.hpp"
 #include "src/launcher/live_table.hpp"
 #include "src/launcher/metadata.hpp"
@@ -50,9 +52,9 @@ void check_output(prepared& p) {
         throw config_error(fmt::format("--output: '{}': {}", p.output_path, problem));
 }
 
-// Parse and plan on every rank. Returns the error text instead of throwing.
-std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world,
-                                std::string& message, std::string& error_text) {
+// Parse on every rank. Returns the error text instead of throwing.
+std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
+                              std::string& message, std::string& error_text) {
     try {
         cli_result cli = parse_cli(argc, argv);
         if (!cli.config) {
@@ -70,14 +72,26 @@ std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world
         // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
         p.launch.host_bytes_per_rank =
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
-        if (p.cfg.device == "cuda")
-            throw not_compiled_error("--device cuda: the CUDA path of the jobs is not available "
-                                     "in this build; use --device cpu");
+        if (p.cfg.device == "cuda" && !kernels::cuda_compiled())
+            throw not_compiled_error("--device cuda: the CUDA backend is not compiled into this "
+                                     "ringscale (rebuild where nvcc is found); use --device cpu");
         if (p.cfg.comm == "nccl" && !comm::backend_compiled("nccl"))
             throw not_compiled_error(
                 "--comm nccl: the NCCL backend is not compiled into this ringscale");
-        if (p.cfg.comm == "nccl") // NCCL moves device memory only
-            throw config_error("--comm nccl needs --device cuda");
+        if (p.cfg.comm == "nccl" && p.cfg.device != "cuda") // NCCL moves device memory only
+            throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
+                               "--comm mpi on the CPU)");
+        return p;
+    } catch (const std::exception& e) {
+        error_text = e.what();
+    }
+    return std::nullopt;
+}
+
+// Plan on every rank, once the devices are bound. Returns the error text instead of throwing.
+std::string plan(prepared& p, comm::communicator& world, const device_binding& gpu) {
+    try {
+        p.launch.device_bytes_per_rank = gpu.budget_bytes;
         p.cases = plan_launch(p.cfg, p.launch);
         if (p.cases.empty())
             throw config_error("no cases to run");
@@ -87,13 +101,10 @@ std::optional<prepared> prepare(int argc, char** argv, comm::communicator& world
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
         }
-        return p;
-    } catch (const error& e) {
-        error_text = e.what();
     } catch (const std::exception& e) {
-        error_text = e.what();
+        return e.what();
     }
-    return std::nullopt;
+    return "";
 }
 
 // Collective: the lowest rank holding an error prints it; true if any rank had one.
@@ -168,7 +179,8 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
     return writer;
 }
 
-int run_all(prepared& p, comm::communicator& world, launch_guard& guard) {
+int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
+            launch_guard& guard) {
     const std::vector<std::size_t> todo = cases_to_run(p, world);
     if (todo.empty()) {
         if (world.rank() == 0)
@@ -178,17 +190,25 @@ int run_all(prepared& p, comm::communicator& world, launch_guard& guard) {
     const timer_info timer = measure_timer();
     kernels::set_blas_threads(p.threads);
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
+    add_gpu_metadata(md, gpu, world);
+    // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
+    // host memory. The host-memory world stays the control plane (results, agreement).
+    std::unique_ptr<comm::communicator> device_world;
+    if (p.cfg.device == "cuda")
+        device_world = comm::make_world(p.cfg.comm, comm::memory_space::device);
+    const std::unique_ptr<kernels::device> dev = kernels::make_device(p.cfg.device);
     std::unique_ptr<results_writer> writer;
     std::unique_ptr<live_table> table;
     if (world.rank() == 0) {
         writer = open_writer(p, md, guard);
         table = std::make_unique<live_table>(static_cast<int>(todo.size()), isatty(2) != 0);
-        std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s, "
+        std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s%s, "
                     "comm %s\n",
                     tool_version(), world.size(), md.hosts.size(), p.threads, p.cfg.device.c_str(),
-                    p.cfg.comm.c_str());
+                    gpu.bound ? (" (" + gpu.gpu.name + ")").c_str() : "", p.cfg.comm.c_str());
     }
-    jobs::run_context ctx{world, p.launch, p.threads, true, p.cfg.seed};
+    comm::communicator& job_world = device_world ? *device_world : world;
+    jobs::run_context ctx{job_world, world, *dev, p.launch, p.threads, true, p.cfg.seed};
     int failed = 0;
     try {
         for (std::size_t n = 0; n < todo.size(); ++n) {
@@ -238,7 +258,7 @@ int run_launcher(int argc, char** argv) {
     try {
         auto world = comm::make_world("mpi", comm::memory_space::host);
         std::string message, error_text;
-        auto p = prepare(argc, argv, *world, message, error_text);
+        auto p = parse(argc, argv, *world, message, error_text);
         if (any_error(*world, error_text)) {
             code = 2;
         } else if (!p) {
@@ -247,12 +267,17 @@ int run_launcher(int argc, char** argv) {
         } else if (any_error(*world, check_consensus(*world, p->cfg))) {
             code = 2;
         } else {
-            launch_guard guard(rank, p->cfg.timeout_s);
-            if (p->cfg.dry_run) {
-                if (rank == 0)
-                    print_plan(p->cases);
+            const device_binding gpu = bind_devices(*world, p->cfg, error_text);
+            if (any_error(*world, error_text) || any_error(*world, plan(*p, *world, gpu))) {
+                code = 2;
             } else {
-                code = run_all(*p, *world, guard);
+                launch_guard guard(rank, p->cfg.timeout_s);
+                if (p->cfg.dry_run) {
+                    if (rank == 0)
+                        print_plan(p->cases);
+                } else {
+                    code = run_all(*p, *world, gpu, guard);
+                }
             }
         }
     } catch (const config_error& e) {

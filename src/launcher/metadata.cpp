@@ -53,22 +53,25 @@ std::string mpi_library() {
     return s;
 }
 
-// Gather every rank's host name (fixed-width records over the communicator).
 std::vector<std::string> gather_hostnames(comm::communicator& world) {
-    constexpr std::size_t width = 256;
-    std::vector<std::int32_t> mine(width / 4, 0);
-    char name[width] = {0};
-    gethostname(name, width - 1);
-    std::copy(name, name + width, reinterpret_cast<char*>(mine.data()));
-    std::vector<std::int32_t> all(mine.size() * static_cast<std::size_t>(world.size()));
-    world.all_gather(mine.data(), all.data(), mine.size(), comm::dtype::i32);
-    std::vector<std::string> names;
-    for (int r = 0; r < world.size(); ++r)
-        names.emplace_back(reinterpret_cast<const char*>(all.data() + r * mine.size()));
-    return names;
+    char name[256] = {0};
+    gethostname(name, sizeof(name) - 1);
+    return gather_strings(world, name);
 }
 
 } // namespace
+
+std::vector<std::string> gather_strings(comm::communicator& world, const std::string& mine) {
+    constexpr std::size_t width = 256; // fixed-width records; longer strings are cut
+    std::vector<std::int32_t> record(width / 4, 0);
+    mine.copy(reinterpret_cast<char*>(record.data()), std::min(mine.size(), width - 1));
+    std::vector<std::int32_t> all(record.size() * static_cast<std::size_t>(world.size()));
+    world.all_gather(record.data(), all.data(), record.size(), comm::dtype::i32);
+    std::vector<std::string> out;
+    for (int r = 0; r < world.size(); ++r)
+        out.emplace_back(reinterpret_cast<const char*>(all.data() + r * record.size()));
+    return out;
+}
 
 void local_rank_info(int& local_rank, int& local_size) {
     MPI_Comm node = MPI_COMM_NULL;

@@ -122,6 +122,10 @@ results_writer::results_writer(std::string final_path, const launch_config& cfg,
     const hsize_t world = md.host_index.size();
     ranks.write<std::int32_t>("host_index", md.host_index, {world});
     ranks.write<std::int32_t>("local_rank", md.local_rank, {world});
+    for (const auto& [name, values] : md.rank_ints)
+        ranks.write<std::int32_t>(name, values, {world});
+    for (const auto& [name, values] : md.rank_strings)
+        ranks.write_strings(name, values);
     root.create_group("cases");
     m_file->flush();
 }

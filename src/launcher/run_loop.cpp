@@ -91,12 +91,21 @@ std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::laun
         for (auto& plan : j.plan(cfg.params, launch))
             cases.push_back({&j, std::move(plan)});
     }
+    const bool on_device = launch.device == "cuda";
+    const std::uint64_t budget =
+        on_device ? launch.device_bytes_per_rank : launch.host_bytes_per_rank;
     for (auto& pc : cases) {
-        if (!pc.plan.skip_reason.empty() || pc.plan.bytes_per_rank <= launch.host_bytes_per_rank)
+        if (!pc.plan.skip_reason.empty() || pc.plan.bytes_per_rank <= budget)
             continue;
-        const std::string why = fmt::format("needs {} of memory per rank, {} available",
-                                            format_bytes(pc.plan.bytes_per_rank),
-                                            format_bytes(launch.host_bytes_per_rank));
+        if (on_device) { // device memory: skip and go on (the estimate is the job's own)
+            pc.plan.skip_reason =
+                fmt::format("needs {} of device memory per rank, device has {}",
+                            format_bytes(pc.plan.bytes_per_rank), format_bytes(budget));
+            continue;
+        }
+        const std::string why =
+            fmt::format("needs {} of memory per rank, {} available",
+                        format_bytes(pc.plan.bytes_per_rank), format_bytes(budget));
         if (!pc.plan.skippable)
             throw config_error(fmt::format("case '{}' {}: choose smaller sizes or more ranks",
                                            case_label(pc), why));
@@ -121,7 +130,10 @@ double median_of_slowest(const case_record& rec, const std::vector<double>& per_
 }
 
 case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
-    comm::communicator& world = ctx.world;
+    // Results, agreement and the iteration barrier go over the host-memory control
+    // communicator; the job's own communication over ctx.world (device buffers on cuda).
+    comm::communicator& world = ctx.control;
+    kernels::device& dev = ctx.dev;
     case_record rec;
     rec.world = world.size();
     rec.attrs = param_attrs(pc.plan.values);
@@ -153,6 +165,7 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
 
     // Build and set up; an error here (raised alike on every rank) fails only this case.
     host_memory::reset_peak();
+    dev.reset_device_peak();
     reset_peak_rss();
     std::unique_ptr<jobs::job_case> c;
     std::string setup_error;
@@ -161,6 +174,7 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
         for (auto& [k, v] : c->describe())
             rec.attrs[k] = v;
         c->setup();
+        dev.synchronize();
     } catch (const config_error&) {
         throw;
     } catch (const std::exception& e) {
@@ -175,11 +189,14 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     rec.rows = cfg.warmup + cfg.iters;
     std::vector<double> t(rec.rows), tc(rec.rows), tw(rec.rows);
     phase_timer timer;
+    dev.finish_iteration(timer); // drop anything timed during setup
     for (int i = 0; i < rec.rows; ++i) {
+        // Every rank's device is idle and every rank has arrived: the step starts together.
         world.barrier();
         timer.reset();
         const double start = now_s();
         c->iterate(timer);
+        dev.finish_iteration(timer); // waits for the device, adds its timed phases
         t[i] = now_s() - start;
         tc[i] = timer.compute_s();
         tw[i] = timer.comm_wait_s();
@@ -189,8 +206,11 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
         cfg.validate == validate_mode::on ||
         (cfg.validate == validate_mode::automatic && pc.plan.validate_by_default);
     jobs::validation v;
-    if (do_validate)
+    if (do_validate) {
         v = agree(world, c->validate());
+        phase_timer discard;
+        dev.finish_iteration(discard);
+    }
     const jobs::case_extras extras = c->extras();
     rec.time_s = gather_rows(world, t);
     rec.compute_s = gather_rows(world, tc);
@@ -198,7 +218,8 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     rec.peak_host_bytes =
         gather_each<std::uint64_t>(world, host_memory::peak_bytes(), comm::dtype::i64);
     rec.peak_rss_bytes = gather_each<std::uint64_t>(world, peak_rss_bytes(), comm::dtype::i64);
-    rec.peak_device_bytes.assign(static_cast<std::size_t>(rec.world), 0);
+    rec.peak_device_bytes =
+        gather_each<std::uint64_t>(world, dev.device_peak_bytes(), comm::dtype::i64);
     for (const auto& [name, value] : extras.per_rank)
         rec.per_rank[name] = gather_each<double>(world, value, comm::dtype::f64);
     rec.per_iteration = extras.per_iteration;
