@@ -7,3 +7,14 @@ if(RINGSCALE_HAVE_CUDA)
 else()
     message(STATUS "GPU tests: CUDA is not built, so test_gpu_attention is not registered")
 endif()
+# The attention jobs on CUDA through the run loop, NCCL and staged MPI (labels mpi;npN;gpu).
+if(RINGSCALE_HAVE_CUDA)
+    ringscale_mpi_test(test_attention_gpu_mpi
+                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_gpu_mpi.cpp
+                       LIBS ringscale_launcher NP 1 2)
+    foreach(np IN ITEMS 1 2)
+        set_property(TEST test_attention_gpu_mpi_np${np} APPEND PROPERTY LABELS gpu)
+        set_property(TEST test_attention_gpu_mpi_np${np} PROPERTY
+                     SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+    endforeach()
+endif()

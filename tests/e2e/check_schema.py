@@ -15,7 +15,7 @@ for key in ("created_utc", "tool_version", "git_commit"):
     assert key in f.attrs, key
 meta_keys = """user launchdate cluster jobsize numhosts mpi_library mpi_library_version compiler
 compiler_version cxxflags executable slurm_job_id device device_name cuda_version nccl_version
-threads_per_rank timer timer_resolution_s timer_overhead_s sync""".split()
+threads_per_rank timer timer_resolution_s timer_overhead_s sync cuda_visible_devices""".split()
 missing = [k for k in meta_keys if k not in f["meta"].attrs]
 assert not missing, missing
 assert f["meta"].attrs["jobsize"] == world
@@ -23,6 +23,8 @@ assert len(f["meta/hosts"]) == f["meta"].attrs["numhosts"]
 assert f["meta/cmdline"].shape[0] >= 1
 assert b"job = collectives" in f["meta/config"][()]
 assert f["ranks/host_index"].shape == (world,) and f["ranks/local_rank"].shape == (world,)
+assert list(f["ranks/gpu_index"][:]) == [-1] * world  # a CPU launch binds no GPU
+assert f["ranks/gpu_uuid"].shape == (world,)
 assert 0 < f["meta"].attrs["timer_resolution_s"] < 1e-3
 
 case_attrs = """job variant status error world_size device comm dtype scaling flops_per_iter
