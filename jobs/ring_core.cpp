@@ -85,7 +85,7 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
         device_scope compute(dev, timer, phase::compute);
         dev.attention_fwd_init(spec.shape, o, lse);
     }
-    mark last_read; // the compute that read the buffer the next exchange receives into
+    mark last_read = bufs.last_read; // the compute that read the buffer the next receive fills
     for (int s = 0; s < p; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
@@ -100,6 +100,7 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
         last_read = dev.record();
         finish(spec, x, timer);
     }
+    bufs.last_read = last_read;
 }
 
 void ring_backward(const ring_spec& spec, const void* q, const void* kv, const float* o,
@@ -116,7 +117,7 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
     }
     // `dkv` receives the partial sums from prev; at the end it holds our block's total.
     pending_exchange x_dkv;
-    mark last_read;
+    mark last_read = bufs.last_read;
     for (int s = 0; s < p; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
@@ -150,6 +151,7 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
         finish(spec, x_kv, timer);
     }
     finish(spec, x_dkv, timer);
+    bufs.last_read = last_read;
 }
 
 } // namespace ringscale::jobs

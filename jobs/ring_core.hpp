@@ -33,6 +33,9 @@ struct ring_spec {
 struct ring_buffers {
     kernels::dev_buffer<unsigned char> kv[2];
     kernels::dev_buffer<float> dkv_local, dkv_send;
+    /// The compute that last read kv[0] or kv[1]: a forward's last steps read them while the
+    /// backward that follows already receives into them (a race on CUDA without it).
+    kernels::mark last_read;
     /// Size for `spec` (backward buffers only when `backward`). Not collective.
     void reserve(const ring_spec& spec, bool backward);
 };
