@@ -4,10 +4,14 @@
 // complete single-rank reference computation.
 #include "jobs/attention_common.hpp"
 
+#include "kernels/threads.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fmt/format.h>
 #include <numeric>
+#include <thread>
 
 namespace ringscale::jobs {
 
@@ -63,6 +67,20 @@ void compare(const float* got, const std::vector<float>& want, tolerance tol, er
     }
 }
 
+// One reference group's inputs and outputs (a worker's scratch).
+struct group_scratch {
+    std::vector<float> q, k, v, d_o, o, lse, dq, dk, dv;
+    group_scratch(std::size_t q_elems, std::size_t kv_elems, std::size_t rows)
+        : q(q_elems), k(kv_elems), v(kv_elems), d_o(q_elems), o(q_elems), lse(rows), dq(q_elems),
+          dk(kv_elems), dv(kv_elems) {}
+};
+
+void merge(error_tally& into, const error_tally& t) {
+    into.max_abs = std::max(into.max_abs, t.max_abs);
+    into.atol = std::max(into.atol, t.atol);
+    into.wrong += t.wrong;
+}
+
 } // namespace
 
 validation validate_attention(comm::communicator& c, const attention_problem& pr,
@@ -78,32 +96,54 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
     shape.causal = pr.causal;
     const auto q_elems = static_cast<std::size_t>(g * s * d),
                kv_elems = static_cast<std::size_t>(s * d);
-    std::vector<float> q(q_elems), k(kv_elems), v(kv_elems), d_o(q_elems), o(q_elems),
-        lse(static_cast<std::size_t>(g * s)), dq(q_elems), dk(kv_elems), dv(kv_elems);
-    error_tally fwd, bwd;
-    const std::int64_t groups = pr.batch * pr.kv_heads;
-    for (std::int64_t grp = c.rank(); grp < groups; grp += c.size()) {
-        const std::int64_t b = grp / pr.kv_heads, kvh = grp % pr.kv_heads;
-        for (std::int64_t h = 0; h < g; ++h) {
-            fill_head_rows(tensor_id::q, seed, pr, b, kvh * g + h, pos, q.data() + h * s * d);
-            fill_head_rows(tensor_id::d_out, seed, pr, b, kvh * g + h, pos, d_o.data() + h * s * d);
+    // This rank's groups, spread over its threads (the reference is single-threaded and
+    // dominates a validated launch on a GPU); each worker keeps its own tallies.
+    std::vector<std::int64_t> mine;
+    for (std::int64_t grp = c.rank(); grp < pr.batch * pr.kv_heads; grp += c.size())
+        mine.push_back(grp);
+    const int workers = static_cast<int>(
+        std::max<std::size_t>(1, std::min<std::size_t>(mine.size(), kernels::blas_threads())));
+    std::vector<error_tally> fwd_of(workers), bwd_of(workers);
+    std::atomic<std::size_t> next{0};
+    auto work = [&](int w) {
+        group_scratch x(q_elems, kv_elems, static_cast<std::size_t>(g * s));
+        for (std::size_t i = next++; i < mine.size(); i = next++) {
+            const std::int64_t grp = mine[i];
+            const std::int64_t b = grp / pr.kv_heads, kvh = grp % pr.kv_heads;
+            for (std::int64_t h = 0; h < g; ++h) {
+                fill_head_rows(tensor_id::q, seed, pr, b, kvh * g + h, pos, x.q.data() + h * s * d);
+                fill_head_rows(tensor_id::d_out, seed, pr, b, kvh * g + h, pos,
+                               x.d_o.data() + h * s * d);
+            }
+            fill_head_rows(tensor_id::k, seed, pr, b, kvh, pos, x.k.data());
+            fill_head_rows(tensor_id::v, seed, pr, b, kvh, pos, x.v.data());
+            // Global Q-like tensors are [B, H, S, D]: heads kvh*g .. kvh*g+g-1 of batch b are
+            // contiguous; K-like ones are [B, Hkv, S, D].
+            const std::size_t q_off = static_cast<std::size_t>((b * pr.heads + kvh * g) * s * d);
+            const std::size_t kv_off = static_cast<std::size_t>((b * pr.kv_heads + kvh) * s * d);
+            kernels::attention_fwd_ref(shape, x.q.data(), x.k.data(), x.v.data(), pos.data(),
+                                       pos.data(), x.o.data(), x.lse.data());
+            compare(result.o.data() + q_off, x.o, fwd_tolerance(pr.type, x.v), fwd_of[w]);
+            if (!pr.backward)
+                continue;
+            kernels::attention_bwd_ref(shape, x.q.data(), x.k.data(), x.v.data(), x.d_o.data(),
+                                       pos.data(), pos.data(), x.dq.data(), x.dk.data(),
+                                       x.dv.data());
+            compare(result.dq.data() + q_off, x.dq, bwd_tolerance(pr.type, x.dq), bwd_of[w]);
+            compare(result.dk.data() + kv_off, x.dk, bwd_tolerance(pr.type, x.dk), bwd_of[w]);
+            compare(result.dv.data() + kv_off, x.dv, bwd_tolerance(pr.type, x.dv), bwd_of[w]);
         }
-        fill_head_rows(tensor_id::k, seed, pr, b, kvh, pos, k.data());
-        fill_head_rows(tensor_id::v, seed, pr, b, kvh, pos, v.data());
-        // Global Q-like tensors are [B, H, S, D]: heads kvh*g .. kvh*g+g-1 of batch b are
-        // contiguous; K-like ones are [B, Hkv, S, D].
-        const std::size_t q_off = static_cast<std::size_t>((b * pr.heads + kvh * g) * s * d);
-        const std::size_t kv_off = static_cast<std::size_t>((b * pr.kv_heads + kvh) * s * d);
-        kernels::attention_fwd_ref(shape, q.data(), k.data(), v.data(), pos.data(), pos.data(),
-                                   o.data(), lse.data());
-        compare(result.o.data() + q_off, o, fwd_tolerance(pr.type, v), fwd);
-        if (!pr.backward)
-            continue;
-        kernels::attention_bwd_ref(shape, q.data(), k.data(), v.data(), d_o.data(), pos.data(),
-                                   pos.data(), dq.data(), dk.data(), dv.data());
-        compare(result.dq.data() + q_off, dq, bwd_tolerance(pr.type, dq), bwd);
-        compare(result.dk.data() + kv_off, dk, bwd_tolerance(pr.type, dk), bwd);
-        compare(result.dv.data() + kv_off, dv, bwd_tolerance(pr.type, dv), bwd);
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w)
+        pool.emplace_back(work, w);
+    work(0);
+    for (auto& t : pool)
+        t.join();
+    error_tally fwd, bwd;
+    for (int w = 0; w < workers; ++w) {
+        merge(fwd, fwd_of[w]);
+        merge(bwd, bwd_of[w]);
     }
     validation out;
     out.checked = true;
