@@ -55,7 +55,7 @@ elif [[ ! -f $out/rb/activate.sh ]]; then
     [[ -f $bundle_tool ]] || fail "runtime-bundle not found at $bundle_tool (set RUNTIME_BUNDLE)"
     bash "$bundle_tool" pack "$out/rb" >&2 || fail "runtime-bundle pack failed"
 fi
-rm -rf "$out/rb/root"
+rm -rf "$out/rb/root" "$out/host-python"
 
 # 4. Other shared libraries: everything the binaries load, less the host's C/C++ runtime,
 #    the CUDA libraries (found on the host by env.sh) and what the bundle holds.

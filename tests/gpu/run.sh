@@ -12,7 +12,7 @@
 #            without those packages (see tests/gpu/README.md).
 #   OUT_DIR  default gpu-run-<UTC time>; created.
 # env: ITERS (benchmark iterations, 10), SEQS (benchmark S list, "4096 8192 16384 32768"),
-#      STEP_TIMEOUT (seconds per step, 600), PYTHON (with torch; default: the pack's or
+#      STEP_TIMEOUT (seconds per step, 300), PYTHON (with torch; default: the pack's or
 #      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only).
 # Exit: 0 every step passed; 1 a step failed; 3 none failed but some found no GPU;
 #       2 bad usage.
@@ -26,7 +26,7 @@ dir=$(cd "$1" && pwd)
 out=${2:-gpu-run-$(date -u +%Y%m%dT%H%M%SZ)}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bench="$here/../bench"
-ITERS=${ITERS:-10} SEQS=${SEQS:-"4096 8192 16384 32768"} STEP_TIMEOUT=${STEP_TIMEOUT:-600}
+ITERS=${ITERS:-10} SEQS=${SEQS:-"4096 8192 16384 32768"} STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 mkdir -p "$out/results" || { echo "run.sh: cannot create $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
 log="$out/run.log"
