@@ -115,6 +115,11 @@ launch() {
     cat "$manifest"
 } >>"$log" 2>&1
 
+# 0. The runtime without a GPU: MPI start-up, a CPU launch and its HDF5 file (for a packed
+#    directory, the bundle's Open MPI and HDF5), so a broken runtime is not taken for a GPU fault.
+step "runtime check: cpu collectives np=2" mpirun --bind-to none --oversubscribe -np 2 "$rs" \
+    --job collectives --op allreduce -b 1K -e 64K -w 1 -n 3 -o "$out/results/runtime_check_cpu.h5"
+
 # 1. Every GPU test binary, whole (gtest runs all its tests; each skips without a device).
 while IFS=$'\t' read -r np rel; do
     [[ -z $rel || $rel == \#* ]] && continue
