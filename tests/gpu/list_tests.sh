@@ -23,7 +23,7 @@ if [[ -n $src ]]; then
 fi
 ctest --test-dir "$build" -L gpu --show-only=json-v1 2>/dev/null |
     python3 -c '
-import json, os, sys
+import json, os, re, sys
 build, declared = sys.argv[1], set(sys.argv[2:])
 rows, problems = [], []
 for test in json.load(sys.stdin).get("tests", []):
@@ -37,14 +37,19 @@ for test in json.load(sys.stdin).get("tests", []):
             if flag in cmd:
                 np = int(cmd[cmd.index(flag) + 1])
         cmd = [c for c in cmd[1:] if os.path.isabs(c) and os.path.isfile(c)]
+    if not cmd or not os.path.isfile(cmd[0]):
+        problems.append(test["name"])
+        continue
     exe = os.path.relpath(cmd[0], build)
     if (np, exe) not in rows:
         rows.append((np, exe))
 for name in sorted(declared - {os.path.basename(e) for _, e in rows}):
     problems.append(name)
 if problems:
-    sys.exit("list_tests.sh: GPU test(s) not built in %s: %s (cmake --build %s --target ...)"
-             % (build, " ".join(sorted(set(problems))), build))
+    names = sorted({re.sub(r"_np[0-9]+$", "", p) for p in problems})
+    print("list_tests.sh: GPU test(s) not built in %s: %s (cmake --build %s --target %s)"
+          % (build, " ".join(names), build, " ".join(names)), file=sys.stderr)
+    sys.exit(2)
 for np, exe in rows:
     print("%d\t%s" % (np, exe))
 ' "$build" "${declared[@]}"
