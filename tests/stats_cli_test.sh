@@ -109,9 +109,33 @@ expect_stderr "--peak"
 "$gen" --out "$dir/h100" --files 2 --samples 40 --gpu "NVIDIA H100 80GB HBM3" || exit 1
 "$gen" --out "$dir/gpu_x" --files 2 --samples 40 --gpu "Example GPU 9000" || exit 1
 expect 0 "MFU from the peak table" -- "$stats" summary --format csv "$dir/h100"
-expect_stdout ",mfu_pct,"
+# Every row's MFU is its GFLOP/s per rank over the H100 SXM's dense bf16 989.5 TFLOP/s.
+if ! awk -F, '
+    NR == 1 {
+        for (i = 1; i <= NF; i++) {
+            if ($i == "mfu_pct") m = i
+            if ($i == "gflops_per_rank") g = i
+        }
+        next
+    }
+    {
+        want = 100 * $g / 989.5e3
+        d = $m - want
+        if (!(m && g && $g > 0 && d * d <= 1e-20 * want * want)) bad = 1
+    }
+    END { exit bad || NR < 3 }' "$dir/out"; then
+    echo "FAIL: mfu_pct missing or out of range"
+    sed 's/^/  stdout: /' "$dir/out"
+    failures=$((failures + 1))
+fi
 expect 0 "MFU of an unknown GPU" -- "$stats" summary "$dir/gpu_x"
 expect_stderr "MFU: no dense bf16 peak known for device 'Example GPU 9000'; pass --peak TFLOPS"
+expect 0 "report of an unknown GPU" -- "$stats" report "$dir/report_gpu_x" "$dir/gpu_x"
+if ! grep -qF -- "- MFU: no dense bf16 peak known for device 'Example GPU 9000'" \
+    "$dir/report_gpu_x/report.md"; then
+    echo "FAIL: report.md lacks the MFU note"
+    failures=$((failures + 1))
+fi
 expect 0 "--peak for an unknown GPU" -- "$stats" summary --peak 100 --format csv "$dir/gpu_x"
 expect_stdout ",mfu_pct,"
 
