@@ -4,6 +4,7 @@
 #include "src/parse.hpp"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <fmt/format.h>
 #include <set>
 #include <sstream>
@@ -49,6 +50,8 @@ void add_common(po::options_description& d, cli_options& o, std::string& format)
         "drop Tukey outliers (1.5 IQR) before the statistics (the count is shown either way)")(
         "peak-gflops", po::value<double>(), "peak GFLOP/s per rank for the sanity gate")(
         "link-gbs", po::value<double>(), "link rate in GB/s per rank for the sanity gate")(
+        "peak", po::value<double>(),
+        "dense peak TFLOP/s per rank for MFU (default: the device's from a built-in table)")(
         "confidence", po::value<double>(&o.level)->default_value(0.95, "0.95"), "confidence level");
     (void)format;
 }
@@ -89,6 +92,12 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
             const std::string& predict, const std::string& threshold) {
     if (vm.count("peak-gflops"))
         o.limits.peak_gflops = vm["peak-gflops"].as<double>();
+    if (vm.count("peak")) {
+        const double peak = vm["peak"].as<double>();
+        RINGSCALE_REQUIRE(std::isfinite(peak) && peak > 0,
+                          fmt::format("--peak must be a positive number of TFLOP/s, got {}", peak));
+        o.limits.peak_tflops = peak;
+    }
     if (vm.count("link-gbs"))
         o.limits.link_gbs = vm["link-gbs"].as<double>();
     if (vm.count("base-p"))

@@ -7,6 +7,7 @@
 #include "report.hpp"
 #include "src/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -68,6 +69,16 @@ void warn_rejected(const std::vector<case_summary>& rows, bool strict) {
         }
 }
 
+/// One note per distinct reason a GPU case has no MFU (an unknown device).
+void warn_mfu(const std::vector<case_summary>& rows) {
+    std::vector<std::string> seen;
+    for (const auto& s : rows)
+        if (!s.mfu_note.empty() && std::find(seen.begin(), seen.end(), s.mfu_note) == seen.end()) {
+            seen.push_back(s.mfu_note);
+            note(s.mfu_note);
+        }
+}
+
 int cmd_compare(const cli_options& o, std::ostream& out) {
     const result_set base = load({o.base_input}, o);
     const result_set next = load({o.new_input}, o);
@@ -105,6 +116,7 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     const auto pooled = pool_cases(rs.cases);
     const auto rows = summarize_all(pooled, summary_opts(o));
     warn_rejected(rows, o.strict);
+    warn_mfu(rows);
     const auto families = find_families(pooled);
     const auto scaling = all_scaling(families, o);
     report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
@@ -158,6 +170,7 @@ int run_command(const cli_options& o, std::ostream& out) {
     if (o.command == "summary" || o.command == "export") {
         const auto rows = summarize_all(pooled, summary_opts(o));
         warn_rejected(rows, o.strict);
+        warn_mfu(rows);
         if (o.command == "summary") {
             print_tables(out, o.format, {{"cases", summary_table(rows)}});
             return 0;

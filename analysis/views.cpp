@@ -21,6 +21,15 @@ cell opt_cell(const std::optional<double>& v, double scale) {
     return number_cell(*v / scale, fmt::format("{:.4g}", *v / scale));
 }
 
+/// MFU in percent with one decimal ("-" when not known).
+cell mfu_cell(const std::optional<double>& percent) {
+    if (!percent)
+        return {"-", nullptr};
+    // Tiny shares (a CPU against --peak) keep two significant digits instead of "0.0".
+    const std::string spec = *percent < 0.1 ? "{:.2g}" : "{:.1f}";
+    return number_cell(*percent, fmt::format(fmt::runtime(spec), *percent));
+}
+
 /// Shared parameters of the given cases, and the caption naming them.
 param_list shared(const std::vector<const pooled_case*>& cases, table& t) {
     const param_list common = common_params(cases);
@@ -106,6 +115,7 @@ table summary_table(const std::vector<case_summary>& rows) {
                              {"imbalance", "imbalance"},
                              {"comm %", "comm_share"},
                              {"GFLOP/s/rank", "gflops_per_rank"},
+                             {"MFU %", "mfu_pct"},
                              {"tokens/s", "tokens_per_s"},
                              {"algbw GB/s", "algbw_gbs"},
                              {"busbw GB/s", "busbw_gbs"},
@@ -136,6 +146,7 @@ table summary_table(const std::vector<case_summary>& rows) {
                           ratio_cell(s.imbalance),
                           number_cell(s.comm_share, fmt::format("{:.1f}", 100 * s.comm_share)),
                           opt_cell(s.flops_per_rank, 1e9),
+                          mfu_cell(s.mfu_percent),
                           opt_cell(s.tokens_per_s, 1),
                           opt_cell(s.algbw, 1e9),
                           opt_cell(s.busbw, 1e9),

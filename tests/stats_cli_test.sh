@@ -33,6 +33,24 @@ expect_stderr() {
     fi
 }
 
+# expect_stdout TEXT: the last command's stdout contains TEXT.
+expect_stdout() {
+    if ! grep -qF -- "$1" "$dir/out"; then
+        echo "FAIL: stdout lacks '$1'"
+        sed 's/^/  stdout: /' "$dir/out" | head -5
+        failures=$((failures + 1))
+    fi
+}
+
+# expect_one_line: the last command wrote exactly one line on stderr.
+expect_one_line() {
+    if [[ $(wc -l <"$dir/err") != 1 ]]; then
+        echo "FAIL: stderr is not one line"
+        sed 's/^/  stderr: /' "$dir/err"
+        failures=$((failures + 1))
+    fi
+}
+
 "$gen" --out "$dir/a" --files 4 --samples 400 --seed 1 || exit 1
 "$gen" --out "$dir/a2" --files 4 --samples 400 --seed 2 || exit 1
 "$gen" --out "$dir/slow" --files 4 --samples 400 --seed 3 --slowdown 0.10 || exit 1
@@ -79,6 +97,47 @@ expect 2 "export without a target" -- "$stats" export "$dir/a"
 expect 2 "impossible FLOP/s refused" -- "$stats" summary --peak-gflops 0.000001 --strict "$dir/a"
 expect 0 "impossible FLOP/s withheld" -- "$stats" summary --peak-gflops 0.000001 "$dir/a"
 expect_stderr "above the peak (--peak-gflops 1e-06); FLOP/s withheld"
+
+# MFU: --peak for any case; a GPU case from the peak table; an unknown GPU gets a note.
+expect 0 "MFU against --peak" -- "$stats" summary --peak 0.5 --format csv "$dir/a"
+expect_stdout ",mfu_pct,"
+for bad in 0 -3 nan abc; do
+    expect 2 "bad --peak $bad" -- "$stats" summary --peak "$bad" "$dir/a"
+    expect_one_line
+done
+expect_stderr "--peak"
+"$gen" --out "$dir/h100" --files 2 --samples 40 --gpu "NVIDIA H100 80GB HBM3" || exit 1
+"$gen" --out "$dir/gpu_x" --files 2 --samples 40 --gpu "Example GPU 9000" || exit 1
+expect 0 "MFU from the peak table" -- "$stats" summary --format csv "$dir/h100"
+# Every row's MFU is its GFLOP/s per rank over the H100 SXM's dense bf16 989.5 TFLOP/s.
+if ! awk -F, '
+    NR == 1 {
+        for (i = 1; i <= NF; i++) {
+            if ($i == "mfu_pct") m = i
+            if ($i == "gflops_per_rank") g = i
+        }
+        next
+    }
+    {
+        want = 100 * $g / 989.5e3
+        d = $m - want
+        if (!(m && g && $g > 0 && d * d <= 1e-20 * want * want)) bad = 1
+    }
+    END { exit bad || NR < 3 }' "$dir/out"; then
+    echo "FAIL: mfu_pct missing or out of range"
+    sed 's/^/  stdout: /' "$dir/out"
+    failures=$((failures + 1))
+fi
+expect 0 "MFU of an unknown GPU" -- "$stats" summary "$dir/gpu_x"
+expect_stderr "MFU: no dense bf16 peak known for device 'Example GPU 9000'; pass --peak TFLOPS"
+expect 0 "report of an unknown GPU" -- "$stats" report "$dir/report_gpu_x" "$dir/gpu_x"
+if ! grep -qF -- "- MFU: no dense bf16 peak known for device 'Example GPU 9000'" \
+    "$dir/report_gpu_x/report.md"; then
+    echo "FAIL: report.md lacks the MFU note"
+    failures=$((failures + 1))
+fi
+expect 0 "--peak for an unknown GPU" -- "$stats" summary --peak 100 --format csv "$dir/gpu_x"
+expect_stdout ",mfu_pct,"
 
 echo "$failures failure(s)"
 [[ "$failures" == 0 ]]
