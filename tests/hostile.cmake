@@ -14,3 +14,9 @@ if(TARGET ringscale-stats)
     set_tests_properties(hostile_fuzz_short PROPERTIES FIXTURES_REQUIRED small_h5 LABELS e2e
                          TIMEOUT 600)
 endif()
+# A full disk is an error, not a finished analysis: exit 2 and one line.
+if(TARGET ringscale-stats)
+    add_test(NAME hostile_stdout_full
+             COMMAND bash -c "$<TARGET_FILE:ringscale-stats> summary ${CMAKE_BINARY_DIR}/e2e/small.h5 >/dev/full 2>${CMAKE_BINARY_DIR}/full.err; rc=$?; cat ${CMAKE_BINARY_DIR}/full.err; [ $rc = 2 ] && [ $(wc -l <${CMAKE_BINARY_DIR}/full.err) = 1 ]")
+    set_tests_properties(hostile_stdout_full PROPERTIES FIXTURES_REQUIRED small_h5 LABELS e2e)
+endif()

@@ -99,6 +99,9 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
             throw config_error("no cases to run");
         for (const auto& pc : p.cases)
             p.keys.push_back(case_key(pc, p.cfg, world.size()));
+        if (world.rank() == 0)
+            for (const auto& note : p.cfg.notes)
+                std::fprintf(stderr, "ringscale: note: %s\n", note.c_str());
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
