@@ -111,7 +111,13 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
         if (t.back() == '%')
             t.pop_back();
         o.threshold = parse_double(t, "threshold") / 100.0;
+        RINGSCALE_REQUIRE(o.threshold >= 0, "--threshold must be a change of 0% or more");
     }
+    // Unsigned options parse "-1" as a huge count: bound them to what a study can use.
+    RINGSCALE_REQUIRE(o.max_heatmaps <= 1000, "--max-heatmaps must be between 0 and 1000");
+    RINGSCALE_REQUIRE(o.bootstrap >= 100 && o.bootstrap <= 1000000,
+                      "--bootstrap must be between 100 and 1000000 replicates");
+    RINGSCALE_REQUIRE(o.min_launches <= 1000000, "--min-launches must be at most 1000000");
     std::vector<std::string> pos = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
                                                       : std::vector<std::string>{};
     if (cmd == "compare") {

@@ -29,7 +29,8 @@ struct launch_config {
     bool resume = false;              ///< skip cases already completed in the output directory
     std::string job_file;             ///< path of the job file, if any
     std::vector<std::string> cmdline; ///< argv as given
-    std::string resolved_text; ///< "key = value" lines: the job file that reproduces this run
+    std::string resolved_text;      ///< "key = value" lines: the job file that reproduces this run
+    std::vector<std::string> notes; ///< one-line notes for rank 0 to print (duplicates removed)
 };
 
 } // namespace ringscale

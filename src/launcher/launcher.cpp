@@ -72,15 +72,17 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
         // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
         p.launch.host_bytes_per_rank =
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
+        // Inconsistent options first: they are wrong in every build, so the message must not
+        // depend on whether this binary has CUDA and NCCL.
+        if (p.cfg.comm == "nccl" && p.cfg.device != "cuda") // NCCL moves device memory only
+            throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
+                               "--comm mpi on the CPU)");
         if (p.cfg.device == "cuda" && !kernels::cuda_compiled())
             throw not_compiled_error("--device cuda: the CUDA backend is not compiled into this "
                                      "ringscale (rebuild where nvcc is found); use --device cpu");
         if (p.cfg.comm == "nccl" && !comm::backend_compiled("nccl"))
             throw not_compiled_error(
                 "--comm nccl: the NCCL backend is not compiled into this ringscale");
-        if (p.cfg.comm == "nccl" && p.cfg.device != "cuda") // NCCL moves device memory only
-            throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
-                               "--comm mpi on the CPU)");
         return p;
     } catch (const std::exception& e) {
         error_text = e.what();
@@ -97,6 +99,9 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
             throw config_error("no cases to run");
         for (const auto& pc : p.cases)
             p.keys.push_back(case_key(pc, p.cfg, world.size()));
+        if (world.rank() == 0)
+            for (const auto& note : p.cfg.notes)
+                std::fprintf(stderr, "ringscale: note: %s\n", note.c_str());
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
