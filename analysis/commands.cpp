@@ -7,6 +7,7 @@
 #include "report.hpp"
 #include "src/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -44,6 +45,19 @@ std::vector<scaling_result> all_scaling(const std::vector<family>& families, con
     return out;
 }
 
+/// One line when some CIs rest on iterations alone (a case with too few launches).
+void note_iteration_level(const std::vector<scaling_result>& results, const cli_options& o) {
+    std::size_t n = 0;
+    for (const scaling_result& r : results)
+        for (const scaling_point& p : r.points)
+            n += p.resampled != "launches";
+    if (n > 0)
+        note(fmt::format("launch-to-launch noise is unknown for {} row(s) (fewer than {} launches "
+                         "of the case or its base): their CIs cover iteration noise only (repeat "
+                         "launches: ringscale --repeat N)",
+                         n, std::max<std::size_t>(2, o.min_launches)));
+}
+
 /// Several tables on one stream: one JSON object, or the tables one after another.
 void print_tables(std::ostream& out, output_format fmt,
                   const std::vector<std::pair<std::string, table>>& tables) {
@@ -73,8 +87,14 @@ int cmd_compare(const cli_options& o, std::ostream& out) {
     const result_set next = load({o.new_input}, o);
     const auto pb = pool_cases(base.cases);
     const auto pn = pool_cases(next.cases);
-    const comparison cmp = compare_sets(pb, pn, {o.threshold, o.alpha, o.min_launches});
+    const comparison cmp =
+        compare_sets(pb, pn, {o.threshold, o.alpha, o.min_launches, o.bootstrap, o.seed, o.level});
     print_tables(out, o.format, {{"comparisons", compare_table(cmp)}});
+    if (const std::size_t n = cmp.iteration_level())
+        note(fmt::format("launch-to-launch noise is unknown for {} case(s) with fewer than {} "
+                         "launches on a side: differences there are unconfirmed, not "
+                         "regressions (repeat launches: ringscale --repeat N)",
+                         n, std::max<std::size_t>(2, o.min_launches)));
     for (const auto* c : cmp.only_base)
         note(fmt::format("only in BASE, not compared: {} P={}", c->label(), c->world_size));
     for (const auto* c : cmp.only_new)
@@ -82,8 +102,12 @@ int cmd_compare(const cli_options& o, std::ostream& out) {
     std::size_t regressions = 0;
     for (const auto& c : cmp.matched)
         regressions += c.result == verdict::regression;
-    note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
-                     cmp.matched.size(), regressions, 100 * o.threshold, o.alpha));
+    const auto unconfirmed =
+        std::count_if(cmp.matched.begin(), cmp.matched.end(),
+                      [](const case_comparison& c) { return c.result == verdict::unconfirmed; });
+    note(fmt::format("{} case(s) compared, {} regression(s), {} unconfirmed (threshold {:g}%, "
+                     "alpha {:g})",
+                     cmp.matched.size(), regressions, unconfirmed, 100 * o.threshold, o.alpha));
     return regressions > 0 ? 1 : 0;
 }
 
@@ -175,6 +199,7 @@ int run_command(const cli_options& o, std::ostream& out) {
         if (results.empty())
             throw config_error("no family of cases differing only in P has two or more P");
         print_tables(out, o.format, {{"scaling", scaling_table(results)}});
+        note_iteration_level(results, o);
         return 0;
     }
     std::vector<std::string> refusals;
