@@ -28,3 +28,9 @@ add_test(NAME e2e_config_consensus
                  ${e2e_out}/consensus)
 set_tests_properties(e2e_config_consensus PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 60 PROCESSORS 2)
+# --repeat: interleaved repetitions recorded as replicates, pooled by ringscale-stats.
+add_test(NAME e2e_repeat
+         COMMAND bash ${e2e_dir}/repeat.sh $<TARGET_FILE:ringscale> $<TARGET_FILE:ringscale-stats>
+                 ${MPIEXEC_EXECUTABLE} ${e2e_out}/repeat)
+set_tests_properties(e2e_repeat PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 120 PROCESSORS 2)

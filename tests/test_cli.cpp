@@ -78,3 +78,12 @@ TEST(cli, help_and_list_return_text_only) {
     const char* argv2[] = {"ringscale", "--list-jobs"};
     EXPECT_NE(parse_cli(2, argv2).message.find("collectives"), std::string::npos);
 }
+
+TEST(cli, repeat_defaults_to_one_and_rejects_zero) {
+    EXPECT_EQ(parse({}).repeat, 1);
+    const auto c = parse({"--repeat", "3"});
+    EXPECT_EQ(c.repeat, 3);
+    EXPECT_NE(c.resolved_text.find("repeat = 3\n"), std::string::npos);
+    EXPECT_THROW(parse({"--repeat", "0"}), config_error);
+    EXPECT_THROW(parse({"--repeat", "two"}), config_error);
+}

@@ -95,8 +95,9 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
         p.cases = plan_launch(p.cfg, p.launch);
         if (p.cases.empty())
             throw config_error("no cases to run");
-        for (const auto& pc : p.cases)
-            p.keys.push_back(case_key(pc, p.cfg, world.size()));
+        for (const auto& pc : p.cases) // --resume tells repetitions apart (repeat 0: plain key)
+            p.keys.push_back(case_key(pc, p.cfg, world.size()) +
+                             (pc.repeat > 0 ? fmt::format("-r{}", pc.repeat) : ""));
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
@@ -133,11 +134,14 @@ std::string check_consensus(comm::communicator& world, const launch_config& cfg)
 }
 
 void print_plan(const std::vector<planned_case>& cases) {
+    const bool repeated = !cases.empty() && cases.back().repeat > 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const auto& pc = cases[i];
         std::string params;
         for (const auto& [k, v] : pc.plan.values.values())
             params += fmt::format(" {}={}", k, v);
+        if (repeated)
+            params += fmt::format(" repeat={}", pc.repeat);
         std::printf("case %zu: %s%s%s\n", i, pc.plan.job.c_str(), params.c_str(),
                     pc.plan.skip_reason.empty() ? ""
                                                 : (" [skip: " + pc.plan.skip_reason + "]").c_str());
