@@ -78,7 +78,7 @@ double bootstrap_p_value(const std::vector<double>& replicates, double null_valu
 std::size_t replicates_for(std::size_t requested, std::size_t tests, double alpha) {
     // p >= 2 / (B + 1); Holm multiplies the smallest by `tests`: 2 tests / (B + 1) <= alpha / 10.
     const double needed = std::ceil(20.0 * static_cast<double>(tests) / alpha) - 1;
-    return std::max(requested, static_cast<std::size_t>(std::max(needed, 0.0)));
+    return std::max(requested, static_cast<std::size_t>(std::clamp(needed, 0.0, 20000.0)));
 }
 
 } // namespace ringscale::analysis

@@ -52,7 +52,8 @@ std::vector<double> two_level_replicates(const launch_samples& a, const launch_s
 double bootstrap_p_value(const std::vector<double>& replicates, double null_value);
 
 /// Replicates needed so that `tests` Holm-adjusted bootstrap p-values can reach alpha / 10:
-/// max(requested, ceil(20 tests / alpha) - 1).
+/// max(requested, min(ceil(20 tests / alpha) - 1, 20000)); the cap bounds the run time (with
+/// it, up to 500 cases can still reach alpha).
 std::size_t replicates_for(std::size_t requested, std::size_t tests, double alpha);
 
 } // namespace ringscale::analysis

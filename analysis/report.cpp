@@ -29,8 +29,10 @@ const char* methodology =
     "algbw = bytes / time, busbw = algbw x busbw_factor (nccl-tests convention). Figures above "
     "a device's peak or a stated link rate are withheld (sanity gate).\n"
     "- Scaling: strong E = T0·p0 / (p·Tp), weak E = T0 / Tp against the stated base P0; "
-    "percentile-bootstrap CIs (resampling launches where both cases have several, else "
-    "iterations); Karp-Flatt e = (1/S - 1/p) / (1 - 1/p) with p relative to P0. Amdahl bound "
+    "percentile-bootstrap CIs, two-level where both cases have two or more launches "
+    "(launches, then iterations within them; `--repeat` repetitions count as launches), "
+    "else over iterations only (launch-to-launch noise unknown); Karp-Flatt e = (1/S - 1/p) / (1 - "
+    "1/p) with p relative to P0. Amdahl bound "
     "drawn with s = median Karp-Flatt value.\n"
     "- Models: t(p) = c0 + c1·p^e·log2(p)^k (Extra-P normal form, one term), least squares, "
     "chosen by leave-one-out cross-validated SMAPE; at least 3 distinct P.\n\n";

@@ -85,6 +85,8 @@ TEST(stats_hierarchical, replicates_for_holm) {
     EXPECT_EQ(replicates_for(2000, 4, 0.05), 2000u);  // 20 * 4 / 0.05 - 1 = 1599
     EXPECT_EQ(replicates_for(2000, 10, 0.05), 3999u); // 2 * 10 / 4000 = 0.005 = alpha / 10
     EXPECT_EQ(replicates_for(100, 1, 0.5), 100u);
+    EXPECT_EQ(replicates_for(2000, 1000, 0.05), 20000u);  // capped
+    EXPECT_EQ(replicates_for(50000, 1000, 0.05), 50000u); // as asked
 }
 
 TEST(stats_hierarchical, three_launches_per_side_detect_a_real_shift) {
