@@ -11,26 +11,36 @@
 #      time_s, compute_s and comm_wait_s datasets scaled by 1.10 with h5py).
 # Goals: A/A false positives <= 5% (1 and 2), detection >= 90% of trials (3). A trial
 # counts as a false positive / a detection when compare exits 1 (a regression called).
+# The launches run at niceness NICE (default 0; e.g. NICE=-10 as root on a shared machine);
+# the load average is printed before and after: on a loaded machine launch-to-launch noise
+# can exceed 10x, and then no test can see a 10% slowdown with 3 launches per side.
+#   4. The same statistics on synthetic launches (bench_gen_results, 20 iterations at P=2,
+#      iteration noise 3%, launch noise 3% log-normal): TRIALS independent 3-vs-3 trials,
+#      A/A and with a 10% slowdown; shows what the method does where launch noise is moderate.
 # usage: tests/bench/aa_compare.sh [BUILD_DIR] [LAUNCHES] [TRIALS]   (a few minutes)
 set -euo pipefail
 build=${1:-build} launches=${2:-8} trials=${3:-28}
+nice=${NICE:-0}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/launches"
 echo "# $launches launches at np=2: collectives allreduce,sendrecv 1M..4M x4, -w 2 -n 20;" \
-    "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
+    "$(nproc) cores, nice $nice, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 for i in $(seq -w 1 "$launches"); do
-    mpirun -q -np 2 --oversubscribe --bind-to none "$build/src/ringscale" --job collectives \
-        --op allreduce,sendrecv -b 1M -e 4M -f 4 -w 2 -n 20 -o "$work/launches/L$i.h5" \
+    nice -n "$nice" mpirun -q -np 2 --oversubscribe --bind-to none "$build/src/ringscale" \
+        --job collectives --op allreduce,sendrecv -b 1M -e 4M -f 4 -w 2 -n 20 -o "$work/launches/L$i.h5" \
         >/dev/null 2>&1
 done
 echo "# load average $(cut -d' ' -f1-3 /proc/loadavg) after the launches"
+"$build/tests/bench_gen_results" --out "$work/synthetic" --files $((6 * trials)) --ps 2 \
+    --samples 40 --noise 0.03 --seed 13
 /usr/bin/python3 - "$build/analysis/ringscale-stats" "$work" "$trials" <<'PY'
 import glob, itertools, os, random, shutil, subprocess, sys
 import h5py
 
 stats, work, trials = sys.argv[1], sys.argv[2], int(sys.argv[3])
+synthetic = sorted(glob.glob(f"{work}/synthetic/*.h5"))
 files = sorted(glob.glob(f"{work}/launches/*.h5"))
 
 def side(name, members, slowdown=0.0):
@@ -105,7 +115,24 @@ print(f"A/A, 3 launches per side, {len(splits)} random disjoint splits: false po
       f"{rate(fp3, len(splits))}")
 print(f"injected 10% slowdown, 3 launches per side, {len(splits)} trials: detected "
       f"{rate(hits, len(splits))} (cases called regressions: {rate(case_hits, cases)})")
+rng = random.Random(14)
+for f in synthetic:  # launch-level noise: every iteration of a launch scaled alike
+    with h5py.File(f, "r+") as h:
+        factor = rng.lognormvariate(0, 0.03)
+        for c in h["cases"].values():
+            for ds in ("time_s", "compute_s", "comm_wait_s"):
+                if ds in c:
+                    c[ds][...] = c[ds][...] * factor
+sfp = shits = 0
+for t in range(trials):
+    a, b = synthetic[6 * t:6 * t + 3], synthetic[6 * t + 3:6 * t + 6]
+    sfp += compare(side("base", a), side("new", b))[0] == 1
+    shits += compare(side("base", a), side("new", b, 0.10))[0] == 1
+print(f"synthetic launches (launch noise 3%), {trials} independent 3-vs-3 trials: A/A false "
+      f"positives {rate(sfp, trials)}, 10% slowdown detected {rate(shits, trials)}")
+
 ok = fp1 <= 0.05 * len(pairs) and fp3 <= 0.05 * len(splits) and hits >= 0.9 * len(splits)
-print("goals (A/A <= 5%, detection >= 90%):", "met" if ok else "NOT met")
+print("goals on this machine's launches (A/A <= 5%, detection >= 90%):",
+      "met" if ok else "NOT met")
 sys.exit(0 if ok else 1)
 PY
