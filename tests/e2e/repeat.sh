@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --repeat: a launch with --repeat 2 runs its 4 planned cases twice, interleaved (1..4, then
 # 1..4 again), each repetition recorded as its own case group with a `repeat` attribute that
-# ringscale-stats pools as a replicate (2 launches per case); --repeat 0 is bad input.
+# ringscale-stats pools as a replicate (2 launches per case); --resume skips repetitions
+# already done; --repeat 0 is bad input.
 # usage: repeat.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR
 set -u
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
@@ -33,6 +34,16 @@ cases=$(($(wc -l <"$work/summary.csv") - 1))
 col=$(head -1 "$work/summary.csv" | tr ',' '\n' | grep -nx launches | cut -d: -f1)
 launches=$(tail -n +2 "$work/summary.csv" | cut -d, -f"$col" | sort -u | tr '\n' ' ')
 [ "$launches" = "2 " ] || fail "each case should pool 2 replicates, got '$launches'"
+
+# --resume tells repetitions apart: after --repeat 2, --repeat 3 runs only the third.
+run_dir() {
+    "$mpiexec" -q -np 2 --oversubscribe "$ringscale" --op allreduce -b 1K -e 2K -f 2 -w 1 -n 3 \
+        -o "$work/dir/" "$@" </dev/null 2>/dev/null
+}
+run_dir --repeat 2 >/dev/null || fail "--repeat 2 into a directory"
+run_dir --repeat 3 --resume >"$work/resume.log" || fail "--repeat 3 --resume"
+grep -qF -- "--resume: 4 of 6 case(s) already completed" "$work/resume.log" ||
+    { cat "$work/resume.log"; fail "--resume does not tell repetitions apart"; }
 
 # Bad input: one line on stderr, exit 2, no results file.
 "$mpiexec" -q -np 2 --oversubscribe "$ringscale" --repeat 0 -o "$work/bad" </dev/null \
