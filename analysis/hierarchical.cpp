@@ -47,20 +47,35 @@ std::vector<double> two_level_median_replicates(const launch_samples& a, std::si
     return stats;
 }
 
-std::vector<double> two_level_replicates(const launch_samples& a, const launch_samples& b,
-                                         const std::function<double(double, double)>& combine,
-                                         std::size_t replicates, std::uint64_t seed) {
+median_pairs two_level_median_pairs(const launch_samples& a, const launch_samples& b,
+                                    std::size_t replicates, std::uint64_t seed) {
     splitmix64 rng(seed);
     std::vector<double> ra;
     std::vector<double> rb;
-    std::vector<double> stats;
-    stats.reserve(replicates);
+    median_pairs out;
+    out.a.reserve(replicates);
+    out.b.reserve(replicates);
     for (std::size_t i = 0; i < replicates; ++i) {
         resample_two_level(a, ra, rng);
         resample_two_level(b, rb, rng);
-        stats.push_back(combine(median_inplace(ra), median_inplace(rb)));
+        out.a.push_back(median_inplace(ra));
+        out.b.push_back(median_inplace(rb));
     }
-    return stats;
+    return out;
+}
+
+std::vector<double> combine_pairs(const median_pairs& m,
+                                  const std::function<double(double, double)>& combine) {
+    std::vector<double> out(m.a.size());
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = combine(m.a[i], m.b[i]);
+    return out;
+}
+
+std::vector<double> two_level_replicates(const launch_samples& a, const launch_samples& b,
+                                         const std::function<double(double, double)>& combine,
+                                         std::size_t replicates, std::uint64_t seed) {
+    return combine_pairs(two_level_median_pairs(a, b, replicates, seed), combine);
 }
 
 double bootstrap_p_value(const std::vector<double>& replicates, double null_value) {

@@ -41,8 +41,20 @@ double pooled_median(const launch_samples& in);
 std::vector<double> two_level_median_replicates(const launch_samples& a, std::size_t replicates,
                                                 std::uint64_t seed);
 
-/// B replicates of combine(median(a*), median(b*)), a* and b* drawn independently by
-/// two-level resampling (a then b per replicate, fixed seed).
+/// Replicate medians of two samples drawn independently by two-level resampling (a then b per
+/// replicate, fixed seed): a[i] and b[i] belong to replicate i.
+struct median_pairs {
+    std::vector<double> a;
+    std::vector<double> b;
+};
+median_pairs two_level_median_pairs(const launch_samples& a, const launch_samples& b,
+                                    std::size_t replicates, std::uint64_t seed);
+
+/// combine(a[i], b[i]) for every replicate pair.
+std::vector<double> combine_pairs(const median_pairs& m,
+                                  const std::function<double(double, double)>& combine);
+
+/// B replicates of combine(median(a*), median(b*)): combine_pairs of two_level_median_pairs.
 std::vector<double> two_level_replicates(const launch_samples& a, const launch_samples& b,
                                          const std::function<double(double, double)>& combine,
                                          std::size_t replicates, std::uint64_t seed);

@@ -25,13 +25,21 @@ bool enough_launches(const pooled_case& c, const scaling_options& opt) {
     return c.launches.size() >= std::max<std::size_t>(2, opt.min_launches);
 }
 
+void set_interval(scaling_point& pt, const interval& t) {
+    pt.time_lo = t.lo;
+    pt.time_hi = t.hi;
+}
+
 /// Median time and its CI: two-level bootstrap over this case's launches when it has
-/// enough, else the rank-based CI of the iterations.
+/// enough (unless `ci_later`: the ratio replicates will give it), else the rank-based CI of
+/// the iterations.
 void set_time(scaling_point& pt, const pooled_case& c, const scaling_options& opt,
-              std::uint64_t seed) {
+              std::uint64_t seed, bool ci_later) {
     std::vector<double> steps = c.steps();
     if (enough_launches(c, opt)) {
         pt.time = median_inplace(steps);
+        if (ci_later)
+            return;
         const interval t = percentile_interval(
             two_level_median_replicates(launch_steps(c.launches), opt.replicates, seed), opt.level);
         pt.time_lo = t.lo;
@@ -76,7 +84,7 @@ std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_o
         const bool by_launch = enough_launches(base, opt) && enough_launches(c, opt);
         pt.resampled = by_launch ? "launches" : "iterations";
         const auto seed = opt.seed + i;
-        set_time(pt, c, opt, seed);
+        set_time(pt, c, opt, seed, by_launch && &c != &base);
         const double rel_p = static_cast<double>(pt.p) / base_p;
         auto eff = [&](double tb, double tp) { return weak ? tb / tp : tb / (rel_p * tp); };
         auto spd = [&](double tb, double tp) { return weak ? rel_p * tb / tp : tb / tp; };
@@ -85,16 +93,18 @@ std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_o
         if (&c == &base) {
             pt.speedup_lo = pt.speedup_hi = pt.efficiency_lo = pt.efficiency_hi = 1.0;
         } else {
-            const launch_samples a = groups(base, by_launch);
-            const launch_samples b = groups(c, by_launch);
-            const interval s = percentile_interval(
-                two_level_replicates(a, b, spd, opt.replicates, seed), opt.level);
-            const interval e = percentile_interval(
-                two_level_replicates(a, b, eff, opt.replicates, seed), opt.level);
+            // One set of replicate pairs gives the speedup, the efficiency and (resampling
+            // launches) this case's time CI: one pass over the data instead of three.
+            const median_pairs m = two_level_median_pairs(
+                groups(base, by_launch), groups(c, by_launch), opt.replicates, seed);
+            const interval s = percentile_interval(combine_pairs(m, spd), opt.level);
+            const interval e = percentile_interval(combine_pairs(m, eff), opt.level);
             pt.speedup_lo = s.lo;
             pt.speedup_hi = s.hi;
             pt.efficiency_lo = e.lo;
             pt.efficiency_hi = e.hi;
+            if (by_launch)
+                set_interval(pt, percentile_interval(m.b, opt.level));
         }
         pt.karp_flatt = weak ? nan : karp_flatt(pt.speedup, rel_p);
         if (std::isfinite(pt.karp_flatt))
