@@ -102,12 +102,8 @@ int cmd_compare(const cli_options& o, std::ostream& out) {
     std::size_t regressions = 0;
     for (const auto& c : cmp.matched)
         regressions += c.result == verdict::regression;
-    const auto unconfirmed =
-        std::count_if(cmp.matched.begin(), cmp.matched.end(),
-                      [](const case_comparison& c) { return c.result == verdict::unconfirmed; });
-    note(fmt::format("{} case(s) compared, {} regression(s), {} unconfirmed (threshold {:g}%, "
-                     "alpha {:g})",
-                     cmp.matched.size(), regressions, unconfirmed, 100 * o.threshold, o.alpha));
+    note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
+                     cmp.matched.size(), regressions, 100 * o.threshold, o.alpha));
     return regressions > 0 ? 1 : 0;
 }
 

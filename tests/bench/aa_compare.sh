@@ -78,7 +78,11 @@ def launch_medians():
         with h5py.File(f, "r") as h:
             for name, c in sorted(h["cases"].items()):
                 t = c["time_s"][...].max(axis=1)[c["is_warmup"][...] == 0]
-                label = f"{c.attrs['op']} {c.attrs['bytes']} B"
+                a = dict(c.attrs)  # ringscale/1 flat; later layouts: attribute subgroups
+                for sub in c.values():
+                    if isinstance(sub, h5py.Group):
+                        a.update(sub.attrs)
+                label = f"{a.get('op')} {a.get('bytes', a.get('requested_bytes'))} B"
                 out.setdefault(label, []).append(float(sorted(t)[len(t) // 2]))
     return out
 

@@ -14,18 +14,23 @@ fail() { echo "FAIL: $*"; exit 1; }
     { cat "$work/log"; fail "the --repeat 2 launch failed"; }
 /usr/bin/python3 - "$work/r.h5" <<'PY' || fail "the file does not hold 2 interleaved repetitions"
 import sys, h5py
+def attrs(g):  # ringscale/1: flat on the case group; later: also in attribute-only subgroups
+    out = dict(g.attrs)
+    for sub in g.values():
+        if isinstance(sub, h5py.Group):
+            out.update(sub.attrs)
+    return out
 with h5py.File(sys.argv[1], "r") as f:
-    groups = [f["cases"][k] for k in sorted(f["cases"])]
-    def ident(g):
-        return tuple(sorted((k, str(v)) for k, v in g.attrs.items() if k not in ("repeat",)
-                            and k in ("job", "variant", "op", "bytes", "requested_bytes")))
-    reps = [int(g.attrs["repeat"]) for g in groups]
+    groups = [attrs(f["cases"][k]) for k in sorted(f["cases"])]
+    keys = [f["cases"][k]["case_key"][()] for k in sorted(f["cases"])]
+    def ident(a):
+        return tuple(str(a.get(k)) for k in ("job", "variant", "op", "bytes", "requested_bytes"))
+    reps = [int(a["repeat"]) for a in groups]
     assert reps == [0, 0, 0, 0, 1, 1, 1, 1], reps
-    assert [ident(g) for g in groups[:4]] == [ident(g) for g in groups[4:]], "not interleaved"
-    assert len(set(ident(g) for g in groups[:4])) == 4, "the 4 planned cases are not distinct"
-    keys = [g["case_key"][()] for g in groups]
+    assert [ident(a) for a in groups[:4]] == [ident(a) for a in groups[4:]], "not interleaved"
+    assert len(set(ident(a) for a in groups[:4])) == 4, "the 4 planned cases are not distinct"
     assert len(set(keys)) == 8, "repetitions share a --resume key"
-    assert all(g.attrs["status"] == "ok" for g in groups)
+    assert all(str(a["status"]) == "ok" for a in groups)
 PY
 "$stats" summary --format csv "$work/r.h5" >"$work/summary.csv" 2>"$work/err" ||
     { cat "$work/err"; fail "summary of the repeated launch"; }
