@@ -38,8 +38,17 @@ struct prepared {
     std::vector<std::string> done; // rank 0, --resume: where each case was completed, or ""
 };
 
+// --repeat: repetition r > 0 of a case gets the key "<key>-r<r>", so that --resume tells
+// repetitions apart; repetition 0 keeps the plain key (a launch without --repeat is one).
+void tag_repetitions(prepared& p) {
+    for (std::size_t i = 0; i < p.cases.size() && i < p.keys.size(); ++i)
+        if (p.cases[i].repeat > 0)
+            p.keys[i] += fmt::format("-r{}", p.cases[i].repeat);
+}
+
 // Rank 0, before any work: what --resume skips, and whether the rest fits on the disk.
 void check_output(prepared& p) {
+    tag_repetitions(p); // the keys are read only here and by rank 0's writer
     p.done.assign(p.cases.size(), "");
     if (p.cfg.resume)
         p.done = find_completed(p.keys, p.cfg.output);
@@ -95,9 +104,8 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
         p.cases = plan_launch(p.cfg, p.launch);
         if (p.cases.empty())
             throw config_error("no cases to run");
-        for (const auto& pc : p.cases) // --resume tells repetitions apart (repeat 0: plain key)
-            p.keys.push_back(case_key(pc, p.cfg, world.size()) +
-                             (pc.repeat > 0 ? fmt::format("-r{}", pc.repeat) : ""));
+        for (const auto& pc : p.cases)
+            p.keys.push_back(case_key(pc, p.cfg, world.size()));
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
