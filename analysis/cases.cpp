@@ -100,7 +100,9 @@ bool is_run_specific(const std::string& name) {
         // outcomes, and per-rank element counts derived from the parameters and P
         "wrong_elements", "count",
         // descriptions of conventions, not parameters
-        "flop_convention"};
+        "flop_convention",
+        // --repeat: which repetition of the launch, a replicate like a separate launch
+        "repeat"};
     return names.count(name) > 0;
 }
 

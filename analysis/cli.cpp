@@ -34,8 +34,9 @@ const char* purpose(const std::string& cmd) {
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
                "selection); --predict extrapolates with a bootstrap band.";
     if (cmd == "compare")
-        return "Match cases between BASE and NEW; change in %, Mann-Whitney U test (Holm), "
-               "Cliff's delta. Exit 0: no regression, 1: regression, 2: error.";
+        return "Match cases between BASE and NEW; change in % with a two-level bootstrap CI "
+               "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "
+               "side. Exit 0: no regression, 1: regression, 2: error.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -61,14 +62,15 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd != "export" && cmd != "report")
         d.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                         "output: text, md, csv or json");
-    if (cmd == "scaling" || cmd == "model" || cmd == "report")
+    if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare")
         d.add_options()("bootstrap", po::value<std::size_t>(&o.bootstrap)->default_value(2000),
                         "bootstrap replicates")(
             "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
     if (cmd == "scaling" || cmd == "report")
         d.add_options()("base-p", po::value<int>(), "P of the base case (default: smallest P)")(
-            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(4),
-            "bootstrap launch medians instead of iterations when both cases have this many");
+            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(2),
+            "resample launches, then iterations within them, when a case and its base both "
+            "have this many launches (at least 2); fewer: CIs cover iteration noise only");
     if (cmd == "model")
         d.add_options()("predict", po::value<std::string>(&predict),
                         "comma list of P to predict, e.g. 8,64,1024");
@@ -77,8 +79,10 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
                         "slowdown that counts as a regression, in percent")(
             "alpha", po::value<double>(&o.alpha)->default_value(0.05, "0.05"),
             "significance level (Holm-adjusted across cases)")(
-            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(4),
-            "test launch medians instead of iterations when both sides have this many launches");
+            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(2),
+            "launches per side (at least 2) needed to call a regression; the test is a "
+            "two-level bootstrap (launches, then iterations); with fewer, a difference is "
+            "'unconfirmed'");
     if (cmd == "export")
         d.add_options()("csv", po::value<std::string>(&o.csv_path),
                         "long-format CSV file ('-': stdout)")(
@@ -103,6 +107,9 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
     if (vm.count("base-p"))
         o.base_p = vm["base-p"].as<int>();
     RINGSCALE_REQUIRE(o.level > 0 && o.level < 1, "--confidence must be in (0, 1)");
+    RINGSCALE_REQUIRE(o.min_launches >= 2, "--min-launches must be at least 2 (one launch says "
+                                           "nothing about launch-to-launch noise)");
+    RINGSCALE_REQUIRE(o.bootstrap >= 100, "--bootstrap must be at least 100 replicates");
     if (!predict.empty())
         for (const auto& item : split_list(predict, "predict"))
             o.predict.push_back(parse_double(item, "predict"));

@@ -31,8 +31,10 @@ const char* methodology =
     "as % of the device's dense peak for the case's dtype (vendor datasheets, no sparsity: "
     "H100 SXM/PCIe/NVL, H200, A100, L40S; bf16, fp16, tf32, fp32), or of --peak.\n"
     "- Scaling: strong E = T0·p0 / (p·Tp), weak E = T0 / Tp against the stated base P0; "
-    "percentile-bootstrap CIs (resampling launches where both cases have several, else "
-    "iterations); Karp-Flatt e = (1/S - 1/p) / (1 - 1/p) with p relative to P0. Amdahl bound "
+    "percentile-bootstrap CIs, two-level where both cases have two or more launches "
+    "(launches, then iterations within them; `--repeat` repetitions count as launches), "
+    "else over iterations only (launch-to-launch noise unknown); Karp-Flatt e = (1/S - 1/p) / (1 - "
+    "1/p) with p relative to P0. Amdahl bound "
     "drawn with s = median Karp-Flatt value.\n"
     "- Models: t(p) = c0 + c1·p^e·log2(p)^k (Extra-P normal form, one term), least squares, "
     "chosen by leave-one-out cross-validated SMAPE; at least 3 distinct P.\n\n";

@@ -56,6 +56,10 @@ expect_one_line() {
 "$gen" --out "$dir/slow" --files 4 --samples 400 --seed 3 --slowdown 0.10 || exit 1
 "$gen" --out "$dir/other" --files 4 --samples 400 --seed 4 --seq-len 8192 || exit 1
 "$gen" --out "$dir/two" --files 2 --samples 100 --ps 1,2 || exit 1
+# three launches per P on each side (file i is at P = ps[i % 4])
+"$gen" --out "$dir/a3" --files 12 --samples 400 --seed 5 || exit 1
+"$gen" --out "$dir/slow3" --files 12 --samples 400 --seed 6 --slowdown 0.10 || exit 1
+"$gen" --out "$dir/a3b" --files 12 --samples 400 --seed 7 || exit 1
 mkdir -p "$dir/bad"
 cp "$dir"/a/*.h5 "$dir/bad/"
 echo "garbage" >"$dir/bad/corrupt.h5"
@@ -72,12 +76,29 @@ expect 0 "summary md" -- "$stats" summary --format md "$dir/a"
 expect 0 "summary json" -- "$stats" summary --format json "$dir/a/*.h5"
 expect 2 "bad format" -- "$stats" summary --format xml "$dir/a"
 expect 0 "scaling" -- "$stats" scaling "$dir/a"
+expect_stderr "launch-to-launch noise is unknown for 4 row(s)"
 expect 0 "model with prediction" -- "$stats" model --predict 16,64 --bootstrap 100 "$dir/a"
 expect 2 "model refuses 2 distinct P" -- "$stats" model "$dir/two"
 expect_stderr "need at least 3"
 expect 0 "A/A compare" -- "$stats" compare "$dir/a" "$dir/a2"
-expect 1 "10% slowdown flagged" -- "$stats" compare "$dir/a" "$dir/slow"
-expect 0 "slowdown under a 20% threshold" -- "$stats" compare --threshold 20 "$dir/a" "$dir/slow"
+expect 0 "one launch per side: a 10% slowdown is unconfirmed" -- \
+    "$stats" compare "$dir/a" "$dir/slow"
+expect_stderr "launch-to-launch noise is unknown for 4 case(s)"
+expect_stderr "4 case(s) compared, 0 regression(s)"
+if [[ "$(grep -c "unconfirmed (1 launch)" "$dir/out")" != 4 ]]; then
+    echo "FAIL: the 4 one-launch differences are not all 'unconfirmed (1 launch)'"
+    failures=$((failures + 1))
+fi
+expect 1 "10% slowdown over 3 launches per side flagged" -- "$stats" compare "$dir/a3" "$dir/slow3"
+expect 0 "A/A over 3 launches per side" -- "$stats" compare "$dir/a3" "$dir/a3b"
+expect 0 "slowdown under a 20% threshold" -- "$stats" compare --threshold 20 "$dir/a3" "$dir/slow3"
+expect 2 "--min-launches 1 refused" -- "$stats" compare --min-launches 1 "$dir/a3" "$dir/slow3"
+expect_stderr "--min-launches must be at least 2"
+expect 0 "scaling over launches" -- "$stats" scaling "$dir/a3"
+if grep -qF "launch-to-launch noise is unknown" "$dir/err"; then
+    echo "FAIL: scaling over 3 launches per P still says launch noise is unknown"
+    failures=$((failures + 1))
+fi
 expect 2 "mismatched parameters" -- "$stats" compare "$dir/a" "$dir/other"
 expect_stderr "seq_len (4096 vs 8192)"
 expect 2 "compare needs two inputs" -- "$stats" compare "$dir/a"

@@ -32,6 +32,10 @@ void add_common(po::options_description& d) {
         "warmup,w", po::value<std::string>()->default_value("5"),
         "untimed warm-up iterations per case (kept in the file, flagged)")(
         "iters,n", po::value<std::string>()->default_value("20"), "timed iterations per case")(
+        "repeat", po::value<std::string>()->default_value("1"),
+        "run the planned cases N times, interleaved (cases 1..K, then 1..K again, so drift "
+        "hits every case alike); each repetition is its own replicate in the file (case "
+        "attribute repeat = 0..N-1) and ringscale-stats treats it like a separate launch")(
         "device", po::value<std::string>()->default_value("cpu"), "where jobs compute: cpu|cuda")(
         "comm", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi|nccl")(
         "validate", po::value<std::string>()->default_value("auto"),
@@ -230,6 +234,7 @@ cli_result parse_cli(int argc, const char* const* argv) {
         throw config_error("--output: empty path");
     cfg.warmup = to_int(vm, "warmup", 0);
     cfg.iters = to_int(vm, "iters", 1);
+    cfg.repeat = to_int(vm, "repeat", 1);
     cfg.threads = to_int(vm, "threads", 0);
     if (cfg.threads > max_threads_per_rank)
         throw config_error(fmt::format("--threads: {} is above {} threads per rank", cfg.threads,

@@ -19,6 +19,7 @@ struct launch_config {
     std::string output = "results/"; ///< a directory, or a path ending in .h5
     int warmup = 5;
     int iters = 20;
+    int repeat = 1; ///< --repeat: run the planned cases this many times, interleaved
     std::string device = "cpu";
     std::string comm = "mpi";
     validate_mode validate = validate_mode::automatic;

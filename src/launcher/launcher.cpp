@@ -38,8 +38,17 @@ struct prepared {
     std::vector<std::string> done; // rank 0, --resume: where each case was completed, or ""
 };
 
+// --repeat: repetition r > 0 of a case gets the key "<key>-r<r>", so that --resume tells
+// repetitions apart; repetition 0 keeps the plain key (a launch without --repeat is one).
+void tag_repetitions(prepared& p) {
+    for (std::size_t i = 0; i < p.cases.size() && i < p.keys.size(); ++i)
+        if (p.cases[i].repeat > 0)
+            p.keys[i] += fmt::format("-r{}", p.cases[i].repeat);
+}
+
 // Rank 0, before any work: what --resume skips, and whether the rest fits on the disk.
 void check_output(prepared& p) {
+    tag_repetitions(p); // the keys are read only here and by rank 0's writer
     p.done.assign(p.cases.size(), "");
     if (p.cfg.resume)
         p.done = find_completed(p.keys, p.cfg.output);
@@ -138,11 +147,14 @@ std::string check_consensus(comm::communicator& world, const launch_config& cfg)
 }
 
 void print_plan(const std::vector<planned_case>& cases) {
+    const bool repeated = !cases.empty() && cases.back().repeat > 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const auto& pc = cases[i];
         std::string params;
         for (const auto& [k, v] : pc.plan.values.values())
             params += fmt::format(" {}={}", k, v);
+        if (repeated)
+            params += fmt::format(" repeat={}", pc.repeat);
         std::printf("case %zu: %s%s%s\n", i, pc.plan.job.c_str(), params.c_str(),
                     pc.plan.skip_reason.empty() ? ""
                                                 : (" [skip: " + pc.plan.skip_reason + "]").c_str());

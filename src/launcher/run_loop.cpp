@@ -111,7 +111,18 @@ std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::laun
                                            case_label(pc), why));
         pc.plan.skip_reason = why;
     }
-    return cases;
+    return interleave_repeats(cases, cfg.repeat);
+}
+
+std::vector<planned_case> interleave_repeats(const std::vector<planned_case>& cases, int repeats) {
+    std::vector<planned_case> out;
+    out.reserve(cases.size() * static_cast<std::size_t>(std::max(repeats, 1)));
+    for (int r = 0; r < std::max(repeats, 1); ++r)
+        for (const planned_case& pc : cases) {
+            out.push_back(pc);
+            out.back().repeat = r;
+        }
+    return out;
 }
 
 double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank) {
@@ -138,6 +149,8 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     rec.world = world.size();
     rec.attrs = param_attrs(pc.plan.values);
     rec.attrs["job"] = pc.plan.job;
+    if (cfg.repeat > 1) // which repetition: a replicate, not part of the case's identity
+        rec.attrs["repeat"] = static_cast<std::int64_t>(pc.repeat);
     rec.attrs["variant"] = pc.plan.variant;
     rec.attrs["world_size"] = static_cast<std::int64_t>(world.size());
     rec.attrs["device"] = cfg.device;
