@@ -251,7 +251,12 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
 
 result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     result_set rs;
-    auto report = [&](const std::string& problem) {
+    auto report = [&](std::string problem) {
+        // Text from a damaged file (names, attribute values) may hold control characters:
+        // one problem must stay one line.
+        for (char& ch : problem)
+            if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+                ch = '?';
         if (strict)
             throw config_error(problem);
         rs.problems.push_back(problem);

@@ -48,7 +48,7 @@ for i in range(first, first + count):
     open(path, "wb").write(mutate(random.Random(i)))
     for cmd in ("summary", "scaling"):
         p = subprocess.run(["bash", "-c", f"ulimit -v 2097152; exec timeout 20 {stats} {cmd} {path}"],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, errors="replace")
         if p.returncode not in (0, 1, 2):
             bad += 1
             print(f"mutant {i}: {cmd} exit {p.returncode}: {p.stderr.strip()[:200]}")

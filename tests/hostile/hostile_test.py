@@ -103,7 +103,7 @@ def many_links(f):
 
 def run(args):
     cmd = f"ulimit -v 2097152; exec timeout 20 {STATS} " + " ".join(args)
-    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, errors="replace")
     return p.returncode, p.stdout, p.stderr
 
 
