@@ -135,18 +135,28 @@ class allgather_core final : public kernels::attention_core {
 } // namespace
 
 std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
-                                                      comm::communicator* cp, kernels::device& dev,
+                                                      comm::communicator* cp,
+                                                      kernels::train_ops& ops,
                                                       std::int64_t seq_len) {
     if (variant != "ring" && variant != "allgather" && variant != "ulysses")
         throw config_error(
             fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
     if (!cp || cp->size() == 1)
-        return std::make_unique<kernels::local_attention_core>(cp_positions(seq_len, 1)[0]);
+        return ops.local_attention(cp_positions(seq_len, 1)[0]);
+    kernels::device& dev = ops.dev();
+    if (dev.name() != "cpu")
+        throw config_error(cp_device_refusal(cp->size(), dev.name()));
     if (variant == "ring")
         return std::make_unique<ring_core>(*cp, dev, seq_len);
     if (variant == "ulysses")
         return make_ulysses_train_core(*cp, dev, seq_len);
     return std::make_unique<allgather_core>(*cp, seq_len);
+}
+
+std::string cp_device_refusal(int cp, const std::string& device) {
+    return fmt::format("train_step: --cp {} on --device {}: context parallelism inside the "
+                       "training step runs on the CPU only; use --cp 1 on the GPU",
+                       cp, device);
 }
 
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden) {

@@ -28,20 +28,26 @@ std::pair<double, std::uint64_t> diff(const std::vector<float>& a, const std::ve
 
 validation compare_training(const training_trace& got, const training_trace& want, double lr,
                             attr_map& details) {
+    return compare_training(got, want, lr, training_tolerance::cpu(), details);
+}
+
+validation compare_training(const training_trace& got, const training_trace& want, double lr,
+                            const training_tolerance& tol, attr_map& details) {
     const auto steps = static_cast<double>(want.losses.size());
     double gmax = 0;
     for (float g : want.first_grads)
         gmax = std::max(gmax, static_cast<double>(std::fabs(g)));
-    const double grad_tol = 1e-4 * gmax, param_tol = 0.25 * lr * steps;
+    const double grad_tol = tol.grad_of_max * gmax, param_tol = tol.param_lr * lr * steps;
     const auto [grad_err, grad_wrong] = diff(got.first_grads, want.first_grads, grad_tol);
     const auto [param_err, param_wrong] = diff(got.params, want.params, param_tol);
     double loss_err = got.losses.size() == want.losses.size() ? 0 : INFINITY, loss_tol = 0;
     std::uint64_t loss_wrong = 0;
     for (std::size_t i = 0; i < std::min(got.losses.size(), want.losses.size()); ++i) {
-        const double e = std::fabs(got.losses[i] - want.losses[i]), tol = 1e-5 * want.losses[i];
+        const double e = std::fabs(got.losses[i] - want.losses[i]);
+        const double bound = tol.loss_rel * want.losses[i];
         loss_err = std::max(loss_err, std::isnan(e) ? INFINITY : e);
-        loss_tol = std::max(loss_tol, tol);
-        loss_wrong += e <= tol ? 0 : 1;
+        loss_tol = std::max(loss_tol, bound);
+        loss_wrong += e <= bound ? 0 : 1;
     }
     details["validate_steps"] = static_cast<std::int64_t>(want.losses.size());
     details["validate_grad_max_abs_err"] = grad_err;
