@@ -91,7 +91,7 @@ class ddp final : public full_state {
     }
     // A bucket is complete when its lowest unit's backward is done: post its all-reduce now
     // so it travels while backward continues with the units below.
-    void done(int u, bool backward, phase_timer&) override {
+    void done(int u, bool backward, phase_timer& timer) override {
         if (!backward)
             return;
         // MPI moves non-blocking collectives only inside MPI calls: poke the ones in flight
@@ -102,6 +102,9 @@ class ddp final : public full_state {
             r->test();
         for (const auto& b : m_buckets)
             if (b.first_unit == u) {
+                // Posting may block the host (staged MPI waits for the gradient and copies
+                // it out): time the compute stream's idleness meanwhile as communication.
+                device_scope post(m_dev, timer, phase::comm_wait);
                 after_compute();
                 m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,
                                                        m_reduced.data() + b.offset, b.size,

@@ -61,6 +61,7 @@ class fsdp final : public dp_strategy {
         if (m_prefetch && next >= (backward ? 1 : 0) && next < m_layout.units()) {
             m_gather_unit = next;
             m_gather_slot = 1 - slot;
+            device_scope post(m_dev, timer, phase::comm_wait);
             after_compute(); // the previous unit read that slot
             m_gather_req = m_group.iall_gather(m_pshard.data() + m_shard_at[next],
                                                m_gather[m_gather_slot].data(), m_shard_size[next],
@@ -82,7 +83,7 @@ class fsdp final : public dp_strategy {
         return m_gscratch[k].data();
     }
 
-    void done(int u, bool backward, phase_timer&) override {
+    void done(int u, bool backward, phase_timer& timer) override {
         // MPI moves non-blocking collectives only inside MPI calls: poke those in flight.
         for (auto& r : m_rs_req)
             if (r)
@@ -92,7 +93,8 @@ class fsdp final : public dp_strategy {
         if (!backward)
             return;
         const int k = m_next_scratch;
-        after_compute(); // the unit's gradient
+        device_scope post(m_dev, timer, phase::comm_wait); // staged MPI blocks the host here
+        after_compute();                                   // the unit's gradient
         m_rs_req[k] =
             m_group.ireduce_scatter(m_gscratch[k].data(), m_gshard.data() + m_shard_at[u],
                                     m_shard_size[u], comm::dtype::f32, comm::reduce_op::sum);

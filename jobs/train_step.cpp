@@ -177,8 +177,8 @@ class train_step_job final : public job {
             p.set("dp", std::to_string(pr.dp)); // the resolved grid goes into the file
             c.values = p;
             // Validation reruns the whole global batch on one rank: on by default when that
-            // costs at most ~10 GFLOP on the CPU, ~1 TFLOP on a GPU (a few seconds).
-            c.validate_by_default = pr.reference_flops() <= (on_device ? 1e12 : 1e10);
+            // costs at most ~10 GFLOP on the CPU, ~10 TFLOP on a GPU (a few seconds).
+            c.validate_by_default = pr.reference_flops() <= (on_device ? 1e13 : 1e10);
             c.bytes_per_rank = on_device ? pr.device_bytes_per_rank(c.validate_by_default)
                                          : pr.bytes_per_rank(c.validate_by_default);
             cases.push_back(std::move(c));
