@@ -90,8 +90,8 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
 }
 
 void check_train_device(const train_problem& pr, const std::string& device) {
-    if (device != "cpu" && pr.cp > 1)
-        throw config_error(cp_device_refusal(pr.cp, device));
+    if (device != "cpu" && pr.cp > 1 && pr.cp_variant != "ring")
+        throw config_error(cp_device_refusal(pr.cp_variant, device));
     if (device == "cpu" && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");

@@ -59,7 +59,8 @@ std::vector<std::string> train_sweep_names();
 train_problem read_train_problem(const params& p, int world_size);
 
 /// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --cp > 1
-/// on cuda (the cp cores compute on the CPU only) and for --tf32 on on the CPU.
+/// with --cp-variant allgather or ulysses on cuda (only the ring core runs on a GPU) and for
+/// --tf32 on on the CPU.
 void check_train_device(const train_problem& pr, const std::string& device);
 
 } // namespace ringscale::jobs

@@ -189,13 +189,15 @@ TEST(device_attention_core, on_the_cpu_device_matches_the_cpu_core) {
 }
 
 namespace {
-launch_config train_config(const std::string& cp, const std::string& tf32) {
+launch_config train_config(const std::string& cp, const std::string& tf32,
+                           const std::string& cp_variant = "ring") {
     launch_config cfg;
     cfg.jobs = {"train_step"};
     for (const auto& o : jobs::train_options())
         cfg.params[o.name] = {o.default_value};
     cfg.params["cp"] = {cp};
     cfg.params["tf32"] = {tf32};
+    cfg.params["cp-variant"] = {cp_variant};
     return cfg;
 }
 jobs::launch_info gpu_launch(int ranks, std::uint64_t device_bytes) {
@@ -209,16 +211,21 @@ jobs::launch_info gpu_launch(int ranks, std::uint64_t device_bytes) {
 }
 } // namespace
 
-TEST(train_step_device_plan, cp_on_cuda_is_refused_in_one_line) {
-    const std::string why =
-        thrown_by([] { plan_launch(train_config("2", "off"), gpu_launch(2, 1ull << 40)); });
-    EXPECT_NE(why.find("--cp 2 on --device cuda"), std::string::npos) << why;
-    EXPECT_NE(why.find("--cp 1"), std::string::npos) << why;
-    EXPECT_EQ(why.find('\n'), std::string::npos);
+TEST(train_step_device_plan, only_the_ring_cp_core_runs_on_cuda_the_others_are_refused) {
+    for (const char* variant : {"allgather", "ulysses"}) {
+        const std::string why = thrown_by(
+            [&] { plan_launch(train_config("2", "off", variant), gpu_launch(2, 1ull << 40)); });
+        EXPECT_NE(why.find(std::string("--cp-variant ") + variant + " on --device cuda"),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(why.find("--cp-variant ring or --cp 1"), std::string::npos) << why;
+        EXPECT_EQ(why.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(plan_launch(train_config("2", "off", "ring"), gpu_launch(2, 1ull << 40)).size(), 1u);
     jobs::launch_info cpu = gpu_launch(2, 0);
     cpu.device = "cpu";
     cpu.comm = "mpi";
-    EXPECT_EQ(plan_launch(train_config("2", "off"), cpu).size(), 1u); // fine on the CPU
+    EXPECT_EQ(plan_launch(train_config("2", "off", "ulysses"), cpu).size(), 1u); // fine on CPU
     const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
     EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
 }

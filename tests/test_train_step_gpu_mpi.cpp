@@ -1,7 +1,7 @@
 // train_step on CUDA devices at np=1 and 2, as the launcher runs it: DDP, ZeRO-1 and FSDP
-// (with and without prefetch), fp32 GEMMs and TF32, over NCCL (a GPU per rank) and over MPI
-// staged through pinned host memory (ranks may share a GPU); each case validated against the
-// single-rank GPU run. Skips, with the reason, where no GPU is visible.
+// (with and without prefetch), fp32 GEMMs and TF32, ring context parallelism, over NCCL (a GPU per
+// rank) and over MPI staged through pinned host memory (ranks may share a GPU); each case validated
+// against the single-rank GPU run. Skips, with the reason, where no GPU is visible.
 #include "jobs/registry.hpp"
 #include "jobs/train_problem.hpp"
 #include "tests/gpu_job_support.hpp"
@@ -16,7 +16,7 @@ using testing_support::gpu_launch;
 namespace {
 
 struct train_case {
-    std::string variant = "ddp", prefetch = "off", tf32 = "off", bucket_mb = "1";
+    std::string variant = "ddp", prefetch = "off", tf32 = "off", bucket_mb = "1", cp = "1";
 };
 
 launch_config config_of(const train_case& c) {
@@ -35,6 +35,8 @@ launch_config config_of(const train_case& c) {
     cfg.params["prefetch"] = {c.prefetch};
     cfg.params["tf32"] = {c.tf32};
     cfg.params["bucket-mb"] = {c.bucket_mb};
+    cfg.params["cp"] = {c.cp};
+    cfg.params["cp-variant"] = {"ring"};
     cfg.warmup = 1;
     cfg.iters = 3;
     cfg.validate = validate_mode::on;
@@ -89,6 +91,18 @@ TEST_P(train_step_gpu, tf32_gemms_match_within_the_gpu_tolerance) {
     train_case c;
     c.tf32 = "on";
     c.bucket_mb = "25";
+    expect_valid(g, c);
+}
+
+// Every rank in one context-parallel group (cp = ranks): the ring core on the GPU at np=2, the
+// single-rank core at np=1.
+TEST_P(train_step_gpu, ring_context_parallelism_matches_the_single_rank_gpu_run) {
+    gpu_launch g = testing_support::make_gpu_launch(GetParam());
+    RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
+    train_case c;
+    c.cp = std::to_string(g.control->size());
+    expect_valid(g, c);
+    c.variant = "fsdp";
     expect_valid(g, c);
 }
 
