@@ -23,8 +23,11 @@
 // 2^-11. So:
 //  - step-1 gradient: 1e-2 * max|g_ref| (2.5x one bf16 ulp of the largest element; a wrong
 //    normalisation or a missing shard is off by O(max|g|));
-//  - parameters: 0.5 * lr * k (a missed or doubled update in every step is off by >= lr * k;
-//    Adam turns bf16-level noise on near-zero gradient elements into larger relative steps);
+//  - parameters: 0.5 * lr * k, of which up to 0.1% of the elements may be outside. Adam
+//    normalises each element by its own gradient, so an element whose gradient is as small as
+//    the bf16-flip noise can take an update of the other sign (up to ~2 lr per step); a
+//    missed, doubled or stale update of a whole tensor, unit or shard moves far more than
+//    0.1% of the elements by >= lr * k and still fails;
 //  - loss: 1e-4 * l_ref.
 // These are set from the error model above, not yet from measurements on a GPU.
 #pragma once
@@ -46,10 +49,11 @@ struct training_tolerance {
     double grad_of_max = 1e-4; ///< step-1 gradient: this times max|g_ref|
     double param_lr = 0.25;    ///< parameters: this times lr times the step count
     double loss_rel = 1e-5;    ///< loss: this times the reference loss
+    double param_outliers = 0; ///< fraction of parameters allowed outside their tolerance
     /// fp32 on the CPU, against the CPU reference.
     static training_tolerance cpu() { return {}; }
     /// On a GPU against the single-rank GPU run (bf16 attention inputs, optional TF32).
-    static training_tolerance device() { return {1e-2, 0.5, 1e-4}; }
+    static training_tolerance device() { return {1e-2, 0.5, 1e-4, 1e-3}; }
 };
 
 /// Compare `got` with `want` (the reference) under `tol`; `lr` and the step count set the

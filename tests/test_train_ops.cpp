@@ -4,6 +4,7 @@
 // device against the CPU core, and the train_step's device-memory plan. No GPU needed.
 #include "jobs/registry.hpp"
 #include "jobs/train_problem.hpp"
+#include "jobs/train_validate.hpp"
 #include "kernels/cross_entropy.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/gelu.hpp"
@@ -245,4 +246,34 @@ TEST(train_step_device_plan, the_device_estimate_skips_a_case_that_cannot_fit) {
     EXPECT_NE(skipped[0].plan.skip_reason.find("of device memory per rank, device has"),
               std::string::npos)
         << skipped[0].plan.skip_reason;
+}
+
+// The GPU tolerances: a few noise-level outliers among the parameters pass, a whole unit's
+// missed update, a NaN, or a halved gradient do not; the CPU check allows no outlier.
+TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
+    const double lr = 1e-3;
+    jobs::training_trace want;
+    want.losses = {4.0, 3.5, 3.2};
+    want.first_grads = seeded(4000, 21);
+    want.params = seeded(4000, 22);
+    const auto dev_tol = jobs::training_tolerance::device();
+    jobs::attr_map d;
+    EXPECT_TRUE(jobs::compare_training(want, want, lr, dev_tol, d).ok);
+    auto got = want;
+    for (std::size_t i : {7u, 1999u, 3001u}) // 3 of 4000 < 0.1%: Adam sign flips
+        got.params[i] += static_cast<float>(2 * lr * 3);
+    EXPECT_TRUE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    EXPECT_EQ(jobs::attr_number(d, "validate_param_outliers"), 3);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, d).ok); // the CPU allows none
+    got = want;
+    for (std::size_t i = 1000; i < 1400; ++i) // a 400-element unit missed every update
+        got.params[i] += static_cast<float>(lr * 3);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    got = want;
+    got.params[5] = NAN;
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    got = want;
+    for (auto& g : got.first_grads)
+        g *= 0.5f; // averaged instead of summed over two ranks
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
 }
