@@ -74,6 +74,7 @@ class train_case final : public job_case {
     void iterate(phase_timer& timer) override { m_losses.push_back(step(timer)); }
 
     validation validate() override {
+        m_step_peak_device = m_dev.device_peak_bytes(); // before the reference's buffers
         training_trace want, got;
         want.params.assign(m_init.begin(), m_init.end());
         want.first_grads.resize(m_layout.total());
@@ -105,6 +106,10 @@ class train_case final : public job_case {
         e.per_rank["grad_bytes"] = m.grad_bytes;
         e.per_rank["optimizer_bytes"] = m.optimizer_bytes;
         e.per_rank["comm_buffer_bytes"] = m.comm_buffer_bytes;
+        // The device high-water mark of the timed steps alone (peak_device_bytes also counts
+        // the validation's reference run, which on a GPU runs on the same device).
+        e.per_rank["step_peak_device_bytes"] = static_cast<double>(
+            m_step_peak_device ? m_step_peak_device : m_dev.device_peak_bytes());
         const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
         e.per_rank["activation_bytes"] =
             4.0 * (kernels::transformer::activation_floats(
@@ -149,6 +154,7 @@ class train_case final : public job_case {
     host_buffer<float> m_init;
     std::vector<double> m_losses;
     std::int64_t m_step = 0;
+    std::uint64_t m_step_peak_device = 0;
     attr_map m_details;
 };
 

@@ -1,8 +1,9 @@
-// The training step's transformer on CPU in fp32: embedding, `layers` pre-norm blocks
-// (RMSNorm, causal attention with QKV and output projections, RMSNorm, GELU MLP, residuals),
-// final RMSNorm, output projection and cross-entropy. Forward and backward compose the
-// layer kernels (kernels/linear, rmsnorm, gelu, embedding, cross_entropy) and an attention
-// core: single-rank attention here, ring or all-gather context parallelism in jobs/.
+// The training step's transformer: embedding, `layers` pre-norm blocks (RMSNorm, causal
+// attention with QKV and output projections, RMSNorm, GELU MLP, residuals), final RMSNorm,
+// output projection and cross-entropy. Forward and backward are written once against a
+// training backend (kernels/train_ops: the CPU kernels in fp32, or the CUDA kernels on a
+// device's stream) and an attention core: single-rank attention here (CPU, or the device's
+// attention kernels on bf16 inputs), ring or all-gather context parallelism in jobs/.
 //
 // Data layout: a rank holds `batch` sequences of `rows` tokens each (all S tokens, or its
 // context-parallel share), token-major [batch, rows, hidden]. Attention runs on BHSD
