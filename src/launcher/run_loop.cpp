@@ -204,6 +204,8 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     phase_timer timer;
     dev.finish_iteration(timer); // drop anything timed during setup
     for (int i = 0; i < rec.rows; ++i) {
+        c->before_iteration(); // untimed
+        dev.synchronize();
         // Every rank's device is idle and every rank has arrived: the step starts together.
         world.barrier();
         timer.reset();
