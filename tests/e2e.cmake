@@ -28,3 +28,10 @@ add_test(NAME e2e_config_consensus
                  ${e2e_out}/consensus)
 set_tests_properties(e2e_config_consensus PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 60 PROCESSORS 2)
+# Every job pooled over two launches at np = 1, 2, 4: families, models, report sections and
+# compare matches (identity-keyed cases). Extend here with launch-level resampling checks.
+add_test(NAME e2e_pooled_study
+         COMMAND bash ${e2e_dir}/pooled_study.sh $<TARGET_FILE:ringscale>
+                 $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE} ${e2e_out}/pooled_study)
+set_tests_properties(e2e_pooled_study PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 600 PROCESSORS 2)
