@@ -35,3 +35,8 @@ add_test(NAME e2e_pooled_study
                  $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE} ${e2e_out}/pooled_study)
 set_tests_properties(e2e_pooled_study PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 600 PROCESSORS 2)
+add_test(NAME e2e_binding_warning
+         COMMAND bash ${e2e_dir}/binding_warning.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
+                 ${e2e_out}/binding_warning)
+set_tests_properties(e2e_binding_warning PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 60 SKIP_RETURN_CODE 77)
