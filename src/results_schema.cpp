@@ -57,7 +57,8 @@ attr_group v1_attr_group(const std::string& name) {
                                                   "cp_layout",
                                                   "ulysses_degree",
                                                   "ring_degree",
-                                                  "bytes"};
+                                                  "bytes",
+                                                  "gathered_kv_bytes"};
     return derived.count(name) > 0 ? attr_group::derived : attr_group::identity;
 }
 
