@@ -4,9 +4,11 @@
 # fsdp), then ringscale-stats must find every family at P = 1, 2, 4 with two launches per
 # case, fit a model per family, write every report section, and match every case in compare.
 # (Identity, not outcome, keys the cases: losses, degrees and dp differ with P.)
-# usage: pooled_study.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR
+# Then the same with ringscale/1 files of the older launcher (DATA_DIR/ringscale1) added:
+# they are read, with exactly one line saying the schemas are mixed.
+# usage: pooled_study.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR DATA_DIR
 set -u
-ringscale=$1 stats=$2 mpiexec=$3 work=$4
+ringscale=$1 stats=$2 mpiexec=$3 work=$4 data=$5
 rm -rf "$work" && mkdir -p "$work"
 fails=0
 check() { # check "what" command...: one line per check, the command's output on failure
@@ -61,5 +63,9 @@ done
 "$stats" compare "$work/a" "$work/b" >"$work/compare.txt" 2>"$work/compare.err"
 check "compare matches all 24 cases, none left over" bash -c \
     'grep -q "24 case(s) compared" "$1" && ! grep -q "not compared" "$1"' _ "$work/compare.err"
+"$stats" summary "$data/ringscale1" "$work/a" >"$work/mixed.txt" 2>"$work/mixed.err"
+check "mixed schemas: read, with one line on stderr" bash -c \
+    '[ "$(wc -l <"$1")" -eq 1 ] && grep -q "inputs mix 6 ringscale/1 file(s) with 3 ringscale/2" "$1" &&
+     grep -q "^train_step/ddp" "$2"' _ "$work/mixed.err" "$work/mixed.txt"
 echo "$fails check(s) failed"
 [ "$fails" -eq 0 ]
