@@ -51,9 +51,9 @@ const pooled_case& base_case(const scaling_result& r) {
 void add_memory_cells(const pooled_case& c, std::vector<cell>& row) {
     for (const memory_figure& m : memory_figures()) {
         const auto v = peak_memory(c, m.dataset);
-        row.push_back(v ? number_cell(*v / (1024.0 * 1024.0),
-                                      fmt::format("{:.1f}", *v / (1024.0 * 1024.0)))
-                        : cell{"-", nullptr});
+        row.push_back(
+            v ? number_cell(*v / (1024.0 * 1024.0), fmt::format("{:.1f}", *v / (1024.0 * 1024.0)))
+              : cell{"-", nullptr});
     }
 }
 

@@ -20,7 +20,8 @@ namespace {
 const std::string data_dir = RINGSCALE_TEST_DATA_DIR "/ringscale1";
 
 /// P of each family whose label starts with `prefix`, one list per family.
-std::vector<std::vector<int>> family_ps(const std::vector<family>& fams, const std::string& prefix) {
+std::vector<std::vector<int>> family_ps(const std::vector<family>& fams,
+                                        const std::string& prefix) {
     std::vector<std::vector<int>> out;
     for (const family& f : fams)
         if (f.label.rfind(prefix, 0) == 0) {
@@ -58,10 +59,8 @@ TEST(analysis_schema, version_1_launcher_files_form_families) {
     }
     const auto fams = find_families(pool_cases(rs.cases));
     EXPECT_EQ(family_ps(fams, "train_step/ddp"), (std::vector<std::vector<int>>{{1, 2}}));
-    EXPECT_EQ(family_ps(fams, "context_parallel/ulysses"),
-              (std::vector<std::vector<int>>{{2, 4}}));
-    EXPECT_EQ(family_ps(fams, "context_parallel/hybrid"),
-              (std::vector<std::vector<int>>{{2, 4}}));
+    EXPECT_EQ(family_ps(fams, "context_parallel/ulysses"), (std::vector<std::vector<int>>{{2, 4}}));
+    EXPECT_EQ(family_ps(fams, "context_parallel/hybrid"), (std::vector<std::vector<int>>{{2, 4}}));
     EXPECT_EQ(family_ps(fams, "collectives/allreduce").size(), 2u); // two sizes, P = 1, 2
     for (const auto& ps : family_ps(fams, "collectives/"))
         EXPECT_EQ(ps, (std::vector<int>{1, 2}));

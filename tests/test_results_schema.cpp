@@ -84,7 +84,8 @@ TEST(results_schema, job_values_never_overwrite_the_users_choice) {
 }
 
 TEST(results_schema, case_key_is_identity_and_run_only) {
-    const jobs::attr_map id = {{"job", std::string("collectives")}, {"world_size", std::int64_t{2}}};
+    const jobs::attr_map id = {{"job", std::string("collectives")},
+                               {"world_size", std::int64_t{2}}};
     const jobs::attr_map run = {{"iterations", std::int64_t{20}}};
     const std::string key = case_key(id, run);
     EXPECT_EQ(key.size(), 16u);

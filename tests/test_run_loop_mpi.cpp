@@ -102,7 +102,8 @@ TEST(run_loop, writer_round_trip) {
     EXPECT_EQ(g.open_group("outcome").attr_string("status"), "ok");
     EXPECT_EQ(g.open_group("run").attr_int("iterations"), 3);
     EXPECT_TRUE(g.open_group("derived").has_attr("busbw_factor"));
-    EXPECT_EQ(g.read<std::int32_t>("affinity_cores").size(), static_cast<std::size_t>(world->size()));
+    EXPECT_EQ(g.read<std::int32_t>("affinity_cores").size(),
+              static_cast<std::size_t>(world->size()));
     std::vector<hsize_t> dims;
     const auto t = g.read<double>("time_s", &dims);
     EXPECT_EQ(dims, (std::vector<hsize_t>{5, static_cast<hsize_t>(world->size())}));
