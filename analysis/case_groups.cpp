@@ -2,6 +2,8 @@
 
 #include "src/results_schema.hpp"
 
+#include <iterator>
+#include <set>
 #include <sstream>
 
 namespace ringscale::analysis {
@@ -33,6 +35,19 @@ attr_value integer_value(const std::string& text) {
     return v;
 }
 
+/// ringscale/1 recorded a train_step case with every option of its launch, other jobs'
+/// (--op, --seq-len, ...) included: keep the launcher's own and train_step's.
+void drop_foreign_train_options(std::map<std::string, attr_value>& identity) {
+    static const std::set<std::string> own = {
+        "job",   "variant",       "world_size",    "device",    "comm",
+        "dtype", "threads",       "scaling",       "layers",    "hidden",
+        "heads", "vocab",         "train_seq_len", "tokens",    "dp",
+        "cp",    "dp_variant",    "cp_variant",    "bucket_mb", "prefetch",
+        "lr",    "steps_validate"};
+    for (auto it = identity.begin(); it != identity.end();)
+        it = own.count(it->first) ? std::next(it) : identity.erase(it);
+}
+
 } // namespace
 
 std::string config_value(const std::string& config_text, const std::string& key) {
@@ -58,8 +73,11 @@ void rebuild_v1_identity(case_data& c, const std::string& config_text) {
     const std::string threads = config_value(config_text, "threads");
     if (!threads.empty())
         c.identity["threads"] = integer_value(threads);
-    if (c.job == "train_step" && !config_value(config_text, "dp").empty())
-        c.identity["dp"] = integer_value(config_value(config_text, "dp"));
+    if (c.job == "train_step") {
+        drop_foreign_train_options(c.identity);
+        if (!config_value(config_text, "dp").empty())
+            c.identity["dp"] = integer_value(config_value(config_text, "dp"));
+    }
     if (c.job == "context_parallel") {
         const std::string u = config_value(config_text, "ulysses-degree");
         if (!u.empty())

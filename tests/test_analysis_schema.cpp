@@ -126,3 +126,20 @@ TEST(analysis_schema, config_values) {
     EXPECT_EQ(config_value(text, "threads"), ""); // a sweep list: no single identity
     EXPECT_EQ(config_value(text, "cp"), "");
 }
+
+TEST(analysis_schema, version_1_training_cases_drop_other_jobs_options) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("schema_v1_train");
+    fixture_file old_file;
+    old_file.schema = "ringscale/1";
+    old_file.cases = {training(2, 4.6)};
+    old_file.cases[0].text_params.emplace_back("op", "allreduce"); // from --job collectives,...
+    old_file.cases[0].int_params.emplace_back("seq_len", 512);
+    write_fixture_file(dir + "/old.h5", old_file);
+    const result_set rs = load_results({dir}, true);
+    ASSERT_EQ(rs.cases.size(), 1u);
+    EXPECT_EQ(rs.cases[0].identity.count("op"), 0u);
+    EXPECT_EQ(rs.cases[0].identity.count("seq_len"), 0u);
+    EXPECT_EQ(rs.cases[0].identity.count("layers"), 1u);
+    EXPECT_EQ(rs.cases[0].identity.count("final_loss"), 0u);
+    std::filesystem::remove_all(dir);
+}
