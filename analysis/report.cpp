@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include "plots.hpp"
+#include "resources.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
@@ -125,6 +126,11 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     md += "\nAn efficiency above 1.1 is marked suspect in the note column: superlinear scaling "
           "most often means the base case ran on fewer cores (its threads or the MPI launcher's "
           "CPU binding), which the note names where the files recorded them.\n";
+    const auto suspect = suspect_efficiencies(*in.scaling);
+    if (!suspect.empty())
+        md += "\n### Suspect efficiencies\n\n";
+    for (const std::string& line : suspect)
+        md += "- " + line + "\n";
     if (plots)
         scaling_plots(in, opt, md, pngs);
     md += "\n## Models\n\n";

@@ -63,6 +63,22 @@ std::string superlinear_note(const pooled_case& base, const pooled_case& point, 
                        a ? "" : " (not recorded in ringscale/1 files)");
 }
 
+std::vector<std::string> suspect_efficiencies(const std::vector<scaling_result>& results) {
+    std::vector<std::string> out;
+    for (const scaling_result& r : results) {
+        const pooled_case* base = r.points.empty() ? nullptr : r.points.front().source;
+        for (const scaling_point& p : r.points)
+            if (p.p == r.base_p)
+                base = p.source;
+        for (const scaling_point& p : r.points) {
+            const std::string note = base ? superlinear_note(*base, *p.source, p.efficiency) : "";
+            if (!note.empty())
+                out.push_back(fmt::format("{} P={}: {}", r.label, p.p, note));
+        }
+    }
+    return out;
+}
+
 std::vector<memory_change> memory_regressions(const comparison& cmp, double threshold) {
     std::vector<memory_change> out;
     for (const case_comparison& m : cmp.matched)

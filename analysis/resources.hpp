@@ -6,6 +6,7 @@
 
 #include "cases.hpp"
 #include "compare.hpp"
+#include "scaling.hpp"
 
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ std::optional<int> cores_in_use(const pooled_case& c);
 /// One line on why an efficiency above 1.1 is suspect (naming the cores each P used where
 /// they were recorded), or "" when `efficiency` is at most 1.1 or not finite.
 std::string superlinear_note(const pooled_case& base, const pooled_case& point, double efficiency);
+
+/// "FAMILY P=4: suspect: ..." for every scaling point whose efficiency is above 1.1.
+std::vector<std::string> suspect_efficiencies(const std::vector<scaling_result>& results);
 
 /// A matched case whose peak memory grew.
 struct memory_change {

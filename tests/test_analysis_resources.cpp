@@ -91,3 +91,23 @@ TEST(analysis_resources, memory_regressions_over_the_threshold) {
     EXPECT_NE(line.find("100.0 MiB -> 120.0 MiB (+20.0%)"), std::string::npos) << line;
     std::filesystem::remove_all(dir);
 }
+
+TEST(analysis_resources, report_lists_suspect_efficiencies) {
+    fixture_file f;
+    for (int p : {1, 2, 4}) {
+        fixture_case c;
+        c.world_size = p;
+        c.base_time_s = p == 4 ? 0.1 : 1.0 / p; // efficiency 2.5 at P=4
+        c.noise = 0.001;
+        f.cases.push_back(c);
+    }
+    loaded l("res_suspect", {f});
+    const auto fams = find_families(l.pooled);
+    ASSERT_EQ(fams.size(), 1u);
+    scaling_options opt;
+    const auto r = analyse_scaling(fams[0], opt);
+    ASSERT_TRUE(r);
+    const auto lines = suspect_efficiencies({*r});
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find(" P=4: suspect: efficiency 2.5"), std::string::npos) << lines[0];
+}
