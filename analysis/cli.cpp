@@ -4,6 +4,7 @@
 #include "src/parse.hpp"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <fmt/format.h>
 #include <set>
 #include <sstream>
@@ -34,9 +35,10 @@ const char* purpose(const std::string& cmd) {
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
                "selection); --predict extrapolates with a bootstrap band.";
     if (cmd == "compare")
-        return "Match cases between BASE and NEW; change in %, Mann-Whitney U test (Holm), "
-               "Cliff's delta; peak memory. Exit 0: no regression, 1: regression (time or "
-               "memory), 2: error.";
+        return "Match cases between BASE and NEW; change in % with a two-level bootstrap CI "
+               "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "
+               "side; peak memory. Exit 0: no regression, 1: regression (time or memory), 2: "
+               "error.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -51,6 +53,8 @@ void add_common(po::options_description& d, cli_options& o, std::string& format)
         "drop Tukey outliers (1.5 IQR) before the statistics (the count is shown either way)")(
         "peak-gflops", po::value<double>(), "peak GFLOP/s per rank for the sanity gate")(
         "link-gbs", po::value<double>(), "link rate in GB/s per rank for the sanity gate")(
+        "peak", po::value<double>(),
+        "dense peak TFLOP/s per rank for MFU (default: the device's from a built-in table)")(
         "confidence", po::value<double>(&o.level)->default_value(0.95, "0.95"), "confidence level");
     (void)format;
 }
@@ -60,14 +64,15 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd != "export" && cmd != "report")
         d.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                         "output: text, md, csv or json");
-    if (cmd == "scaling" || cmd == "model" || cmd == "report")
+    if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare")
         d.add_options()("bootstrap", po::value<std::size_t>(&o.bootstrap)->default_value(2000),
                         "bootstrap replicates")(
             "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
     if (cmd == "scaling" || cmd == "report")
         d.add_options()("base-p", po::value<int>(), "P of the base case (default: smallest P)")(
-            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(4),
-            "bootstrap launch medians instead of iterations when both cases have this many");
+            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(2),
+            "resample launches, then iterations within them, when a case and its base both "
+            "have this many launches (at least 2); fewer: CIs cover iteration noise only");
     if (cmd == "model")
         d.add_options()("predict", po::value<std::string>(&predict),
                         "comma list of P to predict, e.g. 8,64,1024");
@@ -76,8 +81,10 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
                         "slowdown that counts as a regression, in percent")(
             "alpha", po::value<double>(&o.alpha)->default_value(0.05, "0.05"),
             "significance level (Holm-adjusted across cases)")(
-            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(4),
-            "test launch medians instead of iterations when both sides have this many launches");
+            "min-launches", po::value<std::size_t>(&o.min_launches)->default_value(2),
+            "launches per side (at least 2) needed to call a regression; the test is a "
+            "two-level bootstrap (launches, then iterations); with fewer, a difference is "
+            "'unconfirmed'");
     if (cmd == "export")
         d.add_options()("csv", po::value<std::string>(&o.csv_path),
                         "long-format CSV file ('-': stdout)")(
@@ -91,11 +98,20 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
             const std::string& predict, const std::string& threshold) {
     if (vm.count("peak-gflops"))
         o.limits.peak_gflops = vm["peak-gflops"].as<double>();
+    if (vm.count("peak")) {
+        const double peak = vm["peak"].as<double>();
+        RINGSCALE_REQUIRE(std::isfinite(peak) && peak > 0,
+                          fmt::format("--peak must be a positive number of TFLOP/s, got {}", peak));
+        o.limits.peak_tflops = peak;
+    }
     if (vm.count("link-gbs"))
         o.limits.link_gbs = vm["link-gbs"].as<double>();
     if (vm.count("base-p"))
         o.base_p = vm["base-p"].as<int>();
     RINGSCALE_REQUIRE(o.level > 0 && o.level < 1, "--confidence must be in (0, 1)");
+    RINGSCALE_REQUIRE(o.min_launches >= 2, "--min-launches must be at least 2 (one launch says "
+                                           "nothing about launch-to-launch noise)");
+    RINGSCALE_REQUIRE(o.bootstrap >= 100, "--bootstrap must be at least 100 replicates");
     if (!predict.empty())
         for (const auto& item : split_list(predict, "predict"))
             o.predict.push_back(parse_double(item, "predict"));
@@ -104,7 +120,13 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
         if (t.back() == '%')
             t.pop_back();
         o.threshold = parse_double(t, "threshold") / 100.0;
+        RINGSCALE_REQUIRE(o.threshold >= 0, "--threshold must be a change of 0% or more");
     }
+    // Unsigned options parse "-1" as a huge count: bound them to what a study can use.
+    RINGSCALE_REQUIRE(o.max_heatmaps <= 1000, "--max-heatmaps must be between 0 and 1000");
+    RINGSCALE_REQUIRE(o.bootstrap >= 100 && o.bootstrap <= 1000000,
+                      "--bootstrap must be between 100 and 1000000 replicates");
+    RINGSCALE_REQUIRE(o.min_launches <= 1000000, "--min-launches must be at most 1000000");
     std::vector<std::string> pos = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
                                                       : std::vector<std::string>{};
     if (cmd == "compare") {

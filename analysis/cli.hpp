@@ -29,7 +29,7 @@ struct cli_options {
     std::vector<double> predict;
     double threshold = 0.05; ///< fraction
     double alpha = 0.05;
-    std::size_t min_launches = 4;
+    std::size_t min_launches = 2;
     std::string csv_path;
     std::string json_path;
     std::size_t max_heatmaps = 6;

@@ -8,6 +8,7 @@
 #include "resources.hpp"
 #include "src/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -45,6 +46,19 @@ std::vector<scaling_result> all_scaling(const std::vector<family>& families, con
     return out;
 }
 
+/// One line when some CIs rest on iterations alone (a case with too few launches).
+void note_iteration_level(const std::vector<scaling_result>& results, const cli_options& o) {
+    std::size_t n = 0;
+    for (const scaling_result& r : results)
+        for (const scaling_point& p : r.points)
+            n += p.resampled != "launches";
+    if (n > 0)
+        note(fmt::format("launch-to-launch noise is unknown for {} row(s) (fewer than {} launches "
+                         "of the case or its base): their CIs cover iteration noise only (repeat "
+                         "launches: ringscale --repeat N)",
+                         n, std::max<std::size_t>(2, o.min_launches)));
+}
+
 /// Several tables on one stream: one JSON object, or the tables one after another.
 void print_tables(std::ostream& out, output_format fmt,
                   const std::vector<std::pair<std::string, table>>& tables) {
@@ -69,13 +83,29 @@ void warn_rejected(const std::vector<case_summary>& rows, bool strict) {
         }
 }
 
+/// One note per distinct reason a GPU case has no MFU (an unknown device).
+void warn_mfu(const std::vector<case_summary>& rows) {
+    std::vector<std::string> seen;
+    for (const auto& s : rows)
+        if (!s.mfu_note.empty() && std::find(seen.begin(), seen.end(), s.mfu_note) == seen.end()) {
+            seen.push_back(s.mfu_note);
+            note(s.mfu_note);
+        }
+}
+
 int cmd_compare(const cli_options& o, std::ostream& out) {
     const result_set base = load({o.base_input}, o);
     const result_set next = load({o.new_input}, o);
     const auto pb = pool_cases(base.cases);
     const auto pn = pool_cases(next.cases);
-    const comparison cmp = compare_sets(pb, pn, {o.threshold, o.alpha, o.min_launches});
+    const comparison cmp =
+        compare_sets(pb, pn, {o.threshold, o.alpha, o.min_launches, o.bootstrap, o.seed, o.level});
     print_tables(out, o.format, {{"comparisons", compare_table(cmp)}});
+    if (const std::size_t n = cmp.iteration_level())
+        note(fmt::format("launch-to-launch noise is unknown for {} case(s) with fewer than {} "
+                         "launches on a side: differences there are unconfirmed, not "
+                         "regressions (repeat launches: ringscale --repeat N)",
+                         n, std::max<std::size_t>(2, o.min_launches)));
     for (const auto* c : cmp.only_base)
         note(fmt::format("only in BASE, not compared: {} P={}", c->label(), c->world_size));
     for (const auto* c : cmp.only_new)
@@ -109,6 +139,7 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     const auto pooled = pool_cases(rs.cases);
     const auto rows = summarize_all(pooled, summary_opts(o));
     warn_rejected(rows, o.strict);
+    warn_mfu(rows);
     const auto families = find_families(pooled);
     const auto scaling = all_scaling(families, o);
     report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
@@ -162,6 +193,7 @@ int run_command(const cli_options& o, std::ostream& out) {
     if (o.command == "summary" || o.command == "export") {
         const auto rows = summarize_all(pooled, summary_opts(o));
         warn_rejected(rows, o.strict);
+        warn_mfu(rows);
         if (o.command == "summary") {
             print_tables(out, o.format, {{"cases", summary_table(rows)}});
             return 0;
@@ -179,6 +211,7 @@ int run_command(const cli_options& o, std::ostream& out) {
         if (results.empty())
             throw config_error("no family of cases differing only in P has two or more P");
         print_tables(out, o.format, {{"scaling", scaling_table(results)}});
+        note_iteration_level(results, o);
         return 0;
     }
     std::vector<std::string> refusals;

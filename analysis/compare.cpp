@@ -1,9 +1,11 @@
 #include "compare.hpp"
 
 #include "bootstrap.hpp"
+#include "hierarchical.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 
@@ -62,6 +64,8 @@ const char* to_string(verdict v) {
         return "within threshold";
     case verdict::not_significant:
         return "no significant change";
+    case verdict::unconfirmed:
+        return "unconfirmed (1 launch)";
     }
     return "?";
 }
@@ -70,6 +74,64 @@ bool comparison::any_regression() const {
     return std::any_of(matched.begin(), matched.end(),
                        [](const case_comparison& c) { return c.result == verdict::regression; });
 }
+
+std::size_t comparison::iteration_level() const {
+    return static_cast<std::size_t>(
+        std::count_if(matched.begin(), matched.end(),
+                      [](const case_comparison& c) { return c.unit != "launches"; }));
+}
+
+namespace {
+
+/// Medians, launch counts and the iteration-level test of one matched pair.
+case_comparison describe_pair(const pooled_case& b, const pooled_case& n,
+                              const compare_options& opt) {
+    case_comparison cc;
+    cc.base = &b;
+    cc.next = &n;
+    const launch_samples base = launch_steps(b.launches);
+    const launch_samples next = launch_steps(n.launches);
+    cc.launches_base = base.size();
+    cc.launches_new = next.size();
+    const std::size_t need = std::max<std::size_t>(2, opt.min_launches);
+    const bool by_launch = base.size() >= need && next.size() >= need;
+    cc.unit = by_launch ? "launches" : "iterations";
+    cc.base_median = pooled_median(base);
+    cc.new_median = pooled_median(next);
+    cc.change = cc.new_median / cc.base_median - 1.0;
+    const auto x = n.steps();
+    const auto y = b.steps();
+    cc.n_base = by_launch ? base.size() : y.size();
+    cc.n_new = by_launch ? next.size() : x.size();
+    cc.test = mann_whitney(x, y);
+    return cc;
+}
+
+/// CI of the change from the two-level bootstrap; with enough launches on both sides its
+/// p-value decides, otherwise the iteration-level test's (reported, never a regression).
+void resample_pair(case_comparison& cc, std::size_t replicates, std::uint64_t seed,
+                   const compare_options& opt) {
+    const launch_samples base = launch_steps(cc.base->launches);
+    const launch_samples next = launch_steps(cc.next->launches);
+    const auto ratio = [](double nw, double bs) { return nw / bs; };
+    const std::vector<double> reps = two_level_replicates(next, base, ratio, replicates, seed);
+    const interval ci = percentile_interval(reps, opt.level);
+    cc.change_lo = ci.lo - 1.0;
+    cc.change_hi = ci.hi - 1.0;
+    cc.p_value = cc.unit == "launches" ? bootstrap_p_value(reps, 1.0) : cc.test.p_value;
+}
+
+verdict decide(const case_comparison& c, const compare_options& opt) {
+    if (!(c.p_adjusted < opt.alpha))
+        return verdict::not_significant;
+    if (std::abs(c.change) <= opt.threshold)
+        return verdict::unchanged;
+    if (c.unit != "launches") // launch-to-launch noise unknown: iterations alone never decide
+        return verdict::unconfirmed;
+    return c.change > 0 ? verdict::regression : verdict::improvement;
+}
+
+} // namespace
 
 comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<pooled_case>& next,
                         const compare_options& opt) {
@@ -86,44 +148,23 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
             out.only_base.push_back(&b);
             continue;
         }
-        case_comparison cc;
-        cc.base = &b;
-        cc.next = it->second;
+        out.matched.push_back(describe_pair(b, *it->second, opt));
         new_by_key.erase(it);
-        const bool by_launch = cc.base->launches.size() >= opt.min_launches &&
-                               cc.next->launches.size() >= opt.min_launches;
-        cc.unit = by_launch ? "launches" : "iterations";
-        const auto x = by_launch ? cc.next->launch_medians() : cc.next->steps();
-        const auto y = by_launch ? cc.base->launch_medians() : cc.base->steps();
-        cc.n_new = x.size();
-        cc.n_base = y.size();
-        auto med = [](std::vector<double> v) { return median_inplace(v); };
-        cc.base_median = med(cc.base->steps());
-        cc.new_median = med(cc.next->steps());
-        cc.change = cc.new_median / cc.base_median - 1.0;
-        cc.test = mann_whitney(x, y);
-        out.matched.push_back(cc);
     }
     for (const auto& [k, c] : new_by_key)
         out.only_new.push_back(c);
     if (out.matched.empty())
         no_match(base, next);
+    const std::size_t replicates = replicates_for(opt.replicates, out.matched.size(), opt.alpha);
     std::vector<double> p;
-    for (const auto& c : out.matched)
-        p.push_back(c.test.p_value);
+    for (std::size_t i = 0; i < out.matched.size(); ++i) {
+        resample_pair(out.matched[i], replicates, opt.seed + i, opt);
+        p.push_back(out.matched[i].p_value);
+    }
     const auto adjusted = holm_adjust(p);
     for (std::size_t i = 0; i < out.matched.size(); ++i) {
-        case_comparison& c = out.matched[i];
-        c.p_adjusted = adjusted[i];
-        const bool significant = c.p_adjusted < opt.alpha;
-        if (!significant)
-            c.result = verdict::not_significant;
-        else if (c.change > opt.threshold)
-            c.result = verdict::regression;
-        else if (c.change < -opt.threshold)
-            c.result = verdict::improvement;
-        else
-            c.result = verdict::unchanged;
+        out.matched[i].p_adjusted = adjusted[i];
+        out.matched[i].result = decide(out.matched[i], opt);
     }
     return out;
 }

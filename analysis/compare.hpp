@@ -1,10 +1,15 @@
-// Comparing two result sets case by case: change of the median, a Mann-Whitney U test with
-// Holm's correction across cases, Cliff's delta, and the regression verdict a CI gate uses.
+// Comparing two result sets case by case: change of the median with a two-level (launches,
+// then iterations) bootstrap CI and p-value, Holm's correction across cases, the iteration-
+// level Mann-Whitney U test and Cliff's delta for reference, and the regression verdict a CI
+// gate uses. Launches are the unit of replication: with fewer than two launches on a side
+// launch-to-launch noise is unknown, and a difference is reported as unconfirmed, never as
+// a regression.
 #pragma once
 
 #include "cases.hpp"
 #include "rank_tests.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,14 +18,19 @@ namespace ringscale::analysis {
 struct compare_options {
     double threshold = 0.05; ///< relative slowdown that counts as a regression
     double alpha = 0.05;     ///< significance level for Holm-adjusted p-values
-    /// Launches are the unit of replication when both sides have at least this many;
-    /// otherwise iterations are (and the table says so).
-    std::size_t min_launches = 4;
+    /// Launches are the unit of replication when both sides have at least this many (>= 2);
+    /// otherwise the verdict can only be "unconfirmed" or "no significant change".
+    std::size_t min_launches = 2;
+    std::size_t replicates = 2000; ///< bootstrap replicates (raised with many cases)
+    std::uint64_t seed = 1;        ///< bootstrap seed; case i uses seed + i
+    double level = 0.95;           ///< level of the change's CI
 };
 
-enum class verdict { regression, improvement, unchanged, not_significant };
+/// unconfirmed: significant and beyond the threshold on iterations, but one launch on a side.
+enum class verdict { regression, improvement, unchanged, not_significant, unconfirmed };
 
-/// "regression", "improvement", "within threshold", "no significant change".
+/// "regression", "improvement", "within threshold", "no significant change",
+/// "unconfirmed (1 launch)".
 const char* to_string(verdict v);
 
 struct case_comparison {
@@ -29,10 +39,14 @@ struct case_comparison {
     double base_median = 0; ///< s
     double new_median = 0;  ///< s
     double change = 0;      ///< new / base - 1 (positive: slower)
-    std::string unit;       ///< "iterations" or "launches"
-    std::size_t n_base = 0, n_new = 0;
-    mann_whitney_result test; ///< new against base: delta > 0 means new is slower
-    double p_adjusted = 1;
+    double change_lo = 0;   ///< CI of the change (two-level bootstrap; iterations only when
+    double change_hi = 0;   ///< unit is "iterations")
+    std::string unit;       ///< "launches" (two-level bootstrap) or "iterations"
+    std::size_t n_base = 0, n_new = 0; ///< launches or iterations, per `unit`
+    std::size_t launches_base = 0, launches_new = 0;
+    mann_whitney_result test; ///< iterations, new against base: delta > 0 means new is slower
+    double p_value = 1;       ///< launches: bootstrap p of no change; iterations: test.p_value
+    double p_adjusted = 1;    ///< Holm over all matched cases
     verdict result = verdict::not_significant;
 };
 
@@ -41,6 +55,8 @@ struct comparison {
     std::vector<const pooled_case*> only_base;
     std::vector<const pooled_case*> only_new;
     bool any_regression() const;
+    /// Matched cases with fewer than min_launches launches on a side (noise unknown).
+    std::size_t iteration_level() const;
 };
 
 /// Match cases by key and compare them. Throws config_error (exit 2) when no case matches,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
 
 int main(int argc, char** argv) {
     try {
@@ -14,7 +15,11 @@ int main(int argc, char** argv) {
             std::cout << options.help_text;
             return 0;
         }
-        return ringscale::analysis::run_command(options, std::cout);
+        const int status = ringscale::analysis::run_command(options, std::cout);
+        // A full disk or a closed pipe must not pass for a finished analysis.
+        if (!std::cout.flush())
+            throw std::runtime_error("cannot write the output to stdout (disk full or closed?)");
+        return status;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ringscale-stats: %s\n", e.what());
         return 2;

@@ -1,5 +1,8 @@
 #include "reader.hpp"
 
+#include "case_checks.hpp"
+#include "file_probe.hpp"
+
 #include "src/error.hpp"
 #include "src/h5.hpp"
 #include "src/results_schema.hpp"
@@ -54,14 +57,14 @@ std::map<std::string, attr_value> read_attrs(const h5::object& obj) {
 
 /// Read a [rows, world] float64 dataset, or return empty when `optional` and absent.
 std::vector<double> read_matrix(const h5::group& g, const char* name, std::size_t rows,
-                                std::size_t world, bool optional) {
+                                std::size_t world, bool optional, std::uint64_t max_bytes) {
     if (!g.exists(name)) {
         if (optional)
             return {};
         throw error(error_kind::hdf5, fmt::format("dataset '{}' is missing", name));
     }
     std::vector<hsize_t> dims;
-    auto data = g.read<double>(name, &dims);
+    auto data = g.read<double>(name, &dims, max_bytes);
     if (dims.size() != 2 || dims[0] != rows || dims[1] != world)
         throw error(error_kind::hdf5, fmt::format("dataset '{}' has shape [{}], expected [{}, {}]",
                                                   name, fmt::join(dims, ", "), rows, world));
@@ -104,28 +107,30 @@ void read_case_attrs(const h5::group& g, case_data& c, const std::string& config
 }
 
 /// Memory per rank, threads and allowed cores, where recorded.
-void read_case_memory(const h5::group& g, case_data& c) {
+void read_case_memory(const h5::group& g, case_data& c, std::uint64_t max_bytes) {
     for (const char* name :
          {schema::ds_peak_host_bytes, schema::ds_peak_device_bytes, schema::ds_peak_rss_bytes})
         if (g.exists(name)) {
-            const auto v = g.read<std::uint64_t>(name);
+            const auto v = g.read<std::uint64_t>(name, nullptr, max_bytes);
             c.memory_bytes[name].assign(v.begin(), v.end());
         }
     for (const std::string& name : schema::training_memory_datasets())
         if (g.exists(name))
-            c.memory_bytes[name] = g.read<double>(name);
+            c.memory_bytes[name] = g.read<double>(name, nullptr, max_bytes);
     if (g.exists(schema::ds_threads)) {
-        const auto t = g.read<std::int32_t>(schema::ds_threads);
+        const auto t = g.read<std::int32_t>(schema::ds_threads, nullptr, max_bytes);
         c.threads.assign(t.begin(), t.end());
     }
     if (g.exists(schema::ds_affinity_cores)) {
-        const auto a = g.read<std::int32_t>(schema::ds_affinity_cores);
+        const auto a = g.read<std::int32_t>(schema::ds_affinity_cores, nullptr, max_bytes);
         c.affinity_cores.assign(a.begin(), a.end());
     }
 }
 
+/// `max_bytes`: no dataset of a file can hold more than the file's own size.
 case_data read_case(const h5::group& cases, const std::string& name,
-                    const std::shared_ptr<const file_info>& info, const std::string& config_text) {
+                    const std::shared_ptr<const file_info>& info, const std::string& config_text,
+                    std::uint64_t max_bytes) {
     case_data c;
     c.file = info;
     c.group = name;
@@ -142,23 +147,30 @@ case_data read_case(const h5::group& cases, const std::string& name,
         return c; // a failed or skipped case may carry no timings
     }
     std::vector<hsize_t> dims;
-    c.time_s = g.read<double>("time_s", &dims);
+    c.time_s = g.read<double>("time_s", &dims, max_bytes);
     if (dims.size() != 2)
         throw error(error_kind::hdf5, "dataset 'time_s' is not 2-D [iterations, world]");
     c.rows = dims[0];
     c.world = dims[1];
     if (c.world_size == 0)
         c.world_size = static_cast<int>(c.world);
-    c.compute_s = read_matrix(g, "compute_s", c.rows, c.world, true);
-    c.comm_wait_s = read_matrix(g, "comm_wait_s", c.rows, c.world, true);
+    c.compute_s = read_matrix(g, "compute_s", c.rows, c.world, true, max_bytes);
+    c.comm_wait_s = read_matrix(g, "comm_wait_s", c.rows, c.world, true, max_bytes);
     if (g.exists("is_warmup")) {
-        c.is_warmup = g.read<std::uint8_t>("is_warmup");
+        c.is_warmup = g.read<std::uint8_t>("is_warmup", nullptr, max_bytes);
         if (c.is_warmup.size() != c.rows)
             throw error(error_kind::hdf5, "dataset 'is_warmup' length differs from time_s rows");
+    } else {
+        c.is_warmup = warmup_from_attribute(c);
+        if (c.is_warmup.empty() && c.rows > 0)
+            throw error(error_kind::hdf5, "no 'is_warmup' dataset and no usable 'warmup' "
+                                          "attribute: warm-up rows cannot be told from timed ones");
     }
     if (g.exists("loss"))
-        c.loss = g.read<double>("loss");
-    read_case_memory(g, c);
+        c.loss = g.read<double>("loss", nullptr, max_bytes);
+    read_case_memory(g, c, max_bytes);
+    if (const std::string why = timing_problem(c); !why.empty())
+        throw error(error_kind::hdf5, why);
     if (c.world > 0)
         compute_steps(c);
     return c;
@@ -233,15 +245,32 @@ std::vector<case_data> read_results_file(const std::string& path,
             return out;
         }
         const h5::group cases = root.open_group("cases");
+        const std::uint64_t max_bytes = fs::file_size(path, ec);
+        std::set<std::uint64_t> seen; // object addresses: links to one case count once
+        std::size_t extra_links = 0;
+        std::vector<std::pair<std::string, std::string>> dropped; // case, reason
         for (const std::string& name : cases.children()) {
             try {
-                out.push_back(read_case(cases, name, info, config_text));
+                if (!seen.insert(cases.object_address(name)).second) {
+                    ++extra_links;
+                    continue;
+                }
+                out.push_back(
+                    read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
             } catch (const error& e) {
-                if (warnings)
-                    warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
-                                                    name, short_reason(e.what())));
+                dropped.emplace_back(name, short_reason(e.what()));
             }
         }
+        // One line per file however many of its cases were dropped: the first one's reason.
+        if (dropped.size() == 1 && warnings)
+            warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
+                                            dropped[0].first, dropped[0].second));
+        else if (!dropped.empty() && warnings)
+            warnings->push_back(fmt::format("{}: {} cases unreadable, dropped (case {}: {})", path,
+                                            dropped.size(), dropped[0].first, dropped[0].second));
+        if (extra_links > 0 && warnings)
+            warnings->push_back(
+                fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));
     } catch (const error& e) {
         if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
             throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));
@@ -289,7 +318,12 @@ std::string mixed_schema_note(const std::vector<case_data>& cases) {
 
 result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     result_set rs;
-    auto report = [&](const std::string& problem) {
+    auto report = [&](std::string problem) {
+        // Text from a damaged file (names, attribute values) may hold control characters:
+        // one problem must stay one line.
+        for (char& ch : problem)
+            if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+                ch = '?';
         if (strict)
             throw config_error(problem);
         rs.problems.push_back(problem);
@@ -300,6 +334,13 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
         report(p);
     for (const std::string& path : files) {
         std::vector<std::string> warnings;
+        // A damaged file can crash HDF5 itself or declare sizes that exhaust memory: read it
+        // once in a disposable child first (analysis/file_probe.hpp).
+        const std::string unsafe = probe_in_child([&] { read_results_file(path); });
+        if (!unsafe.empty()) {
+            report(fmt::format("skipping {}: {}", path, unsafe));
+            continue;
+        }
         try {
             auto cases = read_results_file(path, &warnings);
             rs.files.push_back(path);

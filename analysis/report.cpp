@@ -28,10 +28,14 @@ const char* methodology =
     "- Throughput at the median time: GFLOP/s per rank = flops_per_iter / time / P "
     "(attention FLOPs: forward 4·B·S²·H·D, halved for causal; backward 2.5x forward); "
     "algbw = bytes / time, busbw = algbw x busbw_factor (nccl-tests convention). Figures above "
-    "a device's peak or a stated link rate are withheld (sanity gate).\n"
+    "a device's peak or a stated link rate are withheld (sanity gate). MFU = GFLOP/s per rank "
+    "as % of the device's dense peak for the case's dtype (vendor datasheets, no sparsity: "
+    "H100 SXM/PCIe/NVL, H200, A100, L40S; bf16, fp16, tf32, fp32), or of --peak.\n"
     "- Scaling: strong E = T0·p0 / (p·Tp), weak E = T0 / Tp against the stated base P0; "
-    "percentile-bootstrap CIs (resampling launches where both cases have several, else "
-    "iterations); Karp-Flatt e = (1/S - 1/p) / (1 - 1/p) with p relative to P0. Amdahl bound "
+    "percentile-bootstrap CIs, two-level where both cases have two or more launches "
+    "(launches, then iterations within them; `--repeat` repetitions count as launches), "
+    "else over iterations only (launch-to-launch noise unknown); Karp-Flatt e = (1/S - 1/p) / (1 - "
+    "1/p) with p relative to P0. Amdahl bound "
     "drawn with s = median Karp-Flatt value.\n"
     "- Models: t(p) = c0 + c1·p^e·log2(p)^k (Extra-P normal form, one term), least squares, "
     "chosen by leave-one-out cross-validated SMAPE; at least 3 distinct P.\n\n";
@@ -117,6 +121,10 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
             rejected += "- " + r + "\n";
     if (!rejected.empty())
         md += "\n### Withheld figures (sanity gate)\n\n" + rejected;
+    std::set<std::string> mfu_notes;
+    for (const auto& s : *in.rows)
+        if (!s.mfu_note.empty() && mfu_notes.insert(s.mfu_note).second)
+            md += (mfu_notes.size() == 1 ? "\n" : "") + ("- " + s.mfu_note + "\n");
     const bool plots = have_gnuplot();
     if (!plots)
         md += "\n*gnuplot not found: plots were not drawn.*\n";

@@ -21,7 +21,8 @@ const std::vector<memory_figure>& memory_figures() {
         {"grad_bytes", "grads MiB", "grad_mib"},
         {"optimizer_bytes", "optimizer MiB", "optimizer_mib"},
         {"activation_bytes", "activations MiB", "activation_mib"},
-        {"comm_buffer_bytes", "comm buffers MiB", "comm_buffer_mib"}};
+        {"comm_buffer_bytes", "comm buffers MiB", "comm_buffer_mib"},
+        {"step_peak_device_bytes", "step device MiB", "step_peak_device_mib"}};
     return figures;
 }
 
@@ -30,7 +31,7 @@ std::optional<double> peak_memory(const pooled_case& c, const std::string& name)
     for (const case_data* launch : c.launches)
         if (auto v = launch->max_memory(name))
             out = std::max(out.value_or(0.0), *v);
-    if (name == "peak_device_bytes" && out && *out == 0)
+    if (name.find("device") != std::string::npos && out && *out == 0)
         return std::nullopt; // a CPU case: no device memory to speak of
     return out;
 }

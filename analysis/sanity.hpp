@@ -13,6 +13,7 @@ namespace ringscale::analysis {
 struct sanity_limits {
     std::optional<double> peak_gflops; ///< per rank (one device per rank)
     std::optional<double> link_gbs;    ///< GB/s (1e9 B/s) per rank, one direction
+    std::optional<double> peak_tflops; ///< --peak: dense peak per rank for MFU, TFLOP/s
 };
 
 /// Peak GFLOP/s per rank and where the number came from.

@@ -16,8 +16,10 @@ struct scaling_options {
     std::size_t replicates = 2000; ///< bootstrap replicates
     std::uint64_t seed = 1;
     double level = 0.95;
-    /// Resample launches (not iterations) when both cases have at least this many.
-    std::size_t min_launches = 4;
+    /// Two-level bootstrap (launches, then iterations; see hierarchical.hpp) when both cases
+    /// have at least this many launches (>= 2); otherwise iterations only, and the CIs say
+    /// nothing about launch-to-launch noise.
+    std::size_t min_launches = 2;
 };
 
 /// One P of a family, relative to the base case. Ratios are NaN where undefined.
@@ -27,8 +29,9 @@ struct scaling_point {
     double time = 0, time_lo = 0, time_hi = 0;          ///< median iteration time and its CI, s
     double speedup = 0, speedup_lo = 0, speedup_hi = 0; ///< weak: scaled speedup (p/p0)·E
     double efficiency = 0, efficiency_lo = 0, efficiency_hi = 0;
-    double karp_flatt = 0; ///< strong scaling, p > p0 only
-    std::string resampled; ///< "iterations" or "launches"
+    double karp_flatt = 0;    ///< strong scaling, p > p0 only
+    std::string resampled;    ///< "launches" (two-level) or "iterations"
+    std::size_t launches = 0; ///< launches of this case
 };
 
 struct scaling_result {
@@ -45,8 +48,8 @@ struct scaling_result {
 double karp_flatt(double speedup, double p);
 
 /// Scaling of one family (needs at least two members and a member at the base P; returns
-/// nullopt otherwise). Bootstrap resamples launch medians when both cases have at least
-/// `min_launches` launches, else iterations.
+/// nullopt otherwise). The bootstrap resamples launches, then iterations within them, when
+/// both this case and the base have at least `min_launches` launches, else iterations.
 std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_options& opt);
 
 } // namespace ringscale::analysis

@@ -1,6 +1,7 @@
 #include "summary.hpp"
 
 #include "bootstrap.hpp"
+#include "peak.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +59,9 @@ void throughput(const pooled_case& p, case_summary& s, const summary_options& op
                                          who, *s.flops_per_rank / 1e9, pk->source));
         s.flops_per_rank.reset();
     }
+    const mfu_figure mfu = case_mfu(c, s.flops_per_rank, opt.limits.peak_tflops);
+    s.mfu_percent = mfu.percent;
+    s.mfu_note = mfu.note;
     if (opt.limits.link_gbs) {
         const double link = *opt.limits.link_gbs * 1e9;
         auto gate = [&](std::optional<double>& v, const char* what) {

@@ -35,6 +35,8 @@ struct case_summary {
     double comm_share = 0;    ///< sum comm_wait_s / sum time_s (NaN when not recorded)
     double compute_share = 0; ///< sum compute_s / sum time_s (NaN when not recorded)
     std::optional<double> flops_per_rank; ///< FLOP/s per rank at the median time
+    std::optional<double> mfu_percent;    ///< flops_per_rank as % of the dense peak (peak.hpp)
+    std::string mfu_note;                 ///< why a GPU case has no MFU (unknown device)
     std::optional<double> tokens_per_s;
     std::optional<double> algbw;            ///< B/s
     std::optional<double> busbw;            ///< B/s

@@ -23,6 +23,15 @@ cell opt_cell(const std::optional<double>& v, double scale) {
     return number_cell(*v / scale, fmt::format("{:.4g}", *v / scale));
 }
 
+/// MFU in percent with one decimal ("-" when not known).
+cell mfu_cell(const std::optional<double>& percent) {
+    if (!percent)
+        return {"-", nullptr};
+    // Tiny shares (a CPU against --peak) keep two significant digits instead of "0.0".
+    const std::string spec = *percent < 0.1 ? "{:.2g}" : "{:.1f}";
+    return number_cell(*percent, fmt::format(fmt::runtime(spec), *percent));
+}
+
 /// Shared parameters of the given cases, and the caption naming them.
 param_list shared(const std::vector<const pooled_case*>& cases, table& t) {
     const param_list common = common_params(cases);
@@ -130,6 +139,7 @@ table summary_table(const std::vector<case_summary>& rows) {
                              {"imbalance", "imbalance"},
                              {"comm %", "comm_share"},
                              {"GFLOP/s/rank", "gflops_per_rank"},
+                             {"MFU %", "mfu_pct"},
                              {"tokens/s", "tokens_per_s"},
                              {"algbw GB/s", "algbw_gbs"},
                              {"busbw GB/s", "busbw_gbs"}};
@@ -161,6 +171,7 @@ table summary_table(const std::vector<case_summary>& rows) {
                           ratio_cell(s.imbalance),
                           number_cell(s.comm_share, fmt::format("{:.1f}", 100 * s.comm_share)),
                           opt_cell(s.flops_per_rank, 1e9),
+                          mfu_cell(s.mfu_percent),
                           opt_cell(s.tokens_per_s, 1),
                           opt_cell(s.algbw, 1e9),
                           opt_cell(s.busbw, 1e9)});
@@ -251,28 +262,34 @@ table compare_table(const comparison& cmp) {
                              {"base median", "base_median_s"},
                              {"new median", "new_median_s"},
                              {"change %", "change_pct"},
+                             {"95% CI", "change_lo_pct"},
+                             {"", "change_hi_pct"},
                              {"unit", "unit"},
                              {"n base", "n_base"},
                              {"n new", "n_new"},
-                             {"p (MWU)", "p_value"},
+                             {"p", "p_value"},
                              {"p Holm", "p_holm"},
+                             {"p MWU iter.", "p_mwu_iterations"},
                              {"Cliff's d", "cliffs_delta"},
                              {"effect", "effect"},
                              {"verdict", "verdict"}};
     for (const auto& c : cols)
-        t.add_column(c[0], c[1]);
+        t.add_column(c[0], c[1], c[0][0] == '\0');
     std::vector<const pooled_case*> cases;
     for (const case_comparison& c : cmp.matched)
         cases.push_back(c.base);
     const param_list common = shared(cases, t);
+    auto pct = [](double v) { return number_cell(100 * v, fmt::format("{:+.2f}", 100 * v)); };
+    auto p_cell = [](double v) { return number_cell(v, fmt::format("{:.3g}", v)); };
     for (const case_comparison& c : cmp.matched)
         t.rows.push_back(
             {label_cell(c.base->label(), common), int_cell(c.base->world_size),
-             time_cell(c.base_median), time_cell(c.new_median),
-             number_cell(100 * c.change, fmt::format("{:+.2f}", 100 * c.change)), text_cell(c.unit),
+             time_cell(c.base_median), time_cell(c.new_median), pct(c.change),
+             number_cell(100 * c.change_lo,
+                         fmt::format("[{:+.2f}, {:+.2f}]", 100 * c.change_lo, 100 * c.change_hi)),
+             number_cell(100 * c.change_hi, ""), text_cell(c.unit),
              int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
-             number_cell(c.test.p_value, fmt::format("{:.3g}", c.test.p_value)),
-             number_cell(c.p_adjusted, fmt::format("{:.3g}", c.p_adjusted)),
+             p_cell(c.p_value), p_cell(c.p_adjusted), p_cell(c.test.p_value),
              ratio_cell(c.test.cliffs_delta), text_cell(cliffs_delta_label(c.test.cliffs_delta)),
              text_cell(to_string(c.result))});
     return t;

@@ -38,6 +38,13 @@ void wait_all(std::vector<request_ptr>& reqs);
 
 /// A group of ranks. All collective calls must be made by every rank of the group, in the
 /// same order. Counts are elements of `type`; "per rank" counts are each rank's share.
+///
+/// In place (NCCL's convention, for the blocking and the non-blocking forms alike): allreduce
+/// and all_to_all with send == recv; all_gather with send == recv + rank() * count_per_rank
+/// (the rank's input is its block of the output); reduce_scatter with recv == send + rank() *
+/// count_per_rank (the output is the rank's block of the input, whose other blocks are
+/// undefined afterwards). Any other overlap of send and recv is an error. NCCL has no
+/// in-place all_to_all (it throws); MPI uses MPI_IN_PLACE.
 class communicator {
   public:
     virtual ~communicator() = default;
@@ -92,6 +99,18 @@ class communicator {
     /// buffer in wait()/test() (MPI, staged MPI).
     virtual bool stream_ordered() const { return false; }
 };
+
+/// Whether all_gather's buffers follow the in-place convention above.
+inline bool in_place_all_gather(const void* send, const void* recv, std::size_t count_per_rank,
+                                dtype type, int rank) {
+    return send == static_cast<const char*>(recv) +
+                       static_cast<std::size_t>(rank) * count_per_rank * size_of(type);
+}
+/// Whether reduce_scatter's buffers follow the in-place convention above.
+inline bool in_place_reduce_scatter(const void* send, const void* recv, std::size_t count_per_rank,
+                                    dtype type, int rank) {
+    return in_place_all_gather(recv, send, count_per_rank, type, rank);
+}
 
 /// Communicator over MPI_COMM_WORLD for `memory` buffers ("mpi"; device memory is staged
 /// through pinned host memory on the current device) or NCCL ("nccl").

@@ -4,7 +4,9 @@
 #include "src/error.hpp"
 
 #include <climits>
+#include <cstring>
 #include <fmt/format.h>
+#include <functional>
 
 namespace ringscale::comm {
 
@@ -34,15 +36,19 @@ void require_reducible(dtype t) {
         throw error(error_kind::mpi, fmt::format("MPI cannot reduce {} data", to_string(t)));
 }
 
-/// Owns MPI requests; waits for them in wait() or on destruction.
+/// Owns MPI requests; waits for them in wait() or on destruction, then runs `then` once.
 class mpi_request final : public request {
   public:
-    mpi_request(int n, const char* op)
-        : m_reqs(static_cast<std::size_t>(n), MPI_REQUEST_NULL), m_op(op) {}
+    mpi_request(int n, const char* op, std::function<void()> then = {})
+        : m_reqs(static_cast<std::size_t>(n), MPI_REQUEST_NULL), m_op(op), m_then(std::move(then)) {
+    }
     ~mpi_request() override {
         if (!m_done) {
             blocking_scope blocked(m_op);
-            MPI_Waitall(static_cast<int>(m_reqs.size()), m_reqs.data(), MPI_STATUSES_IGNORE);
+            if (MPI_Waitall(static_cast<int>(m_reqs.size()), m_reqs.data(), MPI_STATUSES_IGNORE) ==
+                    MPI_SUCCESS &&
+                m_then)
+                m_then();
         }
     }
     MPI_Request* data() { return m_reqs.data(); }
@@ -52,7 +58,7 @@ class mpi_request final : public request {
         blocking_scope blocked(m_op);
         RINGSCALE_MPI_CALL(
             MPI_Waitall(static_cast<int>(m_reqs.size()), m_reqs.data(), MPI_STATUSES_IGNORE));
-        m_done = true;
+        complete();
     }
     bool test() override {
         if (m_done)
@@ -60,15 +66,36 @@ class mpi_request final : public request {
         int flag = 0;
         RINGSCALE_MPI_CALL(MPI_Testall(static_cast<int>(m_reqs.size()), m_reqs.data(), &flag,
                                        MPI_STATUSES_IGNORE));
-        m_done = flag != 0;
+        if (flag != 0)
+            complete();
         return m_done;
     }
 
   private:
+    void complete() {
+        m_done = true;
+        if (m_then)
+            m_then();
+    }
+
     std::vector<MPI_Request> m_reqs;
     const char* m_op; // what a wait on this request is blocked in, for the watchdog
+    std::function<void()> m_then;
     bool m_done = false;
 };
+
+/// MPI_IN_PLACE for a call whose send buffer is its receive buffer.
+const void* send_or_in_place(const void* send, const void* recv) {
+    return send == recv ? MPI_IN_PLACE : send;
+}
+
+/// In-place reduce-scatter: MPI leaves the rank's result at the start of the buffer; move it
+/// to the rank's own block (NCCL's convention).
+void move_to_own_block(void* buf, std::size_t count_per_rank, dtype type, int rank) {
+    const std::size_t bytes = count_per_rank * size_of(type);
+    if (rank != 0 && bytes > 0)
+        std::memcpy(static_cast<char*>(buf) + static_cast<std::size_t>(rank) * bytes, buf, bytes);
+}
 
 } // namespace
 
@@ -124,16 +151,16 @@ void mpi_communicator::allreduce(const void* send, void* recv, std::size_t count
                                  reduce_op op) {
     blocking_scope blocked("allreduce");
     require_reducible(type);
-    RINGSCALE_MPI_CALL(
-        MPI_Allreduce(send, recv, as_count(count), mpi_type(type), mpi_op(op), m_comm));
+    RINGSCALE_MPI_CALL(MPI_Allreduce(send_or_in_place(send, recv), recv, as_count(count),
+                                     mpi_type(type), mpi_op(op), m_comm));
 }
 
 request_ptr mpi_communicator::iallreduce(const void* send, void* recv, std::size_t count,
                                          dtype type, reduce_op op) {
     require_reducible(type);
     auto req = std::make_unique<mpi_request>(1, "wait(iallreduce)");
-    RINGSCALE_MPI_CALL(MPI_Iallreduce(send, recv, as_count(count), mpi_type(type), mpi_op(op),
-                                      m_comm, req->data()));
+    RINGSCALE_MPI_CALL(MPI_Iallreduce(send_or_in_place(send, recv), recv, as_count(count),
+                                      mpi_type(type), mpi_op(op), m_comm, req->data()));
     return req;
 }
 
@@ -141,15 +168,23 @@ void mpi_communicator::all_gather(const void* send, void* recv, std::size_t coun
                                   dtype type) {
     blocking_scope blocked("all_gather");
     const int n = as_count(count_per_rank);
-    RINGSCALE_MPI_CALL(MPI_Allgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
+    if (in_place_all_gather(send, recv, count_per_rank, type, m_rank))
+        RINGSCALE_MPI_CALL(
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n, mpi_type(type), m_comm));
+    else
+        RINGSCALE_MPI_CALL(MPI_Allgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
 }
 
 request_ptr mpi_communicator::iall_gather(const void* send, void* recv, std::size_t count_per_rank,
                                           dtype type) {
     const int n = as_count(count_per_rank);
     auto req = std::make_unique<mpi_request>(1, "wait(iall_gather)");
-    RINGSCALE_MPI_CALL(
-        MPI_Iallgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm, req->data()));
+    if (in_place_all_gather(send, recv, count_per_rank, type, m_rank))
+        RINGSCALE_MPI_CALL(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n,
+                                          mpi_type(type), m_comm, req->data()));
+    else
+        RINGSCALE_MPI_CALL(
+            MPI_Iallgather(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm, req->data()));
     return req;
 }
 
@@ -157,6 +192,13 @@ void mpi_communicator::reduce_scatter(const void* send, void* recv, std::size_t 
                                       dtype type, reduce_op op) {
     blocking_scope blocked("reduce_scatter");
     require_reducible(type);
+    if (in_place_reduce_scatter(send, recv, count_per_rank, type, m_rank)) {
+        void* buf = const_cast<void*>(send); // MPI_IN_PLACE: the input is the receive buffer
+        RINGSCALE_MPI_CALL(MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, as_count(count_per_rank),
+                                                    mpi_type(type), mpi_op(op), m_comm));
+        move_to_own_block(buf, count_per_rank, type, m_rank);
+        return;
+    }
     RINGSCALE_MPI_CALL(MPI_Reduce_scatter_block(send, recv, as_count(count_per_rank),
                                                 mpi_type(type), mpi_op(op), m_comm));
 }
@@ -165,6 +207,17 @@ request_ptr mpi_communicator::ireduce_scatter(const void* send, void* recv,
                                               std::size_t count_per_rank, dtype type,
                                               reduce_op op) {
     require_reducible(type);
+    if (in_place_reduce_scatter(send, recv, count_per_rank, type, m_rank)) {
+        void* buf = const_cast<void*>(send); // MPI_IN_PLACE: the input is the receive buffer
+        const int rank = m_rank;
+        auto req = std::make_unique<mpi_request>(1, "wait(ireduce_scatter)", [=] {
+            move_to_own_block(buf, count_per_rank, type, rank);
+        });
+        RINGSCALE_MPI_CALL(MPI_Ireduce_scatter_block(MPI_IN_PLACE, buf, as_count(count_per_rank),
+                                                     mpi_type(type), mpi_op(op), m_comm,
+                                                     req->data()));
+        return req;
+    }
     auto req = std::make_unique<mpi_request>(1, "wait(ireduce_scatter)");
     RINGSCALE_MPI_CALL(MPI_Ireduce_scatter_block(send, recv, as_count(count_per_rank),
                                                  mpi_type(type), mpi_op(op), m_comm, req->data()));
@@ -175,7 +228,11 @@ void mpi_communicator::all_to_all(const void* send, void* recv, std::size_t coun
                                   dtype type) {
     blocking_scope blocked("all_to_all");
     const int n = as_count(count_per_rank);
-    RINGSCALE_MPI_CALL(MPI_Alltoall(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
+    if (send == recv) // MPI_IN_PLACE: the send count and type are ignored
+        RINGSCALE_MPI_CALL(
+            MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n, mpi_type(type), m_comm));
+    else
+        RINGSCALE_MPI_CALL(MPI_Alltoall(send, n, mpi_type(type), recv, n, mpi_type(type), m_comm));
 }
 
 void mpi_communicator::broadcast(void* buf, std::size_t count, dtype type, int root) {

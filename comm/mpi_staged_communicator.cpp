@@ -26,9 +26,11 @@ void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStrea
 class staged_request final : public request {
   public:
     staged_request(request_ptr inner, pinned_block send_block, pinned_block recv_block,
-                   void* recv_device, std::size_t recv_bytes, std::shared_ptr<void> stream)
+                   void* recv_device, std::size_t recv_bytes, std::size_t recv_offset,
+                   std::shared_ptr<void> stream)
         : m_send(std::move(send_block)), m_recv(std::move(recv_block)), m_inner(std::move(inner)),
-          m_recv_device(recv_device), m_recv_bytes(recv_bytes), m_stream(std::move(stream)) {}
+          m_recv_device(recv_device), m_recv_bytes(recv_bytes), m_recv_offset(recv_offset),
+          m_stream(std::move(stream)) {}
     ~staged_request() override {
         // Destroying an unfinished request waits for it, copy included; errors cannot leave a
         // destructor, and a failed CUDA copy resurfaces at the next checked CUDA call.
@@ -60,7 +62,8 @@ class staged_request final : public request {
   private:
     void finish() {
         m_done = true; // set first: a failed copy must not be retried by the destructor
-        copy_to_device(m_recv_device, m_recv.data(), m_recv_bytes, as_stream(m_stream));
+        copy_to_device(m_recv_device, static_cast<char*>(m_recv.data()) + m_recv_offset,
+                       m_recv_bytes, as_stream(m_stream));
     }
 
     // Declared before m_inner so they are destroyed after it: MPI may use them until then.
@@ -69,12 +72,17 @@ class staged_request final : public request {
     request_ptr m_inner;
     void* m_recv_device;
     std::size_t m_recv_bytes;
+    std::size_t m_recv_offset; // where in m_recv the device's data starts
     std::shared_ptr<void> m_stream;
     bool m_done = false;
 };
 
 std::size_t bytes_of(std::size_t count, dtype type) {
     return count * size_of(type);
+}
+
+void* at(const pinned_block& block, std::size_t offset) {
+    return static_cast<char*>(block.data()) + offset;
 }
 
 } // namespace
@@ -94,13 +102,23 @@ mpi_staged_communicator::~mpi_staged_communicator() = default;
 
 pinned_block mpi_staged_communicator::stage_in(const void* device, std::size_t bytes) {
     pinned_block block = m_pool->acquire(bytes);
-    if (bytes > 0) {
-        const cudaStream_t s = as_stream(m_stream);
-        RINGSCALE_CUDA_CALL(
-            cudaMemcpyAsync(block.data(), device, bytes, cudaMemcpyDeviceToHost, s));
-        RINGSCALE_CUDA_CALL(cudaStreamSynchronize(s));
-    }
+    stage_into(block.data(), device, bytes);
     return block;
+}
+
+void mpi_staged_communicator::stage_into(void* host, const void* device, std::size_t bytes) {
+    if (bytes == 0)
+        return;
+    const cudaStream_t s = as_stream(m_stream);
+    RINGSCALE_CUDA_CALL(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, s));
+    RINGSCALE_CUDA_CALL(cudaStreamSynchronize(s));
+}
+
+pinned_block mpi_staged_communicator::stage_own_block(const void* send, std::size_t block) {
+    // In-place all-gather: the rank's input is its block of the output; stage it there.
+    pinned_block all = m_pool->acquire(block * static_cast<std::size_t>(size()));
+    stage_into(at(all, block * static_cast<std::size_t>(rank())), send, block);
+    return all;
 }
 
 void mpi_staged_communicator::stage_out(void* device, const void* host, std::size_t bytes) {
@@ -109,10 +127,10 @@ void mpi_staged_communicator::stage_out(void* device, const void* host, std::siz
 
 request_ptr mpi_staged_communicator::deferred(request_ptr inner, pinned_block send_block,
                                               pinned_block recv_block, void* recv_device,
-                                              std::size_t recv_bytes) {
+                                              std::size_t recv_bytes, std::size_t recv_offset) {
     return std::make_unique<staged_request>(std::move(inner), std::move(send_block),
                                             std::move(recv_block), recv_device, recv_bytes,
-                                            m_stream);
+                                            recv_offset, m_stream);
 }
 
 void mpi_staged_communicator::barrier() {
@@ -123,15 +141,21 @@ void mpi_staged_communicator::allreduce(const void* send, void* recv, std::size_
                                         reduce_op op) {
     const std::size_t bytes = bytes_of(count, type);
     const pinned_block in = stage_in(send, bytes);
-    const pinned_block out = m_pool->acquire(bytes);
-    m_mpi->allreduce(in.data(), out.data(), count, type, op);
-    stage_out(recv, out.data(), bytes);
+    // In place: one pinned block, reduced in place by MPI.
+    const pinned_block out = send == recv ? pinned_block{} : m_pool->acquire(bytes);
+    void* result = send == recv ? in.data() : out.data();
+    m_mpi->allreduce(in.data(), result, count, type, op);
+    stage_out(recv, result, bytes);
 }
 
 request_ptr mpi_staged_communicator::iallreduce(const void* send, void* recv, std::size_t count,
                                                 dtype type, reduce_op op) {
     const std::size_t bytes = bytes_of(count, type);
     pinned_block in = stage_in(send, bytes);
+    if (send == recv) { // in place: one pinned block
+        request_ptr inner = m_mpi->iallreduce(in.data(), in.data(), count, type, op);
+        return deferred(std::move(inner), pinned_block{}, std::move(in), recv, bytes);
+    }
     pinned_block out = m_pool->acquire(bytes);
     request_ptr inner = m_mpi->iallreduce(in.data(), out.data(), count, type, op);
     return deferred(std::move(inner), std::move(in), std::move(out), recv, bytes);
@@ -140,16 +164,30 @@ request_ptr mpi_staged_communicator::iallreduce(const void* send, void* recv, st
 void mpi_staged_communicator::all_gather(const void* send, void* recv, std::size_t count_per_rank,
                                          dtype type) {
     const std::size_t block = bytes_of(count_per_rank, type);
+    const std::size_t total = block * static_cast<std::size_t>(size());
+    if (in_place_all_gather(send, recv, count_per_rank, type, rank())) {
+        const pinned_block all = stage_own_block(send, block);
+        m_mpi->all_gather(at(all, block * static_cast<std::size_t>(rank())), all.data(),
+                          count_per_rank, type);
+        stage_out(recv, all.data(), total);
+        return;
+    }
     const pinned_block in = stage_in(send, block);
-    const pinned_block out = m_pool->acquire(block * static_cast<std::size_t>(size()));
+    const pinned_block out = m_pool->acquire(total);
     m_mpi->all_gather(in.data(), out.data(), count_per_rank, type);
-    stage_out(recv, out.data(), block * static_cast<std::size_t>(size()));
+    stage_out(recv, out.data(), total);
 }
 
 request_ptr mpi_staged_communicator::iall_gather(const void* send, void* recv,
                                                  std::size_t count_per_rank, dtype type) {
     const std::size_t block = bytes_of(count_per_rank, type);
     const std::size_t total = block * static_cast<std::size_t>(size());
+    if (in_place_all_gather(send, recv, count_per_rank, type, rank())) {
+        pinned_block all = stage_own_block(send, block);
+        request_ptr inner = m_mpi->iall_gather(at(all, block * static_cast<std::size_t>(rank())),
+                                               all.data(), count_per_rank, type);
+        return deferred(std::move(inner), pinned_block{}, std::move(all), recv, total);
+    }
     pinned_block in = stage_in(send, block);
     pinned_block out = m_pool->acquire(total);
     request_ptr inner = m_mpi->iall_gather(in.data(), out.data(), count_per_rank, type);
@@ -160,6 +198,13 @@ void mpi_staged_communicator::reduce_scatter(const void* send, void* recv,
                                              std::size_t count_per_rank, dtype type, reduce_op op) {
     const std::size_t block = bytes_of(count_per_rank, type);
     const pinned_block in = stage_in(send, block * static_cast<std::size_t>(size()));
+    if (in_place_reduce_scatter(send, recv, count_per_rank, type, rank())) {
+        // In place on the pinned copy too; only the rank's own block goes back to the device.
+        void* own = at(in, block * static_cast<std::size_t>(rank()));
+        m_mpi->reduce_scatter(in.data(), own, count_per_rank, type, op);
+        stage_out(recv, own, block);
+        return;
+    }
     const pinned_block out = m_pool->acquire(block);
     m_mpi->reduce_scatter(in.data(), out.data(), count_per_rank, type, op);
     stage_out(recv, out.data(), block);
@@ -170,6 +215,12 @@ request_ptr mpi_staged_communicator::ireduce_scatter(const void* send, void* rec
                                                      reduce_op op) {
     const std::size_t block = bytes_of(count_per_rank, type);
     pinned_block in = stage_in(send, block * static_cast<std::size_t>(size()));
+    if (in_place_reduce_scatter(send, recv, count_per_rank, type, rank())) {
+        const std::size_t own = block * static_cast<std::size_t>(rank());
+        request_ptr inner =
+            m_mpi->ireduce_scatter(in.data(), at(in, own), count_per_rank, type, op);
+        return deferred(std::move(inner), pinned_block{}, std::move(in), recv, block, own);
+    }
     pinned_block out = m_pool->acquire(block);
     request_ptr inner = m_mpi->ireduce_scatter(in.data(), out.data(), count_per_rank, type, op);
     return deferred(std::move(inner), std::move(in), std::move(out), recv, block);
@@ -179,6 +230,11 @@ void mpi_staged_communicator::all_to_all(const void* send, void* recv, std::size
                                          dtype type) {
     const std::size_t total = bytes_of(count_per_rank, type) * static_cast<std::size_t>(size());
     const pinned_block in = stage_in(send, total);
+    if (send == recv) { // in place: MPI_IN_PLACE on the one pinned copy
+        m_mpi->all_to_all(in.data(), in.data(), count_per_rank, type);
+        stage_out(recv, in.data(), total);
+        return;
+    }
     const pinned_block out = m_pool->acquire(total);
     m_mpi->all_to_all(in.data(), out.data(), count_per_rank, type);
     stage_out(recv, out.data(), total);

@@ -8,6 +8,10 @@
 // after work already queued on the legacy default stream. Work that produces a send buffer on
 // a non-blocking stream must be synchronised (or ordered on stream()) by the caller first.
 //
+// In place (communicator.hpp's convention): the device buffer is staged into ONE pinned block
+// and MPI runs in place on it (MPI_IN_PLACE), so aliasing device buffers is safe; an in-place
+// reduce-scatter copies back only the rank's own block.
+//
 // Asynchronous calls (iallreduce, iall_gather, ireduce_scatter, isend, irecv, isendrecv) copy
 // their device input to the host BEFORE returning (blocking that copy), post the MPI operation
 // on the host copy, and copy the result to the device when wait() or a successful test()
@@ -66,11 +70,17 @@ class mpi_staged_communicator final : public communicator {
   private:
     /// A pinned copy of `bytes` of device memory at `device` (blocking).
     pinned_block stage_in(const void* device, std::size_t bytes);
+    /// Copy `bytes` of device memory to pinned `host` (blocking).
+    void stage_into(void* host, const void* device, std::size_t bytes);
+    /// A pinned block of size() blocks with the device's `send` (`block` bytes) staged into
+    /// the rank's own block: an in-place all-gather's buffer.
+    pinned_block stage_own_block(const void* send, std::size_t block);
     /// Copy `bytes` of pinned `host` to `device` (blocking).
     void stage_out(void* device, const void* host, std::size_t bytes);
-    /// A request that completes `inner` and then copies `recv_block` to `recv_device`.
+    /// A request that completes `inner` and then copies `recv_bytes` of `recv_block`, from
+    /// `recv_offset` on, to `recv_device`.
     request_ptr deferred(request_ptr inner, pinned_block send_block, pinned_block recv_block,
-                         void* recv_device, std::size_t recv_bytes);
+                         void* recv_device, std::size_t recv_bytes, std::size_t recv_offset = 0);
 
     std::unique_ptr<mpi_communicator> m_mpi;
     std::shared_ptr<pinned_pool> m_pool;

@@ -196,6 +196,9 @@ request_ptr nccl_communicator::ireduce_scatter(const void* send, void* recv,
 
 void nccl_communicator::all_to_all(const void* send, void* recv, std::size_t count_per_rank,
                                    dtype type) {
+    if (send == recv && count_per_rank > 0) // grouped sends and receives on one buffer race
+        throw error(error_kind::nccl, "NCCL has no in-place all-to-all (send == recv); use "
+                                      "separate buffers");
     const std::size_t bytes = block_bytes(count_per_rank, type);
     const auto* src = static_cast<const unsigned char*>(send);
     auto* dst = static_cast<unsigned char*>(recv);

@@ -1,22 +1,51 @@
 // Job `collectives`: nccl-tests-style bandwidth of allreduce, allgather, reduce-scatter,
-// all-to-all, send/recv and broadcast on float32 data, every result checked exactly.
+// all-to-all, send/recv and broadcast on float32 data, out of place or in place, in the
+// device's memory (host MPI on the CPU; NCCL or staged MPI on CUDA), every result checked
+// exactly.
 #include "jobs/collectives_ops.hpp"
+#include "jobs/device_exchange.hpp"
 #include "jobs/job.hpp"
+#include "kernels/dev_buffer.hpp"
 #include "src/error.hpp"
-#include "src/memory.hpp"
 #include "src/parse.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ringscale::jobs {
 
 namespace {
 
+// Host staging for fills and checks: device buffers are written and read in chunks of this
+// many elements, so validating a 1 GiB buffer never holds a 1 GiB host copy.
+constexpr std::size_t k_chunk = std::size_t{1} << 20;
+constexpr float k_sentinel = -1e30f;
+// In-place reductions feed their output back as the next input: every reduction multiplies
+// the largest magnitude by at most the rank count. Restore the input (untimed) before it
+// could pass this, far below float's 3.4e38, so no timed iteration sees inf or NaN.
+constexpr double k_magnitude_limit = 1e30;
+
+/// dst[k] = collective_value(rank, first + k) for k < n (rank < 0: the sentinel); dst is
+/// `dev` memory.
+void fill(kernels::device& dev, float* dst, std::size_t first, std::size_t n, int rank) {
+    std::vector<float> host(std::min(n, k_chunk));
+    for (std::size_t done = 0; done < n; done += host.size()) {
+        const std::size_t m = std::min(host.size(), n - done);
+        for (std::size_t k = 0; k < m; ++k)
+            host[k] = rank < 0 ? k_sentinel : collective_value(rank, first + done + k);
+        dev.upload(dst + done, host.data(), m * sizeof(float));
+    }
+}
+
+bool reduces(const collective_op& op) {
+    return op.name == "allreduce" || op.name == "reduce_scatter";
+}
+
 class collectives_case final : public job_case {
   public:
-    collectives_case(const collective_op& op, const collective_sizes& sz, int root,
-                     comm::communicator& c)
-        : m_op(op), m_sz(sz), m_root(root), m_comm(c) {}
+    collectives_case(const collective_op& op, const collective_sizes& sz, int root, bool inplace,
+                     run_context& ctx)
+        : m_op(op), m_sz(sz), m_root(root), m_inplace(inplace), m_comm(ctx.world), m_dev(ctx.dev) {}
 
     attr_map describe() const override {
         const int p = m_comm.size();
@@ -29,25 +58,44 @@ class collectives_case final : public job_case {
     }
 
     void setup() override {
-        m_send.assign(m_sz.send_count, 0.0f);
-        m_recv.assign(m_sz.recv_count, 0.0f);
-        for (std::size_t i = 0; i < m_send.size(); ++i)
-            m_send[i] = collective_value(m_comm.rank(), i);
+        if (m_inplace) {
+            m_buf.allocate(m_dev, m_sz.inplace_count);
+            load_inputs();
+            return;
+        }
+        m_send.allocate(m_dev, m_sz.send_count);
+        m_recv.allocate(m_dev, m_sz.recv_count);
+        fill(m_dev, m_send.data(), 0, m_sz.send_count, m_comm.rank());
+        m_dev.zero(m_recv.data(), m_recv.bytes());
+    }
+
+    void before_iteration() override {
+        if (m_inplace && m_magnitude * m_comm.size() > k_magnitude_limit)
+            load_inputs();
     }
 
     void iterate(phase_timer& timer) override {
-        auto wait = timer.time(phase::comm_wait); // the whole operation is communication
-        m_op.run(m_comm, m_send.data(), m_recv.data(), m_sz, m_root);
+        // The inputs were written on the compute stream: order the communication after them.
+        order_comm_after(m_comm, m_dev, m_dev.record());
+        // The whole operation is communication; on CUDA timed by events on the compute stream.
+        kernels::device_scope wait(m_dev, timer, phase::comm_wait);
+        run_once();
+        if (m_inplace && reduces(m_op))
+            m_magnitude *= m_comm.size();
     }
 
     validation validate() override {
-        // Overwrite the output with a sentinel and run once more, so a stale buffer from an
-        // earlier iteration can never pass for a correct one.
-        std::fill(m_recv.begin(), m_recv.end(), -1e30f);
-        m_op.run(m_comm, m_send.data(), m_recv.data(), m_sz, m_root);
+        // Fresh inputs (in place, the timed iterations consumed them) and a sentinel in every
+        // output element, so a stale buffer from an earlier iteration can never pass.
+        if (m_inplace)
+            load_inputs();
+        else
+            fill(m_dev, m_recv.data(), 0, m_recv.size(), -1);
+        order_comm_after(m_comm, m_dev, m_dev.record());
+        run_once();
         validation v;
         v.checked = true;
-        v.wrong = m_op.count_wrong(m_comm.rank(), m_comm.size(), m_recv.data(), m_sz, m_root);
+        v.wrong = count_wrong();
         v.ok = v.wrong == 0;
         v.tolerance = 0;
         if (!v.ok)
@@ -56,12 +104,97 @@ class collectives_case final : public job_case {
     }
 
   private:
+    void run_once() {
+        const int me = m_comm.rank();
+        if (m_inplace)
+            m_op.run(m_comm, m_buf.data() + in_place_input_offset(m_sz, me),
+                     m_buf.data() + in_place_output_offset(m_sz, me), m_sz, m_root);
+        else
+            m_op.run(m_comm, m_send.data(), m_recv.data(), m_sz, m_root);
+    }
+
+    /// In place: the rank's input in its place, the sentinel everywhere else.
+    void load_inputs() {
+        const int me = m_comm.rank();
+        const std::size_t at = in_place_input_offset(m_sz, me);
+        const std::size_t n = has_input(m_op, me, m_root) ? m_sz.send_count : 0;
+        fill(m_dev, m_buf.data(), 0, at, -1);
+        fill(m_dev, m_buf.data() + at, 0, n, me);
+        fill(m_dev, m_buf.data() + at + n, 0, m_buf.size() - at - n, -1);
+        m_magnitude = 50; // collective_value's largest magnitude
+    }
+
+    /// Wrong elements of this rank's output, read back in chunks.
+    std::uint64_t count_wrong() const {
+        const int me = m_comm.rank();
+        const float* out =
+            m_inplace ? m_buf.data() + in_place_output_offset(m_sz, me) : m_recv.data();
+        std::vector<float> host(std::min(m_sz.recv_count, k_chunk));
+        std::uint64_t wrong = 0;
+        for (std::size_t first = 0; first < m_sz.recv_count; first += host.size()) {
+            const std::size_t n = std::min(host.size(), m_sz.recv_count - first);
+            m_dev.download(host.data(), out + first, n * sizeof(float));
+            wrong += m_op.count_wrong(me, m_comm.size(), host.data(), first, n, m_sz, m_root);
+        }
+        return wrong;
+    }
+
     const collective_op& m_op;
     collective_sizes m_sz;
     int m_root;
+    bool m_inplace;
     comm::communicator& m_comm;
-    host_buffer<float> m_send, m_recv;
+    kernels::device& m_dev;
+    kernels::dev_buffer<float> m_send, m_recv; // out of place
+    kernels::dev_buffer<float> m_buf;          // in place
+    double m_magnitude = 50;                   // bound on |element| of the in-place buffer
 };
+
+/// Why `op` cannot run in place on this launch's communicator; "" when it can.
+std::string in_place_refusal(const collective_op& op, const launch_info& launch) {
+    if (op.no_in_place)
+        return op.no_in_place;
+    if (op.name == "alltoall" && launch.comm == "nccl")
+        return "NCCL has no in-place all-to-all (grouped sends and receives on one buffer "
+               "would race)";
+    return "";
+}
+
+/// The --inplace list as booleans (default: out of place only).
+std::vector<bool> placements(const param_lists& lists) {
+    std::vector<bool> out;
+    const auto it = lists.find("inplace");
+    if (it == lists.end() || it->second.empty())
+        return {false};
+    for (const auto& v : it->second)
+        out.push_back(parse_bool(v, "inplace"));
+    return out;
+}
+
+/// One planned case of `bytes` requested, in place or not: skipped, with the reason, when the
+/// message is below one float32 per rank or the operation has no in-place form here.
+case_plan plan_case(const collective_op& op, std::uint64_t bytes, int root, bool inplace,
+                    const launch_info& launch) {
+    case_plan c;
+    c.job = "collectives";
+    c.variant = op.name;
+    c.values.set("op", op.name);
+    c.values.set("root", std::to_string(root));
+    c.values.set("requested_bytes", std::to_string(bytes));
+    c.values.set("inplace", inplace ? "1" : "0");
+    const collective_sizes sz = op.sizes(bytes, launch.world_size);
+    // The device's memory (tracked host memory on the CPU): one buffer in place, two out of it.
+    c.bytes_per_rank = (inplace ? sz.inplace_count : sz.send_count + sz.recv_count) * sizeof(float);
+    const std::string refusal = inplace ? in_place_refusal(op, launch) : "";
+    if (sz.count == 0) {
+        c.skippable = true;
+        c.skip_reason = "message smaller than one float32 per rank";
+    } else if (!refusal.empty()) {
+        c.skippable = true;
+        c.skip_reason = refusal;
+    }
+    return c;
+}
 
 class collectives_job final : public job {
   public:
@@ -75,7 +208,9 @@ class collectives_job final : public job {
                 {"min-bytes", "1K", "smallest message in bytes (K/M/G suffixes)", false, 'b'},
                 {"max-bytes", "16M", "largest message in bytes", false, 'e'},
                 {"step-factor", "4", "multiply the size by this between cases (>= 2)", false, 'f'},
-                {"root", "0", "root rank of broadcast"}};
+                {"root", "0", "root rank of broadcast"},
+                {"inplace", "0",
+                 "0 out of place, 1 in place (one buffer; list 0,1 runs both, as nccl-tests)"}};
     }
 
     std::vector<case_plan> plan(const param_lists& lists,
@@ -94,39 +229,37 @@ class collectives_job final : public job {
         if (root < 0 || root >= launch.world_size)
             throw config_error(fmt::format("--root: {} is not a rank of this {}-rank launch", root,
                                            launch.world_size));
+        const std::vector<bool> places = placements(lists);
         std::vector<case_plan> cases;
+        std::string refused; // an in-place refusal, reported if nothing else would run
         for (const collective_op* op : ops_from_list(lists.at("op"))) {
             for (std::uint64_t bytes = lo; bytes <= hi; bytes *= static_cast<std::uint64_t>(f)) {
-                case_plan c;
-                c.job = name();
-                c.variant = op->name;
-                c.values.set("op", op->name);
-                c.values.set("root", std::to_string(root));
-                const collective_sizes sz = op->sizes(bytes, launch.world_size);
-                c.values.set("requested_bytes", std::to_string(bytes));
-                c.bytes_per_rank = (sz.send_count + sz.recv_count) * sizeof(float);
-                if (sz.count == 0) {
-                    c.skippable = true;
-                    c.skip_reason = "message smaller than one float32 per rank";
+                for (const bool inplace : places) {
+                    cases.push_back(plan_case(*op, bytes, static_cast<int>(root), inplace, launch));
+                    if (inplace && !in_place_refusal(*op, launch).empty())
+                        refused = in_place_refusal(*op, launch);
                 }
-                cases.push_back(std::move(c));
                 if (bytes > hi / static_cast<std::uint64_t>(f))
                     break;
             }
         }
+        const bool none_runs = std::all_of(
+            cases.begin(), cases.end(), [](const case_plan& c) { return !c.skip_reason.empty(); });
+        if (none_runs && !refused.empty())
+            throw config_error(fmt::format("--inplace 1: {}; use --inplace 0", refused));
         return cases;
     }
 
     std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
         const collective_op& op = find_op(plan.values.text("op"));
         const auto bytes = plan.values.size("requested_bytes");
-        return std::make_unique<collectives_case>(op, op.sizes(bytes, ctx.world.size()),
-                                                  static_cast<int>(plan.values.integer("root")),
-                                                  ctx.world);
+        return std::make_unique<collectives_case>(
+            op, op.sizes(bytes, ctx.world.size()), static_cast<int>(plan.values.integer("root")),
+            plan.values.has("inplace") && plan.values.flag("inplace"), ctx);
     }
 
     std::vector<table_column> columns() const override {
-        return {{"op", 14},          {"size(B)", 11},     {"count", 10},
+        return {{"op", 14},          {"size(B)", 11},     {"count", 10}, {"placement", 12},
                 {"algbw(GB/s)", 11}, {"busbw(GB/s)", 11}, {"#wrong", 7}};
     }
 
@@ -135,9 +268,11 @@ class collectives_job final : public job {
         const double t = s.median_time_s;
         const double algbw = t > 0 ? bytes / t / 1e9 : 0;
         const double busbw = algbw * attr_number(s.attrs, "busbw_factor");
+        const bool inplace = s.plan->values.has("inplace") && s.plan->values.flag("inplace");
         return {s.plan->variant,
                 fmt::format("{:.0f}", bytes),
                 fmt::format("{:.0f}", attr_number(s.attrs, "count")),
+                inplace ? "in-place" : "out-of-place",
                 t > 0 ? fmt::format("{:.3f}", algbw) : "-",
                 t > 0 ? fmt::format("{:.3f}", busbw) : "-",
                 s.check.checked ? fmt::format("{}", s.check.wrong) : "-"};

@@ -23,33 +23,34 @@ double factor_one(int) {
 
 collective_sizes whole_buffer(std::uint64_t bytes, int) {
     const std::size_t n = bytes / sizeof(float);
-    return {n * sizeof(float), n, n, n};
+    collective_sizes s{n * sizeof(float), n, n, n};
+    s.inplace_count = n;
+    return s;
 }
 // Output (allgather) or input (reduce-scatter, all-to-all) of `ranks` equal blocks.
 collective_sizes gathered_output(std::uint64_t bytes, int ranks) {
     const std::size_t per = bytes / sizeof(float) / static_cast<std::size_t>(ranks);
     const std::size_t total = per * static_cast<std::size_t>(ranks);
-    return {total * sizeof(float), per, per, total};
+    collective_sizes s{total * sizeof(float), per, per, total};
+    s.inplace_count = total;
+    s.input_in_own_block = true; // in place, the rank's input is its block of the output
+    return s;
 }
 collective_sizes scattered_input(std::uint64_t bytes, int ranks) {
     collective_sizes s = gathered_output(bytes, ranks);
     std::swap(s.send_count, s.recv_count);
+    std::swap(s.input_in_own_block, s.output_in_own_block);
     return s;
 }
 collective_sizes all_to_all_sizes(std::uint64_t bytes, int ranks) {
     collective_sizes s = gathered_output(bytes, ranks);
     s.send_count = s.recv_count;
+    s.input_in_own_block = false;
     return s;
 }
 
-std::uint64_t wrong_where(const float* recv, std::size_t n,
-                          float (*expected)(std::size_t, int, int, int), int rank, int ranks,
-                          int root) {
-    std::uint64_t wrong = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        wrong += recv[i] != expected(i, rank, ranks, root);
-    return wrong;
-}
+/// Expected output element i on `rank`; `block` is the per-rank block size.
+using expected_fn = float (*)(std::size_t i, int rank, int ranks, int root, std::size_t block);
 
 float sum_over_ranks(std::size_t i, int ranks) {
     float s = 0;
@@ -58,73 +59,81 @@ float sum_over_ranks(std::size_t i, int ranks) {
     return s;
 }
 
+float expect_allreduce(std::size_t i, int, int ranks, int, std::size_t) {
+    return sum_over_ranks(i, ranks);
+}
+float expect_allgather(std::size_t i, int, int, int, std::size_t block) {
+    return collective_value(static_cast<int>(i / block), i % block);
+}
+float expect_reduce_scatter(std::size_t i, int rank, int ranks, int, std::size_t block) {
+    return sum_over_ranks(static_cast<std::size_t>(rank) * block + i, ranks);
+}
+float expect_alltoall(std::size_t i, int rank, int, int, std::size_t block) {
+    // Block q came from rank q's block `rank`.
+    return collective_value(static_cast<int>(i / block),
+                            static_cast<std::size_t>(rank) * block + i % block);
+}
+float expect_sendrecv(std::size_t i, int rank, int ranks, int, std::size_t) {
+    return collective_value((rank + ranks - 1) % ranks, i);
+}
+float expect_broadcast(std::size_t i, int, int, int root, std::size_t) {
+    return collective_value(root, i);
+}
+
+// Output elements [first, first + n), held in out[0..n), against `expected`.
+template <expected_fn expected>
+std::uint64_t check(int rank, int ranks, const float* out, std::size_t first, std::size_t n,
+                    const collective_sizes& sz, int root) {
+    std::uint64_t wrong = 0;
+    for (std::size_t k = 0; k < n; ++k)
+        wrong += out[k] != expected(first + k, rank, ranks, root, sz.count);
+    return wrong;
+}
+
+std::uint64_t check_broadcast(int rank, int ranks, const float* out, std::size_t first,
+                              std::size_t n, const collective_sizes& sz, int root) {
+    // The root's output is its input (in place) or never written (out of place): not checked.
+    return rank == root ? 0 : check<expect_broadcast>(rank, ranks, out, first, n, sz, root);
+}
+
 const std::vector<collective_op> k_ops = {
     {"allreduce", factor_allreduce, whole_buffer,
      [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
          c.allreduce(s, r, sz.count, dtype::f32, reduce_op::sum);
      },
-     [](int rank, int ranks, const float* r, const collective_sizes& sz, int root) {
-         return wrong_where(
-             r, sz.recv_count, [](std::size_t i, int, int p, int) { return sum_over_ranks(i, p); },
-             rank, ranks, root);
-     }},
+     check<expect_allreduce>},
     {"allgather", factor_gather, gathered_output,
      [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
          c.all_gather(s, r, sz.count, dtype::f32);
      },
-     [](int, int ranks, const float* r, const collective_sizes& sz, int) {
-         std::uint64_t wrong = 0;
-         for (int q = 0; q < ranks; ++q)
-             for (std::size_t i = 0; i < sz.count; ++i)
-                 wrong += r[q * sz.count + i] != collective_value(q, i);
-         return wrong;
-     }},
+     check<expect_allgather>},
     {"reduce_scatter", factor_gather, scattered_input,
      [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
          c.reduce_scatter(s, r, sz.count, dtype::f32, reduce_op::sum);
      },
-     [](int rank, int ranks, const float* r, const collective_sizes& sz, int) {
-         std::uint64_t wrong = 0;
-         for (std::size_t i = 0; i < sz.count; ++i)
-             wrong += r[i] != sum_over_ranks(rank * sz.count + i, ranks);
-         return wrong;
-     }},
+     check<expect_reduce_scatter>},
     {"alltoall", factor_gather, all_to_all_sizes,
      [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
          c.all_to_all(s, r, sz.count, dtype::f32);
      },
-     [](int rank, int ranks, const float* r, const collective_sizes& sz, int) {
-         std::uint64_t wrong = 0; // block q came from rank q's block `rank`
-         for (int q = 0; q < ranks; ++q)
-             for (std::size_t i = 0; i < sz.count; ++i)
-                 wrong += r[q * sz.count + i] != collective_value(q, rank * sz.count + i);
-         return wrong;
-     }},
+     check<expect_alltoall>},
     {"sendrecv", factor_one, whole_buffer,
      [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
          const int p = c.size(), me = c.rank();
          c.isendrecv(s, sz.count, (me + 1) % p, r, sz.count, (me + p - 1) % p, dtype::f32, 11)
              ->wait();
      },
-     [](int rank, int ranks, const float* r, const collective_sizes& sz, int) {
-         std::uint64_t wrong = 0;
-         for (std::size_t i = 0; i < sz.count; ++i)
-             wrong += r[i] != collective_value((rank + ranks - 1) % ranks, i);
-         return wrong;
-     }},
+     check<expect_sendrecv>, false,
+     "send/recv has no in-place form: a ring shift must receive into another buffer than the "
+     "one it sends"},
     {"broadcast", factor_one, whole_buffer,
      [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int root) {
-         // The root broadcasts its input buffer (left unchanged); the others receive.
+         // Out of place the root broadcasts its input buffer (left unchanged) and the others
+         // receive; in place both are the one buffer.
          void* buf = c.rank() == root ? const_cast<float*>(s) : r;
          c.broadcast(buf, sz.count, dtype::f32, root);
      },
-     [](int rank, int, const float* r, const collective_sizes& sz, int root) {
-         std::uint64_t wrong = 0;
-         if (rank != root)
-             for (std::size_t i = 0; i < sz.count; ++i)
-                 wrong += r[i] != collective_value(root, i);
-         return wrong;
-     }},
+     check_broadcast, true},
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 // The table of collective operations the `collectives` job measures: for each one, its
-// buffer sizes, how to run it, nccl-tests' bus-bandwidth factor and an exact check.
+// buffer sizes (out of place and in place), how to run it, nccl-tests' bus-bandwidth factor
+// and an exact check.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -17,20 +18,52 @@ struct collective_sizes {
     std::uint64_t bytes = 0;    ///< after rounding to whole elements per rank
     std::size_t count = 0;      ///< elements per rank's block (or of the whole buffer)
     std::size_t send_count = 0; ///< elements in the send buffer
-    std::size_t recv_count = 0; ///< elements in the receive buffer
+    std::size_t recv_count = 0; ///< elements in the receive buffer (the output)
+    /// In place (one buffer, communicator.hpp's convention): its elements, and whether the
+    /// rank's input (all-gather) or output (reduce-scatter) is its own block of `count`
+    /// elements rather than the buffer's start.
+    std::size_t inplace_count = 0;
+    bool input_in_own_block = false;
+    bool output_in_own_block = false;
 };
+
+/// In place: where the rank's input (send_count elements) starts in the one buffer.
+inline std::size_t in_place_input_offset(const collective_sizes& sz, int rank) {
+    return sz.input_in_own_block ? static_cast<std::size_t>(rank) * sz.count : 0;
+}
+/// In place: where the rank's output (recv_count elements) starts in the one buffer.
+inline std::size_t in_place_output_offset(const collective_sizes& sz, int rank) {
+    return sz.output_in_own_block ? static_cast<std::size_t>(rank) * sz.count : 0;
+}
 
 struct collective_op {
     std::string name;
     double (*busbw_factor)(int ranks);
     collective_sizes (*sizes)(std::uint64_t bytes, int ranks);
-    /// Run once (collective). `send`/`recv` hold send_count/recv_count floats.
+    /// Run once (collective). `send`/`recv` hold send_count/recv_count floats; in place they
+    /// are the rank's input and output in the one buffer (see in_place_*_offset).
     void (*run)(comm::communicator& c, const float* send, float* recv, const collective_sizes& sz,
                 int root);
-    /// Elements of this rank's output that differ from the exact expected values.
-    std::uint64_t (*count_wrong)(int rank, int ranks, const float* recv, const collective_sizes& sz,
-                                 int root);
+    /// Of output elements [first, first + n), given in `out[0..n)`, those that differ from the
+    /// exact expected values on this rank.
+    std::uint64_t (*count_wrong)(int rank, int ranks, const float* out, std::size_t first,
+                                 std::size_t n, const collective_sizes& sz, int root);
+    /// Only the root has an input (broadcast); the others' buffers are output only.
+    bool input_on_root_only = false;
+    /// Why the operation has no in-place form; nullptr when it has one.
+    const char* no_in_place = nullptr;
 };
+
+/// Whether `rank` supplies input to `op` (every rank, or only the root for broadcast).
+inline bool has_input(const collective_op& op, int rank, int root) {
+    return !op.input_on_root_only || rank == root;
+}
+
+/// count_wrong over a whole output of sz.recv_count elements in host memory.
+inline std::uint64_t count_wrong_all(const collective_op& op, int rank, int ranks, const float* out,
+                                     const collective_sizes& sz, int root) {
+    return op.count_wrong(rank, ranks, out, 0, sz.recv_count, sz, root);
+}
 
 /// The input value of element `i` on rank `rank`: a small integer, so every sum is exact.
 inline float collective_value(int rank, std::size_t i) {

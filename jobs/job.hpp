@@ -82,6 +82,9 @@ class job_case {
     virtual void setup() = 0;
     /// Run one iteration, timing its phases in `timer` (compute, comm_wait).
     virtual void iterate(phase_timer& timer) = 0;
+    /// Untimed, before each iteration's barrier: restore what earlier iterations consumed
+    /// (an in-place collective's input). Must not communicate.
+    virtual void before_iteration() {}
     /// Check the last iteration's result against the single-rank reference.
     virtual validation validate() = 0;
     /// Extra datasets and attributes (loss, memory breakdown ...).

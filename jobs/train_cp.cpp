@@ -22,6 +22,8 @@ std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp
 
 namespace {
 
+// On a device whose attention kernels take bf16 (CUDA), Q, K|V and dO are rounded into the
+// core's own buffers first, as in kernels::device_attention_core; on the CPU they pass as fp32.
 class ring_core final : public kernels::attention_core {
   public:
     ring_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len) {
@@ -29,31 +31,64 @@ class ring_core final : public kernels::attention_core {
             m_pos.emplace_back(dev, std::move(pos));
         m_spec.comm = &cp;
         m_spec.dev = &dev;
+        m_spec.type = dev.supports(kernels::elem::f32) ? kernels::elem::f32 : kernels::elem::bf16;
         m_spec.positions = &m_pos;
         m_spec.overlap = true;
     }
     void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
                  phase_timer& timer) override {
         prepare(s);
-        ring_forward(m_spec, q, kv, o, lse, m_bufs, timer);
+        const void* qi = nullptr;
+        const void* kvi = nullptr;
+        {
+            kernels::device_scope compute(*m_spec.dev, timer, phase::compute);
+            qi = as_input(q, ring_q_elems(m_spec), m_q);
+            kvi = as_input(kv, 2 * ring_kv_elems(m_spec), m_kv);
+        }
+        // The ring sends our K|V at once: after the compute that produced (or rounded) it.
+        order_comm_after(*m_spec.comm, *m_spec.dev, m_spec.dev->record());
+        ring_forward(m_spec, qi, kvi, o, lse, m_bufs, timer);
     }
     void backward(const attention_shape& s, const float* q, const float* kv, const float* o,
                   const float* d_o, const float* lse, float* dq, float* dkv,
                   phase_timer& timer) override {
         prepare(s);
-        ring_backward(m_spec, q, kv, o, d_o, lse, m_delta.data(), dq, dkv, m_bufs, timer);
+        const void* qi = nullptr;
+        const void* kvi = nullptr;
+        const void* doi = nullptr;
+        {
+            kernels::device_scope compute(*m_spec.dev, timer, phase::compute);
+            qi = as_input(q, ring_q_elems(m_spec), m_q);
+            kvi = as_input(kv, 2 * ring_kv_elems(m_spec), m_kv);
+            doi = as_input(d_o, ring_q_elems(m_spec), m_do);
+        }
+        order_comm_after(*m_spec.comm, *m_spec.dev, m_spec.dev->record());
+        ring_backward(m_spec, qi, kvi, o, doi, lse, m_delta.data(), dq, dkv, m_bufs, timer);
     }
 
   private:
     void prepare(const attention_shape& s) {
         m_spec.shape = s;
         m_bufs.reserve(m_spec, true); // allocates only the first time
-        m_delta.resize(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
+        const auto rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
+        if (m_delta.size() != rows)
+            m_delta.allocate(*m_spec.dev, rows);
+    }
+    // `n` fp32 values as m_spec.type: `src` itself for f32, else rounded into `buf`.
+    const void* as_input(const float* src, std::size_t n, kernels::dev_buffer<unsigned char>& buf) {
+        if (m_spec.type == kernels::elem::f32)
+            return src;
+        const std::size_t bytes = n * kernels::elem_bytes(m_spec.type);
+        if (buf.size() < bytes)
+            buf.allocate(*m_spec.dev, bytes);
+        m_spec.dev->convert(m_spec.type, n, src, buf.data());
+        return buf.data();
     }
     std::vector<kernels::dev_positions> m_pos;
     ring_spec m_spec;
     ring_buffers m_bufs;
-    host_buffer<float> m_delta;
+    kernels::dev_buffer<float> m_delta;
+    kernels::dev_buffer<unsigned char> m_q, m_kv, m_do;
 };
 
 // All-gather K/V, attend to each rank's block (each block's positions are sorted, the
@@ -135,18 +170,28 @@ class allgather_core final : public kernels::attention_core {
 } // namespace
 
 std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
-                                                      comm::communicator* cp, kernels::device& dev,
+                                                      comm::communicator* cp,
+                                                      kernels::train_ops& ops,
                                                       std::int64_t seq_len) {
     if (variant != "ring" && variant != "allgather" && variant != "ulysses")
         throw config_error(
             fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
     if (!cp || cp->size() == 1)
-        return std::make_unique<kernels::local_attention_core>(cp_positions(seq_len, 1)[0]);
+        return ops.local_attention(cp_positions(seq_len, 1)[0]);
+    kernels::device& dev = ops.dev();
     if (variant == "ring")
         return std::make_unique<ring_core>(*cp, dev, seq_len);
+    if (dev.name() != "cpu")
+        throw config_error(cp_device_refusal(variant, dev.name()));
     if (variant == "ulysses")
         return make_ulysses_train_core(*cp, dev, seq_len);
     return std::make_unique<allgather_core>(*cp, seq_len);
+}
+
+std::string cp_device_refusal(const std::string& variant, const std::string& device) {
+    return fmt::format("train_step: --cp-variant {} on --device {}: only the ring runs on a GPU "
+                       "inside the training step; use --cp-variant ring or --cp 1",
+                       variant, device);
 }
 
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden) {

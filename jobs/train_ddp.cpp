@@ -4,6 +4,8 @@
 // backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
 #include "jobs/train_parallel.hpp"
 
+#include "jobs/device_exchange.hpp"
+
 #include "src/error.hpp"
 
 #include <algorithm>
@@ -40,66 +42,88 @@ std::vector<grad_bucket> make_buckets(const param_layout& layout, double bucket_
 
 namespace {
 
+using kernels::device_scope;
+
 class full_state : public dp_strategy {
   public:
-    full_state(const param_layout& layout, comm::communicator& group, std::size_t n)
-        : m_layout(layout), m_group(group), m_params(n), m_grads(n) {}
+    full_state(const param_layout& layout, comm::communicator& group, kernels::train_ops& ops,
+               std::size_t n)
+        : m_layout(layout), m_group(group), m_ops(ops), m_dev(ops.dev()), m_params(m_dev, n),
+          m_grads(m_dev, n) {}
     const float* params(int u, bool, phase_timer&) override {
         return m_params.data() + m_layout.unit(u).offset;
     }
     float* grads(int u) override { return m_grads.data() + m_layout.unit(u).offset; }
     void load(const float* full) override {
-        std::copy(full, full + m_layout.total(), m_params.begin());
-        std::fill(m_m.begin(), m_m.end(), 0.0f);
-        std::fill(m_v.begin(), m_v.end(), 0.0f);
+        m_dev.zero(m_params.data(), m_params.bytes()); // the padding, if any
+        m_params.upload(full, m_layout.total());
+        m_dev.zero(m_m.data(), m_m.bytes());
+        m_dev.zero(m_v.data(), m_v.bytes());
     }
     void begin_step(phase_timer& timer) override {
-        auto compute = timer.time(phase::compute);
-        std::fill(m_grads.begin(), m_grads.end(), 0.0f);
+        device_scope compute(m_dev, timer, phase::compute);
+        m_dev.zero(m_grads.data(), m_grads.bytes());
     }
     void gather_params(float* full) override {
-        std::copy(m_params.begin(), m_params.begin() + m_layout.total(), full);
+        const std::vector<float> p = m_params.download(m_layout.total());
+        std::copy(p.begin(), p.end(), full);
     }
 
   protected:
+    // The next communication reads what the compute enqueued so far produced.
+    void after_compute() { order_comm_after(m_group, m_dev, m_dev.record()); }
+
     const param_layout& m_layout;
     comm::communicator& m_group;
-    host_buffer<float> m_params, m_grads, m_m, m_v;
+    kernels::train_ops& m_ops;
+    kernels::device& m_dev;
+    kernels::dev_buffer<float> m_params, m_grads, m_m, m_v;
 };
 
 class ddp final : public full_state {
   public:
-    ddp(const dp_settings& s, comm::communicator& group, const param_layout& layout)
-        : full_state(layout, group, layout.total()), m_hp(s.hp),
-          m_buckets(make_buckets(layout, s.bucket_bytes)), m_reduced(layout.total()) {
-        m_m.resize(layout.total());
-        m_v.resize(layout.total());
+    ddp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
+        kernels::train_ops& ops)
+        : full_state(layout, group, ops, layout.total()), m_hp(s.hp),
+          m_buckets(make_buckets(layout, s.bucket_bytes)), m_reduced(m_dev, layout.total()) {
+        m_m.allocate(m_dev, layout.total());
+        m_v.allocate(m_dev, layout.total());
     }
     // A bucket is complete when its lowest unit's backward is done: post its all-reduce now
     // so it travels while backward continues with the units below.
-    void done(int u, bool backward, phase_timer&) override {
+    void done(int u, bool backward, phase_timer& timer) override {
         if (!backward)
             return;
         // MPI moves non-blocking collectives only inside MPI calls: poke the ones in flight
-        // between units so earlier buckets progress while backward computes.
+        // between units so earlier buckets progress while backward computes. (A staged MPI
+        // request that completes here lands in m_reduced, which no compute reads before
+        // finish_step.)
         for (auto& r : m_pending)
             r->test();
         for (const auto& b : m_buckets)
-            if (b.first_unit == u)
+            if (b.first_unit == u) {
+                // Posting may block the host (staged MPI waits for the gradient and copies
+                // it out): time the compute stream's idleness meanwhile as communication.
+                device_scope post(m_dev, timer, phase::comm_wait);
+                after_compute();
                 m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,
                                                        m_reduced.data() + b.offset, b.size,
                                                        comm::dtype::f32, comm::reduce_op::sum));
+            }
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {
         {
-            auto wait = timer.time(phase::comm_wait);
+            device_scope wait(m_dev, timer, phase::comm_wait);
             comm::wait_all(m_pending);
         }
-        auto compute = timer.time(phase::compute);
-        kernels::adamw_step(m_hp, step, m_layout.total(), m_params.data(), m_reduced.data(),
-                            m_m.data(), m_v.data());
+        device_scope compute(m_dev, timer, phase::compute);
+        m_ops.adamw_step(m_hp, step, m_layout.total(), m_params.data(), m_reduced.data(),
+                         m_m.data(), m_v.data());
     }
-    void gather_grads(float* full) override { std::copy(m_reduced.begin(), m_reduced.end(), full); }
+    void gather_grads(float* full) override {
+        const std::vector<float> g = m_reduced.download();
+        std::copy(g.begin(), g.end(), full);
+    }
     dp_memory memory() const override {
         const double n = static_cast<double>(m_layout.total()) * sizeof(float);
         return {n, n, 2 * n, n};
@@ -111,41 +135,46 @@ class ddp final : public full_state {
   private:
     kernels::adamw_params m_hp;
     std::vector<grad_bucket> m_buckets;
-    host_buffer<float> m_reduced;
+    kernels::dev_buffer<float> m_reduced;
     std::vector<comm::request_ptr> m_pending;
 };
 
 class zero1 final : public full_state {
   public:
-    zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout)
-        : full_state(layout, group, padded(layout.total(), group.size())), m_hp(s.hp),
-          m_shard(m_params.size() / static_cast<std::size_t>(group.size())), m_gshard(m_shard),
-          m_pshard(m_shard) {
-        m_m.resize(m_shard);
-        m_v.resize(m_shard);
+    zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout,
+          kernels::train_ops& ops)
+        : full_state(layout, group, ops, padded(layout.total(), group.size())), m_hp(s.hp),
+          m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
+          m_gshard(m_dev, m_shard), m_pshard(m_dev, m_shard) {
+        m_m.allocate(m_dev, m_shard);
+        m_v.allocate(m_dev, m_shard);
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {
+        after_compute();
         {
-            auto wait = timer.time(phase::comm_wait);
+            device_scope wait(m_dev, timer, phase::comm_wait);
             m_group.reduce_scatter(m_grads.data(), m_gshard.data(), m_shard, comm::dtype::f32,
                                    comm::reduce_op::sum);
         }
         {
             // The shard is updated in a separate buffer: all_gather may not alias its input.
-            auto compute = timer.time(phase::compute);
+            device_scope compute(m_dev, timer, phase::compute);
             const float* mine =
                 m_params.data() + m_shard * static_cast<std::size_t>(m_group.rank());
-            std::copy(mine, mine + m_shard, m_pshard.begin());
-            kernels::adamw_step(m_hp, step, m_shard, m_pshard.data(), m_gshard.data(), m_m.data(),
-                                m_v.data());
+            m_dev.copy(m_pshard.data(), mine, m_pshard.bytes());
+            m_ops.adamw_step(m_hp, step, m_shard, m_pshard.data(), m_gshard.data(), m_m.data(),
+                             m_v.data());
         }
-        auto wait = timer.time(phase::comm_wait);
+        after_compute();
+        device_scope wait(m_dev, timer, phase::comm_wait);
         m_group.all_gather(m_pshard.data(), m_params.data(), m_shard, comm::dtype::f32);
     }
     void gather_grads(float* full) override {
-        host_buffer<float> all(m_params.size());
+        kernels::dev_buffer<float> all(m_dev, m_params.size());
+        after_compute();
         m_group.all_gather(m_gshard.data(), all.data(), m_shard, comm::dtype::f32);
-        std::copy(all.begin(), all.begin() + m_layout.total(), full);
+        const std::vector<float> g = all.download(m_layout.total());
+        std::copy(g.begin(), g.end(), full);
     }
     dp_memory memory() const override {
         const double n = static_cast<double>(m_params.size()) * sizeof(float);
@@ -159,22 +188,22 @@ class zero1 final : public full_state {
   private:
     kernels::adamw_params m_hp;
     std::size_t m_shard;
-    host_buffer<float> m_gshard, m_pshard;
+    kernels::dev_buffer<float> m_gshard, m_pshard;
 };
 
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
-                                       const param_layout& layout);
+                                       const param_layout& layout, kernels::train_ops& ops);
 
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
-                                              const param_layout& layout) {
+                                              const param_layout& layout, kernels::train_ops& ops) {
     if (s.variant == "ddp")
-        return std::make_unique<ddp>(s, group, layout);
+        return std::make_unique<ddp>(s, group, layout, ops);
     if (s.variant == "zero1")
-        return std::make_unique<zero1>(s, group, layout);
+        return std::make_unique<zero1>(s, group, layout, ops);
     if (s.variant == "fsdp")
-        return make_fsdp(s, group, layout);
+        return make_fsdp(s, group, layout, ops);
     throw config_error(fmt::format("--dp-variant: '{}' is not one of ddp, zero1, fsdp", s.variant));
 }
 

@@ -6,18 +6,23 @@
 // posted before the current unit computes, so it overlaps.
 #include "jobs/train_parallel.hpp"
 
+#include "jobs/device_exchange.hpp"
+
 #include <algorithm>
 
 namespace ringscale::jobs {
 
+using kernels::device_scope;
 using kernels::param_layout;
 
 namespace {
 
 class fsdp final : public dp_strategy {
   public:
-    fsdp(const dp_settings& s, comm::communicator& group, const param_layout& layout)
-        : m_hp(s.hp), m_prefetch(s.prefetch), m_group(group), m_layout(layout) {
+    fsdp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
+         kernels::train_ops& ops)
+        : m_hp(s.hp), m_prefetch(s.prefetch), m_group(group), m_layout(layout), m_ops(ops),
+          m_dev(ops.dev()) {
         const int p = group.size();
         std::size_t at = 0, biggest = 0;
         for (int u = 0; u < layout.units(); ++u) {
@@ -28,22 +33,25 @@ class fsdp final : public dp_strategy {
             biggest = std::max(biggest, pu);
         }
         for (auto* b : {&m_pshard, &m_gshard, &m_m, &m_v})
-            b->resize(at);
+            b->allocate(m_dev, at);
+        m_dev.zero(m_gshard.data(), m_gshard.bytes());
         for (int k = 0; k < 2; ++k) {
-            m_gather[k].resize(biggest);
-            m_gscratch[k].resize(biggest);
+            m_gather[k].allocate(m_dev, biggest);
+            m_gscratch[k].allocate(m_dev, biggest);
         }
     }
 
     const float* params(int u, bool backward, phase_timer& timer) override {
         int slot = 1 - m_slot_of_last;
         if (m_gather_req && m_gather_unit == u) { // prefetched
-            auto wait = timer.time(phase::comm_wait);
+            device_scope wait(m_dev, timer, phase::comm_wait);
             m_gather_req->wait();
             m_gather_req.reset();
             slot = m_gather_slot;
         } else {
-            auto wait = timer.time(phase::comm_wait);
+            // The gather overwrites the slot the unit before last read: after that compute.
+            after_compute();
+            device_scope wait(m_dev, timer, phase::comm_wait);
             m_group.all_gather(m_pshard.data() + m_shard_at[u], m_gather[slot].data(),
                                m_shard_size[u], comm::dtype::f32);
         }
@@ -53,6 +61,8 @@ class fsdp final : public dp_strategy {
         if (m_prefetch && next >= (backward ? 1 : 0) && next < m_layout.units()) {
             m_gather_unit = next;
             m_gather_slot = 1 - slot;
+            device_scope post(m_dev, timer, phase::comm_wait);
+            after_compute(); // the previous unit read that slot
             m_gather_req = m_group.iall_gather(m_pshard.data() + m_shard_at[next],
                                                m_gather[m_gather_slot].data(), m_shard_size[next],
                                                comm::dtype::f32);
@@ -63,17 +73,17 @@ class fsdp final : public dp_strategy {
     float* grads(int u) override {
         const int k = m_next_scratch;
         if (m_rs_req[k]) { // the scratch buffer's previous reduce-scatter must be finished
-            auto wait = m_timer->time(phase::comm_wait);
+            device_scope wait(m_dev, *m_timer, phase::comm_wait);
             m_rs_req[k]->wait();
             m_rs_req[k].reset();
         }
-        auto compute = m_timer->time(phase::compute);
+        device_scope compute(m_dev, *m_timer, phase::compute);
         const std::size_t n = m_shard_size[u] * static_cast<std::size_t>(m_group.size());
-        std::fill(m_gscratch[k].begin(), m_gscratch[k].begin() + n, 0.0f);
+        m_dev.zero(m_gscratch[k].data(), n * sizeof(float));
         return m_gscratch[k].data();
     }
 
-    void done(int u, bool backward, phase_timer&) override {
+    void done(int u, bool backward, phase_timer& timer) override {
         // MPI moves non-blocking collectives only inside MPI calls: poke those in flight.
         for (auto& r : m_rs_req)
             if (r)
@@ -83,6 +93,8 @@ class fsdp final : public dp_strategy {
         if (!backward)
             return;
         const int k = m_next_scratch;
+        device_scope post(m_dev, timer, phase::comm_wait); // staged MPI blocks the host here
+        after_compute();                                   // the unit's gradient
         m_rs_req[k] =
             m_group.ireduce_scatter(m_gscratch[k].data(), m_gshard.data() + m_shard_at[u],
                                     m_shard_size[u], comm::dtype::f32, comm::reduce_op::sum);
@@ -91,32 +103,33 @@ class fsdp final : public dp_strategy {
 
     void load(const float* full) override {
         const auto r = static_cast<std::size_t>(m_group.rank());
-        std::fill(m_pshard.begin(), m_pshard.end(), 0.0f);
+        std::vector<float> mine(m_pshard.size(), 0.0f);
         for (int u = 0; u < m_layout.units(); ++u) {
             const auto& unit = m_layout.unit(u);
             const std::size_t lo = std::min(unit.size, r * m_shard_size[u]);
             const std::size_t hi = std::min(unit.size, lo + m_shard_size[u]);
             std::copy(full + unit.offset + lo, full + unit.offset + hi,
-                      m_pshard.begin() + static_cast<std::ptrdiff_t>(m_shard_at[u]));
+                      mine.begin() + static_cast<std::ptrdiff_t>(m_shard_at[u]));
         }
-        std::fill(m_m.begin(), m_m.end(), 0.0f);
-        std::fill(m_v.begin(), m_v.end(), 0.0f);
+        m_pshard.upload(mine.data(), mine.size());
+        m_dev.zero(m_m.data(), m_m.bytes());
+        m_dev.zero(m_v.data(), m_v.bytes());
     }
 
     void begin_step(phase_timer& timer) override { m_timer = &timer; }
 
     void finish_step(std::int64_t step, phase_timer& timer) override {
         {
-            auto wait = timer.time(phase::comm_wait);
+            device_scope wait(m_dev, timer, phase::comm_wait);
             for (auto& r : m_rs_req)
                 if (r) {
                     r->wait();
                     r.reset();
                 }
         }
-        auto compute = timer.time(phase::compute);
-        kernels::adamw_step(m_hp, step, m_pshard.size(), m_pshard.data(), m_gshard.data(),
-                            m_m.data(), m_v.data());
+        device_scope compute(m_dev, timer, phase::compute);
+        m_ops.adamw_step(m_hp, step, m_pshard.size(), m_pshard.data(), m_gshard.data(), m_m.data(),
+                         m_v.data());
     }
 
     void gather_params(float* full) override { gather(m_pshard, full); }
@@ -137,24 +150,28 @@ class fsdp final : public dp_strategy {
     }
 
   private:
-    // Collective: shards of every unit -> the full flat buffer.
-    void gather(const host_buffer<float>& shards, float* full) {
+    // Collective: shards of every unit -> the full flat buffer in host memory.
+    void gather(const kernels::dev_buffer<float>& shards, float* full) {
         for (int u = 0; u < m_layout.units(); ++u) {
+            after_compute();
             m_group.all_gather(shards.data() + m_shard_at[u], m_gather[0].data(), m_shard_size[u],
                                comm::dtype::f32);
             const auto& unit = m_layout.unit(u);
-            std::copy(m_gather[0].begin(),
-                      m_gather[0].begin() + static_cast<std::ptrdiff_t>(unit.size),
-                      full + unit.offset);
+            const std::vector<float> got = m_gather[0].download(unit.size);
+            std::copy(got.begin(), got.end(), full + unit.offset);
         }
     }
+    // The next communication reads or overwrites what the compute enqueued so far touches.
+    void after_compute() { order_comm_after(m_group, m_dev, m_dev.record()); }
 
     kernels::adamw_params m_hp;
     bool m_prefetch;
     comm::communicator& m_group;
     const param_layout& m_layout;
+    kernels::train_ops& m_ops;
+    kernels::device& m_dev;
     std::vector<std::size_t> m_shard_size, m_shard_at;
-    host_buffer<float> m_pshard, m_gshard, m_m, m_v, m_gather[2], m_gscratch[2];
+    kernels::dev_buffer<float> m_pshard, m_gshard, m_m, m_v, m_gather[2], m_gscratch[2];
     comm::request_ptr m_gather_req, m_rs_req[2];
     int m_gather_unit = -1, m_gather_slot = 0, m_slot_of_last = 1, m_next_scratch = 0;
     phase_timer* m_timer = nullptr;
@@ -163,8 +180,8 @@ class fsdp final : public dp_strategy {
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
-                                       const param_layout& layout) {
-    return std::make_unique<fsdp>(s, group, layout);
+                                       const param_layout& layout, kernels::train_ops& ops) {
+    return std::make_unique<fsdp>(s, group, layout, ops);
 }
 
 } // namespace ringscale::jobs

@@ -9,10 +9,15 @@
 // normalised by the GLOBAL token count, so gradients are SUMMED over the group, never
 // averaged: the sum is exactly the single-rank whole-batch gradient. ZeRO-1 and FSDP shard
 // over the same flattened group (as torchtitan shards FSDP over dp_shard x cp).
+//
+// Every buffer lives on the training backend's device and AdamW runs through it; the group
+// communicates those buffers (host MPI on the CPU; NCCL or staged MPI on CUDA), ordered after
+// the compute that produced them as kernels/device.hpp prescribes (jobs/device_exchange).
 #pragma once
 
 #include "comm/communicator.hpp"
 #include "kernels/adamw.hpp"
+#include "kernels/train_ops.hpp"
 #include "kernels/transformer.hpp"
 
 #include <memory>
@@ -37,17 +42,18 @@ struct dp_settings {
 
 class dp_strategy : public kernels::unit_access {
   public:
-    /// Start from the full parameters `full` [layout.total()] (the same on every rank) with
-    /// zero AdamW moments. Not collective.
+    /// Start from the full parameters `full` [layout.total()] (host memory, the same on every
+    /// rank) with zero AdamW moments. Not collective.
     virtual void load(const float* full) = 0;
     /// Before the forward: clear gradients. Not collective.
     virtual void begin_step(phase_timer& timer) = 0;
     /// Collective: after the backward, finish the gradient reduction, apply AdamW step
     /// `step` (1-based) and make the parameters current for the next forward.
     virtual void finish_step(std::int64_t step, phase_timer& timer) = 0;
-    /// Collective: the full parameters [total] on every rank.
+    /// Collective: the full parameters [total] on every rank, into host memory.
     virtual void gather_params(float* full) = 0;
-    /// Collective: the full reduced gradient of the last step [total] on every rank.
+    /// Collective: the full reduced gradient of the last step [total] on every rank, into
+    /// host memory.
     virtual void gather_grads(float* full) = 0;
     virtual dp_memory memory() const = 0;
     /// Bytes of collective payload per step and rank (the buffers handed to the collectives).
@@ -67,9 +73,11 @@ std::vector<grad_bucket> make_buckets(const kernels::param_layout& layout, doubl
 /// `n` rounded up to a multiple of `parts`.
 std::size_t padded(std::size_t n, int parts);
 
-/// The strategy `s.variant` over `group` (config_error for an unknown variant).
+/// The strategy `s.variant` over `group`, its state on `ops`' device and its AdamW through
+/// `ops` (config_error for an unknown variant). `group` must take that device's buffers.
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
-                                              const kernels::param_layout& layout);
+                                              const kernels::param_layout& layout,
+                                              kernels::train_ops& ops);
 
 /// Preflight: the strategy's bytes per rank for a group of `ranks`, as memory() reports them.
 double dp_state_bytes(const dp_settings& s, int ranks, const kernels::param_layout& layout);

@@ -69,6 +69,34 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     return static_cast<std::uint64_t>(bytes) + (16u << 20); // attention workspace, slack
 }
 
+std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
+    const kernels::param_layout layout(model);
+    const double t = static_cast<double>(local_sequences() * local_rows());
+    const double h = static_cast<double>(model.hidden);
+    double bytes = dp_state_bytes(dp_set, dp * cp, layout);
+    bytes +=
+        4.0 * kernels::transformer::activation_floats(model, {local_sequences(), local_rows()});
+    bytes += 4.0 * t * (model.heads + 1);           // attention delta, per-row losses
+    bytes += 2.0 * 4 * t * h;                       // bf16 Q, K|V, dO
+    bytes += 4.0 * t * 2;                           // token ids and targets
+    bytes += 4.0 * padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
+    if (validate) { // the reference on this device: params, grads, m, v; one sequence
+        const double s = static_cast<double>(seq_len);
+        bytes += 4.0 * (4.0 * layout.total() +
+                        kernels::transformer::activation_floats(model, {1, seq_len}));
+        bytes += 4.0 * s * (model.heads + 1) + 2.0 * 4 * s * h + 4.0 * s * 2;
+    }
+    return static_cast<std::uint64_t>(bytes) + (64u << 20); // cuBLAS workspace, slack
+}
+
+void check_train_device(const train_problem& pr, const std::string& device) {
+    if (device != "cpu" && pr.cp > 1 && pr.cp_variant != "ring")
+        throw config_error(cp_device_refusal(pr.cp_variant, device));
+    if (device == "cpu" && pr.tf32)
+        throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
+                           "CPU kernels compute in fp32)");
+}
+
 std::vector<option_spec> train_options() {
     return {
         {"layers", "4", "transformer blocks L"},
@@ -86,7 +114,10 @@ std::vector<option_spec> train_options() {
         {"bucket-mb", "25", "DDP gradient bucket size in MiB"},
         {"prefetch", "off", "FSDP: gather the next layer's parameters early (on/off)"},
         {"lr", "0.001", "AdamW learning rate"},
-        {"steps-validate", "3", "training steps compared with the single-rank run"}};
+        {"steps-validate", "3", "training steps compared with the single-rank run"},
+        {"tf32", "off",
+         "train_step on cuda: let fp32 GEMMs use TF32 tensor cores (on/off; recorded with the "
+         "case)"}};
 }
 
 std::vector<std::string> train_sweep_names() {
@@ -150,6 +181,7 @@ train_problem read_train_problem(const params& p, int world_size) {
     if (sv < 1 || sv > 1000)
         throw config_error(fmt::format("--steps-validate: {} is not in [1, 1000]", sv));
     pr.steps_validate = static_cast<int>(sv);
+    pr.tf32 = p.flag("tf32");
     return pr;
 }
 

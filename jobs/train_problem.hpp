@@ -23,6 +23,7 @@ struct train_problem {
     std::string cp_variant = "ring";
     dp_settings dp_set;
     int steps_validate = 3;
+    bool tf32 = false; ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
 
     std::int64_t local_sequences() const { return sequences / dp; }
     std::int64_t local_rows() const { return seq_len / cp; }
@@ -39,6 +40,9 @@ struct train_problem {
     double cp_comm_bytes_per_step() const;
     /// Peak host bytes per rank (state, activations, cp buffers, validation's reference).
     std::uint64_t bytes_per_rank(bool validate) const;
+    /// --device cuda: peak device bytes per rank (state, activations, bf16 attention inputs,
+    /// token ids; with `validate` the single-rank reference run on the same device).
+    std::uint64_t device_bytes_per_rank(bool validate) const;
     /// FLOPs of the validation's reference run (all of its steps).
     double reference_flops() const { return flops_per_step() * steps_validate; }
 };
@@ -53,5 +57,10 @@ std::vector<std::string> train_sweep_names();
 
 /// Read and check one case for `world_size` ranks; config_error (one line) on bad input.
 train_problem read_train_problem(const params& p, int world_size);
+
+/// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --cp > 1
+/// with --cp-variant allgather or ulysses on cuda (only the ring core runs on a GPU) and for
+/// --tf32 on on the CPU.
+void check_train_device(const train_problem& pr, const std::string& device);
 
 } // namespace ringscale::jobs

@@ -6,6 +6,12 @@
 // allgather | ulysses (jobs/train_cp.hpp). Loss = sum over ranks of shard losses, each normalised
 // by the global token count. validate() reruns --steps-validate steps from the initial parameters
 // and compares with the single-rank reference run.
+//
+// The step computes through a training backend chosen from the device (kernels/train_ops): the
+// CPU kernels, or on --device cuda the CUDA kernels on the device's compute stream with every
+// parameter, gradient, AdamW state and activation in device memory and the data-parallel
+// collectives on device buffers through ctx.world (NCCL or staged MPI). On CUDA the reference is
+// the single-rank GPU run, recomputed by every rank on its own device.
 #include "jobs/train_cp.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
@@ -23,7 +29,8 @@ class train_case final : public job_case {
     // Splitting the world is collective: done here, where every rank constructs the case in
     // the same order and nothing before it can fail on one rank only.
     train_case(const train_problem& pr, run_context& ctx)
-        : m_pr(pr), m_world(ctx.world), m_dev(ctx.dev), m_seed(ctx.seed), m_layout(pr.model) {
+        : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
+          m_layout(pr.model), m_ops(kernels::make_train_ops(ctx.dev, pr.tf32)) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
     }
@@ -39,36 +46,41 @@ class train_case final : public job_case {
                 {"flops_per_iter", m_pr.flops_per_step()},
                 {"flop_convention", std::string(flop_convention())},
                 {"comm_bytes_per_iter", m_pr.comm_bytes_per_step()},
-                {"cp_layout", std::string(m_pr.cp > 1 ? "zigzag" : "none")}};
+                {"cp_layout", std::string(m_pr.cp > 1 ? "zigzag" : "none")},
+                {"tf32", static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
+                {"precision", m_ops->precision()}};
     }
 
     void setup() override {
         const int r = m_world.rank();
         const std::int64_t nseq = m_pr.local_sequences();
         const auto pos = cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
-        m_ids.resize(static_cast<std::size_t>(nseq) * pos.size());
-        m_targets.resize(m_ids.size());
-        kernels::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos, m_ids.data(),
-                            m_targets.data());
+        std::vector<std::int32_t> ids(static_cast<std::size_t>(nseq) * pos.size());
+        std::vector<std::int32_t> targets(ids.size());
+        kernels::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos, ids.data(),
+                            targets.data());
+        m_ids = kernels::dev_buffer<std::int32_t>(m_dev, ids);
+        m_targets = kernels::dev_buffer<std::int32_t>(m_dev, targets);
         m_init.resize(m_layout.total());
         kernels::init_params(m_pr.model, m_layout, m_seed, m_init.data());
-        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), m_dev, m_pr.seq_len);
+        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), *m_ops, m_pr.seq_len);
         m_model = std::make_unique<kernels::transformer>(
-            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core);
+            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_ops);
         m_model->reserve();
-        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout);
+        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_ops);
         m_dp->load(m_init.data());
     }
 
     void iterate(phase_timer& timer) override { m_losses.push_back(step(timer)); }
 
     validation validate() override {
+        m_step_peak_device = m_dev.device_peak_bytes(); // before the reference's buffers
         training_trace want, got;
         want.params.assign(m_init.begin(), m_init.end());
         want.first_grads.resize(m_layout.total());
         want.losses = kernels::reference_train(m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len,
                                                m_pr.steps_validate, m_pr.dp_set.hp,
-                                               want.params.data(), want.first_grads.data());
+                                               want.params.data(), want.first_grads.data(), *m_ops);
         // The same steps distributed, from the same initial parameters.
         m_dp->load(m_init.data());
         m_step = 0;
@@ -81,7 +93,9 @@ class train_case final : public job_case {
         }
         got.params.resize(m_layout.total());
         m_dp->gather_params(got.params.data());
-        return compare_training(got, want, m_pr.dp_set.hp.lr, m_details);
+        const training_tolerance tol =
+            m_dev.name() == "cpu" ? training_tolerance::cpu() : training_tolerance::device();
+        return compare_training(got, want, m_pr.dp_set.hp.lr, tol, m_details);
     }
 
     case_extras extras() const override {
@@ -92,6 +106,10 @@ class train_case final : public job_case {
         e.per_rank["grad_bytes"] = m.grad_bytes;
         e.per_rank["optimizer_bytes"] = m.optimizer_bytes;
         e.per_rank["comm_buffer_bytes"] = m.comm_buffer_bytes;
+        // The device high-water mark of the timed steps alone (peak_device_bytes also counts
+        // the validation's reference run, which on a GPU runs on the same device).
+        e.per_rank["step_peak_device_bytes"] = static_cast<double>(
+            m_step_peak_device ? m_step_peak_device : m_dev.device_peak_bytes());
         const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
         e.per_rank["activation_bytes"] =
             4.0 * (kernels::transformer::activation_floats(
@@ -115,25 +133,28 @@ class train_case final : public job_case {
                                              static_cast<std::size_t>(m_pr.global_tokens), timer);
         m_model->backward(*m_dp, timer);
         m_dp->finish_step(m_step, timer);
-        double total = 0;
-        auto wait = timer.time(phase::comm_wait);
-        m_world.allreduce(&mine, &total, 1, comm::dtype::f64, comm::reduce_op::sum);
+        double total = 0; // a host scalar: over the host-memory control communicator
+        kernels::device_scope wait(m_dev, timer, phase::comm_wait);
+        m_control.allreduce(&mine, &total, 1, comm::dtype::f64, comm::reduce_op::sum);
         return total;
     }
 
     train_problem m_pr;
     comm::communicator& m_world;
+    comm::communicator& m_control;
     kernels::device& m_dev;
     std::uint64_t m_seed;
     kernels::param_layout m_layout;
+    std::unique_ptr<kernels::train_ops> m_ops;
     std::unique_ptr<comm::communicator> m_cp;
     std::unique_ptr<kernels::attention_core> m_core;
     std::unique_ptr<kernels::transformer> m_model;
     std::unique_ptr<dp_strategy> m_dp;
-    host_buffer<std::int32_t> m_ids, m_targets;
+    kernels::dev_buffer<std::int32_t> m_ids, m_targets;
     host_buffer<float> m_init;
     std::vector<double> m_losses;
     std::int64_t m_step = 0;
+    std::uint64_t m_step_peak_device = 0;
     attr_map m_details;
 };
 
@@ -157,6 +178,8 @@ class train_step_job final : public job {
                 if (all.has(o.name))
                     p.set(o.name, all.text(o.name));
             const train_problem pr = read_train_problem(p, launch.world_size);
+            check_train_device(pr, launch.device);
+            const bool on_device = launch.device != "cpu";
             case_plan c;
             c.job = name();
             c.variant = pr.dp_set.variant +
@@ -167,9 +190,10 @@ class train_step_job final : public job {
             // every P; the resolved grid goes into the file as derived dp.
             c.values = p;
             // Validation reruns the whole global batch on one rank: on by default when that
-            // costs at most ~10 GFLOP (a few seconds).
-            c.validate_by_default = pr.reference_flops() <= 1e10;
-            c.bytes_per_rank = pr.bytes_per_rank(c.validate_by_default);
+            // costs at most ~10 GFLOP on the CPU, ~10 TFLOP on a GPU (a few seconds).
+            c.validate_by_default = pr.reference_flops() <= (on_device ? 1e13 : 1e10);
+            c.bytes_per_rank = on_device ? pr.device_bytes_per_rank(c.validate_by_default)
+                                         : pr.bytes_per_rank(c.validate_by_default);
             cases.push_back(std::move(c));
         }
         return cases;

@@ -21,32 +21,45 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
-                                    const adamw_params& hp, float* params, float* first_grads) {
+                                    const adamw_params& hp, float* params, float* first_grads,
+                                    train_ops& ops) {
     const param_layout layout(cfg);
+    device& dev = ops.dev();
     std::vector<std::int64_t> pos(static_cast<std::size_t>(seq_len));
     std::iota(pos.begin(), pos.end(), 0);
-    local_attention_core core(pos);
-    transformer model(cfg, {1, seq_len}, core);
+    const std::unique_ptr<attention_core> core = ops.local_attention(pos);
+    transformer model(cfg, {1, seq_len}, *core, ops);
     model.reserve();
-    host_buffer<float> grads(layout.total()), m(layout.total()), v(layout.total());
-    host_buffer<std::int32_t> ids(pos.size()), targets(pos.size());
-    full_access access(layout, params, grads.data());
+    const std::size_t n = layout.total();
+    dev_buffer<float> p(dev, n), grads(dev, n), m(dev, n), v(dev, n);
+    p.upload(params, n);
+    dev.zero(m.data(), m.bytes());
+    dev.zero(v.data(), v.bytes());
+    std::vector<std::int32_t> ids(pos.size()), targets(pos.size());
+    dev_buffer<std::int32_t> ids_dev(dev, pos.size()), targets_dev(dev, pos.size());
+    full_access access(layout, p.data(), grads.data());
     const auto total_tokens = static_cast<std::size_t>(sequences * seq_len);
     phase_timer timer;
     std::vector<double> losses;
     for (int step = 1; step <= steps; ++step) {
-        std::fill(grads.begin(), grads.end(), 0.0f);
+        dev.zero(grads.data(), grads.bytes());
         double loss = 0;
-        for (std::int64_t n = 0; n < sequences; ++n) {
-            fill_batch(data_seed, cfg.vocab, n, 1, pos, ids.data(), targets.data());
-            loss += model.forward(access, ids.data(), targets.data(), total_tokens, timer);
+        for (std::int64_t s = 0; s < sequences; ++s) {
+            fill_batch(data_seed, cfg.vocab, s, 1, pos, ids.data(), targets.data());
+            ids_dev.upload(ids.data(), ids.size()); // waits for the last sequence's compute
+            targets_dev.upload(targets.data(), targets.size());
+            loss += model.forward(access, ids_dev.data(), targets_dev.data(), total_tokens, timer);
             model.backward(access, timer);
         }
-        if (step == 1 && first_grads)
-            std::copy(grads.begin(), grads.end(), first_grads);
-        adamw_step(hp, step, layout.total(), params, grads.data(), m.data(), v.data());
+        if (step == 1 && first_grads) {
+            const std::vector<float> g = grads.download();
+            std::copy(g.begin(), g.end(), first_grads);
+        }
+        ops.adamw_step(hp, step, n, p.data(), grads.data(), m.data(), v.data());
         losses.push_back(loss);
     }
+    const std::vector<float> out = p.download();
+    std::copy(out.begin(), out.end(), params);
     return losses;
 }
 

@@ -1,8 +1,5 @@
 #include "kernels/transformer.hpp"
 
-#include "kernels/cross_entropy.hpp"
-#include "kernels/embedding.hpp"
-
 #include <algorithm>
 
 namespace ringscale::kernels {
@@ -52,8 +49,9 @@ void from_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const f
             }
 }
 
-transformer::transformer(const model_config& cfg, const batch_shape& shape, attention_core& core)
-    : m_cfg(cfg), m_shape(shape), m_core(core), m_layout(cfg) {
+transformer::transformer(const model_config& cfg, const batch_shape& shape, attention_core& core,
+                         train_ops& ops)
+    : m_cfg(cfg), m_shape(shape), m_core(core), m_ops(ops), m_layout(cfg) {
     model_check(cfg);
 }
 
@@ -82,29 +80,30 @@ std::uint64_t transformer::activation_floats(const model_config& cfg, const batc
 }
 
 void transformer::reserve() {
+    device& dev = m_ops.dev();
     const auto t = static_cast<std::size_t>(m_shape.tokens());
     const auto h = static_cast<std::size_t>(m_cfg.hidden);
     const auto heads = static_cast<std::size_t>(m_cfg.heads);
     m_act.resize(static_cast<std::size_t>(m_cfg.layers));
     for (auto& a : m_act) {
         for (auto* buf : {&a.x, &a.xn1, &a.q, &a.o, &a.a, &a.xmid, &a.xn2})
-            buf->resize(t * h);
-        a.kv.resize(2 * t * h);
-        a.h1.resize(4 * t * h);
-        a.g.resize(4 * t * h);
-        a.inv1.resize(t);
-        a.inv2.resize(t);
-        a.lse.resize(t * heads);
+            buf->allocate(dev, t * h);
+        a.kv.allocate(dev, 2 * t * h);
+        a.h1.allocate(dev, 4 * t * h);
+        a.g.allocate(dev, 4 * t * h);
+        a.inv1.allocate(dev, t);
+        a.inv2.allocate(dev, t);
+        a.lse.allocate(dev, t * heads);
     }
-    m_x_last.resize(t * h);
-    m_xf.resize(t * h);
-    m_invf.resize(t);
-    m_logits.resize(t * static_cast<std::size_t>(m_cfg.vocab));
-    m_qkv.resize(3 * t * h);
+    m_x_last.allocate(dev, t * h);
+    m_xf.allocate(dev, t * h);
+    m_invf.allocate(dev, t);
+    m_logits.allocate(dev, t * static_cast<std::size_t>(m_cfg.vocab));
+    m_qkv.allocate(dev, 3 * t * h);
     for (auto* buf : {&m_tmp, &m_dmid, &m_dx, &m_dq, &m_do})
-        buf->resize(t * h);
-    m_dg.resize(4 * t * h);
-    m_dkv.resize(2 * t * h);
+        buf->allocate(dev, t * h);
+    m_dg.allocate(dev, 4 * t * h);
+    m_dkv.allocate(dev, 2 * t * h);
 }
 
 double transformer::forward(unit_access& access, const std::int32_t* ids,
@@ -118,9 +117,9 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     m_total_tokens = total_tokens;
     const float* p = access.params(0, false, timer);
     {
-        auto compute = timer.time(phase::compute);
+        device_scope compute(m_ops.dev(), timer, phase::compute);
         float* x0 = m_cfg.layers > 0 ? m_act[0].x.data() : m_x_last.data();
-        embedding_fwd(t, v, h, p, ids, x0);
+        m_ops.embedding_fwd(t, v, h, p, ids, x0);
     }
     access.done(0, false, timer);
     for (int l = 0; l < m_cfg.layers; ++l) {
@@ -134,8 +133,8 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     head_fwd(p, timer);
     double loss = 0;
     {
-        auto compute = timer.time(phase::compute);
-        loss = cross_entropy_fwd(t, v, total_tokens, m_logits.data(), targets);
+        device_scope compute(m_ops.dev(), timer, phase::compute);
+        loss = m_ops.cross_entropy_fwd(t, v, total_tokens, m_logits.data(), targets);
     }
     access.done(m_layout.head_unit(), false, timer);
     return loss;
@@ -155,8 +154,8 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     }
     float* g = access.grads(0);
     {
-        auto compute = timer.time(phase::compute);
-        embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
+        device_scope compute(m_ops.dev(), timer, phase::compute);
+        m_ops.embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
     }
     access.done(0, true, timer);
 }

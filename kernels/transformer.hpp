@@ -1,8 +1,9 @@
-// The training step's transformer on CPU in fp32: embedding, `layers` pre-norm blocks
-// (RMSNorm, causal attention with QKV and output projections, RMSNorm, GELU MLP, residuals),
-// final RMSNorm, output projection and cross-entropy. Forward and backward compose the
-// layer kernels (kernels/linear, rmsnorm, gelu, embedding, cross_entropy) and an attention
-// core: single-rank attention here, ring or all-gather context parallelism in jobs/.
+// The training step's transformer: embedding, `layers` pre-norm blocks (RMSNorm, causal
+// attention with QKV and output projections, RMSNorm, GELU MLP, residuals), final RMSNorm,
+// output projection and cross-entropy. Forward and backward are written once against a
+// training backend (kernels/train_ops: the CPU kernels in fp32, or the CUDA kernels on a
+// device's stream) and an attention core: single-rank attention here (CPU, or the device's
+// attention kernels on bf16 inputs), ring or all-gather context parallelism in jobs/.
 //
 // Data layout: a rank holds `batch` sequences of `rows` tokens each (all S tokens, or its
 // context-parallel share), token-major [batch, rows, hidden]. Attention runs on BHSD
@@ -12,7 +13,9 @@
 #pragma once
 
 #include "kernels/attention_cpu.hpp"
+#include "kernels/dev_buffer.hpp"
 #include "kernels/model_params.hpp"
+#include "kernels/train_ops.hpp"
 #include "src/clock.hpp"
 #include "src/memory.hpp"
 
@@ -20,13 +23,6 @@
 #include <vector>
 
 namespace ringscale::kernels {
-
-/// The tokens one rank holds: `batch` sequences of `rows` tokens.
-struct batch_shape {
-    std::int64_t batch = 1;
-    std::int64_t rows = 0;
-    std::int64_t tokens() const { return batch * rows; }
-};
 
 /// Causal self-attention over a rank's rows. Q, O, dO, dQ are [B, H, rows, D]; `kv` and `dkv`
 /// hold this rank's K then V, each [B, H, rows, D]. Implementations may be collective.
@@ -59,6 +55,29 @@ class local_attention_core final : public attention_core {
     attention_workspace m_ws;
 };
 
+/// Single-rank causal attention through a kernels::device's attention calls (the CUDA path):
+/// Q, K, V and dO are rounded to `e` (bf16 on CUDA; f32 passes them through) in scratch
+/// buffers of the device, O, LSE and every gradient stay fp32. Not collective.
+class device_attention_core final : public attention_core {
+  public:
+    device_attention_core(device& dev, std::vector<std::int64_t> positions, elem e);
+    void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
+                 phase_timer& timer) override;
+    void backward(const attention_shape& s, const float* q, const float* kv, const float* o,
+                  const float* d_o, const float* lse, float* dq, float* dkv,
+                  phase_timer& timer) override;
+
+  private:
+    // `n` fp32 values as the kernel's input type: `src` itself for f32, else rounded into `buf`.
+    const void* as_input(const float* src, std::size_t n, dev_buffer<unsigned char>& buf);
+
+    device& m_dev;
+    dev_positions m_pos;
+    elem m_elem;
+    dev_buffer<unsigned char> m_q, m_kv, m_do;
+    dev_buffer<float> m_delta;
+};
+
 /// Where each unit's parameters and gradients live (units as in param_layout).
 class unit_access {
   public:
@@ -88,23 +107,27 @@ class full_access : public unit_access {
     float* m_grads;
 };
 
-/// One block's saved forward activations (token-major unless noted).
+/// One block's saved forward activations (token-major unless noted), in the device's memory.
 struct block_activations {
-    host_buffer<float> x, xn1, inv1, q, kv, o, lse, a, xmid, xn2, inv2, h1, g;
+    dev_buffer<float> x, xn1, inv1, q, kv, o, lse, a, xmid, xn2, inv2, h1, g;
 };
 
-/// The model on one rank's batch. Not collective itself; the attention core may be.
+/// The model on one rank's batch, computed through `ops` (default: the CPU kernels) on its
+/// device; every buffer lives in that device's memory. Not collective itself; the attention
+/// core may be.
 class transformer {
   public:
-    transformer(const model_config& cfg, const batch_shape& shape, attention_core& core);
+    transformer(const model_config& cfg, const batch_shape& shape, attention_core& core,
+                train_ops& ops = default_cpu_train_ops());
 
     /// Floats of saved activations plus scratch for `shape` (preflight and the breakdown).
     static std::uint64_t activation_floats(const model_config& cfg, const batch_shape& shape);
-    /// Allocate activations and scratch (host_buffer). Not collective.
+    /// Allocate activations and scratch on the device. Not collective.
     void reserve();
 
     /// Forward; returns this rank's share of the loss: Σ CE over its tokens / total_tokens
-    /// (nats). ids and targets are [batch, rows]; both must stay alive until backward.
+    /// (nats). ids and targets are [batch, rows] in the device's memory; both must stay alive
+    /// until backward.
     double forward(unit_access& access, const std::int32_t* ids, const std::int32_t* targets,
                    std::size_t total_tokens, phase_timer& timer);
     /// Backward of the last forward: ACCUMULATES every unit's gradient, in reverse unit order.
@@ -123,10 +146,11 @@ class transformer {
     model_config m_cfg;
     batch_shape m_shape;
     attention_core& m_core;
+    train_ops& m_ops;
     param_layout m_layout;
     std::vector<block_activations> m_act;
-    host_buffer<float> m_x_last, m_xf, m_invf, m_logits; // head activations
-    host_buffer<float> m_qkv, m_tmp, m_dmid, m_dx, m_dg, m_dq, m_dkv, m_do;
+    dev_buffer<float> m_x_last, m_xf, m_invf, m_logits; // head activations
+    dev_buffer<float> m_qkv, m_tmp, m_dmid, m_dx, m_dg, m_dq, m_dkv, m_do;
     const std::int32_t* m_ids = nullptr;
     const std::int32_t* m_targets = nullptr;
     std::size_t m_total_tokens = 0;

@@ -3,6 +3,7 @@
 #include "error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ringscale::h5 {
 
@@ -215,6 +216,12 @@ object group::open_dataset(const std::string& name) const {
     return object(handle(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose));
 }
 
+std::uint64_t group::object_address(const std::string& name) const {
+    H5O_info_t info{};
+    RINGSCALE_H5_CALL(H5Oget_info_by_name2(id(), name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT));
+    return static_cast<std::uint64_t>(info.addr);
+}
+
 template <class T>
 void group::write(const std::string& name, const std::vector<T>& data,
                   const std::vector<hsize_t>& dims) const {
@@ -236,13 +243,21 @@ void group::write(const std::string& name, const std::vector<T>& data,
 }
 
 template <class T>
-std::vector<T> group::read(const std::string& name, std::vector<hsize_t>* dims) const {
+std::vector<T> group::read(const std::string& name, std::vector<hsize_t>* dims,
+                           std::uint64_t max_bytes) const {
     handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
     handle space(RINGSCALE_H5_CALL(H5Dget_space(ds.id())), H5Sclose);
     const int rank = RINGSCALE_H5_CALL(H5Sget_simple_extent_ndims(space.id()));
     std::vector<hsize_t> shape(static_cast<std::size_t>(rank));
     RINGSCALE_H5_CALL(H5Sget_simple_extent_dims(space.id(), shape.data(), nullptr));
     const hssize_t n = RINGSCALE_H5_CALL(H5Sget_simple_extent_npoints(space.id()));
+    // npoints saturates rather than wrapping, so a product of huge declared dims stays huge.
+    if (static_cast<long double>(n) * sizeof(T) > static_cast<long double>(max_bytes))
+        throw error(error_kind::hdf5,
+                    fmt::format("dataset '{}' declares shape [{}], {:.3g} bytes, more than the "
+                                "{} bytes the file can hold",
+                                name, fmt::join(shape, ", "), static_cast<double>(n) * sizeof(T),
+                                max_bytes));
     std::vector<T> data(static_cast<std::size_t>(n));
     if (n > 0)
         RINGSCALE_H5_CALL(
@@ -309,16 +324,18 @@ template void group::write<std::uint8_t>(const std::string&, const std::vector<s
                                          const std::vector<hsize_t>&) const;
 template void group::write<std::uint64_t>(const std::string&, const std::vector<std::uint64_t>&,
                                           const std::vector<hsize_t>&) const;
-template std::vector<double> group::read<double>(const std::string&, std::vector<hsize_t>*) const;
-template std::vector<float> group::read<float>(const std::string&, std::vector<hsize_t>*) const;
-template std::vector<std::int32_t> group::read<std::int32_t>(const std::string&,
-                                                             std::vector<hsize_t>*) const;
-template std::vector<std::int64_t> group::read<std::int64_t>(const std::string&,
-                                                             std::vector<hsize_t>*) const;
-template std::vector<std::uint8_t> group::read<std::uint8_t>(const std::string&,
-                                                             std::vector<hsize_t>*) const;
-template std::vector<std::uint64_t> group::read<std::uint64_t>(const std::string&,
-                                                               std::vector<hsize_t>*) const;
+template std::vector<double> group::read<double>(const std::string&, std::vector<hsize_t>*,
+                                                 std::uint64_t) const;
+template std::vector<float> group::read<float>(const std::string&, std::vector<hsize_t>*,
+                                               std::uint64_t) const;
+template std::vector<std::int32_t>
+group::read<std::int32_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
+template std::vector<std::int64_t>
+group::read<std::int64_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
+template std::vector<std::uint8_t>
+group::read<std::uint8_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
+template std::vector<std::uint64_t>
+group::read<std::uint64_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
 
 // ---- files -----------------------------------------------------------------------
 

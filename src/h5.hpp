@@ -102,12 +102,18 @@ class group : public object {
     void write_strings(const std::string& name, const std::vector<std::string>& values) const;
     void write_string(const std::string& name, const std::string& value) const;
 
-    /// Read a whole dataset, converting to T; `dims` receives its shape when given.
+    /// Read a whole dataset, converting to T; `dims` receives its shape when given. Throws
+    /// (allocating nothing) when the declared shape needs more than `max_bytes` as T, so a
+    /// damaged header cannot make a reader allocate gigabytes for a small file.
     template <class T>
-    std::vector<T> read(const std::string& name, std::vector<hsize_t>* dims = nullptr) const;
+    std::vector<T> read(const std::string& name, std::vector<hsize_t>* dims = nullptr,
+                        std::uint64_t max_bytes = UINT64_MAX) const;
     std::vector<std::string> read_strings(const std::string& name) const;
     std::string read_string(const std::string& name) const;
     object open_dataset(const std::string& name) const;
+    /// The file address of the object `name` links to: two links to one object (hard links)
+    /// give the same address.
+    std::uint64_t object_address(const std::string& name) const;
 };
 
 /// An HDF5 file. Move-only; closes on destruction.

@@ -39,7 +39,7 @@ attr_group job_attr_group(const std::string& name) {
 attr_group v1_attr_group(const std::string& name) {
     if (is_outcome(name))
         return attr_group::outcome;
-    if (name == "warmup" || name == "iterations")
+    if (name == "warmup" || name == "iterations" || name == "repeat")
         return attr_group::run;
     // ringscale/1 stored what the jobs computed under the same names as the options, so the
     // user's value of dp (0 = auto) or ulysses-degree is lost: these are derived from P.
@@ -71,8 +71,9 @@ bool readable(const std::string& schema) {
 }
 
 const std::vector<std::string>& training_memory_datasets() {
-    static const std::vector<std::string> names = {"param_bytes", "grad_bytes", "optimizer_bytes",
-                                                   "activation_bytes", "comm_buffer_bytes"};
+    static const std::vector<std::string> names = {"param_bytes",       "grad_bytes",
+                                                   "optimizer_bytes",   "activation_bytes",
+                                                   "comm_buffer_bytes", "step_peak_device_bytes"};
     return names;
 }
 

@@ -9,6 +9,12 @@ set_tests_properties(e2e_launch_small PROPERTIES FIXTURES_SETUP small_h5 LABELS 
                      ENVIRONMENT "${RINGSCALE_MPI_ENV}" TIMEOUT 120 PROCESSORS 2)
 add_test(NAME e2e_schema_h5py COMMAND /usr/bin/python3 ${e2e_dir}/check_schema.py ${e2e_out}/small.h5 2)
 set_tests_properties(e2e_schema_h5py PROPERTIES FIXTURES_REQUIRED small_h5 LABELS e2e)
+# --repeat: interleaved repetitions recorded as replicates, pooled by ringscale-stats.
+add_test(NAME e2e_repeat
+         COMMAND bash ${e2e_dir}/repeat.sh $<TARGET_FILE:ringscale> $<TARGET_FILE:ringscale-stats>
+                 ${MPIEXEC_EXECUTABLE} ${e2e_out}/repeat)
+set_tests_properties(e2e_repeat PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 120 PROCESSORS 2)
 # The bad-input matrix covers both tools (tests/e2e/bad_input.cases, one line per case).
 if(TARGET ringscale-stats)
     add_test(NAME e2e_bad_input

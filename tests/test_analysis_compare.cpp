@@ -12,15 +12,17 @@ using ringscale::test_fixture::fixture_file;
 
 namespace {
 
-/// One launch: three cases (P = 1, 2, 4) of 200 iterations, log-normal noise of 3%.
-fixture_file launch(std::uint64_t seed, double slowdown, std::int64_t seq_len = 4096) {
+/// One launch: three cases (P = 1, 2, 4) of 200 iterations, log-normal noise of 3%; every
+/// case of the launch is `launch_offset` slower (launch-to-launch noise).
+fixture_file launch(std::uint64_t seed, double slowdown, std::int64_t seq_len = 4096,
+                    double launch_offset = 0) {
     fixture_file f;
     for (int p : {1, 2, 4}) {
         fixture_case c;
         c.world_size = p;
         c.iterations = 200;
         c.noise = 0.03;
-        c.base_time_s = 1e-3 * (1 + slowdown) / p;
+        c.base_time_s = 1e-3 * (1 + slowdown) * (1 + launch_offset) / p;
         c.int_params = {{"seq_len", seq_len}};
         c.seed = seed * 100 + static_cast<std::uint64_t>(p);
         f.cases.push_back(c);
@@ -64,24 +66,79 @@ TEST(analysis_compare, a_a_comparison_is_not_a_regression) {
     }
 }
 
-TEST(analysis_compare, injected_ten_percent_slowdown_is_flagged) {
-    sets s("compare_slow", {launch(1, 0)}, {launch(2, 0.10)});
+TEST(analysis_compare, one_launch_per_side_never_calls_a_regression) {
+    // A real 10% slowdown, but one launch per side: iterations alone cannot tell it from
+    // launch-to-launch noise, so it is reported as unconfirmed.
+    sets s("compare_one", {launch(1, 0)}, {launch(2, 0.10)});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    ASSERT_EQ(cmp.matched.size(), 3u);
+    EXPECT_FALSE(cmp.any_regression());
+    EXPECT_EQ(cmp.iteration_level(), 3u);
+    for (const auto& c : cmp.matched) {
+        EXPECT_EQ(c.unit, "iterations");
+        EXPECT_EQ(c.result, verdict::unconfirmed);
+        EXPECT_NEAR(c.change, 0.10, 0.02);
+        EXPECT_LT(c.p_adjusted, 1e-6); // what the iteration-level test alone would have called
+    }
+}
+
+TEST(analysis_compare, launch_noise_with_one_launch_per_side_is_not_a_regression) {
+    // The same binary, two launches 8% apart (launch-level noise, no real change): the
+    // iteration-level test is overwhelmingly "significant"; the verdict is not a regression.
+    sets s("compare_noise", {launch(1, 0, 4096, -0.04)}, {launch(2, 0, 4096, 0.04)});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    EXPECT_FALSE(cmp.any_regression());
+    for (const auto& c : cmp.matched) {
+        EXPECT_LT(c.test.p_value, 1e-10);
+        EXPECT_EQ(c.result, verdict::unconfirmed);
+    }
+}
+
+TEST(analysis_compare, three_launches_per_side_call_a_real_ten_percent_shift) {
+    // Launch noise of +-2% on both sides, a real 10% slowdown: the two-level bootstrap calls it.
+    const std::vector<double> noise = {-0.02, 0.0, 0.02};
+    std::vector<fixture_file> base, slow;
+    for (std::size_t i = 0; i < noise.size(); ++i) {
+        base.push_back(launch(1 + i, 0, 4096, noise[i]));
+        slow.push_back(launch(11 + i, 0.10, 4096, noise[2 - i]));
+    }
+    sets s("compare_three", base, slow);
     const comparison cmp = compare_sets(s.pb, s.pn, {});
     ASSERT_EQ(cmp.matched.size(), 3u);
     EXPECT_TRUE(cmp.any_regression());
+    EXPECT_EQ(cmp.iteration_level(), 0u);
     for (const auto& c : cmp.matched) {
+        EXPECT_EQ(c.unit, "launches");
+        EXPECT_EQ(c.n_base, 3u);
         EXPECT_EQ(c.result, verdict::regression);
-        EXPECT_NEAR(c.change, 0.10, 0.02);
-        EXPECT_LT(c.p_adjusted, 1e-6);
-        EXPECT_GT(c.test.cliffs_delta, 0.474); // large effect, NEW slower
+        EXPECT_NEAR(c.change, 0.10, 0.03);
+        EXPECT_GT(c.change_lo, 0.0);
+        EXPECT_LT(c.change_lo, c.change);
+        EXPECT_GT(c.change_hi, c.change);
     }
-    // The same data with a 15% threshold: significant but within it, not a regression.
+    // A 15% threshold: significant but within it, not a regression.
     compare_options loose;
     loose.threshold = 0.15;
     EXPECT_FALSE(compare_sets(s.pb, s.pn, loose).any_regression());
-    // And the other way round it is an improvement.
-    const comparison back = compare_sets(s.pn, s.pb, {});
-    EXPECT_EQ(back.matched[0].result, verdict::improvement);
+    // The other way round it is an improvement.
+    EXPECT_EQ(compare_sets(s.pn, s.pb, {}).matched[0].result, verdict::improvement);
+}
+
+TEST(analysis_compare, three_launches_per_side_a_a_with_launch_noise_is_not_called) {
+    // Same binary, launch offsets of up to +-4% on both sides, interleaved.
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+        std::vector<fixture_file> a, b;
+        const std::vector<double> noise = {-0.04, 0.01, 0.03, -0.01, 0.04, -0.03};
+        for (std::size_t i = 0; i < 3; ++i) {
+            a.push_back(launch(seed * 10 + i, 0, 4096, noise[2 * i]));
+            b.push_back(launch(seed * 10 + 5 + i, 0, 4096, noise[2 * i + 1]));
+        }
+        sets s("compare_aa3", a, b);
+        const comparison cmp = compare_sets(s.pb, s.pn, {});
+        EXPECT_FALSE(cmp.any_regression()) << "seed " << seed;
+        for (const auto& c : cmp.matched)
+            EXPECT_EQ(c.result, verdict::not_significant) << "seed " << seed;
+    }
 }
 
 TEST(analysis_compare, launches_are_the_unit_when_there_are_enough) {
@@ -91,12 +148,17 @@ TEST(analysis_compare, launches_are_the_unit_when_there_are_enough) {
     for (const auto& c : cmp.matched) {
         EXPECT_EQ(c.unit, "launches");
         EXPECT_EQ(c.n_new, 4u);
-        EXPECT_TRUE(c.test.exact);
-        // 4 vs 4 launches fully separated: exact two-sided p = 2 / C(8, 4) = 1/35 per case;
-        // Holm over 3 cases multiplies the smallest by 3 -> 3/35 > 0.05: not significant.
-        EXPECT_NEAR(c.test.p_value, 2.0 / 70.0, 1e-12);
-        EXPECT_EQ(c.result, verdict::not_significant);
+        EXPECT_EQ(c.launches_new, 4u);
+        // Fully separated launches: no replicate ratio at or below 1, p = 2 / (B + 1).
+        EXPECT_DOUBLE_EQ(c.p_value, 2.0 / 2001);
+        EXPECT_EQ(c.result, verdict::regression);
     }
+    // Demanding 5 launches per side turns the same data into unconfirmed differences.
+    compare_options five;
+    five.min_launches = 5;
+    const comparison strict = compare_sets(s.pb, s.pn, five);
+    EXPECT_FALSE(strict.any_regression());
+    EXPECT_EQ(strict.matched[0].result, verdict::unconfirmed);
 }
 
 TEST(analysis_compare, mismatched_parameters_are_an_error_naming_them) {

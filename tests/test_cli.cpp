@@ -1,5 +1,6 @@
 #include "src/error.hpp"
 #include "src/launcher/cli.hpp"
+#include "src/launcher/run_loop.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -77,4 +78,29 @@ TEST(cli, help_and_list_return_text_only) {
     EXPECT_NE(r.message.find("--min-bytes"), std::string::npos);
     const char* argv2[] = {"ringscale", "--list-jobs"};
     EXPECT_NE(parse_cli(2, argv2).message.find("collectives"), std::string::npos);
+}
+
+TEST(cli, repeat_defaults_to_one_and_rejects_zero) {
+    EXPECT_EQ(parse({}).repeat, 1);
+    const auto c = parse({"--repeat", "3"});
+    EXPECT_EQ(c.repeat, 3);
+    EXPECT_NE(c.resolved_text.find("repeat = 3\n"), std::string::npos);
+    EXPECT_THROW(parse({"--repeat", "0"}), config_error);
+    EXPECT_THROW(parse({"--repeat", "two"}), config_error);
+}
+
+TEST(cli, repeat_plans_interleaved_repetitions) {
+    const auto c =
+        parse({"--op", "allreduce,sendrecv", "-b", "1K", "-e", "2K", "-f", "2", "--repeat", "3"});
+    jobs::launch_info launch;
+    launch.world_size = 2;
+    launch.host_bytes_per_rank = 1ull << 30;
+    const auto cases = plan_launch(c, launch);
+    ASSERT_EQ(cases.size(), 12u); // 4 planned cases, 3 times
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        EXPECT_EQ(cases[i].repeat, static_cast<int>(i / 4)); // 1..K, then 1..K again
+        EXPECT_EQ(cases[i].plan.values.values(), cases[i % 4].plan.values.values());
+    }
+    EXPECT_NE(cases[0].plan.values.values(), cases[1].plan.values.values());
+    EXPECT_EQ(interleave_repeats(cases, 1).size(), cases.size());
 }

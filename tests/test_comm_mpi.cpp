@@ -53,6 +53,58 @@ TEST(comm_mpi, all_gather_reduce_scatter_all_to_all) {
         EXPECT_EQ(recv[q], q * 100 + r);
 }
 
+// In place (communicator.hpp's convention) gives what out of place gives, blocking and not.
+TEST(comm_mpi, in_place_matches_out_of_place) {
+    auto c = world();
+    const int p = c->size(), r = c->rank();
+    const std::size_t n = 3; // per rank
+    const std::size_t all = n * static_cast<std::size_t>(p);
+    auto input = [&](std::size_t i) { return static_cast<float>(r * 1000 + static_cast<int>(i)); };
+    std::vector<float> in(all), want(all), buf(all);
+    for (std::size_t i = 0; i < all; ++i)
+        in[i] = input(i);
+    for (bool blocking : {true, false}) {
+        SCOPED_TRACE(blocking ? "blocking" : "non-blocking");
+        auto run = [&](request_ptr req) {
+            if (req)
+                req->wait();
+        };
+        // allreduce: send == recv
+        c->allreduce(in.data(), want.data(), all, dtype::f32, reduce_op::sum);
+        buf = in;
+        if (blocking)
+            c->allreduce(buf.data(), buf.data(), all, dtype::f32, reduce_op::sum);
+        else
+            run(c->iallreduce(buf.data(), buf.data(), all, dtype::f32, reduce_op::sum));
+        EXPECT_EQ(buf, want);
+        // all_gather: the rank's input is its block of the output
+        c->all_gather(in.data(), want.data(), n, dtype::f32);
+        std::fill(buf.begin(), buf.end(), -1.0f);
+        std::copy(in.begin(), in.begin() + n, buf.begin() + r * n);
+        if (blocking)
+            c->all_gather(buf.data() + r * n, buf.data(), n, dtype::f32);
+        else
+            run(c->iall_gather(buf.data() + r * n, buf.data(), n, dtype::f32));
+        EXPECT_EQ(buf, want);
+        // reduce_scatter: the output is the rank's block of the input
+        c->reduce_scatter(in.data(), want.data(), n, dtype::f32, reduce_op::sum);
+        buf = in;
+        if (blocking)
+            c->reduce_scatter(buf.data(), buf.data() + r * n, n, dtype::f32, reduce_op::sum);
+        else
+            run(c->ireduce_scatter(buf.data(), buf.data() + r * n, n, dtype::f32, reduce_op::sum));
+        EXPECT_EQ(std::vector<float>(buf.begin() + r * n, buf.begin() + (r + 1) * n),
+                  std::vector<float>(want.begin(), want.begin() + n));
+    }
+    // all_to_all: send == recv (blocking only, as the interface)
+    c->all_to_all(in.data(), want.data(), n, dtype::f32);
+    buf = in;
+    c->all_to_all(buf.data(), buf.data(), n, dtype::f32);
+    EXPECT_EQ(buf, want);
+    EXPECT_TRUE(in_place_all_gather(buf.data() + r * n, buf.data(), n, dtype::f32, r));
+    EXPECT_EQ(in_place_all_gather(buf.data(), buf.data(), n, dtype::f32, r), r == 0);
+}
+
 TEST(comm_mpi, ring_exchange_and_broadcast) {
     auto c = world();
     const int p = c->size(), r = c->rank();

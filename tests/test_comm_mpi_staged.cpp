@@ -111,6 +111,67 @@ TEST(comm_mpi_staged, blocking_collectives_exact) {
     EXPECT_EQ(word.to_host(), std::vector<std::int32_t>(5, 42));
 }
 
+// In place (communicator.hpp's convention) on one device buffer, blocking and not: the same
+// results as out of place; an in-place reduce-scatter writes only the rank's own block.
+TEST(comm_mpi_staged, in_place_on_one_device_buffer) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    auto c = staged_world();
+    const int n = c->size(), r = c->rank();
+    const std::size_t per = 29, un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
+    std::vector<float> blocks(per * un); // block j: r·10000 + j·100 + i
+    for (std::size_t j = 0; j < un; ++j)
+        for (std::size_t i = 0; i < per; ++i)
+            blocks[j * per + i] = static_cast<float>(r * 10000 + j * 100 + i);
+    for (const bool blocking : {true, false}) {
+        SCOPED_TRACE(blocking ? "blocking" : "non-blocking");
+        // all_gather: the rank's input is its block of the output.
+        std::vector<float> start(per * un, -1.0f);
+        for (std::size_t i = 0; i < per; ++i)
+            start[ur * per + i] = 1000.0f * r + i;
+        kc::device_buffer<float> ag(start);
+        float* own = ag.data() + ur * per;
+        if (blocking)
+            c->all_gather(own, ag.data(), per, dtype::f32);
+        else
+            c->iall_gather(own, ag.data(), per, dtype::f32)->wait();
+        const auto gathered = ag.to_host();
+        for (int q = 0; q < n; ++q)
+            for (std::size_t i = 0; i < per; ++i)
+                ASSERT_EQ(gathered[q * per + i], 1000.0f * q + i);
+        // reduce_scatter: the output is the rank's block of the input; the others untouched.
+        kc::device_buffer<float> rs(blocks);
+        float* mine = rs.data() + ur * per;
+        if (blocking)
+            c->reduce_scatter(rs.data(), mine, per, dtype::f32, reduce_op::sum);
+        else
+            c->ireduce_scatter(rs.data(), mine, per, dtype::f32, reduce_op::sum)->wait();
+        const auto scattered = rs.to_host();
+        for (std::size_t j = 0; j < un; ++j)
+            for (std::size_t i = 0; i < per; ++i) {
+                const float want = j == ur ? static_cast<float>(10000 * n * (n - 1) / 2 +
+                                                                n * static_cast<int>(j * 100 + i))
+                                           : blocks[j * per + i];
+                ASSERT_EQ(scattered[j * per + i], want) << "block " << j;
+            }
+        // allreduce: send == recv.
+        kc::device_buffer<float> ar(blocks);
+        if (blocking)
+            c->allreduce(ar.data(), ar.data(), per * un, dtype::f32, reduce_op::min);
+        else
+            c->iallreduce(ar.data(), ar.data(), per * un, dtype::f32, reduce_op::min)->wait();
+        const auto reduced = ar.to_host();
+        for (std::size_t k = 0; k < per * un; ++k)
+            ASSERT_EQ(reduced[k], blocks[k] - 10000.0f * r); // rank 0's values
+    }
+    // all_to_all: send == recv; block q received is from rank q.
+    kc::device_buffer<float> a2a(blocks);
+    c->all_to_all(a2a.data(), a2a.data(), per, dtype::f32);
+    const auto exchanged = a2a.to_host();
+    for (int q = 0; q < n; ++q)
+        for (std::size_t i = 0; i < per; ++i)
+            ASSERT_EQ(exchanged[q * per + i], static_cast<float>(q * 10000 + r * 100 + i));
+}
+
 TEST(comm_mpi_staged, nonblocking_collectives_complete_on_wait_and_test) {
     RINGSCALE_SKIP_WITHOUT_DEVICE();
     auto c = staged_world();

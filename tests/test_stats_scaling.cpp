@@ -76,3 +76,28 @@ TEST(stats_scaling, bootstrap_ci_brackets_estimate_with_noise) {
     EXPECT_GT(pt.speedup_hi, pt.speedup);
     EXPECT_NEAR(pt.efficiency_lo, pt.speedup_lo / 2, 1e-12); // same replicates, strong
 }
+
+TEST(stats_scaling, launches_are_resampled_when_both_cases_have_two) {
+    // Two launches per P, constant within a launch: the iteration bootstrap sees no noise at
+    // all; the two-level bootstrap sees the launches differ.
+    fake a(1, 8.0, "strong"), b(2, 4.0, "strong");
+    case_data a2 = a.data, b2 = b.data;
+    a2.step_s.assign(10, 8.8);
+    b2.step_s.assign(10, 4.4);
+    a.pooled.launches.push_back(&a2);
+    b.pooled.launches.push_back(&b2);
+    family fam{"f", "strong", {}, {&a.pooled, &b.pooled}};
+    const auto r = analyse_scaling(fam, {});
+    const auto& pt = r->points[1];
+    EXPECT_EQ(pt.resampled, "launches");
+    EXPECT_EQ(pt.launches, 2u);
+    // Replicate speedups are 8/4.4, 8/4, 8.4/4.2, 8.8/4.4, ... : the interval spans launch noise.
+    EXPECT_DOUBLE_EQ(pt.speedup_lo, 8.0 / 4.4);
+    EXPECT_DOUBLE_EQ(pt.speedup_hi, 8.8 / 4.0);
+    EXPECT_DOUBLE_EQ(pt.time_lo, 4.0);
+    EXPECT_DOUBLE_EQ(pt.time_hi, 4.4);
+    // Demanding three launches falls back to iterations (pooled as one launch).
+    scaling_options three;
+    three.min_launches = 3;
+    EXPECT_EQ(analyse_scaling(fam, three)->points[1].resampled, "iterations");
+}

@@ -4,6 +4,7 @@
 #include "src/error.hpp"
 #include "src/parse.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fmt/format.h>
@@ -19,6 +20,9 @@ const char* tool_version();
 
 namespace {
 
+/// More threads than this per rank is a typo, not a machine (the largest CPUs have 384 cores).
+constexpr int max_threads_per_rank = 1024;
+
 // Launcher options every job shares. Values are text; parse.hpp turns them into numbers.
 void add_common(po::options_description& d) {
     d.add_options()("job", po::value<std::string>()->default_value("collectives"),
@@ -28,6 +32,10 @@ void add_common(po::options_description& d) {
         "warmup,w", po::value<std::string>()->default_value("5"),
         "untimed warm-up iterations per case (kept in the file, flagged)")(
         "iters,n", po::value<std::string>()->default_value("20"), "timed iterations per case")(
+        "repeat", po::value<std::string>()->default_value("1"),
+        "run the planned cases N times, interleaved (cases 1..K, then 1..K again, so drift "
+        "hits every case alike); each repetition is its own replicate in the file (case "
+        "attribute repeat = 0..N-1) and ringscale-stats treats it like a separate launch")(
         "device", po::value<std::string>()->default_value("cpu"), "where jobs compute: cpu|cuda")(
         "comm", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi|nccl")(
         "validate", po::value<std::string>()->default_value("auto"),
@@ -94,16 +102,51 @@ std::string list_jobs_text() {
     return text;
 }
 
+/// A job-file line "= value" (no option name), which Boost reports without naming the line.
+void check_job_file_lines(const std::string& path, const std::string& text) {
+    std::istringstream lines(text);
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n) {
+        const auto first = line.find_first_not_of(" \t");
+        if (first != std::string::npos && line[first] == '=')
+            throw config_error(fmt::format("job file '{}' line {}: '{}' has no option name", path,
+                                           n, line.substr(first)));
+    }
+}
+
 void store_job_file(const std::string& path, const po::options_description& d,
                     po::variables_map& vm) {
-    std::ifstream in(path);
-    if (!in)
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw config_error(fmt::format(
+            "job file '{}' is a directory: give an .ini file (e.g. jobs/presets/quick.ini)", path));
+    std::ifstream file(path);
+    if (!file)
         throw config_error(fmt::format("job file '{}': cannot open it", path));
+    std::stringstream text;
+    text << file.rdbuf();
+    check_job_file_lines(path, text.str());
+    std::istringstream in(text.str());
     try {
         po::store(po::parse_config_file(in, d, false), vm);
     } catch (const po::error& e) {
         throw config_error(fmt::format("job file '{}': {}", path, e.what()));
     }
+}
+
+/// `items` without repeats (first occurrence kept): running a case twice would count as two
+/// launches in the analysis. Each removal is named in `notes`.
+std::vector<std::string> unique_items(const std::vector<std::string>& items,
+                                      const std::string& option, std::vector<std::string>& notes) {
+    std::vector<std::string> out;
+    for (const auto& item : items) {
+        if (std::find(out.begin(), out.end(), item) == out.end())
+            out.push_back(item);
+        else
+            notes.push_back(
+                fmt::format("--{}: '{}' is listed more than once; it runs once", option, item));
+    }
+    return out;
 }
 
 int to_int(const po::variables_map& vm, const char* name, int min_value) {
@@ -168,7 +211,7 @@ cli_result parse_cli(int argc, const char* const* argv) {
     }
     po::notify(vm);
 
-    cfg.jobs = split_list(vm["job"].as<std::string>(), "job");
+    cfg.jobs = unique_items(split_list(vm["job"].as<std::string>(), "job"), "job", cfg.notes);
     std::set<std::string> applicable;
     for (const auto& name : cfg.jobs)
         for (const auto& opt : jobs::find_job(name).options())
@@ -183,14 +226,19 @@ cli_result parse_cli(int argc, const char* const* argv) {
     }
     for (const auto& name : applicable)
         if (vm.count(name))
-            cfg.params[name] = split_list(vm[name].as<std::string>(), name);
+            cfg.params[name] =
+                unique_items(split_list(vm[name].as<std::string>(), name), name, cfg.notes);
 
     cfg.output = vm["output"].as<std::string>();
     if (cfg.output.empty())
         throw config_error("--output: empty path");
     cfg.warmup = to_int(vm, "warmup", 0);
     cfg.iters = to_int(vm, "iters", 1);
+    cfg.repeat = to_int(vm, "repeat", 1);
     cfg.threads = to_int(vm, "threads", 0);
+    if (cfg.threads > max_threads_per_rank)
+        throw config_error(fmt::format("--threads: {} is above {} threads per rank", cfg.threads,
+                                       max_threads_per_rank));
     cfg.seed = parse_size(vm["seed"].as<std::string>(), "seed");
     cfg.device = vm["device"].as<std::string>();
     if (cfg.device != "cpu" && cfg.device != "cuda")
@@ -205,9 +253,9 @@ cli_result parse_cli(int argc, const char* const* argv) {
         cfg.validate = parse_bool(v, "validate") ? validate_mode::on : validate_mode::off;
     cfg.dry_run = vm.count("dry-run") > 0;
     cfg.timeout_s = parse_double(vm["timeout"].as<std::string>(), "timeout");
-    if (!(cfg.timeout_s > 0))
-        throw config_error(fmt::format("--timeout: {} is not a positive number of seconds",
-                                       vm["timeout"].as<std::string>()));
+    if (!(cfg.timeout_s >= 1)) // the watchdog's resolution; below it every wait would expire
+        throw config_error(
+            fmt::format("--timeout: {} is below 1 second", vm["timeout"].as<std::string>()));
     cfg.resume = parse_bool(vm["resume"].as<std::string>(), "resume");
     if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
         throw config_error("--resume needs --output to be a directory, not a .h5 file");

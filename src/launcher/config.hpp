@@ -19,6 +19,7 @@ struct launch_config {
     std::string output = "results/"; ///< a directory, or a path ending in .h5
     int warmup = 5;
     int iters = 20;
+    int repeat = 1; ///< --repeat: run the planned cases this many times, interleaved
     std::string device = "cpu";
     std::string comm = "mpi";
     validate_mode validate = validate_mode::automatic;
@@ -29,7 +30,8 @@ struct launch_config {
     bool resume = false;              ///< skip cases already completed in the output directory
     std::string job_file;             ///< path of the job file, if any
     std::vector<std::string> cmdline; ///< argv as given
-    std::string resolved_text; ///< "key = value" lines: the job file that reproduces this run
+    std::string resolved_text;      ///< "key = value" lines: the job file that reproduces this run
+    std::vector<std::string> notes; ///< one-line notes for rank 0 to print (duplicates removed)
 };
 
 } // namespace ringscale

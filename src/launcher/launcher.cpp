@@ -39,8 +39,17 @@ struct prepared {
     std::vector<std::string> done; // rank 0, --resume: where each case was completed, or ""
 };
 
+// --repeat: repetition r > 0 of a case gets the key "<key>-r<r>", so that --resume tells
+// repetitions apart; repetition 0 keeps the plain key (a launch without --repeat is one).
+void tag_repetitions(prepared& p) {
+    for (std::size_t i = 0; i < p.cases.size() && i < p.keys.size(); ++i)
+        if (p.cases[i].repeat > 0)
+            p.keys[i] += fmt::format("-r{}", p.cases[i].repeat);
+}
+
 // Rank 0, before any work: what --resume skips, and whether the rest fits on the disk.
 void check_output(prepared& p) {
+    tag_repetitions(p); // the keys are read only here and by rank 0's writer
     p.done.assign(p.cases.size(), "");
     if (p.cfg.resume)
         p.done = find_completed(p.keys, p.cfg.output);
@@ -73,15 +82,17 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
         // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
         p.launch.host_bytes_per_rank =
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
+        // Inconsistent options first: they are wrong in every build, so the message must not
+        // depend on whether this binary has CUDA and NCCL.
+        if (p.cfg.comm == "nccl" && p.cfg.device != "cuda") // NCCL moves device memory only
+            throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
+                               "--comm mpi on the CPU)");
         if (p.cfg.device == "cuda" && !kernels::cuda_compiled())
             throw not_compiled_error("--device cuda: the CUDA backend is not compiled into this "
                                      "ringscale (rebuild where nvcc is found); use --device cpu");
         if (p.cfg.comm == "nccl" && !comm::backend_compiled("nccl"))
             throw not_compiled_error(
                 "--comm nccl: the NCCL backend is not compiled into this ringscale");
-        if (p.cfg.comm == "nccl" && p.cfg.device != "cuda") // NCCL moves device memory only
-            throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
-                               "--comm mpi on the CPU)");
         return p;
     } catch (const std::exception& e) {
         error_text = e.what();
@@ -98,6 +109,9 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
             throw config_error("no cases to run");
         for (const auto& pc : p.cases)
             p.keys.push_back(case_key(pc, p.cfg, world.size()));
+        if (world.rank() == 0)
+            for (const auto& note : p.cfg.notes)
+                std::fprintf(stderr, "ringscale: note: %s\n", note.c_str());
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
@@ -134,11 +148,14 @@ std::string check_consensus(comm::communicator& world, const launch_config& cfg)
 }
 
 void print_plan(const std::vector<planned_case>& cases) {
+    const bool repeated = !cases.empty() && cases.back().repeat > 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const auto& pc = cases[i];
         std::string params;
         for (const auto& [k, v] : pc.plan.values.values())
             params += fmt::format(" {}={}", k, v);
+        if (repeated)
+            params += fmt::format(" repeat={}", pc.repeat);
         std::printf("case %zu: %s%s%s\n", i, pc.plan.job.c_str(), params.c_str(),
                     pc.plan.skip_reason.empty() ? ""
                                                 : (" [skip: " + pc.plan.skip_reason + "]").c_str());

@@ -123,7 +123,18 @@ std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::laun
                                            case_label(pc), why));
         pc.plan.skip_reason = why;
     }
-    return cases;
+    return interleave_repeats(cases, cfg.repeat);
+}
+
+std::vector<planned_case> interleave_repeats(const std::vector<planned_case>& cases, int repeats) {
+    std::vector<planned_case> out;
+    out.reserve(cases.size() * static_cast<std::size_t>(std::max(repeats, 1)));
+    for (int r = 0; r < std::max(repeats, 1); ++r)
+        for (const planned_case& pc : cases) {
+            out.push_back(pc);
+            out.back().repeat = r;
+        }
+    return out;
 }
 
 double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank) {
@@ -150,6 +161,8 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     rec.world = world.size();
     rec.identity = case_identity(pc, cfg, world.size());
     rec.run = case_run_attrs(cfg);
+    if (cfg.repeat > 1) // which repetition: a replicate, not part of the case's identity
+        rec.run["repeat"] = static_cast<std::int64_t>(pc.repeat);
     rec.derived = {{"flops_per_iter", 0.0}, {"comm_bytes_per_iter", 0.0}};
     if (pc.plan.values.has("variant") && pc.plan.variant != pc.plan.values.text("variant"))
         rec.derived["variant_label"] = pc.plan.variant; // e.g. hybrid/u2: the degree P gave it
@@ -196,6 +209,8 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     phase_timer timer;
     dev.finish_iteration(timer); // drop anything timed during setup
     for (int i = 0; i < rec.rows; ++i) {
+        c->before_iteration(); // untimed
+        dev.synchronize();
         // Every rank's device is idle and every rank has arrived: the step starts together.
         world.barrier();
         timer.reset();

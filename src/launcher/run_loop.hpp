@@ -14,10 +14,17 @@ namespace ringscale {
 struct planned_case {
     const jobs::job* job = nullptr;
     jobs::case_plan plan;
+    int repeat = 0; ///< repetition (--repeat), 0-based; not part of the case's identity
 };
 
-/// Every case of the launch, in run order, after each job's checks and the memory preflight
-/// (a case that cannot fit is skipped if skippable, else config_error). Pure, no MPI.
+/// `cases` repeated `repeats` times, interleaved: 1..K, then 1..K again, so that drift over
+/// the launch (thermal, neighbours, page cache) hits every case alike; copy r has repeat = r.
+/// Pure.
+std::vector<planned_case> interleave_repeats(const std::vector<planned_case>& cases, int repeats);
+
+/// Every case of the launch, in run order (--repeat: interleaved repetitions), after each
+/// job's checks and the memory preflight (a case that cannot fit is skipped if skippable,
+/// else config_error). Pure, no MPI.
 std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch);
 
 /// Parameters of a plan as typed attributes ("seq-len" -> seq_len, "4096" -> int64).

@@ -3,7 +3,9 @@
 //
 // usage: bench_gen_results --out DIR [--files N] [--samples S] [--ps 1,2,4,8]
 //                          [--slowdown F] [--seed K] [--seq-len L] [--noise SIGMA]
+//                          [--gpu NAME]
 // File i holds one case at P = ps[i % len(ps)] with S / P measured iterations (S samples).
+// --gpu NAME: the cases ran on a CUDA device called NAME (/meta device_name) in bf16.
 #include "analysis_fixture.hpp"
 #include "src/error.hpp"
 #include "src/parse.hpp"
@@ -26,7 +28,8 @@ int main(int argc, char** argv) {
             opt[argv[i]] = argv[i + 1];
         if (!opt.count("--out") || argc % 2 == 0)
             throw config_error("usage: bench_gen_results --out DIR [--files N] [--samples S] "
-                               "[--ps 1,2,4] [--slowdown F] [--seed K] [--seq-len L] [--noise S]");
+                               "[--ps 1,2,4] [--slowdown F] [--seed K] [--seq-len L] [--noise S] "
+                               "[--gpu NAME]");
         const std::string out = opt["--out"];
         std::filesystem::create_directories(out);
         const auto files = parse_int(opt["--files"], "--files");
@@ -48,6 +51,13 @@ int main(int argc, char** argv) {
             c.float_params = {{"flops_per_iter", 2e7}};
             c.seed = seed * 1000003 + static_cast<std::uint64_t>(i);
             test_fixture::fixture_file f;
+            if (opt.count("--gpu")) {
+                c.text_params = {{"device", "cuda"},
+                                 {"comm", "nccl"},
+                                 {"dtype", "bfloat16"},
+                                 {"mfu_dtype", "bf16"}};
+                f.device_name = opt["--gpu"];
+            }
             f.cases = {c};
             test_fixture::write_fixture_file(fmt::format("{}/run_{:05}.h5", out, i), f);
         }

@@ -1,7 +1,10 @@
 /* The plain MPI baseline for tests/bench/collectives_vs_mpi.sh: the same operation, the same
  * float32 buffers, a barrier before each iteration and the slowest rank's time, as a user
  * would write it without ringscale.
- * usage: bench_plain_mpi allreduce|sendrecv BYTES WARMUP ITERS  -> prints "op bytes busbw_GBps" */
+ * allreduce_inplace: MPI_Allreduce(MPI_IN_PLACE, ...) on one buffer; as ringscale, the input is
+ * restored (untimed, before the barrier) only when another sum could pass 1e30.
+ * usage: bench_plain_mpi allreduce|allreduce_inplace|sendrecv BYTES WARMUP ITERS
+ *        -> prints "op bytes busbw_GBps" */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,21 +22,31 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 5) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s allreduce|sendrecv BYTES WARMUP ITERS\n", argv[0]);
+            fprintf(stderr, "usage: %s allreduce|allreduce_inplace|sendrecv BYTES WARMUP ITERS\n",
+                    argv[0]);
         MPI_Finalize();
         return 2;
     }
-    const int is_allreduce = strcmp(argv[1], "allreduce") == 0;
+    const int in_place = strcmp(argv[1], "allreduce_inplace") == 0;
+    const int is_allreduce = in_place || strcmp(argv[1], "allreduce") == 0;
     const int count = (int)(atol(argv[2]) / 4), warmup = atoi(argv[3]), iters = atoi(argv[4]);
     float* send = malloc((size_t)count * 4);
     float* recv = malloc((size_t)count * 4);
     for (int i = 0; i < count; ++i)
         send[i] = (float)((rank + i) % 7);
     double* times = malloc(sizeof(double) * (size_t)iters);
+    double bound = 1e31; /* largest |value| in the in-place buffer: restore at once */
     for (int it = 0; it < warmup + iters; ++it) {
+        if (in_place && bound * size > 1e30) {
+            memcpy(recv, send, (size_t)count * 4);
+            bound = 6;
+        }
+        bound *= size;
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        if (is_allreduce)
+        if (in_place)
+            MPI_Allreduce(MPI_IN_PLACE, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else if (is_allreduce)
             MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         else
             MPI_Sendrecv(send, count, MPI_FLOAT, (rank + 1) % size, 0, recv, count, MPI_FLOAT,

@@ -12,6 +12,7 @@ rm -rf "$work" && mkdir -p "$work/fix/empty" "$work/out"
 touch "$work/fix/a_file"
 printf 'job = collectives\nthis line has no equals sign\n' >"$work/fix/bad.ini"
 printf 'job = collectives\nfrobnicate = 3\n' >"$work/fix/unknown_key.ini"
+printf 'job = collectives\n=5\n' >"$work/fix/eq.ini"
 head -c 4096 /dev/urandom >"$work/fix/corrupt.h5"
 "$mpiexec" -q -np 2 --oversubscribe "$ringscale" --op allreduce -b 1K -e 1K -w 1 -n 8 \
     -o "$work/fix/good.h5" </dev/null >/dev/null 2>"$work/fixture.log" ||

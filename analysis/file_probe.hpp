@@ -1,0 +1,26 @@
+// Reading a damaged file in a disposable copy of the process. HDF5 1.10 can crash (SIGSEGV
+// inside its attribute iteration) on a byte-flipped file, and nothing the caller does around
+// the C call can catch that; a forked child that reads the file first can. The child runs
+// with a memory and time cap, so a file whose declared sizes would exhaust the machine is
+// caught the same way.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace ringscale::analysis {
+
+/// Limits for one probe.
+struct probe_limits {
+    std::uint64_t extra_bytes = 2ull << 30; ///< address space the read may add (2 GiB)
+    unsigned seconds = 20;                  ///< wall-clock cap on the read
+};
+
+/// Run `read` in a forked child under `limits`. Returns "" when reading in this process is
+/// safe (it returned or threw an ordinary error, which an in-process read reports the usual
+/// way), else one line saying why not: "needs more than N GiB of memory", "took longer than
+/// N s", or the signal that killed it. Not thread-safe (fork).
+std::string probe_in_child(const std::function<void()>& read, const probe_limits& limits = {});
+
+} // namespace ringscale::analysis

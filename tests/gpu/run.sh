@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# One command for a GPU host: every GPU test binary, a launch of each job at np=1 on NCCL and
+# at np=2 sharing one GPU over staged MPI (validated), the attention benchmark forward and
+# backward against PyTorch SDPA, the job-overhead check and a ringscale-stats summary
+# (GFLOP/s/rank and MFU). Everything goes into ONE log, OUT_DIR/run.log, with the results
+# files in OUT_DIR/results; a pass/fail line per step ends the log and stdout.
+#
+# usage: tests/gpu/run.sh DIR [OUT_DIR]
+#   DIR      a CMake build directory (CUDA on; MPI, HDF5, Boost installed on this host), or
+#            a directory made by tests/gpu/pack.sh (it has env.sh: the runtime bundle, the
+#            binaries under DIR/build, the scripts); the packed layout is for a GPU host
+#            without those packages (see tests/gpu/README.md).
+#   OUT_DIR  default gpu-run-<UTC time>; created.
+# env: ITERS (benchmark iterations, 10), SEQS (benchmark S list, "4096 8192 16384 32768"),
+#      STEP_TIMEOUT (seconds per step, 300), PYTHON (with torch; default: the pack's or
+#      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only).
+# Exit: 0 every step passed; 1 a step failed; 3 none failed but some found no GPU;
+#       2 bad usage.
+set -uo pipefail
+
+[[ $# -ge 1 && $# -le 2 && -d $1 ]] || {
+    echo "usage: tests/gpu/run.sh BUILD_OR_PACK_DIR [OUT_DIR] (DIR must exist)" >&2
+    exit 2
+}
+dir=$(cd "$1" && pwd)
+out=${2:-gpu-run-$(date -u +%Y%m%dT%H%M%SZ)}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench="$here/../bench"
+ITERS=${ITERS:-10} SEQS=${SEQS:-"4096 8192 16384 32768"} STEP_TIMEOUT=${STEP_TIMEOUT:-300}
+mkdir -p "$out/results" || { echo "run.sh: cannot create $out" >&2; exit 2; }
+out=$(cd "$out" && pwd)
+log="$out/run.log"
+: >"$log"
+
+if [[ -f $dir/env.sh ]]; then # packed layout
+    # shellcheck source=/dev/null
+    source "$dir/env.sh" >>"$log" 2>&1 || { echo "run.sh: $dir/env.sh failed (see $log)" >&2; exit 2; }
+    build="$dir/build"
+    manifest="$dir/gpu-tests.tsv"
+else
+    build=$dir
+    manifest="$out/gpu-tests.tsv"
+    "$here/list_tests.sh" "$build" >"$manifest" 2>>"$log" ||
+        { echo "run.sh: cannot list the GPU tests of $build (see $log)" >&2; exit 2; }
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GTEST_COLOR=no
+rs="$build/src/ringscale" stats="$build/analysis/ringscale-stats"
+python=${PYTHON:-python3}
+[[ -z ${PYTHON:-} && -x /opt/torch/.venv/bin/python3 ]] && python=/opt/torch/.venv/bin/python3
+
+names=() statuses=() notes=()
+# A step's output that says there is no GPU (the binaries' and PyTorch's one-line reasons).
+no_gpu_re='no CUDA device|no CUDA-capable device|CUDA driver version is insufficient|cudaErrorNoDevice'
+
+# classify RC FILE: "STATUS<TAB>NOTE" for one step's exit code and output.
+classify() {
+    local rc=$1 f=$2 skipped passed reason
+    skipped=$(grep -Ec '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$f")
+    passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$f" | awk '{s += $4} END {print s + 0}')
+    reason=$(grep -Eo "(${no_gpu_re})[^\"]*" "$f" | head -1)
+    if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+        printf 'FAIL\ttimed out after %ss' "$STEP_TIMEOUT"
+    elif [[ $rc -ne 0 && -n $reason ]]; then
+        printf 'NOGPU\t%s' "$reason"
+    elif [[ $rc -ne 0 ]]; then
+        printf 'FAIL\texit %s: %s' "$rc" "$(grep -Eim1 'error|fail|refus|not met' "$f" | cut -c1-160)"
+    elif [[ $skipped -gt 0 ]]; then
+        # The first skip's reason; a test skipped for want of a GPU makes the step NOGPU.
+        reason=$(grep -A1 -m1 'Skipped$' "$f" | tail -1 | cut -c1-160)
+        if [[ $reason =~ $no_gpu_re ]]; then
+            printf 'NOGPU\t%s passed, %s skipped: %s' "$passed" "$skipped" "$reason"
+        elif [[ $passed -eq 0 ]]; then
+            printf 'SKIP\t%s' "$reason"
+        else
+            printf 'PASS\t%s passed, %s skipped: %s' "$passed" "$skipped" "$reason"
+        fi
+    else
+        printf 'PASS\t'
+    fi
+}
+
+# step NAME COMMAND...: run one step under the timeout, its output into the log.
+step() {
+    local name=$1 rc f result
+    shift
+    f=$(mktemp)
+    printf '\n===== %s\n$ %s\n' "$name" "$*" >>"$log"
+    echo "[$(date -u +%T)] $name" >&2
+    timeout -k 30 "$STEP_TIMEOUT" "$@" </dev/null >"$f" 2>&1
+    rc=$?
+    cat "$f" >>"$log"
+    result=$(classify "$rc" "$f")
+    rm -f "$f"
+    names+=("$name") statuses+=("${result%%$'\t'*}") notes+=("${result#*$'\t'}")
+    printf -- '----- %s: %s (exit %s)\n' "$name" "${result%%$'\t'*}" "$rc" >>"$log"
+}
+
+# launch JOB NP COMM ARGS...: one validated launch of a job on the GPU into results/.
+launch() {
+    local job=$1 np=$2 comm=$3
+    shift 3
+    step "$job np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" "$rs" \
+        --job "$job" --device cuda --comm "$comm" --validate on -w 2 -n 10 \
+        -o "$out/results/${job}_np${np}_${comm}.h5" "$@"
+}
+
+{
+    echo "ringscale GPU run, $(date -u +%FT%TZ), host $(hostname), from $dir"
+    command -v nvidia-smi >/dev/null && nvidia-smi || echo "nvidia-smi: not found"
+    [[ -f $dir/PACKED ]] && cat "$dir/PACKED"
+    "$rs" --version
+    echo "mpirun: $(command -v mpirun) ($(mpirun --version 2>&1 | head -1))"
+    echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+    echo "GPU test binaries (np, path; np 0 = no mpirun):"
+    cat "$manifest"
+} >>"$log" 2>&1
+
+# 0. The runtime without a GPU: MPI start-up, a CPU launch and its HDF5 file (for a packed
+#    directory, the bundle's Open MPI and HDF5), so a broken runtime is not taken for a GPU fault.
+step "runtime check: cpu collectives np=2" mpirun --bind-to none --oversubscribe -np 2 "$rs" \
+    --job collectives --op allreduce -b 1K -e 64K -w 1 -n 3 -o "$out/results/runtime_check_cpu.h5"
+
+# 1. Every GPU test binary, whole (gtest runs all its tests; each skips without a device).
+while IFS=$'\t' read -r np rel; do
+    [[ -z $rel || $rel == \#* ]] && continue
+    if [[ $np -eq 0 ]]; then
+        step "test $(basename "$rel")" "$build/$rel"
+    else
+        step "test $(basename "$rel") np=$np" mpirun --bind-to none --oversubscribe -np "$np" \
+            "$build/$rel"
+    fi
+done <"$manifest"
+
+# 2. Each job at np=1 on NCCL and at np=2 sharing one GPU over staged MPI, validated.
+# shellcheck disable=SC2054 # commas are sweep lists
+attn=(--seq-len 4K --heads 16 --head-dim 128 --dtype bf16 --causal 0,1 --pass fwd,fwd+bwd)
+for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
+    read -r np comm cp <<<"$np_comm_cp"
+    launch collectives "$np" "$comm" --op all -b 1K -e 16M -f 16
+    launch ring_attention "$np" "$comm" "${attn[@]}"
+    launch context_parallel "$np" "$comm" "${attn[@]}" --variant allgather,ulysses
+    launch train_step "$np" "$comm" --layers 2 --dp 0 --cp "$cp"
+done
+
+# 3. The attention kernels forward and backward against PyTorch SDPA; the job overhead.
+if [[ ${SKIP_BENCH:-0} != 1 ]]; then
+    # shellcheck disable=SC2086 # SEQS is a list
+    step "bench attention fwd+bwd vs SDPA" env PYTHON="$python" "$bench/attention_gpu.sh" \
+        "$build" "$ITERS" $SEQS
+    step "bench job overhead (ring_attention np=1 vs kernel)" "$bench/job_overhead.sh" "$build" \
+        "$ITERS"
+fi
+
+# 4. The statistics of everything measured (GFLOP/s/rank and MFU).
+shopt -s nullglob
+h5=("$out"/results/*.h5)
+if [[ ${#h5[@]} -gt 0 ]]; then
+    step "ringscale-stats summary" "$stats" summary "${h5[@]}"
+else
+    names+=("ringscale-stats summary") statuses+=(SKIP) notes+=("no results files")
+fi
+
+fails=0 nogpu=0
+for st in "${statuses[@]}"; do
+    [[ $st == FAIL ]] && fails=$((fails + 1))
+    [[ $st == NOGPU ]] && nogpu=$((nogpu + 1))
+done
+{
+    printf '\n===== summary (%s)\n' "$out"
+    for i in "${!names[@]}"; do
+        printf '%-6s %-52s %s\n' "${statuses[$i]}" "${names[$i]}" "${notes[$i]}"
+    done
+    printf '%s steps: %s failed, %s without a GPU. Log: %s\n' "${#names[@]}" "$fails" "$nogpu" "$log"
+} | tee -a "$log"
+[[ $fails -gt 0 ]] && exit 1
+[[ $nogpu -gt 0 ]] && exit 3
+exit 0
