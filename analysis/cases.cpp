@@ -1,6 +1,7 @@
 #include "cases.hpp"
 
 #include "bootstrap.hpp"
+#include "case_groups.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -92,24 +93,10 @@ bool text_less(const std::string& a, const std::string& b) {
     return a < b;
 }
 
-bool is_run_specific(const std::string& name) {
-    static const std::set<std::string> names = {
-        "status", "error", "validated", "max_abs_err", "tolerance", "warmup", "iterations",
-        "flops_per_iter", "comm_bytes_per_iter", "busbw_factor", "tokens_per_iter", "job",
-        "variant", "world_size",
-        // outcomes, and per-rank element counts derived from the parameters and P
-        "wrong_elements", "count",
-        // descriptions of conventions, not parameters
-        "flop_convention",
-        // --repeat: which repetition of the launch, a replicate like a separate launch
-        "repeat"};
-    return names.count(name) > 0;
-}
-
 param_list case_params(const case_data& c) {
     param_list out;
-    for (const auto& [name, value] : c.attrs)
-        if (!is_run_specific(name))
+    for (const auto& [name, value] : c.identity)
+        if (is_identity_param(name))
             out.emplace_back(name, value.text);
     return out; // std::map iteration is already sorted by name
 }

@@ -1,5 +1,6 @@
-// Case identity: which attributes make two cases "the same case" (pooled across launches,
-// matched in comparisons) and which cases form a scaling family (differing only in P).
+// Case identity: two cases are "the same case" (pooled across launches, matched in
+// comparisons) when their identity attributes (results schema, src/results_schema.hpp) agree;
+// cases whose identities differ only in world_size form a scaling family.
 #pragma once
 
 #include "results.hpp"
@@ -12,13 +13,8 @@ namespace ringscale::analysis {
 
 using param_list = std::vector<std::pair<std::string, std::string>>;
 
-/// Attributes that describe one run rather than the case (status, error, validation and its
-/// outcome, iteration counts, throughput constants and per-rank counts derived from the
-/// parameters and P): never part of a case key.
-bool is_run_specific(const std::string& name);
-
-/// The case's parameters: every attribute except job, variant, world_size and run-specific
-/// ones, sorted by name.
+/// The case's parameters: its identity attributes except job, variant and world_size, sorted
+/// by name. Derived values, run settings and outcomes are never part of a case key.
 param_list case_params(const case_data& c);
 
 /// Canonical key "job|variant|P=4|a=1|b=x": equal keys are the same case.

@@ -26,17 +26,19 @@ const char* usage_line(const std::string& cmd) {
 const char* purpose(const std::string& cmd) {
     if (cmd == "summary")
         return "One row per case: median step time with its 95% CI, percentiles, outliers, "
-               "imbalance, communication share and throughput.";
+               "imbalance, communication share, throughput and peak memory per rank.";
     if (cmd == "scaling")
         return "Speedup, efficiency (bootstrap CIs) and Karp-Flatt serial fraction per family "
-               "of cases differing only in P, against a base case.";
+               "of cases differing only in P, against a base case; memory against P; an "
+               "efficiency above 1.1 is flagged as suspect.";
     if (cmd == "model")
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
                "selection); --predict extrapolates with a bootstrap band.";
     if (cmd == "compare")
         return "Match cases between BASE and NEW; change in % with a two-level bootstrap CI "
                "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "
-               "side. Exit 0: no regression, 1: regression, 2: error.";
+               "side; peak memory. Exit 0: no regression, 1: regression (time or memory), 2: "
+               "error.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -148,7 +150,8 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
 } // namespace
 
 std::string tool_help() {
-    std::string s = "ringscale-stats: offline statistics for ringscale/1 results files.\n\n"
+    std::string s = "ringscale-stats: offline statistics for ringscale results files "
+                    "(schema ringscale/2; ringscale/1 still read).\n\n"
                     "usage: ringscale-stats COMMAND [options] INPUT...\n"
                     "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
                     "globs.\n\ncommands:\n";

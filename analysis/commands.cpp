@@ -5,6 +5,7 @@
 #include "export.hpp"
 #include "reader.hpp"
 #include "report.hpp"
+#include "resources.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
@@ -114,7 +115,10 @@ int cmd_compare(const cli_options& o, std::ostream& out) {
         regressions += c.result == verdict::regression;
     note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
                      cmp.matched.size(), regressions, 100 * o.threshold, o.alpha));
-    return regressions > 0 ? 1 : 0;
+    const auto memory = memory_regressions(cmp, o.threshold);
+    for (const memory_change& m : memory)
+        note(describe(m));
+    return regressions + memory.size() > 0 ? 1 : 0;
 }
 
 void write_to(const std::string& path, const std::function<void(std::ostream&)>& body) {

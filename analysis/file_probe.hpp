@@ -14,7 +14,7 @@ namespace ringscale::analysis {
 /// Limits for one probe.
 struct probe_limits {
     std::uint64_t extra_bytes = 2ull << 30; ///< address space the read may add (2 GiB)
-    unsigned seconds = 20;                  ///< wall-clock cap on the read
+    unsigned seconds = 10; ///< wall-clock cap on the read (the fuzz harness allows 20 s in all)
 };
 
 /// Run `read` in a forked child under `limits`. Returns "" when reading in this process is

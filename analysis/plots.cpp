@@ -1,5 +1,6 @@
 #include "plots.hpp"
 
+#include "resources.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
@@ -235,6 +236,52 @@ void plot_heatmap(const case_data& c, const std::string& title, const std::strin
                           quoted(stem + "_compute.dat"));
     write_file(path_in(dir, stem + ".gp"), gp);
     run_gnuplot(dir, stem + ".gp");
+}
+
+} // namespace ringscale::analysis
+
+namespace ringscale::analysis {
+
+bool plot_memory(const std::vector<scaling_result>& results, const std::string& dir,
+                 const std::string& stem, std::size_t max_families) {
+    // One data block per family: "P rss_mib host_mib" (max over ranks and launches).
+    std::string data, plot_rss, plot_host;
+    std::size_t blocks = 0;
+    for (const scaling_result& r : results) {
+        if (blocks == max_families)
+            break;
+        std::string rows;
+        for (const scaling_point& pt : r.points) {
+            const auto rss = peak_memory(*pt.source, "peak_rss_bytes");
+            const auto host = peak_memory(*pt.source, "peak_host_bytes");
+            if (rss || host)
+                rows += fmt::format("{} {:.6g} {:.6g}\n", pt.p, rss.value_or(NAN) / 1048576.0,
+                                    host.value_or(NAN) / 1048576.0);
+        }
+        if (rows.empty())
+            continue;
+        data += fmt::format("# {}\n{}\n\n", r.label, rows);
+        const std::string t = quoted(short_title(r.label, 45));
+        const char* sep = blocks ? ", " : "";
+        plot_rss += fmt::format("{}{} index {} u 1:2 w lp lw 2 pt 7 t {}", sep,
+                                quoted(stem + ".dat"), blocks, t);
+        plot_host += fmt::format("{}{} index {} u 1:3 w lp lw 2 pt 7 t {}", sep,
+                                 quoted(stem + ".dat"), blocks, t);
+        ++blocks;
+    }
+    if (blocks == 0)
+        return false;
+    write_file(path_in(dir, stem + ".dat"), data);
+    std::string gp = header(stem + ".png", 1200, 480);
+    gp += "set datafile missing 'nan'\nset termoption noenhanced\nset multiplot layout 1,2 "
+          "title 'peak memory per rank (max over ranks) against P'\nset logscale x 2\n"
+          "set xlabel 'P (ranks)'\nset key inside top right font ',8'\n";
+    gp += "set ylabel 'peak RSS (MiB)'\nplot " + plot_rss + "\n";
+    gp += "set ylabel 'peak job buffers, host (MiB)'\nplot " + plot_host + "\n";
+    gp += "unset multiplot\n";
+    write_file(path_in(dir, stem + ".gp"), gp);
+    run_gnuplot(dir, stem + ".gp");
+    return true;
 }
 
 } // namespace ringscale::analysis

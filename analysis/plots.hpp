@@ -36,6 +36,11 @@ bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
 bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& dir,
                     const std::string& stem);
 
+/// Peak RSS and peak host buffers per rank (max over ranks) against P, one line per family
+/// (the first `max_families`). False (nothing drawn) when no family recorded memory.
+bool plot_memory(const std::vector<scaling_result>& results, const std::string& dir,
+                 const std::string& stem, std::size_t max_families);
+
 /// Per-rank heatmap of time_s (and compute_s when recorded) over the measured iterations of
 /// one launch, in ms: stragglers show as bright rows, causal imbalance as a rank gradient.
 void plot_heatmap(const case_data& c, const std::string& title, const std::string& dir,

@@ -5,6 +5,9 @@
 
 #include "src/error.hpp"
 #include "src/h5.hpp"
+#include "src/results_schema.hpp"
+
+#include "case_groups.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -79,16 +82,60 @@ void compute_steps(case_data& c) {
     }
 }
 
+/// The attributes of a case: ringscale/2's four groups (flat view and identity), or
+/// ringscale/1's flat attributes with the identity rebuilt from the launch's config.
+void read_case_attrs(const h5::group& g, case_data& c, const std::string& config_text) {
+    if (c.file->schema == schema::version_1) {
+        c.attrs = read_attrs(g);
+        c.job = c.text("job");
+        c.variant = c.text("variant");
+        rebuild_v1_identity(c, config_text);
+        return;
+    }
+    for (const schema::attr_group group : schema::all_groups) {
+        const char* gname = schema::group_name(group);
+        if (!g.exists(gname))
+            throw error(error_kind::hdf5, fmt::format("attribute group '{}' is missing", gname));
+        for (auto& [k, v] : read_attrs(g.open_group(gname))) {
+            if (group == schema::attr_group::identity)
+                c.identity[k] = v;
+            c.attrs[k] = std::move(v); // later groups win: outcome over derived over identity
+        }
+    }
+    c.job = c.identity.count("job") ? c.identity.at("job").text : "";
+    c.variant = c.identity.count("variant") ? c.identity.at("variant").text : "";
+}
+
+/// Memory per rank, threads and allowed cores, where recorded.
+void read_case_memory(const h5::group& g, case_data& c, std::uint64_t max_bytes) {
+    for (const char* name :
+         {schema::ds_peak_host_bytes, schema::ds_peak_device_bytes, schema::ds_peak_rss_bytes})
+        if (g.exists(name)) {
+            const auto v = g.read<std::uint64_t>(name, nullptr, max_bytes);
+            c.memory_bytes[name].assign(v.begin(), v.end());
+        }
+    for (const std::string& name : schema::training_memory_datasets())
+        if (g.exists(name))
+            c.memory_bytes[name] = g.read<double>(name, nullptr, max_bytes);
+    if (g.exists(schema::ds_threads)) {
+        const auto t = g.read<std::int32_t>(schema::ds_threads, nullptr, max_bytes);
+        c.threads.assign(t.begin(), t.end());
+    }
+    if (g.exists(schema::ds_affinity_cores)) {
+        const auto a = g.read<std::int32_t>(schema::ds_affinity_cores, nullptr, max_bytes);
+        c.affinity_cores.assign(a.begin(), a.end());
+    }
+}
+
 /// `max_bytes`: no dataset of a file can hold more than the file's own size.
 case_data read_case(const h5::group& cases, const std::string& name,
-                    const std::shared_ptr<const file_info>& info, std::uint64_t max_bytes) {
+                    const std::shared_ptr<const file_info>& info, const std::string& config_text,
+                    std::uint64_t max_bytes) {
     case_data c;
     c.file = info;
     c.group = name;
     const h5::group g = cases.open_group(name);
-    c.attrs = read_attrs(g);
-    c.job = c.text("job");
-    c.variant = c.text("variant");
+    read_case_attrs(g, c, config_text);
     c.status = c.text("status", "ok");
     c.error = c.text("error");
     if (c.job.empty())
@@ -121,6 +168,7 @@ case_data read_case(const h5::group& cases, const std::string& name,
     }
     if (g.exists("loss"))
         c.loss = g.read<double>("loss", nullptr, max_bytes);
+    read_case_memory(g, c, max_bytes);
     if (const std::string why = timing_problem(c); !why.empty())
         throw error(error_kind::hdf5, why);
     if (c.world > 0)
@@ -168,12 +216,13 @@ std::vector<case_data> read_results_file(const std::string& path,
         if (!root.has_attr("schema"))
             throw error(error_kind::hdf5, "not a ringscale results file (no 'schema' attribute)");
         const std::string schema = root.attr_string("schema");
-        if (schema != schema_version)
+        if (!schema::readable(schema))
             throw error(error_kind::config,
-                        fmt::format("unknown schema version '{}' (this tool reads {})", schema,
-                                    schema_version));
+                        fmt::format("unknown schema version '{}' (this tool reads {} and {})",
+                                    schema, schema::version, schema::version_1));
         auto info = std::make_shared<file_info>();
         info->path = path;
+        info->schema = schema;
         const auto root_attrs = read_attrs(root);
         auto get = [&](const char* k) {
             auto it = root_attrs.find(k);
@@ -183,8 +232,13 @@ std::vector<case_data> read_results_file(const std::string& path,
         info->git_commit = get("git_commit");
         info->tool_version = get("tool_version");
         info->created_utc = get("created_utc");
-        if (root.exists("meta"))
-            info->meta = read_attrs(root.open_group("meta"));
+        std::string config_text;
+        if (root.exists("meta")) {
+            const h5::group meta = root.open_group("meta");
+            info->meta = read_attrs(meta);
+            if (meta.exists("config"))
+                config_text = meta.read_string("config");
+        }
         if (!root.exists("cases")) {
             if (info->complete)
                 throw error(error_kind::hdf5, "no /cases group");
@@ -201,7 +255,8 @@ std::vector<case_data> read_results_file(const std::string& path,
                     ++extra_links;
                     continue;
                 }
-                out.push_back(read_case(cases, name, info, ec ? UINT64_MAX : max_bytes));
+                out.push_back(
+                    read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
             } catch (const error& e) {
                 dropped.emplace_back(name, short_reason(e.what()));
             }
@@ -249,6 +304,18 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
     return {files.begin(), files.end()};
 }
 
+std::string mixed_schema_note(const std::vector<case_data>& cases) {
+    std::set<std::string> v1, v2;
+    for (const case_data& c : cases)
+        (c.file->schema == schema::version_1 ? v1 : v2).insert(c.file->path);
+    if (v1.empty() || v2.empty())
+        return "";
+    return fmt::format("note: inputs mix {} {} file(s) with {} {} file(s); the older files' "
+                       "case identities are rebuilt from their /meta/config, so a case run "
+                       "with a swept --dp, --ulysses-degree or --threads may not match",
+                       v1.size(), schema::version_1, v2.size(), schema::version);
+}
+
 result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     result_set rs;
     auto report = [&](std::string problem) {
@@ -294,6 +361,9 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
                                              rs.problems.size() - 1));
     for (const auto& problem : rs.problems)
         std::fprintf(stderr, "ringscale-stats: %s\n", problem.c_str());
+    const std::string mixed = mixed_schema_note(rs.cases);
+    if (!mixed.empty())
+        std::fprintf(stderr, "ringscale-stats: %s\n", mixed.c_str());
     return rs;
 }
 

@@ -1,5 +1,6 @@
-// Reading ringscale/1 HDF5 files with the project's RAII wrapper: one pass per case, whole
-// datasets at a time. Inputs may be files, directories (searched recursively for *.h5 and
+// Reading ringscale/2 (and ringscale/1) HDF5 files with the project's RAII wrapper: one pass per
+// case, whole datasets at a time. Inputs may be files, directories (searched recursively for *.h5
+// and
 // *.h5.part) or glob patterns; a bad file is reported in one line and skipped.
 #pragma once
 
@@ -11,8 +12,8 @@
 namespace ringscale::analysis {
 
 /// Read every case of one results file. Throws ringscale::error (kind hdf5 or config) with a
-/// reason (not the path) when the file is not a readable ringscale/1 file; unreadable case
-/// groups of an incomplete file are dropped and named in `warnings`.
+/// reason (not the path) when the file is not a readable ringscale/2 or ringscale/1 file;
+/// unreadable case groups of an incomplete file are dropped and named in `warnings`.
 std::vector<case_data> read_results_file(const std::string& path,
                                          std::vector<std::string>* warnings = nullptr);
 
@@ -27,6 +28,9 @@ struct result_set {
     std::vector<std::string> files;    ///< files read successfully
     std::vector<std::string> problems; ///< one line each: "skipping FILE: reason"
 };
+
+/// One line when `cases` come from both ringscale/1 and ringscale/2 files, else "".
+std::string mixed_schema_note(const std::vector<case_data>& cases);
 
 /// Read all inputs. Each problem is also printed to stderr as "ringscale-stats: <problem>";
 /// with `strict` the first one throws config_error instead, and so does the first problem

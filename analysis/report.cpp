@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include "plots.hpp"
+#include "resources.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
@@ -130,6 +131,14 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     md += "\n## Scaling\n\n";
     md += in.scaling->empty() ? std::string("No family with two or more P.\n")
                               : render(scaling_table(*in.scaling), output_format::md);
+    md += "\nAn efficiency above 1.1 is marked suspect in the note column: superlinear scaling "
+          "most often means the base case ran on fewer cores (its threads or the MPI launcher's "
+          "CPU binding), which the note names where the files recorded them.\n";
+    const auto suspect = suspect_efficiencies(*in.scaling);
+    if (!suspect.empty())
+        md += "\n### Suspect efficiencies\n\n";
+    for (const std::string& line : suspect)
+        md += "- " + line + "\n";
     if (plots)
         scaling_plots(in, opt, md, pngs);
     md += "\n## Models\n\n";
@@ -147,6 +156,14 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         for (std::size_t i = 0; i < in.rows->size(); ++i)
             md += fmt::format("- c{}: {} P={}\n", i + 1, (*in.rows)[i].source->label(),
                               (*in.rows)[i].source->world_size);
+    }
+    md += "\n## Memory\n\nPeak memory per rank (max over ranks and launches) is in the "
+          "Summary's MiB columns: host = buffers the job allocated, RSS = the process's peak "
+          "resident set, device = GPU memory; params/grads/optimizer/activations/comm buffers are "
+          "train_step's categories.\n";
+    if (plots && plot_memory(*in.scaling, opt.dir, "memory", opt.max_scaling_plots)) {
+        pngs.push_back("memory.png");
+        md += "\n![memory](memory.png)\n";
     }
     if (plots)
         heatmaps(in, opt, md, pngs);

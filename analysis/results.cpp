@@ -2,6 +2,8 @@
 
 #include "cases.hpp"
 
+#include <algorithm>
+
 namespace ringscale::analysis {
 
 std::optional<double> case_data::number(const std::string& name) const {
@@ -23,6 +25,13 @@ std::vector<std::size_t> case_data::measured_rows() const {
         if (r >= is_warmup.size() || !is_warmup[r])
             out.push_back(r);
     return out;
+}
+
+std::optional<double> case_data::max_memory(const std::string& name) const {
+    auto it = memory_bytes.find(name);
+    if (it == memory_bytes.end() || it->second.empty())
+        return std::nullopt;
+    return *std::max_element(it->second.begin(), it->second.end());
 }
 
 std::string case_data::label() const {

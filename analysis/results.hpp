@@ -1,5 +1,6 @@
-// In-memory form of ringscale/1 results: one `case_data` per /cases/<NNNN> group, holding
-// its attributes and its per-iteration, per-rank timings (warm-up rows kept and flagged).
+// In-memory form of results files (ringscale/2, and ringscale/1 read through a known table):
+// one `case_data` per /cases/<NNNN> group, holding its identity, all its attributes, its
+// per-iteration, per-rank timings (warm-up rows kept and flagged) and its memory per rank.
 #pragma once
 
 #include <cstddef>
@@ -11,9 +12,6 @@
 #include <vector>
 
 namespace ringscale::analysis {
-
-/// The schema version this tool reads.
-inline constexpr const char* schema_version = "ringscale/1";
 
 /// One attribute value: text always, number when it was stored as an integer or float.
 struct attr_value {
@@ -29,14 +27,17 @@ struct file_info {
     std::string git_commit;
     std::string tool_version;
     std::string created_utc;
+    std::string schema;                     ///< ringscale/2 or ringscale/1
     std::map<std::string, attr_value> meta; ///< attributes of /meta
 };
 
 /// One case of one launch.
 struct case_data {
     std::shared_ptr<const file_info> file;
-    std::string group; ///< "0000", "0001", ...
-    std::map<std::string, attr_value> attrs;
+    std::string group;                          ///< "0000", "0001", ...
+    std::map<std::string, attr_value> attrs;    ///< every group, flat (outcome over derived
+                                                ///< over run over identity)
+    std::map<std::string, attr_value> identity; ///< what the user chose; the case's key
     std::string job;
     std::string variant;
     std::string status; ///< ok | failed | skipped
@@ -50,6 +51,11 @@ struct case_data {
     std::vector<double> comm_wait_s;     ///< [rows * world] or empty when not recorded
     std::vector<double> loss;            ///< [rows], training jobs only
     std::vector<double> step_s;          ///< measured iterations only: slowest rank's time_s
+    /// Memory per rank in bytes ([world] each, empty when not recorded): peak_host_bytes,
+    /// peak_device_bytes, peak_rss_bytes and the training categories (param_bytes, ...).
+    std::map<std::string, std::vector<double>> memory_bytes;
+    std::vector<int> threads;        ///< [world] threads each rank used (ringscale/2)
+    std::vector<int> affinity_cores; ///< [world] cores each rank was allowed (ringscale/2)
 
     bool ok() const { return status == "ok"; }
     /// Attribute as a number, or nullopt when absent or not numeric.
@@ -58,6 +64,8 @@ struct case_data {
     std::string text(const std::string& name, const std::string& fallback = "") const;
     /// Measured (non-warm-up) row indices.
     std::vector<std::size_t> measured_rows() const;
+    /// Largest value over ranks of memory dataset `name`, or nullopt when not recorded.
+    std::optional<double> max_memory(const std::string& name) const;
     /// Short human label "job/variant P=4 a=1 b=2" built from the case's key attributes.
     std::string label() const;
 };

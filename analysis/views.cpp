@@ -1,5 +1,7 @@
 #include "views.hpp"
 
+#include "resources.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -45,6 +47,28 @@ param_list shared(const std::vector<const pooled_case*>& cases, table& t) {
 /// Short label in text and md, the full label in csv and json.
 cell label_cell(const std::string& full, const param_list& common) {
     return {strip_params(full, common), full};
+}
+
+const pooled_case& base_case(const scaling_result& r) {
+    for (const scaling_point& p : r.points)
+        if (p.p == r.base_p)
+            return *p.source;
+    return *r.points.front().source;
+}
+
+/// Memory of a case in MiB (max over ranks and launches), one cell per memory_figures().
+void add_memory_cells(const pooled_case& c, std::vector<cell>& row) {
+    for (const memory_figure& m : memory_figures()) {
+        const auto v = peak_memory(c, m.dataset);
+        row.push_back(
+            v ? number_cell(*v / (1024.0 * 1024.0), fmt::format("{:.1f}", *v / (1024.0 * 1024.0)))
+              : cell{"-", nullptr});
+    }
+}
+
+void add_memory_columns(table& t) {
+    for (const memory_figure& m : memory_figures())
+        t.add_column(m.title, m.key);
 }
 
 std::string status_text(const case_summary& s) {
@@ -118,10 +142,11 @@ table summary_table(const std::vector<case_summary>& rows) {
                              {"MFU %", "mfu_pct"},
                              {"tokens/s", "tokens_per_s"},
                              {"algbw GB/s", "algbw_gbs"},
-                             {"busbw GB/s", "busbw_gbs"},
-                             {"status", "status"}};
+                             {"busbw GB/s", "busbw_gbs"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1], c[0][0] == '\0');
+    add_memory_columns(t);
+    t.add_column("status", "status");
     std::vector<const pooled_case*> cases;
     for (const case_summary& s : rows)
         cases.push_back(s.source);
@@ -149,8 +174,9 @@ table summary_table(const std::vector<case_summary>& rows) {
                           mfu_cell(s.mfu_percent),
                           opt_cell(s.tokens_per_s, 1),
                           opt_cell(s.algbw, 1e9),
-                          opt_cell(s.busbw, 1e9),
-                          text_cell(status_text(s))});
+                          opt_cell(s.busbw, 1e9)});
+        add_memory_cells(p, t.rows.back());
+        t.rows.back().push_back(text_cell(status_text(s)));
     }
     drop_empty_columns(t);
     return t;
@@ -166,13 +192,15 @@ table scaling_table(const std::vector<scaling_result>& results) {
         {"", "efficiency_hi"}, {"Karp-Flatt", "karp_flatt"}, {"CI over", "resampled"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1], c[0][0] == '\0');
+    add_memory_columns(t); // memory vs P, per rank (max over ranks)
+    t.add_column("note", "note");
     std::vector<const pooled_case*> cases;
     for (const scaling_result& r : results)
         for (const scaling_point& p : r.points)
             cases.push_back(p.source);
     const param_list common = shared(cases, t);
     for (const scaling_result& r : results)
-        for (const scaling_point& p : r.points)
+        for (const scaling_point& p : r.points) {
             t.rows.push_back(
                 {label_cell(r.label, common), text_cell(r.scaling), int_cell(r.base_p),
                  int_cell(p.p), time_cell(p.time),
@@ -184,6 +212,11 @@ table scaling_table(const std::vector<scaling_result>& results) {
                              format_interval(p.efficiency_lo, p.efficiency_hi, false)),
                  number_cell(p.efficiency_hi, ""), ratio_cell(p.karp_flatt, "{:.4f}"),
                  text_cell(p.resampled)});
+            add_memory_cells(*p.source, t.rows.back());
+            const std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
+            t.rows.back().push_back(note.empty() ? cell{"", nullptr} : text_cell(note));
+        }
+    drop_empty_columns(t);
     return t;
 }
 

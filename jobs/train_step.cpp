@@ -170,7 +170,13 @@ class train_step_job final : public job {
     std::vector<case_plan> plan(const param_lists& lists,
                                 const launch_info& launch) const override {
         std::vector<case_plan> cases;
-        for (params& p : expand_product(lists, train_sweep_names())) {
+        for (const params& all : expand_product(lists, train_sweep_names())) {
+            // Keep only this job's options: a launch of several jobs shares one list, and
+            // another job's (--variant, --op, --seq-len) must not be recorded with this case.
+            params p;
+            for (const option_spec& o : train_options())
+                if (all.has(o.name))
+                    p.set(o.name, all.text(o.name));
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
             const bool on_device = launch.device != "cpu";
@@ -180,7 +186,8 @@ class train_step_job final : public job {
                         (pr.dp_set.variant == "fsdp" && pr.dp_set.prefetch ? "+prefetch" : "");
             if (pr.cp > 1)
                 c.variant += "/cp-" + pr.cp_variant;
-            p.set("dp", std::to_string(pr.dp)); // the resolved grid goes into the file
+            // The user's --dp (0 = ranks / cp) stays in the plan: it is the case's identity at
+            // every P; the resolved grid goes into the file as derived dp.
             c.values = p;
             // Validation reruns the whole global batch on one rank: on by default when that
             // costs at most ~10 GFLOP on the CPU, ~10 TFLOP on a GPU (a few seconds).
@@ -205,7 +212,7 @@ class train_step_job final : public job {
         const double t = s.median_time_s;
         const double tokens = attr_number(s.attrs, "tokens_per_iter");
         return {s.plan->variant,
-                fmt::format("{}x{}", s.plan->values.text("dp"), s.plan->values.text("cp")),
+                fmt::format("{:.0f}x{}", attr_number(s.attrs, "dp"), s.plan->values.text("cp")),
                 format_size(static_cast<std::uint64_t>(tokens)),
                 fmt::format("{:.2f}M", attr_number(s.attrs, "parameters") / 1e6),
                 t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",

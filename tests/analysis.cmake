@@ -1,4 +1,4 @@
-# ringscale-stats (analysis/) tests. The fixture writes synthetic ringscale/1 files; it is a
+# ringscale-stats (analysis/) tests. The fixture writes synthetic ringscale/2 (or /1) files; it is a
 # test fixture, not the launcher's writer.
 add_library(ringscale_analysis_fixture STATIC ${CMAKE_CURRENT_LIST_DIR}/analysis_fixture.cpp)
 target_link_libraries(ringscale_analysis_fixture PUBLIC ringscale_analysis)
@@ -10,10 +10,13 @@ foreach(t stats_descriptive stats_rank_tests stats_bootstrap stats_model stats_s
                         LIBS ringscale_analysis)
 endforeach()
 foreach(t analysis_reader analysis_cases analysis_summary analysis_compare analysis_table
-          analysis_report analysis_peak analysis_hostile)
+          analysis_report analysis_peak analysis_hostile analysis_schema analysis_resources)
     ringscale_unit_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.cpp
                         LIBS ringscale_analysis ringscale_analysis_fixture)
 endforeach()
+
+target_compile_definitions(test_analysis_schema PRIVATE
+                           RINGSCALE_TEST_DATA_DIR="${CMAKE_CURRENT_LIST_DIR}/data")
 
 # Generator of synthetic results files for the CLI test and the 1,000-file benchmark.
 add_executable(bench_gen_results ${CMAKE_CURRENT_LIST_DIR}/bench/gen_results.cpp)

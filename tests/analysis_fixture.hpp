@@ -1,5 +1,6 @@
-// TEST FIXTURE (not the launcher's writer): writes schema-conformant ringscale/1 files from
-// synthetic, seeded data with src/h5.hpp, for the ringscale-stats tests and benchmark.
+// TEST FIXTURE (not the launcher's writer): writes schema-conformant ringscale/2 files (or
+// ringscale/1, flat attributes) from synthetic, seeded data with src/h5.hpp and the names of
+// src/results_schema.hpp, for the ringscale-stats tests and benchmark.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,12 @@ struct fixture_case {
     std::string scaling = "strong";
     std::string status = "ok";
     std::string error;
+    /// Identity attributes besides job, variant, world_size and scaling.
     std::vector<std::pair<std::string, std::string>> text_params = {
         {"device", "cpu"}, {"comm", "mpi"}, {"dtype", "fp32"}};
     std::vector<std::pair<std::string, std::int64_t>> int_params = {{"seq_len", 4096}};
-    std::vector<std::pair<std::string, double>> float_params; ///< flops_per_iter, ...
+    std::vector<std::pair<std::string, double>> float_params;   ///< derived: flops_per_iter, ...
+    std::vector<std::pair<std::string, double>> outcome_params; ///< outcome: final_loss, ...
     int warmup = 2;
     int iterations = 20; ///< measured iterations
     double base_time_s = 1e-3;
@@ -29,13 +32,17 @@ struct fixture_case {
     std::vector<double> rank_skew; ///< per-rank factor (default 1)
     double comm_fraction = 0.3;    ///< share of time_s in comm_wait_s; compute_s is the rest
     bool with_phases = true;       ///< write compute_s and comm_wait_s
-    bool with_loss = false;
+    bool with_loss = false;        ///< also the training memory categories (param_bytes, ...)
+    std::uint64_t peak_host_bytes = 1u << 20; ///< every rank's
+    std::uint64_t peak_rss_bytes = 3u << 20;  ///< every rank's
+    std::vector<double> rank_memory_skew;     ///< per-rank factor on the peaks (default 1)
+    int affinity_cores = 0;                   ///< per rank; 0 = the file's threads_per_rank
     std::vector<double> explicit_time_s;
     std::uint64_t seed = 1;
 };
 
 struct fixture_file {
-    std::string schema = "ringscale/1";
+    std::string schema = "ringscale/2"; ///< or "ringscale/1": flat case attributes
     bool complete = true;
     std::string git_commit = "fixture0000";
     std::string device_name = "fixture CPU";

@@ -34,3 +34,16 @@ add_test(NAME e2e_config_consensus
                  ${e2e_out}/consensus)
 set_tests_properties(e2e_config_consensus PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 60 PROCESSORS 2)
+# Every job pooled over two launches at np = 1, 2, 4: families, models, report sections and
+# compare matches (identity-keyed cases). Extend here with launch-level resampling checks.
+add_test(NAME e2e_pooled_study
+         COMMAND bash ${e2e_dir}/pooled_study.sh $<TARGET_FILE:ringscale>
+                 $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE} ${e2e_out}/pooled_study
+                 ${CMAKE_CURRENT_LIST_DIR}/data)
+set_tests_properties(e2e_pooled_study PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 600 PROCESSORS 2)
+add_test(NAME e2e_binding_warning
+         COMMAND bash ${e2e_dir}/binding_warning.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
+                 ${e2e_out}/binding_warning)
+set_tests_properties(e2e_binding_warning PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 60 SKIP_RETURN_CODE 77)

@@ -83,7 +83,7 @@ TEST(analysis_reader, bad_files_give_one_clear_reason) {
     const std::string dir = test_fixture::fixture_dir("reader_bad");
     std::ofstream(dir + "/text.h5") << "not hdf5 at all\n";
     fixture_file future;
-    future.schema = "ringscale/2";
+    future.schema = "ringscale/3";
     write_fixture_file(dir + "/future.h5", future);
     {
         auto plain = h5::file::create(dir + "/plain.h5");
@@ -97,7 +97,7 @@ TEST(analysis_reader, bad_files_give_one_clear_reason) {
     std::filesystem::resize_file(dir + "/truncated.h5", size / 2);
 
     EXPECT_NE(message_of(dir + "/text.h5").find("not a readable HDF5 file"), std::string::npos);
-    EXPECT_NE(message_of(dir + "/future.h5").find("unknown schema version 'ringscale/2'"),
+    EXPECT_NE(message_of(dir + "/future.h5").find("unknown schema version 'ringscale/3'"),
               std::string::npos);
     EXPECT_NE(message_of(dir + "/plain.h5").find("not a ringscale results file"),
               std::string::npos);

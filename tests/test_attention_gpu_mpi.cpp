@@ -42,10 +42,10 @@ void expect_valid(gpu_launch& g, const attention_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
     const std::string what = c.job + "/" + c.variant + " " + c.layout + " " + c.pass + " " +
                              c.dtype + " overlap " + c.overlap;
-    EXPECT_EQ(std::get<std::string>(rec.attrs.at("status")), "ok")
-        << what << ": " << std::get<std::string>(rec.attrs.at("error"));
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1) << what;
-    EXPECT_EQ(std::get<std::string>(rec.attrs.at("dtype")),
+    EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << what << ": " << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
+    EXPECT_EQ(std::get<std::string>(rec.flat().at("dtype")),
               c.dtype == "bf16" ? "bfloat16" : "float16")
         << what;
     // Timed on the device: every rank's step took time, its phases fit inside it, and the

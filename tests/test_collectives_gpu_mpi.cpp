@@ -30,11 +30,11 @@ void expect_valid(gpu_launch& g, const std::string& op, const std::string& bytes
     const std::string what = op + " " + bytes + (inplace ? " in place" : " out of place") +
                              " over " + g.world->backend();
     const case_record rec = testing_support::run_on_gpu(g, config_of(op, bytes, inplace));
-    ASSERT_EQ(std::get<std::string>(rec.attrs.at("status")), "ok")
-        << what << ": " << std::get<std::string>(rec.attrs.at("error"));
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1) << what;
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "wrong_elements"), 0) << what;
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "inplace"), inplace ? 1 : 0) << what;
+    ASSERT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << what << ": " << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "wrong_elements"), 0) << what;
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "inplace"), inplace ? 1 : 0) << what;
     // Timed on the device: the whole step is communication, inside the step's time.
     for (std::size_t i = 0; i < rec.time_s.size(); ++i) {
         EXPECT_GT(rec.time_s[i], 0.0) << what;

@@ -34,7 +34,7 @@ std::vector<planned_case> plan(const launch_config& cfg, int ranks) {
 }
 
 std::string text(const case_record& rec, const char* key) {
-    return std::get<std::string>(rec.attrs.at(key));
+    return std::get<std::string>(rec.flat().at(key));
 }
 
 /// Forwards to host MPI and counts reductions whose input or output holds a non-finite float.
@@ -129,9 +129,9 @@ TEST(collectives_mpi, every_op_in_and_out_of_place_validates) {
             continue;
         }
         ASSERT_EQ(text(rec, "status"), "ok") << what << ": " << text(rec, "error");
-        EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1) << what;
-        EXPECT_EQ(jobs::attr_number(rec.attrs, "wrong_elements"), 0) << what;
-        EXPECT_EQ(jobs::attr_number(rec.attrs, "inplace"), inplace ? 1 : 0) << what;
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "wrong_elements"), 0) << what;
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "inplace"), inplace ? 1 : 0) << what;
         // The buffers are the device's (tracked host) memory: the plan's estimate is what the
         // case allocated.
         EXPECT_EQ(rec.peak_host_bytes.at(static_cast<std::size_t>(world->rank())),
@@ -160,7 +160,7 @@ TEST(collectives_mpi, in_place_reductions_stay_finite_over_many_iterations) {
         jobs::run_context ctx{watch, *host, *dev, launch, 1, true, 1};
         const case_record rec = run_case(cases[0], cfg, ctx);
         ASSERT_EQ(text(rec, "status"), "ok") << op << ": " << text(rec, "error");
-        EXPECT_EQ(jobs::attr_number(rec.attrs, "wrong_elements"), 0) << op;
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "wrong_elements"), 0) << op;
     }
     EXPECT_GE(watch.reductions, 2 * 2 * 303);
     EXPECT_EQ(watch.non_finite, 0);

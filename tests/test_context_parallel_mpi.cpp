@@ -60,10 +60,10 @@ void expect_valid(const cp_case& c) {
     const auto rec = run(c);
     const std::string what = c.variant + " u=" + c.u + " causal=" + c.causal + " " + c.pass + " " +
                              c.layout + " kv-heads=" + c.kv_heads;
-    EXPECT_EQ(std::get<std::string>(rec.attrs.at("status")), "ok")
-        << what << ": " << std::get<std::string>(rec.attrs.at("error"));
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1) << what;
-    EXPECT_LT(jobs::attr_number(rec.attrs, "max_abs_err"), 1e-4) << what;
+    EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << what << ": " << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
+    EXPECT_LT(jobs::attr_number(rec.flat(), "max_abs_err"), 1e-4) << what;
 }
 
 int world_size() {

@@ -36,10 +36,10 @@ case_record run(const std::string& layout, const std::string& causal, const std:
 }
 
 void expect_valid(const case_record& rec) {
-    EXPECT_EQ(std::get<std::string>(rec.attrs.at("status")), "ok")
-        << std::get<std::string>(rec.attrs.at("error"));
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1);
-    EXPECT_LT(jobs::attr_number(rec.attrs, "max_abs_err"), 1e-4);
+    EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1);
+    EXPECT_LT(jobs::attr_number(rec.flat(), "max_abs_err"), 1e-4);
 }
 
 } // namespace
@@ -68,7 +68,7 @@ TEST(ring_attention_mpi_extra, comm_bytes_match_the_ring) {
     const int p = world->size();
     // (P-1) exchanges of this rank's K and V: batch 2, kv-heads 1, S/P rows, D 64, fp32.
     const double kv_bytes = 2.0 * 2 * 1 * (256.0 / p) * 64 * 4;
-    EXPECT_DOUBLE_EQ(jobs::attr_number(rec.attrs, "comm_bytes_per_iter"), (p - 1) * kv_bytes);
+    EXPECT_DOUBLE_EQ(jobs::attr_number(rec.flat(), "comm_bytes_per_iter"), (p - 1) * kv_bytes);
 }
 
 TEST(validate_attention, rejects_a_wrong_result) {

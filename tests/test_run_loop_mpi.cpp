@@ -44,20 +44,20 @@ TEST(run_loop, every_collective_validates_at_any_rank_count) {
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
     for (const auto& pc : cases) {
         const case_record rec = run_case(pc, cfg, ctx);
-        const auto status = std::get<std::string>(rec.attrs.at("status"));
+        const auto status = std::get<std::string>(rec.flat().at("status"));
         if (status == "skipped")
             continue; // 64 B allgather etc. at np=4 is below one float per rank
         EXPECT_EQ(status, "ok") << pc.plan.variant << ": "
-                                << std::get<std::string>(rec.attrs.at("error"));
-        EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1);
-        EXPECT_EQ(jobs::attr_number(rec.attrs, "wrong_elements"), 0);
+                                << std::get<std::string>(rec.flat().at("error"));
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1);
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "wrong_elements"), 0);
         EXPECT_EQ(rec.rows, 5);
         EXPECT_EQ(rec.time_s.size(), 5u * world->size());
         EXPECT_EQ(rec.is_warmup, (std::vector<std::uint8_t>{1, 1, 0, 0, 0}));
         for (double t : rec.time_s)
             EXPECT_GT(t, 0.0);
         EXPECT_GT(median_of_slowest(rec, rec.time_s), 0.0);
-        EXPECT_GE(rec.peak_host_bytes[0], jobs::attr_number(rec.attrs, "bytes") / world->size());
+        EXPECT_GE(rec.peak_host_bytes[0], jobs::attr_number(rec.flat(), "bytes") / world->size());
     }
 }
 
@@ -90,12 +90,20 @@ TEST(run_loop, writer_round_trip) {
     }
     auto f = h5::file::open_read(path);
     auto root = f.root();
-    EXPECT_EQ(root.attr_string("schema"), "ringscale/1");
+    EXPECT_EQ(root.attr_string("schema"), "ringscale/2");
     EXPECT_EQ(root.attr_int("complete"), 1);
     EXPECT_EQ(root.open_group("meta").read_string("config"), "job = collectives\n");
     auto g = root.open_group("cases").open_group("0001");
-    EXPECT_EQ(g.attr_string("job"), "collectives");
-    EXPECT_EQ(g.attr_int("world_size"), world->size());
+    // Identity, run, derived and outcome apart: what the user chose is keyed, the rest not.
+    EXPECT_EQ(g.open_group("identity").attr_string("job"), "collectives");
+    EXPECT_EQ(g.open_group("identity").attr_int("world_size"), world->size());
+    EXPECT_EQ(g.open_group("identity").attr_string("op"), "allreduce");
+    EXPECT_FALSE(g.open_group("identity").has_attr("status"));
+    EXPECT_EQ(g.open_group("outcome").attr_string("status"), "ok");
+    EXPECT_EQ(g.open_group("run").attr_int("iterations"), 3);
+    EXPECT_TRUE(g.open_group("derived").has_attr("busbw_factor"));
+    EXPECT_EQ(g.read<std::int32_t>("affinity_cores").size(),
+              static_cast<std::size_t>(world->size()));
     std::vector<hsize_t> dims;
     const auto t = g.read<double>("time_s", &dims);
     EXPECT_EQ(dims, (std::vector<hsize_t>{5, static_cast<hsize_t>(world->size())}));
@@ -112,6 +120,9 @@ TEST(run_loop, writer_round_trip) {
     EXPECT_EQ(read[1].rows, 5u);
     EXPECT_EQ(read[1].time_s, recs[1].time_s);
     EXPECT_EQ(read[1].measured_rows().size(), 3u);
-    EXPECT_EQ(read[1].number("bytes"), jobs::attr_number(recs[1].attrs, "bytes"));
+    EXPECT_EQ(read[1].number("bytes"), jobs::attr_number(recs[1].flat(), "bytes"));
+    EXPECT_EQ(read[1].identity.count("busbw_factor"), 0u);
+    EXPECT_EQ(read[1].memory_bytes.at("peak_host_bytes").size(),
+              static_cast<std::size_t>(world->size()));
     std::remove(path.c_str());
 }

@@ -47,11 +47,11 @@ void expect_valid(gpu_launch& g, const train_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
     const std::string what =
         c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " over " + g.world->backend();
-    EXPECT_EQ(std::get<std::string>(rec.attrs.at("status")), "ok")
-        << what << ": " << std::get<std::string>(rec.attrs.at("error"));
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1) << what;
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "tf32"), c.tf32 == "on" ? 1 : 0) << what;
-    EXPECT_NE(std::get<std::string>(rec.attrs.at("precision")).find("bf16"), std::string::npos)
+    EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << what << ": " << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "tf32"), c.tf32 == "on" ? 1 : 0) << what;
+    EXPECT_NE(std::get<std::string>(rec.flat().at("precision")).find("bf16"), std::string::npos)
         << what;
     // The loss is finite and falls over the run.
     const auto& loss = rec.per_iteration.at("loss");

@@ -57,12 +57,12 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
 }
 
 void expect_valid(const case_record& rec) {
-    ASSERT_EQ(std::get<std::string>(rec.attrs.at("status")), "ok")
-        << std::get<std::string>(rec.attrs.at("error"));
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "validated"), 1);
-    EXPECT_LE(jobs::attr_number(rec.attrs, "validate_grad_max_abs_err"),
-              jobs::attr_number(rec.attrs, "validate_grad_tolerance"));
-    EXPECT_GT(jobs::attr_number(rec.attrs, "validate_grad_tolerance"), 0);
+    ASSERT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1);
+    EXPECT_LE(jobs::attr_number(rec.flat(), "validate_grad_max_abs_err"),
+              jobs::attr_number(rec.flat(), "validate_grad_tolerance"));
+    EXPECT_GT(jobs::attr_number(rec.flat(), "validate_grad_tolerance"), 0);
     const auto& loss = rec.per_iteration.at("loss");
     ASSERT_EQ(loss.size(), 3u);
     EXPECT_LT(loss.back(), loss.front()); // training makes progress
@@ -105,7 +105,7 @@ TEST_P(train_step_cp, dp_by_cp_grid_matches_single_rank_run) {
     const auto [dp_variant, cp_variant] = GetParam();
     const auto rec = run(dp_variant, 2, cp_variant);
     expect_valid(rec);
-    EXPECT_EQ(jobs::attr_number(rec.attrs, "dp"), world_size() / 2);
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "dp"), world_size() / 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(all, train_step_cp,

@@ -4,6 +4,7 @@
 #include "kernels/device.hpp"
 #include "kernels/threads.hpp"
 #include "src/error.hpp"
+#include "src/launcher/affinity.hpp"
 #include "src/launcher/cli.hpp"
 #include "src/launcher/device_binding.hpp"
 #include "src/launcher/guard.hpp"
@@ -196,6 +197,21 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
     return writer;
 }
 
+// Collective: rank 0 warns once when the MPI launcher's binding leaves a rank fewer cores
+// than its share of the node (e.g. Open MPI binds to one core at np <= 2).
+void warn_about_binding(comm::communicator& world, int local_size) {
+    const std::int64_t mine[3] = {current_affinity().cores, -sysconf(_SC_NPROCESSORS_ONLN),
+                                  -local_size};
+    std::int64_t least[3] = {0, 0, 0}; // fewest cores; most node cores and ranks per node
+    world.allreduce(mine, least, 3, comm::dtype::i64, comm::reduce_op::min);
+    const std::string line = affinity_warning(
+        static_cast<int>(least[0]), static_cast<int>(-least[1]), static_cast<int>(-least[2]));
+    if (world.rank() == 0 && !line.empty()) {
+        std::fprintf(stderr, "%s\n", line.c_str());
+        std::fflush(stderr);
+    }
+}
+
 int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
             launch_guard& guard) {
     const std::vector<std::size_t> todo = cases_to_run(p, world);
@@ -208,6 +224,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     kernels::set_blas_threads(p.threads);
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
     add_gpu_metadata(md, gpu, world);
+    warn_about_binding(world, md.my_local_size);
     // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
     // host memory. The host-memory world stays the control plane (results, agreement).
     std::unique_ptr<comm::communicator> device_world;
@@ -235,7 +252,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
                 table->begin_case(static_cast<int>(n), p.cases[i]);
             case_record rec = run_case(p.cases[i], p.cfg, ctx);
             rec.case_key = p.keys[i];
-            failed += std::get<std::string>(rec.attrs.at("status")) == "failed";
+            failed += rec.outcome_text("status") == "failed";
             if (writer) {
                 writer->append(static_cast<int>(n), rec);
                 table->end_case(static_cast<int>(n), p.cases[i], rec);

@@ -17,7 +17,7 @@ std::string clock_text(double s) {
 }
 
 std::string status_cell(const case_record& rec, const jobs::validation& v) {
-    const auto& status = std::get<std::string>(rec.attrs.at("status"));
+    const std::string status = rec.outcome_text("status");
     if (status == "skipped")
         return "skipped";
     if (status == "failed")
@@ -60,14 +60,14 @@ void live_table::end_case(int index, const planned_case& pc, const case_record& 
     }
     jobs::case_summary s;
     s.plan = &pc.plan;
-    s.attrs = rec.attrs;
+    s.attrs = rec.flat();
     s.world_size = rec.world;
     s.median_time_s = median_of_slowest(rec, rec.time_s);
     s.median_compute_s = median_of_slowest(rec, rec.compute_s);
     s.median_comm_wait_s = median_of_slowest(rec, rec.comm_wait_s);
-    s.check.checked = jobs::attr_number(rec.attrs, "validated") != 0;
-    s.check.max_abs_err = jobs::attr_number(rec.attrs, "max_abs_err");
-    s.check.wrong = static_cast<std::uint64_t>(jobs::attr_number(rec.attrs, "wrong_elements"));
+    s.check.checked = jobs::attr_number(s.attrs, "validated") != 0;
+    s.check.max_abs_err = jobs::attr_number(s.attrs, "max_abs_err");
+    s.check.wrong = static_cast<std::uint64_t>(jobs::attr_number(s.attrs, "wrong_elements"));
     for (auto bytes : rec.peak_host_bytes)
         s.peak_host_bytes = std::max<std::uint64_t>(s.peak_host_bytes, bytes);
     const bool ran = rec.rows > 0;
@@ -80,7 +80,7 @@ void live_table::end_case(int index, const planned_case& pc, const case_record& 
     line += fmt::format("{:>10} {:>6} {:>8}", ran ? format_seconds(s.median_time_s) : "-",
                         ran ? fmt::format("{:.0f}", share) : "-", status_cell(rec, s.check));
     std::printf(" %s\n", line.c_str());
-    const auto& error = std::get<std::string>(rec.attrs.at("error"));
+    const std::string error = rec.outcome_text("error");
     if (!error.empty())
         std::printf("#   case %d: %s\n", index, error.c_str());
     std::fflush(stdout);

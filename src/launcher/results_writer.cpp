@@ -98,6 +98,21 @@ std::string room_problem(const std::string& path, std::uint64_t bytes) {
     return "";
 }
 
+jobs::attr_map case_record::flat() const {
+    jobs::attr_map out = identity;
+    for (const auto* group : {&run, &derived, &outcome})
+        for (const auto& [k, v] : *group)
+            out[k] = v;
+    return out;
+}
+
+std::string case_record::outcome_text(const std::string& name) const {
+    auto it = outcome.find(name);
+    if (it == outcome.end() || !std::holds_alternative<std::string>(it->second))
+        return "";
+    return std::get<std::string>(it->second);
+}
+
 void write_attrs(const h5::object& obj, const jobs::attr_map& attrs) {
     for (const auto& [name, value] : attrs)
         std::visit([&](const auto& v) { obj.set_attr(name, v); }, value);
@@ -161,7 +176,9 @@ void results_writer::append(int index, const case_record& rec) {
 
 void results_writer::write_case(int index, const case_record& rec) {
     auto g = m_file->root().open_group("cases").create_group(fmt::format("{:04d}", index));
-    write_attrs(g, rec.attrs);
+    const jobs::attr_map* groups[] = {&rec.identity, &rec.run, &rec.derived, &rec.outcome};
+    for (std::size_t i = 0; i < 4; ++i)
+        write_attrs(g.create_group(schema::group_name(schema::all_groups[i])), *groups[i]);
     const hsize_t rows = static_cast<hsize_t>(rec.rows), world = static_cast<hsize_t>(rec.world);
     g.write<double>("time_s", rec.time_s, {rows, world});
     g.write<double>("compute_s", rec.compute_s, {rows, world});
@@ -170,11 +187,15 @@ void results_writer::write_case(int index, const case_record& rec) {
     g.write<std::uint64_t>("peak_host_bytes", rec.peak_host_bytes, {world});
     g.write<std::uint64_t>("peak_device_bytes", rec.peak_device_bytes, {world});
     g.write<std::uint64_t>("peak_rss_bytes", rec.peak_rss_bytes, {world});
+    if (rec.threads.size() == world) {
+        g.write<std::int32_t>(schema::ds_threads, rec.threads, {world});
+        g.write<std::int32_t>(schema::ds_affinity_cores, rec.affinity_cores, {world});
+        g.write_strings(schema::ds_affinity_list, rec.affinity_list);
+    }
     for (const auto& [name, values] : rec.per_iteration)
         g.write<double>(name, values, {static_cast<hsize_t>(values.size())});
     for (const auto& [name, values] : rec.per_rank)
         g.write<double>(name, values, {world});
-    // A dataset, not an attribute: readers take a case's attributes for its parameters.
     if (!rec.case_key.empty())
         g.write_string("case_key", rec.case_key);
     m_file->flush();

@@ -1,11 +1,12 @@
-// The results file (schema ringscale/1): written by rank 0 only, one case appended and
-// flushed at a time, under `<path>.part` until the launch ends.
+// The results file (schema ringscale/2, names in src/results_schema.hpp): written by rank 0
+// only, one case appended and flushed at a time, under `<path>.part` until the launch ends.
 #pragma once
 
 #include "jobs/params.hpp"
 #include "src/h5.hpp"
 #include "src/launcher/config.hpp"
 #include "src/launcher/metadata.hpp"
+#include "src/results_schema.hpp"
 
 #include <cstdint>
 #include <map>
@@ -16,11 +17,14 @@
 
 namespace ringscale {
 
-inline constexpr const char* schema_version = "ringscale/1";
+inline constexpr const char* schema_version = schema::version;
 
 /// Everything the file holds about one case, gathered from all ranks.
 struct case_record {
-    jobs::attr_map attrs; ///< job, variant, status, error, parameters, flops_per_iter, ...
+    jobs::attr_map identity; ///< what the user chose: job, variant, options, world_size, ...
+    jobs::attr_map run;      ///< how it was measured: warmup, iterations, seed
+    jobs::attr_map derived;  ///< computed from identity and P: dp, degrees, flops_per_iter, ...
+    jobs::attr_map outcome;  ///< status, error, validated, max_abs_err, tolerance, final_loss
     int world = 1;
     int rows = 0;                                 ///< warm-up + timed iterations actually run
     std::vector<double> time_s;                   ///< [rows][world], row-major
@@ -30,9 +34,17 @@ struct case_record {
     std::vector<std::uint64_t> peak_host_bytes;   ///< [world]
     std::vector<std::uint64_t> peak_device_bytes; ///< [world]
     std::vector<std::uint64_t> peak_rss_bytes;    ///< [world]
+    std::vector<std::int32_t> threads;            ///< [world] CPU threads each rank used
+    std::vector<std::int32_t> affinity_cores;     ///< [world] cores each rank may run on
+    std::vector<std::string> affinity_list;       ///< [world] those cores, "0-3,8"
     std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
     std::map<std::string, std::vector<double>> per_rank;      ///< [world]
-    std::string case_key; ///< identity across launches (--resume), a scalar string dataset
+    std::string case_key; ///< identity + run across launches (--resume), a scalar string
+
+    /// All four groups in one map (outcome over derived over run over identity).
+    jobs::attr_map flat() const;
+    /// The outcome's text attribute `name` ("" when absent).
+    std::string outcome_text(const std::string& name) const;
 };
 
 /// Where this launch's file goes: `-o x.h5` as given, or a new name in the `-o` directory

@@ -3,6 +3,7 @@
 #include "src/h5.hpp"
 #include "src/launcher/results_writer.hpp"
 #include "src/parse.hpp"
+#include "src/results_schema.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,27 +28,28 @@ bool is_results_name(const std::string& name) {
 void collect_file(const fs::path& path, std::map<std::string, std::string>& done) {
     const h5::file f = h5::file::open_read(path.string());
     const h5::group root = f.root();
-    if (!root.has_attr("schema") || root.attr_string("schema") != schema_version)
-        throw std::runtime_error(fmt::format("not a {} file", schema_version));
+    const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "";
+    if (schema == schema::version_1)
+        throw std::runtime_error(fmt::format("a {} file of an older ringscale (its cases are "
+                                             "keyed differently and run again)",
+                                             schema::version_1));
+    if (schema != schema::version)
+        throw std::runtime_error(fmt::format("not a {} file", schema::version));
     const h5::group cases = root.open_group("cases");
     for (const auto& name : cases.children()) {
         const h5::group c = cases.open_group(name);
-        if (!c.exists("case_key") || !c.has_attr("status") || c.attr_string("status") != "ok")
+        const std::string outcome = schema::group_name(schema::attr_group::outcome);
+        if (!c.exists(schema::ds_case_key) || !c.exists(outcome))
             continue;
-        done.emplace(c.read_string("case_key"), path.filename().string() + ":/cases/" + name);
+        const h5::group o = c.open_group(outcome);
+        if (!o.has_attr("status") || o.attr_string("status") != "ok")
+            continue;
+        done.emplace(c.read_string(schema::ds_case_key),
+                     path.filename().string() + ":/cases/" + name);
     }
 }
 
 } // namespace
-
-std::string case_key(const planned_case& pc, const launch_config& cfg, int world_size) {
-    std::string text = fmt::format("job={}\nvariant={}\n", pc.plan.job, pc.plan.variant);
-    for (const auto& [k, v] : pc.plan.values.values()) // a std::map: sorted, stable
-        text += fmt::format("{}={}\n", k, v);
-    text += fmt::format("world_size={}\nwarmup={}\niterations={}\ndevice={}\ncomm={}\nseed={}\n",
-                        world_size, cfg.warmup, cfg.iters, cfg.device, cfg.comm, cfg.seed);
-    return fmt::format("{:016x}", fnv1a64(text));
-}
 
 std::vector<std::string> find_completed(const std::vector<std::string>& keys,
                                         const std::string& dir) {

@@ -2,6 +2,9 @@
 
 #include "jobs/registry.hpp"
 #include "src/error.hpp"
+#include "src/launcher/affinity.hpp"
+#include "src/launcher/case_identity.hpp"
+#include "src/launcher/metadata.hpp"
 #include "src/memory.hpp"
 #include "src/parse.hpp"
 
@@ -70,6 +73,15 @@ jobs::validation agree(comm::communicator& c, jobs::validation v) {
                                "wrong elements",
                                err, tol, w);
     return v;
+}
+
+// Threads and allowed cores of every rank (collective): derived, per rank.
+void record_threads(case_record& rec, comm::communicator& world, int threads) {
+    const cpu_affinity mine = current_affinity();
+    rec.threads = gather_each<std::int32_t>(world, threads, comm::dtype::i32);
+    rec.affinity_cores = gather_each<std::int32_t>(world, mine.cores, comm::dtype::i32);
+    rec.affinity_list = gather_strings(world, mine.list);
+    rec.derived["threads_per_rank"] = static_cast<std::int64_t>(threads);
 }
 
 } // namespace
@@ -147,28 +159,22 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     kernels::device& dev = ctx.dev;
     case_record rec;
     rec.world = world.size();
-    rec.attrs = param_attrs(pc.plan.values);
-    rec.attrs["job"] = pc.plan.job;
+    rec.identity = case_identity(pc, cfg, world.size());
+    rec.run = case_run_attrs(cfg);
     if (cfg.repeat > 1) // which repetition: a replicate, not part of the case's identity
-        rec.attrs["repeat"] = static_cast<std::int64_t>(pc.repeat);
-    rec.attrs["variant"] = pc.plan.variant;
-    rec.attrs["world_size"] = static_cast<std::int64_t>(world.size());
-    rec.attrs["device"] = cfg.device;
-    rec.attrs["comm"] = cfg.comm;
-    rec.attrs["dtype"] = std::string("float32");
-    rec.attrs["scaling"] = std::string("strong");
-    rec.attrs["warmup"] = static_cast<std::int64_t>(cfg.warmup);
-    rec.attrs["iterations"] = static_cast<std::int64_t>(cfg.iters);
-    rec.attrs["status"] = std::string("ok");
-    rec.attrs["error"] = std::string("");
-    rec.attrs["validated"] = std::int64_t{0};
-    rec.attrs["max_abs_err"] = 0.0;
-    rec.attrs["tolerance"] = 0.0;
-    rec.attrs["flops_per_iter"] = 0.0;
-    rec.attrs["comm_bytes_per_iter"] = 0.0;
+        rec.run["repeat"] = static_cast<std::int64_t>(pc.repeat);
+    rec.derived = {{"flops_per_iter", 0.0}, {"comm_bytes_per_iter", 0.0}};
+    if (pc.plan.values.has("variant") && pc.plan.variant != pc.plan.values.text("variant"))
+        rec.derived["variant_label"] = pc.plan.variant; // e.g. hybrid/u2: the degree P gave it
+    rec.outcome = {{"status", std::string("ok")},
+                   {"error", std::string("")},
+                   {"validated", std::int64_t{0}},
+                   {"max_abs_err", 0.0},
+                   {"tolerance", 0.0}};
+    record_threads(rec, world, ctx.threads_per_rank);
     auto fail = [&](const std::string& status, const std::string& why) {
-        rec.attrs["status"] = status;
-        rec.attrs["error"] = why;
+        rec.outcome["status"] = status;
+        rec.outcome["error"] = why;
         rec.peak_host_bytes.assign(static_cast<std::size_t>(rec.world), 0);
         rec.peak_device_bytes = rec.peak_rss_bytes = rec.peak_host_bytes;
         return rec;
@@ -184,8 +190,7 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     std::string setup_error;
     try {
         c = pc.job->make_case(pc.plan, ctx);
-        for (auto& [k, v] : c->describe())
-            rec.attrs[k] = v;
+        sort_job_attrs(c->describe(), rec.identity, rec.derived, rec.outcome);
         c->setup();
         dev.synchronize();
     } catch (const config_error&) {
@@ -238,15 +243,14 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     for (const auto& [name, value] : extras.per_rank)
         rec.per_rank[name] = gather_each<double>(world, value, comm::dtype::f64);
     rec.per_iteration = extras.per_iteration;
-    for (const auto& [k, val] : extras.attrs)
-        rec.attrs[k] = val;
-    rec.attrs["validated"] = std::int64_t{v.checked ? 1 : 0};
-    rec.attrs["max_abs_err"] = v.max_abs_err;
-    rec.attrs["tolerance"] = v.tolerance;
-    rec.attrs["wrong_elements"] = static_cast<std::int64_t>(v.wrong);
+    sort_job_attrs(extras.attrs, rec.identity, rec.derived, rec.outcome);
+    rec.outcome["validated"] = std::int64_t{v.checked ? 1 : 0};
+    rec.outcome["max_abs_err"] = v.max_abs_err;
+    rec.outcome["tolerance"] = v.tolerance;
+    rec.outcome["wrong_elements"] = static_cast<std::int64_t>(v.wrong);
     if (v.checked && !v.ok) {
-        rec.attrs["status"] = std::string("failed");
-        rec.attrs["error"] = v.detail;
+        rec.outcome["status"] = std::string("failed");
+        rec.outcome["error"] = v.detail;
     }
     return rec;
 }

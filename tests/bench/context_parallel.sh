@@ -36,11 +36,20 @@ import sys
 import h5py
 import numpy as np
 
+def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
+    a = dict(c.attrs)
+    for g in ("identity", "run", "derived", "outcome"):
+        if g in c:
+            a.update(c[g].attrs)
+    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
+    return a
+
 rows = []
 for path in sys.argv[1:]:
     with h5py.File(path, "r") as f:
         for order, name in enumerate(f["cases"]):
-            c, a = f["cases"][name], f["cases"][name].attrs
+            c = f["cases"][name]
+            a = flat(c)
             if a["status"] != "ok":
                 print(f"# {path} case {name}: {a['status']} {a['error']}")
                 continue

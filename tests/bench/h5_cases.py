@@ -13,11 +13,20 @@ import numpy as np
 PARAMS = ("seq_len", "pass", "causal", "layout", "overlap", "bytes", "dp_variant", "dp", "cp")
 
 
+def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
+    a = dict(c.attrs)
+    for g in ("identity", "run", "derived", "outcome"):
+        if g in c:
+            a.update(c[g].attrs)
+    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
+    return a
+
+
 def rows(path):
     with h5py.File(path, "r") as f:
         for name in sorted(f["cases"]):
             c = f["cases"][name]
-            a = dict(c.attrs)
+            a = flat(c)
             timed = c["is_warmup"][:] == 0
             t = c["time_s"][:][timed]
             out = {"job": a["job"], "variant": a["variant"], "P": int(a["world_size"]),

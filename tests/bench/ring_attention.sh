@@ -21,11 +21,19 @@ done
 /usr/bin/python3 "$here/h5_cases.py" "$work"/layout*.h5 | tee "$work/layout.txt"
 /usr/bin/python3 - "$work"/layout*.h5 <<'PY'
 import sys, statistics, h5py, numpy as np
+def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
+    a = dict(c.attrs)
+    for g in ("identity", "run", "derived", "outcome"):
+        if g in c:
+            a.update(c[g].attrs)
+    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
+    return a
+
 t = {}
 for path in sys.argv[1:]:
     with h5py.File(path) as f:
         for c in f["cases"].values():
-            a = c.attrs
+            a = flat(c)
             keep = c["is_warmup"][:] == 0
             t.setdefault((a["layout"], a["overlap"]), []).append(
                 float(np.median(c["time_s"][:][keep].max(axis=1))))

@@ -40,6 +40,14 @@ mpirun -q --oversubscribe --bind-to none -np 2 "$build/src/ringscale" --job trai
 /usr/bin/python3 - "$out" <<'PY'
 import sys, h5py, numpy as np
 
+def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
+    a = dict(c.attrs)
+    for g in ("identity", "run", "derived", "outcome"):
+        if g in c:
+            a.update(c[g].attrs)
+    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
+    return a
+
 def cases(path):
     out = {}
     with h5py.File(path) as f:
@@ -51,9 +59,9 @@ def cases(path):
                    ("param_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes",
                     "comm_buffer_bytes")}
             mem["peak"] = c["peak_host_bytes"][0] / 2**20
-            out[c.attrs["variant"]] = dict(t=np.median(t), w=np.median(w / t),
-                                           tok=c.attrs["tokens_per_iter"],
-                                           flops=c.attrs["flops_per_iter"], mem=mem)
+            a = flat(c)
+            out[a["variant"]] = dict(t=np.median(t), w=np.median(w / t),
+                                     tok=a["tokens_per_iter"], flops=a["flops_per_iter"], mem=mem)
     return out
 
 one, two = cases(sys.argv[1] + "/np1.h5"), cases(sys.argv[1] + "/np2.h5")

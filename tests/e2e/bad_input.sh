@@ -22,7 +22,7 @@ import shutil, sys, h5py
 d = sys.argv[1]
 shutil.copy(f"{d}/good.h5", f"{d}/wrong_schema.h5")
 with h5py.File(f"{d}/wrong_schema.h5", "r+") as f:
-    f.attrs["schema"] = "ringscale/2"
+    f.attrs["schema"] = "ringscale/9"
 with h5py.File(f"{d}/no_schema.h5", "w") as f:
     f.create_group("cases")
 PY

@@ -1,4 +1,4 @@
-"""The ringscale/1 schema as a contract: a launcher file read with Debian's python3-h5py.
+"""The ringscale/2 schema (DESIGN.md) as a contract: a launcher file read with Debian's python3-h5py.
 
 usage: check_schema.py FILE.h5 WORLD
 """
@@ -9,7 +9,7 @@ import numpy as np
 
 path, world = sys.argv[1], int(sys.argv[2])
 f = h5py.File(path, "r")
-assert f.attrs["schema"] == "ringscale/1", f.attrs["schema"]
+assert f.attrs["schema"] == "ringscale/2", f.attrs["schema"]
 assert f.attrs["complete"] == 1
 for key in ("created_utc", "tool_version", "git_commit"):
     assert key in f.attrs, key
@@ -27,23 +27,36 @@ assert list(f["ranks/gpu_index"][:]) == [-1] * world  # a CPU launch binds no GP
 assert f["ranks/gpu_uuid"].shape == (world,)
 assert 0 < f["meta"].attrs["timer_resolution_s"] < 1e-3
 
-case_attrs = """job variant status error world_size device comm dtype scaling flops_per_iter
-comm_bytes_per_iter warmup iterations validated max_abs_err tolerance""".split()
+groups = {
+    "identity": "job variant world_size device comm dtype scaling threads op root requested_bytes",
+    "run": "warmup iterations seed",
+    "derived": "flops_per_iter comm_bytes_per_iter busbw_factor bytes count threads_per_rank",
+    "outcome": "status error validated max_abs_err tolerance wrong_elements",
+}
 names = sorted(f["cases"])
 assert names == [f"{i:04d}" for i in range(len(names))] and names, names
 for name in names:
     c = f["cases"][name]
-    missing = [k for k in case_attrs if k not in c.attrs]
-    assert not missing, (name, missing)
-    assert c.attrs["status"] == "ok", (name, c.attrs["error"])
-    rows = c.attrs["warmup"] + c.attrs["iterations"]
+    assert not c.attrs.keys(), (name, "ringscale/2 keeps no attributes on the case group")
+    for group, keys in groups.items():
+        missing = [k for k in keys.split() if k not in c[group].attrs]
+        assert not missing, (name, group, missing)
+    seen = [set(c[g].attrs) for g in groups]  # no name in two groups here
+    assert sum(len(s) for s in seen) == len(set().union(*seen)), (name, seen)
+    ident, run, out = c["identity"].attrs, c["run"].attrs, c["outcome"].attrs
+    assert ident["world_size"] == world and ident["threads"] == 0
+    assert out["status"] == "ok", (name, out["error"])
+    rows = run["warmup"] + run["iterations"]
     for ds in ("time_s", "compute_s", "comm_wait_s"):
         assert c[ds].dtype == np.float64 and c[ds].shape == (rows, world), (name, ds)
-    assert c["is_warmup"].dtype == np.uint8 and list(c["is_warmup"][:]) == [1] * c.attrs[
-        "warmup"] + [0] * c.attrs["iterations"]
-    for ds in ("peak_host_bytes", "peak_device_bytes"):
+    assert c["is_warmup"].dtype == np.uint8 and list(c["is_warmup"][:]) == [1] * run[
+        "warmup"] + [0] * run["iterations"]
+    for ds in ("peak_host_bytes", "peak_device_bytes", "peak_rss_bytes"):
         assert c[ds].dtype == np.uint64 and c[ds].shape == (world,)
+    for ds in ("threads", "affinity_cores"):
+        assert c[ds].dtype == np.int32 and c[ds].shape == (world,) and (c[ds][:] >= 1).all()
+    assert c["affinity_list"].shape == (world,)
     t = c["time_s"][:]
     assert (t > 0).all() and (c["comm_wait_s"][:] <= t * 1.0001 + 1e-6).all(), name
-    assert c.attrs["validated"] == 1 and c.attrs["max_abs_err"] == 0.0
+    assert out["validated"] == 1 and out["max_abs_err"] == 0.0
 print(f"schema ok: {path}: {len(names)} cases, world {world}")

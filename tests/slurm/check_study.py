@@ -15,7 +15,7 @@ assert len(files) == len(worlds), f"expected {len(worlds)} results files, found 
 by_world = {}
 for path in files:
     with h5py.File(path, "r") as f:
-        assert f.attrs["schema"] == "ringscale/1"
+        assert f.attrs["schema"] == "ringscale/2"
         assert f.attrs["complete"] == 1, f"{path}: incomplete"
         world = int(f["meta"].attrs["jobsize"])
         by_world[world] = path
@@ -28,7 +28,8 @@ for path in files:
         assert len(cases) == 6, f"{path}: {len(cases)} cases"
         for name in cases:
             c = cases[name]
-            assert c.attrs["status"] == "ok", (path, name, c.attrs["error"])
+            out = c["outcome"].attrs
+            assert out["status"] == "ok", (path, name, out["error"])
             assert c["time_s"].shape == (14, world), (path, name, c["time_s"].shape)
         print(f"study ok: P={world} job {job_id}: {len(cases)} cases in {os.path.basename(path)}")
 assert sorted(by_world) == sorted(worlds), by_world

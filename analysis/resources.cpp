@@ -1,0 +1,103 @@
+#include "resources.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+namespace {
+
+constexpr double mib = 1024.0 * 1024.0;
+
+} // namespace
+
+const std::vector<memory_figure>& memory_figures() {
+    static const std::vector<memory_figure> figures = {
+        {"peak_host_bytes", "host MiB", "peak_host_mib"},
+        {"peak_device_bytes", "device MiB", "peak_device_mib"},
+        {"peak_rss_bytes", "RSS MiB", "peak_rss_mib"},
+        {"param_bytes", "params MiB", "param_mib"},
+        {"grad_bytes", "grads MiB", "grad_mib"},
+        {"optimizer_bytes", "optimizer MiB", "optimizer_mib"},
+        {"activation_bytes", "activations MiB", "activation_mib"},
+        {"comm_buffer_bytes", "comm buffers MiB", "comm_buffer_mib"},
+        {"step_peak_device_bytes", "step device MiB", "step_peak_device_mib"}};
+    return figures;
+}
+
+std::optional<double> peak_memory(const pooled_case& c, const std::string& name) {
+    std::optional<double> out;
+    for (const case_data* launch : c.launches)
+        if (auto v = launch->max_memory(name))
+            out = std::max(out.value_or(0.0), *v);
+    if (name.find("device") != std::string::npos && out && *out == 0)
+        return std::nullopt; // a CPU case: no device memory to speak of
+    return out;
+}
+
+std::optional<int> cores_in_use(const pooled_case& c) {
+    if (c.launches.empty())
+        return std::nullopt;
+    const case_data& d = *c.launches.front();
+    if (d.threads.empty() || d.threads.size() != d.affinity_cores.size())
+        return std::nullopt;
+    int total = 0;
+    for (std::size_t r = 0; r < d.threads.size(); ++r)
+        total += std::min(d.threads[r], d.affinity_cores[r]);
+    return total;
+}
+
+std::string superlinear_note(const pooled_case& base, const pooled_case& point, double efficiency) {
+    if (!std::isfinite(efficiency) || efficiency <= 1.1)
+        return "";
+    const auto a = cores_in_use(base), b = cores_in_use(point);
+    const double rel = static_cast<double>(point.world_size) / base.world_size;
+    if (a && b && *b > *a * rel + 0.5)
+        return fmt::format("suspect: efficiency {:.2f} > 1.1: P={} ran on {} core(s) in all, the "
+                           "base P={} on {} (threads or CPU binding differ; fix --threads and "
+                           "bind with --bind-to none or --map-by slot:PE=N)",
+                           efficiency, point.world_size, *b, base.world_size, *a);
+    return fmt::format("suspect: efficiency {:.2f} > 1.1 is superlinear: check the base P={}'s "
+                       "threads and CPU binding{}, or cache effects",
+                       efficiency, base.world_size,
+                       a ? "" : " (not recorded in ringscale/1 files)");
+}
+
+std::vector<std::string> suspect_efficiencies(const std::vector<scaling_result>& results) {
+    std::vector<std::string> out;
+    for (const scaling_result& r : results) {
+        const pooled_case* base = r.points.empty() ? nullptr : r.points.front().source;
+        for (const scaling_point& p : r.points)
+            if (p.p == r.base_p)
+                base = p.source;
+        for (const scaling_point& p : r.points) {
+            const std::string note = base ? superlinear_note(*base, *p.source, p.efficiency) : "";
+            if (!note.empty())
+                out.push_back(fmt::format("{} P={}: {}", r.label, p.p, note));
+        }
+    }
+    return out;
+}
+
+std::vector<memory_change> memory_regressions(const comparison& cmp, double threshold) {
+    std::vector<memory_change> out;
+    for (const case_comparison& m : cmp.matched)
+        for (const char* name : {"peak_host_bytes", "peak_device_bytes", "peak_rss_bytes"}) {
+            const auto a = peak_memory(*m.base, name), b = peak_memory(*m.next, name);
+            const double floor = std::string(name) == "peak_rss_bytes" ? 16 * mib : mib;
+            if (a && b && *b > *a * (1 + threshold) && *b - *a > floor)
+                out.push_back({&m, name, *a, *b});
+        }
+    return out;
+}
+
+std::string describe(const memory_change& m) {
+    return fmt::format("memory regression: {} P={}: {} (max over ranks) {:.1f} MiB -> {:.1f} MiB "
+                       "({:+.1f}%)",
+                       m.match->base->label(), m.match->base->world_size, m.dataset,
+                       m.base_bytes / mib, m.new_bytes / mib,
+                       100 * (m.new_bytes / m.base_bytes - 1));
+}
+
+} // namespace ringscale::analysis
