@@ -71,6 +71,7 @@ class cpu_train_ops final : public train_ops {
     }
     void adamw_step(const adamw_params& hp, std::int64_t step, std::size_t n, float* param,
                     const float* grad, float* m, float* v) override {
+        const op_profile::scope timed(profile(), op_kind::optimizer);
         kernels::adamw_step(hp, step, n, param, grad, m, v);
     }
     std::unique_ptr<attention_core> local_attention(std::vector<std::int64_t> positions) override {

@@ -119,7 +119,7 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     {
         device_scope compute(m_ops.dev(), timer, phase::compute);
         float* x0 = m_cfg.layers > 0 ? m_act[0].x.data() : m_x_last.data();
-        m_ops.embedding_fwd(t, v, h, p, ids, x0);
+        timed(op_kind::embedding_fwd), m_ops.embedding_fwd(t, v, h, p, ids, x0);
     }
     access.done(0, false, timer);
     for (int l = 0; l < m_cfg.layers; ++l) {
@@ -134,6 +134,7 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     double loss = 0;
     {
         device_scope compute(m_ops.dev(), timer, phase::compute);
+        const op_profile::scope timed_loss(m_ops.profile(), op_kind::loss_fwd);
         loss = m_ops.cross_entropy_fwd(t, v, total_tokens, m_logits.data(), targets);
     }
     access.done(m_layout.head_unit(), false, timer);
@@ -155,7 +156,8 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     float* g = access.grads(0);
     {
         device_scope compute(m_ops.dev(), timer, phase::compute);
-        m_ops.embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
+        timed(op_kind::embedding_bwd),
+            m_ops.embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
     }
     access.done(0, true, timer);
 }
