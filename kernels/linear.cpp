@@ -1,6 +1,10 @@
 #include "kernels/linear.hpp"
 
+#include "kernels/parallel.hpp"
 #include "src/error.hpp"
+
+#include <algorithm>
+#include <array>
 
 #include <cblas.h>
 #include <climits>
@@ -8,6 +12,28 @@
 #include <vector>
 
 namespace ringscale::kernels {
+
+namespace {
+
+// db[o] += Σ_t dy[t, o] for columns [begin, end): over thousands of tokens, accumulated in
+// double (a block of columns at a time, on the stack) and added once.
+void bias_grad_cols(const linear_shape& s, const float* dy, std::size_t begin, std::size_t end,
+                    float* db) {
+    constexpr std::size_t block = 64;
+    for (std::size_t o0 = begin; o0 < end; o0 += block) {
+        const std::size_t width = std::min(block, end - o0);
+        std::array<double, block> sum{};
+        for (std::size_t t = 0; t < s.tokens; ++t) {
+            const float* row = dy + t * s.out + o0;
+            for (std::size_t o = 0; o < width; ++o)
+                sum[o] += row[o];
+        }
+        for (std::size_t o = 0; o < width; ++o)
+            db[o0 + o] += static_cast<float>(sum[o]);
+    }
+}
+
+} // namespace
 
 void linear_check(const linear_shape& s) {
     RINGSCALE_REQUIRE(
@@ -31,9 +57,11 @@ void linear_fwd(const linear_shape& s, const float* x, const float* w, const flo
     float beta = 0.0f;
     if (b) {
         // Seed y with the bias so one GEMM with beta = 1 adds the product to it.
-        for (std::size_t t = 0; t < s.tokens; ++t)
-            for (std::size_t o = 0; o < s.out; ++o)
-                y[t * s.out + o] = b[o];
+        parallel_for(s.tokens, std::max<std::size_t>(1, 16384 / s.out),
+                     [&](std::size_t begin, std::size_t end) {
+                         for (std::size_t t = begin; t < end; ++t)
+                             std::copy(b, b + s.out, y + t * s.out);
+                     });
         beta = 1.0f;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, beta, y, n);
@@ -50,15 +78,10 @@ void linear_bwd(const linear_shape& s, const float* x, const float* w, const flo
     // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in]
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, tokens, 1.0f, dy, out, x, in,
                 1.0f, dw, in);
-    if (db) {
-        // Sum over thousands of tokens: accumulate in double, add once.
-        std::vector<double> sum(s.out, 0.0);
-        for (std::size_t t = 0; t < s.tokens; ++t)
-            for (std::size_t o = 0; o < s.out; ++o)
-                sum[o] += dy[t * s.out + o];
-        for (std::size_t o = 0; o < s.out; ++o)
-            db[o] += static_cast<float>(sum[o]);
-    }
+    if (db) // split over the rank's threads by output column
+        parallel_for(s.out, 64, [&](std::size_t begin, std::size_t end) {
+            bias_grad_cols(s, dy, begin, end, db);
+        });
 }
 
 void linear_fwd_ref(const linear_shape& s, const float* x, const float* w, const float* b,

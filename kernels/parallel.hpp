@@ -17,15 +17,15 @@ int parallel_ranges(std::size_t n, std::size_t grain);
 /// all are done. Not reentrant. parallel_for is the typed front end.
 void run_ranges(int ranges, void (*range)(const void* ctx, int i), const void* ctx);
 
-/// Run fn(begin, end) over [0, n) split into parallel_ranges(n, grain) contiguous ranges, the
-/// first in the caller. Blocks until every range is done; fn must not throw and must not call
-/// parallel_for. Allocates nothing.
+/// Run fn(k, begin, end) for range k of [0, n) split into parallel_ranges(n, grain)
+/// contiguous ranges [n·k/ranges, n·(k+1)/ranges), range 0 in the caller. Blocks until every
+/// range is done; fn must not throw and must not call parallel_for. Allocates nothing.
 template <class Fn>
-void parallel_for(std::size_t n, std::size_t grain, const Fn& fn) {
+void parallel_for_ranges(std::size_t n, std::size_t grain, const Fn& fn) {
     const int ranges = parallel_ranges(n, grain);
     if (ranges <= 1) {
         if (n > 0)
-            fn(std::size_t{0}, n);
+            fn(std::size_t{0}, std::size_t{0}, n);
         return;
     }
     struct job {
@@ -37,9 +37,16 @@ void parallel_for(std::size_t n, std::size_t grain, const Fn& fn) {
         [](const void* ctx, int i) {
             const job& jb = *static_cast<const job*>(ctx);
             const auto k = static_cast<std::size_t>(i);
-            (*jb.fn)(jb.n * k / jb.ranges, jb.n * (k + 1) / jb.ranges);
+            (*jb.fn)(k, jb.n * k / jb.ranges, jb.n * (k + 1) / jb.ranges);
         },
         &j);
+}
+
+/// parallel_for_ranges without the range index: fn(begin, end).
+template <class Fn>
+void parallel_for(std::size_t n, std::size_t grain, const Fn& fn) {
+    parallel_for_ranges(n, grain,
+                        [&](std::size_t, std::size_t begin, std::size_t end) { fn(begin, end); });
 }
 
 } // namespace ringscale::kernels
