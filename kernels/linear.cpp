@@ -1,6 +1,7 @@
 #include "kernels/linear.hpp"
 
 #include "kernels/parallel.hpp"
+#include "kernels/threads.hpp"
 #include "src/error.hpp"
 
 #include <algorithm>
@@ -33,6 +34,32 @@ void bias_grad_cols(const linear_shape& s, const float* dy, std::size_t begin, s
     }
 }
 
+// Rows per chunk at least: token rows for y and dx, output rows for dW. Each chunk's GEMM
+// packs the shared operand again, so chunks stay large (a few per thread).
+constexpr std::size_t rows_grain = 256;
+constexpr std::size_t dw_rows_grain = 128;
+
+// The rank's thread budget for this call; OpenBLAS runs single-threaded meanwhile (each of
+// our threads calls it on its own block) and gets the budget back afterwards, so its own
+// workers never spin beside ours.
+class serial_blas {
+  public:
+    serial_blas() : m_threads(blas_threads()) {
+        if (m_threads > 1)
+            set_blas_threads(1);
+    }
+    ~serial_blas() {
+        if (m_threads > 1)
+            set_blas_threads(m_threads);
+    }
+    serial_blas(const serial_blas&) = delete;
+    serial_blas& operator=(const serial_blas&) = delete;
+    int threads() const { return m_threads; }
+
+  private:
+    int m_threads;
+};
+
 } // namespace
 
 void linear_check(const linear_shape& s) {
@@ -52,19 +79,22 @@ double linear_fwd_flops(const linear_shape& s) {
 
 void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y) {
     linear_check(s);
-    const int m = static_cast<int>(s.tokens), n = static_cast<int>(s.out);
-    const int k = static_cast<int>(s.in);
-    float beta = 0.0f;
-    if (b) {
-        // Seed y with the bias so one GEMM with beta = 1 adds the product to it.
-        parallel_for(s.tokens, std::max<std::size_t>(1, 16384 / s.out),
-                     [&](std::size_t begin, std::size_t end) {
-                         for (std::size_t t = begin; t < end; ++t)
-                             std::copy(b, b + s.out, y + t * s.out);
-                     });
-        beta = 1.0f;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, beta, y, n);
+    const int n = static_cast<int>(s.out), k = static_cast<int>(s.in);
+    const serial_blas budget;
+    // Token rows split over the rank's threads, each a single-threaded GEMM on its rows.
+    parallel_for(
+        s.tokens, rows_grain,
+        [&](std::size_t t0, std::size_t t1) {
+            float beta = 0.0f;
+            if (b) { // seed y with the bias so the GEMM with beta = 1 adds the product to it
+                for (std::size_t t = t0; t < t1; ++t)
+                    std::copy(b, b + s.out, y + t * s.out);
+                beta = 1.0f;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t1 - t0), n, k,
+                        1.0f, x + t0 * s.in, k, w, k, beta, y + t0 * s.out, n);
+        },
+        budget.threads());
 }
 
 void linear_bwd(const linear_shape& s, const float* x, const float* w, const float* dy, float* dx,
@@ -72,16 +102,25 @@ void linear_bwd(const linear_shape& s, const float* x, const float* w, const flo
     linear_check(s);
     const int tokens = static_cast<int>(s.tokens), in = static_cast<int>(s.in);
     const int out = static_cast<int>(s.out);
-    if (dx) // dx[tokens, in] = dy[tokens, out]·W[out, in]
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tokens, in, out, 1.0f, dy, out, w,
-                    in, 0.0f, dx, in);
-    // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in]
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, tokens, 1.0f, dy, out, x, in,
-                1.0f, dw, in);
-    if (db) // split over the rank's threads by output column
-        parallel_for(s.out, 64, [&](std::size_t begin, std::size_t end) {
-            bias_grad_cols(s, dy, begin, end, db);
-        });
+    const serial_blas budget;
+    if (dx) // dx[tokens, in] = dy[tokens, out]·W[out, in], by token rows
+        parallel_for(
+            s.tokens, rows_grain,
+            [&](std::size_t t0, std::size_t t1) {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t1 - t0),
+                            in, out, 1.0f, dy + t0 * s.out, out, w, in, 0.0f, dx + t0 * s.in, in);
+            },
+            budget.threads());
+    // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in] and db[out] += Σ dy, by output rows.
+    parallel_for(
+        s.out, dw_rows_grain,
+        [&](std::size_t o0, std::size_t o1) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in,
+                        tokens, 1.0f, dy + o0, out, x, in, 1.0f, dw + o0 * s.in, in);
+            if (db)
+                bias_grad_cols(s, dy, o0, o1, db);
+        },
+        budget.threads());
 }
 
 void linear_fwd_ref(const linear_shape& s, const float* x, const float* w, const float* b,

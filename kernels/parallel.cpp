@@ -3,6 +3,7 @@
 #include "kernels/threads.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -13,7 +14,9 @@ namespace ringscale::kernels {
 
 namespace {
 
-// Workers wait for a new generation, run their range, and count down `m_pending`.
+// One call at a time: the caller opens a job (a new generation), claims chunks alongside the
+// workers it woke, then waits until every chunk is done and no worker is inside the job, and
+// closes it. A worker that wakes after the job closed does nothing.
 class pool {
   public:
     ~pool() {
@@ -27,62 +30,77 @@ class pool {
             t.join();
     }
 
-    void run(int ranges, void (*range)(const void*, int), const void* ctx) {
-        grow(ranges - 1);
+    void run(std::size_t chunks, int helpers, void (*fn)(const void*, std::size_t),
+             const void* ctx) {
+        grow(helpers);
         {
             const std::lock_guard<std::mutex> lock(m_mutex);
-            m_fn = range;
+            m_fn = fn;
             m_ctx = ctx;
-            m_active = ranges - 1;
-            m_pending = ranges - 1;
+            m_chunks = chunks;
+            m_next = 0;
+            m_done = 0;
+            m_helpers = helpers;
+            m_open = true;
             ++m_generation;
         }
         m_wake.notify_all();
-        range(ctx, 0);
+        claim();
         std::unique_lock<std::mutex> lock(m_mutex);
-        m_done.wait(lock, [&] { return m_pending == 0; });
-        m_fn = nullptr;
+        m_finished.wait(lock, [&] { return m_done == m_chunks && m_inside == 0; });
+        m_open = false;
     }
 
   private:
     void grow(int workers) {
         while (static_cast<int>(m_threads.size()) < workers) {
             const int id = static_cast<int>(m_threads.size()) + 1;
-            // The generation it starts from is read here, before run() starts the next one.
+            // The generation it starts from is read here, before run() opens the next job.
             m_threads.emplace_back([this, id, gen = m_generation] { work(id, gen); });
+        }
+    }
+
+    // Run chunks until none is left; the last one done wakes the caller.
+    void claim() {
+        for (std::size_t c = m_next++; c < m_chunks; c = m_next++) {
+            m_fn(m_ctx, c);
+            if (++m_done == m_chunks) {
+                const std::lock_guard<std::mutex> lock(m_mutex);
+                m_finished.notify_one();
+            }
         }
     }
 
     void work(int id, std::uint64_t seen) {
         for (;;) {
-            void (*fn)(const void*, int) = nullptr;
-            const void* ctx = nullptr;
             {
                 std::unique_lock<std::mutex> lock(m_mutex);
                 m_wake.wait(lock, [&] { return m_generation != seen; });
                 seen = m_generation;
                 if (m_stop)
                     return;
-                if (id > m_active)
+                if (!m_open || id > m_helpers)
                     continue;
-                fn = m_fn;
-                ctx = m_ctx;
+                ++m_inside;
             }
-            fn(ctx, id);
+            claim();
             const std::lock_guard<std::mutex> lock(m_mutex);
-            if (--m_pending == 0)
-                m_done.notify_one();
+            --m_inside;
+            m_finished.notify_one();
         }
     }
 
     std::mutex m_mutex;
-    std::condition_variable m_wake, m_done;
+    std::condition_variable m_wake, m_finished;
     std::vector<std::thread> m_threads;
-    void (*m_fn)(const void*, int) = nullptr;
+    void (*m_fn)(const void*, std::size_t) = nullptr;
     const void* m_ctx = nullptr;
+    std::size_t m_chunks = 0;
+    std::atomic<std::size_t> m_next{0}, m_done{0};
     std::uint64_t m_generation = 0;
-    int m_active = 0;
-    int m_pending = 0;
+    int m_helpers = 0;
+    int m_inside = 0;
+    bool m_open = false;
     bool m_stop = false;
 };
 
@@ -93,14 +111,27 @@ pool& the_pool() {
 
 } // namespace
 
-int parallel_ranges(std::size_t n, std::size_t grain) {
-    const std::size_t by_size = n / std::max<std::size_t>(1, grain);
-    const auto threads = static_cast<std::size_t>(std::max(1, blas_threads()));
-    return static_cast<int>(std::max<std::size_t>(1, std::min(threads, by_size)));
+std::size_t chunk_size(std::size_t n, std::size_t grain) {
+    const std::size_t least = (n + max_chunks - 1) / max_chunks;
+    return std::max<std::size_t>({1, grain, least});
 }
 
-void run_ranges(int ranges, void (*range)(const void* ctx, int i), const void* ctx) {
-    the_pool().run(ranges, range, ctx);
+std::size_t chunk_count(std::size_t n, std::size_t grain) {
+    const std::size_t size = chunk_size(n, grain);
+    return (n + size - 1) / size;
+}
+
+void run_chunks(std::size_t chunks, int threads, void (*chunk)(const void* ctx, std::size_t c),
+                const void* ctx) {
+    const int budget = std::max(1, threads > 0 ? threads : blas_threads());
+    const auto helpers = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(budget) - 1, chunks > 0 ? chunks - 1 : 0));
+    if (helpers == 0) {
+        for (std::size_t c = 0; c < chunks; ++c)
+            chunk(ctx, c);
+        return;
+    }
+    the_pool().run(chunks, helpers, chunk, ctx);
 }
 
 } // namespace ringscale::kernels

@@ -1,52 +1,56 @@
-// Splitting the rank's elementwise and row-wise kernels (GELU, RMSNorm, AdamW, cross-entropy,
-// residual adds, layout copies) over its threads: a process-wide pool of workers that sleep
-// between calls (no thread is created per call), sized by the launcher's thread budget
-// (blas_threads(), kernels/threads.hpp). Each worker gets one contiguous range, so every
-// element is computed by exactly the operations the serial loop would use.
+// Splitting the rank's kernels (GEMM blocks, GELU, RMSNorm, AdamW, cross-entropy, residual
+// adds, layout copies) over its threads: a process-wide pool of workers that sleep between
+// calls (no thread is created per call), sized by the launcher's thread budget
+// (blas_threads(), kernels/threads.hpp). Work is cut into fixed chunks that the caller and
+// the workers claim one at a time, so a worker the OS schedules late (a shared machine) costs
+// at most one chunk, and which chunk holds which items never depends on the thread count:
+// per-chunk partial sums give the same result with any number of threads.
 #pragma once
 
 #include <cstddef>
 
 namespace ringscale::kernels {
 
-/// Ranges parallel_for uses for n items with this grain: at most blas_threads(), each of at
-/// least `grain` items; 1 means it runs serially in the caller.
-int parallel_ranges(std::size_t n, std::size_t grain);
+/// Most chunks one call is cut into (bounds per-chunk scratch such as partial sums).
+inline constexpr std::size_t max_chunks = 256;
 
-/// Run range(ctx, i) for i in [0, ranges) on the pool, range 0 in the caller; blocks until
-/// all are done. Not reentrant. parallel_for is the typed front end.
-void run_ranges(int ranges, void (*range)(const void* ctx, int i), const void* ctx);
+/// Items per chunk for n items: at least `grain`, and large enough for at most max_chunks.
+std::size_t chunk_size(std::size_t n, std::size_t grain);
 
-/// Run fn(k, begin, end) for range k of [0, n) split into parallel_ranges(n, grain)
-/// contiguous ranges [n·k/ranges, n·(k+1)/ranges), range 0 in the caller. Blocks until every
-/// range is done; fn must not throw and must not call parallel_for. Allocates nothing.
+/// Chunks n items make with this grain (0 for n = 0).
+std::size_t chunk_count(std::size_t n, std::size_t grain);
+
+/// Run chunk(ctx, c) for every c in [0, chunks) on up to `threads` threads (0: the budget,
+/// blas_threads()), the caller included; blocks until all are done. Not reentrant.
+/// parallel_for_chunks is the typed front end.
+void run_chunks(std::size_t chunks, int threads, void (*chunk)(const void* ctx, std::size_t c),
+                const void* ctx);
+
+/// Run fn(c, begin, end) for chunk c = [begin, end) of [0, n), chunks of chunk_size(n, grain)
+/// items, on the rank's threads (`threads`: 0 = the budget). Blocks until every chunk is done;
+/// fn must not throw and must not call parallel_for. Allocates nothing.
 template <class Fn>
-void parallel_for_ranges(std::size_t n, std::size_t grain, const Fn& fn) {
-    const int ranges = parallel_ranges(n, grain);
-    if (ranges <= 1) {
-        if (n > 0)
-            fn(std::size_t{0}, std::size_t{0}, n);
-        return;
-    }
+void parallel_for_chunks(std::size_t n, std::size_t grain, const Fn& fn, int threads = 0) {
     struct job {
         const Fn* fn;
-        std::size_t n, ranges;
-    } j{&fn, n, static_cast<std::size_t>(ranges)};
-    run_ranges(
-        ranges,
-        [](const void* ctx, int i) {
+        std::size_t n, size;
+    } j{&fn, n, chunk_size(n, grain)};
+    run_chunks(
+        chunk_count(n, grain), threads,
+        [](const void* ctx, std::size_t c) {
             const job& jb = *static_cast<const job*>(ctx);
-            const auto k = static_cast<std::size_t>(i);
-            (*jb.fn)(k, jb.n * k / jb.ranges, jb.n * (k + 1) / jb.ranges);
+            const std::size_t begin = c * jb.size;
+            (*jb.fn)(c, begin, begin + jb.size < jb.n ? begin + jb.size : jb.n);
         },
         &j);
 }
 
-/// parallel_for_ranges without the range index: fn(begin, end).
+/// parallel_for_chunks without the chunk index: fn(begin, end).
 template <class Fn>
-void parallel_for(std::size_t n, std::size_t grain, const Fn& fn) {
-    parallel_for_ranges(n, grain,
-                        [&](std::size_t, std::size_t begin, std::size_t end) { fn(begin, end); });
+void parallel_for(std::size_t n, std::size_t grain, const Fn& fn, int threads = 0) {
+    parallel_for_chunks(
+        n, grain, [&](std::size_t, std::size_t begin, std::size_t end) { fn(begin, end); },
+        threads);
 }
 
 } // namespace ringscale::kernels

@@ -71,19 +71,20 @@ void rmsnorm_fwd(std::size_t rows, std::size_t dim, float eps, const float* x, c
 void rmsnorm_bwd(std::size_t rows, std::size_t dim, const float* x, const float* gamma,
                  const float* inv_rms, const float* dy, float* dx, float* dgamma) {
     rmsnorm_check(rows, dim, 0.0f);
-    // dγ sums over every row: each thread's range accumulates its own double partial sums
-    // (scratch kept between calls), added in range order to the caller's gradient once.
-    const auto ranges = static_cast<std::size_t>(parallel_ranges(rows, row_grain(dim)));
+    // dγ sums over every row: each chunk of rows accumulates its own double partial sums
+    // (scratch kept between calls), added in chunk order to the caller's gradient once, so
+    // the result does not depend on the thread count.
+    const std::size_t grain = row_grain(dim);
+    const std::size_t chunks = chunk_count(rows, grain);
     static thread_local std::vector<double> partial;
-    if (partial.size() < ranges * dim)
-        partial.resize(ranges * dim);
-    std::fill(partial.begin(), partial.begin() + static_cast<std::ptrdiff_t>(ranges * dim), 0.0);
+    if (partial.size() < chunks * dim)
+        partial.resize(chunks * dim);
+    std::fill(partial.begin(), partial.begin() + static_cast<std::ptrdiff_t>(chunks * dim), 0.0);
     double* sums = partial.data();
-    parallel_for_ranges(
-        rows, row_grain(dim), [&](std::size_t k, std::size_t begin, std::size_t end) {
-            rmsnorm_bwd_rows(begin, end, dim, x, gamma, inv_rms, dy, dx, sums + k * dim);
-        });
-    for (std::size_t k = 1; k < ranges; ++k)
+    parallel_for_chunks(rows, grain, [&](std::size_t c, std::size_t begin, std::size_t end) {
+        rmsnorm_bwd_rows(begin, end, dim, x, gamma, inv_rms, dy, dx, sums + c * dim);
+    });
+    for (std::size_t k = 1; k < chunks; ++k)
         for (std::size_t j = 0; j < dim; ++j)
             sums[j] += sums[k * dim + j];
     for (std::size_t j = 0; j < dim; ++j)

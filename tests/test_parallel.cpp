@@ -2,6 +2,7 @@
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <gtest/gtest.h>
 #include <string>
@@ -18,33 +19,47 @@ struct budget {
 };
 } // namespace
 
-TEST(parallel, every_index_once_in_contiguous_ranges) {
+TEST(parallel, every_index_once_in_fixed_chunks) {
     const budget b(3);
     for (const std::size_t n : {1u, 7u, 1000u, 100003u}) {
         std::vector<std::atomic<int>> seen(n);
-        std::vector<std::size_t> starts(4, n + 1);
-        parallel_for_ranges(n, 10, [&](std::size_t k, std::size_t begin, std::size_t end) {
-            starts[k] = begin;
+        const std::size_t size = chunk_size(n, 10), chunks = chunk_count(n, 10);
+        std::vector<std::size_t> starts(chunks, n + 1);
+        parallel_for_chunks(n, 10, [&](std::size_t c, std::size_t begin, std::size_t end) {
+            starts[c] = begin;
+            EXPECT_EQ(end, std::min(n, begin + size));
             for (std::size_t i = begin; i < end; ++i)
                 ++seen[i];
         });
         for (std::size_t i = 0; i < n; ++i)
             ASSERT_EQ(seen[i].load(), 1) << "n=" << n << " i=" << i;
-        const auto r = static_cast<std::size_t>(parallel_ranges(n, 10));
-        for (std::size_t k = 0; k < r; ++k)
-            EXPECT_EQ(starts[k], n * k / r) << "n=" << n;
+        for (std::size_t c = 0; c < chunks; ++c)
+            EXPECT_EQ(starts[c], c * size) << "n=" << n;
     }
 }
 
-TEST(parallel, range_count_follows_budget_and_grain) {
-    const budget b(4);
-    EXPECT_EQ(parallel_ranges(100, 1000), 1); // too small to split
-    EXPECT_EQ(parallel_ranges(2500, 1000), 2);
-    EXPECT_EQ(parallel_ranges(1 << 20, 1000), 4);
-    EXPECT_EQ(parallel_ranges(0, 1), 1);
+TEST(parallel, chunks_follow_grain_and_the_cap) {
+    EXPECT_EQ(chunk_count(100, 1000), 1u); // too small to split
+    EXPECT_EQ(chunk_count(2500, 1000), 3u);
+    EXPECT_EQ(chunk_size(2500, 1000), 1000u);
+    EXPECT_EQ(chunk_count(std::size_t{1} << 30, 1), max_chunks); // capped
+    EXPECT_EQ(chunk_count(0, 1), 0u);
     int calls = 0;
     parallel_for(0, 1, [&](std::size_t, std::size_t) { ++calls; });
     EXPECT_EQ(calls, 0); // nothing to do, nothing called
+}
+
+TEST(parallel, same_chunks_with_any_thread_count) {
+    std::vector<std::vector<std::size_t>> seen;
+    for (const int threads : {1, 2, 5}) {
+        std::vector<std::size_t> starts(chunk_count(5000, 64));
+        parallel_for_chunks(
+            5000, 64, [&](std::size_t c, std::size_t begin, std::size_t) { starts[c] = begin; },
+            threads);
+        seen.push_back(starts);
+    }
+    EXPECT_EQ(seen[0], seen[1]);
+    EXPECT_EQ(seen[0], seen[2]);
 }
 
 TEST(parallel, reuses_workers_across_many_calls) {
