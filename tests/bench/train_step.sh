@@ -12,7 +12,8 @@
 # same model (tests/bench/train_step_torch.py, gloo, torch.set_num_threads) when
 # `/usr/bin/python3 -c "import torch"` works (Debian: apt-get install python3-torch; a
 # benchmark dependency only, not in tests/install-deps.sh), the ratio ringscale/PyTorch as
-# speed (T_torch / T_ringscale, > 1: ringscale faster), and one rank at 1 and 2 threads.
+# speed (T_torch / T_ringscale, > 1: ringscale faster), one rank at 1 and 2 threads, and the
+# per-operation breakdown of one rank's step (--profile on, ringscale-stats profile).
 #   tests/bench/train_step.sh [BUILD_DIR]      (default: build; configured with CUDA off)
 # VS_TORCH_ONLY=1 stops after that comparison.
 # ITERS (3) and WARMUP (1) set the timed and warm-up steps per case. On a 2-core machine a
@@ -23,7 +24,7 @@ build="${1:-$root/build}"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$root" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF
 fi
-cmake --build "$build" -j2 --target ringscale bench_dense
+cmake --build "$build" -j2 --target ringscale ringscale-stats bench_dense
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS
 
@@ -67,6 +68,10 @@ for th in 1 2; do
 done
 t1="$(step_s "$out/th1.h5")" t2="$(step_s "$out/th2.h5")"
 /usr/bin/python3 -c "print(f'1 thread {$t1:.3f} s, 2 threads {$t2:.3f} s: {$t1 / $t2:.2f}x')"
+echo "== where the time goes: np=1, $cores threads, --profile on"
+mpirun -q --oversubscribe --bind-to none -np 1 "$build/src/ringscale" "${cmp_args[@]}" \
+    --threads "$cores" --profile on -o "$out/profile.h5" >/dev/null
+"$build/analysis/ringscale-stats" profile "$out/profile.h5"
 [[ "${VS_TORCH_ONLY:-0}" == 1 ]] && exit 0
 
 echo "== dense layers: linear fwd/bwd vs cblas_sgemm (4096 tokens, hidden 512, 2 threads)"
