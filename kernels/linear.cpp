@@ -34,10 +34,13 @@ void bias_grad_cols(const linear_shape& s, const float* dy, std::size_t begin, s
     }
 }
 
-// Rows per chunk at least: token rows for y and dx, output rows for dW. Each chunk's GEMM
-// packs the shared operand again, so chunks stay large (a few per thread).
-constexpr std::size_t rows_grain = 256;
-constexpr std::size_t dw_rows_grain = 128;
+// Rows per chunk: token rows for y and dx, output rows for dW. Each chunk's GEMM packs the
+// shared operand again, so chunks stay large (up to `most` rows), but never so large that
+// some of the rank's threads get none (down to 32 rows).
+std::size_t rows_grain(std::size_t rows, int threads, std::size_t most) {
+    const std::size_t share = rows / static_cast<std::size_t>(std::max(1, threads));
+    return std::max<std::size_t>(32, std::min(most, share));
+}
 
 // The rank's thread budget for this call; OpenBLAS runs single-threaded meanwhile (each of
 // our threads calls it on its own block) and gets the budget back afterwards, so its own
@@ -83,7 +86,7 @@ void linear_fwd(const linear_shape& s, const float* x, const float* w, const flo
     const serial_blas budget;
     // Token rows split over the rank's threads, each a single-threaded GEMM on its rows.
     parallel_for(
-        s.tokens, rows_grain,
+        s.tokens, rows_grain(s.tokens, budget.threads(), 256),
         [&](std::size_t t0, std::size_t t1) {
             float beta = 0.0f;
             if (b) { // seed y with the bias so the GEMM with beta = 1 adds the product to it
@@ -105,7 +108,7 @@ void linear_bwd(const linear_shape& s, const float* x, const float* w, const flo
     const serial_blas budget;
     if (dx) // dx[tokens, in] = dy[tokens, out]·W[out, in], by token rows
         parallel_for(
-            s.tokens, rows_grain,
+            s.tokens, rows_grain(s.tokens, budget.threads(), 256),
             [&](std::size_t t0, std::size_t t1) {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t1 - t0),
                             in, out, 1.0f, dy + t0 * s.out, out, w, in, 0.0f, dx + t0 * s.in, in);
@@ -113,7 +116,7 @@ void linear_bwd(const linear_shape& s, const float* x, const float* w, const flo
             budget.threads());
     // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in] and db[out] += Σ dy, by output rows.
     parallel_for(
-        s.out, dw_rows_grain,
+        s.out, rows_grain(s.out, budget.threads(), 128),
         [&](std::size_t o0, std::size_t o1) {
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in,
                         tokens, 1.0f, dy + o0, out, x, in, 1.0f, dw + o0 * s.in, in);
