@@ -43,6 +43,9 @@ const char* purpose(const std::string& cmd) {
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
         return "Write DIR/report.md and PNG plots (gnuplot).";
+    if (cmd == "profile")
+        return "Where a step's time goes: per-operation time per step and % of step of "
+               "train_step cases run with --profile on.";
     return nullptr;
 }
 
@@ -155,7 +158,7 @@ std::string tool_help() {
                     "usage: ringscale-stats COMMAND [options] INPUT...\n"
                     "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
                     "globs.\n\ncommands:\n";
-    for (const char* c : {"summary", "scaling", "model", "compare", "export", "report"})
+    for (const char* c : {"summary", "scaling", "model", "compare", "export", "report", "profile"})
         s += fmt::format("  {:<8} {}\n", c, purpose(c));
     s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
          "1 regression (compare), 2 error.\n";

@@ -3,6 +3,7 @@
 #include "bootstrap.hpp"
 #include "compare.hpp"
 #include "export.hpp"
+#include "profile.hpp"
 #include "reader.hpp"
 #include "report.hpp"
 #include "resources.hpp"
@@ -189,6 +190,13 @@ int run_command(const cli_options& o, std::ostream& out) {
     if (o.command == "report")
         return cmd_report(o, out);
     const result_set rs = load(o.inputs, o);
+    if (o.command == "profile") {
+        const table t = profile_table(rs.cases);
+        if (t.rows.empty())
+            throw config_error("no case has a profile (run train_step with --profile on)");
+        print_tables(out, o.format, {{"profile", t}});
+        return 0;
+    }
     const auto pooled = pool_cases(rs.cases);
     if (o.command == "summary" || o.command == "export") {
         const auto rows = summarize_all(pooled, summary_opts(o));

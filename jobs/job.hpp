@@ -51,6 +51,7 @@ struct run_context {
     int threads_per_rank = 1;
     bool validate = true; ///< resolved from --validate for this case
     std::uint64_t seed = 1;
+    int warmup = 0; ///< warm-up iterations the run loop runs before the timed ones
 };
 
 /// The result of comparing a distributed result with the single-rank reference.

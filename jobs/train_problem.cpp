@@ -95,6 +95,9 @@ void check_train_device(const train_problem& pr, const std::string& device) {
     if (device == "cpu" && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
+    if (device != "cpu" && pr.profile)
+        throw config_error("--profile on needs --device cpu (it times each operation on the host "
+                           "clock; device kernels run asynchronously)");
 }
 
 std::vector<option_spec> train_options() {
@@ -117,7 +120,10 @@ std::vector<option_spec> train_options() {
         {"steps-validate", "3", "training steps compared with the single-rank run"},
         {"tf32", "off",
          "train_step on cuda: let fp32 GEMMs use TF32 tensor cores (on/off; recorded with the "
-         "case)"}};
+         "case)"},
+        {"profile", "off",
+         "train_step on the CPU: time every operation of the step on rank 0 (on/off; recorded "
+         "as profile_* attributes, shown by ringscale-stats profile)"}};
 }
 
 std::vector<std::string> train_sweep_names() {
@@ -182,6 +188,7 @@ train_problem read_train_problem(const params& p, int world_size) {
         throw config_error(fmt::format("--steps-validate: {} is not in [1, 1000]", sv));
     pr.steps_validate = static_cast<int>(sv);
     pr.tf32 = p.flag("tf32");
+    pr.profile = p.flag("profile");
     return pr;
 }
 

@@ -23,7 +23,8 @@ struct train_problem {
     std::string cp_variant = "ring";
     dp_settings dp_set;
     int steps_validate = 3;
-    bool tf32 = false; ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
+    bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
+    bool profile = false; ///< --profile: per-operation host-clock breakdown (cpu only)
 
     std::int64_t local_sequences() const { return sequences / dp; }
     std::int64_t local_rows() const { return seq_len / cp; }

@@ -30,7 +30,8 @@ class train_case final : public job_case {
     // the same order and nothing before it can fail on one rank only.
     train_case(const train_problem& pr, run_context& ctx)
         : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
-          m_layout(pr.model), m_ops(kernels::make_train_ops(ctx.dev, pr.tf32)) {
+          m_warmup(ctx.warmup), m_layout(pr.model),
+          m_ops(kernels::make_train_ops(ctx.dev, pr.tf32)) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
     }
@@ -71,7 +72,20 @@ class train_case final : public job_case {
         m_dp->load(m_init.data());
     }
 
-    void iterate(phase_timer& timer) override { m_losses.push_back(step(timer)); }
+    void iterate(phase_timer& timer) override {
+        // --profile: rank 0 times the operations of the timed (non-warm-up) steps.
+        const bool timed_step = m_iter++ >= m_warmup;
+        const bool profiled = m_pr.profile && timed_step && m_world.rank() == 0;
+        m_ops->set_profile(profiled ? &m_profile : nullptr);
+        const double start = now_s();
+        m_losses.push_back(step(timer));
+        m_ops->set_profile(nullptr);
+        if (profiled) {
+            m_profile.add(kernels::op_kind::communication, timer.comm_wait_s());
+            m_profile_step_s += now_s() - start;
+            ++m_profile_steps;
+        }
+    }
 
     validation validate() override {
         m_step_peak_device = m_dev.device_peak_bytes(); // before the reference's buffers
@@ -116,6 +130,8 @@ class train_case final : public job_case {
                        m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
                    cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
         e.attrs = m_details;
+        if (m_pr.profile)
+            add_profile_attrs(e.attrs);
         if (!m_losses.empty())
             e.attrs["final_loss"] = m_losses.back();
         e.attrs["memory_convention"] = std::string(
@@ -125,6 +141,24 @@ class train_case final : public job_case {
     }
 
   private:
+    // profile_<op>_s (seconds summed over the timed steps) and profile_<op>_calls per
+    // operation, profile_steps, profile_step_s (their host-clock total), profile_ops (the
+    // order), all from rank 0. Every rank writes the same keys; the file keeps rank 0's.
+    void add_profile_attrs(attr_map& a) const {
+        std::string order;
+        for (std::size_t i = 0; i < kernels::op_kinds; ++i) {
+            const auto k = static_cast<kernels::op_kind>(i);
+            const std::string name = kernels::op_name(k);
+            a["profile_" + name + "_s"] = m_profile.seconds(k);
+            a["profile_" + name + "_calls"] = m_profile.calls(k);
+            order += (i ? "," : "") + name;
+        }
+        a["profile_ops"] = order;
+        a["profile_steps"] = m_profile_steps;
+        a["profile_step_s"] = m_profile_step_s;
+        a["profile_rank"] = std::int64_t{0};
+    }
+
     // One training step; returns the global loss (collective over the world).
     double step(phase_timer& timer) {
         ++m_step;
@@ -144,6 +178,7 @@ class train_case final : public job_case {
     comm::communicator& m_control;
     kernels::device& m_dev;
     std::uint64_t m_seed;
+    int m_warmup;
     kernels::param_layout m_layout;
     std::unique_ptr<kernels::train_ops> m_ops;
     std::unique_ptr<comm::communicator> m_cp;
@@ -154,6 +189,10 @@ class train_case final : public job_case {
     host_buffer<float> m_init;
     std::vector<double> m_losses;
     std::int64_t m_step = 0;
+    std::int64_t m_iter = 0; // iterate() calls so far (warm-up first)
+    kernels::op_profile m_profile;
+    double m_profile_step_s = 0;
+    std::int64_t m_profile_steps = 0;
     std::uint64_t m_step_peak_device = 0;
     attr_map m_details;
 };

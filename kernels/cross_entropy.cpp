@@ -1,6 +1,9 @@
 #include "kernels/cross_entropy.hpp"
 
+#include "kernels/parallel.hpp"
 #include "src/error.hpp"
+
+#include <array>
 
 #include <algorithm>
 #include <cmath>
@@ -42,10 +45,20 @@ double run(std::size_t tokens, std::size_t vocab, std::size_t total_tokens, cons
            const std::int32_t* targets, float* dlogits, float dloss) {
     cross_entropy_check(tokens, vocab, total_tokens, targets);
     const double scale = static_cast<double>(dloss) / static_cast<double>(total_tokens);
+    // Rows split over the rank's threads; each chunk sums its rows' losses in order and the
+    // chunks' sums are added in chunk order: the same result with any thread count.
+    std::array<double, max_chunks> sums{};
+    const std::size_t grain = std::max<std::size_t>(1, (std::size_t{1} << 15) / vocab);
+    parallel_for_chunks(tokens, grain, [&](std::size_t c, std::size_t begin, std::size_t end) {
+        double sum = 0.0;
+        for (std::size_t t = begin; t < end; ++t)
+            sum += row_loss_grad(logits + t * vocab, vocab, targets[t], scale,
+                                 dlogits ? dlogits + t * vocab : nullptr);
+        sums[c] = sum;
+    });
     double sum = 0.0;
-    for (std::size_t t = 0; t < tokens; ++t)
-        sum += row_loss_grad(logits + t * vocab, vocab, targets[t], scale,
-                             dlogits ? dlogits + t * vocab : nullptr);
+    for (const double s : sums)
+        sum += s;
     return sum / static_cast<double>(total_tokens);
 }
 

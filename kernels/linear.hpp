@@ -21,7 +21,8 @@ void linear_check(const linear_shape& s);
 double linear_fwd_flops(const linear_shape& s);
 
 /// y[tokens, out] = x[tokens, in]·W[out, in]ᵀ + b[out]; `b` may be null (no bias).
-/// Overwrites y. Uses cblas_sgemm with the caller's BLAS thread count.
+/// Overwrites y. The rank's threads (blas_threads()) each run a single-threaded cblas_sgemm
+/// on a block of token rows (kernels/parallel).
 void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y);
 
 /// Backward of linear_fwd given dy[tokens, out]:

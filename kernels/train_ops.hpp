@@ -14,6 +14,7 @@
 #include "kernels/adamw.hpp"
 #include "kernels/device.hpp"
 #include "kernels/linear.hpp"
+#include "kernels/op_profile.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -80,6 +81,14 @@ class train_ops {
     /// every sequence), on this device.
     virtual std::unique_ptr<attention_core>
     local_attention(std::vector<std::int64_t> positions) = 0;
+
+    /// Where the model and the optimizer time their operations (train_step --profile on);
+    /// null (the default): nothing is timed. Not owned. Host clock: CPU backend only.
+    void set_profile(op_profile* p) { m_profile = p; }
+    op_profile* profile() const { return m_profile; }
+
+  private:
+    op_profile* m_profile = nullptr;
 };
 
 /// The CPU backend on `dev` (a CPU device, which must outlive it).

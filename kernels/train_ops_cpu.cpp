@@ -3,6 +3,7 @@
 #include "kernels/cross_entropy.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/gelu.hpp"
+#include "kernels/parallel.hpp"
 #include "kernels/rmsnorm.hpp"
 #include "kernels/train_ops.hpp"
 #include "kernels/transformer.hpp"
@@ -50,8 +51,10 @@ class cpu_train_ops final : public train_ops {
         kernels::gelu_bwd(n, x, dy, dx);
     }
     void add(std::size_t n, const float* a, const float* b, float* out) override {
-        for (std::size_t i = 0; i < n; ++i)
-            out[i] = a[i] + b[i];
+        parallel_for(n, std::size_t{1} << 16, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i)
+                out[i] = a[i] + b[i];
+        });
     }
     void to_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
                  std::int64_t cols, std::int64_t col0, float* dst) override {
@@ -71,6 +74,7 @@ class cpu_train_ops final : public train_ops {
     }
     void adamw_step(const adamw_params& hp, std::int64_t step, std::size_t n, float* param,
                     const float* grad, float* m, float* v) override {
+        const op_profile::scope timed(profile(), op_kind::optimizer);
         kernels::adamw_step(hp, step, n, param, grad, m, v);
     }
     std::unique_ptr<attention_core> local_attention(std::vector<std::int64_t> positions) override {

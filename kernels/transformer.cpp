@@ -1,5 +1,7 @@
 #include "kernels/transformer.hpp"
 
+#include "kernels/parallel.hpp"
+
 #include <algorithm>
 
 namespace ringscale::kernels {
@@ -31,22 +33,33 @@ void local_attention_core::backward(const attention_shape& s, const float* q, co
 
 void to_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
              std::int64_t cols, std::int64_t col0, float* dst) {
-    for (std::int64_t b = 0; b < s.batch; ++b)
-        for (std::int64_t h = 0; h < heads; ++h)
+    // One (sequence, head) pair per item, split over the rank's threads.
+    const auto pairs = static_cast<std::size_t>(s.batch * heads);
+    parallel_for(pairs, 1, [&](std::size_t begin, std::size_t end) {
+        for (auto bh = static_cast<std::int64_t>(begin); bh < static_cast<std::int64_t>(end);
+             ++bh) {
+            const std::int64_t b = bh / heads, h = bh % heads;
             for (std::int64_t r = 0; r < s.rows; ++r) {
                 const float* in = src + (b * s.rows + r) * cols + col0 + h * d;
-                std::copy(in, in + d, dst + ((b * heads + h) * s.rows + r) * d);
+                std::copy(in, in + d, dst + (bh * s.rows + r) * d);
             }
+        }
+    });
 }
 
 void from_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
                std::int64_t cols, std::int64_t col0, float* dst) {
-    for (std::int64_t b = 0; b < s.batch; ++b)
-        for (std::int64_t h = 0; h < heads; ++h)
+    const auto pairs = static_cast<std::size_t>(s.batch * heads);
+    parallel_for(pairs, 1, [&](std::size_t begin, std::size_t end) {
+        for (auto bh = static_cast<std::int64_t>(begin); bh < static_cast<std::int64_t>(end);
+             ++bh) {
+            const std::int64_t b = bh / heads, h = bh % heads;
             for (std::int64_t r = 0; r < s.rows; ++r) {
-                const float* in = src + ((b * heads + h) * s.rows + r) * d;
+                const float* in = src + (bh * s.rows + r) * d;
                 std::copy(in, in + d, dst + (b * s.rows + r) * cols + col0 + h * d);
             }
+        }
+    });
 }
 
 transformer::transformer(const model_config& cfg, const batch_shape& shape, attention_core& core,
@@ -119,7 +132,7 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     {
         device_scope compute(m_ops.dev(), timer, phase::compute);
         float* x0 = m_cfg.layers > 0 ? m_act[0].x.data() : m_x_last.data();
-        m_ops.embedding_fwd(t, v, h, p, ids, x0);
+        timed(op_kind::embedding_fwd), m_ops.embedding_fwd(t, v, h, p, ids, x0);
     }
     access.done(0, false, timer);
     for (int l = 0; l < m_cfg.layers; ++l) {
@@ -134,6 +147,7 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     double loss = 0;
     {
         device_scope compute(m_ops.dev(), timer, phase::compute);
+        const op_profile::scope timed_loss(m_ops.profile(), op_kind::loss_fwd);
         loss = m_ops.cross_entropy_fwd(t, v, total_tokens, m_logits.data(), targets);
     }
     access.done(m_layout.head_unit(), false, timer);
@@ -155,7 +169,8 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     float* g = access.grads(0);
     {
         device_scope compute(m_ops.dev(), timer, phase::compute);
-        m_ops.embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
+        timed(op_kind::embedding_bwd),
+            m_ops.embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
     }
     access.done(0, true, timer);
 }

@@ -142,6 +142,8 @@ class transformer {
     void block_bwd(int l, const float* p, float* g, float* dx, phase_timer& timer);
     void head_fwd(const float* p, phase_timer& timer);
     void head_bwd(const float* p, float* g, phase_timer& timer);
+    /// Times the rest of the full expression into op k of the backend's profile, if any.
+    op_profile::scope timed(op_kind k) const { return op_profile::scope(m_ops.profile(), k); }
 
     model_config m_cfg;
     batch_shape m_shape;

@@ -14,3 +14,5 @@ ringscale_unit_test(test_embedding SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_embedd
                     LIBS ringscale_kernels)
 add_executable(bench_dense ${CMAKE_CURRENT_LIST_DIR}/bench/bench_dense.cpp)
 target_link_libraries(bench_dense PRIVATE ringscale_kernels)
+ringscale_unit_test(test_parallel SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_parallel.cpp
+                    LIBS ringscale_kernels)

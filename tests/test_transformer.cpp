@@ -247,6 +247,36 @@ TEST(transformer, micro_batches_accumulate_to_the_whole_batch) {
         ASSERT_NEAR(grads[k], whole.grads[k], 1e-6 + 1e-5 * std::fabs(whole.grads[k])) << k;
 }
 
+TEST(transformer, profile_counts_every_operation_once_per_use_and_detaches) {
+    rig r(tiny(), 2, 64);
+    local_attention_core core(iota(64));
+    train_ops& ops = default_cpu_train_ops();
+    op_profile prof;
+    ops.set_profile(&prof);
+    const double loss = r.loss_and_grads(core);
+    ops.set_profile(nullptr);
+    EXPECT_GT(loss, 0.0);
+    const std::int64_t layers = r.cfg.layers;
+    for (const op_kind k :
+         {op_kind::norm1_fwd, op_kind::qkv_fwd, op_kind::attention_fwd, op_kind::out_proj_fwd,
+          op_kind::norm2_fwd, op_kind::mlp_up_fwd, op_kind::gelu_fwd, op_kind::mlp_down_fwd,
+          op_kind::mlp_down_bwd, op_kind::gelu_bwd, op_kind::mlp_up_bwd, op_kind::norm2_bwd,
+          op_kind::out_proj_bwd, op_kind::attention_bwd, op_kind::qkv_bwd, op_kind::norm1_bwd})
+        EXPECT_EQ(prof.calls(k), layers) << op_name(k);
+    for (const op_kind k :
+         {op_kind::residual_fwd, op_kind::residual_bwd, op_kind::layout_fwd, op_kind::layout_bwd})
+        EXPECT_EQ(prof.calls(k), 2 * layers) << op_name(k);
+    for (const op_kind k :
+         {op_kind::embedding_fwd, op_kind::final_norm_fwd, op_kind::logits_fwd, op_kind::loss_fwd,
+          op_kind::loss_bwd, op_kind::logits_bwd, op_kind::final_norm_bwd, op_kind::embedding_bwd})
+        EXPECT_EQ(prof.calls(k), 1) << op_name(k);
+    EXPECT_EQ(prof.calls(op_kind::optimizer), 0); // no AdamW step in a forward/backward
+    // Detached: another pass adds nothing.
+    const std::int64_t before = prof.calls(op_kind::qkv_fwd);
+    r.loss_and_grads(core);
+    EXPECT_EQ(prof.calls(op_kind::qkv_fwd), before);
+}
+
 TEST(model_train, reference_training_lowers_the_loss_and_is_deterministic) {
     const model_config c = tiny();
     const param_layout l(c);

@@ -242,7 +242,9 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
                     gpu.bound ? (" (" + gpu.gpu.name + ")").c_str() : "", p.cfg.comm.c_str());
     }
     comm::communicator& job_world = device_world ? *device_world : world;
-    jobs::run_context ctx{job_world, world, *dev, p.launch, p.threads, true, p.cfg.seed};
+    jobs::run_context ctx{job_world, world, *dev,       p.launch,
+                          p.threads, true,  p.cfg.seed, p.cfg.warmup};
+    ;
     int failed = 0;
     try {
         for (std::size_t n = 0; n < todo.size(); ++n) {

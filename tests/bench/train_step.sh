@@ -7,7 +7,15 @@
 # then the same model on a 1 x 2 grid (dp=1, cp=2) with ring, all-gather and Ulysses
 # attention inside the step, as the launcher's table shows it (time, comm share); then the
 # summary tables.
+# First, against PyTorch: the model of jobs/presets/train.ini at seq 256, 2048 tokens, ddp,
+# fp32, np=1 and np=2 with cores/np threads per rank, ringscale and a PyTorch DDP step of the
+# same model (tests/bench/train_step_torch.py, gloo, torch.set_num_threads) when
+# `/usr/bin/python3 -c "import torch"` works (Debian: apt-get install python3-torch; a
+# benchmark dependency only, not in tests/install-deps.sh), the ratio ringscale/PyTorch as
+# speed (T_torch / T_ringscale, > 1: ringscale faster), one rank at 1 and 2 threads, and the
+# per-operation breakdown of one rank's step (--profile on, ringscale-stats profile).
 #   tests/bench/train_step.sh [BUILD_DIR]      (default: build; configured with CUDA off)
+# VS_TORCH_ONLY=1 stops after that comparison.
 # ITERS (3) and WARMUP (1) set the timed and warm-up steps per case. On a 2-core machine a
 # step takes seconds: the figures are noisy, the whole script a few minutes.
 set -euo pipefail
@@ -16,15 +24,59 @@ build="${1:-$root/build}"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$root" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF
 fi
-cmake --build "$build" -j2 --target ringscale bench_dense
+cmake --build "$build" -j2 --target ringscale ringscale-stats bench_dense
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS
+
+cores="$(nproc)"
+cmp_args=(--job train_step --dp-variant ddp --train-seq-len 256 --tokens 2048 --scaling strong
+    -n "${ITERS:-3}" -w "${WARMUP:-1}" --validate off)
+# Median step time (slowest rank) of the one case in an HDF5 file.
+step_s() {
+    /usr/bin/python3 -c 'import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as f:
+    c = next(iter(f["cases"].values()))
+    t = c["time_s"][:][c["is_warmup"][:] == 0].max(axis=1)
+    print(f"{np.median(t):.4f}")' "$1"
+}
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+have_torch=0
+/usr/bin/python3 -c "import torch" 2>/dev/null && have_torch=1
+[[ $have_torch == 1 ]] || echo "(PyTorch not importable: apt-get install python3-torch to compare)"
+echo "== ringscale vs PyTorch DDP: 4 layers, hidden 512, 8 heads, vocab 1024, seq 256,"
+echo "   2048 tokens, fp32, ddp, --bind-to none, threads per rank = $cores cores / np"
+printf '%-4s %-8s %14s %12s %22s\n' np threads "ringscale (s)" "torch (s)" "speed ringscale/torch"
+for np in 1 2; do
+    th=$(( cores / np > 0 ? cores / np : 1 ))
+    mpirun -q --oversubscribe --bind-to none -np "$np" "$build/src/ringscale" "${cmp_args[@]}" \
+        --threads "$th" -o "$out/cmp$np.h5" >/dev/null
+    ours="$(step_s "$out/cmp$np.h5")"
+    theirs="-" ratio="-"
+    if [[ $have_torch == 1 ]]; then
+        theirs="$(/usr/bin/python3 "$root/tests/bench/train_step_torch.py" --np "$np" \
+            --threads "$th" --iters "${ITERS:-3}" --warmup "${WARMUP:-1}" |
+            sed -n 's/.*step_s=\([0-9.]*\).*/\1/p')"
+        ratio="$(/usr/bin/python3 -c "print(f'{$theirs / $ours:.2f}x')")"
+    fi
+    printf '%-4s %-8s %14s %12s %22s\n' "$np" "$th" "$ours" "$theirs" "$ratio"
+done
+echo "== one rank, 1 and 2 threads (thread scaling inside a rank)"
+for th in 1 2; do
+    mpirun -q --oversubscribe --bind-to none -np 1 "$build/src/ringscale" "${cmp_args[@]}" \
+        --threads "$th" -o "$out/th$th.h5" >/dev/null
+done
+t1="$(step_s "$out/th1.h5")" t2="$(step_s "$out/th2.h5")"
+/usr/bin/python3 -c "print(f'1 thread {$t1:.3f} s, 2 threads {$t2:.3f} s: {$t1 / $t2:.2f}x')"
+echo "== where the time goes: np=1, $cores threads, --profile on"
+mpirun -q --oversubscribe --bind-to none -np 1 "$build/src/ringscale" "${cmp_args[@]}" \
+    --threads "$cores" --profile on -o "$out/profile.h5" >/dev/null
+"$build/analysis/ringscale-stats" profile "$out/profile.h5"
+[[ "${VS_TORCH_ONLY:-0}" == 1 ]] && exit 0
 
 echo "== dense layers: linear fwd/bwd vs cblas_sgemm (4096 tokens, hidden 512, 2 threads)"
 "$build/tests/bench_dense" --tokens 4096 --hidden 512 --threads 2 --reps 5
 
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
 for np in 1 2; do
     echo "== train_step default model, np=$np (ddp, zero1, fsdp; strong scaling)"
     mpirun -q --oversubscribe --bind-to none -np "$np" "$build/src/ringscale" --job train_step \
