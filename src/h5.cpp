@@ -339,9 +339,10 @@ group::read<std::uint64_t>(const std::string&, std::vector<hsize_t>*, std::uint6
 
 // ---- files -----------------------------------------------------------------------
 
-file file::create(const std::string& path) {
+file file::create(const std::string& path, bool exclusive) {
     quiet_errors();
-    hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t id =
+        H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (id < 0)
         throw error(error_kind::hdf5,
                     fmt::format("cannot create HDF5 file '{}': {}", path, error_stack()));

@@ -119,8 +119,9 @@ class group : public object {
 /// An HDF5 file. Move-only; closes on destruction.
 class file {
   public:
-    /// Create (truncate) a file for writing.
-    static file create(const std::string& path);
+    /// Create (truncate) a file for writing; with `exclusive`, fail if `path` exists (two
+    /// writers can then never share a file).
+    static file create(const std::string& path, bool exclusive = false);
     /// Open an existing file read-only; throws hdf5 error naming the path if it cannot.
     static file open_read(const std::string& path);
 

@@ -47,3 +47,10 @@ add_test(NAME e2e_binding_warning
                  ${e2e_out}/binding_warning)
 set_tests_properties(e2e_binding_warning PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 60 SKIP_RETURN_CODE 77)
+# Results that must not be lost: colliding names, unsafe SLURM_JOB_ID, --resume re-checking a
+# prior case's data, a deleted output directory (tests/e2e/hostile_launch.sh).
+add_test(NAME e2e_hostile_launch
+         COMMAND bash ${e2e_dir}/hostile_launch.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
+                 ${e2e_out}/hostile_launch)
+set_tests_properties(e2e_hostile_launch PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
+                     TIMEOUT 300 PROCESSORS 2)

@@ -1,6 +1,7 @@
 #include "src/launcher/results_writer.hpp"
 
 #include "src/error.hpp"
+#include "src/launcher/output_name.hpp"
 #include "src/parse.hpp"
 
 #include <cerrno>
@@ -57,7 +58,7 @@ std::string resolve_output_path(const launch_config& cfg, int world_size) {
     }
     require_writable_dir(out);
     const char* job_id = std::getenv("SLURM_JOB_ID");
-    const std::string tag = job_id && *job_id ? std::string("j") + job_id
+    const std::string tag = job_id && *job_id ? "j" + file_name_token(job_id)
                                               : fmt::format("p{}", static_cast<long>(getpid()));
     std::string jobs;
     for (const auto& j : cfg.jobs)
@@ -121,7 +122,10 @@ void write_attrs(const h5::object& obj, const jobs::attr_map& attrs) {
 results_writer::results_writer(std::string final_path, const launch_config& cfg,
                                const run_metadata& md)
     : m_final(std::move(final_path)) {
-    m_file.emplace(h5::file::create(temp_path()));
+    // An explicit `-o name.h5` keeps its name; a generated one takes the next free number.
+    auto [final, file] = reserve_results_file(m_final, fs::path(cfg.output).extension() == ".h5");
+    m_final = final;
+    m_file.emplace(std::move(file));
     auto root = m_file->root();
     root.set_attr("schema", schema_version);
     root.set_attr("created_utc", utc_stamp("%Y-%m-%dT%H:%M:%SZ"));
@@ -154,6 +158,11 @@ void results_writer::write_resumed(const std::vector<std::string>& where) {
 void results_writer::append(int index, const case_record& rec) {
     std::lock_guard<std::timed_mutex> lock(m_mutex);
     const std::string where = fmt::format("cannot write case {} to '{}'", index, temp_path());
+    // A deleted or moved output directory would swallow every later case: stop at once.
+    std::error_code gone;
+    if (!fs::exists(temp_path(), gone))
+        throw error(error_kind::io,
+                    where + ": the file is gone (was its directory deleted or moved?)");
     // Known before writing: refuse cleanly rather than leave a half-written case behind.
     const std::string problem =
         room_problem(temp_path(), estimated_case_bytes(rec.rows, rec.world));
@@ -225,11 +234,7 @@ void results_writer::finish_locked(bool complete) {
             f.flush();
         }
     } // closed here, before the rename
-    std::error_code ec;
-    fs::rename(temp_path(), m_final, ec);
-    if (ec)
-        throw error(error_kind::io, fmt::format("cannot rename '{}' to '{}': {}", temp_path(),
-                                                m_final, ec.message()));
+    m_final = publish_results_file(temp_path(), m_final);
 }
 
 } // namespace ringscale

@@ -6,6 +6,7 @@
 #include "src/results_schema.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -24,6 +25,22 @@ bool is_results_name(const std::string& name) {
     return ends(".h5") || ends(".h5.part");
 }
 
+// Whether a case's timings can be read back whole: a case whose time_s is missing, the wrong
+// shape or not finite and >= 0 is not completed, whatever its status says (it runs again).
+bool timings_sound(const h5::group& c, std::uint64_t max_bytes) {
+    if (!c.exists(schema::ds_time_s))
+        return false;
+    try {
+        std::vector<hsize_t> dims;
+        const auto t = c.read<double>(schema::ds_time_s, &dims, max_bytes);
+        if (dims.size() != 2 || dims[0] == 0 || dims[1] == 0)
+            return false;
+        return std::all_of(t.begin(), t.end(), [](double v) { return std::isfinite(v) && v >= 0; });
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 // Completed (status ok) cases of one file: case_key -> "file:/cases/NNNN".
 void collect_file(const fs::path& path, std::map<std::string, std::string>& done) {
     const h5::file f = h5::file::open_read(path.string());
@@ -36,6 +53,8 @@ void collect_file(const fs::path& path, std::map<std::string, std::string>& done
     if (schema != schema::version)
         throw std::runtime_error(fmt::format("not a {} file", schema::version));
     const h5::group cases = root.open_group("cases");
+    std::error_code ec;
+    const std::uint64_t max_bytes = fs::file_size(path, ec);
     for (const auto& name : cases.children()) {
         const h5::group c = cases.open_group(name);
         const std::string outcome = schema::group_name(schema::attr_group::outcome);
@@ -44,6 +63,13 @@ void collect_file(const fs::path& path, std::map<std::string, std::string>& done
         const h5::group o = c.open_group(outcome);
         if (!o.has_attr("status") || o.attr_string("status") != "ok")
             continue;
+        if (!timings_sound(c, ec ? UINT64_MAX : max_bytes)) {
+            std::fprintf(stderr,
+                         "ringscale: warning: --resume: %s:/cases/%s has unreadable timings; "
+                         "it runs again\n",
+                         path.filename().c_str(), name.c_str());
+            continue;
+        }
         done.emplace(c.read_string(schema::ds_case_key),
                      path.filename().string() + ":/cases/" + name);
     }
