@@ -21,6 +21,10 @@ std::string error_stack() {
     std::string text;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &text);
     H5Eclear2(H5E_DEFAULT);
+    // Some HDF5 descriptions carry newlines (file-open failures): an error stays one line.
+    for (char& c : text)
+        if (c == '\n' || c == '\r')
+            c = ' ';
     return text.empty() ? "unknown HDF5 failure" : text;
 }
 

@@ -20,8 +20,31 @@ namespace {
 std::atomic<int> g_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "signal flag must be lock-free");
 
-extern "C" void on_stop_signal(int sig) {
+std::atomic<long> g_sender{0}; // the pid that sent the stop signal
+static_assert(std::atomic<long>::is_always_lock_free, "sender pid must be lock-free");
+
+extern "C" void on_stop_signal(int sig, siginfo_t* info, void*) {
+    g_sender.store(info ? static_cast<long>(info->si_pid) : 0);
     g_signal.store(sig);
+}
+
+void install_stop(int sig) {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_stop_signal;
+    // SA_RESETHAND: a second signal takes the default action, should stopping itself hang.
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+}
+
+/// The signal's name, and who sent it when that matters: Open MPI's launcher (this rank's
+/// parent, mpirun or orted) sends SIGTERM for a SIGINT or SIGTERM it received itself.
+std::string stop_signal_text(int sig) {
+    std::string text = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+    if (g_sender.load() != 0 && g_sender.load() == static_cast<long>(getppid()))
+        text += " from the MPI launcher (it forwards SIGINT and SIGTERM as SIGTERM)";
+    return text;
 }
 
 // Exit code for the last-resort alarm below (written once, before the alarm is armed).
@@ -94,7 +117,7 @@ struct launch_guard::state {
                         std::fprintf(stderr,
                                      "ringscale: rank 0: %s received; stopping (completed cases "
                                      "stay in the results file, marked incomplete)\n",
-                                     sig == SIGINT ? "SIGINT" : "SIGTERM");
+                                     stop_signal_text(sig).c_str());
                 }
                 if (rank == 0 || now - signalled_at > peer_grace_s)
                     abort_job(exit_interrupted);
@@ -117,9 +140,8 @@ struct launch_guard::state {
 launch_guard::launch_guard(int rank, double timeout_s) : m(std::make_unique<state>()) {
     m->rank = rank;
     m->timeout_s = timeout_s;
-    // SA_RESETHAND: a second signal takes the default action, should stopping itself hang.
-    install(SIGTERM, on_stop_signal, SA_RESETHAND);
-    install(SIGINT, on_stop_signal, SA_RESETHAND);
+    install_stop(SIGTERM);
+    install_stop(SIGINT);
     install(SIGXFSZ, SIG_IGN, 0);
     m->thread = std::thread([s = m.get()] { s->watch(); });
 }
