@@ -47,3 +47,9 @@ add_test(NAME e2e_binding_warning
                  ${e2e_out}/binding_warning)
 set_tests_properties(e2e_binding_warning PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 60 SKIP_RETURN_CODE 77)
+# Weak scaling of the attention jobs (--seq-len-per-rank, both --seq-rule) forms families.
+add_test(NAME e2e_weak_attention
+         COMMAND bash ${e2e_dir}/weak_study.sh $<TARGET_FILE:ringscale>
+                 $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE} ${e2e_out}/weak_study)
+set_tests_properties(e2e_weak_attention PROPERTIES LABELS "e2e;mpi"
+                     ENVIRONMENT "${RINGSCALE_MPI_ENV}" TIMEOUT 300 PROCESSORS 2)
