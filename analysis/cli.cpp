@@ -3,9 +3,11 @@
 #include "src/error.hpp"
 #include "src/parse.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -75,7 +77,8 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
             "have this many launches (at least 2); fewer: CIs cover iteration noise only");
     if (cmd == "model")
         d.add_options()("predict", po::value<std::string>(&predict),
-                        "comma list of P to predict, e.g. 8,64,1024");
+                        "comma list of P to predict, e.g. 8,64,1024; or points of the "
+                        "two-parameter models t(p, S), e.g. p=64,S=1M;p=128,S=2M");
     if (cmd == "compare")
         d.add_options()("threshold", po::value<std::string>(&threshold)->default_value("5%"),
                         "slowdown that counts as a regression, in percent")(
@@ -92,6 +95,35 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd == "report")
         d.add_options()("max-heatmaps", po::value<std::size_t>(&o.max_heatmaps)->default_value(6),
                         "heatmaps for the most imbalanced cases");
+}
+
+/// "p=64,S=1M;p=8,S=128K" -> (64, 1048576), (8, 131072); config_error naming the item.
+std::vector<std::pair<double, double>> parse_predict_points(const std::string& text) {
+    std::vector<std::pair<double, double>> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        const std::string point = text.substr(start, end - start);
+        std::optional<double> p, s;
+        for (const auto& item : split_list(point, "predict")) {
+            const auto eq = item.find('=');
+            const std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
+            if (name == "p" || name == "P")
+                p = parse_double(item.substr(eq + 1), "predict p");
+            else if (name == "S" || name == "s")
+                s = static_cast<double>(parse_size(item.substr(eq + 1), "predict S"));
+            else
+                throw config_error(fmt::format("--predict: '{}' is not p=N or S=N (write "
+                                               "p=64,S=1M, points separated by ';')",
+                                               item));
+        }
+        if (!p || !s || !(*p >= 1))
+            throw config_error(fmt::format(
+                "--predict: '{}' needs both p (at least 1) and S, e.g. p=64,S=1M", point));
+        out.emplace_back(*p, *s);
+        start = end + 1;
+    }
+    return out;
 }
 
 void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
@@ -112,7 +144,9 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
     RINGSCALE_REQUIRE(o.min_launches >= 2, "--min-launches must be at least 2 (one launch says "
                                            "nothing about launch-to-launch noise)");
     RINGSCALE_REQUIRE(o.bootstrap >= 100, "--bootstrap must be at least 100 replicates");
-    if (!predict.empty())
+    if (predict.find('=') != std::string::npos)
+        o.predict_ps = parse_predict_points(predict);
+    else if (!predict.empty())
         for (const auto& item : split_list(predict, "predict"))
             o.predict.push_back(parse_double(item, "predict"));
     if (!threshold.empty()) {

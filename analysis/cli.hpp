@@ -27,6 +27,8 @@ struct cli_options {
     std::size_t bootstrap = 2000;
     std::uint64_t seed = 1;
     std::vector<double> predict;
+    /// --predict p=64,S=1M[;p=..,S=..]: points (P, S) for the two-parameter models
+    std::vector<std::pair<double, double>> predict_ps;
     double threshold = 0.05; ///< fraction
     double alpha = 0.05;
     std::size_t min_launches = 2;

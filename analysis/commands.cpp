@@ -3,6 +3,7 @@
 #include "bootstrap.hpp"
 #include "compare.hpp"
 #include "export.hpp"
+#include "model_multi_study.hpp"
 #include "reader.hpp"
 #include "report.hpp"
 #include "resources.hpp"
@@ -216,13 +217,26 @@ int run_command(const cli_options& o, std::ostream& out) {
     }
     std::vector<std::string> refusals;
     const auto models = fit_family_models(families, o, refusals);
+    std::vector<point2> at;
+    for (const auto& [p, s] : o.predict_ps)
+        at.push_back({p, s});
+    const auto studies = fit_study_models(pooled, at, o.bootstrap, o.seed, o.level);
     for (const auto& r : refusals)
         note(r);
-    if (models.empty())
+    if (models.empty() && studies.empty())
         throw config_error("no family has at least 3 distinct P: nothing to model");
-    std::vector<std::pair<std::string, table>> tables = {{"models", model_table(models)}};
+    if (!at.empty() && studies.empty())
+        throw config_error("--predict p=..,S=..: no group of cases has 3 or more distinct P "
+                           "and S to model t(p, S)");
+    std::vector<std::pair<std::string, table>> tables;
+    if (!models.empty())
+        tables.emplace_back("models", model_table(models));
     if (!o.predict.empty())
         tables.emplace_back("predictions", prediction_table(models));
+    if (!studies.empty())
+        tables.emplace_back("models of p and S", study_model_table(studies));
+    if (!at.empty())
+        tables.emplace_back("predictions of p and S", study_prediction_table(studies));
     print_tables(out, o.format, tables);
     return 0;
 }
