@@ -41,6 +41,10 @@ const char* purpose(const std::string& cmd) {
                "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "
                "side; peak memory. Exit 0: no regression, 1: regression (time or memory), 2: "
                "error.";
+    if (cmd == "crossover")
+        return "Which attention scheme is fastest at each (S, P), its margin over the "
+               "runner-up (bootstrap CI) and peak memory per rank beside it; where two schemes "
+               "trade places along S at fixed P.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -66,7 +70,8 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd != "export" && cmd != "report")
         d.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                         "output: text, md, csv or json");
-    if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare")
+    if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare" ||
+        cmd == "crossover")
         d.add_options()("bootstrap", po::value<std::size_t>(&o.bootstrap)->default_value(2000),
                         "bootstrap replicates")(
             "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
@@ -189,8 +194,9 @@ std::string tool_help() {
                     "usage: ringscale-stats COMMAND [options] INPUT...\n"
                     "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
                     "globs.\n\ncommands:\n";
-    for (const char* c : {"summary", "scaling", "model", "compare", "export", "report"})
-        s += fmt::format("  {:<8} {}\n", c, purpose(c));
+    for (const char* c :
+         {"summary", "scaling", "model", "crossover", "compare", "export", "report"})
+        s += fmt::format("  {:<9} {}\n", c, purpose(c));
     s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
          "1 regression (compare), 2 error.\n";
     return s;

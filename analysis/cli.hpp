@@ -13,7 +13,7 @@
 namespace ringscale::analysis {
 
 struct cli_options {
-    std::string command; ///< summary | scaling | model | compare | export | report
+    std::string command; ///< summary | scaling | model | crossover | compare | export | report
     std::vector<std::string> inputs;
     std::string base_input; ///< compare BASE
     std::string new_input;  ///< compare NEW

@@ -2,6 +2,7 @@
 
 #include "bootstrap.hpp"
 #include "compare.hpp"
+#include "crossover.hpp"
 #include "export.hpp"
 #include "model_multi_study.hpp"
 #include "reader.hpp"
@@ -146,6 +147,8 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
     const auto models = fit_family_models(families, o, in.model_refusals);
     in.models = &models;
+    const crossover_result crossover = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
+    in.crossover = &crossover;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
     const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});
@@ -204,6 +207,16 @@ int run_command(const cli_options& o, std::ostream& out) {
         if (!o.json_path.empty())
             write_to(o.json_path,
                      [&](std::ostream& s) { s << summaries_json(rows).dump(2) << "\n"; });
+        return 0;
+    }
+    if (o.command == "crossover") {
+        const crossover_result r = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
+        if (r.cells.empty())
+            throw config_error("no (S, P) with two or more attention schemes "
+                               "(ring_attention, context_parallel) measured");
+        print_tables(out, o.format,
+                     {{"fastest scheme", crossover_cell_table(r)},
+                      {"crossovers", crossover_point_table(r)}});
         return 0;
     }
     const auto families = find_families(pooled);

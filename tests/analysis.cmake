@@ -11,7 +11,7 @@ foreach(t stats_descriptive stats_rank_tests stats_bootstrap stats_model stats_m
 endforeach()
 foreach(t analysis_reader analysis_cases analysis_summary analysis_compare analysis_table
           analysis_report analysis_peak analysis_hostile analysis_schema analysis_resources
-          analysis_model_multi)
+          analysis_model_multi analysis_crossover)
     ringscale_unit_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.cpp
                         LIBS ringscale_analysis ringscale_analysis_fixture)
 endforeach()
