@@ -75,12 +75,27 @@ std::string size_text(double s) {
     return fmt::format("{}", v);
 }
 
+struct crossing_stats {
+    std::size_t replicates;
+    std::uint64_t seed;
+    double level;
+};
+
 cell mib_cell(double bytes) {
     return bytes > 0 ? number_cell(bytes / 1048576.0, fmt::format("{:.1f}", bytes / 1048576.0))
                      : cell{"-", nullptr};
 }
 
-void crossings_of(const std::vector<const crossover_cell*>& along_s, crossover_result& out) {
+/// Is `fast` faster than `slow` with confidence (CI of t(slow)/t(fast) above 1)?
+bool surely_faster(const scheme_point& fast, const scheme_point& slow, const crossing_stats& st) {
+    const interval ci = bootstrap_two_sample(
+        slow.source->steps(), fast.source->steps(), [](double a, double b) { return a / b; },
+        st.replicates, st.seed, st.level);
+    return ci.lo > 1;
+}
+
+void crossings_of(const std::vector<const crossover_cell*>& along_s, const crossing_stats& st,
+                  crossover_result& out) {
     // along_s: one shape and P, ascending S. Every scheme pair measured at neighbouring S.
     for (std::size_t i = 0; i + 1 < along_s.size(); ++i) {
         const crossover_cell& a = *along_s[i];
@@ -112,6 +127,8 @@ void crossings_of(const std::vector<const crossover_cell*>& along_s, crossover_r
                 p.s_below = a.seq_len;
                 p.s_above = b.seq_len;
                 p.boundary = std::exp(l1 + (l2 - l1) * d1 / (d1 - d2));
+                p.confirmed = d1 < 0 ? surely_faster(x, y, st) && surely_faster(*y2, *x2, st)
+                                     : surely_faster(y, x, st) && surely_faster(*x2, *y2, st);
                 out.crossings.push_back(p);
             }
     }
@@ -163,7 +180,7 @@ crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::si
                out.cells[j].world_size == out.cells[i].world_size;
              ++j)
             run.push_back(&out.cells[j]);
-        crossings_of(run, out);
+        crossings_of(run, {replicates, seed, level}, out);
         i = j;
     }
     return out;
@@ -204,16 +221,17 @@ table crossover_cell_table(const crossover_result& r) {
 table crossover_point_table(const crossover_result& r) {
     table t;
     const char* cols[][2] = {
-        {"shape", "shape"},        {"P", "world_size"},    {"faster below", "faster_below"},
-        {"S below", "s_below"},    {"S above", "s_above"}, {"faster above", "faster_above"},
-        {"boundary S", "boundary"}};
+        {"shape", "shape"},         {"P", "world_size"},       {"faster below", "faster_below"},
+        {"S below", "s_below"},     {"S above", "s_above"},    {"faster above", "faster_above"},
+        {"boundary S", "boundary"}, {"confirmed", "confirmed"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1]);
     for (const crossover_point& p : r.crossings)
         t.rows.push_back({text_cell(p.shape), int_cell(p.world_size), text_cell(p.faster_below),
                           cell{size_text(p.s_below), p.s_below},
                           cell{size_text(p.s_above), p.s_above}, text_cell(p.faster_above),
-                          number_cell(p.boundary, fmt::format("{:.0f}", p.boundary))});
+                          number_cell(p.boundary, fmt::format("{:.0f}", p.boundary)),
+                          cell{p.confirmed ? "yes" : "no (CI overlaps)", p.confirmed}});
     return t;
 }
 

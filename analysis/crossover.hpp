@@ -40,6 +40,9 @@ struct crossover_point {
     std::string faster_above;        ///< faster at s_above
     double s_below = 0, s_above = 0; ///< the bracketing grid points
     double boundary = 0; ///< where log(tA/tB) interpolated linearly in log S crosses zero
+    /// Both orders hold with confidence: the bootstrap CI of the time ratio excludes 1 on the
+    /// faster side at s_below and at s_above. Otherwise noise may have drawn the crossing.
+    bool confirmed = false;
 };
 
 struct crossover_result {

@@ -97,6 +97,7 @@ TEST(analysis_crossover, finds_the_planted_crossover) {
     EXPECT_EQ(cross[0].at("s_above").get<double>(), 8192);
     // The true boundary is S = sqrt(3e7) = 5477; interpolation in log S lands near it.
     EXPECT_NEAR(cross[0].at("boundary").get<double>(), 5477, 0.12 * 5477);
+    EXPECT_EQ(cross[0].at("confirmed"), true); // 20% apart at both ends, 1% noise
 }
 
 TEST(analysis_crossover, one_scheme_is_refused) {
