@@ -45,14 +45,14 @@ void plot_one(const std::vector<const crossover_cell*>& cells,
     const crossover_cell& first = *cells.front();
     std::string gp = fmt::format("set terminal {} size 900,520 font 'Sans,10'\nset output {}\n",
                                  png_terminal(), quoted(stem + ".png"));
-    gp += fmt::format("set title \"Median step time against S at P={}; dashed: where two "
-                      "schemes trade places\\n{}\" noenhanced\n",
+    gp += fmt::format("set title \"Median step time against S at P={}; dashed: confirmed "
+                      "crossings (CIs exclude a tie)\\n{}\" noenhanced\n",
                       first.world_size, first.shape);
     gp += "set logscale x 2\nset logscale y\nset format x '%.0b%B'\nset autoscale xfix\n"
           "set offsets graph 0.03, graph 0.03, 0, 0\nset xlabel 'sequence length S (tokens)'\n"
           "set ylabel 'median step time (s)'\nset key noenhanced left top\nset grid\n";
     for (const crossover_point& p : crossings)
-        if (p.shape == first.shape && p.world_size == first.world_size)
+        if (p.confirmed && p.shape == first.shape && p.world_size == first.world_size)
             gp += fmt::format("set arrow from {:.6g}, graph 0 to {:.6g}, graph 1 nohead dt 2\n",
                               p.boundary, p.boundary);
     gp += "plot " + plot + "\n";

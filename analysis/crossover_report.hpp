@@ -1,6 +1,6 @@
 // The report's "Crossovers" section: the fastest-scheme and crossover tables and, with
 // gnuplot, one plot per problem shape and P of median time against S, one line per scheme,
-// with the fitted boundaries marked.
+// with the confirmed boundaries marked.
 #pragma once
 
 #include "crossover.hpp"
