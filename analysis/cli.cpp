@@ -35,7 +35,8 @@ const char* purpose(const std::string& cmd) {
                "efficiency above 1.1 is flagged as suspect.";
     if (cmd == "model")
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
-               "selection); --predict extrapolates with a bootstrap band.";
+               "selection) and t(p, S) per group of attention cases measured at 3+ P and S; "
+               "--predict 8,64 or p=64,S=1M extrapolates with a bootstrap band.";
     if (cmd == "compare")
         return "Match cases between BASE and NEW; change in % with a two-level bootstrap CI "
                "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "

@@ -149,6 +149,8 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     in.models = &models;
     const crossover_result crossover = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
     in.crossover = &crossover;
+    const auto studies = fit_study_models(pooled, {}, o.bootstrap, o.seed, o.level);
+    in.study_models = &studies;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
     const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "crossover.hpp"
+#include "model_multi_study.hpp"
 #include "reader.hpp"
 #include "summary.hpp"
 #include "views.hpp"
@@ -20,6 +21,7 @@ struct report_inputs {
     std::vector<std::string> model_refusals;     ///< families that could not be modelled, and why
     std::string settings;                        ///< one line: the options used
     const crossover_result* crossover = nullptr; ///< attention schemes by (S, P); may be null
+    const std::vector<study_model>* study_models = nullptr; ///< t(p, S) models; may be null
 };
 
 struct report_options {

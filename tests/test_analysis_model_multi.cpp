@@ -7,6 +7,7 @@
 #include "src/error.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -99,4 +100,17 @@ TEST(analysis_model_multi, bad_prediction_points_are_refused) {
     EXPECT_THROW(parse({"model", "x.h5", "--predict", "p=64"}), ringscale::config_error);
     EXPECT_THROW(parse({"model", "x.h5", "--predict", "p=64,T=3"}), ringscale::config_error);
     EXPECT_THROW(parse({"model", "x.h5", "--predict", "p=0,S=1K"}), ringscale::config_error);
+}
+
+TEST(analysis_model_multi, report_lists_the_two_parameter_model) {
+    const std::string dir = study_dir();
+    const std::string out_dir = dir + "/report";
+    const cli_options o = parse({"report", "--bootstrap", "100", out_dir, dir});
+    std::ostringstream out;
+    ASSERT_EQ(run_command(o, out), 0);
+    std::ifstream f(out_dir + "/report.md");
+    std::stringstream md;
+    md << f.rdbuf();
+    EXPECT_NE(md.str().find("Two-parameter models t(p, S)"), std::string::npos);
+    EXPECT_NE(md.str().find("S^(2) * p^(-1)"), std::string::npos);
 }
