@@ -3,9 +3,11 @@
 #include "src/error.hpp"
 #include "src/parse.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -33,12 +35,17 @@ const char* purpose(const std::string& cmd) {
                "efficiency above 1.1 is flagged as suspect.";
     if (cmd == "model")
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
-               "selection); --predict extrapolates with a bootstrap band.";
+               "selection) and t(p, S) per group of attention cases measured at 3+ P and S; "
+               "--predict 8,64 or p=64,S=1M extrapolates with a bootstrap band.";
     if (cmd == "compare")
         return "Match cases between BASE and NEW; change in % with a two-level bootstrap CI "
                "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "
                "side; peak memory. Exit 0: no regression, 1: regression (time or memory), 2: "
                "error.";
+    if (cmd == "crossover")
+        return "Which attention scheme is fastest at each (S, P), its margin over the "
+               "runner-up (bootstrap CI) and peak memory per rank beside it; where two schemes "
+               "trade places along S at fixed P.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -67,7 +74,8 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd != "export" && cmd != "report")
         d.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                         "output: text, md, csv or json");
-    if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare")
+    if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare" ||
+        cmd == "crossover")
         d.add_options()("bootstrap", po::value<std::size_t>(&o.bootstrap)->default_value(2000),
                         "bootstrap replicates")(
             "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
@@ -78,7 +86,8 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
             "have this many launches (at least 2); fewer: CIs cover iteration noise only");
     if (cmd == "model")
         d.add_options()("predict", po::value<std::string>(&predict),
-                        "comma list of P to predict, e.g. 8,64,1024");
+                        "comma list of P to predict, e.g. 8,64,1024; or points of the "
+                        "two-parameter models t(p, S), e.g. p=64,S=1M;p=128,S=2M");
     if (cmd == "compare")
         d.add_options()("threshold", po::value<std::string>(&threshold)->default_value("5%"),
                         "slowdown that counts as a regression, in percent")(
@@ -95,6 +104,35 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd == "report")
         d.add_options()("max-heatmaps", po::value<std::size_t>(&o.max_heatmaps)->default_value(6),
                         "heatmaps for the most imbalanced cases");
+}
+
+/// "p=64,S=1M;p=8,S=128K" -> (64, 1048576), (8, 131072); config_error naming the item.
+std::vector<std::pair<double, double>> parse_predict_points(const std::string& text) {
+    std::vector<std::pair<double, double>> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        const std::string point = text.substr(start, end - start);
+        std::optional<double> p, s;
+        for (const auto& item : split_list(point, "predict")) {
+            const auto eq = item.find('=');
+            const std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
+            if (name == "p" || name == "P")
+                p = parse_double(item.substr(eq + 1), "predict p");
+            else if (name == "S" || name == "s")
+                s = static_cast<double>(parse_size(item.substr(eq + 1), "predict S"));
+            else
+                throw config_error(fmt::format("--predict: '{}' is not p=N or S=N (write "
+                                               "p=64,S=1M, points separated by ';')",
+                                               item));
+        }
+        if (!p || !s || !(*p >= 1))
+            throw config_error(fmt::format(
+                "--predict: '{}' needs both p (at least 1) and S, e.g. p=64,S=1M", point));
+        out.emplace_back(*p, *s);
+        start = end + 1;
+    }
+    return out;
 }
 
 void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
@@ -115,7 +153,9 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
     RINGSCALE_REQUIRE(o.min_launches >= 2, "--min-launches must be at least 2 (one launch says "
                                            "nothing about launch-to-launch noise)");
     RINGSCALE_REQUIRE(o.bootstrap >= 100, "--bootstrap must be at least 100 replicates");
-    if (!predict.empty())
+    if (predict.find('=') != std::string::npos)
+        o.predict_ps = parse_predict_points(predict);
+    else if (!predict.empty())
         for (const auto& item : split_list(predict, "predict"))
             o.predict.push_back(parse_double(item, "predict"));
     if (!threshold.empty()) {
@@ -158,8 +198,9 @@ std::string tool_help() {
                     "usage: ringscale-stats COMMAND [options] INPUT...\n"
                     "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
                     "globs.\n\ncommands:\n";
-    for (const char* c : {"summary", "scaling", "model", "compare", "export", "report", "profile"})
-        s += fmt::format("  {:<8} {}\n", c, purpose(c));
+    for (const char* c :
+         {"summary", "scaling", "model", "crossover", "compare", "export", "report", "profile"})
+        s += fmt::format("  {:<9} {}\n", c, purpose(c));
     s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
          "1 regression (compare), 2 error.\n";
     return s;

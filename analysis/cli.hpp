@@ -13,7 +13,8 @@
 namespace ringscale::analysis {
 
 struct cli_options {
-    std::string command; ///< summary | scaling | model | compare | export | report | profile
+    std::string
+        command; ///< summary | scaling | model | crossover | compare | export | report | profile
     std::vector<std::string> inputs;
     std::string base_input; ///< compare BASE
     std::string new_input;  ///< compare NEW
@@ -27,6 +28,8 @@ struct cli_options {
     std::size_t bootstrap = 2000;
     std::uint64_t seed = 1;
     std::vector<double> predict;
+    /// --predict p=64,S=1M[;p=..,S=..]: points (P, S) for the two-parameter models
+    std::vector<std::pair<double, double>> predict_ps;
     double threshold = 0.05; ///< fraction
     double alpha = 0.05;
     std::size_t min_launches = 2;

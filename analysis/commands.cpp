@@ -2,7 +2,9 @@
 
 #include "bootstrap.hpp"
 #include "compare.hpp"
+#include "crossover.hpp"
 #include "export.hpp"
+#include "model_multi_study.hpp"
 #include "profile.hpp"
 #include "reader.hpp"
 #include "report.hpp"
@@ -146,6 +148,10 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
     const auto models = fit_family_models(families, o, in.model_refusals);
     in.models = &models;
+    const crossover_result crossover = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
+    in.crossover = &crossover;
+    const auto studies = fit_study_models(pooled, {}, o.bootstrap, o.seed, o.level);
+    in.study_models = &studies;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
     const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});
@@ -213,6 +219,16 @@ int run_command(const cli_options& o, std::ostream& out) {
                      [&](std::ostream& s) { s << summaries_json(rows).dump(2) << "\n"; });
         return 0;
     }
+    if (o.command == "crossover") {
+        const crossover_result r = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
+        if (r.cells.empty())
+            throw config_error("no (S, P) with two or more attention schemes "
+                               "(ring_attention, context_parallel) measured");
+        print_tables(out, o.format,
+                     {{"fastest scheme", crossover_cell_table(r)},
+                      {"crossovers", crossover_point_table(r)}});
+        return 0;
+    }
     const auto families = find_families(pooled);
     if (o.command == "scaling") {
         const auto results = all_scaling(families, o);
@@ -224,13 +240,26 @@ int run_command(const cli_options& o, std::ostream& out) {
     }
     std::vector<std::string> refusals;
     const auto models = fit_family_models(families, o, refusals);
+    std::vector<point2> at;
+    for (const auto& [p, s] : o.predict_ps)
+        at.push_back({p, s});
+    const auto studies = fit_study_models(pooled, at, o.bootstrap, o.seed, o.level);
     for (const auto& r : refusals)
         note(r);
-    if (models.empty())
+    if (models.empty() && studies.empty())
         throw config_error("no family has at least 3 distinct P: nothing to model");
-    std::vector<std::pair<std::string, table>> tables = {{"models", model_table(models)}};
+    if (!at.empty() && studies.empty())
+        throw config_error("--predict p=..,S=..: no group of cases has 3 or more distinct P "
+                           "and S to model t(p, S)");
+    std::vector<std::pair<std::string, table>> tables;
+    if (!models.empty())
+        tables.emplace_back("models", model_table(models));
     if (!o.predict.empty())
         tables.emplace_back("predictions", prediction_table(models));
+    if (!studies.empty())
+        tables.emplace_back("models of p and S", study_model_table(studies));
+    if (!at.empty())
+        tables.emplace_back("predictions of p and S", study_prediction_table(studies));
     print_tables(out, o.format, tables);
     return 0;
 }

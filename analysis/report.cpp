@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include "crossover_report.hpp"
 #include "plots.hpp"
 #include "resources.hpp"
 #include "src/error.hpp"
@@ -146,6 +147,12 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         md += render(model_table(*in.models), output_format::md);
     for (const auto& r : in.model_refusals)
         md += "- " + r + "\n";
+    if (in.study_models && !in.study_models->empty())
+        md += "\nTwo-parameter models t(p, S) of attention cases measured at 3 or more P and "
+              "S:\n\n" +
+              render(study_model_table(*in.study_models), output_format::md);
+    if (in.crossover)
+        md += crossover_section(*in.crossover, opt.dir, plots, opt.max_scaling_plots, pngs);
     if (plots && plot_busbw(*in.rows, opt.dir, "busbw")) {
         pngs.push_back("busbw.png");
         md += "\n## Bus bandwidth\n\n![busbw](busbw.png)\n";

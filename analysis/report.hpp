@@ -2,6 +2,8 @@
 // gnuplot (scaling per family, busbw against message size, time breakdown, heatmaps).
 #pragma once
 
+#include "crossover.hpp"
+#include "model_multi_study.hpp"
 #include "reader.hpp"
 #include "summary.hpp"
 #include "views.hpp"
@@ -16,8 +18,10 @@ struct report_inputs {
     const std::vector<case_summary>* rows = nullptr;
     const std::vector<scaling_result>* scaling = nullptr;
     const std::vector<family_model>* models = nullptr;
-    std::vector<std::string> model_refusals; ///< families that could not be modelled, and why
-    std::string settings;                    ///< one line: the options used
+    std::vector<std::string> model_refusals;     ///< families that could not be modelled, and why
+    std::string settings;                        ///< one line: the options used
+    const crossover_result* crossover = nullptr; ///< attention schemes by (S, P); may be null
+    const std::vector<study_model>* study_models = nullptr; ///< t(p, S) models; may be null
 };
 
 struct report_options {

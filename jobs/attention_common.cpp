@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace ringscale::jobs {
 
 kernels::attention_shape attention_problem::local_shape(int ranks) const {
@@ -29,6 +32,13 @@ double attention_problem::flops() const {
 
 std::vector<option_spec> attention_options() {
     return {{"seq-len", "4K", "global sequence length S in tokens (K = 1024; list ok)"},
+            {"seq-len-per-rank", "",
+             "weak scaling: tokens per rank N instead of --seq-len (list ok); S follows "
+             "--seq-rule; recorded as scaling=weak"},
+            {"seq-rule", "memory",
+             "with --seq-len-per-rank: memory (S = P*N, memory per rank constant) | work (S = "
+             "N*sqrt(P) rounded to the nearest multiple of the layout's chunks, P or zigzag 2P; "
+             "attention work per rank constant)"},
             {"seq-preset", "",
              "named list of S: production, medium, long, document, context, book (replaces "
              "--seq-len; cases that cannot fit or divide are skipped)"},
@@ -104,6 +114,7 @@ attr_map attention_attrs(const attention_problem& pr) {
             {"dtype", std::string(kernels::elem_name(pr.type))},
             {"mfu_dtype", std::string(kernels::elem_short_name(pr.type))},
             {"flops_per_iter", pr.flops()},
+            {"tokens_per_iter", static_cast<double>(pr.batch * pr.seq_len)},
             {"flop_convention", std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
 }
 
@@ -118,6 +129,23 @@ kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem
     dev.convert(type, values.size(), staged.data(), out.data());
     dev.synchronize();
     return out;
+}
+
+std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernels::layout layout,
+                          int ranks) {
+    if (rule == "memory")
+        return per_rank * ranks;
+    const double unit = layout == kernels::layout::zigzag ? 2.0 * ranks : ranks;
+    const double s = static_cast<double>(per_rank) * std::sqrt(static_cast<double>(ranks));
+    return static_cast<std::int64_t>(std::max(1.0, std::round(s / unit)) * unit);
+}
+
+void set_weak_seq_len(params& p, int ranks) {
+    const auto n = static_cast<std::int64_t>(p.positive_size("seq-len-per-rank"));
+    const std::string& rule = p.choice("seq-rule", {"memory", "work"});
+    const auto layout = kernels::parse_layout(p.text("layout"));
+    p.set("seq-len", std::to_string(weak_seq_len(n, rule, layout, ranks)));
+    p.set("scaling", "weak");
 }
 
 std::vector<case_plan> plan_attention_cases(
@@ -141,7 +169,12 @@ std::vector<case_plan> plan_attention_cases(
         from_preset = true;
     }
     expanded.erase("seq-preset");
+    const bool weak = expanded.count("seq-len-per-rank") > 0;
+    if (weak && from_preset)
+        throw config_error("--seq-preset and --seq-len-per-rank exclude each other: pick one");
     auto names = attention_sweep_names();
+    if (weak)
+        names.insert(names.begin() + 1, {"seq-len-per-rank", "seq-rule"});
     names.insert(names.end(), extra_sweeps.begin(), extra_sweeps.end());
     std::vector<case_plan> cases;
     for (params& all : expand_product(expanded, names)) {
@@ -151,6 +184,8 @@ std::vector<case_plan> plan_attention_cases(
         for (const auto& name : names)
             if (all.has(name))
                 p.set(name, all.text(name));
+        if (weak)
+            set_weak_seq_len(p, launch.world_size);
         // The resolved element type goes into the file, never "auto".
         p.set("dtype", kernels::elem_short_name(resolve_attention_dtype(
                            p.has("dtype") ? p.text("dtype") : "auto", launch.device)));
@@ -243,14 +278,15 @@ std::vector<float> gather_global(comm::communicator& c, const attention_problem&
 }
 
 std::vector<table_column> attention_columns() {
-    return {{"seq", 8},  {"H/Hkv", 6},   {"D", 4},          {"causal", 6},
-            {"pass", 7}, {"layout", 10}, {"GF/s/rank", 10}, {"max_err", 9}};
+    return {{"seq", 8},     {"H/Hkv", 6}, {"D", 4},          {"causal", 6}, {"pass", 7},
+            {"layout", 10}, {"tok/s", 9}, {"TF/s/rank", 10}, {"max_err", 9}};
 }
 
 std::vector<std::string> attention_row(const case_summary& s) {
     const auto& v = s.plan->values;
     const double t = s.median_time_s;
-    const double gf = t > 0 ? attr_number(s.attrs, "flops_per_iter") / t / s.world_size / 1e9 : 0;
+    const double tf = t > 0 ? attr_number(s.attrs, "flops_per_iter") / t / s.world_size / 1e12 : 0;
+    const double tokens = attr_number(s.attrs, "tokens_per_iter");
     return {format_size(v.size("seq-len")),
             fmt::format("{}/{}", v.text("heads"),
                         v.text("kv-heads") == "0" ? v.text("heads") : v.text("kv-heads")),
@@ -258,7 +294,8 @@ std::vector<std::string> attention_row(const case_summary& s) {
             v.flag("causal") ? "yes" : "no",
             v.text("pass"),
             v.text("layout"),
-            t > 0 ? fmt::format("{:.2f}", gf) : "-",
+            t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",
+            t > 0 ? fmt::format("{:.3g}", tf) : "-",
             s.check.checked ? fmt::format("{:.1e}", s.check.max_abs_err) : "-"};
 }
 

@@ -38,6 +38,15 @@ std::vector<std::string> attention_sweep_names();
 /// Named sequence-length presets (--seq-preset).
 const std::map<std::string, std::vector<std::string>>& seq_presets();
 
+/// Weak scaling's global sequence length on `ranks` ranks from `per_rank` tokens
+/// (--seq-len-per-rank): rule "memory" gives P*N; rule "work" gives N*sqrt(P) rounded to the
+/// nearest multiple of the layout's chunk count (P; zigzag 2P), at least one multiple. Pure.
+std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernels::layout layout,
+                          int ranks);
+/// With --seq-len-per-rank in `p`: set "seq-len" to weak_seq_len(...) (what the case runs) and
+/// "scaling" to "weak". config_error on a bad value or rule.
+void set_weak_seq_len(params& p, int ranks);
+
 /// Read and check one case's parameters (shape rules only; no rank count). config_error.
 attention_problem read_attention_problem(const params& p);
 
@@ -46,8 +55,8 @@ attention_problem read_attention_problem(const params& p);
 kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device);
 
 /// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype
-/// (the peak to compare with: fp32|bf16|fp16), seq_len, kv_heads, flops_per_iter and the
-/// FLOP convention.
+/// (the peak to compare with: fp32|bf16|fp16), seq_len, kv_heads, flops_per_iter,
+/// tokens_per_iter (B*S) and the FLOP convention.
 attr_map attention_attrs(const attention_problem& pr);
 
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values

@@ -4,14 +4,14 @@ add_library(ringscale_analysis_fixture STATIC ${CMAKE_CURRENT_LIST_DIR}/analysis
 target_link_libraries(ringscale_analysis_fixture PUBLIC ringscale_analysis)
 target_include_directories(ringscale_analysis_fixture PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 
-foreach(t stats_descriptive stats_rank_tests stats_bootstrap stats_model stats_scaling
+foreach(t stats_descriptive stats_rank_tests stats_bootstrap stats_model stats_model_multi stats_scaling
           stats_hierarchical)
     ringscale_unit_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.cpp
                         LIBS ringscale_analysis)
 endforeach()
 foreach(t analysis_reader analysis_cases analysis_summary analysis_compare analysis_table
           analysis_report analysis_peak analysis_hostile analysis_schema analysis_resources
-          analysis_profile)
+          analysis_profile analysis_model_multi analysis_crossover)
     ringscale_unit_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.cpp
                         LIBS ringscale_analysis ringscale_analysis_fixture)
 endforeach()

@@ -54,3 +54,13 @@ add_test(NAME e2e_hostile_launch
                  ${e2e_out}/hostile_launch)
 set_tests_properties(e2e_hostile_launch PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 300 PROCESSORS 2)
+# Weak scaling of the attention jobs (--seq-len-per-rank, both --seq-rule) forms families.
+add_test(NAME e2e_weak_attention
+         COMMAND bash ${e2e_dir}/weak_study.sh $<TARGET_FILE:ringscale>
+                 $<TARGET_FILE:ringscale-stats> ${MPIEXEC_EXECUTABLE} ${e2e_out}/weak_study)
+set_tests_properties(e2e_weak_attention PROPERTIES LABELS "e2e;mpi"
+                     ENVIRONMENT "${RINGSCALE_MPI_ENV}" TIMEOUT 300 PROCESSORS 2)
+# The long-context preset plans its 20 cases (the study itself: README, about a minute at np=4).
+add_test(NAME e2e_long_context_preset
+         COMMAND bash -c "$<TARGET_FILE:ringscale> ${CMAKE_SOURCE_DIR}/jobs/presets/long_context.ini --dry-run -o ${e2e_out}/long_context | grep -q '^case 19: context_parallel .*seq-len=2K.*variant=hybrid'")
+set_tests_properties(e2e_long_context_preset PROPERTIES LABELS e2e ENVIRONMENT "${RINGSCALE_MPI_ENV}")

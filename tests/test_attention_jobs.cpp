@@ -86,6 +86,39 @@ TEST(attention_plan, preset_cases_that_cannot_run_are_skipped) {
         config_error);
 }
 
+TEST(attention_plan, weak_scaling_rules) {
+    using kernels::layout;
+    EXPECT_EQ(weak_seq_len(256, "memory", layout::zigzag, 4), 1024);
+    // work: 256*sqrt(P) to the nearest multiple of the chunks (2P zigzag, P otherwise)
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 1), 256);
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 2), 364);     // 362.04 -> 91*4
+    EXPECT_EQ(weak_seq_len(256, "work", layout::contiguous, 2), 362); // 181*2
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 3), 444);     // 443.4 -> 74*6
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 4), 512);
+    EXPECT_EQ(weak_seq_len(1, "work", layout::zigzag, 8), 16); // at least one multiple
+    auto l = base();
+    l["seq-len-per-rank"] = {"256"};
+    l["seq-rule"] = {"memory", "work"};
+    const auto cases = find_job("ring_attention").plan(l, ranks(2));
+    ASSERT_EQ(cases.size(), 2u);
+    EXPECT_EQ(cases[0].values.text("seq-len"), "512");
+    EXPECT_EQ(cases[0].values.text("scaling"), "weak");
+    EXPECT_EQ(cases[1].values.text("seq-len"), "364");
+    EXPECT_EQ(read_attention_problem(cases[1].values).seq_len, 364);
+    // Without --seq-len-per-rank the rule is not part of the case.
+    auto strong = base();
+    strong["seq-rule"] = {"memory"};
+    EXPECT_FALSE(find_job("ring_attention").plan(strong, ranks(2)).at(0).values.has("seq-rule"));
+    l["seq-rule"] = {"flat"};
+    EXPECT_THROW(find_job("ring_attention").plan(l, ranks(2)), config_error);
+    l["seq-rule"] = {"memory"};
+    l["seq-len-per-rank"] = {"3"}; // S = 6 is not divisible by 2P = 4 (zigzag)
+    EXPECT_THROW(find_job("ring_attention").plan(l, ranks(2)), config_error);
+    l["seq-len-per-rank"] = {"256"};
+    l["seq-preset"] = {"document"};
+    EXPECT_THROW(find_job("context_parallel").plan(l, ranks(2)), config_error);
+}
+
 TEST(attention_data, shards_are_rows_of_the_global_tensor) {
     attention_problem pr;
     pr.seq_len = 16;

@@ -118,6 +118,33 @@ TEST(results_schema, context_parallel_identity_does_not_depend_on_p) {
     EXPECT_EQ(std::get<std::string>(two[2].at("variant")), "hybrid"); // not hybrid/u1, /u2
 }
 
+TEST(results_schema, weak_attention_identity_holds_the_rule_not_s) {
+    const launch_config cfg = parse({"--job", "ring_attention,context_parallel", "--variant",
+                                     "allgather,ulysses", "--seq-len-per-rank", "256", "--seq-rule",
+                                     "memory,work", "--heads", "4", "--kv-heads", "4"});
+    const auto one = identities(cfg, 1), two = identities(cfg, 2), four = identities(cfg, 4);
+    ASSERT_EQ(one.size(), 6u);
+    EXPECT_EQ(one, two);
+    EXPECT_EQ(one, four);
+    for (const auto& id : four) {
+        EXPECT_EQ(id.count("seq_len"), 0u);
+        EXPECT_EQ(std::get<std::string>(id.at("scaling")), "weak");
+        EXPECT_EQ(std::get<std::int64_t>(id.at("seq_len_per_rank")), 256);
+    }
+    // The S a case ran goes to derived.
+    jobs::attr_map identity = four[0], derived, outcome;
+    sort_job_attrs({{"seq_len", std::int64_t{1024}}}, identity, derived, outcome);
+    EXPECT_EQ(identity.count("seq_len"), 0u);
+    EXPECT_EQ(std::get<std::int64_t>(derived.at("seq_len")), 1024);
+}
+
+TEST(results_schema, strong_attention_identity_is_unchanged_by_weak_options) {
+    const auto id = identities(parse({"--job", "ring_attention", "--seq-len", "1K"}), 2);
+    ASSERT_EQ(id.size(), 1u);
+    EXPECT_EQ(std::get<std::string>(id[0].at("scaling")), "strong");
+    EXPECT_EQ(id[0].count("seq_len_per_rank") + id[0].count("seq_rule"), 0u);
+}
+
 TEST(results_schema, threads_are_identity) {
     const auto a = identities(parse({"--op", "allreduce", "--threads", "1"}), 2);
     const auto b = identities(parse({"--op", "allreduce", "--threads", "2"}), 2);

@@ -19,6 +19,10 @@ std::string value_text(const jobs::attr_value& v) {
 
 jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, int world_size) {
     jobs::attr_map id = param_attrs(pc.plan.values);
+    // Weak scaling of the attention jobs: the user chose tokens per rank and a rule; the
+    // global length they give at this P is derived (sort_job_attrs puts it there).
+    if (id.count("seq_len_per_rank"))
+        id.erase("seq_len");
     // A job with a --variant option (context_parallel) may label its case with a value
     // resolved from P ("hybrid/u2"); the identity keeps the user's choice.
     if (!pc.plan.values.has("variant"))

@@ -224,6 +224,10 @@ cli_result parse_cli(int argc, const char* const* argv) {
             throw config_error(
                 fmt::format("--{} does not apply to job '{}'", name, fmt::join(cfg.jobs, ",")));
     }
+    if (std::count(cfg.given.begin(), cfg.given.end(), "seq-len-per-rank") &&
+        std::count(cfg.given.begin(), cfg.given.end(), "seq-len"))
+        throw config_error("--seq-len and --seq-len-per-rank exclude each other: give the "
+                           "global length (strong scaling) or the length per rank (weak)");
     for (const auto& name : applicable)
         if (vm.count(name))
             cfg.params[name] =

@@ -1,0 +1,238 @@
+#include "crossover.hpp"
+
+#include "bootstrap.hpp"
+#include "views.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ringscale::analysis {
+
+namespace {
+
+/// Parameters that name the scheme or the study's axes, not the problem's shape.
+bool is_scheme_or_axis(const std::string& name) {
+    static const std::set<std::string> names = {"seq_len",        "seq_len_per_rank", "seq_rule",
+                                                "scaling",        "layout",           "overlap",
+                                                "ulysses_degree", "variant"};
+    return names.count(name) > 0;
+}
+
+std::string param(const pooled_case& c, const std::string& name) {
+    for (const auto& [k, v] : c.params)
+        if (k == name)
+            return v;
+    return "";
+}
+
+std::string scheme_name(const pooled_case& c) {
+    std::string s = c.variant;
+    if (c.job == "ring_attention") {
+        if (param(c, "overlap") == "off")
+            s += " overlap=off";
+        return s;
+    }
+    if (const std::string u = param(c, "ulysses_degree"); !u.empty() && u != "0")
+        s += " u=" + u;
+    if (const std::string l = param(c, "layout"); !l.empty() && l != "zigzag")
+        s += " layout=" + l;
+    return s;
+}
+
+std::string shape_label(const pooled_case& c) {
+    std::string s;
+    for (const auto& [k, v] : c.params)
+        if (!is_scheme_or_axis(k))
+            s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+    return s;
+}
+
+double case_seq(const pooled_case& c) {
+    return c.launches.empty() ? 0 : c.launches.front()->number("seq_len").value_or(0.0);
+}
+
+double peak_bytes(const pooled_case& c) {
+    double out = 0;
+    for (const case_data* d : c.launches)
+        for (const char* name : {"peak_device_bytes", "peak_host_bytes"})
+            if (auto v = d->max_memory(name); v && *v > 0) {
+                out = std::max(out, *v);
+                break;
+            }
+    return out;
+}
+
+std::string size_text(double s) {
+    const auto v = static_cast<long long>(std::llround(s));
+    if (v >= (1 << 20) && v % (1 << 20) == 0)
+        return fmt::format("{}M", v >> 20);
+    if (v >= 1024 && v % 1024 == 0)
+        return fmt::format("{}K", v >> 10);
+    return fmt::format("{}", v);
+}
+
+struct crossing_stats {
+    std::size_t replicates;
+    std::uint64_t seed;
+    double level;
+};
+
+cell mib_cell(double bytes) {
+    return bytes > 0 ? number_cell(bytes / 1048576.0, fmt::format("{:.1f}", bytes / 1048576.0))
+                     : cell{"-", nullptr};
+}
+
+/// Is `fast` faster than `slow` with confidence (CI of t(slow)/t(fast) above 1)?
+bool surely_faster(const scheme_point& fast, const scheme_point& slow, const crossing_stats& st) {
+    const interval ci = bootstrap_two_sample(
+        slow.source->steps(), fast.source->steps(), [](double a, double b) { return a / b; },
+        st.replicates, st.seed, st.level);
+    return ci.lo > 1;
+}
+
+void crossings_of(const std::vector<const crossover_cell*>& along_s, const crossing_stats& st,
+                  crossover_result& out) {
+    // along_s: one shape and P, ascending S. Every scheme pair measured at neighbouring S.
+    for (std::size_t i = 0; i + 1 < along_s.size(); ++i) {
+        const crossover_cell& a = *along_s[i];
+        const crossover_cell& b = *along_s[i + 1];
+        for (const scheme_point& x : a.schemes)
+            for (const scheme_point& y : a.schemes) {
+                if (x.scheme >= y.scheme)
+                    continue;
+                auto find = [&](const std::string& name) -> const scheme_point* {
+                    for (const scheme_point& p : b.schemes)
+                        if (p.scheme == name)
+                            return &p;
+                    return nullptr;
+                };
+                const scheme_point* x2 = find(x.scheme);
+                const scheme_point* y2 = find(y.scheme);
+                if (!x2 || !y2)
+                    continue;
+                const double d1 = std::log(x.median_s / y.median_s);
+                const double d2 = std::log(x2->median_s / y2->median_s);
+                if (!(d1 * d2 < 0))
+                    continue;
+                const double l1 = std::log(a.seq_len), l2 = std::log(b.seq_len);
+                crossover_point p;
+                p.shape = a.shape;
+                p.world_size = a.world_size;
+                p.faster_below = d1 < 0 ? x.scheme : y.scheme;
+                p.faster_above = d1 < 0 ? y.scheme : x.scheme;
+                p.s_below = a.seq_len;
+                p.s_above = b.seq_len;
+                p.boundary = std::exp(l1 + (l2 - l1) * d1 / (d1 - d2));
+                p.confirmed = d1 < 0 ? surely_faster(x, y, st) && surely_faster(*y2, *x2, st)
+                                     : surely_faster(y, x, st) && surely_faster(*x2, *y2, st);
+                out.crossings.push_back(p);
+            }
+    }
+}
+
+} // namespace
+
+crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::size_t replicates,
+                                 std::uint64_t seed, double level) {
+    std::map<std::tuple<std::string, int, double>, crossover_cell> cells;
+    for (const pooled_case& c : pooled) {
+        if ((c.job != "ring_attention" && c.job != "context_parallel") || c.launches.empty() ||
+            case_seq(c) <= 0)
+            continue;
+        crossover_cell& cell = cells[{shape_label(c), c.world_size, case_seq(c)}];
+        cell.shape = shape_label(c);
+        cell.world_size = c.world_size;
+        cell.seq_len = case_seq(c);
+        std::vector<double> steps = c.steps();
+        cell.schemes.push_back({scheme_name(c), &c, median_inplace(steps), peak_bytes(c)});
+    }
+    crossover_result out;
+    for (auto& [key, cell] : cells) {
+        if (cell.schemes.size() < 2)
+            continue;
+        std::sort(
+            cell.schemes.begin(), cell.schemes.end(),
+            [](const scheme_point& a, const scheme_point& b) { return a.median_s < b.median_s; });
+        const scheme_point& best = cell.schemes[0];
+        const scheme_point& next = cell.schemes[1];
+        cell.margin = next.median_s / best.median_s - 1;
+        const interval ci = bootstrap_two_sample(
+            next.source->steps(), best.source->steps(),
+            [](double a, double b) { return a / b - 1; }, replicates, seed, level);
+        cell.margin_lo = ci.lo;
+        cell.margin_hi = ci.hi;
+        for (std::size_t i = 0; i < cell.schemes.size(); ++i)
+            if (cell.schemes[i].peak_bytes > 0 &&
+                (cell.schemes[cell.least_memory].peak_bytes <= 0 ||
+                 cell.schemes[i].peak_bytes < cell.schemes[cell.least_memory].peak_bytes))
+                cell.least_memory = i;
+        out.cells.push_back(cell);
+    }
+    // Cells are ordered by (shape, P, S): group runs of equal shape and P.
+    for (std::size_t i = 0; i < out.cells.size();) {
+        std::vector<const crossover_cell*> run;
+        std::size_t j = i;
+        for (; j < out.cells.size() && out.cells[j].shape == out.cells[i].shape &&
+               out.cells[j].world_size == out.cells[i].world_size;
+             ++j)
+            run.push_back(&out.cells[j]);
+        crossings_of(run, {replicates, seed, level}, out);
+        i = j;
+    }
+    return out;
+}
+
+table crossover_cell_table(const crossover_result& r) {
+    table t;
+    const char* cols[][2] = {{"shape", "shape"},
+                             {"S", "seq_len"},
+                             {"P", "world_size"},
+                             {"fastest", "fastest"},
+                             {"median", "median_s"},
+                             {"runner-up", "runner_up"},
+                             {"margin %", "margin_pct"},
+                             {"95% CI", "margin_lo_pct"},
+                             {"", "margin_hi_pct"},
+                             {"peak MiB/rank", "fastest_peak_mib"},
+                             {"least memory", "least_memory"},
+                             {"its peak MiB/rank", "least_memory_peak_mib"}};
+    for (const auto& c : cols)
+        t.add_column(c[0], c[1], c[0][0] == '\0');
+    for (const crossover_cell& c : r.cells) {
+        const scheme_point& best = c.schemes[0];
+        const scheme_point& low = c.schemes[c.least_memory];
+        t.rows.push_back(
+            {text_cell(c.shape), cell{size_text(c.seq_len), c.seq_len}, int_cell(c.world_size),
+             text_cell(best.scheme), number_cell(best.median_s, format_time(best.median_s)),
+             text_cell(c.schemes[1].scheme),
+             number_cell(100 * c.margin, fmt::format("{:.1f}", 100 * c.margin)),
+             number_cell(100 * c.margin_lo,
+                         fmt::format("[{:.1f}, {:.1f}]", 100 * c.margin_lo, 100 * c.margin_hi)),
+             number_cell(100 * c.margin_hi, ""), mib_cell(best.peak_bytes), text_cell(low.scheme),
+             mib_cell(low.peak_bytes)});
+    }
+    return t;
+}
+
+table crossover_point_table(const crossover_result& r) {
+    table t;
+    const char* cols[][2] = {
+        {"shape", "shape"},         {"P", "world_size"},       {"faster below", "faster_below"},
+        {"S below", "s_below"},     {"S above", "s_above"},    {"faster above", "faster_above"},
+        {"boundary S", "boundary"}, {"confirmed", "confirmed"}};
+    for (const auto& c : cols)
+        t.add_column(c[0], c[1]);
+    for (const crossover_point& p : r.crossings)
+        t.rows.push_back({text_cell(p.shape), int_cell(p.world_size), text_cell(p.faster_below),
+                          cell{size_text(p.s_below), p.s_below},
+                          cell{size_text(p.s_above), p.s_above}, text_cell(p.faster_above),
+                          number_cell(p.boundary, fmt::format("{:.0f}", p.boundary)),
+                          cell{p.confirmed ? "yes" : "no (CI overlaps)", p.confirmed}});
+    return t;
+}
+
+} // namespace ringscale::analysis

@@ -1,0 +1,128 @@
+#include "model_multi_study.hpp"
+
+#include "bootstrap.hpp"
+#include "views.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+namespace ringscale::analysis {
+
+namespace {
+
+/// The study's axes and what only weak scaling adds: not part of a group's key.
+bool is_axis(const std::string& name) {
+    return name == "seq_len" || name == "seq_len_per_rank" || name == "seq_rule" ||
+           name == "scaling";
+}
+
+std::string group_label(const pooled_case& c) {
+    std::string s = fmt::format("{}/{}", c.job, c.variant);
+    for (const auto& [k, v] : c.params)
+        if (!is_axis(k))
+            s += fmt::format(" {}={}", k, v);
+    return s;
+}
+
+std::string size_text(double s) {
+    const auto v = static_cast<long long>(s);
+    if (v >= (1 << 20) && v % (1 << 20) == 0)
+        return fmt::format("{}M", v >> 20);
+    if (v >= 1024 && v % 1024 == 0)
+        return fmt::format("{}K", v >> 10);
+    return fmt::format("{}", v);
+}
+
+cell time_cell(double s) {
+    return number_cell(s, format_time(s));
+}
+
+cell ratio_cell(double v, const char* spec) {
+    return number_cell(v, fmt::format(fmt::runtime(spec), v));
+}
+
+} // namespace
+
+double case_seq_len(const pooled_case& c) {
+    if (c.launches.empty())
+        return 0;
+    return c.launches.front()->number("seq_len").value_or(0.0);
+}
+
+std::vector<study_model> fit_study_models(const std::vector<pooled_case>& pooled,
+                                          const std::vector<point2>& at, std::size_t replicates,
+                                          std::uint64_t seed, double level) {
+    std::map<std::string, std::vector<const pooled_case*>> groups;
+    for (const pooled_case& c : pooled)
+        if (!c.launches.empty() && case_seq_len(c) > 0)
+            groups[group_label(c)].push_back(&c);
+    std::vector<study_model> out;
+    for (const auto& [label, members] : groups) {
+        std::set<double> ps, ss;
+        for (const pooled_case* c : members) {
+            ps.insert(c->world_size);
+            ss.insert(case_seq_len(*c));
+        }
+        if (ps.size() < 3 || ss.size() < 3 || members.size() < 6)
+            continue;
+        study_model m;
+        m.label = label;
+        std::vector<std::vector<double>> samples;
+        for (const pooled_case* c : members) {
+            samples.push_back(c->steps());
+            std::vector<double> s = samples.back();
+            m.pts.push_back({static_cast<double>(c->world_size), case_seq_len(*c)});
+            m.t.push_back(median_inplace(s));
+        }
+        m.fit = select_multi_model(m.pts, m.t);
+        if (!at.empty())
+            m.predictions = predict_multi(m.pts, samples, m.fit, at, replicates, seed, level);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+table study_model_table(const std::vector<study_model>& models) {
+    table t;
+    t.add_column("group", "group");
+    t.add_column("points", "points");
+    t.add_column("model t(p, S) [s]", "formula");
+    t.add_column("SMAPE %", "smape");
+    t.add_column("LOO-CV SMAPE %", "cv_smape");
+    t.add_column("R^2", "r2");
+    for (const auto& m : models)
+        t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(m.pts.size())),
+                          text_cell(m.fit.formula()), ratio_cell(m.fit.smape, "{:.2f}"),
+                          ratio_cell(m.fit.cv_smape, "{:.2f}"), ratio_cell(m.fit.r2, "{:.4f}")});
+    return t;
+}
+
+table study_prediction_table(const std::vector<study_model>& models) {
+    table t;
+    t.add_column("group", "group");
+    t.add_column("P", "world_size");
+    t.add_column("S", "seq_len");
+    t.add_column("predicted", "predicted_s");
+    t.add_column("95% band", "band_lo_s");
+    t.add_column("", "band_hi_s", true);
+    t.add_column("extrapolated", "extrapolated");
+    for (const auto& m : models) {
+        double pmax = 0, smax = 0;
+        for (const point2& x : m.pts) {
+            pmax = std::max(pmax, x.p);
+            smax = std::max(smax, x.s);
+        }
+        for (const auto& pr : m.predictions) {
+            const bool beyond = pr.p > pmax || pr.s > smax;
+            t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(pr.p)),
+                              cell{size_text(pr.s), pr.s}, time_cell(pr.value),
+                              number_cell(pr.lo, format_interval(pr.lo, pr.hi, true)),
+                              number_cell(pr.hi, ""), text_cell(beyond ? "yes" : "no")});
+        }
+    }
+    return t;
+}
+
+} // namespace ringscale::analysis
