@@ -42,8 +42,9 @@ void install_stop(int sig) {
 /// parent, mpirun or orted) sends SIGTERM for a SIGINT or SIGTERM it received itself.
 std::string stop_signal_text(int sig) {
     std::string text = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+    text += " received";
     if (g_sender.load() != 0 && g_sender.load() == static_cast<long>(getppid()))
-        text += " from the MPI launcher (it forwards SIGINT and SIGTERM as SIGTERM)";
+        text += " (sent by the MPI launcher, which forwards SIGINT and SIGTERM as SIGTERM)";
     return text;
 }
 
@@ -115,7 +116,7 @@ struct launch_guard::state {
                     signalled_at = now;
                     if (rank == 0)
                         std::fprintf(stderr,
-                                     "ringscale: rank 0: %s received; stopping (completed cases "
+                                     "ringscale: rank 0: %s; stopping (completed cases "
                                      "stay in the results file, marked incomplete)\n",
                                      stop_signal_text(sig).c_str());
                 }
