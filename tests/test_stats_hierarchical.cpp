@@ -1,6 +1,8 @@
 #include "analysis/hierarchical.hpp"
+#include "analysis/launch_test.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <set>
 
@@ -98,4 +100,21 @@ TEST(stats_hierarchical, three_launches_per_side_detect_a_real_shift) {
     const interval ci = percentile_interval(reps);
     EXPECT_GT(ci.lo, 1.04);
     EXPECT_LT(ci.hi, 1.17);
+}
+
+TEST(welch_log_median, matches_the_t_distribution_with_four_degrees_of_freedom) {
+    // Log launch medians {0, .1, .2} against {.3, .4, .5}: equal variances and sizes, so
+    // df = 4 and t = 0.3 / sqrt(0.02 / 3); p from integrating t4's density numerically.
+    const launch_samples a = {{std::exp(0.0), 5.0, 0.1}, {std::exp(0.1)}, {std::exp(0.2)}};
+    const launch_samples b = {{std::exp(0.3)}, {std::exp(0.4)}, {std::exp(0.5)}};
+    EXPECT_NEAR(welch_log_median_p(a, b), 0.0213116, 1e-5);
+    EXPECT_NEAR(welch_log_median_p(b, a), 0.0213116, 1e-5);
+}
+
+TEST(welch_log_median, one_launch_or_no_spread) {
+    const launch_samples one = {{1.0, 2.0, 3.0}};
+    const launch_samples two = {{1.0}, {1.0}};
+    EXPECT_EQ(welch_log_median_p(one, two), 1.0);
+    EXPECT_EQ(welch_log_median_p(two, two), 1.0);
+    EXPECT_EQ(welch_log_median_p(two, launch_samples{{2.0}, {2.0}}), 0.0);
 }
