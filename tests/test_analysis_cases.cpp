@@ -75,7 +75,8 @@ TEST(analysis_cases, weak_families_allow_parameters_proportional_to_p) {
     f.cases.push_back(other);
     write_fixture_file(dir + "/w.h5", f);
     const result_set rs = load_results({dir}, false);
-    const auto fams = find_families(pool_cases(rs.cases));
+    const auto pooled = pool_cases(rs.cases); // families point into it: keep it alive
+    const auto fams = find_families(pooled);
     ASSERT_EQ(fams.size(), 2u);
     EXPECT_EQ(fams[0].members.size(), 4u);
     EXPECT_EQ(fams[0].scaled_params, (std::vector<std::string>{"seq_len"}));

@@ -17,10 +17,17 @@ TEST(file_probe, a_normal_read_or_an_ordinary_error_is_safe_in_process) {
     EXPECT_EQ(probe_in_child([] { throw std::runtime_error("bad attribute"); }), "");
 }
 
-TEST(file_probe, a_crash_a_memory_blowup_and_a_hang_are_named) {
-    EXPECT_NE(probe_in_child([] { std::raise(SIGSEGV); }).find("SIGSEGV"), std::string::npos);
+TEST(file_probe, a_memory_blowup_is_named) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "under AddressSanitizer its allocator aborts instead of throwing bad_alloc "
+                    "at the memory cap (the probe then reports SIGABRT)";
+#endif
     const std::string mem = probe_in_child([] { std::vector<char> v(std::size_t{8} << 30, 1); });
     EXPECT_NE(mem.find("memory"), std::string::npos) << mem;
+}
+
+TEST(file_probe, a_crash_and_a_hang_are_named) {
+    EXPECT_NE(probe_in_child([] { std::raise(SIGSEGV); }).find("SIGSEGV"), std::string::npos);
     probe_limits quick;
     quick.seconds = 1;
     const std::string slow = probe_in_child(

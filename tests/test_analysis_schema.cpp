@@ -57,7 +57,8 @@ TEST(analysis_schema, version_1_launcher_files_form_families) {
         EXPECT_EQ(c.identity.at("threads").text, "0"); // from /meta/config
         EXPECT_FALSE(c.memory_bytes.at("peak_rss_bytes").empty());
     }
-    const auto fams = find_families(pool_cases(rs.cases));
+    const auto pooled = pool_cases(rs.cases); // families point into it: keep it alive
+    const auto fams = find_families(pooled);
     EXPECT_EQ(family_ps(fams, "train_step/ddp"), (std::vector<std::vector<int>>{{1, 2}}));
     EXPECT_EQ(family_ps(fams, "context_parallel/ulysses"), (std::vector<std::vector<int>>{{2, 4}}));
     EXPECT_EQ(family_ps(fams, "context_parallel/hybrid"), (std::vector<std::vector<int>>{{2, 4}}));
