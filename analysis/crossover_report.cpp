@@ -1,29 +1,13 @@
 #include "crossover_report.hpp"
 
 #include "plots.hpp"
-#include "src/error.hpp"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 
 namespace ringscale::analysis {
 
 namespace {
-
-void write_text(const std::string& path, const std::string& text) {
-    std::ofstream f(path);
-    f << text;
-    if (!f)
-        throw error(error_kind::io, fmt::format("cannot write {}", path));
-}
-
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char c : s)
-        out += c == '\'' ? std::string("''") : std::string(1, c);
-    return out + "'";
-}
 
 /// One plot: cells of one shape and P (ascending S).
 void plot_one(const std::vector<const crossover_cell*>& cells,
@@ -38,13 +22,13 @@ void plot_one(const std::vector<const crossover_cell*>& cells,
     for (const auto& [name, lines] : series) {
         data += "# " + name + "\n" + lines + "\n\n";
         plot += fmt::format("{}{} index {} u 1:2 w linespoints lw 2 pt 7 t {}", index ? ", " : "",
-                            quoted(stem + ".dat"), index, quoted(name));
+                            gnuplot_string(stem + ".dat"), index, gnuplot_string(name));
         ++index;
     }
-    write_text(dir + "/" + stem + ".dat", data);
+    write_plot_file(dir + "/" + stem + ".dat", data);
     const crossover_cell& first = *cells.front();
     std::string gp = fmt::format("set terminal {} size 900,520 font 'Sans,10'\nset output {}\n",
-                                 png_terminal(), quoted(stem + ".png"));
+                                 png_terminal(), gnuplot_string(stem + ".png"));
     gp += fmt::format("set title \"Median step time against S at P={}; dashed: confirmed "
                       "crossings (CIs exclude a tie)\\n{}\" noenhanced\n",
                       first.world_size, first.shape);
@@ -56,7 +40,7 @@ void plot_one(const std::vector<const crossover_cell*>& cells,
             gp += fmt::format("set arrow from {:.6g}, graph 0 to {:.6g}, graph 1 nohead dt 2\n",
                               p.boundary, p.boundary);
     gp += "plot " + plot + "\n";
-    write_text(dir + "/" + stem + ".gp", gp);
+    write_plot_file(dir + "/" + stem + ".gp", gp);
     run_gnuplot(dir, stem + ".gp");
 }
 

@@ -20,25 +20,10 @@ double or_point(double bound, double point) {
     return std::isfinite(bound) ? bound : point;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-    std::ofstream f(path);
-    f << text;
-    if (!f)
-        throw error(error_kind::io, fmt::format("cannot write {}", path));
-}
-
-/// Gnuplot string literal (single quotes, embedded quotes doubled).
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s)
-        out += ch == '\'' ? std::string("''") : std::string(1, ch);
-    return out + "'";
-}
-
 std::string header(const std::string& png, int width, int height) {
     return fmt::format("set terminal {} size {},{} font 'Sans,10'\nset output {}\n"
                        "set grid\nset key outside right top\n",
-                       png_terminal(), width, height, quoted(png));
+                       png_terminal(), width, height, gnuplot_string(png));
 }
 
 std::string shell_quoted(const std::string& s) {
@@ -59,6 +44,20 @@ std::string short_title(const std::string& s, std::size_t max = 90) {
 }
 
 } // namespace
+
+void write_plot_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path);
+    f << text;
+    if (!f)
+        throw error(error_kind::io, fmt::format("cannot write {}", path));
+}
+
+std::string gnuplot_string(const std::string& s) {
+    std::string out = "'";
+    for (char ch : s)
+        out += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return out + "'";
+}
 
 bool have_gnuplot() {
     return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
@@ -94,12 +93,12 @@ void plot_scaling(const scaling_result& r, const std::string& dir, const std::st
                             pt.efficiency, or_point(pt.efficiency_lo, pt.efficiency),
                             or_point(pt.efficiency_hi, pt.efficiency), amdahl_eff);
     }
-    write_file(path_in(dir, stem + ".dat"), data);
-    const std::string dat = quoted(stem + ".dat");
+    write_plot_file(path_in(dir, stem + ".dat"), data);
+    const std::string dat = gnuplot_string(stem + ".dat");
     std::string gp = header(stem + ".png", 1100, 480);
     gp += "set datafile missing 'nan'\nset multiplot layout 1,2 title " +
-          quoted(short_title(r.label, 110) +
-                 fmt::format("  ({} scaling, base P={})", r.scaling, r.base_p)) +
+          gnuplot_string(short_title(r.label, 110) +
+                         fmt::format("  ({} scaling, base P={})", r.scaling, r.base_p)) +
           " noenhanced\n";
     gp += "set logscale x 2\nset logscale y\nset xlabel 'P (ranks)'\nset ylabel 'median step "
           "time (ms), 95% CI'\nset key inside top right\n";
@@ -116,7 +115,7 @@ void plot_scaling(const scaling_result& r, const std::string& dir, const std::st
     if (strong)
         gp += fmt::format(", {} u 1:10 w l dt 3 lw 2 t 'Amdahl'", dat);
     gp += "\nunset multiplot\n";
-    write_file(path_in(dir, stem + ".gp"), gp);
+    write_plot_file(path_in(dir, stem + ".gp"), gp);
     run_gnuplot(dir, stem + ".gp");
 }
 
@@ -149,17 +148,17 @@ bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
             data += line;
         data += "\n\n";
         plot += fmt::format("{}{} index {} u 1:2:3:4 w yerrorlines lw 2 t {}", index ? ", " : "",
-                            quoted(stem + ".dat"), index, quoted(name));
+                            gnuplot_string(stem + ".dat"), index, gnuplot_string(name));
         ++index;
     }
-    write_file(path_in(dir, stem + ".dat"), data);
+    write_plot_file(path_in(dir, stem + ".dat"), data);
     std::string gp = header(stem + ".png", 1000, 560);
     gp += "set datafile missing 'nan'\nset title 'Bus bandwidth against message size (nccl-tests "
           "busbw convention, 95% CI from the median time CI)' noenhanced\n";
     gp += "set logscale x 2\nset format x '%.0b%B'\nset xlabel 'message size (bytes)'\n"
           "set ylabel 'busbw (GB/s)'\nset yrange [0:*]\nset key noenhanced\n";
     gp += "plot " + plot + "\n";
-    write_file(path_in(dir, stem + ".gp"), gp);
+    write_plot_file(path_in(dir, stem + ".gp"), gp);
     run_gnuplot(dir, stem + ".gp");
     return true;
 }
@@ -186,7 +185,7 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
     }
     if (drawn == 0)
         return false;
-    write_file(path_in(dir, stem + ".dat"), data);
+    write_plot_file(path_in(dir, stem + ".dat"), data);
     std::string gp = header(stem + ".png", std::max(800, 80 + 34 * drawn), 560);
     gp += "set title 'Share of step time: compute vs exposed communication (mean over ranks "
           "and iterations)' noenhanced\nset style data histograms\nset style histogram rowstacked\n"
@@ -194,8 +193,8 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
           "set ylabel '% of step time'\nset xtics rotate by -60 noenhanced\nset key below\n";
     gp += fmt::format("plot {0} u 2:xtic(1) t 'compute', '' u 3 t 'exposed communication "
                       "(comm wait)', '' u 4 t 'other (sync, launch, copies)'\n",
-                      quoted(stem + ".dat"));
-    write_file(path_in(dir, stem + ".gp"), gp);
+                      gnuplot_string(stem + ".dat"));
+    write_plot_file(path_in(dir, stem + ".gp"), gp);
     run_gnuplot(dir, stem + ".gp");
     return true;
 }
@@ -215,9 +214,9 @@ void plot_heatmap(const case_data& c, const std::string& title, const std::strin
         }
         return out;
     };
-    write_file(path_in(dir, stem + "_time.dat"), matrix(c.time_s));
+    write_plot_file(path_in(dir, stem + "_time.dat"), matrix(c.time_s));
     if (with_compute)
-        write_file(path_in(dir, stem + "_compute.dat"), matrix(c.compute_s));
+        write_plot_file(path_in(dir, stem + "_compute.dat"), matrix(c.compute_s));
     std::string gp = header(stem + ".png", 1100, with_compute ? 720 : 420);
     gp += "set palette rgbformulae 34,35,36\nunset grid\nset xlabel 'measured iteration'\n"
           "set ylabel 'rank'\nset cblabel 'ms'\n";
@@ -225,16 +224,17 @@ void plot_heatmap(const case_data& c, const std::string& title, const std::strin
                       rows.size() - 0.5);
     gp += c.world <= 32 ? "set ytics 1\n" : "";
     if (with_compute)
-        gp += "set multiplot layout 2,1 title " + quoted(short_title(title, 120)) + " noenhanced\n";
+        gp += "set multiplot layout 2,1 title " + gnuplot_string(short_title(title, 120)) +
+              " noenhanced\n";
     gp += fmt::format("set title {} noenhanced\nplot {} matrix w image notitle\n",
-                      quoted(with_compute ? "time_s per rank (whole step)"
-                                          : short_title(title, 100) + ": time_s per rank"),
-                      quoted(stem + "_time.dat"));
+                      gnuplot_string(with_compute ? "time_s per rank (whole step)"
+                                                  : short_title(title, 100) + ": time_s per rank"),
+                      gnuplot_string(stem + "_time.dat"));
     if (with_compute)
         gp += fmt::format("set title 'compute_s per rank' noenhanced\nplot {} matrix w image "
                           "notitle\nunset multiplot\n",
-                          quoted(stem + "_compute.dat"));
-    write_file(path_in(dir, stem + ".gp"), gp);
+                          gnuplot_string(stem + "_compute.dat"));
+    write_plot_file(path_in(dir, stem + ".gp"), gp);
     run_gnuplot(dir, stem + ".gp");
 }
 
@@ -261,17 +261,17 @@ bool plot_memory(const std::vector<scaling_result>& results, const std::string& 
         if (rows.empty())
             continue;
         data += fmt::format("# {}\n{}\n\n", r.label, rows);
-        const std::string t = quoted(short_title(r.label, 45));
+        const std::string t = gnuplot_string(short_title(r.label, 45));
         const char* sep = blocks ? ", " : "";
         plot_rss += fmt::format("{}{} index {} u 1:2 w lp lw 2 pt 7 t {}", sep,
-                                quoted(stem + ".dat"), blocks, t);
+                                gnuplot_string(stem + ".dat"), blocks, t);
         plot_host += fmt::format("{}{} index {} u 1:3 w lp lw 2 pt 7 t {}", sep,
-                                 quoted(stem + ".dat"), blocks, t);
+                                 gnuplot_string(stem + ".dat"), blocks, t);
         ++blocks;
     }
     if (blocks == 0)
         return false;
-    write_file(path_in(dir, stem + ".dat"), data);
+    write_plot_file(path_in(dir, stem + ".dat"), data);
     std::string gp = header(stem + ".png", 1200, 480);
     gp += "set datafile missing 'nan'\nset termoption noenhanced\nset multiplot layout 1,2 "
           "title 'peak memory per rank (max over ranks) against P'\nset logscale x 2\n"
@@ -279,7 +279,7 @@ bool plot_memory(const std::vector<scaling_result>& results, const std::string& 
     gp += "set ylabel 'peak RSS (MiB)'\nplot " + plot_rss + "\n";
     gp += "set ylabel 'peak job buffers, host (MiB)'\nplot " + plot_host + "\n";
     gp += "unset multiplot\n";
-    write_file(path_in(dir, stem + ".gp"), gp);
+    write_plot_file(path_in(dir, stem + ".gp"), gp);
     run_gnuplot(dir, stem + ".gp");
     return true;
 }

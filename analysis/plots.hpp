@@ -11,6 +11,12 @@
 
 namespace ringscale::analysis {
 
+/// Gnuplot string literal of `s` (single quotes, embedded quotes doubled).
+std::string gnuplot_string(const std::string& s);
+
+/// Write a plot's data or script file; throws ringscale::error (io) naming `path`.
+void write_plot_file(const std::string& path, const std::string& text);
+
 /// True when a gnuplot executable is on PATH.
 bool have_gnuplot();
 

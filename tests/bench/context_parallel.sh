@@ -31,18 +31,14 @@ done
 echo
 echo "### side by side (time: median over timed iterations of the slowest rank; comm%: its"
 echo "### blocked-on-communication share; peak: largest rank's tracked host bytes and RSS)"
-/usr/bin/python3 - "${files[@]}" <<'EOF'
+RINGSCALE_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" /usr/bin/python3 - "${files[@]}" <<'EOF'
 import sys
 import h5py
 import numpy as np
 
-def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
-    a = dict(c.attrs)
-    for g in ("identity", "run", "derived", "outcome"):
-        if g in c:
-            a.update(c[g].attrs)
-    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
-    return a
+import os  # noqa: E402
+sys.path.insert(0, os.environ["RINGSCALE_BENCH_DIR"])
+from h5_cases import flat  # noqa: E402  (one reader of both schemas)
 
 rows = []
 for path in sys.argv[1:]:

@@ -19,15 +19,11 @@ for r in $(seq "$rounds"); do
         --overlap on,off -w 1 -n 5 --validate off -o "$work/layout$r.h5" >/dev/null
 done
 /usr/bin/python3 "$here/h5_cases.py" "$work"/layout*.h5 | tee "$work/layout.txt"
-/usr/bin/python3 - "$work"/layout*.h5 <<'PY'
+RINGSCALE_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" /usr/bin/python3 - "$work"/layout*.h5 <<'PY'
 import sys, statistics, h5py, numpy as np
-def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
-    a = dict(c.attrs)
-    for g in ("identity", "run", "derived", "outcome"):
-        if g in c:
-            a.update(c[g].attrs)
-    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
-    return a
+import os  # noqa: E402
+sys.path.insert(0, os.environ["RINGSCALE_BENCH_DIR"])
+from h5_cases import flat  # noqa: E402  (one reader of both schemas)
 
 t = {}
 for path in sys.argv[1:]:

@@ -89,16 +89,12 @@ mpirun -q --oversubscribe --bind-to none -np 2 "$build/src/ringscale" --job trai
     --cp-variant ring,allgather,ulysses -n "${ITERS:-3}" -w "${WARMUP:-1}" --validate off \
     -o "$out/cp.h5" | grep -v '^\[case'
 
-/usr/bin/python3 - "$out" <<'PY'
+RINGSCALE_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" /usr/bin/python3 - "$out" <<'PY'
 import sys, h5py, numpy as np
 
-def flat(c):  # ringscale/2 keeps identity, run, derived, outcome apart; ringscale/1 was flat
-    a = dict(c.attrs)
-    for g in ("identity", "run", "derived", "outcome"):
-        if g in c:
-            a.update(c[g].attrs)
-    a["variant"] = a.get("variant_label", a.get("variant"))  # hybrid/u2, as run
-    return a
+import os  # noqa: E402
+sys.path.insert(0, os.environ["RINGSCALE_BENCH_DIR"])
+from h5_cases import flat  # noqa: E402  (one reader of both schemas)
 
 def cases(path):
     out = {}

@@ -10,18 +10,7 @@
 set -u
 ringscale=$1 stats=$2 mpiexec=$3 work=$4 data=$5
 rm -rf "$work" && mkdir -p "$work"
-fails=0
-check() { # check "what" command...: one line per check, the command's output on failure
-    local what=$1
-    shift
-    if out=$("$@" 2>&1); then
-        echo "ok: $what"
-    else
-        echo "FAILED: $what"
-        echo "$out" | tail -n 20
-        fails=$((fails + 1))
-    fi
-}
+source "$(dirname -- "$0")/lib.sh" # check, fails
 study=(--job collectives,ring_attention,context_parallel,train_step
     --op allreduce -b 64K -e 64K
     --seq-len 512 --heads 4 --kv-heads 4 --head-dim 64 --variant allgather,ulysses,hybrid

@@ -9,18 +9,7 @@
 set -u
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
-fails=0
-check() { # check "what" command...: one line per check, the command's output on failure
-    local what=$1
-    shift
-    if out=$("$@" 2>&1); then
-        echo "ok: $what"
-    else
-        echo "FAILED: $what"
-        echo "$out" | tail -n 20
-        fails=$((fails + 1))
-    fi
-}
+source "$(dirname -- "$0")/lib.sh" # check, fails
 study=(--job ring_attention,context_parallel --seq-len-per-rank 64 --seq-rule memory,work
     --heads 4 --kv-heads 4 --head-dim 64 --variant allgather,ulysses,hybrid -w 1 -n 4)
 for np in 1 2 4; do
