@@ -118,6 +118,8 @@ int cmd_compare(const cli_options& o, std::ostream& out) {
         regressions += c.result == verdict::regression;
     note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
                      cmp.matched.size(), regressions, 100 * o.threshold, o.alpha));
+    if (const std::string d = detectability_note(cmp, o.threshold, o.alpha); !d.empty())
+        note(d);
     const auto memory = memory_regressions(cmp, o.threshold);
     for (const memory_change& m : memory)
         note(describe(m));

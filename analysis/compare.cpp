@@ -111,7 +111,7 @@ case_comparison describe_pair(const pooled_case& b, const pooled_case& n,
 /// CI of the change from the two-level bootstrap; with enough launches on both sides its
 /// p-value decides, otherwise the iteration-level test's (reported, never a regression).
 void resample_pair(case_comparison& cc, std::size_t replicates, std::uint64_t seed,
-                   const compare_options& opt) {
+                   const compare_options& opt, std::size_t cases) {
     const launch_samples base = launch_steps(cc.base->launches);
     const launch_samples next = launch_steps(cc.next->launches);
     const auto ratio = [](double nw, double bs) { return nw / bs; };
@@ -125,6 +125,11 @@ void resample_pair(case_comparison& cc, std::size_t replicates, std::uint64_t se
     cc.p_value = cc.unit == "launches"
                      ? std::max(bootstrap_p_value(reps, 1.0), welch_log_median_p(next, base))
                      : cc.test.p_value;
+    if (cc.unit == "launches") {
+        cc.launch_noise = std::max(launch_log_sd(next), launch_log_sd(base));
+        cc.detectable =
+            detectable_change(next, base, opt.alpha / static_cast<double>(cases), detect_power);
+    }
 }
 
 verdict decide(const case_comparison& c, const compare_options& opt) {
@@ -164,7 +169,7 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
     const std::size_t replicates = replicates_for(opt.replicates, out.matched.size(), opt.alpha);
     std::vector<double> p;
     for (std::size_t i = 0; i < out.matched.size(); ++i) {
-        resample_pair(out.matched[i], replicates, opt.seed + i, opt);
+        resample_pair(out.matched[i], replicates, opt.seed + i, opt, out.matched.size());
         p.push_back(out.matched[i].p_value);
     }
     const auto adjusted = holm_adjust(p);
@@ -173,6 +178,31 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
         out.matched[i].result = decide(out.matched[i], opt);
     }
     return out;
+}
+
+std::string detectability_note(const comparison& cmp, double threshold, double alpha) {
+    const case_comparison* worst = nullptr;
+    for (const case_comparison& c : cmp.matched)
+        if (std::isfinite(c.detectable) && (!worst || c.detectable > worst->detectable))
+            worst = &c;
+    if (!worst)
+        return {};
+    std::string line = fmt::format(
+        "with these launches a change is detected with {:g}% power above {:.1f}% in every case "
+        "(largest for {} P={}: launch-to-launch noise {:.1f}%)",
+        100 * detect_power, 100 * worst->detectable, worst->base->label(), worst->base->world_size,
+        100 * worst->launch_noise);
+    const double target = 2 * threshold;
+    if (target > 0 && worst->detectable > target) {
+        const std::size_t need = launches_needed(
+            launch_steps(worst->next->launches), launch_steps(worst->base->launches), target,
+            alpha / static_cast<double>(cmp.matched.size()), detect_power);
+        line += need > 1000 ? fmt::format("; over 1000 launches per side would detect {:g}% there",
+                                          100 * target)
+                            : fmt::format("; about {} launches per side would detect {:g}% there",
+                                          need, 100 * target);
+    }
+    return line;
 }
 
 } // namespace ringscale::analysis

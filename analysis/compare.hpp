@@ -9,6 +9,8 @@
 #include "cases.hpp"
 #include "rank_tests.hpp"
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +27,9 @@ struct compare_options {
     std::uint64_t seed = 1;        ///< bootstrap seed; case i uses seed + i
     double level = 0.95;           ///< level of the change's CI
 };
+
+/// Power at which compare reports the smallest detectable change.
+constexpr double detect_power = 0.9;
 
 /// unconfirmed: significant and beyond the threshold on iterations, but one launch on a side.
 enum class verdict { regression, improvement, unchanged, not_significant, unconfirmed };
@@ -47,6 +52,11 @@ struct case_comparison {
     mann_whitney_result test; ///< iterations, new against base: delta > 0 means new is slower
     double p_value = 1;       ///< launches: bootstrap p of no change; iterations: test.p_value
     double p_adjusted = 1;    ///< Holm over all matched cases
+    /// Launches only (NaN otherwise): launch-to-launch noise, the larger side's SD of log
+    /// launch medians; and the smallest slowdown detected with 90% power at the Bonferroni
+    /// level alpha / (matched cases), Holm's first step (launch_test.hpp).
+    double launch_noise = std::nan("");
+    double detectable = std::nan("");
     verdict result = verdict::not_significant;
 };
 
@@ -58,6 +68,11 @@ struct comparison {
     /// Matched cases with fewer than min_launches launches on a side (noise unknown).
     std::size_t iteration_level() const;
 };
+
+/// One line on what the comparison could have seen, from the case whose launch noise hides
+/// the most: the smallest slowdown detected with 90% power, and the launches per side that
+/// would detect twice `threshold` there. Empty when no case has launches as its unit.
+std::string detectability_note(const comparison& cmp, double threshold, double alpha);
 
 /// Match cases by key and compare them. Throws config_error (exit 2) when no case matches,
 /// naming the parameters that differ between the closest pair.

@@ -272,6 +272,8 @@ table compare_table(const comparison& cmp) {
                              {"p MWU iter.", "p_mwu_iterations"},
                              {"Cliff's d", "cliffs_delta"},
                              {"effect", "effect"},
+                             {"launch CV %", "launch_cv_pct"},
+                             {"detectable %", "detectable_pct"},
                              {"verdict", "verdict"}};
     for (const auto& c : cols)
         t.add_column(c[0], c[1], c[0][0] == '\0');
@@ -281,6 +283,10 @@ table compare_table(const comparison& cmp) {
     const param_list common = shared(cases, t);
     auto pct = [](double v) { return number_cell(100 * v, fmt::format("{:+.2f}", 100 * v)); };
     auto p_cell = [](double v) { return number_cell(v, fmt::format("{:.3g}", v)); };
+    auto maybe_pct = [](double v) {
+        return std::isfinite(v) ? number_cell(100 * v, fmt::format("{:.1f}", 100 * v))
+                                : text_cell("-");
+    };
     for (const case_comparison& c : cmp.matched)
         t.rows.push_back(
             {label_cell(c.base->label(), common), int_cell(c.base->world_size),
@@ -291,7 +297,7 @@ table compare_table(const comparison& cmp) {
              int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
              p_cell(c.p_value), p_cell(c.p_adjusted), p_cell(c.test.p_value),
              ratio_cell(c.test.cliffs_delta), text_cell(cliffs_delta_label(c.test.cliffs_delta)),
-             text_cell(to_string(c.result))});
+             maybe_pct(c.launch_noise), maybe_pct(c.detectable), text_cell(to_string(c.result))});
     return t;
 }
 

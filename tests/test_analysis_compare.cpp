@@ -82,6 +82,30 @@ TEST(analysis_compare, one_launch_per_side_never_calls_a_regression) {
     }
 }
 
+TEST(analysis_compare, detectability_needs_launches_on_both_sides) {
+    sets s("compare_detect1", {launch(1, 0)}, {launch(2, 0), launch(3, 0)});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    for (const auto& c : cmp.matched)
+        EXPECT_TRUE(std::isnan(c.detectable));
+    EXPECT_EQ(detectability_note(cmp, 0.05, 0.05), "");
+}
+
+TEST(analysis_compare, noisy_launches_say_how_many_would_be_needed) {
+    // Launch offsets of +-20%: 3 launches per side cannot see 10%; the note says how many could.
+    const std::vector<double> noise = {-0.2, 0.0, 0.2};
+    std::vector<fixture_file> a, b;
+    for (std::size_t i = 0; i < 3; ++i) {
+        a.push_back(launch(1 + i, 0, 4096, noise[i]));
+        b.push_back(launch(11 + i, 0, 4096, noise[2 - i]));
+    }
+    sets s("compare_detect2", a, b);
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    for (const auto& c : cmp.matched)
+        EXPECT_GT(c.detectable, 0.10);
+    const std::string note = detectability_note(cmp, 0.05, 0.05);
+    EXPECT_NE(note.find("launches per side would detect 10%"), std::string::npos) << note;
+}
+
 TEST(analysis_compare, launch_noise_with_one_launch_per_side_is_not_a_regression) {
     // The same binary, two launches 8% apart (launch-level noise, no real change): the
     // iteration-level test is overwhelmingly "significant"; the verdict is not a regression.
@@ -116,6 +140,15 @@ TEST(analysis_compare, three_launches_per_side_call_a_real_ten_percent_shift) {
         EXPECT_LT(c.change_lo, c.change);
         EXPECT_GT(c.change_hi, c.change);
     }
+    // Launch noise near 2%: the report says how small a change these launches can see.
+    for (const auto& c : cmp.matched) {
+        EXPECT_GT(c.launch_noise, 0.01);
+        EXPECT_LT(c.launch_noise, 0.04);
+        EXPECT_GT(c.detectable, 0.0);
+        EXPECT_LT(c.detectable, c.change);
+    }
+    const std::string note = detectability_note(cmp, 0.05, 0.05);
+    EXPECT_NE(note.find("90% power above"), std::string::npos) << note;
     // A 15% threshold: significant but within it, not a regression.
     compare_options loose;
     loose.threshold = 0.15;

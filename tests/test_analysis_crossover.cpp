@@ -124,6 +124,7 @@ TEST(analysis_crossover, report_has_the_section_and_plot) {
     md << f.rdbuf();
     EXPECT_NE(md.str().find("## Crossovers"), std::string::npos);
     EXPECT_NE(md.str().find("| allgather"), std::string::npos);
-    if (have_gnuplot())
+    if (have_gnuplot()) {
         EXPECT_TRUE(std::filesystem::exists(out_dir + "/crossover_01.png"));
+    }
 }

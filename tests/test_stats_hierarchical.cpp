@@ -118,3 +118,40 @@ TEST(welch_log_median, one_launch_or_no_spread) {
     EXPECT_EQ(welch_log_median_p(two, two), 1.0);
     EXPECT_EQ(welch_log_median_p(two, launch_samples{{2.0}, {2.0}}), 0.0);
 }
+
+TEST(welch_log_median, detectable_change_from_t_quantiles) {
+    // Log medians {0, .1, .2} and {.3, .4, .5}: SD 0.1 each, SE = sqrt(0.02 / 3), df = 4;
+    // t(0.975, 4) = 2.7764451 and t(0.9, 4) = 1.5332063 from the t table.
+    const launch_samples a = {{std::exp(0.0)}, {std::exp(0.1)}, {std::exp(0.2)}};
+    const launch_samples b = {{std::exp(0.3)}, {std::exp(0.4)}, {std::exp(0.5)}};
+    EXPECT_NEAR(launch_log_sd(a), 0.1, 1e-12);
+    const double se = std::sqrt(0.02 / 3);
+    EXPECT_NEAR(detectable_change(a, b, 0.05, 0.9), std::expm1((2.7764451 + 1.5332063) * se), 1e-6);
+    EXPECT_TRUE(std::isnan(detectable_change(a, launch_samples{{1.0}}, 0.05, 0.9)));
+    EXPECT_TRUE(std::isnan(launch_log_sd(launch_samples{{1.0, 2.0}})));
+    const launch_samples flat = {{1.0}, {1.0}, {1.0}};
+    EXPECT_EQ(detectable_change(flat, flat, 0.05, 0.9), 0.0);
+}
+
+TEST(welch_log_median, launches_needed_agrees_with_detectable_change) {
+    // Launch noise SD 0.1 on both sides; a 10% slowdown. The normal approximation,
+    // 2 sd^2 (z(0.975) + z(0.9))^2 / ln(1.1)^2 = 23.1, is a lower bound (t has wider tails).
+    const auto side = [](std::size_t n) {
+        // n log medians of mean 0 and SD 0.1: +-d alternating, plus one 0 when n is odd.
+        const double even = static_cast<double>(n - n % 2);
+        const double d = 0.1 * std::sqrt(static_cast<double>(n - 1) / even);
+        launch_samples s;
+        for (std::size_t i = 0; i < n; ++i)
+            s.push_back({std::exp(i + 1 == n && n % 2 ? 0.0 : (i % 2 ? d : -d))});
+        return s;
+    };
+    const std::size_t n = launches_needed(side(4), side(4), 0.10, 0.05, 0.9);
+    EXPECT_GE(n, 24u);
+    EXPECT_LE(n, 26u);
+    // With n launches per side the detectable change is at most 10%; with fewer, above it.
+    EXPECT_NEAR(launch_log_sd(side(n)), 0.1, 1e-12);
+    EXPECT_LE(detectable_change(side(n), side(n), 0.05, 0.9), 0.10);
+    EXPECT_GT(detectable_change(side(n - 2), side(n - 2), 0.05, 0.9), 0.10);
+    EXPECT_EQ(launches_needed(side(4), side(4), 0.10, 0.05, 0.9, 10), 11u); // capped
+    EXPECT_EQ(launches_needed(side(4), launch_samples{{1.0}}, 0.10, 0.05, 0.9), 0u);
+}
