@@ -14,3 +14,6 @@ ringscale_unit_test(test_attention_cpu_bwd
 # Kernel benchmark (not a test): run tests/bench/attention_kernel.sh.
 add_executable(bench_attention_kernel ${CMAKE_CURRENT_LIST_DIR}/bench/bench_attention_kernel.cpp)
 target_link_libraries(bench_attention_kernel PRIVATE ringscale_kernels)
+# The CUDA attention path's parse/resolve logic (built with or without CUDA).
+ringscale_unit_test(test_attention_path SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_path.cpp
+                    LIBS ringscale_kernels_cuda)

@@ -15,7 +15,8 @@ for key in ("created_utc", "tool_version", "git_commit"):
     assert key in f.attrs, key
 meta_keys = """user launchdate cluster jobsize numhosts mpi_library mpi_library_version compiler
 compiler_version cxxflags executable slurm_job_id device device_name cuda_version nccl_version
-threads_per_rank timer timer_resolution_s timer_overhead_s sync cuda_visible_devices""".split()
+threads_per_rank timer timer_resolution_s timer_overhead_s sync cuda_visible_devices
+attn_kernel""".split()
 missing = [k for k in meta_keys if k not in f["meta"].attrs]
 assert not missing, missing
 assert f["meta"].attrs["jobsize"] == world
