@@ -22,6 +22,8 @@ constexpr int stages = 2;              ///< Q / dO pipeline depth
 constexpr int threads = 384;           ///< producer warpgroup + two consumer warpgroups
 constexpr int producer_regs = 24;      ///< setmaxnreg of the producer warpgroup
 constexpr int consumer_regs = 240;     ///< of each consumer: 24 * 128 + 240 * 256 <= 65536
+constexpr int full_arrivals = 33;      ///< per "full" phase: the TMA issuer + 32 producer lanes
+constexpr int empty_arrivals = 8;      ///< per "empty" phase: one per consumer warp
 constexpr int stats_bytes = 1024;      ///< per stage: lse2[64] f32, delta[64] f32, qpos[64] i64
 constexpr int smem_limit = 227 * 1024; ///< opt-in dynamic shared memory per block on sm_90
 
