@@ -52,10 +52,10 @@ __device__ void produce(const params& p, unsigned char* sm, const CUtensorMap* t
     if (lane == 0) {
         sm90::mbarrier_arrive_expect_tx(kv_bar, 2 * L::kv_tile);
         for (int c = 0; c < D / 64; ++c) {
-            tma_load_3d(sm + L::k + c * keys * 128, tm_k, kv_bar, 64 * c, static_cast<int>(j0),
-                        static_cast<int>(kv_row));
-            tma_load_3d(sm + L::v + c * keys * 128, tm_v, kv_bar, 64 * c, static_cast<int>(j0),
-                        static_cast<int>(kv_row));
+            tma_load_3d(sm + L::k + col_block_offset(c, keys), tm_k, kv_bar, 64 * c,
+                        static_cast<int>(j0), static_cast<int>(kv_row));
+            tma_load_3d(sm + L::v + col_block_offset(c, keys), tm_v, kv_bar, 64 * c,
+                        static_cast<int>(j0), static_cast<int>(kv_row));
         }
     }
     const std::int64_t group = p.heads / p.kv_heads, b = kv_row / p.kv_heads;
@@ -69,10 +69,10 @@ __device__ void produce(const params& p, unsigned char* sm, const CUtensorMap* t
             if (lane == 0) { // TMA first: the statistics' loads overlap it
                 sm90::mbarrier_arrive_expect_tx(full + s, 2 * L::q_tile);
                 for (int c = 0; c < D / 64; ++c) {
-                    tma_load_3d(sm + L::q + s * L::q_tile + c * rows * 128, tm_q, full + s, 64 * c,
-                                static_cast<int>(i0), static_cast<int>(bh));
-                    tma_load_3d(sm + L::d_o + s * L::q_tile + c * rows * 128, tm_do, full + s,
-                                64 * c, static_cast<int>(i0), static_cast<int>(bh));
+                    tma_load_3d(sm + L::q + s * L::q_tile + col_block_offset(c, rows), tm_q,
+                                full + s, 64 * c, static_cast<int>(i0), static_cast<int>(bh));
+                    tma_load_3d(sm + L::d_o + s * L::q_tile + col_block_offset(c, rows), tm_do,
+                                full + s, 64 * c, static_cast<int>(i0), static_cast<int>(bh));
                 }
             }
             const stage_stats st(sm + L::stats + s * stats_bytes);
@@ -131,24 +131,26 @@ __device__ __forceinline__ void grads(float (&dv)[D / 2], float (&dk)[D / 2], fl
         sm90::wgmma_rs<D, T, 1>(
             dv, pa[kk],
             sm90::wgmma_desc_mn_major(sm + L::d_o + stage * L::q_tile + mn_major_offset(kk, 0),
-                                      rows * 128),
+                                      col_block_offset(1, rows)),
             1);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
         sm90::wgmma_rs<D, T, 1>(
             dk, dsa[kk],
             sm90::wgmma_desc_mn_major(sm + L::q + stage * L::q_tile + mn_major_offset(kk, 0),
-                                      rows * 128),
+                                      col_block_offset(1, rows)),
             1);
     constexpr int dq_steps = D == 128 ? keys / 16 : 4;
-    const int key0 = D == 128 ? 0 : 64 * w;            // first key row of the dQ reduction
-    const int k_block = D == 128 ? w * keys * 128 : 0; // K's 64-column block of dq's columns
+    const int key0 = D == 128 ? 0 : 64 * w; // first key row of the dQ reduction
+    const int k_block =
+        D == 128 ? col_block_offset(w, keys) : 0; // K's 64-column block of dq's columns
 #pragma unroll
     for (int kk = 0; kk < dq_steps; ++kk) {
         const int row_off = mn_major_offset(kk, key0);
         sm90::wgmma_ss<64, T, 1, 1>(
-            dq, sm90::wgmma_desc_mn_major(ds + row_off, keys * 128),
-            sm90::wgmma_desc_mn_major(sm + L::k + k_block + row_off, keys * 128), kk > 0);
+            dq, sm90::wgmma_desc_mn_major(ds + row_off, col_block_offset(1, keys)),
+            sm90::wgmma_desc_mn_major(sm + L::k + k_block + row_off, col_block_offset(1, keys)),
+            kk > 0);
     }
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
@@ -167,7 +169,8 @@ __device__ void consume(const params& p, unsigned char* sm, std::int64_t kv_row,
     const int lane = static_cast<int>(threadIdx.x % 32),
               warp = static_cast<int>(threadIdx.x / 32) % 4;
     const std::int64_t half0 = j0 + 64 * w;
-    const key_rows kr = make_key_rows(p, half0, warp, lane);
+    auto* key_pos = reinterpret_cast<std::int64_t*>(sm + L::key_pos) + 64 * w;
+    const key_half kh = store_key_pos(p, key_pos, half0, warp, lane);
     const std::int64_t group = p.heads / p.kv_heads, b = kv_row / p.kv_heads;
     // D = 128: both halves fill one dS^T buffer (barrier over 256 threads); D = 64: each
     // half reads only its own rows (barrier per warpgroup).
@@ -185,8 +188,8 @@ __device__ void consume(const params& p, unsigned char* sm, std::int64_t kv_row,
             float sacc[32], dpacc[32];
             scores<T, D>(sacc, dpacc, sm, w, s);
             const bool full =
-                i0 + rows <= p.q_len && kr.half_full && (!p.causal || kr.last_pos <= st.qpos[0]);
-            probs_and_ds(p, sacc, dpacc, st, kr, !full, lane);
+                i0 + rows <= p.q_len && kh.full && (!p.causal || kh.last_pos <= st.qpos[0]);
+            probs_and_ds(p, sacc, dpacc, st, key_pos, !full, warp, lane);
             std::uint32_t pa[4][4], dsa[4][4];
             pack_k64<T>(pa, sacc);
             pack_k64<T>(dsa, dpacc);
@@ -202,8 +205,8 @@ __device__ void consume(const params& p, unsigned char* sm, std::int64_t kv_row,
             add_dq<D>(p, dq, bh, i0, D == 128 ? 64 * w : 0, warp, lane);
         }
     }
-    add_rows<D>(p, p.dk, dk, kv_row, half0, kr, warp, lane);
-    add_rows<D>(p, p.dv, dv, kv_row, half0, kr, warp, lane);
+    add_rows<D>(p, p.dk, dk, kv_row, half0, warp, lane);
+    add_rows<D>(p, p.dv, dv, kv_row, half0, warp, lane);
 }
 
 template <typename T, int D>

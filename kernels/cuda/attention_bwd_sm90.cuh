@@ -61,43 +61,52 @@ struct stage_stats {
           qpos(reinterpret_cast<std::int64_t*>(base + 2 * rows * sizeof(float))) {}
 };
 
-/// Facts about the two key rows a consumer thread holds (rows g and g + 8 of its warp's 16),
-/// and about its warpgroup's 64 keys.
-struct key_rows {
-    std::int64_t pos[2];
-    bool valid[2];
+/// Facts about the consumer warpgroup's 64 keys ("half") for the per-tile mask decision.
+struct key_half {
     std::int64_t last_pos; // position of the half's last valid key
-    bool half_full;        // all 64 keys of the half are < k_len
+    bool full;             // all 64 keys of the half are < k_len
 };
 
-__device__ __forceinline__ key_rows make_key_rows(const params& p, std::int64_t half0, int warp,
-                                                  int lane) {
-    key_rows kr;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const std::int64_t key = half0 + 16 * warp + lane / 4 + 8 * r;
-        kr.valid[r] = key < p.k_len;
-        kr.pos[r] = kr.valid[r] ? attn::position_at(p.pos.k_pos, p.pos.k_first, key) : 0;
+/// Store the masking positions of the half's keys to shared memory (int64 [64] at key_pos):
+/// a valid key's position when causal, INT64_MIN when not (never masked), INT64_MAX past
+/// k_len (always masked), so "masked" is one compare, position > query position. Kept in
+/// shared memory rather than registers: the consumers' registers are full. Each warp
+/// stores and later reads only its own 16 rows (then __syncwarp suffices).
+__device__ __forceinline__ key_half store_key_pos(const params& p, std::int64_t* key_pos,
+                                                  std::int64_t half0, int warp, int lane) {
+    if (lane < 16) {
+        const std::int64_t key = half0 + 16 * warp + lane;
+        std::int64_t eff = INT64_MAX;
+        if (key < p.k_len)
+            eff = p.causal ? attn::position_at(p.pos.k_pos, p.pos.k_first, key) : INT64_MIN;
+        key_pos[16 * warp + lane] = eff;
     }
+    __syncwarp();
+    key_half kh;
     const std::int64_t last = min(half0 + 63, p.k_len - 1);
-    kr.last_pos = last >= half0 ? attn::position_at(p.pos.k_pos, p.pos.k_first, last) : 0;
-    kr.half_full = half0 + 64 <= p.k_len;
-    return kr;
+    kh.last_pos = last >= half0 ? attn::position_at(p.pos.k_pos, p.pos.k_first, last) : 0;
+    kh.full = half0 + 64 <= p.k_len;
+    return kh;
 }
 
 /// P^T in place over S^T, dS^T in place over dP^T (both m64n64 accumulators: element i is
 /// key row g + 8 ((i / 2) % 2) of the warp, query column 8 (i / 4) + 2 t + i % 2).
-/// `masked` applies the key-validity and causal masks (partial tiles only).
+/// `masked` applies the key-validity and causal masks (partial tiles only) from key_pos
+/// (store_key_pos: the half's 64 masking positions).
 __device__ __forceinline__ void probs_and_ds(const params& p, float (&s)[32], float (&dp)[32],
-                                             const stage_stats& st, const key_rows& kr, bool masked,
-                                             int lane) {
+                                             const stage_stats& st, const std::int64_t* key_pos,
+                                             bool masked, int warp, int lane) {
+    std::int64_t kpos[2] = {INT64_MIN, INT64_MIN};
+    if (masked) {
+        kpos[0] = key_pos[16 * warp + lane / 4];
+        kpos[1] = key_pos[16 * warp + lane / 4 + 8];
+    }
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
         const int col = 8 * (i / 4) + 2 * (lane % 4) + (i & 1);
-        const int r = (i / 2) & 1;
         // lse2 is +inf for rows with no gradient (and rows past q_len): exp2(-inf) = 0.
         float x = exp2f(s[i] * p.scale_log2 - st.lse2[col]);
-        if (masked && (!kr.valid[r] || (p.causal && kr.pos[r] > st.qpos[col])))
+        if (masked && kpos[(i / 2) & 1] > st.qpos[col])
             x = 0.0f;
         s[i] = x;
         dp[i] = x * (dp[i] - st.delta[col]) * p.scale;
@@ -123,18 +132,14 @@ __device__ __forceinline__ void pack_k64(std::uint32_t (&a)[4][4], const float (
 /// a warp's store land in 8 different 16-byte chunks.
 __device__ __forceinline__ void store_ds(unsigned char* ds, const std::uint32_t (&a)[4][4], int w,
                                          int warp, int lane) {
-    const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
         for (int h = 0; h < 2; ++h) // column block j = 2 kk + h
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int row = 64 * w + 16 * warp + g + 8 * r; // row % 8 == g
-                const int chunk = (2 * kk + h) ^ g;
-                *reinterpret_cast<std::uint32_t*>(ds + row * 128 + chunk * 16 + 4 * t) =
-                    a[kk][2 * h + r];
-            }
+            for (int r = 0; r < 2; ++r)
+                *reinterpret_cast<std::uint32_t*>(
+                    ds + ds_store_offset(w, warp, lane, 2 * kk + h, r)) = a[kk][2 * h + r];
 }
 
 /// Add an m64n64 dQ accumulator (rows: the tile's 64 queries; columns col0.. col0 + 63) to
@@ -159,13 +164,13 @@ __device__ __forceinline__ void add_dq(const params& p, const float (&acc)[32], 
 /// `kv_row`; rows >= k_len are skipped. One writer per row: plain read-modify-write.
 template <int D>
 __device__ __forceinline__ void add_rows(const params& p, float* out, const float (&acc)[D / 2],
-                                         std::int64_t kv_row, std::int64_t half0,
-                                         const key_rows& kr, int warp, int lane) {
+                                         std::int64_t kv_row, std::int64_t half0, int warp,
+                                         int lane) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        if (!kr.valid[r])
-            continue;
         const std::int64_t key = half0 + 16 * warp + lane / 4 + 8 * r;
+        if (key >= p.k_len)
+            continue;
         float* row = out + (kv_row * p.k_len + key) * D + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {

@@ -40,7 +40,8 @@ struct layout {
     static constexpr int d_o = q + stages * q_tile;
     static constexpr int ds = d_o + stages * q_tile; ///< two buffers, alternating per step
     static constexpr int stats = ds + 2 * ds_tile;
-    static constexpr int bars = stats + stages * stats_bytes; ///< kv, full[stages], empty[stages]
+    static constexpr int key_pos = stats + stages * stats_bytes; ///< masking positions, int64
+    static constexpr int bars = key_pos + keys * 8; ///< kv, full[stages], empty[stages]
     static constexpr int bytes = bars + 8 * (1 + 2 * stages);
     static constexpr int alloc = bytes + 1024; ///< slack to align the base to 1024
 };
@@ -78,10 +79,16 @@ RINGSCALE_HOST_DEVICE inline std::uint32_t empty_parity(std::int64_t it) {
     return full_parity(it) ^ 1u;
 }
 
+/// Byte offset of 64-column block c of a swizzled [D / 64][tile_rows][64] tile: where TMA
+/// puts box c, and the MN-major descriptors' LBO (c = 1).
+RINGSCALE_HOST_DEVICE inline int col_block_offset(int c, int tile_rows) {
+    return c * tile_rows * 128;
+}
+
 /// Byte offset of the K-major slice for k-step kk (16 elements of the contraction index D)
 /// starting at row `row0` of a swizzled [D / 64][tile_rows][64] tile.
 RINGSCALE_HOST_DEVICE inline int k_major_offset(int kk, int row0, int tile_rows) {
-    return (kk / 4) * tile_rows * 128 + row0 * 128 + (kk % 4) * 32;
+    return col_block_offset(kk / 4, tile_rows) + row0 * 128 + (kk % 4) * 32;
 }
 
 /// Byte offset of the MN-major slice for k-step kk of a tile whose rows are the contraction
@@ -89,6 +96,15 @@ RINGSCALE_HOST_DEVICE inline int k_major_offset(int kk, int row0, int tile_rows)
 /// `row0`.
 RINGSCALE_HOST_DEVICE inline int mn_major_offset(int kk, int row0) {
     return (row0 + 16 * kk) * 128;
+}
+
+/// Byte offset in the dS^T buffer [128 keys][64 queries] (128-byte swizzled) of the pair of
+/// query columns 8 j + 2 t, +1 of key row 64 w + 16 warp + g + 8 r, with g = lane / 4, t =
+/// lane % 4: where a consumer thread stores its m64n64 accumulator values 4 j + 2 r, +1.
+RINGSCALE_HOST_DEVICE inline int ds_store_offset(int w, int warp, int lane, int j, int r) {
+    const int g = lane / 4, t = lane % 4;
+    const int row = 64 * w + 16 * warp + g + 8 * r; // row % 8 == g: the swizzle phase
+    return row * 128 + ((j ^ g) << 4) + 4 * t;
 }
 
 /// Whether attention_bwd_sm90 takes this shape: head_dim 64 or 128, grid rows
