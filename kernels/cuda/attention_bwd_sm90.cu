@@ -4,20 +4,27 @@
 // warpgroups. Geometry and the per-tile GEMMs: attention_bwd_sm90.cuh. Our own code on raw
 // PTX (sm90_primitives.cuh); no CUTLASS.
 //
-// STATUS: compile-checked for sm_90a only; NOT YET RUN ON A GPU. A GPU session should check,
-// in this order:
-//  1. tests/test_gpu_attention.cpp backward cases on the sm90 path (RINGSCALE attention path
-//     forced to sm90), D = 64 and 128, bf16 and fp16, causal and not, GQA, zigzag positions,
-//     q_len / k_len not multiples of 64 / 128. A hang means an mbarrier count or parity is
-//     wrong (kv: 1 arrival + tx; full[s]: 1 + 32 producer arrivals + tx; empty[s]: 8
-//     consumer warps).
-//  2. If S^T or dP^T is wrong: the K-major descriptors (K, V rows 64 w.., Q, dO; 32-byte
-//     steps inside a 64-column block). If only dK / dV / dQ are wrong: the MN-major
-//     descriptors (LBO = 64-column block stride, SBO = 1024) and trans_b / trans_a.
-//  3. Registers: ptxas allocates the consumers within setmaxnreg 240 (0 spills at the time of
-//     writing, -Xptxas -v); a spill after a change shows there first.
-//  4. Then speed (tests/bench): overlap the S / dP GEMMs of tile n + 1 with the softmax of
-//     tile n, split Q and dO barriers, and skip fully masked key halves on diagonal tiles.
+// STATUS: compile-checked for sm_90a only (ptxas: 168 registers at entry, setmaxnreg 24 /
+// 240, 0 spills, no stack, for bf16/fp16 x D 64/128); NOT YET RUN ON A GPU. A GPU session
+// should check, in this order:
+//  1. Correctness: tests/test_gpu_attention.cpp's backward cases with the path forced to sm90
+//     (set_attention_path(attn_path::sm90) / --attn-kernel sm90): D = 64 first (no
+//     cross-warpgroup dS^T exchange), then 128; bf16, fp16; causal and not; GQA; zigzag
+//     positions; q_len / k_len not multiples of 64 / 128. A hang means an mbarrier count or
+//     parity is wrong (kv: 1 arrival + tx; full[s]: 1 + 32 producer arrivals + tx; empty[s]:
+//     8 consumer warps; parities from attention_bwd_sm90_plan.hpp).
+//  2. If S^T / dP^T (hence everything) are wrong: the K-major descriptors (K, V rows 64 w..,
+//     Q, dO; 32-byte steps inside a 64-column block). If only dV / dK / dQ are wrong: the
+//     MN-major descriptors (LBO = 64-column block stride, SBO = 1024) and trans_a / trans_b,
+//     or the RS A-fragment packing (pack_k64). tests/test_attention_bwd_sm90_plan.cpp checks
+//     these offsets against the PTX canonical layouts on the CPU, not against the hardware.
+//  3. Registers: after any change, -Xptxas -v must still show 0 spills (the consumers sit
+//     near their 240).
+//  4. Speed (tests/bench/attention_gpu.sh): dQ goes out as 2048 float2 atomics per
+//     warpgroup and tile (FA3 stages it in shared memory and adds it with one TMA bulk
+//     reduce per tile); the S / dP GEMMs of tile n + 1 do not yet overlap the softmax of
+//     tile n; Q and dO share one barrier; fully masked key halves on diagonal tiles still
+//     run their GEMMs (masked to zero).
 #include "kernels/cuda/attention_bwd_sm90.cuh"
 #include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"

@@ -3,8 +3,8 @@
 // types: include it from .cu files only. Built on sm90_primitives.cuh (wgmma, mbarrier,
 // TMA); adds nothing below the level of those primitives. NOT YET RUN ON A GPU.
 //
-// Geometry. A block (CTA) owns bwd90_keys = 128 keys of one (batch, kv head) and walks the
-// query tiles (bwd90_rows = 64 rows) of every query head of the GQA group, as the sm_80
+// Geometry (attention_bwd_sm90_plan.hpp). A block (CTA) owns keys = 128 keys of one (batch,
+// kv head) and walks the query tiles (rows = 64) of every query head of the GQA group, as the sm_80
 // kernel does. Warpgroup 0 is the producer (one warp: TMA and the per-row statistics);
 // warpgroups 1 and 2 are consumers, each owning 64 of the keys (its "key half", w = 0, 1)
 // and keeping their dK, dV [64 x D] in registers over the whole walk. Per query tile a
@@ -17,7 +17,8 @@
 //                    to global fp32 dQ with vector atomics.
 // D = 128: dQ needs all 128 keys, so both consumers write their dS^T halves to one buffer
 // and each computes 64 of the 128 dQ columns. D = 64: each consumer computes all 64 columns
-// over its own 64 keys, and both add (no cross-warpgroup barrier).
+// over its own 64 keys, and both add (no cross-warpgroup barrier). The dS^T buffer is
+// double-buffered by step, so one named barrier per step orders its writes and reads.
 #pragma once
 
 #include "kernels/cuda/attention_bwd_sm90_plan.hpp"
