@@ -2,8 +2,11 @@
 // (every layout, overlap on and off), all-gather, Ulysses and the hybrid, forward and
 // forward+backward, bf16 and fp16, over NCCL (a GPU per rank) and over MPI staged through
 // pinned host memory (ranks may share a GPU); each validated against the double reference on
-// the same rounded inputs. Skips, with the reason, where no GPU is visible.
+// the same rounded inputs. Skips, with the reason, where no GPU is visible. The attention
+// kernel path is the launcher's default (--attn-kernel auto) except in the test that runs
+// both sm80 and auto.
 #include "jobs/registry.hpp"
+#include "kernels/cuda/attention_path.hpp"
 #include "tests/gpu_job_support.hpp"
 
 #include <gtest/gtest.h>
@@ -89,6 +92,27 @@ TEST_P(attention_gpu, context_parallel_variants_match_reference) {
         c.dtype = "fp16";
         expect_valid(g, c);
     }
+}
+
+// --attn-kernel sm80 and auto (sm90 on an H100/H200 built with 90a): the same jobs validate
+// on either path. Set as the launcher does after binding the GPU.
+TEST_P(attention_gpu, ring_and_allgather_validate_on_each_attention_path) {
+    gpu_launch g = testing_support::make_gpu_launch(GetParam());
+    RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
+    namespace kc = kernels::cuda;
+    for (const char* path : {"sm80", "auto"}) {
+        kc::set_attention_path(kc::parse_attn_path(path));
+        SCOPED_TRACE(std::string("--attn-kernel ") + path + " (resolved " +
+                     kc::to_string(kc::resolve_attention_path(g.binding.gpu.index)) + ")");
+        attention_case c;
+        expect_valid(g, c);
+        c.job = "context_parallel";
+        c.pass = "fwd";
+        c.dtype = "fp16";
+        c.kv_heads = "4";
+        expect_valid(g, c);
+    }
+    kc::set_attention_path(kc::attn_path::automatic);
 }
 
 INSTANTIATE_TEST_SUITE_P(comm, attention_gpu, ::testing::Values("nccl", "mpi"));

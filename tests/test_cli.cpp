@@ -71,6 +71,20 @@ TEST(cli, bad_input_is_a_config_error) {
     std::remove(bad.c_str());
 }
 
+TEST(cli, attn_kernel_is_checked_and_needs_cuda_unless_auto) {
+    EXPECT_EQ(parse({}).attn_kernel, "auto");
+    EXPECT_EQ(parse({"--device", "cuda", "--attn-kernel", "sm90"}).attn_kernel, "sm90");
+    EXPECT_EQ(parse({"--device", "cuda", "--attn-kernel", "sm80"}).attn_kernel, "sm80");
+    EXPECT_EQ(parse({"--attn-kernel", "auto"}).attn_kernel, "auto"); // cpu: nothing to pick
+    EXPECT_THROW(parse({"--device", "cuda", "--attn-kernel", "sm100"}), config_error);
+    try {
+        parse({"--attn-kernel", "sm90"});
+        ADD_FAILURE() << "--attn-kernel sm90 accepted with --device cpu";
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs --device cuda"), std::string::npos);
+    }
+}
+
 TEST(cli, help_and_list_return_text_only) {
     const char* argv[] = {"ringscale", "--help"};
     auto r = parse_cli(2, argv);

@@ -8,13 +8,18 @@
 //   LSE:        |LSE - LSE_ref| <= 1e-3        (scores and sums stay fp32; -inf exact)
 //   dQ, dK, dV: |g - g_ref| <= 4u * max|g_ref| (P and dS rounding, errors add up randomly)
 // A masking or fragment-layout bug moves values by O(max|ref|), far outside these.
+//
+// The kernel tests run once per attention path (attention_path.hpp): sm80 (mma.sync) and
+// sm90 (wgmma + TMA; skipped, saying why, unless this build has sm_90a and the GPU is 9.0).
 #include "kernels/attention_cpu.hpp"
 #include "kernels/attention_ref.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/random.hpp"
+#include "src/error.hpp"
 #include "tests/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -38,6 +43,9 @@ namespace ringscale::kernels::cuda {
 // Test names show the dtype by name ("GetParam() = (bf16, 64, true)").
 void PrintTo(attn_dtype dtype, std::ostream* os) {
     *os << to_string(dtype);
+}
+void PrintTo(attn_path path, std::ostream* os) {
+    *os << to_string(path);
 }
 } // namespace ringscale::kernels::cuda
 
@@ -132,16 +140,32 @@ ref_fwd reference_fwd(const attention_shape& s, const std::vector<float>& q,
     return r;
 }
 
-/// (dtype, head_dim, causal) for the parameterised tests, named e.g. bf16_d128_causal.
-using fwd_case = std::tuple<attn_dtype, int, bool>;
+/// (dtype, head_dim, causal, path) for the parameterised tests, named e.g.
+/// bf16_d128_causal_sm90.
+using fwd_case = std::tuple<attn_dtype, int, bool, kc::attn_path>;
 
 std::string case_name(const testing::TestParamInfo<fwd_case>& info) {
-    const auto [dtype, dim, causal] = info.param;
+    const auto [dtype, dim, causal, path] = info.param;
     return std::string(kc::to_string(dtype)) + "_d" + std::to_string(dim) +
-           (causal ? "_causal" : "_full");
+           (causal ? "_causal_" : "_full_") + kc::to_string(path);
 }
 
-class gpu_attention : public testing::TestWithParam<fwd_case> {};
+/// Runs each test on its path: skips (saying why) where the path cannot run, restores the
+/// automatic choice afterwards.
+class gpu_attention : public testing::TestWithParam<fwd_case> {
+  protected:
+    void SetUp() override {
+        RINGSCALE_SKIP_WITHOUT_DEVICE();
+        const kc::attn_path path = std::get<3>(GetParam());
+        kc::set_attention_path(path);
+        try {
+            kc::resolve_attention_path(0);
+        } catch (const ringscale::config_error& e) {
+            GTEST_SKIP() << "path " << kc::to_string(path) << " cannot run here: " << e.what();
+        }
+    }
+    void TearDown() override { kc::set_attention_path(kc::attn_path::automatic); }
+};
 
 } // namespace
 
@@ -150,7 +174,7 @@ class gpu_attention : public testing::TestWithParam<fwd_case> {};
 // keys past position 76 are skipped.
 TEST_P(gpu_attention, forward_one_block_matches_reference) {
     RINGSCALE_SKIP_WITHOUT_DEVICE();
-    const auto [dtype, dim, causal] = GetParam();
+    const auto [dtype, dim, causal, path] = GetParam();
     const attention_shape s = make_shape(77, 93, dim, causal);
     const pos_t qp = iota_pos(s.q_len), kp = iota_pos(s.k_len, 5);
     const dev_input q = to_device(seeded(attention_q_elems(s), 1, 2.0f), dtype);
@@ -168,11 +192,33 @@ TEST_P(gpu_attention, forward_one_block_matches_reference) {
     expect_close(lse.to_host(), want.lse, 1e-3f, "LSE");
 }
 
+// Many key tiles (555 keys: 9 of the sm80 kernel's 64, 5 of the sm90 kernel's 128, so the
+// sm90 two-stage ring wraps and its barrier phases flip) and several query tiles (333 rows),
+// keys at 40.. so causal rows 0-39 see nothing and the diagonal crosses tiles partially.
+TEST_P(gpu_attention, forward_many_tiles_matches_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [dtype, dim, causal, path] = GetParam();
+    const attention_shape s = make_shape(333, 555, dim, causal);
+    const pos_t qp = iota_pos(s.q_len, 222), kp = iota_pos(s.k_len, 40 + 222);
+    const dev_input q = to_device(seeded(attention_q_elems(s), 4, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(s), 5, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(s), 6, 1.0f), dtype);
+    const ref_fwd want = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
+
+    kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+    kc::attention_fwd_init_cuda(s, o.data(), lse.data());
+    kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
+                           {nullptr, nullptr, qp.front(), kp.front()}, o.data(), lse.data());
+    kc::device_synchronize();
+    expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded), "O");
+    expect_close(lse.to_host(), want.lse, 1e-3f, "LSE");
+}
+
 // Ring forward with zigzag sharding over 2 ranks (S = 148, chunks of 37): each rank's
 // queries take its own K/V block, then the other rank's, merged into one (O, LSE).
 TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
     RINGSCALE_SKIP_WITHOUT_DEVICE();
-    const auto [dtype, dim, causal] = GetParam();
+    const auto [dtype, dim, causal, path] = GetParam();
     const std::int64_t seq = 148;
     const int ranks = 2;
     const attention_shape global = make_shape(seq, seq, dim, causal);
@@ -218,7 +264,7 @@ TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
 // against keys at 3..92: under the causal mask queries 0-2 get no gradient.
 TEST_P(gpu_attention, backward_one_block_matches_reference) {
     RINGSCALE_SKIP_WITHOUT_DEVICE();
-    const auto [dtype, dim, causal] = GetParam();
+    const auto [dtype, dim, causal, path] = GetParam();
     const attention_shape s = make_shape(101, 90, dim, causal);
     const pos_t qp = iota_pos(s.q_len), kp = iota_pos(s.k_len, 3);
     const dev_input q = to_device(seeded(attention_q_elems(s), 21, 2.0f), dtype);
@@ -250,7 +296,7 @@ TEST_P(gpu_attention, backward_one_block_matches_reference) {
 // each block's dK, dV land in its rows of the global gradient.
 TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
     RINGSCALE_SKIP_WITHOUT_DEVICE();
-    const auto [dtype, dim, causal] = GetParam();
+    const auto [dtype, dim, causal, path] = GetParam();
     const std::int64_t seq = 148;
     const int ranks = 2;
     const attention_shape global = make_shape(seq, seq, dim, causal);
@@ -294,10 +340,11 @@ TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
     expect_close(dv_got, dv_ref, u4 * max_abs(dv_ref), "dV");
 }
 
-INSTANTIATE_TEST_SUITE_P(kernels, gpu_attention,
-                         testing::Combine(testing::Values(attn_dtype::bf16, attn_dtype::fp16),
-                                          testing::Values(64, 128), testing::Bool()),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    kernels, gpu_attention,
+    testing::Combine(testing::Values(attn_dtype::bf16, attn_dtype::fp16), testing::Values(64, 128),
+                     testing::Bool(), testing::Values(kc::attn_path::sm80, kc::attn_path::sm90)),
+    case_name);
 
 // Plain contiguous positions passed as nullptr + first must give bit-identical results to
 // the same positions passed as arrays (same tiles, same masks, same arithmetic).

@@ -1,5 +1,7 @@
 #include "kernels/cuda/attention_device.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/attention_path.hpp"
+#include "kernels/cuda/attention_sm90.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 
 #include <cuda_runtime.h>
@@ -347,6 +349,12 @@ void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const vo
     check_attention_launch("attention_fwd_cuda", shape, {q, k, v}, {o});
     if (shape.q_len == 0 || shape.k_len == 0)
         return;
+    int device = 0;
+    RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
+    if (resolve_attention_path(device) == attn_path::sm90 && attention_fwd_sm90_supports(shape)) {
+        attention_fwd_sm90(shape, dtype, q, k, v, pos, o, lse, stream);
+        return;
+    }
     const fwd_params p{q,
                        k,
                        v,

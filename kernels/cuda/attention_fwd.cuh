@@ -56,8 +56,9 @@ void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse,
 /// last visible key are skipped, fully masked warp tiles skip their MMAs, partial ones are
 /// masked per element. q, k, v are `dtype` elements, 16-byte aligned; o 8-byte aligned;
 /// every pointer (positions included) is DEVICE memory owned by the caller. Asynchronous on
-/// `stream` (a cudaStream_t; nullptr: default). Throws config_error for a bad shape, head_dim other
-/// than 64 or 128, or misaligned pointers; a cuda error if the launch fails.
+/// `stream` (a cudaStream_t; nullptr: default). Runs the sm90 kernels (attention_sm90.cuh) where
+/// resolve_attention_path (attention_path.hpp) gives sm90. Throws config_error for a bad shape,
+/// head_dim other than 64 or 128, or misaligned pointers; a cuda error if the launch fails.
 void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const void* q,
                         const void* k, const void* v, const attention_positions& pos, float* o,
                         float* lse, void* stream = nullptr);

@@ -1,6 +1,7 @@
 #include "src/launcher/cli.hpp"
 
 #include "jobs/registry.hpp"
+#include "kernels/cuda/attention_path.hpp"
 #include "src/error.hpp"
 #include "src/parse.hpp"
 
@@ -38,6 +39,10 @@ void add_common(po::options_description& d) {
         "attribute repeat = 0..N-1) and ringscale-stats treats it like a separate launch")(
         "device", po::value<std::string>()->default_value("cpu"), "where jobs compute: cpu|cuda")(
         "comm", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi|nccl")(
+        "attn-kernel", po::value<std::string>()->default_value("auto"),
+        "CUDA attention kernels: auto (sm90 on a compute capability 9.0 GPU when built with "
+        "the 90a target, else sm80) | sm80 (mma.sync) | sm90 (wgmma + TMA); needs --device "
+        "cuda unless auto")(
         "validate", po::value<std::string>()->default_value("auto"),
         "check results against the single-rank reference: auto (small cases)|on|off")(
         "threads", po::value<std::string>()->default_value("0"),
@@ -250,6 +255,12 @@ cli_result parse_cli(int argc, const char* const* argv) {
     cfg.comm = vm["comm"].as<std::string>();
     if (cfg.comm != "mpi" && cfg.comm != "nccl")
         throw config_error(fmt::format("--comm: '{}' is not mpi or nccl", cfg.comm));
+    cfg.attn_kernel = vm["attn-kernel"].as<std::string>();
+    kernels::cuda::parse_attn_path(cfg.attn_kernel); // refuses other names
+    if (cfg.device != "cuda" && cfg.attn_kernel != "auto")
+        throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
+                                       "--device cuda",
+                                       cfg.attn_kernel));
     const std::string v = vm["validate"].as<std::string>();
     if (v == "auto")
         cfg.validate = validate_mode::automatic;

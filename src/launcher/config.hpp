@@ -22,6 +22,7 @@ struct launch_config {
     int repeat = 1; ///< --repeat: run the planned cases this many times, interleaved
     std::string device = "cpu";
     std::string comm = "mpi";
+    std::string attn_kernel = "auto"; ///< --attn-kernel: auto | sm80 | sm90 (CUDA attention)
     validate_mode validate = validate_mode::automatic;
     int threads = 0; ///< 0 = cores per node / ranks per node
     std::uint64_t seed = 1;

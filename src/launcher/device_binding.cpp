@@ -1,5 +1,6 @@
 #include "src/launcher/device_binding.hpp"
 
+#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "src/error.hpp"
 #include "src/parse.hpp"
@@ -54,6 +55,9 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
         return b;
     try {
         b = bind_mine();
+        kernels::cuda::set_attention_path(kernels::cuda::parse_attn_path(cfg.attn_kernel));
+        b.attn_kernel =
+            kernels::cuda::to_string(kernels::cuda::resolve_attention_path(b.gpu.index));
     } catch (const std::exception& e) {
         error_text = e.what();
     }
@@ -88,6 +92,7 @@ void add_gpu_metadata(run_metadata& md, const device_binding& b, comm::communica
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     a["cuda_visible_devices"] = std::string(visible ? visible : "");
     a["nccl_version"] = comm::nccl_version();
+    a["attn_kernel"] = b.attn_kernel;
     if (!b.bound) {
         a["cuda_version"] = std::string("");
         return;

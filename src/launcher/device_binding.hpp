@@ -19,13 +19,15 @@ struct device_binding {
     kernels::cuda::gpu_info gpu;    ///< this rank's GPU
     int ranks_sharing = 1;          ///< ranks on this GPU, this one included
     std::uint64_t budget_bytes = 0; ///< device memory this rank may plan for
+    std::string attn_kernel;        ///< resolved --attn-kernel on this GPU: sm80 | sm90
 };
 
 /// Collective over `world` (host-memory MPI). With --device cuda: select the GPU
 /// local_rank % (visible GPUs), then compare every rank's GPU UUID. Returns the error text
 /// (one line; "" when fine) instead of throwing: no GPU visible, CUDA not compiled, or
-/// --comm nccl with ranks sharing a GPU (the fix is named). Every rank returns; with an
-/// error on any rank the binding is unusable. Does nothing with --device cpu.
+/// --comm nccl with ranks sharing a GPU (the fix is named), or --attn-kernel sm90 where the
+/// build or the GPU cannot run it. Sets the process-wide attention path. Every rank returns; with
+/// an error on any rank the binding is unusable. Does nothing with --device cpu.
 device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
                             std::string& error_text);
 
@@ -36,7 +38,8 @@ std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank
                                  const std::string& comm);
 
 /// Collective: /meta attributes (GPU name, compute capability, SMs, memory, clocks, driver,
-/// runtime and NCCL versions, CUDA_VISIBLE_DEVICES; rank 0's GPU) and /ranks datasets
+/// runtime and NCCL versions, CUDA_VISIBLE_DEVICES, attn_kernel: the resolved attention
+/// kernel path; rank 0's GPU) and /ranks datasets
 /// gpu_index, gpu_uuid, gpu_pci_bus_id. Empty strings and -1 with --device cpu.
 void add_gpu_metadata(run_metadata& md, const device_binding& b, comm::communicator& world);
 

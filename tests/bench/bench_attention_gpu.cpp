@@ -2,16 +2,20 @@
 // (attention_bwd_delta_cuda + attention_bwd_cuda, after zeroing dQ, dK, dV as the kernel
 // requires) on bf16, B=1, H=16 (Hkv=16), D=128, causal and not, one K/V block holding the
 // whole sequence (contiguous positions, the fast path). Each call is timed with CUDA events;
-// the median over iterations (after warm-up) is reported.
+// the median over iterations (after warm-up) is reported. --attn-kernel picks the kernel path
+// (attention_path.hpp; a path this build or GPU cannot run: one line, exit 2); the header
+// line names the path the forward resolved to.
 // FLOP convention (DESIGN.md): forward 4*B*S^2*H*D, halved when causal; backward 2.5 x forward.
 //
 // Prints one line per case, "bf16 S CAUSAL PASS MEDIAN_MS TFLOP_S" (PASS fwd or bwd), read by
 // tests/bench/attention_gpu.sh next to tests/bench/sdpa_reference.py's identical lines and by
 // tests/bench/job_overhead.sh.
-// usage: bench_attention_gpu [--pass fwd|bwd|both] [--causal 0|1|both] [iters=20]
+// usage: bench_attention_gpu [--pass fwd|bwd|both] [--causal 0|1|both]
+//                            [--attn-kernel auto|sm80|sm90] [iters=20]
 //                            [seq ...=4096 8192 16384 32768]
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/random.hpp"
 
@@ -39,6 +43,7 @@ struct bench_options {
     bool fwd = true, bwd = true;
     std::vector<bool> causal = {false, true};
     int iters = 20;
+    std::string path = "auto";
     std::vector<std::int64_t> seqs;
 };
 
@@ -134,6 +139,9 @@ bool parse(int argc, char** argv, bench_options& opt) {
         if (name == "--pass" && (value == "fwd" || value == "bwd" || value == "both")) {
             opt.fwd = value != "bwd";
             opt.bwd = value != "fwd";
+        } else if (name == "--attn-kernel" &&
+                   (value == "auto" || value == "sm80" || value == "sm90")) {
+            opt.path = value;
         } else if (name == "--causal" && (value == "0" || value == "1" || value == "both")) {
             opt.causal =
                 value == "both" ? std::vector<bool>{false, true} : std::vector<bool>{value == "1"};
@@ -151,7 +159,8 @@ bool parse(int argc, char** argv, bench_options& opt) {
         std::any_of(opt.seqs.begin(), opt.seqs.end(), [](std::int64_t x) { return x < 1; });
     if (opt.iters < 1 || bad_seq) {
         std::fprintf(stderr, "usage: bench_attention_gpu [--pass fwd|bwd|both] "
-                             "[--causal 0|1|both] [iters >= 1] [seq >= 1 ...]\n");
+                             "[--causal 0|1|both] [--attn-kernel auto|sm80|sm90] [iters >= 1] "
+                             "[seq >= 1 ...]\n");
         return false;
     }
     return true;
@@ -168,10 +177,18 @@ int main(int argc, char** argv) {
                              "a GPU (and a CUDA build)\n");
         return 2;
     }
+    std::string resolved;
+    try {
+        kc::set_attention_path(kc::parse_attn_path(opt.path));
+        resolved = kc::to_string(kc::resolve_attention_path(0));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_attention_gpu: %s\n", e.what());
+        return 2;
+    }
     try {
         std::printf("# ringscale attention_fwd_cuda / attention_bwd_cuda, bf16, B=1, H=16, "
-                    "D=128, %d iters\n",
-                    opt.iters);
+                    "D=128, %d iters, --attn-kernel %s (forward path %s)\n",
+                    opt.iters, opt.path.c_str(), resolved.c_str());
         for (const std::int64_t seq : opt.seqs)
             run_seq(seq, opt);
     } catch (const std::exception& e) {

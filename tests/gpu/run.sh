@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for a GPU host: every GPU test binary, a launch of each job at np=1 on NCCL and
 # at np=2 sharing one GPU over staged MPI (validated), the attention benchmark forward and
-# backward against PyTorch SDPA, the job-overhead check and a ringscale-stats summary
+# backward (both kernel paths) against PyTorch SDPA, the job-overhead check and a ringscale-stats summary
 # (GFLOP/s/rank and MFU). Everything goes into ONE log, OUT_DIR/run.log, with the results
 # files in OUT_DIR/results; a pass/fail line per step ends the log and stdout.
 #
@@ -142,7 +142,20 @@ for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
     launch train_step "$np" "$comm" --layers 2 --dp 0 --cp "$cp"
 done
 
-# 3. The attention kernels forward and backward against PyTorch SDPA; the job overhead.
+# 2b. The attention jobs forced onto the sm80 kernels (auto above takes sm90 on an H100/H200
+#     built with 90a; /meta attn_kernel records which), and the sm90 forward tests under
+#     compute-sanitizer (memcheck: TMA/wgmma addressing, out-of-bounds stores) where present.
+step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none --oversubscribe \
+    -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
+    -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ -x $sanitizer && -x $build/tests/test_gpu_attention ]]; then
+    step "compute-sanitizer memcheck: sm90 forward tests" "$sanitizer" --tool memcheck \
+        --error-exitcode 1 "$build/tests/test_gpu_attention" --gtest_filter='*forward*sm90*'
+fi
+
+# 3. The attention kernels forward and backward (sm80, sm90) against PyTorch SDPA; the job
+#    overhead.
 if [[ ${SKIP_BENCH:-0} != 1 ]]; then
     # shellcheck disable=SC2086 # SEQS is a list
     step "bench attention fwd+bwd vs SDPA" env PYTHON="$python" "$bench/attention_gpu.sh" \
