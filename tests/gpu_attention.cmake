@@ -4,6 +4,10 @@
 if(RINGSCALE_HAVE_CUDA)
     ringscale_gpu_test(test_gpu_attention SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_attention.cpp
                        LIBS ringscale_kernels ringscale_kernels_cuda)
+    # The sm_90a building blocks one at a time (skips unless sm90 can run).
+    ringscale_gpu_test(test_gpu_sm90_primitives
+                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_sm90_primitives.cu
+                       LIBS ringscale_kernels ringscale_kernels_cuda)
 else()
     message(STATUS "GPU tests: CUDA is not built, so test_gpu_attention is not registered")
 endif()

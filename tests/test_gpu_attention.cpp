@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <ostream>
 #include <string>
@@ -195,6 +196,8 @@ TEST_P(gpu_attention, forward_one_block_matches_reference) {
 // Many key tiles (555 keys: 9 of the sm80 kernel's 64, 5 of the sm90 kernel's 128, so the
 // sm90 two-stage ring wraps and its barrier phases flip) and several query tiles (333 rows),
 // keys at 40.. so causal rows 0-39 see nothing and the diagonal crosses tiles partially.
+// On sm90 both consumer schedules run: overlapped (default) and serial
+// (RINGSCALE_SM90_OVERLAP=0).
 TEST_P(gpu_attention, forward_many_tiles_matches_reference) {
     RINGSCALE_SKIP_WITHOUT_DEVICE();
     const auto [dtype, dim, causal, path] = GetParam();
@@ -205,13 +208,21 @@ TEST_P(gpu_attention, forward_many_tiles_matches_reference) {
     const dev_input v = to_device(seeded(attention_kv_elems(s), 6, 1.0f), dtype);
     const ref_fwd want = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
 
-    kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
-    kc::attention_fwd_init_cuda(s, o.data(), lse.data());
-    kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
-                           {nullptr, nullptr, qp.front(), kp.front()}, o.data(), lse.data());
-    kc::device_synchronize();
-    expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded), "O");
-    expect_close(lse.to_host(), want.lse, 1e-3f, "LSE");
+    for (const char* overlap : {"1", "0"}) {
+        if (path != kc::attn_path::sm90 && overlap[0] == '0')
+            break; // the schedule is the sm90 kernel's
+        ::setenv("RINGSCALE_SM90_OVERLAP", overlap, 1);
+        kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+        kc::attention_fwd_init_cuda(s, o.data(), lse.data());
+        kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
+                               {nullptr, nullptr, qp.front(), kp.front()}, o.data(), lse.data());
+        kc::device_synchronize();
+        const std::string tag = std::string("overlap=") + overlap + " ";
+        expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded),
+                     tag + "O");
+        expect_close(lse.to_host(), want.lse, 1e-3f, tag + "LSE");
+    }
+    ::unsetenv("RINGSCALE_SM90_OVERLAP");
 }
 
 // Ring forward with zigzag sharding over 2 ranks (S = 148, chunks of 37): each rank's

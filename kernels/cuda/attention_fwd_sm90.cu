@@ -6,8 +6,10 @@
 // softmax in registers, and O += P V with wgmma (P in registers as the A operand), then merge
 // into the running O/LSE in global memory exactly as the sm80 kernel.
 //
-// Not yet: the softmax of one tile overlapped with the GEMMs of the next (FA3's intra-
-// warpgroup pipelining), a persistent tile scheduler, TMA descriptor caching across calls.
+// Two consumer schedules: overlapped (default; FA3's intra-warpgroup pipelining, the
+// softmax of tile t while P V of tile t - 1 runs) and serial (RINGSCALE_SM90_OVERLAP=0, to
+// tell a pipelining bug from a layout bug). Not yet: a persistent tile scheduler, explicit
+// ping-pong ordering of the two consumers, TMA descriptor caching across calls.
 // Compile-checked for sm_90a; NOT YET RUN ON A GPU: correctness and speed are unverified.
 #include "kernels/cuda/attention_fwd_sm90.cuh"
 #include "kernels/cuda/attention_path.hpp"
@@ -15,37 +17,14 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/tma_desc.hpp"
 
+#include <cstdlib>
 #include <cuda_runtime.h>
+#include <string>
 
 namespace ringscale::kernels::cuda {
 
 namespace sm90 {
 namespace {
-
-/// Shared memory of a block, carved from the dynamic allocation rounded up to 1024 bytes
-/// (the 128-byte swizzle atom's alignment): Q, then the K and V stages, each tile stored as
-/// its 64-column blocks one after the other ([D / 64][rows][64], as TMA writes them).
-template <typename T, int D>
-struct fwd_smem {
-    using cfg = fwd_cfg<D>;
-    unsigned char* base; // 1024-byte aligned
-
-    __device__ explicit fwd_smem(unsigned char* raw)
-        : base(reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) &
-                                                ~std::uintptr_t{1023})) {}
-    // Computed, not stored in arrays: a stage index known only at run time would put an
-    // array of pointers on the stack.
-    __device__ T* q() const { return reinterpret_cast<T*>(base); }
-    __device__ T* k(int s) const {
-        return reinterpret_cast<T*>(base + cfg::q_bytes + 2 * s * cfg::kv_bytes);
-    }
-    __device__ T* v(int s) const {
-        return reinterpret_cast<T*>(base + cfg::q_bytes + (2 * s + 1) * cfg::kv_bytes);
-    }
-    __device__ fwd_barriers<cfg::stages>* bar() const {
-        return reinterpret_cast<fwd_barriers<cfg::stages>*>(base + cfg::tiles_bytes);
-    }
-};
 
 /// The producer: one thread loads Q, then K and V tile t into stage t % stages once the
 /// consumers released that stage's previous tile.
@@ -74,99 +53,139 @@ __device__ void fwd_produce(fwd_smem<T, D>& sm, const CUtensorMap* tq, const CUt
     }
 }
 
-/// S = Q K^T for the warpgroup's 64 rows against the key tile in `sk` (both K-major):
-/// D / 16 wgmma steps, each 32 bytes further into a 64-column block.
-template <typename T, int D>
-__device__ __forceinline__ void fwd_scores(float (&s)[fwd_cfg<D>::keys / 2], const T* sq_wg,
-                                           const T* sk) {
-    using cfg = fwd_cfg<D>;
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-        const int c = kk / 4, off = (kk % 4) * 16; // elements into the column block
-        const std::uint64_t da = wgmma_desc_k_major(sq_wg + c * cfg::rows * 64 + off);
-        const std::uint64_t db = wgmma_desc_k_major(sk + c * cfg::keys * 64 + off);
-        wgmma_ss<cfg::keys, T>(s, da, db, kk > 0 ? 1 : 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operand(s);
-}
-
-/// O += P V for the warpgroup: V MN-major (d contiguous), 16 keys (2048 bytes) per step.
-template <typename T, int D>
-__device__ __forceinline__ void
-fwd_pv(float (&o)[D / 2], const std::uint32_t (&pa)[fwd_cfg<D>::keys / 16][4], const T* sv) {
-    using cfg = fwd_cfg<D>;
-    wgmma_fence_operand(o);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < cfg::keys / 16; ++kk) {
-        const std::uint64_t db = wgmma_desc_mn_major(sv + kk * 16 * 64, cfg::keys * 128);
-        wgmma_rs<D, T, 1>(o, pa[kk], db, 1);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operand(o);
-}
-
-/// A consumer warpgroup (wg 0 or 1: rows i0 + 64 wg ..): every tile is waited for and
-/// released, tiles no row of the warpgroup sees are not computed.
-template <typename T, int D>
-__device__ void fwd_consume(fwd_smem<T, D>& sm, const fwd_params& p, std::int64_t i0, int wg,
-                            std::int64_t bh, int tiles) {
-    using cfg = fwd_cfg<D>;
-    const int tid = static_cast<int>(threadIdx.x) - 128 * (wg + 1);
-    const int warp = tid / 32, lane = tid % 32;
-    const attention_positions& pos = p.pos;
-    const std::int64_t r0 = i0 + 64 * wg, w0 = r0 + 16 * warp;
-    const bool wg_live = r0 < p.q_len;
-    const std::int64_t wg_first = wg_live ? attn::position_at(pos.q_pos, pos.q_first, r0) : 0;
-    const std::int64_t wg_last =
-        wg_live ? attn::position_at(pos.q_pos, pos.q_first, min(r0 + 63, p.q_len - 1)) : 0;
-    fwd_rows_state<D> st;
+/// A consumer thread's state before the first tile: O = 0, no maximum, no sum.
+template <int D>
+__device__ __forceinline__ void fwd_init_state(fwd_rows_state<D>& st, const fwd_params& p,
+                                               const fwd_wg& w) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        const std::int64_t row = w0 + lane / 4 + 8 * r;
-        st.row_pos[r] = row < p.q_len ? attn::position_at(pos.q_pos, pos.q_first, row) : wg_last;
+        const std::int64_t row = w.w0 + w.lane / 4 + 8 * r;
+        st.row_pos[r] = row < p.q_len ? attn::position_at(p.pos.q_pos, p.pos.q_first, row) : w.last;
         st.row_max[r] = -INFINITY;
         st.row_sum[r] = 0.0f;
     }
 #pragma unroll
     for (int k = 0; k < D / 2; ++k)
         st.o[k] = 0.0f;
+}
+
+/// Scores of tile t into P (masked where partial, softmax, alpha for O) once S is complete.
+template <int D>
+__device__ __forceinline__ void fwd_tile_softmax(float (&sc)[fwd_cfg<D>::keys / 2],
+                                                 fwd_rows_state<D>& st, const fwd_params& p,
+                                                 const fwd_wg& w, int t, float (&alpha)[2]) {
+    constexpr int keys = fwd_cfg<D>::keys;
+    const std::int64_t j0 = static_cast<std::int64_t>(t) * keys;
+    if (!fwd_tile_full<keys>(p, w, j0))
+        fwd_mask<keys>(p, sc, j0, st.row_pos, w.lane);
+    fwd_softmax<D, keys>(sc, st, p.scale_log2, alpha);
+}
+
+/// A consumer warpgroup (wg 0 or 1: rows i0 + 64 wg ..) that finishes each tile before the
+/// next: S, softmax, P V. Every tile is waited for and released; unseen ones not computed.
+/// The simple schedule (RINGSCALE_SM90_OVERLAP=0), kept to tell a pipelining bug apart.
+template <typename T, int D>
+__device__ void fwd_consume_serial(const fwd_smem<T, D>& sm, const fwd_params& p, std::int64_t i0,
+                                   int wg, std::int64_t bh, int tiles) {
+    using cfg = fwd_cfg<D>;
+    const fwd_wg w = make_fwd_wg(p, i0, wg);
+    const int seen = fwd_tiles_seen<cfg::keys>(p, w, tiles);
+    fwd_rows_state<D> st;
+    fwd_init_state<D>(st, p, w);
     const T* sq_wg = sm.q() + wg * 64 * 64; // 64 rows of 128 bytes into each column block
     mbarrier_wait(&sm.bar()->q_full, 0);
     for (int t = 0; t < tiles; ++t) {
         const int s = t % cfg::stages;
         const auto phase = static_cast<std::uint32_t>((t / cfg::stages) & 1);
-        const std::int64_t j0 = static_cast<std::int64_t>(t) * cfg::keys;
-        const bool skip =
-            !wg_live || (p.causal && attn::position_at(pos.k_pos, pos.k_first, j0) > wg_last);
-        const bool full = j0 + cfg::keys <= p.k_len &&
-                          (!p.causal || attn::position_at(pos.k_pos, pos.k_first,
-                                                          j0 + cfg::keys - 1) <= wg_first);
         mbarrier_wait(&sm.bar()->k_full[s], phase);
-        std::uint32_t pa[cfg::keys / 16][4];
-        if (!skip) {
-            float sc[cfg::keys / 2];
-            fwd_scores<T, D>(sc, sq_wg, sm.k(s));
-            if (!full)
-                fwd_mask<cfg::keys>(p, sc, j0, st.row_pos, lane);
-            fwd_softmax<D, cfg::keys>(sc, st, p.scale_log2);
-            fwd_pack_p<T, cfg::keys>(pa, sc);
-        }
         mbarrier_wait(&sm.bar()->v_full[s], phase);
-        if (!skip)
-            fwd_pv<T, D>(st.o, pa, sm.v(s));
-        __syncwarp();
-        if (lane == 0)
-            mbarrier_arrive(&sm.bar()->empty[s]); // this warp no longer reads stage s
+        if (t < seen) {
+            float sc[cfg::keys / 2];
+            std::uint32_t pa[cfg::keys / 16][4];
+            float alpha[2];
+            wgmma_fence();
+            fwd_scores_issue<T, D>(sc, sq_wg, sm.k(s));
+            wgmma_wait<0>();
+            wgmma_fence_operand(sc);
+            fwd_tile_softmax<D>(sc, st, p, w, t, alpha);
+            fwd_rescale_o<D>(st, alpha);
+            fwd_pack_p<T, cfg::keys>(pa, sc);
+            wgmma_fence_operand(st.o);
+            wgmma_fence();
+            fwd_pv_issue<T, D>(st.o, pa, sm.v(s));
+            wgmma_wait<0>();
+            wgmma_fence_operand(st.o);
+        }
+        fwd_release(&sm.bar()->empty[s], w.lane);
     }
-    fwd_merge<D>(p, st, bh, w0, lane);
+    fwd_merge<D>(p, st, bh, w.w0, w.lane);
 }
 
+/// As fwd_consume_serial, with FlashAttention-3's intra-warpgroup pipelining: S of tile t is
+/// issued, then P V of tile t - 1, and the softmax of tile t runs while that P V is in
+/// flight; O is rescaled and P repacked only after it completes.
 template <typename T, int D>
+__device__ void fwd_consume_overlap(const fwd_smem<T, D>& sm, const fwd_params& p, std::int64_t i0,
+                                    int wg, std::int64_t bh, int tiles) {
+    using cfg = fwd_cfg<D>;
+    const fwd_wg w = make_fwd_wg(p, i0, wg);
+    const int seen = fwd_tiles_seen<cfg::keys>(p, w, tiles);
+    fwd_rows_state<D> st;
+    fwd_init_state<D>(st, p, w);
+    const T* sq_wg = sm.q() + wg * 64 * 64;
+    auto phase = [](int t) { return static_cast<std::uint32_t>((t / cfg::stages) & 1); };
+    float sc[cfg::keys / 2];
+    std::uint32_t pa[cfg::keys / 16][4];
+    float alpha[2];
+    mbarrier_wait(&sm.bar()->q_full, 0);
+    if (seen > 0) { // prologue: P of tile 0
+        mbarrier_wait(&sm.bar()->k_full[0], 0);
+        wgmma_fence();
+        fwd_scores_issue<T, D>(sc, sq_wg, sm.k(0));
+        wgmma_wait<0>();
+        wgmma_fence_operand(sc);
+        fwd_tile_softmax<D>(sc, st, p, w, 0, alpha); // O is 0: no rescale needed
+        fwd_pack_p<T, cfg::keys>(pa, sc);
+    }
+    for (int t = 1; t < seen; ++t) {
+        const int s = t % cfg::stages, sp = (t - 1) % cfg::stages;
+        // Both waits before the issues: a wait loop between two wgmma groups makes ptxas
+        // insert a warpgroup.arrive (C7519). V of tile t - 1 came with its K, long ago.
+        mbarrier_wait(&sm.bar()->k_full[s], phase(t));
+        mbarrier_wait(&sm.bar()->v_full[sp], phase(t - 1));
+        wgmma_fence_operand(st.o);
+        wgmma_fence();
+        fwd_scores_issue<T, D>(sc, sq_wg, sm.k(s));
+        fwd_pv_issue<T, D>(st.o, pa, sm.v(sp));
+        wgmma_wait<1>(); // S of tile t is done; P V of tile t - 1 may still run
+        wgmma_fence_operand(sc);
+        fwd_tile_softmax<D>(sc, st, p, w, t, alpha);
+        wgmma_wait<0>();
+        wgmma_fence_operand(st.o);
+        fwd_release(&sm.bar()->empty[sp], w.lane);
+        fwd_rescale_o<D>(st, alpha);
+        fwd_pack_p<T, cfg::keys>(pa, sc);
+    }
+    if (seen > 0) { // epilogue: P V of the last seen tile
+        const int last = seen - 1, s = last % cfg::stages;
+        mbarrier_wait(&sm.bar()->v_full[s], phase(last));
+        wgmma_fence_operand(st.o);
+        wgmma_fence();
+        fwd_pv_issue<T, D>(st.o, pa, sm.v(s));
+        wgmma_wait<0>();
+        wgmma_fence_operand(st.o);
+        fwd_release(&sm.bar()->empty[s], w.lane);
+    }
+    for (int t = seen; t < tiles; ++t) { // unseen tiles: only keep the ring turning
+        const int s = t % cfg::stages;
+        mbarrier_wait(&sm.bar()->k_full[s], phase(t));
+        mbarrier_wait(&sm.bar()->v_full[s], phase(t));
+        fwd_release(&sm.bar()->empty[s], w.lane);
+    }
+    fwd_merge<D>(p, st, bh, w.w0, w.lane);
+}
+
+template <typename T, int D, bool overlap>
 __global__ void __launch_bounds__(fwd_cfg<D>::threads, 1)
     attention_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
                               const __grid_constant__ CUtensorMap tk,
@@ -206,14 +225,17 @@ __global__ void __launch_bounds__(fwd_cfg<D>::threads, 1)
                               static_cast<int>(kvh), tiles);
     } else {
         setmaxnreg_inc<cfg::consumer_regs>();
-        fwd_consume<T, D>(sm, p, i0, wg - 1, bh, tiles);
+        if constexpr (overlap)
+            fwd_consume_overlap<T, D>(sm, p, i0, wg - 1, bh, tiles);
+        else
+            fwd_consume_serial<T, D>(sm, p, i0, wg - 1, bh, tiles);
     }
 #else
     __trap(); // launched only where attention_path resolved to sm90 (a 9.0 device, 90a built)
 #endif
 }
 
-template <typename T, int D>
+template <typename T, int D, bool overlap>
 void launch(const attention_shape& shape, attn_dtype dtype, const void* q, const void* k,
             const void* v, const fwd_params& p, cudaStream_t stream) {
     using cfg = fwd_cfg<D>;
@@ -224,7 +246,7 @@ void launch(const attention_shape& shape, attn_dtype dtype, const void* q, const
     const CUtensorMap tq = make_tma_desc_3d(dtype, q, bh, sq, D, cfg::rows, 64);
     const CUtensorMap tk = make_tma_desc_3d(dtype, k, bhkv, sk, D, cfg::keys, 64);
     const CUtensorMap tv = make_tma_desc_3d(dtype, v, bhkv, sk, D, cfg::keys, 64);
-    const auto kernel = attention_fwd_sm90_kernel<T, D>;
+    const auto kernel = attention_fwd_sm90_kernel<T, D, overlap>;
     RINGSCALE_CUDA_CALL(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes));
     const dim3 grid(static_cast<unsigned>((shape.q_len + cfg::rows - 1) / cfg::rows),
@@ -233,8 +255,25 @@ void launch(const attention_shape& shape, attn_dtype dtype, const void* q, const
     RINGSCALE_CUDA_CALL(cudaGetLastError());
 }
 
+template <bool overlap>
+void launch_typed(const attention_shape& shape, attn_dtype dtype, const void* q, const void* k,
+                  const void* v, const fwd_params& p, cudaStream_t s) {
+    using bf16 = __nv_bfloat16;
+    if (dtype == attn_dtype::bf16)
+        shape.head_dim == 64 ? launch<bf16, 64, overlap>(shape, dtype, q, k, v, p, s)
+                             : launch<bf16, 128, overlap>(shape, dtype, q, k, v, p, s);
+    else
+        shape.head_dim == 64 ? launch<__half, 64, overlap>(shape, dtype, q, k, v, p, s)
+                             : launch<__half, 128, overlap>(shape, dtype, q, k, v, p, s);
+}
+
 } // namespace
 } // namespace sm90
+
+bool sm90_overlap() {
+    const char* env = std::getenv("RINGSCALE_SM90_OVERLAP");
+    return !(env && std::string(env) == "0");
+}
 
 bool attention_fwd_sm90_supports(const attention_shape& shape) {
     return shape.head_dim == 64 || shape.head_dim == 128;
@@ -259,13 +298,10 @@ void attention_fwd_sm90(const attention_shape& shape, attn_dtype dtype, const vo
                              attention_scale(shape) * attn::log2e,
                              shape.causal};
     const auto s = static_cast<cudaStream_t>(stream);
-    using bf16 = __nv_bfloat16;
-    if (dtype == attn_dtype::bf16)
-        shape.head_dim == 64 ? sm90::launch<bf16, 64>(shape, dtype, q, k, v, p, s)
-                             : sm90::launch<bf16, 128>(shape, dtype, q, k, v, p, s);
+    if (sm90_overlap())
+        sm90::launch_typed<true>(shape, dtype, q, k, v, p, s);
     else
-        shape.head_dim == 64 ? sm90::launch<__half, 64>(shape, dtype, q, k, v, p, s)
-                             : sm90::launch<__half, 128>(shape, dtype, q, k, v, p, s);
+        sm90::launch_typed<false>(shape, dtype, q, k, v, p, s);
 }
 
 } // namespace ringscale::kernels::cuda

@@ -51,6 +51,110 @@ struct fwd_barriers {
     std::uint64_t empty[stages];
 };
 
+/// Shared memory of a block, carved from the dynamic allocation rounded up to 1024 bytes
+/// (the 128-byte swizzle atom's alignment): Q, then the K and V stages, each tile stored as
+/// its 64-column blocks one after the other ([D / 64][rows][64], as TMA writes them), then
+/// the barriers. Addresses are computed, not kept in arrays: an array of pointers indexed by
+/// a run-time stage would live on the stack.
+template <typename T, int D>
+struct fwd_smem {
+    using cfg = fwd_cfg<D>;
+    unsigned char* base;
+
+    __device__ explicit fwd_smem(unsigned char* raw)
+        : base(reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) &
+                                                ~std::uintptr_t{1023})) {}
+    __device__ T* q() const { return reinterpret_cast<T*>(base); }
+    __device__ T* k(int s) const {
+        return reinterpret_cast<T*>(base + cfg::q_bytes + 2 * s * cfg::kv_bytes);
+    }
+    __device__ T* v(int s) const {
+        return reinterpret_cast<T*>(base + cfg::q_bytes + (2 * s + 1) * cfg::kv_bytes);
+    }
+    __device__ fwd_barriers<cfg::stages>* bar() const {
+        return reinterpret_cast<fwd_barriers<cfg::stages>*>(base + cfg::tiles_bytes);
+    }
+};
+
+/// A consumer warpgroup as one of its threads sees it: 64 rows from r0, this warp's 16 from
+/// w0, the positions of the first and last live row.
+struct fwd_wg {
+    int lane;
+    std::int64_t r0, w0, first, last;
+    bool live;
+};
+
+__device__ __forceinline__ fwd_wg make_fwd_wg(const fwd_params& p, std::int64_t i0, int wg) {
+    fwd_wg w;
+    const int tid = static_cast<int>(threadIdx.x) - 128 * (wg + 1);
+    w.lane = tid % 32;
+    w.r0 = i0 + 64 * wg;
+    w.w0 = w.r0 + 16 * (tid / 32);
+    w.live = w.r0 < p.q_len;
+    const std::int64_t r_last = min(w.r0 + 63, p.q_len - 1);
+    w.first = w.live ? attn::position_at(p.pos.q_pos, p.pos.q_first, w.r0) : 0;
+    w.last = w.live ? attn::position_at(p.pos.q_pos, p.pos.q_first, r_last) : 0;
+    return w;
+}
+
+/// Key tiles the warpgroup computes: the leading ones whose first key some row sees (keys
+/// and rows are sorted, so every later tile is unseen too).
+template <int keys>
+__device__ __forceinline__ int fwd_tiles_seen(const fwd_params& p, const fwd_wg& w, int tiles) {
+    if (!w.live)
+        return 0;
+    if (!p.causal)
+        return tiles;
+    const std::int64_t n = attn::count_at_most(p.pos.k_pos, p.pos.k_first, p.k_len, w.last);
+    return min(tiles, static_cast<int>((n + keys - 1) / keys));
+}
+
+/// True when every key of the tile at j0 exists and every row of the warpgroup sees it.
+template <int keys>
+__device__ __forceinline__ bool fwd_tile_full(const fwd_params& p, const fwd_wg& w,
+                                              std::int64_t j0) {
+    return j0 + keys <= p.k_len &&
+           (!p.causal || attn::position_at(p.pos.k_pos, p.pos.k_first, j0 + keys - 1) <= w.first);
+}
+
+/// Issue S = Q K^T for the warpgroup's 64 rows against the key tile in `sk` (both K-major,
+/// D / 16 steps, each 32 bytes further into a 64-column block) as one wgmma group. The
+/// caller fences before and waits after.
+template <typename T, int D>
+__device__ __forceinline__ void fwd_scores_issue(float (&s)[fwd_cfg<D>::keys / 2], const T* sq_wg,
+                                                 const T* sk) {
+    using cfg = fwd_cfg<D>;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+        const int c = kk / 4, off = (kk % 4) * 16; // elements into the column block
+        const std::uint64_t da = wgmma_desc_k_major(sq_wg + c * cfg::rows * 64 + off);
+        const std::uint64_t db = wgmma_desc_k_major(sk + c * cfg::keys * 64 + off);
+        wgmma_ss<cfg::keys, T>(s, da, db, kk > 0 ? 1 : 0);
+    }
+    wgmma_commit();
+}
+
+/// Issue O += P V as one wgmma group: V MN-major (d contiguous; 64-column blocks keys * 128
+/// bytes apart), 16 keys (2048 bytes) per step. The caller fences before and waits after.
+template <typename T, int D>
+__device__ __forceinline__ void
+fwd_pv_issue(float (&o)[D / 2], const std::uint32_t (&pa)[fwd_cfg<D>::keys / 16][4], const T* sv) {
+    using cfg = fwd_cfg<D>;
+#pragma unroll
+    for (int kk = 0; kk < cfg::keys / 16; ++kk) {
+        const std::uint64_t db = wgmma_desc_mn_major(sv + kk * 16 * 64, cfg::keys * 128);
+        wgmma_rs<D, T, 1>(o, pa[kk], db, 1);
+    }
+    wgmma_commit();
+}
+
+/// Stage s no longer read by this warp: one arrival per consumer warp.
+__device__ __forceinline__ void fwd_release(std::uint64_t* empty, int lane) {
+    __syncwarp();
+    if (lane == 0)
+        mbarrier_arrive(empty);
+}
+
 /// A consumer thread's running state for its two rows (g and g + 8 of its warp's 16).
 template <int D>
 struct fwd_rows_state {
@@ -78,18 +182,19 @@ __device__ __forceinline__ void fwd_mask(const fwd_params& p, float (&s)[keys / 
         }
 }
 
-/// Online softmax on raw scores: new running max (log2 units), S -> P in place (exp2), the
-/// partial row sums and O rescaled. Same arithmetic as the sm80 kernel.
+/// Online softmax on raw scores: new running max (log2 units), S -> P in place (exp2) and the
+/// partial row sums; alpha receives the factor O must be rescaled by (fwd_rescale_o), kept
+/// apart so O can still be owned by an in-flight wgmma. Same arithmetic as the sm80 kernel.
 template <int D, int keys>
 __device__ __forceinline__ void fwd_softmax(float (&s)[keys / 2], fwd_rows_state<D>& st,
-                                            float scale_log2) {
+                                            float scale_log2, float (&alpha)[2]) {
     float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int n = 0; n < keys / 8; ++n) {
         tile_max[0] = fmaxf(tile_max[0], fmaxf(s[4 * n], s[4 * n + 1]));
         tile_max[1] = fmaxf(tile_max[1], fmaxf(s[4 * n + 2], s[4 * n + 3]));
     }
-    float alpha[2], base[2], sum[2] = {0.0f, 0.0f};
+    float base[2], sum[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
@@ -107,6 +212,11 @@ __device__ __forceinline__ void fwd_softmax(float (&s)[keys / 2], fwd_rows_state
 #pragma unroll
     for (int r = 0; r < 2; ++r)
         st.row_sum[r] = st.row_sum[r] * alpha[r] + sum[r];
+}
+
+/// O *= alpha per row (accumulator layout: entries 4n, 4n+1 row g; 4n+2, 4n+3 row g+8).
+template <int D>
+__device__ __forceinline__ void fwd_rescale_o(fwd_rows_state<D>& st, const float (&alpha)[2]) {
 #pragma unroll
     for (int k = 0; k < D / 2; ++k)
         st.o[k] *= alpha[(k / 2) % 2];

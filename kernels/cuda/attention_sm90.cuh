@@ -9,6 +9,11 @@
 
 namespace ringscale::kernels::cuda {
 
+/// The sm90 forward's consumer schedule: true (default) overlaps the softmax of one key tile
+/// with the P V product of the previous one; false (environment RINGSCALE_SM90_OVERLAP=0)
+/// runs each tile's steps in turn. Read at every call.
+bool sm90_overlap();
+
 /// True when the sm90 forward takes `shape` (head_dim 64 or 128).
 bool attention_fwd_sm90_supports(const attention_shape& shape);
 

@@ -6,6 +6,10 @@
 
 namespace ringscale::kernels::cuda {
 
+bool sm90_overlap() {
+    return true;
+}
+
 bool attention_fwd_sm90_supports(const attention_shape&) {
     return false;
 }

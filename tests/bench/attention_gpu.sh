@@ -14,7 +14,8 @@
 # usage: tests/bench/attention_gpu.sh [BUILD_DIR] [ITERS] [SEQ ...]
 #        env PYTHON (python3); SDPA_BACKEND for the forward (default: PyTorch picks) and
 #        SDPA_BWD_BACKEND for the backward (default: cudnn, falling back to default with a
-#        '#' note where cuDNN attention is not available); flash | efficient | cudnn | default.
+#        '#' note where cuDNN attention is not available); flash | efficient | cudnn | default;
+#        RINGSCALE_SM90_OVERLAP=0 runs the sm90 forward's serial consumer schedule.
 set -euo pipefail
 build=${1:-build} iters=${2:-20} python=${PYTHON:-python3}
 seqs=("${@:3}")

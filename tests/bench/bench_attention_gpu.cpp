@@ -16,6 +16,7 @@
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
 #include "kernels/cuda/attention_path.hpp"
+#include "kernels/cuda/attention_sm90.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/random.hpp"
 
@@ -181,6 +182,8 @@ int main(int argc, char** argv) {
     try {
         kc::set_attention_path(kc::parse_attn_path(opt.path));
         resolved = kc::to_string(kc::resolve_attention_path(0));
+        if (resolved == std::string("sm90"))
+            resolved += kc::sm90_overlap() ? ", overlapped softmax" : ", serial consumers";
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_attention_gpu: %s\n", e.what());
         return 2;

@@ -153,6 +153,10 @@ if [[ -x $sanitizer && -x $build/tests/test_gpu_attention ]]; then
     step "compute-sanitizer memcheck: sm90 forward tests" "$sanitizer" --tool memcheck \
         --error-exitcode 1 "$build/tests/test_gpu_attention" --gtest_filter='*forward*sm90*'
 fi
+if [[ -x $sanitizer && -x $build/tests/test_gpu_sm90_primitives ]]; then
+    step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \
+        --error-exitcode 1 "$build/tests/test_gpu_sm90_primitives"
+fi
 
 # 3. The attention kernels forward and backward (sm80, sm90) against PyTorch SDPA; the job
 #    overhead.
