@@ -13,11 +13,12 @@
 //     positions; q_len / k_len not multiples of 64 / 128. A hang means an mbarrier count or
 //     parity is wrong (kv: 1 arrival + tx; full[s]: 1 + 32 producer arrivals + tx; empty[s]:
 //     8 consumer warps; parities from attention_bwd_sm90_plan.hpp).
-//  2. If S^T / dP^T (hence everything) are wrong: the K-major descriptors (K, V rows 64 w..,
-//     Q, dO; 32-byte steps inside a 64-column block). If only dV / dK / dQ are wrong: the
-//     MN-major descriptors (LBO = 64-column block stride, SBO = 1024) and trans_a / trans_b,
-//     or the RS A-fragment packing (pack_k64). tests/test_attention_bwd_sm90_plan.cpp checks
-//     these offsets against the PTX canonical layouts on the CPU, not against the hardware.
+//  2. tests/test_gpu_attention_bwd_sm90_pieces.cu runs scores and grads alone against exact
+//     CPU products and names the failing GEMM. If S^T / dP^T are wrong: the K-major descriptors (K,
+//     V rows 64 w.., Q, dO; 32-byte steps inside a 64-column block). If only dV / dK / dQ are
+//     wrong: the MN-major descriptors (LBO = 64-column block stride, SBO = 1024) and trans_a /
+//     trans_b, or the RS A-fragment packing (pack_k64). tests/test_attention_bwd_sm90_plan.cpp
+//     checks these offsets against the PTX canonical layouts on the CPU, not against the hardware.
 //  3. Registers: after any change, -Xptxas -v must still show 0 spills (the consumers sit
 //     near their 240).
 //  4. Speed (tests/bench/attention_gpu.sh): dQ goes out as 2048 float2 atomics per
@@ -95,75 +96,6 @@ __device__ void produce(const params& p, unsigned char* sm, const CUtensorMap* t
             mbarrier_arrive(full + s); // releases this lane's statistics
         }
     }
-}
-
-/// S^T = K_w Q^T and dP^T = V_w dO^T for key half w over D (both K-major SS wgmmas).
-template <typename T, int D>
-__device__ __forceinline__ void scores(float (&s)[32], float (&dp)[32], unsigned char* sm, int w,
-                                       int stage) {
-    using L = layout<D>;
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-        const int a_off = k_major_offset(kk, 64 * w, keys);
-        const int b_off = stage * L::q_tile + k_major_offset(kk, 0, rows);
-        sm90::wgmma_ss<64, T>(s, sm90::wgmma_desc_k_major(sm + L::k + a_off),
-                              sm90::wgmma_desc_k_major(sm + L::q + b_off), kk > 0);
-    }
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-        const int a_off = k_major_offset(kk, 64 * w, keys);
-        const int b_off = stage * L::q_tile + k_major_offset(kk, 0, rows);
-        sm90::wgmma_ss<64, T>(dp, sm90::wgmma_desc_k_major(sm + L::v + a_off),
-                              sm90::wgmma_desc_k_major(sm + L::d_o + b_off), kk > 0);
-    }
-    sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-    sm90::wgmma_fence_operand(s);
-    sm90::wgmma_fence_operand(dp);
-}
-
-/// dV += P^T dO, dK += dS^T Q (RS, K = the tile's 64 queries) and dq = dS K (SS), one
-/// wgmma group. D = 128: dq columns 64 w.. over all 128 keys; D = 64: all columns over the
-/// half's keys.
-template <typename T, int D>
-__device__ __forceinline__ void grads(float (&dv)[D / 2], float (&dk)[D / 2], float (&dq)[32],
-                                      const std::uint32_t (&pa)[4][4],
-                                      const std::uint32_t (&dsa)[4][4], unsigned char* sm,
-                                      const unsigned char* ds, int w, int stage) {
-    using L = layout<D>;
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) // MN-major B: the k-step's 16 query rows
-        sm90::wgmma_rs<D, T, 1>(
-            dv, pa[kk],
-            sm90::wgmma_desc_mn_major(sm + L::d_o + stage * L::q_tile + mn_major_offset(kk, 0),
-                                      col_block_offset(1, rows)),
-            1);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-        sm90::wgmma_rs<D, T, 1>(
-            dk, dsa[kk],
-            sm90::wgmma_desc_mn_major(sm + L::q + stage * L::q_tile + mn_major_offset(kk, 0),
-                                      col_block_offset(1, rows)),
-            1);
-    constexpr int dq_steps = D == 128 ? keys / 16 : 4;
-    const int key0 = D == 128 ? 0 : 64 * w; // first key row of the dQ reduction
-    const int k_block =
-        D == 128 ? col_block_offset(w, keys) : 0; // K's 64-column block of dq's columns
-#pragma unroll
-    for (int kk = 0; kk < dq_steps; ++kk) {
-        const int row_off = mn_major_offset(kk, key0);
-        sm90::wgmma_ss<64, T, 1, 1>(
-            dq, sm90::wgmma_desc_mn_major(ds + row_off, col_block_offset(1, keys)),
-            sm90::wgmma_desc_mn_major(sm + L::k + k_block + row_off, col_block_offset(1, keys)),
-            kk > 0);
-    }
-    sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-    sm90::wgmma_fence_operand(dv);
-    sm90::wgmma_fence_operand(dk);
-    sm90::wgmma_fence_operand(dq);
 }
 
 /// A consumer warpgroup (key half w): the walk over (query head, tile) in the producer's
