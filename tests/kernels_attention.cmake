@@ -10,6 +10,17 @@ ringscale_unit_test(test_attention_cpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_at
 ringscale_unit_test(test_attention_cpu_bwd
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_cpu_bwd.cpp
                     LIBS ringscale_kernels)
+# The Hopper attention backward's tile, pipeline and offset arithmetic (no GPU, no CUDA).
+ringscale_unit_test(test_attention_bwd_sm90_plan
+                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_bwd_sm90_plan.cpp
+                    LIBS ringscale_kernels)
+# Its GEMMs one step at a time on the GPU against exact CPU products (label gpu; skips without
+# an sm90-capable device).
+if(RINGSCALE_HAVE_CUDA)
+    ringscale_gpu_test(test_gpu_attention_bwd_sm90_pieces
+                       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_attention_bwd_sm90_pieces.cu
+                       LIBS ringscale_kernels ringscale_kernels_cuda)
+endif()
 
 # Kernel benchmark (not a test): run tests/bench/attention_kernel.sh.
 add_executable(bench_attention_kernel ${CMAKE_CURRENT_LIST_DIR}/bench/bench_attention_kernel.cpp)

@@ -1,5 +1,7 @@
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_device.cuh"
+#include "kernels/cuda/attention_path.hpp"
+#include "kernels/cuda/attention_sm90.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 
 #include <cuda_runtime.h>
@@ -376,6 +378,13 @@ void attention_bwd_cuda(const attention_shape& shape, attn_dtype dtype, const vo
                       "attention_bwd_cuda: batch * kv_heads must be <= 65535");
     if (shape.q_len == 0 || shape.k_len == 0)
         return;
+    // The Hopper kernel where the attention path resolves to sm90 and it takes the shape.
+    int device = 0;
+    RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
+    if (resolve_attention_path(device) == attn_path::sm90 && attention_bwd_sm90_supports(shape)) {
+        attention_bwd_sm90(shape, dtype, q, k, v, d_o, lse, delta, pos, dq, dk, dv, stream);
+        return;
+    }
     const float scale = attention_scale(shape);
     const bwd_params p{q,           k,           v,     d_o,           lse,         delta,
                        dq,          dk,          dv,    pos,           shape.heads, shape.kv_heads,

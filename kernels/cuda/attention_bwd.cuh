@@ -3,6 +3,9 @@
 // over all blocks and delta = rowsum(dO * O). Inputs bf16 or fp16 (attn_dtype), the five
 // products on Tensor Cores (mma.sync m16n8k16) with fp32 accumulation, gradients fp32.
 // head_dim 64 or 128, causal or not, GQA. Declarations only, free of CUDA types.
+// attention_bwd_cuda runs the Hopper kernel instead (attention_sm90.cuh, attention_bwd_sm90:
+// wgmma and TMA, same contract and rounding) where attention_path.hpp resolves to sm90 and
+// that kernel takes the shape; the mma.sync kernel otherwise.
 //
 // Accuracy against the double reference on the same (rounded) inputs, as
 // tests/test_gpu_attention.cpp checks it: P and dS are rounded to the input type (unit

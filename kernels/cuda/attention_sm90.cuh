@@ -25,4 +25,17 @@ void attention_fwd_sm90(const attention_shape& shape, attn_dtype dtype, const vo
                         const void* k, const void* v, const attention_positions& pos, float* o,
                         float* lse, void* stream = nullptr);
 
+/// True when the sm90 backward takes `shape` (head_dim 64 or 128, batch * kv_heads <= 65535,
+/// lengths and batch * heads below 2^31: TMA's int32 coordinates).
+bool attention_bwd_sm90_supports(const attention_shape& shape);
+
+/// attention_bwd_cuda on the sm90 path: backward over one K/V block, ADDING to dQ (atomics),
+/// dK and dV, same arguments and semantics (attention_bwd.cuh). Needs a compute capability
+/// 9.0 device and a build with the sm_90a target: throws config_error otherwise, for a shape
+/// attention_bwd_sm90_supports refuses, and for what attention_bwd_cuda refuses.
+void attention_bwd_sm90(const attention_shape& shape, attn_dtype dtype, const void* q,
+                        const void* k, const void* v, const void* d_o, const float* lse,
+                        const float* delta, const attention_positions& pos, float* dq, float* dk,
+                        float* dv, void* stream = nullptr);
+
 } // namespace ringscale::kernels::cuda
