@@ -143,15 +143,21 @@ for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
 done
 
 # 2b. The attention jobs forced onto the sm80 kernels (auto above takes sm90 on an H100/H200
-#     built with 90a; /meta attn_kernel records which), and the sm90 forward tests under
-#     compute-sanitizer (memcheck: TMA/wgmma addressing, out-of-bounds stores) where present.
+#     built with 90a; /meta attn_kernel records which), and the sm90 forward and backward
+#     tests under compute-sanitizer (memcheck: TMA/wgmma addressing, out-of-bounds stores)
+#     where present.
 step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none --oversubscribe \
     -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
     -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [[ -x $sanitizer && -x $build/tests/test_gpu_attention ]]; then
-    step "compute-sanitizer memcheck: sm90 forward tests" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_gpu_attention" --gtest_filter='*forward*sm90*'
+    step "compute-sanitizer memcheck: sm90 forward and backward tests" "$sanitizer" \
+        --tool memcheck --error-exitcode 1 "$build/tests/test_gpu_attention" \
+        --gtest_filter='*forward*sm90*:*backward*sm90*'
+fi
+if [[ -x $sanitizer && -x $build/tests/test_gpu_attention_bwd_sm90_pieces ]]; then
+    step "compute-sanitizer memcheck: sm90 backward pieces" "$sanitizer" --tool memcheck \
+        --error-exitcode 1 "$build/tests/test_gpu_attention_bwd_sm90_pieces"
 fi
 if [[ -x $sanitizer && -x $build/tests/test_gpu_sm90_primitives ]]; then
     step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \
