@@ -152,6 +152,27 @@ TEST(results_schema, threads_are_identity) {
     EXPECT_NE(a, b);
 }
 
+TEST(results_schema, a_forced_attention_kernel_is_identity) {
+    const std::vector<std::string> ring = {"--job", "ring_attention", "--seq-len",
+                                           "1K",    "--device",       "cuda"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = ring;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return identities(parse(args), 2);
+    };
+    const auto sm80 = with({"--attn-kernel", "sm80"});
+    const auto sm90 = with({"--attn-kernel", "sm90"});
+    const auto automatic = with({});
+    ASSERT_EQ(sm80.size(), 1u);
+    EXPECT_EQ(std::get<std::string>(sm80[0].at("attn_kernel")), "sm80");
+    EXPECT_NE(sm80, sm90);
+    // auto stays out: identities (and so compare and --resume) match files from before.
+    EXPECT_EQ(automatic[0].count("attn_kernel"), 0u);
+    const auto coll =
+        identities(parse({"--op", "allreduce", "--device", "cuda", "--attn-kernel", "sm80"}), 2);
+    EXPECT_EQ(coll[0].count("attn_kernel"), 0u); // collectives run no attention
+}
+
 TEST(affinity, core_lists) {
     EXPECT_EQ(core_list_text({0, 1, 2, 3, 8}), "0-3,8");
     EXPECT_EQ(core_list_text({5}), "5");

@@ -34,6 +34,10 @@ jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, i
     id.emplace("dtype", std::string("float32"));
     id.emplace("scaling", std::string("strong"));
     id["threads"] = static_cast<std::int64_t>(cfg.threads);
+    // A forced attention kernel path is the user's choice (--resume must not take an sm80
+    // case for an sm90 one); "auto" stays out, so files from before the option still match.
+    if (cfg.device == "cuda" && cfg.attn_kernel != "auto" && pc.plan.job != "collectives")
+        id["attn_kernel"] = cfg.attn_kernel;
     return id;
 }
 
