@@ -26,11 +26,24 @@ while (($#)) && [[ $1 != -- ]]; do
     shift
 done
 [[ ${1:-} == -- ]] && shift
+# A build that overlaps a change of the source tree (a merge, a checkout) can link objects
+# compiled from two versions of one header: the ODR violation gives wrong values with no
+# sanitizer report (cli_options read at the wrong offset made the report test draw no heatmap).
+tree_state() {
+    git -C "$repo" rev-parse HEAD 2>/dev/null
+    git -C "$repo" status --porcelain 2>/dev/null
+    git -C "$repo" diff HEAD 2>/dev/null | cksum # edits to an already modified file
+}
+before=$(tree_state)
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 cmake -S "$repo" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build "$build" -j"$jobs"
+if [[ $(tree_state) != "$before" ]]; then
+    echo "sanitize.sh: the source tree changed during the build; run again on a still tree" >&2
+    exit 2
+fi
 # handle_segv=0: a SIGSEGV still ends the process as a signal (the file probes and their tests
 # rely on seeing the signal; ASan would otherwise turn it into exit 1).
 # fast_unwind_on_malloc=0: Open MPI's libraries have no frame pointers, so the fast unwinder
