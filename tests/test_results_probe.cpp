@@ -13,16 +13,27 @@ using namespace ringscale;
 
 namespace {
 
+fs::path scratch_dir() {
+    return fs::temp_directory_path() / ("ringscale_results_probe_" + std::to_string(getpid()));
+}
+
 // A stand-in for the launcher: a shell script that ends the way `body` says.
 std::string fake_launcher(const std::string& name, const std::string& body) {
-    const fs::path dir =
-        fs::temp_directory_path() / ("ringscale_results_probe_" + std::to_string(getpid()));
+    const fs::path dir = scratch_dir();
     fs::create_directories(dir);
     const fs::path path = dir / name;
     std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
     fs::permissions(path, fs::perms::owner_all);
     return path.string();
 }
+
+// Removes the scripts when the test binary ends (ctest runs each test in its own process).
+struct scratch_cleanup {
+    ~scratch_cleanup() {
+        std::error_code ec;
+        fs::remove_all(scratch_dir(), ec);
+    }
+} const cleanup;
 
 } // namespace
 
