@@ -7,7 +7,6 @@
 #include <exception>
 #include <fmt/format.h>
 #include <new>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,44 +14,20 @@ namespace ringscale::analysis {
 
 namespace {
 
-/// This process's current virtual size in bytes (0 when /proc is not there).
-std::uint64_t virtual_bytes() {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (!f)
-        return 0;
-    unsigned long pages = 0;
-    const int got = std::fscanf(f, "%lu", &pages);
-    std::fclose(f);
-    return got == 1 ? static_cast<std::uint64_t>(pages) * sysconf(_SC_PAGESIZE) : 0;
-}
-
 /// The child: cap memory and time, read, report through `fd`, never return.
-[[noreturn]] void run_child(const std::function<void()>& read, const probe_limits& limits, int fd,
-                            std::uint64_t base_bytes) {
-    rlimit as{};
-    as.rlim_cur = as.rlim_max = base_bytes + limits.extra_bytes;
-    setrlimit(RLIMIT_AS, &as);
-    alarm(limits.seconds);
+[[noreturn]] void run_child(const std::function<void()>& read, const probe_limits& limits, int fd) {
+    apply_child_limits(limits);
     std::string why;
     try {
         read();
     } catch (const std::bad_alloc&) {
-        why = fmt::format("needs more than {} GiB of memory to read (damaged sizes?)",
-                          limits.extra_bytes >> 30);
+        why = child_memory_reason(limits);
     } catch (...) {
         // An ordinary error: reading in-process is safe and reports it the usual way.
     }
     if (!why.empty() && ::write(fd, why.data(), why.size()) < 0)
         _exit(3);
     _exit(why.empty() ? 0 : 1);
-}
-
-std::string signal_reason(int sig, const probe_limits& limits) {
-    if (sig == SIGALRM)
-        return fmt::format("reading it took longer than {} s", limits.seconds);
-    const char* name = sigabbrev_np(sig);
-    return fmt::format("reading it crashed the HDF5 library (SIG{}): the file is damaged",
-                       name ? name : std::to_string(sig).c_str());
 }
 
 } // namespace
@@ -62,7 +37,6 @@ std::string probe_in_child(const std::function<void()>& read, const probe_limits
     if (pipe(fds) != 0)
         return "";        // cannot probe: read in-process as before
     std::fflush(nullptr); // the child must not flush the parent's buffered output twice
-    const std::uint64_t base = virtual_bytes();
     const pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -71,7 +45,7 @@ std::string probe_in_child(const std::function<void()>& read, const probe_limits
     }
     if (pid == 0) {
         close(fds[0]);
-        run_child(read, limits, fds[1], base);
+        run_child(read, limits, fds[1]);
     }
     close(fds[1]);
     std::string message;
@@ -88,7 +62,7 @@ std::string probe_in_child(const std::function<void()>& read, const probe_limits
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFSIGNALED(status))
-        return signal_reason(WTERMSIG(status), limits);
+        return child_signal_reason(WTERMSIG(status), limits);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return "";
     return message.empty() ? fmt::format("reading it failed (exit {})", WEXITSTATUS(status))

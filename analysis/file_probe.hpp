@@ -5,17 +5,15 @@
 // caught the same way.
 #pragma once
 
-#include <cstdint>
+#include "src/child_limits.hpp"
+
 #include <functional>
 #include <string>
 
 namespace ringscale::analysis {
 
-/// Limits for one probe.
-struct probe_limits {
-    std::uint64_t extra_bytes = 2ull << 30; ///< address space the read may add (2 GiB)
-    unsigned seconds = 10; ///< wall-clock cap on the read (the fuzz harness allows 20 s in all)
-};
+/// Limits for one probe (src/child_limits.hpp).
+using probe_limits = child_limits;
 
 /// Run `read` in a forked child under `limits`. Returns "" when reading in this process is
 /// safe (it returned or threw an ordinary error, which an in-process read reports the usual

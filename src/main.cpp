@@ -1,6 +1,13 @@
 // ringscale: parse -> build -> run -> write; all of it in src/launcher/.
 #include "src/launcher/launcher.hpp"
+#include "src/launcher/results_probe.hpp"
+
+#include <cstring>
 
 int main(int argc, char** argv) {
+    // --resume's probe of a prior results file: a child of the launcher itself, before (and
+    // without) MPI_Init (src/launcher/results_probe.hpp).
+    if (argc == 3 && std::strcmp(argv[1], ringscale::probe_results_flag) == 0)
+        return ringscale::probe_results_main(argv[2]);
     return ringscale::run_launcher(argc, argv);
 }

@@ -48,10 +48,11 @@ add_test(NAME e2e_binding_warning
 set_tests_properties(e2e_binding_warning PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 60 SKIP_RETURN_CODE 77)
 # Results that must not be lost: colliding names, unsafe SLURM_JOB_ID, --resume re-checking a
-# prior case's data, a deleted output directory (tests/e2e/hostile_launch.sh).
+# prior case's data, a deleted output directory, a prior file that hangs HDF5
+# (tests/e2e/hostile_launch.sh).
 add_test(NAME e2e_hostile_launch
          COMMAND bash ${e2e_dir}/hostile_launch.sh $<TARGET_FILE:ringscale> ${MPIEXEC_EXECUTABLE}
-                 ${e2e_out}/hostile_launch)
+                 ${e2e_out}/hostile_launch ${CMAKE_CURRENT_LIST_DIR}/data)
 set_tests_properties(e2e_hostile_launch PROPERTIES LABELS "e2e;mpi" ENVIRONMENT "${RINGSCALE_MPI_ENV}"
                      TIMEOUT 300 PROCESSORS 2)
 # Weak scaling of the attention jobs (--seq-len-per-rank, both --seq-rule) forms families.

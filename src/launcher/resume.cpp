@@ -1,6 +1,7 @@
 #include "src/launcher/resume.hpp"
 
 #include "src/h5.hpp"
+#include "src/launcher/results_probe.hpp"
 #include "src/launcher/results_writer.hpp"
 #include "src/parse.hpp"
 #include "src/results_schema.hpp"
@@ -10,7 +11,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
-#include <map>
 
 namespace fs = std::filesystem;
 
@@ -41,8 +41,11 @@ bool timings_sound(const h5::group& c, std::uint64_t max_bytes) {
     }
 }
 
-// Completed (status ok) cases of one file: case_key -> "file:/cases/NNNN".
-void collect_file(const fs::path& path, std::map<std::string, std::string>& done) {
+} // namespace
+
+std::map<std::string, std::string> read_completed_cases(const std::string& file_path) {
+    const fs::path path(file_path);
+    std::map<std::string, std::string> done;
     const h5::file f = h5::file::open_read(path.string());
     const h5::group root = f.root();
     const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "";
@@ -73,9 +76,8 @@ void collect_file(const fs::path& path, std::map<std::string, std::string>& done
         done.emplace(c.read_string(schema::ds_case_key),
                      path.filename().string() + ":/cases/" + name);
     }
+    return done;
 }
-
-} // namespace
 
 std::vector<std::string> find_completed(const std::vector<std::string>& keys,
                                         const std::string& dir) {
@@ -87,8 +89,16 @@ std::vector<std::string> find_completed(const std::vector<std::string>& keys,
             files.push_back(entry.path());
     std::sort(files.begin(), files.end()); // the same answer whatever the directory order
     for (const auto& path : files) {
+        const std::string unsafe = probe_results_file(path.string());
+        if (!unsafe.empty()) {
+            std::fprintf(stderr,
+                         "ringscale: warning: --resume: prior file unreadable: '%s': %s; its "
+                         "cases will run again\n",
+                         path.c_str(), unsafe.c_str());
+            continue;
+        }
         try {
-            collect_file(path, done);
+            done.merge(read_completed_cases(path.string()));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "ringscale: warning: --resume: ignoring '%s': %s\n", path.c_str(),
                          e.what());

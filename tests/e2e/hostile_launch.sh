@@ -2,10 +2,11 @@
 # Results that must not be lost (issue 17): two launches with one SLURM_JOB_ID in one directory
 # and second keep two files; an unsafe SLURM_JOB_ID stays inside the output directory;
 # --resume re-runs a prior case whose timings are unreadable; a deleted output directory stops
-# the launch at the next case, with one line naming the file.
-# usage: hostile_launch.sh RINGSCALE MPIEXEC WORK
+# the launch at the next case, with one line naming the file; --resume over a prior file that
+# hangs HDF5 names it in one line and runs on.
+# usage: hostile_launch.sh RINGSCALE MPIEXEC WORK DATA_DIR(tests/data)
 set -u
-ringscale=$1 mpiexec=$2 work=$3
+ringscale=$1 mpiexec=$2 work=$3 data=$4
 rm -rf "$work" && mkdir -p "$work"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -52,6 +53,29 @@ wait $pid
 rc=$?
 [[ $rc != 0 ]] || fail "deleting the output directory went unnoticed (exit 0)"
 grep -q 'the file is gone' "$work/gone.err" || fail "no line says the results file is gone: $(tail -n 2 "$work/gone.err")"
+
+# 5. --resume over damaged prior files beside a good one. hostile_resume/heap_hang.h5 is a real
+# launch's file
+# (1 case) with one global-heap object zeroed: reading its `schema` attribute loops forever inside HDF5
+# (H5HG_read), so an in-process --resume hung before any work. (The flip_*.h5 files crash
+# HDF5's attribute walk, which --resume never does; flip_005.h5 is an old-schema file here.)
+# The launch must finish, name the hanging file in one line, and skip the good file's case.
+mkdir -p "$work/prior"
+"$mpiexec" -q -np 1 "$ringscale" "${small[@]}" -o "$work/prior/" >"$work/prior1.out" 2>&1 ||
+    fail "the good prior launch failed"
+cp "$data/hostile_resume/heap_hang.h5" "$data/hostile/flip_005.h5" "$work/prior/"
+timeout 60 "$mpiexec" -q -np 1 "$ringscale" --job collectives --op allreduce,sendrecv -b 1K -e 1K \
+    -n 2 -w 1 -o "$work/prior/" --resume 1 >"$work/prior2.out" 2>"$work/prior2.err"
+rc=$?
+[[ $rc == 0 ]] || fail "--resume over a damaged prior file ended with exit $rc (124: it hung)"
+[[ $(grep -c 'heap_hang.h5' "$work/prior2.err") == 1 ]] ||
+    fail "not one line names heap_hang.h5: $(head -c 600 "$work/prior2.err")"
+grep -q "prior file unreadable: '.*heap_hang.h5': reading it took longer than .*; its cases will run again" \
+    "$work/prior2.err" || fail "the line on heap_hang.h5 does not say why"
+[[ $(grep -c 'flip_005.h5' "$work/prior2.err") == 1 ]] || fail "not one line names flip_005.h5"
+grep -q '1 of 2 case(s) already completed' "$work/prior2.out" ||
+    fail "the good prior file's case was not skipped: $(grep -h resume "$work/prior2.out")"
+grep -q '^results: ' "$work/prior2.out" || fail "the resumed launch wrote no results file"
 
 echo "hostile launch checks: $failures failure(s)"
 [[ $failures == 0 ]]
