@@ -14,6 +14,10 @@ ringscale_unit_test(test_attention_cpu_bwd
 ringscale_unit_test(test_attention_bwd_sm90_plan
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_bwd_sm90_plan.cpp
                     LIBS ringscale_kernels)
+# The Hopper attention forward's shapes, shared-memory map and operand offsets (no GPU).
+ringscale_unit_test(test_attention_fwd_sm90_plan
+                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_fwd_sm90_plan.cpp
+                    LIBS ringscale_kernels)
 # Its GEMMs one step at a time on the GPU against exact CPU products (label gpu; skips without
 # an sm90-capable device).
 if(RINGSCALE_HAVE_CUDA)

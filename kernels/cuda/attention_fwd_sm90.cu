@@ -12,6 +12,7 @@
 // ping-pong ordering of the two consumers, TMA descriptor caching across calls.
 // Compile-checked for sm_90a; NOT YET RUN ON A GPU: correctness and speed are unverified.
 #include "kernels/cuda/attention_fwd_sm90.cuh"
+#include "kernels/cuda/attention_fwd_sm90_plan.hpp"
 #include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"
 #include "kernels/cuda/cuda_check.hpp"
@@ -276,7 +277,7 @@ bool sm90_overlap() {
 }
 
 bool attention_fwd_sm90_supports(const attention_shape& shape) {
-    return shape.head_dim == 64 || shape.head_dim == 128;
+    return fwd90::supported(shape);
 }
 
 void attention_fwd_sm90(const attention_shape& shape, attn_dtype dtype, const void* q,
@@ -286,6 +287,17 @@ void attention_fwd_sm90(const attention_shape& shape, attn_dtype dtype, const vo
     if (!sm90_compiled())
         throw config_error("attention_fwd_sm90: this ringscale was built without the sm_90a "
                            "target (configure with CMAKE_CUDA_ARCHITECTURES including 90a)");
+    RINGSCALE_REQUIRE(fwd90::supported(shape),
+                      "attention_fwd_sm90: shape outside the kernel's limits (head_dim 64 or "
+                      "128, batch * heads <= 65535, lengths below 2^31)");
+    // Elsewhere the kernel's image is __trap(): refuse before launching it (as the backward).
+    int device = 0, major = 0, minor = 0;
+    RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
+    RINGSCALE_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    RINGSCALE_CUDA_CALL(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    RINGSCALE_REQUIRE(major == 9 && minor == 0,
+                      "attention_fwd_sm90: needs a compute capability 9.0 device, this is " +
+                          std::to_string(major) + "." + std::to_string(minor));
     if (shape.q_len == 0 || shape.k_len == 0)
         return;
     const sm90::fwd_params p{o,

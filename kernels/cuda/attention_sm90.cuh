@@ -14,7 +14,8 @@ namespace ringscale::kernels::cuda {
 /// runs each tile's steps in turn. Read at every call.
 bool sm90_overlap();
 
-/// True when the sm90 forward takes `shape` (head_dim 64 or 128).
+/// True when the sm90 forward takes `shape` (head_dim 64 or 128, batch * heads <= 65535,
+/// lengths below 2^31: TMA's int32 coordinates); otherwise attention_fwd_cuda runs sm80.
 bool attention_fwd_sm90_supports(const attention_shape& shape);
 
 /// attention_fwd_cuda on the sm90 path: forward over one K/V block merged into the running
