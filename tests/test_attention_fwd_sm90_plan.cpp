@@ -39,3 +39,143 @@ TEST(attention_fwd_sm90_plan, supported_shapes) {
     s.k_len = std::int64_t{1} << 31;
     EXPECT_FALSE(fwd90::supported(s));
 }
+
+TEST(attention_fwd_sm90_plan, shared_memory_map_is_aligned_and_fits) {
+    // Every tile and 64-column block starts on a 1024-byte swizzle atom (TMA 128B swizzle and
+    // wgmma descriptors with base offset 0 assume it), in order, without overlap; the
+    // mbarriers follow; the whole fits the 227 KiB a block may opt into on sm_90.
+    const auto check = [](auto l, int d) {
+        using L = decltype(l);
+        std::vector<int> starts = {L::q};
+        for (int s = 0; s < fwd90::stages; ++s) {
+            starts.push_back(L::k(s));
+            starts.push_back(L::v(s));
+        }
+        std::vector<int> sizes = {L::q_bytes};
+        for (int s = 0; s < 2 * fwd90::stages; ++s)
+            sizes.push_back(L::kv_bytes);
+        for (std::size_t i = 0; i < starts.size(); ++i) {
+            EXPECT_EQ(starts[i] % 1024, 0) << "region " << i << ", D=" << d;
+            EXPECT_EQ(starts[i] + sizes[i], i + 1 < starts.size() ? starts[i + 1] : L::tiles_bytes)
+                << "region " << i << ", D=" << d;
+        }
+        EXPECT_EQ(fwd90::col_block_offset(1, fwd90::rows) % 1024, 0);
+        EXPECT_EQ(fwd90::col_block_offset(1, fwd90::keys) % 1024, 0);
+        EXPECT_LE(L::smem_bytes, 227 * 1024) << "D=" << d;
+        // The expect_tx byte counts are the boxes' bytes: D / 64 boxes of 64 columns each
+        // (TMA counts a box's zero-filled part too).
+        EXPECT_EQ(L::q_bytes, L::col_blocks * fwd90::rows * 64 * 2);
+        EXPECT_EQ(L::kv_bytes, L::col_blocks * fwd90::keys * 64 * 2);
+    };
+    check(fwd90::layout<64>{}, 64);
+    check(fwd90::layout<128>{}, 128);
+}
+
+// ---- operand layouts on an emulated shared memory ------------------------------------------
+// As tests/test_attention_bwd_sm90_plan.cpp: the 128-byte swizzle (16-byte chunk c of a
+// 128-byte row r is stored at chunk c ^ r % 8 on addresses from a 1024-byte aligned base),
+// TMA box writes at the forward's offsets, and the wgmma canonical layouts (PTX ISA,
+// "Shared Memory Matrix Layout", 128B swizzle; K-major ((8,m),(T,2k)):((8T,SBO),(1,T)): row m
+// at (m % 8) * 128 + (m / 8) * SBO; MN-major ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)): index mn at
+// (mn % 64) * 2 + (mn / 64) * LBO, k-row k at (k % 8) * 128 + (k / 8) * SBO; SBO = 1024)
+// read back at the forward's descriptor offsets must give the matrices each GEMM needs.
+// This checks our arithmetic against the documented layouts, not the hardware.
+namespace {
+
+struct smem_emu {
+    std::vector<std::uint16_t> half_words;
+    explicit smem_emu(int bytes) : half_words(static_cast<std::size_t>(bytes) / 2, 0) {}
+    static int swz(int addr) { return addr ^ (((addr >> 7) & 7) << 4); }
+    void write(int addr, std::uint16_t v) {
+        half_words[static_cast<std::size_t>(swz(addr) / 2)] = v;
+    }
+    std::uint16_t read(int addr) const {
+        return half_words[static_cast<std::size_t>(swz(addr) / 2)];
+    }
+    std::uint16_t k_major(int start, int m, int k) const {
+        return read(start + (m % 8) * 128 + (m / 8) * 1024 + 2 * k);
+    }
+    std::uint16_t mn_major(int start, int lbo, int mn, int k) const {
+        return read(start + (mn % 64) * 2 + (mn / 64) * lbo + (k % 8) * 128 + (k / 8) * 1024);
+    }
+};
+
+/// A [rows][cols] tensor (one batch * head) whose element (r, c) is tagged r * 256 + c + 1;
+/// rows past `valid` read 0, as TMA fills them.
+struct tagged {
+    int valid, seed;
+    std::uint16_t at(int r, int c) const {
+        return r < valid ? static_cast<std::uint16_t>((r * 256 + c + 1 + seed) & 0xFFFF) : 0;
+    }
+};
+
+/// TMA: the box of 64 columns from col0 and box_rows rows from row0 of `t` into dst, swizzled.
+void tma_box(smem_emu& sm, int dst, const tagged& t, int col0, int row0, int box_rows) {
+    for (int r = 0; r < box_rows; ++r)
+        for (int c = 0; c < 64; ++c)
+            sm.write(dst + r * 128 + 2 * c, t.at(row0 + r, col0 + c));
+}
+
+template <int D>
+void check_forward_operands(int stage, int q_len, int k_len, int i0, int tile) {
+    using L = fwd90::layout<D>;
+    smem_emu sm(L::tiles_bytes);
+    const tagged q{q_len, 0}, k{k_len, 7}, v{k_len, 13};
+    const int j0 = tile * fwd90::keys;
+    for (int c = 0; c < L::col_blocks; ++c) { // as fwd_produce issues the boxes
+        tma_box(sm, L::q + fwd90::col_block_offset(c, fwd90::rows), q, 64 * c, i0, fwd90::rows);
+        tma_box(sm, L::k(stage) + fwd90::col_block_offset(c, fwd90::keys), k, 64 * c, j0,
+                fwd90::keys);
+        tma_box(sm, L::v(stage) + fwd90::col_block_offset(c, fwd90::keys), v, 64 * c, j0,
+                fwd90::keys);
+    }
+    int bad_a = 0, bad_b = 0, bad_v = 0;
+    for (int kk = 0; kk < D / 16; ++kk) { // S = Q K^T: A[m][k] = Q row, B[n][k] = K row
+        for (int wg = 0; wg < 2; ++wg) {
+            const int a = L::q + fwd90::scores_a_offset(kk, wg);
+            for (int m = 0; m < fwd90::wg_rows; ++m)
+                for (int kx = 0; kx < 16; ++kx)
+                    bad_a +=
+                        sm.k_major(a, m, kx) != q.at(i0 + fwd90::wg_rows * wg + m, 16 * kk + kx);
+        }
+        const int b = L::k(stage) + fwd90::scores_b_offset(kk);
+        for (int n = 0; n < fwd90::keys; ++n)
+            for (int kx = 0; kx < 16; ++kx)
+                bad_b += sm.k_major(b, n, kx) != k.at(j0 + n, 16 * kk + kx);
+    }
+    for (int kk = 0; kk < fwd90::keys / 16; ++kk) { // O += P V: B[k = key][n = d], MN-major
+        const int b = L::v(stage) + fwd90::pv_b_offset(kk);
+        for (int kx = 0; kx < 16; ++kx)
+            for (int n = 0; n < D; ++n)
+                bad_v += sm.mn_major(b, fwd90::pv_lbo(), n, kx) != v.at(j0 + 16 * kk + kx, n);
+    }
+    EXPECT_EQ(bad_a, 0) << "Q (K-major A of S = Q K^T), D=" << D << " stage " << stage;
+    EXPECT_EQ(bad_b, 0) << "K (K-major B of S = Q K^T), D=" << D << " stage " << stage;
+    EXPECT_EQ(bad_v, 0) << "V (MN-major B of O += P V), D=" << D << " stage " << stage;
+}
+
+} // namespace
+
+TEST(attention_fwd_sm90_plan, descriptors_read_the_matrices_tma_wrote) {
+    for (int stage = 0; stage < fwd90::stages; ++stage) {
+        // Full tiles, then the last, partial ones (rows / keys past the end read 0).
+        check_forward_operands<64>(stage, 512, 512, 128, 1);
+        check_forward_operands<128>(stage, 512, 512, 256, 2);
+        check_forward_operands<64>(stage, 200, 300, 128, 2);
+        check_forward_operands<128>(stage, 150, 70, 128, 0);
+    }
+}
+
+TEST(attention_fwd_sm90_plan, descriptor_fields_fit_their_14_bit_encodings) {
+    // Start addresses, LBO and SBO are encoded >> 4 in 14 bits (PTX ISA matrix descriptor):
+    // every offset below 256 KiB and a multiple of 16.
+    for (int kk = 0; kk < 8; ++kk) {
+        for (int wg = 0; wg < 2; ++wg)
+            EXPECT_EQ(fwd90::scores_a_offset(kk, wg) % 16, 0);
+        EXPECT_EQ(fwd90::scores_b_offset(kk) % 16, 0);
+        EXPECT_EQ(fwd90::pv_b_offset(kk) % 1024, 0); // whole swizzle atoms along the keys
+    }
+    EXPECT_EQ(fwd90::pv_lbo() % 16, 0);
+    EXPECT_LT(fwd90::pv_lbo() >> 4, 1 << 14);
+    EXPECT_LT(fwd90::layout<128>::smem_bytes, 1 << 18);
+}

@@ -116,7 +116,7 @@ __global__ void gemm_probe(const __grid_constant__ CUtensorMap tq,
     };
     float s[n / 2], o[n / 2];
     sm90::wgmma_fence();
-    sm90::fwd_scores_issue<bf16, n>(s, sq, sk);
+    sm90::fwd_scores_issue<bf16, n>(s, sq, 0, sk);
     sm90::wgmma_wait<0>();
     sm90::wgmma_fence_operand(s);
     for (int k = 0; k < n / 2; ++k) {

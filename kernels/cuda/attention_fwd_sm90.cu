@@ -38,19 +38,20 @@ __device__ void fwd_produce(fwd_smem<T, D>& sm, const CUtensorMap* tq, const CUt
     tma_prefetch_desc(tv);
     mbarrier_arrive_expect_tx(&sm.bar()->q_full, cfg::q_bytes);
     for (int c = 0; c < cfg::col_blocks; ++c)
-        tma_load_3d(sm.q() + c * cfg::rows * 64, tq, &sm.bar()->q_full, c * 64, i0, bh);
+        tma_load_3d(sm.bytes(cfg::L::q) + fwd90::col_block_offset(c, cfg::rows), tq,
+                    &sm.bar()->q_full, c * 64, i0, bh);
     for (int t = 0; t < tiles; ++t) {
         const int s = t % cfg::stages, use = t / cfg::stages;
         if (use > 0)
             mbarrier_wait(&sm.bar()->empty[s], (use - 1) & 1);
         mbarrier_arrive_expect_tx(&sm.bar()->k_full[s], cfg::kv_bytes);
         for (int c = 0; c < cfg::col_blocks; ++c)
-            tma_load_3d(sm.k(s) + c * cfg::keys * 64, tk, &sm.bar()->k_full[s], c * 64,
-                        t * cfg::keys, kvh);
+            tma_load_3d(sm.bytes(cfg::L::k(s)) + fwd90::col_block_offset(c, cfg::keys), tk,
+                        &sm.bar()->k_full[s], c * 64, t * cfg::keys, kvh);
         mbarrier_arrive_expect_tx(&sm.bar()->v_full[s], cfg::kv_bytes);
         for (int c = 0; c < cfg::col_blocks; ++c)
-            tma_load_3d(sm.v(s) + c * cfg::keys * 64, tv, &sm.bar()->v_full[s], c * 64,
-                        t * cfg::keys, kvh);
+            tma_load_3d(sm.bytes(cfg::L::v(s)) + fwd90::col_block_offset(c, cfg::keys), tv,
+                        &sm.bar()->v_full[s], c * 64, t * cfg::keys, kvh);
     }
 }
 
@@ -93,7 +94,6 @@ __device__ void fwd_consume_serial(const fwd_smem<T, D>& sm, const fwd_params& p
     const int seen = fwd_tiles_seen<cfg::keys>(p, w, tiles);
     fwd_rows_state<D> st;
     fwd_init_state<D>(st, p, w);
-    const T* sq_wg = sm.q() + wg * 64 * 64; // 64 rows of 128 bytes into each column block
     mbarrier_wait(&sm.bar()->q_full, 0);
     for (int t = 0; t < tiles; ++t) {
         const int s = t % cfg::stages;
@@ -105,7 +105,7 @@ __device__ void fwd_consume_serial(const fwd_smem<T, D>& sm, const fwd_params& p
             std::uint32_t pa[cfg::keys / 16][4];
             float alpha[2];
             wgmma_fence();
-            fwd_scores_issue<T, D>(sc, sq_wg, sm.k(s));
+            fwd_scores_issue<T, D>(sc, sm.q(), wg, sm.k(s));
             wgmma_wait<0>();
             wgmma_fence_operand(sc);
             fwd_tile_softmax<D>(sc, st, p, w, t, alpha);
@@ -133,7 +133,6 @@ __device__ void fwd_consume_overlap(const fwd_smem<T, D>& sm, const fwd_params& 
     const int seen = fwd_tiles_seen<cfg::keys>(p, w, tiles);
     fwd_rows_state<D> st;
     fwd_init_state<D>(st, p, w);
-    const T* sq_wg = sm.q() + wg * 64 * 64;
     auto phase = [](int t) { return static_cast<std::uint32_t>((t / cfg::stages) & 1); };
     float sc[cfg::keys / 2];
     std::uint32_t pa[cfg::keys / 16][4];
@@ -142,7 +141,7 @@ __device__ void fwd_consume_overlap(const fwd_smem<T, D>& sm, const fwd_params& 
     if (seen > 0) { // prologue: P of tile 0
         mbarrier_wait(&sm.bar()->k_full[0], 0);
         wgmma_fence();
-        fwd_scores_issue<T, D>(sc, sq_wg, sm.k(0));
+        fwd_scores_issue<T, D>(sc, sm.q(), wg, sm.k(0));
         wgmma_wait<0>();
         wgmma_fence_operand(sc);
         fwd_tile_softmax<D>(sc, st, p, w, 0, alpha); // O is 0: no rescale needed
@@ -156,7 +155,7 @@ __device__ void fwd_consume_overlap(const fwd_smem<T, D>& sm, const fwd_params& 
         mbarrier_wait(&sm.bar()->v_full[sp], phase(t - 1));
         wgmma_fence_operand(st.o);
         wgmma_fence();
-        fwd_scores_issue<T, D>(sc, sq_wg, sm.k(s));
+        fwd_scores_issue<T, D>(sc, sm.q(), wg, sm.k(s));
         fwd_pv_issue<T, D>(st.o, pa, sm.v(sp));
         wgmma_wait<1>(); // S of tile t is done; P V of tile t - 1 may still run
         wgmma_fence_operand(sc);

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/attention_device.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/attention_fwd_sm90_plan.hpp"
 #include "kernels/cuda/sm90_primitives.cuh"
 
 #include <cstdint>
@@ -18,15 +19,16 @@ namespace ringscale::kernels::cuda::sm90 {
 /// K and V double-buffered; one producer warpgroup issues the TMA loads.
 template <int D>
 struct fwd_cfg {
-    static constexpr int rows = 128;
-    static constexpr int keys = 128;
-    static constexpr int stages = 2;
-    static constexpr int threads = 384;       // producer warpgroup + two consumers
-    static constexpr int col_blocks = D / 64; // 128-byte swizzle atoms are 64 elements wide
-    static constexpr int q_bytes = rows * D * 2;
-    static constexpr int kv_bytes = keys * D * 2; // one K or one V tile
-    static constexpr int tiles_bytes = q_bytes + 2 * stages * kv_bytes;
-    static constexpr int smem_bytes = tiles_bytes + 1024 + 128; // + alignment + barriers
+    using L = fwd90::layout<D>; // sizes and offsets: attention_fwd_sm90_plan.hpp
+    static constexpr int rows = fwd90::rows;
+    static constexpr int keys = fwd90::keys;
+    static constexpr int stages = fwd90::stages;
+    static constexpr int threads = 384;              // producer warpgroup + two consumers
+    static constexpr int col_blocks = L::col_blocks; // 128-byte swizzle atoms: 64 elements
+    static constexpr int q_bytes = L::q_bytes;
+    static constexpr int kv_bytes = L::kv_bytes; // one K or one V tile
+    static constexpr int tiles_bytes = L::tiles_bytes;
+    static constexpr int smem_bytes = L::smem_bytes; // + alignment + barriers
     static constexpr int producer_regs = 24;
     static constexpr int consumer_regs = 240;
 };
@@ -64,13 +66,10 @@ struct fwd_smem {
     __device__ explicit fwd_smem(unsigned char* raw)
         : base(reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) &
                                                 ~std::uintptr_t{1023})) {}
-    __device__ T* q() const { return reinterpret_cast<T*>(base); }
-    __device__ T* k(int s) const {
-        return reinterpret_cast<T*>(base + cfg::q_bytes + 2 * s * cfg::kv_bytes);
-    }
-    __device__ T* v(int s) const {
-        return reinterpret_cast<T*>(base + cfg::q_bytes + (2 * s + 1) * cfg::kv_bytes);
-    }
+    __device__ unsigned char* bytes(int offset) const { return base + offset; }
+    __device__ T* q() const { return reinterpret_cast<T*>(base + cfg::L::q); }
+    __device__ T* k(int s) const { return reinterpret_cast<T*>(base + cfg::L::k(s)); }
+    __device__ T* v(int s) const { return reinterpret_cast<T*>(base + cfg::L::v(s)); }
     __device__ fwd_barriers<cfg::stages>* bar() const {
         return reinterpret_cast<fwd_barriers<cfg::stages>*>(base + cfg::tiles_bytes);
     }
@@ -117,18 +116,20 @@ __device__ __forceinline__ bool fwd_tile_full(const fwd_params& p, const fwd_wg&
            (!p.causal || attn::position_at(p.pos.k_pos, p.pos.k_first, j0 + keys - 1) <= w.first);
 }
 
-/// Issue S = Q K^T for the warpgroup's 64 rows against the key tile in `sk` (both K-major,
-/// D / 16 steps, each 32 bytes further into a 64-column block) as one wgmma group. The
-/// caller fences before and waits after.
+/// Issue S = Q K^T for consumer warpgroup wg's 64 rows of the Q tile `sq` against the key
+/// tile in `sk` (both K-major, D / 16 steps, each 32 bytes further into a 64-column block;
+/// offsets from attention_fwd_sm90_plan.hpp) as one wgmma group. The caller fences before and
+/// waits after.
 template <typename T, int D>
-__device__ __forceinline__ void fwd_scores_issue(float (&s)[fwd_cfg<D>::keys / 2], const T* sq_wg,
-                                                 const T* sk) {
+__device__ __forceinline__ void fwd_scores_issue(float (&s)[fwd_cfg<D>::keys / 2], const T* sq,
+                                                 int wg, const T* sk) {
     using cfg = fwd_cfg<D>;
+    const auto* q = reinterpret_cast<const unsigned char*>(sq);
+    const auto* k = reinterpret_cast<const unsigned char*>(sk);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-        const int c = kk / 4, off = (kk % 4) * 16; // elements into the column block
-        const std::uint64_t da = wgmma_desc_k_major(sq_wg + c * cfg::rows * 64 + off);
-        const std::uint64_t db = wgmma_desc_k_major(sk + c * cfg::keys * 64 + off);
+        const std::uint64_t da = wgmma_desc_k_major(q + fwd90::scores_a_offset(kk, wg));
+        const std::uint64_t db = wgmma_desc_k_major(k + fwd90::scores_b_offset(kk));
         wgmma_ss<cfg::keys, T>(s, da, db, kk > 0 ? 1 : 0);
     }
     wgmma_commit();
@@ -140,9 +141,10 @@ template <typename T, int D>
 __device__ __forceinline__ void
 fwd_pv_issue(float (&o)[D / 2], const std::uint32_t (&pa)[fwd_cfg<D>::keys / 16][4], const T* sv) {
     using cfg = fwd_cfg<D>;
+    const auto* v = reinterpret_cast<const unsigned char*>(sv);
 #pragma unroll
     for (int kk = 0; kk < cfg::keys / 16; ++kk) {
-        const std::uint64_t db = wgmma_desc_mn_major(sv + kk * 16 * 64, cfg::keys * 128);
+        const std::uint64_t db = wgmma_desc_mn_major(v + fwd90::pv_b_offset(kk), fwd90::pv_lbo());
         wgmma_rs<D, T, 1>(o, pa[kk], db, 1);
     }
     wgmma_commit();
