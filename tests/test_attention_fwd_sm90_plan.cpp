@@ -168,11 +168,18 @@ TEST(attention_fwd_sm90_plan, descriptors_read_the_matrices_tma_wrote) {
 
 TEST(attention_fwd_sm90_plan, descriptor_fields_fit_their_14_bit_encodings) {
     // Start addresses, LBO and SBO are encoded >> 4 in 14 bits (PTX ISA matrix descriptor):
-    // every offset below 256 KiB and a multiple of 16.
+    // every offset below 256 KiB and a multiple of 16. The descriptors' base offset (bits
+    // 49-51) is 0: the PTX ISA requires (pattern start >> 7) & 7 there, and every slice lies
+    // in a swizzle pattern that starts on a 1024-byte boundary (the K-major 32-byte steps stay
+    // inside the first 128-byte row of their pattern).
+    const auto base_offset = [](int off) { return (off >> 7) & 7; };
     for (int kk = 0; kk < 8; ++kk) {
-        for (int wg = 0; wg < 2; ++wg)
+        for (int wg = 0; wg < 2; ++wg) {
             EXPECT_EQ(fwd90::scores_a_offset(kk, wg) % 16, 0);
+            EXPECT_EQ(base_offset(fwd90::scores_a_offset(kk, wg)), 0) << kk << " " << wg;
+        }
         EXPECT_EQ(fwd90::scores_b_offset(kk) % 16, 0);
+        EXPECT_EQ(base_offset(fwd90::scores_b_offset(kk)), 0) << kk;
         EXPECT_EQ(fwd90::pv_b_offset(kk) % 1024, 0); // whole swizzle atoms along the keys
     }
     EXPECT_EQ(fwd90::pv_lbo() % 16, 0);
