@@ -20,7 +20,12 @@
 //     trans_b, or the RS A-fragment packing (pack_k64). tests/test_attention_bwd_sm90_plan.cpp
 //     checks these offsets against the PTX canonical layouts on the CPU, not against the hardware.
 //  3. Registers: after any change, -Xptxas -v must still show 0 spills (the consumers sit
-//     near their 240).
+//     near their 240). Today ptxas also prints, for D = 128 only, "(C7512) Potential
+//     Performance Loss: wgmma.mma_async instructions are serialized due to insufficient
+//     register resources": correct, but the grads group runs its wgmmas one after another;
+//     and "used 16 barriers" for D = 64 (bar_id = 1 + w is a run-time value, so ptxas
+//     reserves all 16 named barriers: harmless at one block per SM, which the shared memory
+//     forces anyway).
 //  4. Speed (tests/bench/attention_gpu.sh): dQ goes out as 2048 float2 atomics per
 //     warpgroup and tile (FA3 stages it in shared memory and adds it with one TMA bulk
 //     reduce per tile); the S / dP GEMMs of tile n + 1 do not yet overlap the softmax of

@@ -10,7 +10,31 @@
 // softmax of tile t while P V of tile t - 1 runs) and serial (RINGSCALE_SM90_OVERLAP=0, to
 // tell a pipelining bug from a layout bug). Not yet: a persistent tile scheduler, explicit
 // ping-pong ordering of the two consumers, TMA descriptor caching across calls.
-// Compile-checked for sm_90a; NOT YET RUN ON A GPU: correctness and speed are unverified.
+// Compile-checked for sm_90a (ptxas: 168 registers at entry, setmaxnreg 24 / 240, 0 spills,
+// no stack, no wgmma-serialisation notes, for bf16/fp16 x D 64/128 x both schedules); NOT YET
+// RUN ON A GPU: correctness and speed are unverified.
+//
+// GPU checklist (a review against the PTX ISA found the descriptors, parities and arrival
+// counts consistent; these are what a CPU cannot settle):
+//  1. tests/test_gpu_sm90_primitives.cu first (TMA box + swizzle + zero fill, then S = Q K^T
+//     and O = P V through this file's own issue functions); the CPU twin of its offsets is
+//     tests/test_attention_fwd_sm90_plan.cpp. Then test_gpu_attention's forward cases with the
+//     path forced to sm90, RINGSCALE_SM90_OVERLAP=0 first (serial), then the default.
+//  2. A hang means a count or parity: q_full 1 arrival + q_bytes tx; k_full[s], v_full[s] 1 +
+//     kv_bytes tx each (TMA counts a box's zero-filled rows, so partial tiles need no other
+//     count); empty[s] 8 = lane 0 of each consumer warp, for EVERY tile < tiles (unseen ones
+//     in the tail loop too); tile t waits parity (t / 2) & 1, the producer (t / 2 - 1) & 1.
+//  3. Question: serial passes but overlap fails. The overlap keeps P (pa) and O in registers
+//     read by an in-flight RS wgmma while the softmax runs; only O gets
+//     wgmma_fence_operand. ptxas tracks wgmma register operands (it would insert a wait and
+//     print a C75xx note: none today), but try wgmma_fence_operand(pa) after the issue and
+//     after wait<0> first.
+//  4. Question: the producer's warps 1..3 and lanes 1..31 exit right after setmaxnreg.dec
+//     while thread 0 keeps issuing TMA (FlashAttention-3 does the same). Under
+//     compute-sanitizer --tool synccheck / racecheck this should stay clean.
+//  5. Question (design, for the lead): --attn-kernel sm90 with a shape fwd90::supported
+//     refuses (batch * heads > 65535, lengths >= 2^31) silently runs sm80 in
+//     attention_fwd_cuda; attention_fwd_sm90 called directly throws config_error.
 #include "kernels/cuda/attention_fwd_sm90.cuh"
 #include "kernels/cuda/attention_fwd_sm90_plan.hpp"
 #include "kernels/cuda/attention_path.hpp"
