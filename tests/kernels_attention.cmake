@@ -18,6 +18,11 @@ ringscale_unit_test(test_attention_bwd_sm90_plan
 ringscale_unit_test(test_attention_fwd_sm90_plan
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_fwd_sm90_plan.cpp
                     LIBS ringscale_kernels)
+# TMA tensor-map checks (CUDA builds; no GPU: they refuse before the driver is asked).
+if(RINGSCALE_HAVE_CUDA)
+    ringscale_unit_test(test_tma_desc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tma_desc.cpp
+                        LIBS ringscale_kernels_cuda)
+endif()
 # Its GEMMs one step at a time on the GPU against exact CPU products (label gpu; skips without
 # an sm90-capable device).
 if(RINGSCALE_HAVE_CUDA)

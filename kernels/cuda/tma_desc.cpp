@@ -30,15 +30,19 @@ void check_tensor(const tma_tensor& t) {
     RINGSCALE_REQUIRE(t.rank >= 1 && t.rank <= 5, "TMA: rank must be 1..5");
     RINGSCALE_REQUIRE(reinterpret_cast<std::uintptr_t>(t.base) % 16 == 0,
                       "TMA: the tensor base must be 16-byte aligned");
-    RINGSCALE_REQUIRE(t.box[0] >= 1 && t.box[0] * 2 <= 128,
-                      "TMA: the innermost box must span 1..128 bytes under the 128-byte swizzle");
+    // cuTensorMapEncodeTiled's rules (cuda.h), checked here for a one-line message.
+    RINGSCALE_REQUIRE(t.box[0] >= 1 && t.box[0] * 2 <= 128 && t.box[0] * 2 % 16 == 0,
+                      "TMA: the innermost box must span 16..128 bytes, a multiple of 16, under "
+                      "the 128-byte swizzle");
     for (int r = 0; r < t.rank; ++r) {
         RINGSCALE_REQUIRE(t.box[r] >= 1 && t.box[r] <= 256, "TMA: box extents must be 1..256");
-        RINGSCALE_REQUIRE(t.dims[r] >= 1, "TMA: tensor extents must be >= 1");
+        RINGSCALE_REQUIRE(t.dims[r] >= 1 && t.dims[r] <= (std::uint64_t{1} << 32),
+                          "TMA: tensor extents must be 1..2^32");
     }
     for (int r = 0; r + 1 < t.rank; ++r)
-        RINGSCALE_REQUIRE(t.strides_bytes[r] % 16 == 0,
-                          "TMA: tensor strides must be multiples of 16 bytes");
+        RINGSCALE_REQUIRE(t.strides_bytes[r] % 16 == 0 &&
+                              t.strides_bytes[r] < (std::uint64_t{1} << 40),
+                          "TMA: tensor strides must be multiples of 16 bytes below 2^40");
 }
 
 } // namespace

@@ -26,8 +26,10 @@ struct tma_tensor {
 };
 
 /// Encode a tensor map for `t` with 128-byte swizzle, zero fill out of bounds, no
-/// interleave, 256-byte L2 promotion. Throws config_error for a rank, box or alignment TMA
-/// does not accept, a cuda error when the driver entry point cannot be found or refuses.
+/// interleave, 256-byte L2 promotion. Throws config_error, before asking the driver, for a
+/// rank, extent (1..2^32), stride (multiple of 16 below 2^40), box (1..256; innermost 16..128
+/// bytes, a multiple of 16) or alignment TMA does not accept; a cuda error when the driver
+/// entry point cannot be found or refuses.
 CUtensorMap make_tma_desc(attn_dtype dtype, const tma_tensor& t);
 
 /// Tensor map of a [outer][rows][cols] row-major tensor (cols contiguous), loading boxes of
