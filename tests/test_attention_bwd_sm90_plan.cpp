@@ -2,6 +2,7 @@
 // shared-memory map, the walk over query tiles, pipeline stage and mbarrier parities, wgmma
 // operand byte offsets, and the shapes the kernel takes. Runs on every build (no CUDA).
 #include "kernels/cuda/attention_bwd_sm90_plan.hpp"
+#include "sm90_smem_emulation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -132,60 +133,22 @@ TEST(attention_bwd_sm90_plan, supported_shapes) {
     EXPECT_FALSE(bwd90::supported(s));
 }
 
-// ---- operand layouts on an emulated shared memory ------------------------------------------
-// The 128-byte swizzle (16-byte chunk c of a 128-byte row r is stored at chunk c ^ r % 8, on
-// addresses from a 1024-byte aligned base), TMA box writes and the wgmma canonical operand
-// layouts (PTX ISA "matrix descriptor"; K-major: row m at (m % 8) * 128 + (m / 8) * SBO;
-// MN-major: index mn at (mn % 64) * 2 + (mn / 64) * LBO, k-row k at (k % 8) * 128 +
-// (k / 8) * SBO; SBO = 1024). The kernel's offsets must make the descriptors read exactly
-// the matrices each GEMM needs. This checks our arithmetic against the documented layouts,
-// not the hardware: a GPU run is still the proof.
+// ---- operand layouts on an emulated shared memory (tests/sm90_smem_emulation.hpp) --------
+// The kernel's offsets must make the descriptors read exactly the matrices each GEMM needs.
 namespace {
 
-struct smem_emu {
-    std::vector<std::uint16_t> half_words;
-    explicit smem_emu(int bytes) : half_words(static_cast<std::size_t>(bytes) / 2, 0) {}
-    static int swz(int addr) { return addr ^ (((addr >> 7) & 7) << 4); }
-    void write(int addr, std::uint16_t v) {
-        half_words[static_cast<std::size_t>(swz(addr) / 2)] = v;
-    }
-    std::uint16_t read(int addr) const {
-        return half_words[static_cast<std::size_t>(swz(addr) / 2)];
-    }
-    std::uint16_t k_major(int start, int m, int k) const {
-        return read(start + (m % 8) * 128 + (m / 8) * 1024 + 2 * k);
-    }
-    std::uint16_t mn_major(int start, int lbo, int mn, int k) const {
-        return read(start + (mn % 64) * 2 + (mn / 64) * lbo + (k % 8) * 128 + (k / 8) * 1024);
-    }
-};
-
-/// A [rows][cols] tensor whose element (r, c) is tagged r * 256 + c + 1 (rows past `valid`
-/// read 0, as TMA fills them).
-struct tagged {
-    int valid, cols;
-    std::uint16_t at(int r, int c) const {
-        return r < valid ? static_cast<std::uint16_t>(r * 256 + c + 1) : 0;
-    }
-};
-
-/// TMA: box (64 columns from col0, box_rows rows from row 0) of `t` into dst, swizzled.
-void tma_box(smem_emu& sm, int dst, const tagged& t, int col0, int box_rows) {
-    for (int r = 0; r < box_rows; ++r)
-        for (int c = 0; c < 64; ++c)
-            sm.write(dst + r * 128 + 2 * c, t.at(r, col0 + c));
-}
+using namespace ringscale::test_sm90;
 
 template <int D>
 void check_operand_layouts() {
     using L = bwd90::layout<D>;
     const int stage = 1;
     smem_emu sm(L::bytes);
-    const tagged k{100, D}, q{50, D}; // partial tiles: 100 of 128 keys, 50 of 64 query rows
+    const tagged k{100, 0}, q{50, 0}; // partial tiles: 100 of 128 keys, 50 of 64 query rows
     for (int c = 0; c < D / 64; ++c) {
-        tma_box(sm, L::k + bwd90::col_block_offset(c, bwd90::keys), k, 64 * c, bwd90::keys);
+        tma_box(sm, L::k + bwd90::col_block_offset(c, bwd90::keys), k, 64 * c, 0, bwd90::keys);
         tma_box(sm, L::q + stage * L::q_tile + bwd90::col_block_offset(c, bwd90::rows), q, 64 * c,
-                bwd90::rows);
+                0, bwd90::rows);
     }
     int bad = 0;
     for (int w = 0; w < 2; ++w)
@@ -216,9 +179,9 @@ template <int D>
 void check_dq_operands() {
     using L = bwd90::layout<D>;
     smem_emu sm(L::bytes);
-    const tagged k{128, D};
+    const tagged k{128, 0};
     for (int c = 0; c < D / 64; ++c)
-        tma_box(sm, L::k + bwd90::col_block_offset(c, bwd90::keys), k, 64 * c, bwd90::keys);
+        tma_box(sm, L::k + bwd90::col_block_offset(c, bwd90::keys), k, 64 * c, 0, bwd90::keys);
     const auto tag = [](int key, int query) {
         return static_cast<std::uint16_t>(key * 64 + query + 1);
     };

@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -28,25 +27,10 @@ using bf16 = __nv_bfloat16;
 
 namespace {
 
+using ringscale::testing_support::small_ints;
+using ringscale::testing_support::upload_bf16;
+
 constexpr int keys = bwd90::keys, rows = bwd90::rows;
-
-std::vector<float> small_ints(std::size_t count, int seed, int span) {
-    std::vector<float> v(count);
-    for (std::size_t i = 0; i < count; ++i)
-        v[i] =
-            static_cast<float>(static_cast<int>((i * 2654435761u + seed * 131u) % span) - span / 2);
-    return v;
-}
-
-kc::device_buffer<std::uint16_t> upload_bf16(const std::vector<float>& x) {
-    std::vector<std::uint16_t> bits(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        std::uint32_t u;
-        std::memcpy(&u, &x[i], 4);
-        bits[i] = static_cast<std::uint16_t>(u >> 16); // exact for small integers
-    }
-    return kc::device_buffer<std::uint16_t>(bits);
-}
 
 /// Outputs, all row-major fp32: st, dpt [keys][rows] (S^T, dP^T); dv, dk [keys][D];
 /// dq [2][rows][64] (warpgroup w's 64 dQ columns: D = 128 columns 64 w.. over all keys;

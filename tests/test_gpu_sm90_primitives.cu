@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 namespace kc = ringscale::kernels::cuda;
@@ -26,31 +25,12 @@ using bf16 = __nv_bfloat16;
 
 namespace {
 
+using ringscale::testing_support::small_ints;
+using ringscale::testing_support::upload_bf16;
+
 constexpr int n = 128;                // Q, K, V are 128 x 128 (one tile of the D = 128 kernel)
 constexpr int tile_bytes = n * n * 2; // one of them in shared memory
 constexpr int probe_smem = 3 * tile_bytes + 1024 + 64;
-
-/// Round x (a small integer) to bf16 bits: exact.
-std::uint16_t to_bf16_bits(float x) {
-    std::uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return static_cast<std::uint16_t>(u >> 16);
-}
-
-std::vector<float> small_ints(std::size_t count, int seed, int span) {
-    std::vector<float> v(count);
-    for (std::size_t i = 0; i < count; ++i)
-        v[i] =
-            static_cast<float>(static_cast<int>((i * 2654435761u + seed * 97u) % span) - span / 2);
-    return v;
-}
-
-kc::device_buffer<std::uint16_t> upload_bf16(const std::vector<float>& x) {
-    std::vector<std::uint16_t> bits(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i)
-        bits[i] = to_bf16_bits(x[i]);
-    return kc::device_buffer<std::uint16_t>(bits);
-}
 
 /// Loads one 128-row x 64-column box of `map` at (c0, c1, c2) and writes it back unswizzled.
 __global__ void tma_probe(const __grid_constant__ CUtensorMap map, int c0, int c1, int c2,

@@ -224,4 +224,50 @@ __device__ __forceinline__ void pack_a(std::uint32_t (&a)[4], const float (&lo)[
     a[3] = pack2<T>(hi[2], hi[3]);
 }
 
+/// Normalise one warp's 16-row forward result over a K/V block and merge it into the running
+/// (O, LSE) in global memory, as kernels::attention_fwd_cpu does; shared by the sm80 and sm90
+/// forwards. `o` [q_len, D] and `lse` [q_len] are this (batch, head)'s slices, `w0` the warp's
+/// first row; the thread holds rows w0 + lane/4 and w0 + lane/4 + 8 (r = 0, 1) with their
+/// running max (log2 units) and its partial row sums (reduced over the quad here), and
+/// acc(n, i) gives element i (0..3) of its C fragment of column block n. Rows that saw no key
+/// of this block are left untouched.
+template <int D, typename Acc>
+__device__ __forceinline__ void merge_rows_out(float* o, float* lse, std::int64_t q_len,
+                                               const float (&row_max)[2], float (&row_sum)[2],
+                                               std::int64_t w0, int lane, Acc acc) {
+    float old_lse[2];
+    bool live[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+        row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+        const std::int64_t row = w0 + lane / 4 + 8 * r;
+        live[r] = row < q_len && row_sum[r] > 0.0f;
+        old_lse[r] = live[r] ? lse[row] : -INFINITY;
+    }
+    __syncwarp(); // the quad has read each row's old LSE before lane 4g writes it
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (!live[r])
+            continue;
+        const std::int64_t row = w0 + lane / 4 + 8 * r;
+        const float blk = (row_max[r] + log2f(row_sum[r])) * ln2;
+        const float hi = fmaxf(old_lse[r], blk), lo = fminf(old_lse[r], blk);
+        const float merged = hi + log1pf(expf(lo - hi)); // hi is finite: blk is
+        const bool seen = old_lse[r] != -INFINITY;       // as on the CPU, O of an unseen row is 0
+        const float w_old = seen ? expf(old_lse[r] - merged) : 0.0f;
+        const float w_blk = expf(blk - merged) / row_sum[r];
+        float* out = o + row * D + 2 * (lane % 4);
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+            float2 prev = seen ? *reinterpret_cast<const float2*>(out + n * 8) : float2{0.0f, 0.0f};
+            prev.x = w_old * prev.x + w_blk * acc(n, 2 * r);
+            prev.y = w_old * prev.y + w_blk * acc(n, 2 * r + 1);
+            *reinterpret_cast<float2*>(out + n * 8) = prev;
+        }
+        if (lane % 4 == 0)
+            lse[row] = merged;
+    }
+}
+
 } // namespace ringscale::kernels::cuda::attn

@@ -107,6 +107,28 @@ __device__ __forceinline__ void fwd_tile_softmax(float (&sc)[fwd_cfg<D>::keys / 
     fwd_softmax<D, keys>(sc, st, p.scale_log2, alpha);
 }
 
+/// S = Q K^T of the tile in stage buffer `k` into sc, complete on return (nothing else of
+/// this warpgroup's wgmma may be in flight).
+template <typename T, int D>
+__device__ __forceinline__ void fwd_scores_now(float (&sc)[fwd_cfg<D>::keys / 2],
+                                               const fwd_smem<T, D>& sm, int wg, const T* k) {
+    wgmma_fence();
+    fwd_scores_issue<T, D>(sc, sm.q(), wg, k);
+    wgmma_wait<0>();
+    wgmma_fence_operand(sc);
+}
+
+/// O += P V with the tile in stage buffer `v`, complete on return (nothing else in flight).
+template <typename T, int D>
+__device__ __forceinline__ void
+fwd_pv_now(fwd_rows_state<D>& st, const std::uint32_t (&pa)[fwd_cfg<D>::keys / 16][4], const T* v) {
+    wgmma_fence_operand(st.o);
+    wgmma_fence();
+    fwd_pv_issue<T, D>(st.o, pa, v);
+    wgmma_wait<0>();
+    wgmma_fence_operand(st.o);
+}
+
 /// A consumer warpgroup (wg 0 or 1: rows i0 + 64 wg ..) that finishes each tile before the
 /// next: S, softmax, P V. Every tile is waited for and released; unseen ones not computed.
 /// The simple schedule (RINGSCALE_SM90_OVERLAP=0), kept to tell a pipelining bug apart.
@@ -128,18 +150,11 @@ __device__ void fwd_consume_serial(const fwd_smem<T, D>& sm, const fwd_params& p
             float sc[cfg::keys / 2];
             std::uint32_t pa[cfg::keys / 16][4];
             float alpha[2];
-            wgmma_fence();
-            fwd_scores_issue<T, D>(sc, sm.q(), wg, sm.k(s));
-            wgmma_wait<0>();
-            wgmma_fence_operand(sc);
+            fwd_scores_now<T, D>(sc, sm, wg, sm.k(s));
             fwd_tile_softmax<D>(sc, st, p, w, t, alpha);
             fwd_rescale_o<D>(st, alpha);
             fwd_pack_p<T, cfg::keys>(pa, sc);
-            wgmma_fence_operand(st.o);
-            wgmma_fence();
-            fwd_pv_issue<T, D>(st.o, pa, sm.v(s));
-            wgmma_wait<0>();
-            wgmma_fence_operand(st.o);
+            fwd_pv_now<T, D>(st, pa, sm.v(s));
         }
         fwd_release(&sm.bar()->empty[s], w.lane);
     }
@@ -164,10 +179,7 @@ __device__ void fwd_consume_overlap(const fwd_smem<T, D>& sm, const fwd_params& 
     mbarrier_wait(&sm.bar()->q_full, 0);
     if (seen > 0) { // prologue: P of tile 0
         mbarrier_wait(&sm.bar()->k_full[0], 0);
-        wgmma_fence();
-        fwd_scores_issue<T, D>(sc, sm.q(), wg, sm.k(0));
-        wgmma_wait<0>();
-        wgmma_fence_operand(sc);
+        fwd_scores_now<T, D>(sc, sm, wg, sm.k(0));
         fwd_tile_softmax<D>(sc, st, p, w, 0, alpha); // O is 0: no rescale needed
         fwd_pack_p<T, cfg::keys>(pa, sc);
     }
@@ -193,11 +205,7 @@ __device__ void fwd_consume_overlap(const fwd_smem<T, D>& sm, const fwd_params& 
     if (seen > 0) { // epilogue: P V of the last seen tile
         const int last = seen - 1, s = last % cfg::stages;
         mbarrier_wait(&sm.bar()->v_full[s], phase(last));
-        wgmma_fence_operand(st.o);
-        wgmma_fence();
-        fwd_pv_issue<T, D>(st.o, pa, sm.v(s));
-        wgmma_wait<0>();
-        wgmma_fence_operand(st.o);
+        fwd_pv_now<T, D>(st, pa, sm.v(s));
         fwd_release(&sm.bar()->empty[s], w.lane);
     }
     for (int t = seen; t < tiles; ++t) { // unseen tiles: only keep the ring turning

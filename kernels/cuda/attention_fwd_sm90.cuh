@@ -236,44 +236,13 @@ __device__ __forceinline__ void fwd_pack_p(std::uint32_t (&a)[keys / 16][4],
 }
 
 /// Normalise and merge the thread's two rows into the running (O, LSE) in global memory, as
-/// the sm80 kernel's fwd_merge_out: rows that saw no key of this block are left untouched.
-/// `w0` is the warp's first query row.
+/// the sm80 kernel does (attn::merge_rows_out): rows that saw no key of this block are left
+/// untouched. `w0` is the warp's first query row.
 template <int D>
 __device__ __forceinline__ void fwd_merge(const fwd_params& p, fwd_rows_state<D>& st,
                                           std::int64_t bh, std::int64_t w0, int lane) {
-    float old_lse[2];
-    bool live[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        st.row_sum[r] += __shfl_xor_sync(0xffffffffu, st.row_sum[r], 1);
-        st.row_sum[r] += __shfl_xor_sync(0xffffffffu, st.row_sum[r], 2);
-        const std::int64_t row = w0 + lane / 4 + 8 * r;
-        live[r] = row < p.q_len && st.row_sum[r] > 0.0f;
-        old_lse[r] = live[r] ? p.lse[bh * p.q_len + row] : -INFINITY;
-    }
-    __syncwarp(); // the quad has read each row's old LSE before lane 4g writes it
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        if (!live[r])
-            continue;
-        const std::int64_t row = bh * p.q_len + w0 + lane / 4 + 8 * r;
-        const float blk = (st.row_max[r] + log2f(st.row_sum[r])) * attn::ln2;
-        const float hi = fmaxf(old_lse[r], blk), lo = fminf(old_lse[r], blk);
-        const float lse = hi + log1pf(expf(lo - hi));
-        const bool seen = old_lse[r] != -INFINITY;
-        const float w_old = seen ? expf(old_lse[r] - lse) : 0.0f;
-        const float w_blk = expf(blk - lse) / st.row_sum[r];
-        float* o = p.o + row * D + 2 * (lane % 4);
-#pragma unroll
-        for (int n = 0; n < D / 8; ++n) {
-            float2 prev = seen ? *reinterpret_cast<const float2*>(o + n * 8) : float2{0.0f, 0.0f};
-            prev.x = w_old * prev.x + w_blk * st.o[4 * n + 2 * r];
-            prev.y = w_old * prev.y + w_blk * st.o[4 * n + 2 * r + 1];
-            *reinterpret_cast<float2*>(o + n * 8) = prev;
-        }
-        if (lane % 4 == 0)
-            p.lse[row] = lse;
-    }
+    attn::merge_rows_out<D>(p.o + bh * p.q_len * D, p.lse + bh * p.q_len, p.q_len, st.row_max,
+                            st.row_sum, w0, lane, [&](int n, int i) { return st.o[4 * n + i]; });
 }
 
 } // namespace ringscale::kernels::cuda::sm90

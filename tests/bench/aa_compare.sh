@@ -17,7 +17,7 @@
 # Last, the same statistics on synthetic launches (bench_gen_results, 3% launch noise).
 # The launches run at niceness NICE (default 0; e.g. NICE=-10 as root on a shared machine);
 # the load average is printed before and after. Run it on an otherwise idle machine.
-# usage: tests/bench/aa_compare.sh [BUILD_DIR] [LAUNCHES] [TRIALS]   (about 5 minutes)
+# usage: tests/bench/aa_compare.sh [BUILD_DIR] [LAUNCHES] [TRIALS]   (under a minute on this 2-core machine)
 #        WORKLOADS="attention" tests/bench/aa_compare.sh ...        (one workload)
 set -euo pipefail
 build=${1:-build} launches=${2:-8} trials=${3:-28}
