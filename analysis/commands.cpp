@@ -9,7 +9,7 @@
 #include "reader.hpp"
 #include "report.hpp"
 #include "resources.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cstdio>

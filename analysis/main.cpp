@@ -1,7 +1,7 @@
 // ringscale-stats: parse -> analyse -> print. Exit 0 ok, 1 regression (compare), 2 error.
 #include "analysis/cli.hpp"
 #include "analysis/commands.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cstdio>
 #include <exception>

@@ -3,9 +3,9 @@
 #include "case_checks.hpp"
 #include "file_probe.hpp"
 
-#include "src/error.hpp"
-#include "src/h5.hpp"
-#include "src/results_schema.hpp"
+#include "src/base/error.hpp"
+#include "src/base/h5.hpp"
+#include "src/base/results_schema.hpp"
 
 #include "case_groups.hpp"
 

@@ -3,7 +3,7 @@
 #include "crossover_report.hpp"
 #include "plots.hpp"
 #include "resources.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,8 +2,8 @@
 
 #include "jobs/registry.hpp"
 #include "kernels/cuda/attention_path.hpp"
-#include "src/error.hpp"
-#include "src/parse.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
