@@ -1,9 +1,6 @@
 #include "comm/communicator.hpp"
 
 #include "comm/mpi_communicator.hpp"
-#include "src/base/error.hpp"
-
-#include <fmt/format.h>
 
 namespace ringscale::comm {
 
@@ -57,23 +54,16 @@ void wait_all(std::vector<request_ptr>& reqs) {
     reqs.clear();
 }
 
-bool backend_compiled(const std::string& backend) {
-    if (backend == "mpi")
-        return true;
-    if (backend == "nccl")
-        return nccl_compiled;
-    return false;
+bool backend_compiled(comm_kind backend) {
+    return backend == comm_kind::mpi || nccl_compiled;
 }
 
-std::unique_ptr<communicator> make_world(const std::string& backend, memory_space memory) {
-    if (backend == "mpi") {
-        if (memory == memory_space::device) // staged through pinned host memory
-            return make_mpi_staged_world();
-        return std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
-    }
-    if (backend == "nccl")
+std::unique_ptr<communicator> make_world(comm_kind backend, memory_space memory) {
+    if (backend == comm_kind::nccl)
         return make_nccl_world();
-    throw config_error(fmt::format("--comm: unknown backend '{}' (choose mpi or nccl)", backend));
+    if (memory == memory_space::device) // staged through pinned host memory
+        return make_mpi_staged_world();
+    return std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
 }
 
 } // namespace ringscale::comm

@@ -39,7 +39,7 @@ class mpi_staged_communicator final : public communicator {
 
     int rank() const override { return m_mpi->rank(); }
     int size() const override { return m_mpi->size(); }
-    std::string backend() const override { return "mpi"; }
+    comm_kind backend() const override { return comm_kind::mpi; }
     memory_space memory() const override { return memory_space::device; }
     /// The staging stream (a cudaStream_t).
     void* stream() const override { return m_stream.get(); }

@@ -93,8 +93,8 @@ attention_problem read_attention_problem(const params& p) {
     return pr;
 }
 
-kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device) {
-    const bool cuda = device == "cuda";
+kernels::elem resolve_attention_dtype(const std::string& text, device_kind device) {
+    const bool cuda = device == device_kind::cuda;
     if (text == "auto")
         return cuda ? kernels::elem::bf16 : kernels::elem::f32;
     const kernels::elem e = kernels::parse_elem(text);
@@ -205,8 +205,8 @@ std::vector<case_plan> plan_attention_cases(
         }
         // On a GPU validation works in host memory: the device estimate leaves it out.
         if (c.skip_reason.empty())
-            c.bytes_per_rank =
-                bytes(p, pr, launch.world_size, c.validate_by_default && launch.device != "cuda");
+            c.bytes_per_rank = bytes(p, pr, launch.world_size,
+                                     c.validate_by_default && launch.device != device_kind::cuda);
         cases.push_back(std::move(c));
     }
     return cases;

@@ -52,7 +52,7 @@ attention_problem read_attention_problem(const params& p);
 
 /// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
 /// attention kernels cannot take is a config_error naming the choices.
-kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device);
+kernels::elem resolve_attention_dtype(const std::string& text, device_kind device);
 
 /// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype
 /// (the peak to compare with: fp32|bf16|fp16), seq_len, kv_heads, flops_per_iter,

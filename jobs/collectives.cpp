@@ -154,7 +154,7 @@ class collectives_case final : public job_case {
 std::string in_place_refusal(const collective_op& op, const launch_info& launch) {
     if (op.no_in_place)
         return op.no_in_place;
-    if (op.name == "alltoall" && launch.comm == "nccl")
+    if (op.name == "alltoall" && launch.comm == comm_kind::nccl)
         return "NCCL has no in-place all-to-all (grouped sends and receives on one buffer "
                "would race)";
     return "";

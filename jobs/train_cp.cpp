@@ -181,17 +181,17 @@ std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant
     kernels::device& dev = ops.dev();
     if (variant == "ring")
         return std::make_unique<ring_core>(*cp, dev, seq_len);
-    if (dev.name() != "cpu")
-        throw config_error(cp_device_refusal(variant, dev.name()));
+    if (dev.kind() != device_kind::cpu)
+        throw config_error(cp_device_refusal(variant, dev.kind()));
     if (variant == "ulysses")
         return make_ulysses_train_core(*cp, dev, seq_len);
     return std::make_unique<allgather_core>(*cp, seq_len);
 }
 
-std::string cp_device_refusal(const std::string& variant, const std::string& device) {
+std::string cp_device_refusal(const std::string& variant, device_kind device) {
     return fmt::format("train_step: --cp-variant {} on --device {}: only the ring runs on a GPU "
                        "inside the training step; use --cp-variant ring or --cp 1",
-                       variant, device);
+                       variant, to_string(device));
 }
 
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden) {

@@ -35,7 +35,7 @@ std::unique_ptr<kernels::attention_core>
 make_ulysses_train_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len);
 
 /// The one-line refusal of a cp variant other than ring on a device other than the CPU.
-std::string cp_device_refusal(const std::string& variant, const std::string& device);
+std::string cp_device_refusal(const std::string& variant, device_kind device);
 
 /// Preflight: floats of the core's own buffers for a rank's `tokens` rows of width `hidden`.
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden);

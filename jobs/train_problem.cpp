@@ -89,13 +89,13 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     return static_cast<std::uint64_t>(bytes) + (64u << 20); // cuBLAS workspace, slack
 }
 
-void check_train_device(const train_problem& pr, const std::string& device) {
-    if (device != "cpu" && pr.cp > 1 && pr.cp_variant != "ring")
+void check_train_device(const train_problem& pr, device_kind device) {
+    if (device != device_kind::cpu && pr.cp > 1 && pr.cp_variant != "ring")
         throw config_error(cp_device_refusal(pr.cp_variant, device));
-    if (device == "cpu" && pr.tf32)
+    if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
-    if (device != "cpu" && pr.profile)
+    if (device != device_kind::cpu && pr.profile)
         throw config_error("--profile on needs --device cpu (it times each operation on the host "
                            "clock; device kernels run asynchronously)");
 }

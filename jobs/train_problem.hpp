@@ -62,6 +62,6 @@ train_problem read_train_problem(const params& p, int world_size);
 /// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --cp > 1
 /// with --cp-variant allgather or ulysses on cuda (only the ring core runs on a GPU) and for
 /// --tf32 on on the CPU.
-void check_train_device(const train_problem& pr, const std::string& device);
+void check_train_device(const train_problem& pr, device_kind device);
 
 } // namespace ringscale::jobs

@@ -107,8 +107,9 @@ class train_case final : public job_case {
         }
         got.params.resize(m_layout.total());
         m_dp->gather_params(got.params.data());
-        const training_tolerance tol =
-            m_dev.name() == "cpu" ? training_tolerance::cpu() : training_tolerance::device();
+        const training_tolerance tol = m_dev.kind() == device_kind::cpu
+                                           ? training_tolerance::cpu()
+                                           : training_tolerance::device();
         return compare_training(got, want, m_pr.dp_set.hp.lr, tol, m_details);
     }
 
@@ -218,7 +219,7 @@ class train_step_job final : public job {
                     p.set(o.name, all.text(o.name));
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
-            const bool on_device = launch.device != "cpu";
+            const bool on_device = launch.device != device_kind::cpu;
             case_plan c;
             c.job = name();
             c.variant = pr.dp_set.variant +

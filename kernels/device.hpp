@@ -15,6 +15,7 @@
 
 #include "kernels/attention_ref.hpp"
 #include "kernels/elem.hpp"
+#include "src/base/backend.hpp"
 #include "src/base/clock.hpp"
 
 #include <cstddef>
@@ -48,8 +49,8 @@ using progress_fn = std::function<void()>;
 class device {
   public:
     virtual ~device() = default;
-    /// "cpu" or "cuda".
-    virtual std::string name() const = 0;
+    /// cpu or cuda.
+    virtual device_kind kind() const = 0;
     /// Whether the attention kernels take inputs of type `e` here (CPU: f32; CUDA: bf16, f16).
     virtual bool supports(elem e) const = 0;
 
@@ -143,10 +144,9 @@ class device_scope {
     std::size_t m_token;
 };
 
-/// The device `name` ("cpu" | "cuda"): config_error for another name or no visible GPU,
-/// not_compiled_error for cuda in a binary built without it. CUDA uses the current device
-/// (bind it first).
-std::unique_ptr<device> make_device(const std::string& name);
+/// The device of `kind`: config_error for cuda with no visible GPU, not_compiled_error for cuda
+/// in a binary built without it. CUDA uses the current device (bind it first).
+std::unique_ptr<device> make_device(device_kind kind);
 
 /// Whether this binary was built with the CUDA backend.
 bool cuda_compiled();

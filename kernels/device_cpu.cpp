@@ -32,7 +32,7 @@ namespace {
 
 class cpu_device final : public device {
   public:
-    std::string name() const override { return "cpu"; }
+    device_kind kind() const override { return device_kind::cpu; }
     bool supports(elem e) const override { return e == elem::f32; }
 
     void* allocate(std::size_t bytes) override { return bytes ? tracked_alloc(bytes) : nullptr; }

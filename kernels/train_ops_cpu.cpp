@@ -16,8 +16,9 @@ namespace {
 class cpu_train_ops final : public train_ops {
   public:
     explicit cpu_train_ops(device& dev) : m_dev(dev) {
-        if (dev.name() != "cpu")
-            throw config_error("the CPU training backend needs the CPU device, not " + dev.name());
+        if (dev.kind() != device_kind::cpu)
+            throw config_error(std::string("the CPU training backend needs the CPU device, not ") +
+                               to_string(dev.kind()));
     }
     device& dev() override { return m_dev; }
     std::string precision() const override { return "fp32 (CPU kernels)"; }

@@ -51,7 +51,7 @@ class cuda_device final : public device {
     cuda_device(const cuda_device&) = delete;
     cuda_device& operator=(const cuda_device&) = delete;
 
-    std::string name() const override { return "cuda"; }
+    device_kind kind() const override { return device_kind::cuda; }
     bool supports(elem e) const override { return e != elem::f32; }
 
     void* allocate(std::size_t bytes) override { return cuda::device_alloc(bytes); }

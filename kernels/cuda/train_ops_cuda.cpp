@@ -20,9 +20,10 @@ class cuda_train_ops final : public train_ops {
   public:
     cuda_train_ops(device& dev, bool allow_tf32)
         : m_dev(dev), m_tf32(allow_tf32), m_blas(dev.stream(), allow_tf32), m_loss(dev, 1) {
-        if (dev.name() != "cuda")
-            throw config_error("the CUDA training backend needs the CUDA device, not " +
-                               dev.name());
+        if (dev.kind() != device_kind::cuda)
+            throw config_error(
+                std::string("the CUDA training backend needs the CUDA device, not ") +
+                to_string(dev.kind()));
     }
     device& dev() override { return m_dev; }
     std::string precision() const override {

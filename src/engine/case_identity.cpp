@@ -29,14 +29,15 @@ jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, i
         id["variant"] = pc.plan.variant;
     id["job"] = pc.plan.job;
     id["world_size"] = static_cast<std::int64_t>(world_size);
-    id["device"] = cfg.device;
-    id["comm"] = cfg.comm;
+    id["device"] = std::string(to_string(cfg.device));
+    id["comm"] = std::string(to_string(cfg.comm));
     id.emplace("dtype", std::string("float32"));
     id.emplace("scaling", std::string("strong"));
     id["threads"] = static_cast<std::int64_t>(cfg.threads);
     // A forced attention kernel path is the user's choice (--resume must not take an sm80
     // case for an sm90 one); "auto" stays out, so files from before the option still match.
-    if (cfg.device == "cuda" && cfg.attn_kernel != "auto" && pc.plan.job != "collectives")
+    if (cfg.device == device_kind::cuda && cfg.attn_kernel != "auto" &&
+        pc.plan.job != "collectives")
         id["attn_kernel"] = cfg.attn_kernel;
     return id;
 }

@@ -37,10 +37,9 @@ std::vector<int> sharers(const std::vector<std::string>& uuids, int me) {
 
 } // namespace
 
-std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank,
-                                 const std::string& comm) {
+std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank, comm_kind comm) {
     const auto same = sharers(uuids, rank);
-    if (comm != "nccl" || same.size() < 2)
+    if (comm != comm_kind::nccl || same.size() < 2)
         return "";
     return fmt::format("--comm nccl: ranks {} and {} share GPU {}; NCCL needs a GPU of its own "
                        "per rank: start at most one rank per visible GPU on each node, or use "
@@ -51,7 +50,7 @@ std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank
 device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
                             std::string& error_text) {
     device_binding b;
-    if (cfg.device != "cuda")
+    if (cfg.device != device_kind::cuda)
         return b;
     try {
         b = bind_mine();

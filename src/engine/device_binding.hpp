@@ -34,8 +34,7 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
 /// The one-line refusal of --comm nccl when rank `rank` shares its GPU (same entry of
 /// `uuids`, one per rank) with another rank, naming the fix; "" when it may go on (any other
 /// communicator, or a GPU of its own).
-std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank,
-                                 const std::string& comm);
+std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank, comm_kind comm);
 
 /// Collective: /meta attributes (GPU name, compute capability, SMs, memory, clocks, driver,
 /// runtime and NCCL versions, CUDA_VISIBLE_DEVICES, attn_kernel: the resolved attention

@@ -5,6 +5,7 @@
 
 #include "comm/communicator.hpp"
 #include "kernels/device.hpp"
+#include "src/base/backend.hpp"
 #include "src/base/clock.hpp"
 #include "src/engine/params.hpp"
 
@@ -18,8 +19,8 @@ namespace ringscale::jobs {
 /// What the launch knows before any case runs.
 struct launch_info {
     int world_size = 1;
-    std::string device = "cpu";            ///< cpu | cuda
-    std::string comm = "mpi";              ///< mpi | nccl
+    device_kind device = device_kind::cpu;
+    comm_kind comm = comm_kind::mpi;
     std::uint64_t host_bytes_per_rank = 0; ///< memory a rank may use (preflight budget)
     /// --device cuda: device memory a rank may use (its GPU's free memory over the ranks
     /// sharing it, less a reserve); a case estimated above it is skipped.

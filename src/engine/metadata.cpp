@@ -116,8 +116,8 @@ run_metadata collect_metadata(comm::communicator& world, const launch_config& cf
     a["cxxflags"] = std::string(build_cxxflags());
     a["executable"] = executable_path();
     a["slurm_job_id"] = env_or("SLURM_JOB_ID", "");
-    a["device"] = cfg.device;
-    a["device_name"] = cfg.device == "cpu" ? cpu_model() : std::string("unknown");
+    a["device"] = std::string(to_string(cfg.device));
+    a["device_name"] = cfg.device == device_kind::cpu ? cpu_model() : std::string("unknown");
     a["cuda_version"] = std::string("");
     a["nccl_version"] = std::string("");
     a["threads_per_rank"] = static_cast<std::int64_t>(threads_per_rank);

@@ -101,7 +101,7 @@ std::vector<planned_case> plan_launch(const std::vector<const jobs::job*>& jobs,
     for (const jobs::job* j : jobs)
         for (auto& plan : j->plan(cfg.params, launch))
             cases.push_back({j, std::move(plan)});
-    const bool on_device = launch.device == "cuda";
+    const bool on_device = launch.device == device_kind::cuda;
     const std::uint64_t budget =
         on_device ? launch.device_bytes_per_rank : launch.host_bytes_per_rank;
     for (auto& pc : cases) {

@@ -249,15 +249,11 @@ cli_result parse_cli(int argc, const char* const* argv) {
         throw config_error(fmt::format("--threads: {} is above {} threads per rank", cfg.threads,
                                        max_threads_per_rank));
     cfg.seed = parse_size(vm["seed"].as<std::string>(), "seed");
-    cfg.device = vm["device"].as<std::string>();
-    if (cfg.device != "cpu" && cfg.device != "cuda")
-        throw config_error(fmt::format("--device: '{}' is not cpu or cuda", cfg.device));
-    cfg.comm = vm["comm"].as<std::string>();
-    if (cfg.comm != "mpi" && cfg.comm != "nccl")
-        throw config_error(fmt::format("--comm: '{}' is not mpi or nccl", cfg.comm));
+    cfg.device = parse_device_kind(vm["device"].as<std::string>());
+    cfg.comm = parse_comm_kind(vm["comm"].as<std::string>());
     cfg.attn_kernel = vm["attn-kernel"].as<std::string>();
     kernels::cuda::parse_attn_path(cfg.attn_kernel); // refuses other names
-    if (cfg.device != "cuda" && cfg.attn_kernel != "auto")
+    if (cfg.device != device_kind::cuda && cfg.attn_kernel != "auto")
         throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
                                        "--device cuda",
                                        cfg.attn_kernel));

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+using namespace ringscale;
 using namespace ringscale::comm;
 namespace kc = ringscale::kernels::cuda;
 
@@ -36,7 +37,7 @@ std::unique_ptr<communicator> staged_world() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     kc::bind_local_device(rank, size, /*allow_sharing=*/true);
-    return make_world("mpi", memory_space::device);
+    return make_world(comm_kind::mpi, memory_space::device);
 }
 
 std::vector<float> iota_from(std::size_t n, float first) {
@@ -54,7 +55,7 @@ TEST(comm_mpi_staged, factory_gives_a_device_mpi_communicator) {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    EXPECT_EQ(c->backend(), "mpi");
+    EXPECT_EQ(c->backend(), comm_kind::mpi);
     EXPECT_EQ(c->memory(), memory_space::device);
     EXPECT_EQ(c->rank(), rank);
     EXPECT_EQ(c->size(), size);

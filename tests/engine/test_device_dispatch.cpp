@@ -17,18 +17,18 @@ using namespace ringscale;
 using kernels::elem;
 
 TEST(attention_dtype, auto_resolves_per_device_and_wrong_types_are_refused) {
-    EXPECT_EQ(jobs::resolve_attention_dtype("auto", "cpu"), elem::f32);
-    EXPECT_EQ(jobs::resolve_attention_dtype("auto", "cuda"), elem::bf16);
-    EXPECT_EQ(jobs::resolve_attention_dtype("fp16", "cuda"), elem::f16);
-    EXPECT_EQ(jobs::resolve_attention_dtype("float32", "cpu"), elem::f32);
+    EXPECT_EQ(jobs::resolve_attention_dtype("auto", device_kind::cpu), elem::f32);
+    EXPECT_EQ(jobs::resolve_attention_dtype("auto", device_kind::cuda), elem::bf16);
+    EXPECT_EQ(jobs::resolve_attention_dtype("fp16", device_kind::cuda), elem::f16);
+    EXPECT_EQ(jobs::resolve_attention_dtype("float32", device_kind::cpu), elem::f32);
     try {
-        jobs::resolve_attention_dtype("bf16", "cpu");
+        jobs::resolve_attention_dtype("bf16", device_kind::cpu);
         FAIL() << "bf16 on the CPU was accepted";
     } catch (const config_error& e) {
         EXPECT_NE(std::string(e.what()).find("use --dtype fp32"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(jobs::resolve_attention_dtype("fp32", "cuda"), config_error);
-    EXPECT_THROW(jobs::resolve_attention_dtype("fp8", "cuda"), config_error);
+    EXPECT_THROW(jobs::resolve_attention_dtype("fp32", device_kind::cuda), config_error);
+    EXPECT_THROW(jobs::resolve_attention_dtype("fp8", device_kind::cuda), config_error);
 }
 
 TEST(elem_rounding, nearest_even_overflow_and_subnormals) {
@@ -48,12 +48,12 @@ TEST(elem_rounding, nearest_even_overflow_and_subnormals) {
 }
 
 TEST(device_choice, cpu_by_name_and_cuda_refused_without_a_gpu) {
-    EXPECT_EQ(kernels::make_device("cpu")->name(), "cpu");
-    EXPECT_THROW(kernels::make_device("tpu"), config_error);
+    EXPECT_EQ(kernels::make_device(device_kind::cpu)->kind(), device_kind::cpu);
+    EXPECT_THROW(kernels::make_device(parse_device_kind("tpu")), config_error);
     if (kernels::cuda::cuda_device_count() > 0)
         GTEST_SKIP() << "a GPU is visible: the refusal without one cannot be checked here";
     try {
-        kernels::make_device("cuda");
+        kernels::make_device(device_kind::cuda);
         FAIL() << "make_device(\"cuda\") succeeded without a GPU";
     } catch (const error& e) { // not compiled, or compiled with no device visible
         EXPECT_TRUE(e.kind() == error_kind::config || e.kind() == error_kind::not_compiled)
@@ -100,7 +100,7 @@ TEST(device_memory_plan, a_case_too_large_for_the_gpu_is_skipped_with_its_need) 
                   {"overlap", {"on"}},        {"dtype", {"auto"}}};
     jobs::launch_info launch;
     launch.world_size = 1;
-    launch.device = "cuda";
+    launch.device = device_kind::cuda;
     launch.host_bytes_per_rank = 1ull << 40;
     launch.device_bytes_per_rank = 64ull << 20; // 64 MiB
     const auto cases = plan_launch(cfg, launch);
@@ -114,10 +114,10 @@ TEST(device_memory_plan, a_case_too_large_for_the_gpu_is_skipped_with_its_need) 
 
 TEST(nccl_sharing, refused_for_nccl_with_the_fix_named_and_allowed_for_staged_mpi) {
     const std::vector<std::string> shared{"GPU-a", "GPU-a"}, own{"GPU-a", "GPU-b"};
-    const std::string why = nccl_sharing_problem(shared, 1, "nccl");
+    const std::string why = nccl_sharing_problem(shared, 1, comm_kind::nccl);
     EXPECT_NE(why.find("ranks 0 and 1 share GPU GPU-a"), std::string::npos) << why;
     EXPECT_NE(why.find("--comm mpi"), std::string::npos) << why;
     EXPECT_EQ(why.find('\n'), std::string::npos);
-    EXPECT_EQ(nccl_sharing_problem(shared, 0, "mpi"), "");
-    EXPECT_EQ(nccl_sharing_problem(own, 1, "nccl"), "");
+    EXPECT_EQ(nccl_sharing_problem(shared, 0, comm_kind::mpi), "");
+    EXPECT_EQ(nccl_sharing_problem(own, 1, comm_kind::nccl), "");
 }

@@ -33,7 +33,7 @@ launch_config small_config() {
 } // namespace
 
 TEST(run_loop, every_collective_validates_at_any_rank_count) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg = small_config();
     jobs::launch_info launch;
     launch.world_size = world->size();
@@ -62,7 +62,7 @@ TEST(run_loop, every_collective_validates_at_any_rank_count) {
 }
 
 TEST(run_loop, writer_round_trip) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg = small_config();
     cfg.params["op"] = {"allreduce"};
     jobs::launch_info launch;

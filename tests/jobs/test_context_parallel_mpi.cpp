@@ -41,7 +41,7 @@ jobs::launch_info launch_of(const comm::communicator& world) {
 }
 
 case_record run(const cp_case& c) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"context_parallel"};
     cfg.params = lists_of(c);
@@ -67,7 +67,7 @@ void expect_valid(const cp_case& c) {
 }
 
 int world_size() {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     return world->size();
 }
 
@@ -134,7 +134,7 @@ TEST(context_parallel_mpi_extra, other_layouts_and_gqa_match_reference) {
 // Rows land where they belong: head h, global position s of tensor [B, H, S, D] holds the
 // value 1000*h + s + 0.25*b in every element, so any misplaced row is visible.
 TEST(ulysses_exchange, places_rows_in_group_order_and_back) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     const int p = world->size(), me = world->rank();
     const std::int64_t batch = 2, heads = 4 * p, s = 8 * p, d = 3;
     std::vector<std::vector<std::int64_t>> pos;
@@ -175,7 +175,7 @@ class context_parallel_bytes
 // from split() count too) runs one iteration.
 TEST_P(context_parallel_bytes, declared_equals_sent) {
     const auto [variant, pass] = GetParam();
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     counting_communicator counting(*world);
     const std::string v = variant;
     const bool ring = v == "ring";

@@ -34,7 +34,7 @@ jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
 
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
                 const std::string& prefetch = "off") {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
     cfg.params = tiny_model(128, 2, 256);
@@ -71,7 +71,7 @@ void expect_valid(const case_record& rec) {
 }
 
 int world_size() {
-    return comm::make_world("mpi", comm::memory_space::host)->size();
+    return comm::make_world(comm_kind::mpi, comm::memory_space::host)->size();
 }
 
 } // namespace
@@ -117,7 +117,7 @@ class train_step_cp_bytes : public ::testing::TestWithParam<const char*> {};
 // cp = P, dp = 1: every byte the counting communicator sees comes from the cp core (the
 // size-1 DDP group's allreduce is counted only as a call), so it must equal the core's figure.
 TEST_P(train_step_cp_bytes, declared_equals_sent) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     testing_support::counting_communicator counting(*world);
     const auto& job = jobs::find_job("train_step");
     auto l = tiny_model(256, 4, 128);

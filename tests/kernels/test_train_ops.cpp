@@ -204,8 +204,8 @@ launch_config train_config(const std::string& cp, const std::string& tf32,
 jobs::launch_info gpu_launch(int ranks, std::uint64_t device_bytes) {
     jobs::launch_info l;
     l.world_size = ranks;
-    l.device = "cuda";
-    l.comm = "nccl";
+    l.device = device_kind::cuda;
+    l.comm = comm_kind::nccl;
     l.host_bytes_per_rank = 1ull << 40;
     l.device_bytes_per_rank = device_bytes;
     return l;
@@ -224,8 +224,8 @@ TEST(train_step_device_plan, only_the_ring_cp_core_runs_on_cuda_the_others_are_r
     }
     EXPECT_EQ(plan_launch(train_config("2", "off", "ring"), gpu_launch(2, 1ull << 40)).size(), 1u);
     jobs::launch_info cpu = gpu_launch(2, 0);
-    cpu.device = "cpu";
-    cpu.comm = "mpi";
+    cpu.device = device_kind::cpu;
+    cpu.comm = comm_kind::mpi;
     EXPECT_EQ(plan_launch(train_config("2", "off", "ulysses"), cpu).size(), 1u); // fine on CPU
     const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
     EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;

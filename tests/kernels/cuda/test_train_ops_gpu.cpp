@@ -70,7 +70,7 @@ class gpu_train_ops : public ::testing::Test {
   protected:
     void SetUp() override {
         RINGSCALE_SKIP_WITHOUT_DEVICE();
-        m_dev = make_device("cuda");
+        m_dev = make_device(device_kind::cuda);
         m_ops = make_train_ops(*m_dev, false);
     }
     std::unique_ptr<device> m_dev;
