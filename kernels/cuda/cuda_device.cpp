@@ -2,9 +2,9 @@
 // device memory counted by cuda_check's allocator, phases timed by pairs of events on the
 // compute stream and resolved once per iteration, and the attention kernels of kernels/cuda.
 #include "kernels/cuda/attention_bwd.cuh"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/rows.cuh"
 #include "kernels/device.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 
 #include <cuda_runtime.h>
@@ -54,19 +54,19 @@ class cuda_device final : public device {
     device_kind kind() const override { return device_kind::cuda; }
     bool supports(elem e) const override { return e != elem::f32; }
 
-    void* allocate(std::size_t bytes) override { return cuda::device_alloc(bytes); }
+    void* allocate(std::size_t bytes) override { return cuda_runtime::device_alloc(bytes); }
     void release(void* ptr, std::size_t bytes) noexcept override {
         if (ptr)
             cudaStreamSynchronize(m_stream); // queued work may still use it
-        cuda::device_free(ptr, bytes);
+        cuda_runtime::device_free(ptr, bytes);
     }
     void upload(void* dst, const void* src, std::size_t bytes) override {
         synchronize();
-        cuda::copy_host_to_device(dst, src, bytes);
+        cuda_runtime::copy_host_to_device(dst, src, bytes);
     }
     void download(void* dst, const void* src, std::size_t bytes) override {
         synchronize();
-        cuda::copy_device_to_host(dst, src, bytes);
+        cuda_runtime::copy_device_to_host(dst, src, bytes);
     }
     void copy(void* dst, const void* src, std::size_t bytes) override {
         if (bytes)
@@ -83,8 +83,8 @@ class cuda_device final : public device {
     void add(std::size_t n, const float* a, const float* b, float* out) override {
         cuda::add_cuda(n, a, b, out, m_stream);
     }
-    std::uint64_t device_peak_bytes() const override { return cuda::device_bytes_peak(); }
-    void reset_device_peak() override { cuda::reset_device_bytes_peak(); }
+    std::uint64_t device_peak_bytes() const override { return cuda_runtime::device_bytes_peak(); }
+    void reset_device_peak() override { cuda_runtime::reset_device_bytes_peak(); }
 
     void* stream() const override { return m_stream; }
     void synchronize() override { RINGSCALE_CUDA_CALL(cudaStreamSynchronize(m_stream)); }
@@ -182,7 +182,7 @@ bool cuda_compiled() {
 }
 
 std::unique_ptr<device> make_cuda_device() {
-    if (cuda::cuda_device_count() == 0)
+    if (cuda_runtime::cuda_device_count() == 0)
         throw config_error("--device cuda: no CUDA device is visible to this process "
                            "(check CUDA_VISIBLE_DEVICES and the driver)");
     return std::make_unique<cuda_device>();

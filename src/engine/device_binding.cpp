@@ -1,7 +1,6 @@
 #include "src/engine/device_binding.hpp"
 
-#include "kernels/cuda/attention_path.hpp"
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/attention_path.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -17,11 +16,11 @@ device_binding bind_mine() {
     device_binding b;
     int local_rank = 0, local_size = 1;
     local_rank_info(local_rank, local_size);
-    if (kernels::cuda::cuda_device_count() == 0)
+    if (kernels::gpu_count() == 0)
         throw config_error("--device cuda: no CUDA device is visible to this process (check "
                            "CUDA_VISIBLE_DEVICES and the driver, or use --device cpu)");
-    kernels::cuda::bind_local_device(local_rank, local_size, true);
-    b.gpu = kernels::cuda::current_gpu_info();
+    kernels::bind_gpu(local_rank, local_size);
+    b.gpu = kernels::current_gpu_info();
     b.bound = true;
     return b;
 }
@@ -54,9 +53,8 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
         return b;
     try {
         b = bind_mine();
-        kernels::cuda::set_attention_path(kernels::cuda::parse_attn_path(cfg.attn_kernel));
-        b.attn_kernel =
-            kernels::cuda::to_string(kernels::cuda::resolve_attention_path(b.gpu.index));
+        kernels::set_attention_path(kernels::parse_attn_path(cfg.attn_kernel));
+        b.attn_kernel = kernels::to_string(kernels::resolve_attention_path(b.gpu.index));
     } catch (const std::exception& e) {
         error_text = e.what();
     }
@@ -72,8 +70,8 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
         return b;
     try {
         // Keep a tenth for NCCL's buffers, cuBLAS workspaces and the allocator's slack.
-        b.budget_bytes = kernels::cuda::device_free_bytes() / 10 * 9 /
-                         static_cast<std::uint64_t>(b.ranks_sharing);
+        b.budget_bytes =
+            kernels::gpu_free_bytes() / 10 * 9 / static_cast<std::uint64_t>(b.ranks_sharing);
     } catch (const std::exception& e) {
         error_text = e.what();
     }
@@ -104,9 +102,9 @@ void add_gpu_metadata(run_metadata& md, const device_binding& b, comm::communica
     a["gpu_max_sm_clock_mhz"] = static_cast<std::int64_t>(g.max_sm_clock_mhz);
     a["gpu_max_mem_clock_mhz"] = static_cast<std::int64_t>(g.max_mem_clock_mhz);
     a["gpu_mem_bus_width_bits"] = static_cast<std::int64_t>(g.mem_bus_width_bits);
-    a["cuda_driver_version"] = kernels::cuda::cuda_version_text(g.driver_version);
-    a["cuda_runtime_version"] = kernels::cuda::cuda_version_text(g.runtime_version);
-    a["cuda_version"] = kernels::cuda::cuda_version_text(g.runtime_version);
+    a["cuda_driver_version"] = kernels::cuda_version_text(g.driver_version);
+    a["cuda_runtime_version"] = kernels::cuda_version_text(g.runtime_version);
+    a["cuda_version"] = kernels::cuda_version_text(g.runtime_version);
     a["gpu_ranks_sharing"] = static_cast<std::int64_t>(b.ranks_sharing);
     a["timer"] = std::string("std::chrono::steady_clock (step); CUDA events on the compute stream "
                              "(compute, comm_wait)");

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/cuda/gpu_info.hpp"
+#include "kernels/gpu.hpp"
 #include "src/engine/config.hpp"
 #include "src/engine/metadata.hpp"
 
@@ -16,7 +16,7 @@ namespace ringscale {
 
 struct device_binding {
     bool bound = false;             ///< false with --device cpu
-    kernels::cuda::gpu_info gpu;    ///< this rank's GPU
+    kernels::gpu_info gpu;          ///< this rank's GPU
     int ranks_sharing = 1;          ///< ranks on this GPU, this one included
     std::uint64_t budget_bytes = 0; ///< device memory this rank may plan for
     std::string attn_kernel;        ///< resolved --attn-kernel on this GPU: sm80 | sm90

@@ -1,7 +1,7 @@
 #include "src/launcher/cli.hpp"
 
 #include "jobs/registry.hpp"
-#include "kernels/cuda/attention_path.hpp"
+#include "kernels/attention_path.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -252,7 +252,7 @@ cli_result parse_cli(int argc, const char* const* argv) {
     cfg.device = parse_device_kind(vm["device"].as<std::string>());
     cfg.comm = parse_comm_kind(vm["comm"].as<std::string>());
     cfg.attn_kernel = vm["attn-kernel"].as<std::string>();
-    kernels::cuda::parse_attn_path(cfg.attn_kernel); // refuses other names
+    kernels::parse_attn_path(cfg.attn_kernel); // refuses other names
     if (cfg.device != device_kind::cuda && cfg.attn_kernel != "auto")
         throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
                                        "--device cuda",

@@ -3,8 +3,8 @@
 // skip and the refusal of NCCL on a shared GPU. None of it needs a GPU.
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/dev_buffer.hpp"
+#include "kernels/gpu.hpp"
 #include "src/base/error.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/run_loop.hpp"
@@ -50,7 +50,7 @@ TEST(elem_rounding, nearest_even_overflow_and_subnormals) {
 TEST(device_choice, cpu_by_name_and_cuda_refused_without_a_gpu) {
     EXPECT_EQ(kernels::make_device(device_kind::cpu)->kind(), device_kind::cpu);
     EXPECT_THROW(kernels::make_device(parse_device_kind("tpu")), config_error);
-    if (kernels::cuda::cuda_device_count() > 0)
+    if (kernels::gpu_count() > 0)
         GTEST_SKIP() << "a GPU is visible: the refusal without one cannot be checked here";
     try {
         kernels::make_device(device_kind::cuda);

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/device.hpp"
+#include "kernels/gpu.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/run_loop.hpp"
 
@@ -33,7 +33,7 @@ inline gpu_launch make_gpu_launch(const std::string& comm_name) {
     const comm_kind comm = parse_comm_kind(comm_name);
     gpu_launch g;
     g.control = comm::make_world(comm_kind::mpi, comm::memory_space::host);
-    const int mine = kernels::cuda::cuda_device_count() > 0 ? 1 : 0;
+    const int mine = kernels::gpu_count() > 0 ? 1 : 0;
     int all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all == 0) {

@@ -1,11 +1,11 @@
-#include "kernels/cuda/gpu_info.hpp"
+#include "kernels/gpu.hpp"
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::kernels {
 
 namespace {
 
@@ -31,6 +31,14 @@ int attribute(cudaDeviceAttr attr, int device) {
 
 } // namespace
 
+int gpu_count() {
+    return cuda_runtime::cuda_device_count();
+}
+
+void bind_gpu(int local_rank, int local_size) {
+    cuda_runtime::bind_local_device(local_rank, local_size, true);
+}
+
 gpu_info current_gpu_info() {
     gpu_info g;
     RINGSCALE_CUDA_CALL(cudaGetDevice(&g.index));
@@ -55,10 +63,10 @@ gpu_info current_gpu_info() {
     return g;
 }
 
-std::uint64_t device_free_bytes() {
+std::uint64_t gpu_free_bytes() {
     std::size_t free_bytes = 0, total = 0;
     RINGSCALE_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total));
     return free_bytes;
 }
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include "src/base/error.hpp"
 
@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::cuda_runtime {
 
 namespace {
 std::atomic<std::size_t> g_bytes_current{0};
@@ -144,4 +144,4 @@ double cuda_event_timer::elapsed_s() const {
     return static_cast<double>(ms) * 1e-3;
 }
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::cuda_runtime

@@ -1,32 +1,32 @@
-// CUDA runtime helpers for the GPU path: a throwing check macro, device discovery and
-// binding, a move-only device buffer that tracks peak bytes, and an event timer. The header
-// names no CUDA type (streams are void*), so CPU-only code can include it; where CUDA is not
-// built, cuda_check_stub.cpp provides the same API (no devices, everything else throws
-// not_compiled_error).
+// CUDA runtime helpers under comm, kernels and the engine (ringscale_cuda_runtime): a
+// throwing check macro, device discovery and binding, counted device memory, a move-only
+// device buffer that tracks peak bytes, and an event timer. The header names no CUDA type
+// (streams are void*). Built only with CUDA: code compiled without it never calls these
+// (kernels/gpu.hpp is the GPU's public face, with not-compiled hooks).
 #pragma once
 
 #include <cstddef>
 #include <utility>
 #include <vector>
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::cuda_runtime {
 
 /// Out-of-line thrower for RINGSCALE_CUDA_CALL: error(error_kind::cuda) naming the call, the
 /// rank, file and line, and cudaGetErrorString(code).
 [[noreturn]] void throw_cuda_error(int code, const char* call, const char* file, int line);
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::cuda_runtime
 
 /// Evaluate a CUDA runtime call once; throw a cuda error unless it returned cudaSuccess (0).
 #define RINGSCALE_CUDA_CALL(expr)                                                                  \
     do {                                                                                           \
         const auto ringscale_cuda_status_ = (expr);                                                \
         if (static_cast<int>(ringscale_cuda_status_) != 0)                                         \
-            ::ringscale::kernels::cuda::throw_cuda_error(static_cast<int>(ringscale_cuda_status_), \
-                                                         #expr, __FILE__, __LINE__);               \
+            ::ringscale::cuda_runtime::throw_cuda_error(static_cast<int>(ringscale_cuda_status_),  \
+                                                        #expr, __FILE__, __LINE__);                \
     } while (0)
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::cuda_runtime {
 
 /// Number of visible CUDA devices; 0 when there is no driver or device (or CUDA was not
 /// built). Never throws.
@@ -135,4 +135,4 @@ class cuda_event_timer {
     void* m_stop = nullptr;  // cudaEvent_t
 };
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::cuda_runtime

@@ -1,12 +1,12 @@
 // The attention path's parse/resolve logic: built with or without CUDA (no CUDA calls).
-#include "kernels/cuda/attention_path.hpp"
+#include "kernels/attention_path.hpp"
 
 #include "src/base/error.hpp"
 
 #include <atomic>
 #include <fmt/format.h>
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::kernels {
 
 namespace {
 std::atomic<attn_path> g_requested{attn_path::automatic};
@@ -69,4 +69,4 @@ attn_path resolve_attention_path(attn_path requested, bool compiled, int cc_majo
     }
 }
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::kernels

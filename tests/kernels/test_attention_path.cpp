@@ -1,12 +1,12 @@
 // The attention path's parse and resolve logic (no GPU needed): which kernels a request
 // gives on which build and device, and the one-line refusals.
-#include "kernels/cuda/attention_path.hpp"
+#include "kernels/attention_path.hpp"
 #include "src/base/error.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace ringscale;
-using namespace ringscale::kernels::cuda;
+using namespace ringscale::kernels;
 
 TEST(AttentionPath, ParseRoundTrips) {
     for (const attn_path p : {attn_path::automatic, attn_path::sm80, attn_path::sm90})

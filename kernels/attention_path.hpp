@@ -2,12 +2,13 @@
 // and up) or the Hopper wgmma/TMA kernels (sm90 path: compute capability 9.0, built only
 // when the CUDA architecture list has 90a). The requested path is process-wide
 // (`--attn-kernel auto|sm80|sm90`); each call resolves it against the build and the device.
-// Free of CUDA types; the parse/resolve logic is built with or without CUDA.
+// Free of CUDA types; the parse/resolve logic is built with or without CUDA, and this public
+// header is how the launcher and the engine name and resolve the path.
 #pragma once
 
 #include <string>
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::kernels {
 
 /// A requested (automatic, sm80, sm90) or resolved (sm80, sm90) attention kernel path.
 enum class attn_path { automatic, sm80, sm90 };
@@ -37,7 +38,7 @@ attn_path resolve_attention_path(attn_path requested, bool compiled, int cc_majo
 
 /// The process-wide requested path resolved for CUDA device `device` of this build. Throws
 /// config_error as above, a cuda error when the device cannot be queried, not_compiled_error
-/// without CUDA.
+/// without CUDA (kernels/cuda/attention_path_device.cpp, or the not-compiled hooks).
 attn_path resolve_attention_path(int device);
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::kernels
