@@ -122,6 +122,10 @@ std::unique_ptr<communicator> make_world(comm_kind backend, memory_space memory)
 /// Whether a backend was compiled into this binary.
 bool backend_compiled(comm_kind backend);
 
+/// not_compiled_error (one line, as make_world would throw it) unless `backend` was compiled
+/// into this binary.
+void require_compiled(comm_kind backend);
+
 /// The NCCL library's version ("2.28.3"), or "" when NCCL is not compiled in.
 std::string nccl_version();
 

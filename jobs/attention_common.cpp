@@ -118,7 +118,7 @@ attr_map attention_attrs(const attention_problem& pr) {
             {"flop_convention", std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
 }
 
-kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
+kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
                                              const std::vector<float>& values) {
     kernels::dev_buffer<unsigned char> out(dev, values.size() * kernels::elem_bytes(type));
     if (type == kernels::elem::f32) {
@@ -126,7 +126,7 @@ kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem
         return out;
     }
     const kernels::dev_buffer<float> staged(dev, values);
-    dev.convert(type, values.size(), staged.data(), out.data());
+    kernels::convert(dev, type, values.size(), staged.data(), out.data());
     dev.synchronize();
     return out;
 }

@@ -3,8 +3,8 @@
 // into global tensors, and validation against the single-rank reference kernel.
 #pragma once
 
-#include "kernels/attention_ref.hpp"
 #include "kernels/dev_buffer.hpp"
+#include "kernels/kernels.hpp"
 #include "kernels/layout.hpp"
 #include "src/engine/job.hpp"
 
@@ -61,7 +61,7 @@ attr_map attention_attrs(const attention_problem& pr);
 
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
 /// came from fill_shard with the same type).
-kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
+kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
                                              const std::vector<float>& values);
 
 /// Plan every case: the product of the sweep names plus `extra_sweeps`; `check(problem, P)`

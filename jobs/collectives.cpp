@@ -27,7 +27,7 @@ constexpr double k_magnitude_limit = 1e30;
 
 /// dst[k] = collective_value(rank, first + k) for k < n (rank < 0: the sentinel); dst is
 /// `dev` memory.
-void fill(kernels::device& dev, float* dst, std::size_t first, std::size_t n, int rank) {
+void fill(kernels::executor& dev, float* dst, std::size_t first, std::size_t n, int rank) {
     std::vector<float> host(std::min(n, k_chunk));
     for (std::size_t done = 0; done < n; done += host.size()) {
         const std::size_t m = std::min(host.size(), n - done);
@@ -78,7 +78,7 @@ class collectives_case final : public job_case {
         // The inputs were written on the compute stream: order the communication after them.
         order_comm_after(m_comm, m_dev, m_dev.record());
         // The whole operation is communication; on CUDA timed by events on the compute stream.
-        kernels::device_scope wait(m_dev, timer, phase::comm_wait);
+        kernels::phase_scope wait(m_dev, timer, phase::comm_wait);
         run_once();
         if (m_inplace && reduces(m_op))
             m_magnitude *= m_comm.size();
@@ -144,7 +144,7 @@ class collectives_case final : public job_case {
     int m_root;
     bool m_inplace;
     comm::communicator& m_comm;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     kernels::dev_buffer<float> m_send, m_recv; // out of place
     kernels::dev_buffer<float> m_buf;          // in place
     double m_magnitude = 50;                   // bound on |element| of the in-place buffer

@@ -1,5 +1,6 @@
 #include "jobs/train_cp.hpp"
 
+#include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/layout.hpp"
 #include "src/base/error.hpp"
 
@@ -22,16 +23,17 @@ std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp
 
 namespace {
 
-// On a device whose attention kernels take bf16 (CUDA), Q, K|V and dO are rounded into the
-// core's own buffers first, as in kernels::device_attention_core; on the CPU they pass as fp32.
+// On an executor whose attention kernels take bf16 (CUDA), Q, K|V and dO are rounded into the
+// core's own buffers first, as in kernels::local_attention_core; on the CPU they pass as fp32.
 class ring_core final : public kernels::attention_core {
   public:
-    ring_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len) {
+    ring_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len) {
         for (auto& pos : cp_positions(seq_len, cp.size()))
             m_pos.emplace_back(dev, std::move(pos));
         m_spec.comm = &cp;
         m_spec.dev = &dev;
-        m_spec.type = dev.supports(kernels::elem::f32) ? kernels::elem::f32 : kernels::elem::bf16;
+        m_spec.type = kernels::attention_supports(dev, kernels::elem::f32) ? kernels::elem::f32
+                                                                           : kernels::elem::bf16;
         m_spec.positions = &m_pos;
         m_spec.overlap = true;
     }
@@ -41,7 +43,7 @@ class ring_core final : public kernels::attention_core {
         const void* qi = nullptr;
         const void* kvi = nullptr;
         {
-            kernels::device_scope compute(*m_spec.dev, timer, phase::compute);
+            kernels::phase_scope compute(*m_spec.dev, timer, phase::compute);
             qi = as_input(q, ring_q_elems(m_spec), m_q);
             kvi = as_input(kv, 2 * ring_kv_elems(m_spec), m_kv);
         }
@@ -57,7 +59,7 @@ class ring_core final : public kernels::attention_core {
         const void* kvi = nullptr;
         const void* doi = nullptr;
         {
-            kernels::device_scope compute(*m_spec.dev, timer, phase::compute);
+            kernels::phase_scope compute(*m_spec.dev, timer, phase::compute);
             qi = as_input(q, ring_q_elems(m_spec), m_q);
             kvi = as_input(kv, 2 * ring_kv_elems(m_spec), m_kv);
             doi = as_input(d_o, ring_q_elems(m_spec), m_do);
@@ -81,7 +83,7 @@ class ring_core final : public kernels::attention_core {
         const std::size_t bytes = n * kernels::elem_bytes(m_spec.type);
         if (buf.size() < bytes)
             buf.allocate(*m_spec.dev, bytes);
-        m_spec.dev->convert(m_spec.type, n, src, buf.data());
+        kernels::convert(*m_spec.dev, m_spec.type, n, src, buf.data());
         return buf.data();
     }
     std::vector<kernels::dev_positions> m_pos;
@@ -106,12 +108,13 @@ class allgather_core final : public kernels::attention_core {
         }
         auto compute = timer.time(phase::compute);
         const std::int64_t kve = kernels::attention_kv_elems(s);
-        kernels::attention_fwd_init(s, o, lse);
+        kernels::cpu::attention_fwd_init(s, o, lse);
         for (int r = 0; r < m_cp.size(); ++r) {
             const float* b = m_all.data() + block * static_cast<std::size_t>(r);
             if (!masked(s, r))
-                kernels::attention_fwd_cpu(s, q, b, b + kve, mine().data(),
-                                           m_pos[static_cast<std::size_t>(r)].data(), o, lse, m_ws);
+                kernels::cpu::attention_fwd_cpu(s, q, b, b + kve, mine().data(),
+                                                m_pos[static_cast<std::size_t>(r)].data(), o, lse,
+                                                m_ws);
         }
     }
     void backward(const attention_shape& s, const float* q, const float* kv, const float* o,
@@ -129,7 +132,7 @@ class allgather_core final : public kernels::attention_core {
             const std::int64_t kve = kernels::attention_kv_elems(s);
             m_delta.resize(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
             m_dall.resize(m_all.size());
-            kernels::attention_bwd_delta(s, o, d_o, m_delta.data());
+            kernels::cpu::attention_bwd_delta(s, o, d_o, m_delta.data());
             std::fill(dq, dq + kernels::attention_q_elems(s), 0.0f);
             std::fill(m_dall.begin(), m_dall.end(), 0.0f);
             for (int r = 0; r < m_cp.size(); ++r) {
@@ -137,7 +140,7 @@ class allgather_core final : public kernels::attention_core {
                 const float* b = m_all.data() + at;
                 float* db = m_dall.data() + at;
                 if (!masked(s, r))
-                    kernels::attention_bwd_cpu(
+                    kernels::cpu::attention_bwd_cpu(
                         s, q, b, b + kve, d_o, lse, m_delta.data(), mine().data(),
                         m_pos[static_cast<std::size_t>(r)].data(), dq, db, db + kve, m_ws);
             }
@@ -150,7 +153,7 @@ class allgather_core final : public kernels::attention_core {
     std::size_t prepare(const attention_shape& s) {
         const auto block = static_cast<std::size_t>(2 * kernels::attention_kv_elems(s));
         m_all.resize(block * static_cast<std::size_t>(m_cp.size()));
-        kernels::attention_workspace_reserve(m_ws);
+        kernels::cpu::attention_workspace_reserve(m_ws);
         return block;
     }
     const std::vector<std::int64_t>& mine() const {
@@ -164,21 +167,22 @@ class allgather_core final : public kernels::attention_core {
     comm::communicator& m_cp;
     std::vector<std::vector<std::int64_t>> m_pos;
     host_buffer<float> m_all, m_dall, m_delta;
-    kernels::attention_workspace m_ws;
+    kernels::cpu::attention_workspace m_ws;
 };
 
 } // namespace
 
 std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
                                                       comm::communicator* cp,
-                                                      kernels::train_ops& ops,
+                                                      kernels::train_context& ctx,
                                                       std::int64_t seq_len) {
     if (variant != "ring" && variant != "allgather" && variant != "ulysses")
         throw config_error(
             fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
     if (!cp || cp->size() == 1)
-        return ops.local_attention(cp_positions(seq_len, 1)[0]);
-    kernels::device& dev = ops.dev();
+        return std::make_unique<kernels::local_attention_core>(ctx.exec(),
+                                                               cp_positions(seq_len, 1)[0]);
+    kernels::executor& dev = ctx.exec();
     if (variant == "ring")
         return std::make_unique<ring_core>(*cp, dev, seq_len);
     if (dev.kind() != device_kind::cpu)

@@ -22,17 +22,17 @@ namespace ringscale::jobs {
 std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp);
 
 /// The attention core for `variant` (ring | allgather | ulysses) over the cp communicator
-/// `cp`, or `ops`' single-rank core when cp has one rank. Ulysses needs heads divisible by cp
-/// (train_problem checks it). Only the ring runs on a device other than the CPU (bf16 Q, K,
-/// V, dO there, as the single-rank core): config_error for the others with cp > 1.
+/// `cp`, or the single-rank core on `ctx`'s executor when cp has one rank. Ulysses needs heads
+/// divisible by cp (train_problem checks it). Only the ring runs on a device other than the CPU
+/// (bf16 Q, K, V, dO there, as the single-rank core): config_error for the others with cp > 1.
 std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
                                                       comm::communicator* cp,
-                                                      kernels::train_ops& ops,
+                                                      kernels::train_context& ctx,
                                                       std::int64_t seq_len);
 
 /// The Ulysses core (jobs/train_cp_ulysses.cpp).
 std::unique_ptr<kernels::attention_core>
-make_ulysses_train_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len);
+make_ulysses_train_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len);
 
 /// The one-line refusal of a cp variant other than ring on a device other than the CPU.
 std::string cp_device_refusal(const std::string& variant, device_kind device);

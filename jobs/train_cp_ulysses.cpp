@@ -7,7 +7,7 @@
 #include "jobs/train_cp.hpp"
 #include "jobs/ulysses_exchange.hpp"
 
-#include "kernels/attention_cpu.hpp"
+#include "kernels/cpu/attention_cpu.hpp"
 
 #include <algorithm>
 
@@ -19,7 +19,7 @@ using kernels::attention_shape;
 
 class ulysses_core final : public kernels::attention_core {
   public:
-    ulysses_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len)
+    ulysses_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len)
         : m_cp(cp), m_dev(dev), m_pos(cp_positions(seq_len, cp.size())) {}
 
     void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
@@ -34,9 +34,9 @@ class ulysses_core final : public kernels::attention_core {
         {
             auto compute = timer.time(phase::compute);
             const std::int64_t* pos = m_lay.group_pos.data();
-            kernels::attention_fwd_init(h, m_ho.data(), m_hlse.data());
-            kernels::attention_fwd_cpu(h, m_hq.data(), m_hkv.data(), m_hkv.data() + kve, pos, pos,
-                                       m_ho.data(), m_hlse.data(), m_ws);
+            kernels::cpu::attention_fwd_init(h, m_ho.data(), m_hlse.data());
+            kernels::cpu::attention_fwd_cpu(h, m_hq.data(), m_hkv.data(), m_hkv.data() + kve, pos,
+                                            pos, m_ho.data(), m_hlse.data(), m_ws);
         }
         ulysses_to_sequence(m_lay, {{m_ho.data(), o, s.heads}}, m_scratch, timer);
         ulysses_to_sequence(m_rows, {{m_hlse.data(), lse, s.heads}}, m_scratch, timer);
@@ -49,7 +49,7 @@ class ulysses_core final : public kernels::attention_core {
         const std::size_t kve = kve_seq(s);
         {
             auto compute = timer.time(phase::compute);
-            kernels::attention_bwd_delta(s, o, d_o, m_delta.data());
+            kernels::cpu::attention_bwd_delta(s, o, d_o, m_delta.data());
         }
         ulysses_to_heads(m_lay,
                          {{q, m_hq.data(), s.heads},
@@ -65,9 +65,9 @@ class ulysses_core final : public kernels::attention_core {
             const std::int64_t* pos = m_lay.group_pos.data();
             std::fill(m_hdq.begin(), m_hdq.end(), 0.0f);
             std::fill(m_hdkv.begin(), m_hdkv.end(), 0.0f);
-            kernels::attention_bwd_cpu(h, m_hq.data(), m_hkv.data(), m_hkv.data() + kve,
-                                       m_hdo.data(), m_hlse.data(), m_hdelta.data(), pos, pos,
-                                       m_hdq.data(), m_hdkv.data(), m_hdkv.data() + kve, m_ws);
+            kernels::cpu::attention_bwd_cpu(h, m_hq.data(), m_hkv.data(), m_hkv.data() + kve,
+                                            m_hdo.data(), m_hlse.data(), m_hdelta.data(), pos, pos,
+                                            m_hdq.data(), m_hdkv.data(), m_hdkv.data() + kve, m_ws);
         }
         ulysses_to_sequence(m_lay,
                             {{m_hdq.data(), dq, s.heads},
@@ -89,7 +89,7 @@ class ulysses_core final : public kernels::attention_core {
             m_lay = make_ulysses_layout(m_cp, m_dev, s.batch, s.head_dim, m_pos);
             // LSE and delta: one value per row
             m_rows = make_ulysses_layout(m_cp, m_dev, s.batch, 1, m_pos);
-            kernels::attention_workspace_reserve(m_ws);
+            kernels::cpu::attention_workspace_reserve(m_ws);
         }
         attention_shape h = s;
         h.heads = s.heads / u;
@@ -107,18 +107,18 @@ class ulysses_core final : public kernels::attention_core {
     }
 
     comm::communicator& m_cp;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     std::vector<std::vector<std::int64_t>> m_pos;
     ulysses_layout m_lay, m_rows;
     ulysses_scratch m_scratch;
-    kernels::attention_workspace m_ws;
+    kernels::cpu::attention_workspace m_ws;
     host_buffer<float> m_hq, m_hkv, m_ho, m_hdo, m_hdq, m_hdkv, m_delta, m_hlse, m_hdelta;
 };
 
 } // namespace
 
 std::unique_ptr<kernels::attention_core>
-make_ulysses_train_core(comm::communicator& cp, kernels::device& dev, std::int64_t seq_len) {
+make_ulysses_train_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len) {
     return std::make_unique<ulysses_core>(cp, dev, seq_len);
 }
 

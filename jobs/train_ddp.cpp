@@ -42,13 +42,13 @@ std::vector<grad_bucket> make_buckets(const param_layout& layout, double bucket_
 
 namespace {
 
-using kernels::device_scope;
+using kernels::phase_scope;
 
 class full_state : public dp_strategy {
   public:
-    full_state(const param_layout& layout, comm::communicator& group, kernels::train_ops& ops,
+    full_state(const param_layout& layout, comm::communicator& group, kernels::train_context& ctx,
                std::size_t n)
-        : m_layout(layout), m_group(group), m_ops(ops), m_dev(ops.dev()), m_params(m_dev, n),
+        : m_layout(layout), m_group(group), m_ctx(ctx), m_dev(ctx.exec()), m_params(m_dev, n),
           m_grads(m_dev, n) {}
     const float* params(int u, bool, phase_timer&) override {
         return m_params.data() + m_layout.unit(u).offset;
@@ -61,7 +61,7 @@ class full_state : public dp_strategy {
         m_dev.zero(m_v.data(), m_v.bytes());
     }
     void begin_step(phase_timer& timer) override {
-        device_scope compute(m_dev, timer, phase::compute);
+        phase_scope compute(m_dev, timer, phase::compute);
         m_dev.zero(m_grads.data(), m_grads.bytes());
     }
     void gather_params(float* full) override {
@@ -75,16 +75,16 @@ class full_state : public dp_strategy {
 
     const param_layout& m_layout;
     comm::communicator& m_group;
-    kernels::train_ops& m_ops;
-    kernels::device& m_dev;
+    kernels::train_context& m_ctx;
+    kernels::executor& m_dev;
     kernels::dev_buffer<float> m_params, m_grads, m_m, m_v;
 };
 
 class ddp final : public full_state {
   public:
     ddp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-        kernels::train_ops& ops)
-        : full_state(layout, group, ops, layout.total()), m_hp(s.hp),
+        kernels::train_context& ctx)
+        : full_state(layout, group, ctx, layout.total()), m_hp(s.hp),
           m_buckets(make_buckets(layout, s.bucket_bytes)), m_reduced(m_dev, layout.total()) {
         m_m.allocate(m_dev, layout.total());
         m_v.allocate(m_dev, layout.total());
@@ -104,7 +104,7 @@ class ddp final : public full_state {
             if (b.first_unit == u) {
                 // Posting may block the host (staged MPI waits for the gradient and copies
                 // it out): time the compute stream's idleness meanwhile as communication.
-                device_scope post(m_dev, timer, phase::comm_wait);
+                phase_scope post(m_dev, timer, phase::comm_wait);
                 after_compute();
                 m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,
                                                        m_reduced.data() + b.offset, b.size,
@@ -113,12 +113,12 @@ class ddp final : public full_state {
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {
         {
-            device_scope wait(m_dev, timer, phase::comm_wait);
+            phase_scope wait(m_dev, timer, phase::comm_wait);
             comm::wait_all(m_pending);
         }
-        device_scope compute(m_dev, timer, phase::compute);
-        m_ops.adamw_step(m_hp, step, m_layout.total(), m_params.data(), m_reduced.data(),
-                         m_m.data(), m_v.data());
+        phase_scope compute(m_dev, timer, phase::compute);
+        kernels::optimizer_step(m_ctx, m_hp, step, m_layout.total(), m_params.data(),
+                                m_reduced.data(), m_m.data(), m_v.data());
     }
     void gather_grads(float* full) override {
         const std::vector<float> g = m_reduced.download();
@@ -142,8 +142,8 @@ class ddp final : public full_state {
 class zero1 final : public full_state {
   public:
     zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-          kernels::train_ops& ops)
-        : full_state(layout, group, ops, padded(layout.total(), group.size())), m_hp(s.hp),
+          kernels::train_context& ctx)
+        : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
           m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
           m_gshard(m_dev, m_shard), m_pshard(m_dev, m_shard) {
         m_m.allocate(m_dev, m_shard);
@@ -152,21 +152,21 @@ class zero1 final : public full_state {
     void finish_step(std::int64_t step, phase_timer& timer) override {
         after_compute();
         {
-            device_scope wait(m_dev, timer, phase::comm_wait);
+            phase_scope wait(m_dev, timer, phase::comm_wait);
             m_group.reduce_scatter(m_grads.data(), m_gshard.data(), m_shard, comm::dtype::f32,
                                    comm::reduce_op::sum);
         }
         {
             // The shard is updated in a separate buffer: all_gather may not alias its input.
-            device_scope compute(m_dev, timer, phase::compute);
+            phase_scope compute(m_dev, timer, phase::compute);
             const float* mine =
                 m_params.data() + m_shard * static_cast<std::size_t>(m_group.rank());
             m_dev.copy(m_pshard.data(), mine, m_pshard.bytes());
-            m_ops.adamw_step(m_hp, step, m_shard, m_pshard.data(), m_gshard.data(), m_m.data(),
-                             m_v.data());
+            kernels::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(), m_gshard.data(),
+                                    m_m.data(), m_v.data());
         }
         after_compute();
-        device_scope wait(m_dev, timer, phase::comm_wait);
+        phase_scope wait(m_dev, timer, phase::comm_wait);
         m_group.all_gather(m_pshard.data(), m_params.data(), m_shard, comm::dtype::f32);
     }
     void gather_grads(float* full) override {
@@ -194,16 +194,17 @@ class zero1 final : public full_state {
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
-                                       const param_layout& layout, kernels::train_ops& ops);
+                                       const param_layout& layout, kernels::train_context& ctx);
 
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
-                                              const param_layout& layout, kernels::train_ops& ops) {
+                                              const param_layout& layout,
+                                              kernels::train_context& ctx) {
     if (s.variant == "ddp")
-        return std::make_unique<ddp>(s, group, layout, ops);
+        return std::make_unique<ddp>(s, group, layout, ctx);
     if (s.variant == "zero1")
-        return std::make_unique<zero1>(s, group, layout, ops);
+        return std::make_unique<zero1>(s, group, layout, ctx);
     if (s.variant == "fsdp")
-        return make_fsdp(s, group, layout, ops);
+        return make_fsdp(s, group, layout, ctx);
     throw config_error(fmt::format("--dp-variant: '{}' is not one of ddp, zero1, fsdp", s.variant));
 }
 

@@ -12,17 +12,17 @@
 
 namespace ringscale::jobs {
 
-using kernels::device_scope;
 using kernels::param_layout;
+using kernels::phase_scope;
 
 namespace {
 
 class fsdp final : public dp_strategy {
   public:
     fsdp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-         kernels::train_ops& ops)
-        : m_hp(s.hp), m_prefetch(s.prefetch), m_group(group), m_layout(layout), m_ops(ops),
-          m_dev(ops.dev()) {
+         kernels::train_context& ctx)
+        : m_hp(s.hp), m_prefetch(s.prefetch), m_group(group), m_layout(layout), m_ctx(ctx),
+          m_dev(ctx.exec()) {
         const int p = group.size();
         std::size_t at = 0, biggest = 0;
         for (int u = 0; u < layout.units(); ++u) {
@@ -44,14 +44,14 @@ class fsdp final : public dp_strategy {
     const float* params(int u, bool backward, phase_timer& timer) override {
         int slot = 1 - m_slot_of_last;
         if (m_gather_req && m_gather_unit == u) { // prefetched
-            device_scope wait(m_dev, timer, phase::comm_wait);
+            phase_scope wait(m_dev, timer, phase::comm_wait);
             m_gather_req->wait();
             m_gather_req.reset();
             slot = m_gather_slot;
         } else {
             // The gather overwrites the slot the unit before last read: after that compute.
             after_compute();
-            device_scope wait(m_dev, timer, phase::comm_wait);
+            phase_scope wait(m_dev, timer, phase::comm_wait);
             m_group.all_gather(m_pshard.data() + m_shard_at[u], m_gather[slot].data(),
                                m_shard_size[u], comm::dtype::f32);
         }
@@ -61,7 +61,7 @@ class fsdp final : public dp_strategy {
         if (m_prefetch && next >= (backward ? 1 : 0) && next < m_layout.units()) {
             m_gather_unit = next;
             m_gather_slot = 1 - slot;
-            device_scope post(m_dev, timer, phase::comm_wait);
+            phase_scope post(m_dev, timer, phase::comm_wait);
             after_compute(); // the previous unit read that slot
             m_gather_req = m_group.iall_gather(m_pshard.data() + m_shard_at[next],
                                                m_gather[m_gather_slot].data(), m_shard_size[next],
@@ -73,11 +73,11 @@ class fsdp final : public dp_strategy {
     float* grads(int u) override {
         const int k = m_next_scratch;
         if (m_rs_req[k]) { // the scratch buffer's previous reduce-scatter must be finished
-            device_scope wait(m_dev, *m_timer, phase::comm_wait);
+            phase_scope wait(m_dev, *m_timer, phase::comm_wait);
             m_rs_req[k]->wait();
             m_rs_req[k].reset();
         }
-        device_scope compute(m_dev, *m_timer, phase::compute);
+        phase_scope compute(m_dev, *m_timer, phase::compute);
         const std::size_t n = m_shard_size[u] * static_cast<std::size_t>(m_group.size());
         m_dev.zero(m_gscratch[k].data(), n * sizeof(float));
         return m_gscratch[k].data();
@@ -93,8 +93,8 @@ class fsdp final : public dp_strategy {
         if (!backward)
             return;
         const int k = m_next_scratch;
-        device_scope post(m_dev, timer, phase::comm_wait); // staged MPI blocks the host here
-        after_compute();                                   // the unit's gradient
+        phase_scope post(m_dev, timer, phase::comm_wait); // staged MPI blocks the host here
+        after_compute();                                  // the unit's gradient
         m_rs_req[k] =
             m_group.ireduce_scatter(m_gscratch[k].data(), m_gshard.data() + m_shard_at[u],
                                     m_shard_size[u], comm::dtype::f32, comm::reduce_op::sum);
@@ -120,16 +120,16 @@ class fsdp final : public dp_strategy {
 
     void finish_step(std::int64_t step, phase_timer& timer) override {
         {
-            device_scope wait(m_dev, timer, phase::comm_wait);
+            phase_scope wait(m_dev, timer, phase::comm_wait);
             for (auto& r : m_rs_req)
                 if (r) {
                     r->wait();
                     r.reset();
                 }
         }
-        device_scope compute(m_dev, timer, phase::compute);
-        m_ops.adamw_step(m_hp, step, m_pshard.size(), m_pshard.data(), m_gshard.data(), m_m.data(),
-                         m_v.data());
+        phase_scope compute(m_dev, timer, phase::compute);
+        kernels::optimizer_step(m_ctx, m_hp, step, m_pshard.size(), m_pshard.data(),
+                                m_gshard.data(), m_m.data(), m_v.data());
     }
 
     void gather_params(float* full) override { gather(m_pshard, full); }
@@ -168,8 +168,8 @@ class fsdp final : public dp_strategy {
     bool m_prefetch;
     comm::communicator& m_group;
     const param_layout& m_layout;
-    kernels::train_ops& m_ops;
-    kernels::device& m_dev;
+    kernels::train_context& m_ctx;
+    kernels::executor& m_dev;
     std::vector<std::size_t> m_shard_size, m_shard_at;
     kernels::dev_buffer<float> m_pshard, m_gshard, m_m, m_v, m_gather[2], m_gscratch[2];
     comm::request_ptr m_gather_req, m_rs_req[2];
@@ -180,8 +180,8 @@ class fsdp final : public dp_strategy {
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
-                                       const param_layout& layout, kernels::train_ops& ops) {
-    return std::make_unique<fsdp>(s, group, layout, ops);
+                                       const param_layout& layout, kernels::train_context& ctx) {
+    return std::make_unique<fsdp>(s, group, layout, ctx);
 }
 
 } // namespace ringscale::jobs

@@ -10,14 +10,14 @@
 // averaged: the sum is exactly the single-rank whole-batch gradient. ZeRO-1 and FSDP shard
 // over the same flattened group (as torchtitan shards FSDP over dp_shard x cp).
 //
-// Every buffer lives on the training backend's device and AdamW runs through it; the group
+// Every buffer lives on the training context's executor and AdamW runs there; the group
 // communicates those buffers (host MPI on the CPU; NCCL or staged MPI on CUDA), ordered after
-// the compute that produced them as kernels/device.hpp prescribes (jobs/device_exchange).
+// the compute that produced them as kernels/executor.hpp prescribes (jobs/device_exchange).
 #pragma once
 
 #include "comm/communicator.hpp"
 #include "kernels/adamw.hpp"
-#include "kernels/train_ops.hpp"
+#include "kernels/train_context.hpp"
 #include "kernels/transformer.hpp"
 
 #include <memory>
@@ -73,11 +73,11 @@ std::vector<grad_bucket> make_buckets(const kernels::param_layout& layout, doubl
 /// `n` rounded up to a multiple of `parts`.
 std::size_t padded(std::size_t n, int parts);
 
-/// The strategy `s.variant` over `group`, its state on `ops`' device and its AdamW through
-/// `ops` (config_error for an unknown variant). `group` must take that device's buffers.
+/// The strategy `s.variant` over `group`, its state and its AdamW on `ctx`'s executor
+/// (config_error for an unknown variant). `group` must take that executor's buffers.
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
                                               const kernels::param_layout& layout,
-                                              kernels::train_ops& ops);
+                                              kernels::train_context& ctx);
 
 /// Preflight: the strategy's bytes per rank for a group of `ranks`, as memory() reports them.
 double dp_state_bytes(const dp_settings& s, int ranks, const kernels::param_layout& layout);

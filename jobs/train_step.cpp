@@ -7,15 +7,16 @@
 // by the global token count. validate() reruns --steps-validate steps from the initial parameters
 // and compares with the single-rank reference run.
 //
-// The step computes through a training backend chosen from the device (kernels/train_ops): the
-// CPU kernels, or on --device cuda the CUDA kernels on the device's compute stream with every
-// parameter, gradient, AdamW state and activation in device memory and the data-parallel
+// The step computes through a training context on the launch's executor (kernels/train_context):
+// the CPU kernels, or on --device cuda the CUDA kernels on the executor's compute stream with
+// every parameter, gradient, AdamW state and activation in device memory and the data-parallel
 // collectives on device buffers through ctx.world (NCCL or staged MPI). On CUDA the reference is
 // the single-rank GPU run, recomputed by every rank on its own device.
 #include "jobs/train_cp.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/model_train.hpp"
+#include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@ class train_case final : public job_case {
     train_case(const train_problem& pr, run_context& ctx)
         : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
           m_warmup(ctx.warmup), m_layout(pr.model),
-          m_ops(kernels::make_train_ops(ctx.dev, pr.tf32)) {
+          m_train(std::make_unique<kernels::train_context>(ctx.dev, pr.tf32)) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
     }
@@ -49,7 +50,7 @@ class train_case final : public job_case {
                 {"comm_bytes_per_iter", m_pr.comm_bytes_per_step()},
                 {"cp_layout", std::string(m_pr.cp > 1 ? "zigzag" : "none")},
                 {"tf32", static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
-                {"precision", m_ops->precision()}};
+                {"precision", m_train->precision()}};
     }
 
     void setup() override {
@@ -64,11 +65,11 @@ class train_case final : public job_case {
         m_targets = kernels::dev_buffer<std::int32_t>(m_dev, targets);
         m_init.resize(m_layout.total());
         kernels::init_params(m_pr.model, m_layout, m_seed, m_init.data());
-        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), *m_ops, m_pr.seq_len);
+        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
         m_model = std::make_unique<kernels::transformer>(
-            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_ops);
+            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_train);
         m_model->reserve();
-        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_ops);
+        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
         m_dp->load(m_init.data());
     }
 
@@ -76,10 +77,10 @@ class train_case final : public job_case {
         // --profile: rank 0 times the operations of the timed (non-warm-up) steps.
         const bool timed_step = m_iter++ >= m_warmup;
         const bool profiled = m_pr.profile && timed_step && m_world.rank() == 0;
-        m_ops->set_profile(profiled ? &m_profile : nullptr);
+        m_train->set_profile(profiled ? &m_profile : nullptr);
         const double start = now_s();
         m_losses.push_back(step(timer));
-        m_ops->set_profile(nullptr);
+        m_train->set_profile(nullptr);
         if (profiled) {
             m_profile.add(kernels::op_kind::communication, timer.comm_wait_s());
             m_profile_step_s += now_s() - start;
@@ -92,9 +93,9 @@ class train_case final : public job_case {
         training_trace want, got;
         want.params.assign(m_init.begin(), m_init.end());
         want.first_grads.resize(m_layout.total());
-        want.losses = kernels::reference_train(m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len,
-                                               m_pr.steps_validate, m_pr.dp_set.hp,
-                                               want.params.data(), want.first_grads.data(), *m_ops);
+        want.losses = kernels::reference_train(
+            m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
+            want.params.data(), want.first_grads.data(), *m_train);
         // The same steps distributed, from the same initial parameters.
         m_dp->load(m_init.data());
         m_step = 0;
@@ -169,7 +170,7 @@ class train_case final : public job_case {
         m_model->backward(*m_dp, timer);
         m_dp->finish_step(m_step, timer);
         double total = 0; // a host scalar: over the host-memory control communicator
-        kernels::device_scope wait(m_dev, timer, phase::comm_wait);
+        kernels::phase_scope wait(m_dev, timer, phase::comm_wait);
         m_control.allreduce(&mine, &total, 1, comm::dtype::f64, comm::reduce_op::sum);
         return total;
     }
@@ -177,11 +178,11 @@ class train_case final : public job_case {
     train_problem m_pr;
     comm::communicator& m_world;
     comm::communicator& m_control;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     std::uint64_t m_seed;
     int m_warmup;
     kernels::param_layout m_layout;
-    std::unique_ptr<kernels::train_ops> m_ops;
+    std::unique_ptr<kernels::train_context> m_train;
     std::unique_ptr<comm::communicator> m_cp;
     std::unique_ptr<kernels::attention_core> m_core;
     std::unique_ptr<kernels::transformer> m_model;

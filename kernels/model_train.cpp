@@ -22,13 +22,13 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
                                     const adamw_params& hp, float* params, float* first_grads,
-                                    train_ops& ops) {
+                                    train_context& ctx) {
     const param_layout layout(cfg);
-    device& dev = ops.dev();
+    executor& dev = ctx.exec();
     std::vector<std::int64_t> pos(static_cast<std::size_t>(seq_len));
     std::iota(pos.begin(), pos.end(), 0);
-    const std::unique_ptr<attention_core> core = ops.local_attention(pos);
-    transformer model(cfg, {1, seq_len}, *core, ops);
+    local_attention_core core(dev, pos);
+    transformer model(cfg, {1, seq_len}, core, ctx);
     model.reserve();
     const std::size_t n = layout.total();
     dev_buffer<float> p(dev, n), grads(dev, n), m(dev, n), v(dev, n);
@@ -55,7 +55,7 @@ std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_
             const std::vector<float> g = grads.download();
             std::copy(g.begin(), g.end(), first_grads);
         }
-        ops.adamw_step(hp, step, n, p.data(), grads.data(), m.data(), v.data());
+        optimizer_step(ctx, hp, step, n, p.data(), grads.data(), m.data(), v.data());
         losses.push_back(loss);
     }
     const std::vector<float> out = p.download();

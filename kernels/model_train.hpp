@@ -5,7 +5,7 @@
 
 #include "kernels/adamw.hpp"
 #include "kernels/model_params.hpp"
-#include "kernels/train_ops.hpp"
+#include "kernels/train_context.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -24,12 +24,12 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 /// by the global token count, so the sum is the whole-batch gradient) to keep activation
 /// memory at one sequence. Returns each step's mean loss (nats); `first_grads` [total], when
 /// not null, receives step 1's whole-batch gradient. `params` and `first_grads` are host
-/// memory; the run computes through `ops` on its device (default: the CPU kernels), so on
-/// CUDA it is the single-rank GPU run. Not collective.
+/// memory; the run computes on `ctx`'s executor (default: the CPU kernels), so on CUDA it is
+/// the single-rank GPU run. Not collective.
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
                                     const adamw_params& hp, float* params,
                                     float* first_grads = nullptr,
-                                    train_ops& ops = default_cpu_train_ops());
+                                    train_context& ctx = default_cpu_context());
 
 } // namespace ringscale::kernels

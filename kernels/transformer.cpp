@@ -6,65 +6,9 @@
 
 namespace ringscale::kernels {
 
-local_attention_core::local_attention_core(std::vector<std::int64_t> positions)
-    : m_pos(std::move(positions)) {}
-
-void local_attention_core::forward(const attention_shape& s, const float* q, const float* kv,
-                                   float* o, float* lse, phase_timer& timer) {
-    auto compute = timer.time(phase::compute);
-    attention_workspace_reserve(m_ws);
-    const std::int64_t kve = attention_kv_elems(s);
-    attention_fwd_init(s, o, lse);
-    attention_fwd_cpu(s, q, kv, kv + kve, m_pos.data(), m_pos.data(), o, lse, m_ws);
-}
-
-void local_attention_core::backward(const attention_shape& s, const float* q, const float* kv,
-                                    const float* o, const float* d_o, const float* lse, float* dq,
-                                    float* dkv, phase_timer& timer) {
-    auto compute = timer.time(phase::compute);
-    const std::int64_t kve = attention_kv_elems(s);
-    m_delta.resize(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
-    attention_bwd_delta(s, o, d_o, m_delta.data());
-    std::fill(dq, dq + attention_q_elems(s), 0.0f);
-    std::fill(dkv, dkv + 2 * kve, 0.0f);
-    attention_bwd_cpu(s, q, kv, kv + kve, d_o, lse, m_delta.data(), m_pos.data(), m_pos.data(), dq,
-                      dkv, dkv + kve, m_ws);
-}
-
-void to_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
-             std::int64_t cols, std::int64_t col0, float* dst) {
-    // One (sequence, head) pair per item, split over the rank's threads.
-    const auto pairs = static_cast<std::size_t>(s.batch * heads);
-    parallel_for(pairs, 1, [&](std::size_t begin, std::size_t end) {
-        for (auto bh = static_cast<std::int64_t>(begin); bh < static_cast<std::int64_t>(end);
-             ++bh) {
-            const std::int64_t b = bh / heads, h = bh % heads;
-            for (std::int64_t r = 0; r < s.rows; ++r) {
-                const float* in = src + (b * s.rows + r) * cols + col0 + h * d;
-                std::copy(in, in + d, dst + (bh * s.rows + r) * d);
-            }
-        }
-    });
-}
-
-void from_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
-               std::int64_t cols, std::int64_t col0, float* dst) {
-    const auto pairs = static_cast<std::size_t>(s.batch * heads);
-    parallel_for(pairs, 1, [&](std::size_t begin, std::size_t end) {
-        for (auto bh = static_cast<std::int64_t>(begin); bh < static_cast<std::int64_t>(end);
-             ++bh) {
-            const std::int64_t b = bh / heads, h = bh % heads;
-            for (std::int64_t r = 0; r < s.rows; ++r) {
-                const float* in = src + (bh * s.rows + r) * d;
-                std::copy(in, in + d, dst + (b * s.rows + r) * cols + col0 + h * d);
-            }
-        }
-    });
-}
-
 transformer::transformer(const model_config& cfg, const batch_shape& shape, attention_core& core,
-                         train_ops& ops)
-    : m_cfg(cfg), m_shape(shape), m_core(core), m_ops(ops), m_layout(cfg) {
+                         train_context& ctx)
+    : m_cfg(cfg), m_shape(shape), m_core(core), m_ctx(ctx), m_exec(ctx.exec()), m_layout(cfg) {
     model_check(cfg);
 }
 
@@ -93,7 +37,7 @@ std::uint64_t transformer::activation_floats(const model_config& cfg, const batc
 }
 
 void transformer::reserve() {
-    device& dev = m_ops.dev();
+    executor& dev = m_exec;
     const auto t = static_cast<std::size_t>(m_shape.tokens());
     const auto h = static_cast<std::size_t>(m_cfg.hidden);
     const auto heads = static_cast<std::size_t>(m_cfg.heads);
@@ -130,9 +74,9 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     m_total_tokens = total_tokens;
     const float* p = access.params(0, false, timer);
     {
-        device_scope compute(m_ops.dev(), timer, phase::compute);
+        phase_scope compute(m_exec, timer, phase::compute);
         float* x0 = m_cfg.layers > 0 ? m_act[0].x.data() : m_x_last.data();
-        timed(op_kind::embedding_fwd), m_ops.embedding_fwd(t, v, h, p, ids, x0);
+        timed(op_kind::embedding_fwd), embedding_fwd(m_exec, t, v, h, p, ids, x0);
     }
     access.done(0, false, timer);
     for (int l = 0; l < m_cfg.layers; ++l) {
@@ -146,9 +90,10 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
     head_fwd(p, timer);
     double loss = 0;
     {
-        device_scope compute(m_ops.dev(), timer, phase::compute);
-        const op_profile::scope timed_loss(m_ops.profile(), op_kind::loss_fwd);
-        loss = m_ops.cross_entropy_fwd(t, v, total_tokens, m_logits.data(), targets);
+        phase_scope compute(m_exec, timer, phase::compute);
+        const op_profile::scope timed_loss(m_ctx.profile(), op_kind::loss_fwd);
+        loss = cross_entropy_fwd(m_exec, t, v, total_tokens, m_logits.data(), targets,
+                                 m_ctx.scratch());
     }
     access.done(m_layout.head_unit(), false, timer);
     return loss;
@@ -168,9 +113,10 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     }
     float* g = access.grads(0);
     {
-        device_scope compute(m_ops.dev(), timer, phase::compute);
+        phase_scope compute(m_exec, timer, phase::compute);
         timed(op_kind::embedding_bwd),
-            m_ops.embedding_bwd(t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(), g);
+            embedding_bwd(m_exec, t, static_cast<std::size_t>(m_cfg.vocab), h, m_ids, m_dx.data(),
+                          g);
     }
     access.done(0, true, timer);
 }

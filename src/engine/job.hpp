@@ -4,7 +4,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include "src/base/backend.hpp"
 #include "src/base/clock.hpp"
 #include "src/engine/params.hpp"
@@ -46,8 +46,8 @@ struct run_context {
     /// Host-memory MPI over the same ranks, for host scalars and validation gathers (the
     /// same object as `world` on the CPU).
     comm::communicator& control;
-    /// Where the job computes and allocates (kernels/device.hpp).
-    kernels::device& dev;
+    /// Where the job computes and allocates (kernels/executor.hpp).
+    kernels::executor& dev;
     launch_info launch;
     int threads_per_rank = 1;
     bool validate = true; ///< resolved from --validate for this case

@@ -154,7 +154,7 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     // Results, agreement and the iteration barrier go over the host-memory control
     // communicator; the job's own communication over ctx.world (device buffers on cuda).
     comm::communicator& world = ctx.control;
-    kernels::device& dev = ctx.dev;
+    kernels::executor& dev = ctx.dev;
     case_record rec;
     rec.world = world.size();
     rec.identity = case_identity(pc, cfg, world.size());

@@ -2,7 +2,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "jobs/registry.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
@@ -89,12 +89,8 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
             p.cfg.device != device_kind::cuda) // NCCL moves device memory only
             throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
                                "--comm mpi on the CPU)");
-        if (p.cfg.device == device_kind::cuda && !kernels::cuda_compiled())
-            throw not_compiled_error("--device cuda: the CUDA backend is not compiled into this "
-                                     "ringscale (rebuild where nvcc is found); use --device cpu");
-        if (p.cfg.comm == comm_kind::nccl && !comm::backend_compiled(comm_kind::nccl))
-            throw not_compiled_error(
-                "--comm nccl: the NCCL backend is not compiled into this ringscale");
+        kernels::require_compiled(p.cfg.device);
+        comm::require_compiled(p.cfg.comm);
         return p;
     } catch (const std::exception& e) {
         error_text = e.what();
@@ -232,7 +228,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     std::unique_ptr<comm::communicator> device_world;
     if (p.cfg.device == device_kind::cuda)
         device_world = comm::make_world(p.cfg.comm, comm::memory_space::device);
-    const std::unique_ptr<kernels::device> dev = kernels::make_device(p.cfg.device);
+    const std::unique_ptr<kernels::executor> dev = kernels::make_executor(p.cfg.device);
     std::unique_ptr<results_writer> writer;
     std::unique_ptr<live_table> table;
     if (world.rank() == 0) {

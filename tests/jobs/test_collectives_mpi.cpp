@@ -3,7 +3,7 @@
 // reductions, which feed their output back as input, never reach inf or NaN.
 #include "comm/communicator.hpp"
 #include "jobs/registry.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include "src/engine/run_loop.hpp"
 
 #include <gtest/gtest.h>
@@ -114,7 +114,7 @@ TEST(collectives_mpi, every_op_in_and_out_of_place_validates) {
     const launch_config cfg = config("all", "64", "64K");
     const auto cases = plan(cfg, world->size());
     ASSERT_EQ(cases.size(), 6u * 3u * 2u); // ops x {64, 2K, 64K} x {out, in}
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::launch_info launch;
     launch.world_size = world->size();
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
@@ -154,7 +154,7 @@ TEST(collectives_mpi, in_place_reductions_stay_finite_over_many_iterations) {
         cfg.iters = 300;
         const auto cases = plan(cfg, host->size());
         ASSERT_EQ(cases.size(), 1u);
-        const auto dev = kernels::make_cpu_device();
+        const auto dev = kernels::make_executor(device_kind::cpu);
         jobs::launch_info launch;
         launch.world_size = host->size();
         jobs::run_context ctx{watch, *host, *dev, launch, 1, true, 1};

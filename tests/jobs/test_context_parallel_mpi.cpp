@@ -11,7 +11,7 @@
 #include "src/engine/run_loop.hpp"
 #include "tests/support/counting_communicator.hpp"
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 
 #include <gtest/gtest.h>
 #include <memory>
@@ -51,7 +51,7 @@ case_record run(const cp_case& c) {
     const auto launch = launch_of(*world);
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
@@ -140,7 +140,7 @@ TEST(ulysses_exchange, places_rows_in_group_order_and_back) {
     std::vector<std::vector<std::int64_t>> pos;
     for (int r = 0; r < p; ++r)
         pos.push_back(kernels::layout_positions(kernels::layout::zigzag, s, p, r));
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     const auto lay = jobs::make_ulysses_layout(*world, *dev, batch, d, pos);
     const std::int64_t n = s / p, hp = heads / p;
     auto value = [](std::int64_t b, std::int64_t h, std::int64_t at) {
@@ -186,7 +186,7 @@ TEST_P(context_parallel_bytes, declared_equals_sent) {
     const auto& job = jobs::find_job(ring ? "ring_attention" : "context_parallel");
     const auto plans = job.plan(lists_of(c), launch_of(*world));
     ASSERT_EQ(plans.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{counting, *world, *dev, launch_of(*world), 1, false, 3};
     auto cs = job.make_case(plans[0], ctx);
     cs->setup();

@@ -4,9 +4,14 @@
 #include "jobs/train_parallel.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
+#include "kernels/random.hpp"
 #include "src/base/error.hpp"
+#include "src/engine/run_loop.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
 
 using namespace ringscale;
 using namespace ringscale::jobs;
@@ -26,6 +31,19 @@ launch_info ranks(int p) {
 }
 const job& train() {
     return find_job("train_step");
+}
+std::vector<float> seeded(std::size_t n, std::uint64_t seed) {
+    std::vector<float> v(n);
+    kernels::fill_uniform(v.data(), n, seed, 0);
+    return v;
+}
+std::string thrown_by(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
 }
 } // namespace
 
@@ -156,4 +174,93 @@ TEST(train_validate, detects_wrong_gradients_and_parameters) {
     EXPECT_FALSE(v.ok);
     EXPECT_FALSE(v.detail.empty());
     EXPECT_GT(attr_number(d, "validate_loss_max_abs_err"), 9e-4);
+}
+
+namespace {
+launch_config train_config(const std::string& cp, const std::string& tf32,
+                           const std::string& cp_variant = "ring") {
+    launch_config cfg;
+    cfg.jobs = {"train_step"};
+    for (const auto& o : train_options())
+        cfg.params[o.name] = {o.default_value};
+    cfg.params["cp"] = {cp};
+    cfg.params["tf32"] = {tf32};
+    cfg.params["cp-variant"] = {cp_variant};
+    return cfg;
+}
+jobs::launch_info gpu_launch(int ranks, std::uint64_t device_bytes) {
+    jobs::launch_info l;
+    l.world_size = ranks;
+    l.device = device_kind::cuda;
+    l.comm = comm_kind::nccl;
+    l.host_bytes_per_rank = 1ull << 40;
+    l.device_bytes_per_rank = device_bytes;
+    return l;
+}
+} // namespace
+
+TEST(train_step_device_plan, only_the_ring_cp_core_runs_on_cuda_the_others_are_refused) {
+    for (const char* variant : {"allgather", "ulysses"}) {
+        const std::string why = thrown_by(
+            [&] { plan_launch(train_config("2", "off", variant), gpu_launch(2, 1ull << 40)); });
+        EXPECT_NE(why.find(std::string("--cp-variant ") + variant + " on --device cuda"),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(why.find("--cp-variant ring or --cp 1"), std::string::npos) << why;
+        EXPECT_EQ(why.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(plan_launch(train_config("2", "off", "ring"), gpu_launch(2, 1ull << 40)).size(), 1u);
+    jobs::launch_info cpu = gpu_launch(2, 0);
+    cpu.device = device_kind::cpu;
+    cpu.comm = comm_kind::mpi;
+    EXPECT_EQ(plan_launch(train_config("2", "off", "ulysses"), cpu).size(), 1u); // fine on CPU
+    const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
+    EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
+}
+
+TEST(train_step_device_plan, the_device_estimate_skips_a_case_that_cannot_fit) {
+    const auto fits = plan_launch(train_config("1", "on"), gpu_launch(1, 1ull << 40));
+    ASSERT_EQ(fits.size(), 1u);
+    EXPECT_TRUE(fits[0].plan.skip_reason.empty()) << fits[0].plan.skip_reason;
+    const std::uint64_t need = fits[0].plan.bytes_per_rank;
+    // The default model (4 x 512, 4096 tokens, validated): state, activations and the
+    // reference's on the device, well above its 17 MiB of fp32 parameters.
+    const jobs::train_problem pr = jobs::read_train_problem(fits[0].plan.values, 1);
+    EXPECT_EQ(need, pr.device_bytes_per_rank(fits[0].plan.validate_by_default));
+    EXPECT_GT(need, pr.device_bytes_per_rank(false));
+    EXPECT_GT(need, 5u * 4u * kernels::param_layout(pr.model).total());
+    const auto skipped = plan_launch(train_config("1", "off"), gpu_launch(1, need - 1));
+    EXPECT_NE(skipped[0].plan.skip_reason.find("of device memory per rank, device has"),
+              std::string::npos)
+        << skipped[0].plan.skip_reason;
+}
+
+// The GPU tolerances: a few noise-level outliers among the parameters pass, a whole unit's
+// missed update, a NaN, or a halved gradient do not; the CPU check allows no outlier.
+TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
+    const double lr = 1e-3;
+    jobs::training_trace want;
+    want.losses = {4.0, 3.5, 3.2};
+    want.first_grads = seeded(4000, 21);
+    want.params = seeded(4000, 22);
+    const auto dev_tol = jobs::training_tolerance::device();
+    jobs::attr_map d;
+    EXPECT_TRUE(jobs::compare_training(want, want, lr, dev_tol, d).ok);
+    auto got = want;
+    for (std::size_t i : {7u, 1999u, 3001u}) // 3 of 4000 < 0.1%: Adam sign flips
+        got.params[i] += static_cast<float>(2 * lr * 3);
+    EXPECT_TRUE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    EXPECT_EQ(jobs::attr_number(d, "validate_param_outliers"), 3);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, d).ok); // the CPU allows none
+    got = want;
+    for (std::size_t i = 1000; i < 1400; ++i) // a 400-element unit missed every update
+        got.params[i] += static_cast<float>(lr * 3);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    got = want;
+    got.params[5] = NAN;
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    got = want;
+    for (auto& g : got.first_grads)
+        g *= 0.5f; // averaged instead of summed over two ranks
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
 }

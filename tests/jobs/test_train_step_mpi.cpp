@@ -9,7 +9,7 @@
 #include "src/engine/run_loop.hpp"
 #include "tests/support/counting_communicator.hpp"
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,7 +51,7 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
@@ -129,7 +129,7 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
     const auto plans = job.plan(l, launch);
     ASSERT_EQ(plans.size(), 1u);
     const auto pr = jobs::read_train_problem(plans[0].values, world->size());
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{counting, *world, *dev, launch, 1, false, 3};
     auto cs = job.make_case(plans[0], ctx);
     cs->setup();

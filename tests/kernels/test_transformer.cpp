@@ -2,8 +2,11 @@
 // central finite differences (every tensor of every unit, attention included), the fast
 // attention core against the reference kernel inside the model, micro-batch accumulation,
 // the BHSD transposes, and the single-rank reference trainer.
+#include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/layout_bhsd.hpp"
 #include "kernels/model_train.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reference/attention_ref.hpp"
 #include "kernels/transformer.hpp"
 #include "src/base/error.hpp"
 
@@ -11,12 +14,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 using namespace ringscale;
 using namespace ringscale::kernels;
 
 namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<float> seeded(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
+    std::vector<float> v(n);
+    fill_uniform(v.data(), n, seed, 0, scale);
+    return v;
+}
 
 model_config tiny() {
     model_config c;
@@ -102,12 +116,14 @@ class ref_core final : public attention_core {
     explicit ref_core(std::vector<std::int64_t> pos) : m_pos(std::move(pos)) {}
     void forward(const attention_shape& s, const float* q, const float* kv, float* o, float* lse,
                  phase_timer&) override {
-        attention_fwd_ref(s, q, kv, kv + attention_kv_elems(s), m_pos.data(), m_pos.data(), o, lse);
+        reference::attention_fwd_ref(s, q, kv, kv + attention_kv_elems(s), m_pos.data(),
+                                     m_pos.data(), o, lse);
     }
     void backward(const attention_shape& s, const float* q, const float* kv, const float*,
                   const float* d_o, const float*, float* dq, float* dkv, phase_timer&) override {
         const std::int64_t kve = attention_kv_elems(s);
-        attention_bwd_ref(s, q, kv, kv + kve, d_o, m_pos.data(), m_pos.data(), dq, dkv, dkv + kve);
+        reference::attention_bwd_ref(s, q, kv, kv + kve, d_o, m_pos.data(), m_pos.data(), dq, dkv,
+                                     dkv + kve);
     }
 
   private:
@@ -166,10 +182,10 @@ TEST(transformer, bhsd_transposes_round_trip) {
     const batch_shape s{2, 5};
     std::vector<float> tok(2 * 5 * 3 * 8), bhsd(2 * 2 * 5 * 4), back(tok.size(), 0.0f);
     std::iota(tok.begin(), tok.end(), 0.0f);
-    to_bhsd(s, 2, 4, tok.data(), 24, 8, bhsd.data());
+    cpu::to_bhsd(s, 2, 4, tok.data(), 24, 8, bhsd.data());
     // (b=1, head=1, row=2, d=3) comes from token (1*5+2), column 8 + 1*4 + 3.
     EXPECT_EQ(bhsd[((1 * 2 + 1) * 5 + 2) * 4 + 3], tok[(1 * 5 + 2) * 24 + 8 + 4 + 3]);
-    from_bhsd(s, 2, 4, bhsd.data(), 24, 8, back.data());
+    cpu::from_bhsd(s, 2, 4, bhsd.data(), 24, 8, back.data());
     for (std::size_t t = 0; t < 10; ++t)
         for (std::size_t c = 0; c < 24; ++c)
             EXPECT_EQ(back[t * 24 + c], (c >= 8 && c < 16) ? tok[t * 24 + c] : 0.0f);
@@ -181,7 +197,7 @@ TEST(transformer, bhsd_transposes_round_trip) {
 // plus 2% (truncation through GELU/softmax curvature). A wrong or missing term is O(1) off.
 TEST(transformer, backward_matches_central_differences_for_every_tensor) {
     rig r(tiny(), 2, 64);
-    local_attention_core core(iota(64));
+    local_attention_core core(default_cpu_context().exec(), iota(64));
     r.loss_and_grads(core);
     const std::vector<float> g = r.grads;
     const double h = 1e-2;
@@ -216,7 +232,7 @@ TEST(transformer, backward_matches_central_differences_for_every_tensor) {
 
 TEST(transformer, fast_attention_core_matches_reference_inside_the_model) {
     rig fast(tiny(), 2, 128), ref(tiny(), 2, 128);
-    local_attention_core core(iota(128));
+    local_attention_core core(default_cpu_context().exec(), iota(128));
     ref_core oracle(iota(128));
     const double lf = fast.loss_and_grads(core), lr = ref.loss_and_grads(oracle);
     EXPECT_NEAR(lf, lr, 1e-5);
@@ -228,7 +244,7 @@ TEST(transformer, fast_attention_core_matches_reference_inside_the_model) {
 
 TEST(transformer, micro_batches_accumulate_to_the_whole_batch) {
     rig whole(tiny(), 2, 64);
-    local_attention_core core(iota(64));
+    local_attention_core core(default_cpu_context().exec(), iota(64));
     const double loss = whole.loss_and_grads(core);
     // The same two sequences one at a time, each normalised by the 128 global tokens.
     rig one(tiny(), 1, 64);
@@ -249,12 +265,12 @@ TEST(transformer, micro_batches_accumulate_to_the_whole_batch) {
 
 TEST(transformer, profile_counts_every_operation_once_per_use_and_detaches) {
     rig r(tiny(), 2, 64);
-    local_attention_core core(iota(64));
-    train_ops& ops = default_cpu_train_ops();
+    local_attention_core core(default_cpu_context().exec(), iota(64));
+    train_context& ctx = default_cpu_context();
     op_profile prof;
-    ops.set_profile(&prof);
+    ctx.set_profile(&prof);
     const double loss = r.loss_and_grads(core);
-    ops.set_profile(nullptr);
+    ctx.set_profile(nullptr);
     EXPECT_GT(loss, 0.0);
     const std::int64_t layers = r.cfg.layers;
     for (const op_kind k :
@@ -291,4 +307,71 @@ TEST(model_train, reference_training_lowers_the_loss_and_is_deterministic) {
     EXPECT_LT(la.back(), la.front());
     EXPECT_EQ(la, lb);
     EXPECT_EQ(a, b);
+}
+
+TEST(transformer, the_reference_run_on_an_explicit_cpu_context_is_the_default_run) {
+    model_config c;
+    c.layers = 2;
+    c.hidden = 128;
+    c.heads = 2;
+    c.vocab = 64;
+    const param_layout layout(c);
+    std::vector<float> a(layout.total()), b(layout.total()), ga(a.size()), gb(a.size());
+    init_params(c, layout, 4, a.data());
+    b = a;
+    adamw_params hp;
+    const auto la = reference_train(c, 3, 2, 64, 2, hp, a.data(), ga.data());
+    const auto exec = make_executor(device_kind::cpu);
+    train_context ctx(*exec, false);
+    const auto lb = reference_train(c, 3, 2, 64, 2, hp, b.data(), gb.data(), ctx);
+    EXPECT_EQ(la, lb);
+    EXPECT_TRUE(same_bits(a, b));
+    EXPECT_TRUE(same_bits(ga, gb));
+}
+
+// The single-rank core, through the executor's attention kernels on the CPU (fp32 inputs),
+// against the CPU kernels called directly, forward and backward.
+TEST(local_attention_core, on_the_cpu_executor_matches_the_cpu_kernels) {
+    const auto exec = make_executor(device_kind::cpu);
+    attention_shape s;
+    s.batch = 2;
+    s.heads = s.kv_heads = 2;
+    s.q_len = s.k_len = 48;
+    s.head_dim = 64;
+    s.causal = true;
+    std::vector<std::int64_t> pos(48);
+    std::iota(pos.begin(), pos.end(), 0);
+    const auto qe = static_cast<std::size_t>(attention_q_elems(s));
+    const auto q = seeded(qe, 11), kv = seeded(2 * qe, 12), d_o = seeded(qe, 13);
+    cpu::attention_workspace ws;
+    cpu::attention_workspace_reserve(ws);
+    local_attention_core core(*exec, pos);
+    std::vector<float> o1(qe), o2(qe), l1(qe / 64), l2(qe / 64), dq1(qe), dq2(qe), dkv1(2 * qe),
+        dkv2(2 * qe);
+    phase_timer timer;
+    const std::int64_t kve = attention_kv_elems(s);
+    cpu::attention_fwd_init(s, o1.data(), l1.data());
+    cpu::attention_fwd_cpu(s, q.data(), kv.data(), kv.data() + kve, pos.data(), pos.data(),
+                           o1.data(), l1.data(), ws);
+    core.forward(s, q.data(), kv.data(), o2.data(), l2.data(), timer);
+    std::vector<float> delta(qe / 64);
+    cpu::attention_bwd_delta(s, o1.data(), d_o.data(), delta.data());
+    std::fill(dq1.begin(), dq1.end(), 0.0f);
+    std::fill(dkv1.begin(), dkv1.end(), 0.0f);
+    cpu::attention_bwd_cpu(s, q.data(), kv.data(), kv.data() + kve, d_o.data(), l1.data(),
+                           delta.data(), pos.data(), pos.data(), dq1.data(), dkv1.data(),
+                           dkv1.data() + kve, ws);
+    core.backward(s, q.data(), kv.data(), o2.data(), d_o.data(), l2.data(), dq2.data(), dkv2.data(),
+                  timer);
+    auto worst = [](const std::vector<float>& a, const std::vector<float>& b) {
+        double e = 0;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            e = std::max(e, static_cast<double>(std::fabs(a[i] - b[i])));
+        return e;
+    };
+    EXPECT_LE(worst(o1, o2), 1e-6);
+    EXPECT_LE(worst(l1, l2), 1e-6);
+    EXPECT_LE(worst(dq1, dq2), 1e-5);
+    EXPECT_LE(worst(dkv1, dkv2), 1e-5);
+    EXPECT_GT(timer.compute_s(), 0.0);
 }

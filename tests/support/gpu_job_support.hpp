@@ -6,7 +6,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include "kernels/gpu.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/run_loop.hpp"
@@ -22,7 +22,7 @@ namespace ringscale::testing_support {
 struct gpu_launch {
     std::unique_ptr<comm::communicator> control; ///< host-memory MPI
     std::unique_ptr<comm::communicator> world;   ///< the job's: NCCL or staged MPI
-    std::unique_ptr<kernels::device> dev;
+    std::unique_ptr<kernels::executor> dev;
     device_binding binding;
     std::string skip_reason; ///< non-empty: the same on every rank; nothing else is set
 };
@@ -54,7 +54,7 @@ inline gpu_launch make_gpu_launch(const std::string& comm_name) {
         return g;
     }
     g.world = comm::make_world(comm, comm::memory_space::device);
-    g.dev = kernels::make_device(device_kind::cuda);
+    g.dev = kernels::make_executor(device_kind::cuda);
     return g;
 }
 

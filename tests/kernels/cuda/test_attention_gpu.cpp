@@ -11,13 +11,13 @@
 //
 // The kernel tests run once per attention path (attention_path.hpp): sm80 (mma.sync) and
 // sm90 (wgmma + TMA; skipped, saying why, unless this build has sm_90a and the GPU is 9.0).
-#include "kernels/attention_cpu.hpp"
 #include "kernels/attention_path.hpp"
-#include "kernels/attention_ref.hpp"
+#include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
 #include "kernels/layout.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reference/attention_ref.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
@@ -36,6 +36,8 @@
 #include <vector>
 
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
+using namespace ringscale::kernels::reference;
 namespace kc = ringscale::kernels::cuda;
 namespace rt = ringscale::cuda_runtime;
 using pos_t = std::vector<std::int64_t>;

@@ -1,13 +1,13 @@
 // CUDA kernels against the CPU reference kernels on seeded inputs (fp32 tolerances stated per
 // test), plus the device buffer's peak-bytes accounting. Every test skips without a device.
-#include "kernels/adamw.hpp"
+#include "kernels/cpu/adamw.hpp"
+#include "kernels/cpu/gelu.hpp"
+#include "kernels/cpu/rmsnorm.hpp"
 #include "kernels/cuda/adamw.cuh"
 #include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/softmax_merge.cuh"
-#include "kernels/gelu.hpp"
 #include "kernels/random.hpp"
-#include "kernels/rmsnorm.hpp"
 #include "kernels/softmax_merge.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "tests/support/gpu_test_support.hpp"
@@ -20,6 +20,7 @@
 #include <vector>
 
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
 namespace kc = ringscale::kernels::cuda;
 namespace rt = ringscale::cuda_runtime;
 

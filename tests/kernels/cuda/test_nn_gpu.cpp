@@ -1,12 +1,13 @@
 // CUDA cross-entropy and the cuBLAS dense layer against the CPU reference kernels on seeded
 // inputs (tolerances stated per test). Tests that touch a device skip without one; the shape
 // checks run before any CUDA call, so they run everywhere.
-#include "kernels/cross_entropy.hpp"
+#include "kernels/cpu/cross_entropy.hpp"
+#include "kernels/cpu/linear.hpp"
 #include "kernels/cuda/cross_entropy.cuh"
 #include "kernels/cuda/cublas_context.hpp"
 #include "kernels/cuda/dense.cuh"
-#include "kernels/linear.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reference/linear_ref.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
@@ -18,6 +19,8 @@
 #include <vector>
 
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
+using namespace ringscale::kernels::reference;
 namespace kc = ringscale::kernels::cuda;
 namespace rt = ringscale::cuda_runtime;
 
