@@ -1,21 +1,22 @@
-// Job `train_step`: whole training steps of a small transformer (kernels/transformer) on a
+// Job `train_step`: whole training steps of a small transformer (kernels/model/transformer) on a
 // dp x cp grid. Ranks r = d*cp + c: the cp ranks of replica d are consecutive (they talk
 // every layer). Replica d takes sequences [d*B, (d+1)*B) of the seeded global batch; cp rank
 // c takes the zigzag positions of every one of them. Data parallelism: --dp-variant ddp |
-// zero1 | fsdp (jobs/train_parallel.hpp); attention across cp ranks: --cp-variant ring |
-// allgather | ulysses (jobs/train_cp.hpp). Loss = sum over ranks of shard losses, each normalised
-// by the global token count. validate() reruns --steps-validate steps from the initial parameters
-// and compares with the single-rank reference run.
+// zero1 | fsdp (jobs/train/data_parallel.hpp); attention across cp ranks: --cp-variant ring |
+// allgather | ulysses (jobs/train/cp_core.hpp). Loss = sum over ranks of shard losses, each
+// normalised by the global token count. validate() reruns --steps-validate steps from the initial
+// parameters and compares with the single-rank reference run.
 //
-// The step computes through a training context on the launch's executor (kernels/train_context):
-// the CPU kernels, or on --device cuda the CUDA kernels on the executor's compute stream with
-// every parameter, gradient, AdamW state and activation in device memory and the data-parallel
-// collectives on device buffers through ctx.world (NCCL or staged MPI). On CUDA the reference is
-// the single-rank GPU run, recomputed by every rank on its own device.
-#include "jobs/train_cp.hpp"
+// The step computes through a training context on the launch's executor
+// (kernels/model/train_context): the CPU kernels, or on --device cuda the CUDA kernels on the
+// executor's compute stream with every parameter, gradient, AdamW state and activation in device
+// memory and the data-parallel collectives on device buffers through ctx.world (NCCL or staged
+// MPI). On CUDA the reference is the single-rank GPU run, recomputed by every rank on its own
+// device.
+#include "jobs/train/cp_core.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
-#include "kernels/model_train.hpp"
+#include "kernels/model/reference_train.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
 
@@ -32,7 +33,7 @@ class train_case final : public job_case {
     train_case(const train_problem& pr, run_context& ctx)
         : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
           m_warmup(ctx.warmup), m_layout(pr.model),
-          m_train(std::make_unique<kernels::train_context>(ctx.dev, pr.tf32)) {
+          m_train(std::make_unique<kernels::model::train_context>(ctx.dev, pr.tf32)) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
     }
@@ -56,20 +57,21 @@ class train_case final : public job_case {
     void setup() override {
         const int r = m_world.rank();
         const std::int64_t nseq = m_pr.local_sequences();
-        const auto pos = cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
+        const auto pos =
+            train::cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
         std::vector<std::int32_t> ids(static_cast<std::size_t>(nseq) * pos.size());
         std::vector<std::int32_t> targets(ids.size());
-        kernels::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos, ids.data(),
-                            targets.data());
+        kernels::model::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos,
+                                   ids.data(), targets.data());
         m_ids = kernels::dev_buffer<std::int32_t>(m_dev, ids);
         m_targets = kernels::dev_buffer<std::int32_t>(m_dev, targets);
         m_init.resize(m_layout.total());
-        kernels::init_params(m_pr.model, m_layout, m_seed, m_init.data());
-        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
-        m_model = std::make_unique<kernels::transformer>(
+        kernels::model::init_params(m_pr.model, m_layout, m_seed, m_init.data());
+        m_core = train::make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
+        m_model = std::make_unique<kernels::model::transformer>(
             m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_train);
         m_model->reserve();
-        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
+        m_dp = train::make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
         m_dp->load(m_init.data());
     }
 
@@ -93,7 +95,7 @@ class train_case final : public job_case {
         training_trace want, got;
         want.params.assign(m_init.begin(), m_init.end());
         want.first_grads.resize(m_layout.total());
-        want.losses = kernels::reference_train(
+        want.losses = kernels::model::reference_train(
             m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
             want.params.data(), want.first_grads.data(), *m_train);
         // The same steps distributed, from the same initial parameters.
@@ -117,7 +119,7 @@ class train_case final : public job_case {
     case_extras extras() const override {
         case_extras e;
         e.per_iteration["loss"] = m_losses;
-        const dp_memory m = m_dp->memory();
+        const train::dp_memory m = m_dp->memory();
         e.per_rank["param_bytes"] = m.param_bytes;
         e.per_rank["grad_bytes"] = m.grad_bytes;
         e.per_rank["optimizer_bytes"] = m.optimizer_bytes;
@@ -128,9 +130,9 @@ class train_case final : public job_case {
             m_step_peak_device ? m_step_peak_device : m_dev.device_peak_bytes());
         const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
         e.per_rank["activation_bytes"] =
-            4.0 * (kernels::transformer::activation_floats(
+            4.0 * (kernels::model::transformer::activation_floats(
                        m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
-                   cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
+                   train::cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
         e.attrs = m_details;
         if (m_pr.profile)
             add_profile_attrs(e.attrs);
@@ -181,12 +183,12 @@ class train_case final : public job_case {
     kernels::executor& m_dev;
     std::uint64_t m_seed;
     int m_warmup;
-    kernels::param_layout m_layout;
-    std::unique_ptr<kernels::train_context> m_train;
+    kernels::model::param_layout m_layout;
+    std::unique_ptr<kernels::model::train_context> m_train;
     std::unique_ptr<comm::communicator> m_cp;
-    std::unique_ptr<kernels::attention_core> m_core;
-    std::unique_ptr<kernels::transformer> m_model;
-    std::unique_ptr<dp_strategy> m_dp;
+    std::unique_ptr<kernels::model::attention_core> m_core;
+    std::unique_ptr<kernels::model::transformer> m_model;
+    std::unique_ptr<train::dp_strategy> m_dp;
     kernels::dev_buffer<std::int32_t> m_ids, m_targets;
     host_buffer<float> m_init;
     std::vector<double> m_losses;

@@ -1,7 +1,7 @@
 // Planning rules of train_step (pure, no MPI), DDP bucket assignment, padding, the FLOP
 // convention, and the validation's power to fail.
 #include "jobs/registry.hpp"
-#include "jobs/train_parallel.hpp"
+#include "jobs/train/data_parallel.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/random.hpp"
@@ -29,7 +29,7 @@ launch_info ranks(int p) {
     l.host_bytes_per_rank = 8ull << 30;
     return l;
 }
-const job& train() {
+const job& train_job() {
     return find_job("train_step");
 }
 std::vector<float> seeded(std::size_t n, std::uint64_t seed) {
@@ -47,41 +47,12 @@ std::string thrown_by(const std::function<void()>& f) {
 }
 } // namespace
 
-TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
-    kernels::model_config c;
-    c.layers = 4;
-    c.hidden = 128;
-    c.heads = 2;
-    c.vocab = 64;
-    const kernels::param_layout l(c);
-    const double block_bytes = l.block().size * 4.0;
-    const auto b = make_buckets(l, 2 * block_bytes); // head + 2 blocks reach the size
-    ASSERT_FALSE(b.empty());
-    EXPECT_EQ(b.front().last_unit, l.head_unit());
-    std::size_t end = l.total();
-    int next_last = l.head_unit();
-    for (const auto& k : b) {
-        EXPECT_EQ(k.last_unit, next_last);
-        EXPECT_EQ(k.offset + k.size, end); // contiguous, descending
-        EXPECT_EQ(k.offset, l.unit(k.first_unit).offset);
-        end = k.offset;
-        next_last = k.first_unit - 1;
-    }
-    EXPECT_EQ(end, 0u);
-    EXPECT_EQ(b.back().first_unit, 0);
-    EXPECT_EQ(b.front().first_unit, l.head_unit() - 2); // head + 2 blocks
-    EXPECT_EQ(make_buckets(l, 1.0).size(), static_cast<std::size_t>(l.units()));
-    EXPECT_EQ(make_buckets(l, 1e12).size(), 1u);
-    EXPECT_EQ(padded(10, 4), 12u);
-    EXPECT_EQ(padded(12, 4), 12u);
-}
-
 TEST(train_plan, grid_variants_and_flops) {
     auto l = base();
     l["dp-variant"] = {"ddp", "zero1", "fsdp"};
     l["cp"] = {"2"};
     l["prefetch"] = {"on"};
-    const auto cases = train().plan(l, ranks(4));
+    const auto cases = train_job().plan(l, ranks(4));
     ASSERT_EQ(cases.size(), 3u);
     EXPECT_EQ(cases[0].variant, "ddp/cp-ring");
     EXPECT_EQ(cases[2].variant, "fsdp+prefetch/cp-ring");
@@ -96,21 +67,21 @@ TEST(train_plan, grid_variants_and_flops) {
     EXPECT_FALSE(cases[0].validate_by_default); // 4 x 512 model: validation is opt-in
     l = base();
     l["scaling"] = {"weak"};
-    EXPECT_EQ(read_train_problem(train().plan(l, ranks(2))[0].values, 2).global_tokens, 8192);
+    EXPECT_EQ(read_train_problem(train_job().plan(l, ranks(2))[0].values, 2).global_tokens, 8192);
     // ZeRO-1 and FSDP state shrinks with the group; DDP's does not.
-    const kernels::param_layout lay(pr.model);
-    dp_settings s;
-    const double ddp = dp_state_bytes(s, 4, lay);
+    const kernels::model::param_layout lay(pr.model);
+    train::dp_settings s;
+    const double ddp = train::dp_state_bytes(s, 4, lay);
     s.variant = "zero1";
-    EXPECT_LT(dp_state_bytes(s, 4, lay), ddp);
-    const double zero1 = dp_state_bytes(s, 4, lay);
+    EXPECT_LT(train::dp_state_bytes(s, 4, lay), ddp);
+    const double zero1 = train::dp_state_bytes(s, 4, lay);
     s.variant = "fsdp";
-    EXPECT_LT(dp_state_bytes(s, 4, lay), zero1);
+    EXPECT_LT(train::dp_state_bytes(s, 4, lay), zero1);
 }
 
 TEST(train_plan, bad_input_is_refused) {
     auto expect_refused = [](param_lists l, int p) {
-        EXPECT_THROW(train().plan(l, ranks(p)), config_error);
+        EXPECT_THROW(train_job().plan(l, ranks(p)), config_error);
     };
     auto l = base();
     l["dp"] = {"3"}; // 3 x 1 != 4
@@ -151,7 +122,7 @@ TEST(train_plan, bad_input_is_refused) {
     l["layers"] = {"64"};
     l["hidden"] = {"8192"};
     l["heads"] = {"64"};
-    EXPECT_GT(train().plan(l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
+    EXPECT_GT(train_job().plan(l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
 }
 
 TEST(train_validate, detects_wrong_gradients_and_parameters) {
@@ -228,7 +199,7 @@ TEST(train_step_device_plan, the_device_estimate_skips_a_case_that_cannot_fit) {
     const jobs::train_problem pr = jobs::read_train_problem(fits[0].plan.values, 1);
     EXPECT_EQ(need, pr.device_bytes_per_rank(fits[0].plan.validate_by_default));
     EXPECT_GT(need, pr.device_bytes_per_rank(false));
-    EXPECT_GT(need, 5u * 4u * kernels::param_layout(pr.model).total());
+    EXPECT_GT(need, 5u * 4u * kernels::model::param_layout(pr.model).total());
     const auto skipped = plan_launch(train_config("1", "off"), gpu_launch(1, need - 1));
     EXPECT_NE(skipped[0].plan.skip_reason.find("of device memory per rank, device has"),
               std::string::npos)

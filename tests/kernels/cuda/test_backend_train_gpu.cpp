@@ -2,8 +2,8 @@
 // backend on seeded inputs: the embedding and the BHSD transposes exactly (the gradient up to the
 // order of its atomic sums), the whole model's loss and gradient within the bf16-attention error,
 // and the single-rank reference run on the GPU. Skips, with the reason, without a GPU.
-#include "kernels/model_train.hpp"
-#include "kernels/transformer.hpp"
+#include "kernels/model/reference_train.hpp"
+#include "kernels/model/transformer.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 
 using namespace ringscale;
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::model;
 using testing_support::seeded;
 
 namespace {

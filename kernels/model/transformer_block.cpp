@@ -1,12 +1,12 @@
-// One pre-norm block and the head of kernels/transformer: forward and backward by composing
+// One pre-norm block and the head of kernels/model/transformer: forward and backward by composing
 // the layer kernels. Which outputs the kernels overwrite and which they accumulate decides
 // the order here: linear_bwd and rmsnorm_bwd overwrite dx and accumulate dW/db/dγ, so every
 // parameter gradient accumulates (micro-batches and buckets work) while activation
 // gradients are plain scratch. `timed(k), call;` times the call into op k of the context's
 // profile (the temporary scope lives to the end of the full expression; nothing when off).
-#include "kernels/transformer.hpp"
+#include "kernels/model/transformer.hpp"
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 void transformer::block_fwd(int l, const float* p, const float* x, float* x_out,
                             phase_timer& timer) {
@@ -121,4 +121,4 @@ void transformer::head_bwd(const float* p, float* g, phase_timer& timer) {
                     m_dx.data(), g + o.norm);
 }
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

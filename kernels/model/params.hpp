@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 /// Model size: `layers` blocks of width `hidden` with `heads` attention heads, and a
 /// `vocab`-token embedding and output projection.
@@ -76,4 +76,4 @@ void init_params(const model_config& cfg, const param_layout& layout, std::uint6
 std::int32_t token_at(std::uint64_t seed, std::int64_t vocab, std::int64_t seq, std::int64_t pos);
 std::int32_t target_at(std::uint64_t seed, std::int64_t vocab, std::int64_t seq, std::int64_t pos);
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

@@ -3,11 +3,10 @@
 // attention core against the reference kernel inside the model, micro-batch accumulation,
 // the BHSD transposes, and the single-rank reference trainer.
 #include "kernels/cpu/attention_cpu.hpp"
-#include "kernels/cpu/layout_bhsd.hpp"
-#include "kernels/model_train.hpp"
+#include "kernels/model/reference_train.hpp"
+#include "kernels/model/transformer.hpp"
 #include "kernels/random.hpp"
 #include "kernels/reference/attention_ref.hpp"
-#include "kernels/transformer.hpp"
 #include "src/base/error.hpp"
 
 #include <gtest/gtest.h>
@@ -19,6 +18,7 @@
 
 using namespace ringscale;
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::model;
 
 namespace {
 
@@ -178,23 +178,6 @@ TEST(model_params, targets_are_the_next_token) {
         }
 }
 
-TEST(transformer, bhsd_transposes_round_trip) {
-    const batch_shape s{2, 5};
-    std::vector<float> tok(2 * 5 * 3 * 8), bhsd(2 * 2 * 5 * 4), back(tok.size(), 0.0f);
-    std::iota(tok.begin(), tok.end(), 0.0f);
-    cpu::to_bhsd(s, 2, 4, tok.data(), 24, 8, bhsd.data());
-    // (b=1, head=1, row=2, d=3) comes from token (1*5+2), column 8 + 1*4 + 3.
-    EXPECT_EQ(bhsd[((1 * 2 + 1) * 5 + 2) * 4 + 3], tok[(1 * 5 + 2) * 24 + 8 + 4 + 3]);
-    cpu::from_bhsd(s, 2, 4, bhsd.data(), 24, 8, back.data());
-    for (std::size_t t = 0; t < 10; ++t)
-        for (std::size_t c = 0; c < 24; ++c)
-            EXPECT_EQ(back[t * 24 + c], (c >= 8 && c < 16) ? tok[t * 24 + c] : 0.0f);
-}
-
-// Every tensor: the analytic gradient of the largest entries and of two seeded random ones
-// against a central difference of the fp32 model loss. h = 1e-2: the loss (~3 nats) is
-// rounded to ~3e-7, so the difference carries ~3e-5 of noise; the tolerance allows that
-// plus 2% (truncation through GELU/softmax curvature). A wrong or missing term is O(1) off.
 TEST(transformer, backward_matches_central_differences_for_every_tensor) {
     rig r(tiny(), 2, 64);
     local_attention_core core(default_cpu_context().exec(), iota(64));

@@ -4,13 +4,13 @@
 #pragma once
 
 #include "kernels/adamw.hpp"
-#include "kernels/model_params.hpp"
-#include "kernels/train_context.hpp"
+#include "kernels/model/params.hpp"
+#include "kernels/model/train_context.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 /// ids/targets [nseq, positions.size()] of sequences first_seq .. first_seq+nseq-1 at the
 /// global positions `positions` (token_at / target_at). Caller owns both buffers.
@@ -32,4 +32,4 @@ std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_
                                     float* first_grads = nullptr,
                                     train_context& ctx = default_cpu_context());
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

@@ -1,4 +1,4 @@
-#include "kernels/model_params.hpp"
+#include "kernels/model/params.hpp"
 
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 void model_check(const model_config& cfg) {
     if (cfg.layers <= 0 || cfg.hidden <= 0 || cfg.heads <= 0 || cfg.vocab <= 0)
@@ -118,4 +118,4 @@ std::int32_t target_at(std::uint64_t seed, std::int64_t vocab, std::int64_t seq,
     return static_cast<std::int32_t>(progression(seed, vocab, seq, pos + 1));
 }
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

@@ -1,9 +1,9 @@
 // The single-rank attention of the training step through the attention kernels
 // (kernels/kernels.hpp): on the CPU the fp32 flash-attention kernels in one call each, on
 // CUDA the tensor-core kernels reading bf16 Q, K, V, dO.
-#include "kernels/attention_core.hpp"
+#include "kernels/model/attention_core.hpp"
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 local_attention_core::local_attention_core(executor& exec, std::vector<std::int64_t> positions)
     : m_exec(exec), m_pos(exec, std::move(positions)),
@@ -53,4 +53,4 @@ void local_attention_core::backward(const attention_shape& s, const float* q, co
                   m_delta.data(), pos, pos, dq, dkv, dkv + kve, attention_split::whole, {});
 }
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

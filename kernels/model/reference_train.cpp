@@ -1,11 +1,11 @@
-#include "kernels/model_train.hpp"
+#include "kernels/model/reference_train.hpp"
 
-#include "kernels/transformer.hpp"
+#include "kernels/model/transformer.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, std::int64_t nseq,
                 const std::vector<std::int64_t>& positions, std::int32_t* ids,
@@ -63,4 +63,4 @@ std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_
     return losses;
 }
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

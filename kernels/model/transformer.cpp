@@ -1,10 +1,10 @@
-#include "kernels/transformer.hpp"
+#include "kernels/model/transformer.hpp"
 
 #include "kernels/parallel.hpp"
 
 #include <algorithm>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 transformer::transformer(const model_config& cfg, const batch_shape& shape, attention_core& core,
                          train_context& ctx)
@@ -121,4 +121,4 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     access.done(0, true, timer);
 }
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

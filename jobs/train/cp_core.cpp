@@ -1,4 +1,4 @@
-#include "jobs/train_cp.hpp"
+#include "jobs/train/cp_core.hpp"
 
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/layout.hpp"
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <numeric>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::train {
 
 using kernels::attention_shape;
 
@@ -24,8 +24,9 @@ std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp
 namespace {
 
 // On an executor whose attention kernels take bf16 (CUDA), Q, K|V and dO are rounded into the
-// core's own buffers first, as in kernels::local_attention_core; on the CPU they pass as fp32.
-class ring_core final : public kernels::attention_core {
+// core's own buffers first, as in kernels::model::local_attention_core; on the CPU they pass as
+// fp32.
+class ring_core final : public kernels::model::attention_core {
   public:
     ring_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len) {
         for (auto& pos : cp_positions(seq_len, cp.size()))
@@ -95,7 +96,7 @@ class ring_core final : public kernels::attention_core {
 
 // All-gather K/V, attend to each rank's block (each block's positions are sorted, the
 // concatenation under zigzag is not), reduce-scatter the per-block dK/dV home.
-class allgather_core final : public kernels::attention_core {
+class allgather_core final : public kernels::model::attention_core {
   public:
     allgather_core(comm::communicator& cp, std::int64_t seq_len)
         : m_cp(cp), m_pos(cp_positions(seq_len, cp.size())) {}
@@ -172,16 +173,16 @@ class allgather_core final : public kernels::attention_core {
 
 } // namespace
 
-std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
-                                                      comm::communicator* cp,
-                                                      kernels::train_context& ctx,
-                                                      std::int64_t seq_len) {
+std::unique_ptr<kernels::model::attention_core> make_cp_core(const std::string& variant,
+                                                             comm::communicator* cp,
+                                                             kernels::model::train_context& ctx,
+                                                             std::int64_t seq_len) {
     if (variant != "ring" && variant != "allgather" && variant != "ulysses")
         throw config_error(
             fmt::format("--cp-variant: '{}' is not one of ring, allgather, ulysses", variant));
     if (!cp || cp->size() == 1)
-        return std::make_unique<kernels::local_attention_core>(ctx.exec(),
-                                                               cp_positions(seq_len, 1)[0]);
+        return std::make_unique<kernels::model::local_attention_core>(ctx.exec(),
+                                                                      cp_positions(seq_len, 1)[0]);
     kernels::executor& dev = ctx.exec();
     if (variant == "ring")
         return std::make_unique<ring_core>(*cp, dev, seq_len);
@@ -208,4 +209,4 @@ double cp_core_floats(const std::string& variant, int cp, double tokens, double 
     return 4.0 * cp * tokens * hidden + tokens; // gathered K/V and per-block dK/dV
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::train

@@ -4,23 +4,23 @@
 // done. Its local gradient goes to one of two scratch buffers and is reduce-scattered, non-
 // blocking, as soon as the unit's backward is done. With prefetch the next unit's gather is
 // posted before the current unit computes, so it overlaps.
-#include "jobs/train_parallel.hpp"
+#include "jobs/train/data_parallel.hpp"
 
 #include "jobs/device_exchange.hpp"
 
 #include <algorithm>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::train {
 
-using kernels::param_layout;
 using kernels::phase_scope;
+using kernels::model::param_layout;
 
 namespace {
 
 class fsdp final : public dp_strategy {
   public:
     fsdp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-         kernels::train_context& ctx)
+         kernels::model::train_context& ctx)
         : m_hp(s.hp), m_prefetch(s.prefetch), m_group(group), m_layout(layout), m_ctx(ctx),
           m_dev(ctx.exec()) {
         const int p = group.size();
@@ -128,8 +128,8 @@ class fsdp final : public dp_strategy {
                 }
         }
         phase_scope compute(m_dev, timer, phase::compute);
-        kernels::optimizer_step(m_ctx, m_hp, step, m_pshard.size(), m_pshard.data(),
-                                m_gshard.data(), m_m.data(), m_v.data());
+        kernels::model::optimizer_step(m_ctx, m_hp, step, m_pshard.size(), m_pshard.data(),
+                                       m_gshard.data(), m_m.data(), m_v.data());
     }
 
     void gather_params(float* full) override { gather(m_pshard, full); }
@@ -168,7 +168,7 @@ class fsdp final : public dp_strategy {
     bool m_prefetch;
     comm::communicator& m_group;
     const param_layout& m_layout;
-    kernels::train_context& m_ctx;
+    kernels::model::train_context& m_ctx;
     kernels::executor& m_dev;
     std::vector<std::size_t> m_shard_size, m_shard_at;
     kernels::dev_buffer<float> m_pshard, m_gshard, m_m, m_v, m_gather[2], m_gscratch[2];
@@ -180,8 +180,9 @@ class fsdp final : public dp_strategy {
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
-                                       const param_layout& layout, kernels::train_context& ctx) {
+                                       const param_layout& layout,
+                                       kernels::model::train_context& ctx) {
     return std::make_unique<fsdp>(s, group, layout, ctx);
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::train

@@ -4,20 +4,20 @@
 // back. The backward exchanges Q, K, V and dO again, with the forward's LSE and the rows'
 // delta = rowsum(dO * O), instead of keeping every layer's head-sharded copies alive (the
 // same memory-for-traffic choice as the all-gather core), and sends dQ, dK, dV home.
-#include "jobs/train_cp.hpp"
+#include "jobs/train/cp_core.hpp"
 #include "jobs/ulysses_exchange.hpp"
 
 #include "kernels/cpu/attention_cpu.hpp"
 
 #include <algorithm>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::train {
 
 namespace {
 
 using kernels::attention_shape;
 
-class ulysses_core final : public kernels::attention_core {
+class ulysses_core final : public kernels::model::attention_core {
   public:
     ulysses_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len)
         : m_cp(cp), m_dev(dev), m_pos(cp_positions(seq_len, cp.size())) {}
@@ -117,9 +117,9 @@ class ulysses_core final : public kernels::attention_core {
 
 } // namespace
 
-std::unique_ptr<kernels::attention_core>
+std::unique_ptr<kernels::model::attention_core>
 make_ulysses_train_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len) {
     return std::make_unique<ulysses_core>(cp, dev, seq_len);
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::train

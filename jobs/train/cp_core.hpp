@@ -5,18 +5,18 @@
 //   allgather: K/V of the whole sequence all-gathered, local queries attend to each rank's
 //              block in turn, dK/dV of every block reduce-scattered back to its owner.
 //   ulysses:   all-to-all to head sharding (heads/cp heads, the whole sequence), local
-//              attention, all-to-all back (jobs/train_cp_ulysses.cpp).
+//              attention, all-to-all back (jobs/train/cp_ulysses.cpp).
 #pragma once
 
 #include "comm/communicator.hpp"
 #include "jobs/ring_core.hpp"
-#include "kernels/transformer.hpp"
+#include "kernels/model/transformer.hpp"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::train {
 
 /// Global positions of every cp rank's rows under the zigzag layout ([cp][seq_len/cp]).
 std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp);
@@ -25,13 +25,13 @@ std::vector<std::vector<std::int64_t>> cp_positions(std::int64_t seq_len, int cp
 /// `cp`, or the single-rank core on `ctx`'s executor when cp has one rank. Ulysses needs heads
 /// divisible by cp (train_problem checks it). Only the ring runs on a device other than the CPU
 /// (bf16 Q, K, V, dO there, as the single-rank core): config_error for the others with cp > 1.
-std::unique_ptr<kernels::attention_core> make_cp_core(const std::string& variant,
-                                                      comm::communicator* cp,
-                                                      kernels::train_context& ctx,
-                                                      std::int64_t seq_len);
+std::unique_ptr<kernels::model::attention_core> make_cp_core(const std::string& variant,
+                                                             comm::communicator* cp,
+                                                             kernels::model::train_context& ctx,
+                                                             std::int64_t seq_len);
 
-/// The Ulysses core (jobs/train_cp_ulysses.cpp).
-std::unique_ptr<kernels::attention_core>
+/// The Ulysses core (jobs/train/cp_ulysses.cpp).
+std::unique_ptr<kernels::model::attention_core>
 make_ulysses_train_core(comm::communicator& cp, kernels::executor& dev, std::int64_t seq_len);
 
 /// The one-line refusal of a cp variant other than ring on a device other than the CPU.
@@ -40,4 +40,4 @@ std::string cp_device_refusal(const std::string& variant, device_kind device);
 /// Preflight: floats of the core's own buffers for a rank's `tokens` rows of width `hidden`.
 double cp_core_floats(const std::string& variant, int cp, double tokens, double hidden);
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::train

@@ -14,7 +14,7 @@
 
 #include <string>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 class train_context {
   public:
@@ -53,4 +53,4 @@ void optimizer_step(train_context& ctx, const adamw_params& hp, std::int64_t ste
 /// A process-wide context on a CPU executor of its own (tests and the CPU reference).
 train_context& default_cpu_context();
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

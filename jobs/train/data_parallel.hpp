@@ -1,5 +1,5 @@
 // Data-parallel strategies of the training step: where parameters, gradients and AdamW
-// states live and how gradients are reduced. Each is a kernels::unit_access, so the model
+// states live and how gradients are reduced. Each is a kernels::model::unit_access, so the model
 // reaches every unit's parameters and gradients through it and tells it when a unit's
 // forward or backward is done (DDP posts bucket all-reduces, FSDP gathers and frees units).
 //
@@ -17,14 +17,14 @@
 
 #include "comm/communicator.hpp"
 #include "kernels/adamw.hpp"
-#include "kernels/train_context.hpp"
-#include "kernels/transformer.hpp"
+#include "kernels/model/train_context.hpp"
+#include "kernels/model/transformer.hpp"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::train {
 
 /// Per-rank bytes of the strategy's state.
 struct dp_memory {
@@ -40,7 +40,7 @@ struct dp_settings {
     kernels::adamw_params hp;
 };
 
-class dp_strategy : public kernels::unit_access {
+class dp_strategy : public kernels::model::unit_access {
   public:
     /// Start from the full parameters `full` [layout.total()] (host memory, the same on every
     /// rank) with zero AdamW moments. Not collective.
@@ -68,7 +68,8 @@ struct grad_bucket {
 
 /// DDP buckets in the order backward fills them (head first): consecutive units grouped
 /// until a bucket holds at least `bucket_bytes`. Every unit lies in exactly one bucket.
-std::vector<grad_bucket> make_buckets(const kernels::param_layout& layout, double bucket_bytes);
+std::vector<grad_bucket> make_buckets(const kernels::model::param_layout& layout,
+                                      double bucket_bytes);
 
 /// `n` rounded up to a multiple of `parts`.
 std::size_t padded(std::size_t n, int parts);
@@ -76,10 +77,10 @@ std::size_t padded(std::size_t n, int parts);
 /// The strategy `s.variant` over `group`, its state and its AdamW on `ctx`'s executor
 /// (config_error for an unknown variant). `group` must take that executor's buffers.
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
-                                              const kernels::param_layout& layout,
-                                              kernels::train_context& ctx);
+                                              const kernels::model::param_layout& layout,
+                                              kernels::model::train_context& ctx);
 
 /// Preflight: the strategy's bytes per rank for a group of `ranks`, as memory() reports them.
-double dp_state_bytes(const dp_settings& s, int ranks, const kernels::param_layout& layout);
+double dp_state_bytes(const dp_settings& s, int ranks, const kernels::model::param_layout& layout);
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::train

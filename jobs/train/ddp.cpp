@@ -2,7 +2,7 @@
 // DDP all-reduces gradient buckets as backward finishes them (overlapping the rest of the
 // backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the flat gradient after
 // backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
-#include "jobs/train_parallel.hpp"
+#include "jobs/train/data_parallel.hpp"
 
 #include "jobs/device_exchange.hpp"
 
@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::train {
 
-using kernels::param_layout;
+using kernels::model::param_layout;
 
 std::size_t padded(std::size_t n, int parts) {
     const auto p = static_cast<std::size_t>(parts);
@@ -46,8 +46,8 @@ using kernels::phase_scope;
 
 class full_state : public dp_strategy {
   public:
-    full_state(const param_layout& layout, comm::communicator& group, kernels::train_context& ctx,
-               std::size_t n)
+    full_state(const param_layout& layout, comm::communicator& group,
+               kernels::model::train_context& ctx, std::size_t n)
         : m_layout(layout), m_group(group), m_ctx(ctx), m_dev(ctx.exec()), m_params(m_dev, n),
           m_grads(m_dev, n) {}
     const float* params(int u, bool, phase_timer&) override {
@@ -75,7 +75,7 @@ class full_state : public dp_strategy {
 
     const param_layout& m_layout;
     comm::communicator& m_group;
-    kernels::train_context& m_ctx;
+    kernels::model::train_context& m_ctx;
     kernels::executor& m_dev;
     kernels::dev_buffer<float> m_params, m_grads, m_m, m_v;
 };
@@ -83,7 +83,7 @@ class full_state : public dp_strategy {
 class ddp final : public full_state {
   public:
     ddp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-        kernels::train_context& ctx)
+        kernels::model::train_context& ctx)
         : full_state(layout, group, ctx, layout.total()), m_hp(s.hp),
           m_buckets(make_buckets(layout, s.bucket_bytes)), m_reduced(m_dev, layout.total()) {
         m_m.allocate(m_dev, layout.total());
@@ -117,8 +117,8 @@ class ddp final : public full_state {
             comm::wait_all(m_pending);
         }
         phase_scope compute(m_dev, timer, phase::compute);
-        kernels::optimizer_step(m_ctx, m_hp, step, m_layout.total(), m_params.data(),
-                                m_reduced.data(), m_m.data(), m_v.data());
+        kernels::model::optimizer_step(m_ctx, m_hp, step, m_layout.total(), m_params.data(),
+                                       m_reduced.data(), m_m.data(), m_v.data());
     }
     void gather_grads(float* full) override {
         const std::vector<float> g = m_reduced.download();
@@ -142,7 +142,7 @@ class ddp final : public full_state {
 class zero1 final : public full_state {
   public:
     zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-          kernels::train_context& ctx)
+          kernels::model::train_context& ctx)
         : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
           m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
           m_gshard(m_dev, m_shard), m_pshard(m_dev, m_shard) {
@@ -162,8 +162,8 @@ class zero1 final : public full_state {
             const float* mine =
                 m_params.data() + m_shard * static_cast<std::size_t>(m_group.rank());
             m_dev.copy(m_pshard.data(), mine, m_pshard.bytes());
-            kernels::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(), m_gshard.data(),
-                                    m_m.data(), m_v.data());
+            kernels::model::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(),
+                                           m_gshard.data(), m_m.data(), m_v.data());
         }
         after_compute();
         phase_scope wait(m_dev, timer, phase::comm_wait);
@@ -194,11 +194,12 @@ class zero1 final : public full_state {
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
-                                       const param_layout& layout, kernels::train_context& ctx);
+                                       const param_layout& layout,
+                                       kernels::model::train_context& ctx);
 
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
                                               const param_layout& layout,
-                                              kernels::train_context& ctx) {
+                                              kernels::model::train_context& ctx) {
     if (s.variant == "ddp")
         return std::make_unique<ddp>(s, group, layout, ctx);
     if (s.variant == "zero1")
@@ -225,4 +226,4 @@ double dp_state_bytes(const dp_settings& s, int ranks, const param_layout& layou
     return (4 * shards + 4 * biggest) * f;
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::train

@@ -1,9 +1,10 @@
 // The training step's transformer: embedding, `layers` pre-norm blocks (RMSNorm, causal
 // attention with QKV and output projections, RMSNorm, GELU MLP, residuals), final RMSNorm,
 // output projection and cross-entropy. Forward and backward are written once against the
-// kernels on a training context's executor (kernels/train_context: the CPU kernels in fp32,
-// or the CUDA kernels on the executor's stream) and an attention core (kernels/attention_core:
-// single-rank here, ring, all-gather or Ulysses context parallelism in jobs/).
+// kernels on a training context's executor (kernels/model/train_context: the CPU kernels in fp32,
+// or the CUDA kernels on the executor's stream) and an attention core
+// (kernels/model/attention_core: single-rank here, ring, all-gather or Ulysses context parallelism
+// in jobs/).
 //
 // Data layout: a rank holds `batch` sequences of `rows` tokens each (all S tokens, or its
 // context-parallel share), token-major [batch, rows, hidden]. Attention runs on BHSD
@@ -12,16 +13,16 @@
 // unit_access, so data-parallel strategies decide where they live (full or gathered shards).
 #pragma once
 
-#include "kernels/attention_core.hpp"
 #include "kernels/dev_buffer.hpp"
-#include "kernels/model_params.hpp"
-#include "kernels/train_context.hpp"
+#include "kernels/model/attention_core.hpp"
+#include "kernels/model/params.hpp"
+#include "kernels/model/train_context.hpp"
 #include "src/base/clock.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 /// Where each unit's parameters and gradients live (units as in param_layout).
 class unit_access {
@@ -104,4 +105,4 @@ class transformer {
     std::size_t m_total_tokens = 0;
 };
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

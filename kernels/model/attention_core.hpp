@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 /// Causal self-attention over a rank's rows. Q, O, dO, dQ are [B, H, rows, D]; `kv` and `dkv`
 /// hold this rank's K then V, each [B, H, rows, D]. Implementations may be collective.
@@ -50,4 +50,4 @@ class local_attention_core final : public attention_core {
     dev_buffer<float> m_delta;
 };
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model

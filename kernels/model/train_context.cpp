@@ -1,8 +1,8 @@
-#include "kernels/train_context.hpp"
+#include "kernels/model/train_context.hpp"
 
 #include <memory>
 
-namespace ringscale::kernels {
+namespace ringscale::kernels::model {
 
 train_context::train_context(executor& exec, bool allow_tf32)
     : m_exec(exec), m_math(allow_tf32 ? gemm_math::tf32 : gemm_math::fp32) {
@@ -21,4 +21,4 @@ train_context& default_cpu_context() {
     return ctx;
 }
 
-} // namespace ringscale::kernels
+} // namespace ringscale::kernels::model
