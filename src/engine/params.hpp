@@ -2,6 +2,8 @@
 // `params` is one case's resolved values with typed, error-naming getters.
 #pragma once
 
+#include "src/base/case_record.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,9 +24,9 @@ struct option_spec {
 /// Every parameter of a launch: name -> list of values (one value = no sweep).
 using param_lists = std::map<std::string, std::vector<std::string>>;
 
-/// A typed attribute value written to the results file.
-using attr_value = std::variant<std::string, std::int64_t, double>;
-using attr_map = std::map<std::string, attr_value>;
+/// A typed attribute value written to the results file (src/base/case_record.hpp).
+using results::attr_map;
+using results::attr_value;
 
 /// One case's parameters: name -> single value.
 class params {

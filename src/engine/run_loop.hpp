@@ -36,7 +36,4 @@ jobs::attr_map param_attrs(const jobs::params& p);
 /// A failure raised alike on all ranks before the timed loop is recorded, not thrown.
 case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx);
 
-/// Median over timed iterations of the slowest rank's value of `per_rank` ([rows][world]).
-double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank);
-
 } // namespace ringscale

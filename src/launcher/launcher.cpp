@@ -255,7 +255,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
                 table->begin_case(static_cast<int>(n), p.cases[i]);
             case_record rec = run_case(p.cases[i], p.cfg, ctx);
             rec.case_key = p.keys[i];
-            failed += rec.outcome_text("status") == "failed";
+            failed += rec.status() == schema::status::failed;
             if (writer) {
                 writer->append(static_cast<int>(n), rec);
                 table->end_case(static_cast<int>(n), p.cases[i], rec);

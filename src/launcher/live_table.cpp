@@ -17,7 +17,7 @@ std::string clock_text(double s) {
 }
 
 std::string status_cell(const case_record& rec, const jobs::validation& v) {
-    const std::string status = rec.outcome_text("status");
+    const std::string status = rec.status();
     if (status == "skipped")
         return "skipped";
     if (status == "failed")
@@ -62,9 +62,9 @@ void live_table::end_case(int index, const planned_case& pc, const case_record& 
     s.plan = &pc.plan;
     s.attrs = rec.flat();
     s.world_size = rec.world;
-    s.median_time_s = median_of_slowest(rec, rec.time_s);
-    s.median_compute_s = median_of_slowest(rec, rec.compute_s);
-    s.median_comm_wait_s = median_of_slowest(rec, rec.comm_wait_s);
+    s.median_time_s = rec.median_slowest(rec.time_s);
+    s.median_compute_s = rec.median_slowest(rec.compute_s);
+    s.median_comm_wait_s = rec.median_slowest(rec.comm_wait_s);
     s.check.checked = jobs::attr_number(s.attrs, "validated") != 0;
     s.check.max_abs_err = jobs::attr_number(s.attrs, "max_abs_err");
     s.check.wrong = static_cast<std::uint64_t>(jobs::attr_number(s.attrs, "wrong_elements"));
@@ -80,7 +80,7 @@ void live_table::end_case(int index, const planned_case& pc, const case_record& 
     line += fmt::format("{:>10} {:>6} {:>8}", ran ? format_seconds(s.median_time_s) : "-",
                         ran ? fmt::format("{:.0f}", share) : "-", status_cell(rec, s.check));
     std::printf(" %s\n", line.c_str());
-    const std::string error = rec.outcome_text("error");
+    const std::string error = rec.text(schema::attr::error);
     if (!error.empty())
         std::printf("#   case %d: %s\n", index, error.c_str());
     std::fflush(stdout);
