@@ -148,6 +148,14 @@ inline constexpr const char* cp_layout = "cp_layout";
 inline constexpr const char* ulysses_degree = "ulysses_degree";
 inline constexpr const char* ring_degree = "ring_degree";
 inline constexpr const char* gathered_kv_bytes = "gathered_kv_bytes";
+inline constexpr const char* precision = "precision";
+inline constexpr const char* tf32 = "tf32";
+/// train_step --profile: profile_<op>_s and profile_<op>_calls per operation, and these.
+inline constexpr const char* profile_prefix = "profile_";
+inline constexpr const char* profile_ops = "profile_ops";
+inline constexpr const char* profile_steps = "profile_steps";
+inline constexpr const char* profile_step_s = "profile_step_s";
+inline constexpr const char* profile_rank = "profile_rank";
 // outcome
 inline constexpr const char* status = "status";
 inline constexpr const char* error = "error";
@@ -158,6 +166,16 @@ inline constexpr const char* wrong_elements = "wrong_elements";
 inline constexpr const char* final_loss = "final_loss";
 /// Prefix of train_step's validation details (validate_grad_max_abs_err, ...): outcome.
 inline constexpr const char* validate_prefix = "validate_";
+inline constexpr const char* validate_steps = "validate_steps";
+inline constexpr const char* validate_grad_max_abs_err = "validate_grad_max_abs_err";
+inline constexpr const char* validate_grad_tolerance = "validate_grad_tolerance";
+inline constexpr const char* validate_param_max_abs_err = "validate_param_max_abs_err";
+inline constexpr const char* validate_param_tolerance = "validate_param_tolerance";
+inline constexpr const char* validate_loss_max_abs_err = "validate_loss_max_abs_err";
+inline constexpr const char* validate_loss_tolerance = "validate_loss_tolerance";
+inline constexpr const char* validate_param_outliers = "validate_param_outliers";
+inline constexpr const char* validate_param_outliers_allowed = "validate_param_outliers_allowed";
+
 } // namespace attr
 
 /// Values of attr::status.

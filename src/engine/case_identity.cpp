@@ -17,7 +17,7 @@ std::string value_text(const jobs::attr_value& v) {
 
 } // namespace
 
-jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, int world_size) {
+jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg, int world_size) {
     jobs::attr_map id = param_attrs(pc.plan.values);
     // Weak scaling of the attention jobs: the user chose tokens per rank and a rule; the
     // global length they give at this P is derived (sort_job_attrs puts it there).
@@ -74,7 +74,7 @@ std::string case_key(const jobs::attr_map& identity, const jobs::attr_map& run) 
     return fmt::format("{:016x}", fnv1a64(text));
 }
 
-std::string case_key(const planned_case& pc, const launch_config& cfg, int world_size) {
+std::string case_key(const scheduled_case& pc, const launch_config& cfg, int world_size) {
     return case_key(case_identity(pc, cfg, world_size), case_run_attrs(cfg));
 }
 

@@ -7,6 +7,7 @@
 #include "src/engine/affinity.hpp"
 #include "src/engine/case_identity.hpp"
 #include "src/engine/metadata.hpp"
+#include "src/engine/sweep.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -27,10 +28,10 @@ jobs::attr_value typed(const std::string& text) {
     return text;
 }
 
-std::string case_label(const planned_case& pc) {
+std::string case_label(const scheduled_case& pc) {
     std::string label = pc.plan.job;
     for (const auto& [k, v] : pc.plan.values.values())
-        label += fmt::format(" {}={}", k, v);
+        label += fmt::format(" {}={}", k, v.text);
     return label;
 }
 
@@ -88,20 +89,21 @@ void record_threads(case_record& rec, comm::communicator& world, int threads) {
 
 jobs::attr_map param_attrs(const jobs::params& p) {
     jobs::attr_map attrs;
-    for (const auto& [name, text] : p.values()) {
+    for (const auto& [name, value] : p.values()) {
         std::string key = name;
         std::replace(key.begin(), key.end(), '-', '_');
-        attrs[key] = typed(text);
+        attrs[key] = typed(value.text);
     }
     return attrs;
 }
 
-std::vector<planned_case> plan_launch(const std::vector<const jobs::job*>& jobs,
-                                      const launch_config& cfg, const jobs::launch_info& launch) {
-    std::vector<planned_case> cases;
+std::vector<scheduled_case> plan_launch(const std::vector<const jobs::job*>& jobs,
+                                        const launch_config& cfg, const jobs::launch_info& launch) {
+    std::vector<scheduled_case> cases;
     for (const jobs::job* j : jobs)
-        for (auto& plan : j->plan(cfg.params, launch))
+        for (auto& plan : jobs::plan_job(*j, cfg.params, launch))
             cases.push_back({j, std::move(plan)});
+    jobs::check_case_count(cases.size(), static_cast<std::uint64_t>(std::max(cfg.repeat, 1)));
     const bool on_device = launch.device == "cuda";
     const std::uint64_t budget =
         on_device ? launch.device_bytes_per_rank : launch.host_bytes_per_rank;
@@ -125,18 +127,19 @@ std::vector<planned_case> plan_launch(const std::vector<const jobs::job*>& jobs,
     return interleave_repeats(cases, cfg.repeat);
 }
 
-std::vector<planned_case> interleave_repeats(const std::vector<planned_case>& cases, int repeats) {
-    std::vector<planned_case> out;
+std::vector<scheduled_case> interleave_repeats(const std::vector<scheduled_case>& cases,
+                                               int repeats) {
+    std::vector<scheduled_case> out;
     out.reserve(cases.size() * static_cast<std::size_t>(std::max(repeats, 1)));
     for (int r = 0; r < std::max(repeats, 1); ++r)
-        for (const planned_case& pc : cases) {
+        for (const scheduled_case& pc : cases) {
             out.push_back(pc);
             out.back().repeat = r;
         }
     return out;
 }
 
-case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
+case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
     // Results, agreement and the iteration barrier go over the host-memory control
     // communicator; the job's own communication over ctx.world (device buffers on cuda).
     comm::communicator& world = ctx.control;
@@ -172,7 +175,7 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     host_memory::reset_peak();
     dev.reset_device_peak();
     reset_peak_rss();
-    std::unique_ptr<jobs::job_case> c;
+    std::unique_ptr<jobs::case_runner> c;
     std::string setup_error;
     try {
         c = pc.job->make_case(pc.plan, ctx);
