@@ -38,11 +38,18 @@ void replace_named_lists(const std::vector<option_decl>& decls, typed_lists& typ
                 values.push_back(parse_value(*target, text));
                 values.back().from_list = d->name;
             }
+        bool replaced = false;
         for (auto& [n, v] : typed)
-            if (n == target->name)
+            if (n == target->name) {
                 v = values;
+                replaced = true;
+            }
+        if (!replaced) { // the option has no default and was not given: it takes this place
+            typed[i] = {target->name, std::move(values)};
+            continue;
+        }
         typed.erase(typed.begin() + static_cast<std::ptrdiff_t>(i));
-        --i;
+        --i; // wraps at 0; the loop's ++i brings it back
     }
 }
 

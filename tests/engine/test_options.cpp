@@ -100,6 +100,14 @@ TEST(sweep, a_named_list_replaces_its_options_list) {
                   expand_sweep(decls(), {{"preset", {"huge"}}});
               }),
               "--preset: 'huge' is not one of small, large");
+    // An option without default, not given, still takes the named list's values.
+    const std::vector<option_decl> d = {option_decl::size("len", "", 1, 1 << 30).sweeps(),
+                                        option_decl::choice("preset", "", {"small", "large"})
+                                            .sweeps()
+                                            .names_lists_of("len", sizes())};
+    const auto listed = expand_sweep(d, {{"preset", {"small"}}});
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(listed[1].size("len"), 2048u);
 }
 
 TEST(sweep, a_list_is_refused_where_an_option_does_not_sweep) {
