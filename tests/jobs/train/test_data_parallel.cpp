@@ -35,4 +35,3 @@ TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
     EXPECT_EQ(padded(10, 4), 12u);
     EXPECT_EQ(padded(12, 4), 12u);
 }
-
