@@ -50,7 +50,7 @@ std::unique_ptr<executor> make_executor() {
     not_compiled("--device cuda", " (rebuild where nvcc is found); use --device cpu");
 }
 
-// Every kernel, with its parameters unnamed in spirit: none is read.
+// Every kernel of the list: its parameters keep the names the list gives them, none is read.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #define RINGSCALE_KERNEL(ret, name, params, args)                                                  \

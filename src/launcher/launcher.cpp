@@ -85,8 +85,7 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
         // Inconsistent options first: they are wrong in every build, so the message must not
         // depend on whether this binary has CUDA and NCCL.
-        if (p.cfg.comm == comm_kind::nccl &&
-            p.cfg.device != device_kind::cuda) // NCCL moves device memory only
+        if (p.cfg.comm == comm_kind::nccl && p.cfg.device != device_kind::cuda)
             throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
                                "--comm mpi on the CPU)");
         kernels::require_compiled(p.cfg.device);
