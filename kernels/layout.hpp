@@ -3,6 +3,8 @@
 // which (query block, key block) pairs a causal mask leaves visible.
 #pragma once
 
+#include "kernels/mask.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,9 +54,6 @@ inline int ring_next(int rank, int ranks) {
 inline int ring_prev(int rank, int ranks) {
     return (rank - 1 + ranks) % ranks;
 }
-
-/// Visibility of a (query rows, key rows) block under the mask.
-enum class block_mask { visible, masked, partial };
 
 /// Classify a block from its sorted positions: visible when every key is visible to every
 /// query (always when !causal), masked when none is (or either side is empty), else partial.
