@@ -4,6 +4,8 @@
 // the analysis code that `ringscale-stats crossover` uses).
 #include "jobs/context_parallel.hpp"
 
+#include "kernels/mask_layout.hpp"
+
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -38,7 +40,7 @@ cp_scheme read_cp_scheme(const params& p, int ranks) {
 }
 
 void check_cp_case(const cp_scheme& scheme, const attention_problem& pr, int ranks) {
-    kernels::check_layout(pr.layout, pr.seq_len, ranks);
+    kernels::check_mask_layout(pr.layout, pr.seq_len, ranks, pr.mask.get());
     if (scheme.variant == "allgather")
         return;
     const int u = scheme.ulysses_degree;
