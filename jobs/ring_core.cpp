@@ -94,9 +94,9 @@ int ring_steps_needed(const kernels::attention_shape& shape,
 }
 
 void ring_buffers::reserve(const ring_spec& spec, bool backward) {
-    visible.clear();
-    for (int r = 0; r < spec.comm->size(); ++r)
-        visible.push_back(!masked_for(spec, spec.comm->rank(), r));
+    if (static_cast<int>(visible.size()) != spec.comm->size()) // the mask is fixed per case
+        for (int r = 0; r < spec.comm->size(); ++r)
+            visible.push_back(!masked_for(spec, spec.comm->rank(), r));
     const std::size_t block = 2 * kv_bytes(spec);
     for (auto& b : kv)
         if (b.size() != (spec.comm->size() > 1 ? block : 0))

@@ -34,7 +34,7 @@ jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
 }
 
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
-                const std::string& prefetch = "off") {
+                const std::string& prefetch = "off", const std::string& docs = "") {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
@@ -44,6 +44,8 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     cfg.params["cp"] = {std::to_string(cp)};
     cfg.params["cp-variant"] = {cp_variant};
     cfg.params["prefetch"] = {prefetch};
+    if (!docs.empty())
+        cfg.params["docs"] = {docs};
     cfg.warmup = 1;
     cfg.iters = 2;
     cfg.validate = validate_mode::on;
@@ -148,3 +150,20 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
 
 INSTANTIATE_TEST_SUITE_P(all, train_step_cp_bytes,
                          ::testing::Values("ring", "allgather", "ulysses"));
+
+// Packed documents (attention within each one; they cross the cp ranks' zigzag chunks):
+// every cp core against the single-rank run with the same documents, and the documents
+// change the loss (the mask is applied, not ignored).
+TEST(train_step_docs, packed_documents_match_the_single_rank_run) {
+    const int cp = std::min(world_size(), 2);
+    const std::string docs = "8+24+20+12";
+    for (const char* variant : {"ring", "allgather", "ulysses"})
+        expect_valid(run("ddp", cp, variant, "off", docs));
+    if (world_size() == 4)
+        expect_valid(run("fsdp", 4, "ring", "off", docs));
+    const auto packed = run("ddp", 1, "ring", "off", docs);
+    const auto dense = run("ddp", 1, "ring", "off");
+    EXPECT_NE(packed.per_iteration.at("loss").front(), dense.per_iteration.at("loss").front());
+    EXPECT_LT(jobs::attr_number(packed.flat(), "flops_per_iter"),
+              jobs::attr_number(dense.flat(), "flops_per_iter"));
+}
