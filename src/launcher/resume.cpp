@@ -1,10 +1,14 @@
 #include "src/launcher/resume.hpp"
 
+#include "src/child_limits.hpp"
+#include "src/error.hpp"
 #include "src/h5.hpp"
 #include "src/launcher/results_probe.hpp"
 #include "src/launcher/results_writer.hpp"
 #include "src/parse.hpp"
 #include "src/results_schema.hpp"
+#include "src/stored_case.hpp"
+#include "src/text_escape.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -25,20 +29,33 @@ bool is_results_name(const std::string& name) {
     return ends(".h5") || ends(".h5.part");
 }
 
-// Whether a case's timings can be read back whole: a case whose time_s is missing, the wrong
-// shape or not finite and >= 0 is not completed, whatever its status says (it runs again).
-bool timings_sound(const h5::group& c, std::uint64_t max_bytes) {
-    if (!c.exists(schema::ds_time_s))
-        return false;
+/// The detail of a wrapped HDF5 failure, without the source location and call text.
+std::string short_reason(const std::string& what) {
+    const auto pos = what.find("): ");
+    return pos == std::string::npos ? what : what.substr(pos + 3);
+}
+
+/// Case `name` of `cases`, when it counts as completed: the case_key of a case whose status
+/// is ok and which ringscale-stats would use. Whether it is usable is decided by the reader's
+/// own code (stored::read_case_v2), so a case the statistics refuse is run again. "" when
+/// it is not completed; a case that says ok but cannot be used is named on stderr.
+std::string completed_key(const h5::group& cases, const std::string& name,
+                          const std::string& file_name, std::uint64_t max_bytes) {
+    std::string key;
     try {
-        std::vector<hsize_t> dims;
-        const auto t = c.read<double>(schema::ds_time_s, &dims, max_bytes);
-        if (dims.size() != 2 || dims[0] == 0 || dims[1] == 0)
-            return false;
-        return std::all_of(t.begin(), t.end(), [](double v) { return std::isfinite(v) && v >= 0; });
-    } catch (const std::exception&) {
-        return false;
+        const h5::group c = cases.open_group(name);
+        const stored::stored_case s = stored::read_case_v2(c, max_bytes);
+        if (s.status != "ok" || !c.exists(schema::ds_case_key))
+            return "";
+        key = c.read_string(schema::ds_case_key);
+    } catch (const error& e) {
+        std::fprintf(stderr,
+                     "ringscale: warning: --resume: %s:/cases/%s cannot be used (%s); it "
+                     "runs again\n",
+                     terminal_text(file_name).c_str(), terminal_text(name).c_str(),
+                     terminal_text(short_reason(e.what())).c_str());
     }
+    return key;
 }
 
 } // namespace
@@ -59,22 +76,10 @@ std::map<std::string, std::string> read_completed_cases(const std::string& file_
     std::error_code ec;
     const std::uint64_t max_bytes = fs::file_size(path, ec);
     for (const auto& name : cases.children()) {
-        const h5::group c = cases.open_group(name);
-        const std::string outcome = schema::group_name(schema::attr_group::outcome);
-        if (!c.exists(schema::ds_case_key) || !c.exists(outcome))
-            continue;
-        const h5::group o = c.open_group(outcome);
-        if (!o.has_attr("status") || o.attr_string("status") != "ok")
-            continue;
-        if (!timings_sound(c, ec ? UINT64_MAX : max_bytes)) {
-            std::fprintf(stderr,
-                         "ringscale: warning: --resume: %s:/cases/%s has unreadable timings; "
-                         "it runs again\n",
-                         path.filename().c_str(), name.c_str());
-            continue;
-        }
-        done.emplace(c.read_string(schema::ds_case_key),
-                     path.filename().string() + ":/cases/" + name);
+        const std::string key =
+            completed_key(cases, name, path.filename().string(), ec ? UINT64_MAX : max_bytes);
+        if (!key.empty())
+            done.emplace(key, path.filename().string() + ":/cases/" + name);
     }
     return done;
 }
@@ -94,14 +99,16 @@ std::vector<std::string> find_completed(const std::vector<std::string>& keys,
             std::fprintf(stderr,
                          "ringscale: warning: --resume: prior file unreadable: '%s': %s; its "
                          "cases will run again\n",
-                         path.c_str(), unsafe.c_str());
+                         terminal_text(path.string()).c_str(), unsafe.c_str());
             continue;
         }
         try {
+            const scoped_memory_cap cap; // as the probe had: the same path through HDF5
             done.merge(read_completed_cases(path.string()));
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "ringscale: warning: --resume: ignoring '%s': %s\n", path.c_str(),
-                         e.what());
+            std::fprintf(stderr, "ringscale: warning: --resume: ignoring '%s': %s\n",
+                         terminal_text(path.string()).c_str(),
+                         terminal_text(short_reason(e.what())).c_str());
         }
     }
     std::vector<std::string> where;
