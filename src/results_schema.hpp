@@ -22,6 +22,11 @@ inline constexpr const char* version = "ringscale/2";
 /// The older version that readers still accept (flat case attributes).
 inline constexpr const char* version_1 = "ringscale/1";
 
+/// Root attribute: 32 hex digits drawn when the launch created its file. With created_utc
+/// and git_commit it identifies the launch, so a file seen twice (a link, a copy) counts
+/// once; files written before it are identified by a hash of their bytes.
+inline constexpr const char* root_launch_id = "launch_id";
+
 enum class attr_group { identity, run, derived, outcome };
 
 /// Every group, in storage order.
