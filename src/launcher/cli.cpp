@@ -4,6 +4,7 @@
 #include "kernels/cuda/attention_path.hpp"
 #include "src/error.hpp"
 #include "src/parse.hpp"
+#include "src/text_file.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -125,13 +126,10 @@ void store_job_file(const std::string& path, const po::options_description& d,
     if (std::filesystem::is_directory(path, ec))
         throw config_error(fmt::format(
             "job file '{}' is a directory: give an .ini file (e.g. jobs/presets/quick.ini)", path));
-    std::ifstream file(path);
-    if (!file)
-        throw config_error(fmt::format("job file '{}': cannot open it", path));
-    std::stringstream text;
-    text << file.rdbuf();
-    check_job_file_lines(path, text.str());
-    std::istringstream in(text.str());
+    // A regular file of at most 1 MiB: no FIFO, device or /proc file (src/text_file.hpp).
+    const std::string text = read_text_file(path, max_job_file_bytes, "job file");
+    check_job_file_lines(path, text);
+    std::istringstream in(text);
     try {
         po::store(po::parse_config_file(in, d, false), vm);
     } catch (const po::error& e) {
