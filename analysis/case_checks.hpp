@@ -1,6 +1,6 @@
 // What the reader checks before it believes a case's data: a damaged or hand-edited file must
 // not turn into a figure. Each check names the first thing wrong in one line. The checks
-// themselves are the base library's (src/stored_case.hpp), which --resume applies too.
+// themselves are the base library's (src/base/stored_case.hpp), which --resume applies too.
 #pragma once
 
 #include "results.hpp"

@@ -1,6 +1,6 @@
 #include "case_groups.hpp"
 
-#include "src/results_schema.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <iterator>
 #include <set>

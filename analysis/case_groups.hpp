@@ -1,6 +1,6 @@
 // A case's attribute groups as ringscale-stats holds them: ringscale/2 files store identity,
 // run, derived and outcome apart; ringscale/1 files stored them flat, so their identity is
-// rebuilt with the schema's known table (src/results_schema.hpp) and the launch's
+// rebuilt with the schema's known table (src/base/results_schema.hpp) and the launch's
 // /meta/config (the user's --dp, --ulysses-degree and --threads, which ringscale/1 lost).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Case identity: two cases are "the same case" (pooled across launches, matched in
-// comparisons) when their identity attributes (results schema, src/results_schema.hpp) agree;
+// comparisons) when their identity attributes (results schema, src/base/results_schema.hpp) agree;
 // cases whose identities differ only in world_size form a scaling family.
 #pragma once
 

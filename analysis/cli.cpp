@@ -1,9 +1,8 @@
 #include "cli.hpp"
 
 #include "option_ranges.hpp"
-
-#include "src/error.hpp"
-#include "src/parse.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>

@@ -9,8 +9,8 @@
 #include "reader.hpp"
 #include "report.hpp"
 #include "resources.hpp"
-#include "src/error.hpp"
-#include "src/text_escape.hpp"
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <algorithm>
 #include <cstdio>

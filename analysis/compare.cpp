@@ -3,7 +3,7 @@
 #include "bootstrap.hpp"
 #include "hierarchical.hpp"
 #include "launch_test.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cmath>

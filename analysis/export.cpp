@@ -4,7 +4,7 @@
 #include "table.hpp"
 #include "views.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

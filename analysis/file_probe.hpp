@@ -5,14 +5,14 @@
 // caught the same way.
 #pragma once
 
-#include "src/child_limits.hpp"
+#include "src/base/child_limits.hpp"
 
 #include <functional>
 #include <string>
 
 namespace ringscale::analysis {
 
-/// Limits for one probe (src/child_limits.hpp).
+/// Limits for one probe (src/base/child_limits.hpp).
 using probe_limits = child_limits;
 
 /// Run `read` in a forked child under `limits`. Returns "" when reading in this process is

@@ -1,7 +1,7 @@
 #include "launches.hpp"
 
 #include "cases.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 #include <fstream>

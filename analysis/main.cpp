@@ -1,8 +1,8 @@
 // ringscale-stats: parse -> analyse -> print. Exit 0 ok, 1 regression (compare), 2 error.
 #include "analysis/cli.hpp"
 #include "analysis/commands.hpp"
-#include "src/error.hpp"
-#include "src/text_escape.hpp"
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <cstdio>
 #include <exception>

@@ -1,7 +1,7 @@
 #include "model.hpp"
 
 #include "bootstrap.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

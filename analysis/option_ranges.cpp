@@ -1,6 +1,6 @@
 #include "option_ranges.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #include "plots.hpp"
 
 #include "resources.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 
 #include "results.hpp"
 #include "scaling.hpp"
-#include "src/text_escape.hpp"
+#include "src/base/text_escape.hpp"
 #include "summary.hpp"
 
 #include <string>
@@ -12,7 +12,7 @@
 
 namespace ringscale::analysis {
 
-/// Gnuplot string literals: ringscale::gnuplot_string (src/text_escape.hpp), which no text
+/// Gnuplot string literals: ringscale::gnuplot_string (src/base/text_escape.hpp), which no text
 /// from a results file can end early.
 using ringscale::gnuplot_string;
 

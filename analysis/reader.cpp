@@ -3,11 +3,11 @@
 #include "file_probe.hpp"
 #include "launches.hpp"
 
-#include "src/child_limits.hpp"
-#include "src/error.hpp"
-#include "src/h5.hpp"
-#include "src/results_schema.hpp"
-#include "src/text_escape.hpp"
+#include "src/base/child_limits.hpp"
+#include "src/base/error.hpp"
+#include "src/base/h5.hpp"
+#include "src/base/results_schema.hpp"
+#include "src/base/text_escape.hpp"
 
 #include "case_groups.hpp"
 
@@ -44,7 +44,7 @@ void compute_steps(case_data& c) {
 }
 
 /// A ringscale/1 case: flat attributes, the identity rebuilt from the launch's config, then
-/// the datasets through the same checks as ringscale/2 (src/stored_case.hpp).
+/// the datasets through the same checks as ringscale/2 (src/base/stored_case.hpp).
 void read_case_v1(const h5::group& g, case_data& c, const std::string& config_text,
                   std::uint64_t max_bytes) {
     c.attrs = read_attrs(g);

@@ -3,8 +3,8 @@
 #include "crossover_report.hpp"
 #include "plots.hpp"
 #include "resources.hpp"
-#include "src/error.hpp"
-#include "src/text_escape.hpp"
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <algorithm>
 #include <cmath>

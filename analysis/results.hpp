@@ -3,7 +3,7 @@
 // per-iteration, per-rank timings (warm-up rows kept and flagged) and its memory per rank.
 #pragma once
 
-#include "src/stored_case.hpp"
+#include "src/base/stored_case.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "table.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cmath>

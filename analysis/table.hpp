@@ -2,7 +2,7 @@
 // Each cell carries display text and a typed value (numbers at full precision for CSV/JSON).
 #pragma once
 
-#include "src/text_escape.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -47,7 +47,7 @@ std::string render(const table& t, output_format format);
 /// The rows as JSON (array of objects).
 nlohmann::json to_json(const table& t);
 
-/// A CSV field: ringscale::csv_field (src/text_escape.hpp), one line whatever `s` holds.
+/// A CSV field: ringscale::csv_field (src/base/text_escape.hpp), one line whatever `s` holds.
 using ringscale::csv_field;
 
 /// `j` as JSON text (indented by `indent`), with any byte of a string that is not valid UTF-8

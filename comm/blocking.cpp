@@ -1,6 +1,6 @@
 #include "comm/blocking.hpp"
 
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 namespace ringscale::comm {
 

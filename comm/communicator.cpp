@@ -1,7 +1,7 @@
 #include "comm/communicator.hpp"
 
 #include "comm/mpi_communicator.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #include "comm/mpi_communicator.hpp"
 
 #include "comm/blocking.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <climits>
 #include <cstring>

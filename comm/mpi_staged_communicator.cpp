@@ -3,7 +3,7 @@
 
 #include "comm/blocking.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cuda_runtime.h>
 

@@ -1,6 +1,6 @@
 // Linked when CUDA is not built: --comm mpi with --device cuda fails with a clear message.
 #include "comm/communicator.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::comm {
 

@@ -2,7 +2,7 @@
 #include "comm/nccl_communicator.hpp"
 
 #include "comm/blocking.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <mpi.h>
 

@@ -1,6 +1,6 @@
 // Linked when the NCCL backend is not built: --comm nccl fails with a clear message.
 #include "comm/communicator.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::comm {
 

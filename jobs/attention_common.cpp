@@ -1,8 +1,8 @@
 #include "jobs/attention_common.hpp"
 
 #include "kernels/random.hpp"
-#include "src/error.hpp"
-#include "src/parse.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
 
 #include <fmt/format.h>
 

@@ -3,10 +3,10 @@
 // into global tensors, and validation against the single-rank reference kernel.
 #pragma once
 
-#include "jobs/job.hpp"
 #include "kernels/attention_ref.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "kernels/layout.hpp"
+#include "src/engine/job.hpp"
 
 #include <functional>
 #include <map>

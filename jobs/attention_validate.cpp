@@ -22,7 +22,7 @@ namespace {
 constexpr double fwd_atol = 1e-4, fwd_rtol = 1e-3;
 constexpr double bwd_atol = 5e-4, bwd_rtol = 2e-3;
 
-// bf16/fp16 (the GPU kernels; tests/test_gpu_attention.cpp derives them): P and dS are
+// bf16/fp16 (the GPU kernels; tests/kernels/cuda/test_attention_gpu.cpp derives them): P and dS are
 // rounded to the input type (unit roundoff u) before their products, accumulation is fp32,
 // so |O - O_ref| <= 2u * max|V| and |g - g_ref| <= 4u * max|g_ref| per tensor, here per
 // reference group (the inputs are already rounded, so the reference sees what the device saw).

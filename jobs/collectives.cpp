@@ -4,10 +4,10 @@
 // exactly.
 #include "jobs/collectives_ops.hpp"
 #include "jobs/device_exchange.hpp"
-#include "jobs/job.hpp"
 #include "kernels/dev_buffer.hpp"
-#include "src/error.hpp"
-#include "src/parse.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
+#include "src/engine/job.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

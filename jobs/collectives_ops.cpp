@@ -1,6 +1,6 @@
 #include "jobs/collectives_ops.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 

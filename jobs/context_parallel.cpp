@@ -3,8 +3,8 @@
 // both jobs compares all four schemes (closing table: attention_comparison_table).
 #include "jobs/context_parallel.hpp"
 
-#include "src/error.hpp"
-#include "src/parse.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
 
 #include <fmt/format.h>
 #include <set>

@@ -2,7 +2,7 @@
 // declared in attention_common.hpp): ring_attention and context_parallel cases grouped by
 // problem and rank count, so a user sees side by side why one scheme wins.
 #include "jobs/attention_common.hpp"
-#include "src/parse.hpp"
+#include "src/base/parse.hpp"
 
 #include <fmt/format.h>
 

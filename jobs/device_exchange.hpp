@@ -7,7 +7,7 @@
 
 #include "comm/communicator.hpp"
 #include "kernels/device.hpp"
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 namespace ringscale::jobs {
 

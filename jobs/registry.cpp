@@ -1,6 +1,6 @@
 #include "jobs/registry.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 
@@ -39,15 +39,19 @@ const job& find_job(const std::string& name) {
         fmt::format("--job: unknown job '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
-double attr_number(const attr_map& attrs, const std::string& name) {
-    auto it = attrs.find(name);
-    if (it == attrs.end())
-        return 0;
-    if (auto* d = std::get_if<double>(&it->second))
-        return *d;
-    if (auto* i = std::get_if<std::int64_t>(&it->second))
-        return static_cast<double>(*i);
-    return 0;
+std::vector<const job*> find_jobs(const std::vector<std::string>& names) {
+    std::vector<const job*> jobs;
+    for (const auto& name : names)
+        jobs.push_back(&find_job(name));
+    return jobs;
 }
 
 } // namespace ringscale::jobs
+
+namespace ringscale {
+
+std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch) {
+    return plan_launch(jobs::find_jobs(cfg.jobs), cfg, launch);
+}
+
+} // namespace ringscale

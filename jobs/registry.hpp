@@ -1,7 +1,8 @@
 // The list of jobs the launcher knows. Adding a job: one file, one line in registry.cpp.
 #pragma once
 
-#include "jobs/job.hpp"
+#include "src/engine/job.hpp"
+#include "src/engine/run_loop.hpp"
 
 #include <memory>
 #include <string>
@@ -15,4 +16,14 @@ const std::vector<std::unique_ptr<job>>& all_jobs();
 /// The job called `name`; config_error listing the known jobs otherwise.
 const job& find_job(const std::string& name);
 
+/// The jobs called `names`, in that order; config_error for an unknown name.
+std::vector<const job*> find_jobs(const std::vector<std::string>& names);
+
 } // namespace ringscale::jobs
+
+namespace ringscale {
+
+/// The engine's plan_launch over the registered jobs that cfg.jobs names.
+std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch);
+
+} // namespace ringscale

@@ -11,7 +11,7 @@
 #include "comm/communicator.hpp"
 #include "jobs/device_exchange.hpp"
 #include "kernels/dev_buffer.hpp"
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 #include <cstdint>
 #include <vector>

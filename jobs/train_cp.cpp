@@ -1,7 +1,7 @@
 #include "jobs/train_cp.hpp"
 
 #include "kernels/layout.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

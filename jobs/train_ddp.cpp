@@ -6,7 +6,7 @@
 
 #include "jobs/device_exchange.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

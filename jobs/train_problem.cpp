@@ -3,7 +3,7 @@
 #include "jobs/train_cp.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/transformer.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 

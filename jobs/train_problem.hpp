@@ -3,9 +3,9 @@
 // bad-input rule, plus its FLOP, communication and memory figures for preflight and reports.
 #pragma once
 
-#include "jobs/job.hpp"
 #include "jobs/train_parallel.hpp"
 #include "kernels/model_params.hpp"
+#include "src/engine/job.hpp"
 
 #include <string>
 #include <vector>

@@ -16,7 +16,7 @@
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/model_train.hpp"
-#include "src/parse.hpp"
+#include "src/base/parse.hpp"
 
 #include <fmt/format.h>
 

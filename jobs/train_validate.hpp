@@ -32,7 +32,7 @@
 // These are set from the error model above, not yet from measurements on a GPU.
 #pragma once
 
-#include "jobs/job.hpp"
+#include "src/engine/job.hpp"
 
 #include <vector>
 

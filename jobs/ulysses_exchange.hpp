@@ -8,7 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "kernels/dev_buffer.hpp"
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -1,7 +1,7 @@
 #include "kernels/adamw.hpp"
 
 #include "kernels/parallel.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cmath>
 #include <string>

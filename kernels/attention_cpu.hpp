@@ -11,7 +11,7 @@
 #pragma once
 
 #include "kernels/attention_ref.hpp"
-#include "src/memory.hpp"
+#include "src/base/memory.hpp"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 #include "kernels/attention_ref.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cmath>
 #include <limits>

@@ -15,7 +15,7 @@
 
 #include "kernels/attention_ref.hpp"
 #include "kernels/elem.hpp"
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,8 +3,8 @@
 // so a caller's progress function can keep MPI moving between the pieces.
 #include "kernels/attention_cpu.hpp"
 #include "kernels/dev_buffer.hpp"
-#include "src/error.hpp"
-#include "src/memory.hpp"
+#include "src/base/error.hpp"
+#include "src/base/memory.hpp"
 
 #include <algorithm>
 #include <cstring>

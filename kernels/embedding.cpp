@@ -1,6 +1,6 @@
 #include "kernels/embedding.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,6 +1,6 @@
 #include "kernels/layout.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cstring>

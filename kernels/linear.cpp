@@ -2,7 +2,7 @@
 
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 #include "kernels/model_params.hpp"
 
 #include "kernels/random.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cmath>

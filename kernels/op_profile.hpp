@@ -4,7 +4,7 @@
 // CPU backend); the job refuses it on devices with asynchronous streams.
 #pragma once
 
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,7 +1,7 @@
 #include "kernels/rmsnorm.hpp"
 
 #include "kernels/parallel.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 

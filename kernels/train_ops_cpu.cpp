@@ -7,7 +7,7 @@
 #include "kernels/rmsnorm.hpp"
 #include "kernels/train_ops.hpp"
 #include "kernels/transformer.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels {
 

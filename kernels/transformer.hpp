@@ -16,8 +16,8 @@
 #include "kernels/dev_buffer.hpp"
 #include "kernels/model_params.hpp"
 #include "kernels/train_ops.hpp"
-#include "src/clock.hpp"
-#include "src/memory.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/memory.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -8,7 +8,7 @@
 // that kernel takes the shape; the mma.sync kernel otherwise.
 //
 // Accuracy against the double reference on the same (rounded) inputs, as
-// tests/test_gpu_attention.cpp checks it: P and dS are rounded to the input type (unit
+// tests/kernels/cuda/test_attention_gpu.cpp checks it: P and dS are rounded to the input type (unit
 // roundoff u: bf16 2^-8, fp16 2^-11) before their GEMMs, so |g - g_ref| <= 4u * max|g_ref|
 // (bf16 1.6e-2, fp16 2.0e-3 relative to the largest entry) for each of dQ, dK, dV. Not yet
 // confirmed on a GPU.

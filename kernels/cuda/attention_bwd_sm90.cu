@@ -7,18 +7,21 @@
 // STATUS: compile-checked for sm_90a only (ptxas: 168 registers at entry, setmaxnreg 24 /
 // 240, 0 spills, no stack, for bf16/fp16 x D 64/128); NOT YET RUN ON A GPU. A GPU session
 // should check, in this order:
-//  1. Correctness: tests/test_gpu_attention.cpp's backward cases with the path forced to sm90
+//  1. Correctness: tests/kernels/cuda/test_attention_gpu.cpp's backward cases with the path forced
+//  to sm90
 //     (set_attention_path(attn_path::sm90) / --attn-kernel sm90): D = 64 first (no
 //     cross-warpgroup dS^T exchange), then 128; bf16, fp16; causal and not; GQA; zigzag
 //     positions; q_len / k_len not multiples of 64 / 128. A hang means an mbarrier count or
 //     parity is wrong (kv: 1 arrival + tx; full[s]: 1 + 32 producer arrivals + tx; empty[s]:
 //     8 consumer warps; parities from attention_bwd_sm90_plan.hpp).
-//  2. tests/test_gpu_attention_bwd_sm90_pieces.cu runs scores and grads alone against exact
+//  2. tests/kernels/cuda/test_attention_bwd_sm90_pieces_gpu.cu runs scores and grads alone against
+//  exact
 //     CPU products and names the failing GEMM. If S^T / dP^T are wrong: the K-major descriptors (K,
 //     V rows 64 w.., Q, dO; 32-byte steps inside a 64-column block). If only dV / dK / dQ are
 //     wrong: the MN-major descriptors (LBO = 64-column block stride, SBO = 1024) and trans_a /
-//     trans_b, or the RS A-fragment packing (pack_k64). tests/test_attention_bwd_sm90_plan.cpp
-//     checks these offsets against the PTX canonical layouts on the CPU, not against the hardware.
+//     trans_b, or the RS A-fragment packing (pack_k64).
+//     tests/kernels/cuda/test_attention_bwd_sm90_plan.cpp checks these offsets against the PTX
+//     canonical layouts on the CPU, not against the hardware.
 //  3. Registers: after any change, -Xptxas -v must still show 0 spills (the consumers sit
 //     near their 240). Today ptxas also prints, for D = 128 only, "(C7512) Potential
 //     Performance Loss: wgmma.mma_async instructions are serialized due to insufficient

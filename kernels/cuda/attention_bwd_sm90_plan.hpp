@@ -1,7 +1,7 @@
 // The arithmetic of the Hopper attention backward (attention_bwd_sm90.cu) that needs no GPU:
 // tile sizes, the shared-memory map, the walk over query tiles, pipeline stage and mbarrier
 // parity per step, and byte offsets of wgmma operand slices. Host and device; free of CUDA
-// types, so a CPU unit test (tests/test_attention_bwd_sm90_plan.cpp) checks it.
+// types, so a CPU unit test (tests/kernels/cuda/test_attention_bwd_sm90_plan.cpp) checks it.
 #pragma once
 
 #include "kernels/attention_ref.hpp"

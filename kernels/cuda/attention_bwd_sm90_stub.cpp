@@ -2,7 +2,7 @@
 // attention_sm90.cuh), as attention_sm90_stub.cpp does for the forward.
 #include "kernels/cuda/attention_sm90.cuh"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels::cuda {
 

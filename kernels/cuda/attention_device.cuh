@@ -16,7 +16,7 @@
 
 #include "kernels/attention_ref.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cstdint>
 #include <cuda_bf16.h>

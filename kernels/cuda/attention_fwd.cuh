@@ -6,9 +6,9 @@
 // Declarations only, free of CUDA types.
 //
 // Accuracy against the double reference on the same (rounded) inputs, as
-// tests/test_gpu_attention.cpp checks it, with u the unit roundoff of the input type (bf16
-// 2^-8, fp16 2^-11): O carries the rounding of P to the input type before P V, so
-// |O - O_ref| <= 2u * max|V| (bf16 7.8e-3, fp16 9.8e-4 for |V| <= 1); LSE stays fp32
+// tests/kernels/cuda/test_attention_gpu.cpp checks it, with u the unit roundoff of the input type
+// (bf16 2^-8, fp16 2^-11): O carries the rounding of P to the input type before P V, so |O - O_ref|
+// <= 2u * max|V| (bf16 7.8e-3, fp16 9.8e-4 for |V| <= 1); LSE stays fp32
 // (|LSE - LSE_ref| <= 1e-3, -inf exact). Not yet confirmed on a GPU.
 #pragma once
 

@@ -16,10 +16,12 @@
 //
 // GPU checklist (a review against the PTX ISA found the descriptors, parities and arrival
 // counts consistent; these are what a CPU cannot settle):
-//  1. tests/test_gpu_sm90_primitives.cu first (TMA box + swizzle + zero fill, then S = Q K^T
+//  1. tests/kernels/cuda/test_sm90_primitives_gpu.cu first (TMA box + swizzle + zero fill, then S =
+//  Q K^T
 //     and O = P V through this file's own issue functions); the CPU twin of its offsets is
-//     tests/test_attention_fwd_sm90_plan.cpp. Then test_gpu_attention's forward cases with the
-//     path forced to sm90, RINGSCALE_SM90_OVERLAP=0 first (serial), then the default.
+//     tests/kernels/cuda/test_attention_fwd_sm90_plan.cpp. Then test_cuda_attention_gpu's forward
+//     cases with the path forced to sm90, RINGSCALE_SM90_OVERLAP=0 first (serial), then the
+//     default.
 //  2. A hang means a count or parity: q_full 1 arrival + q_bytes tx; k_full[s], v_full[s] 1 +
 //     kv_bytes tx each (TMA counts a box's zero-filled rows, so partial tiles need no other
 //     count); empty[s] 8 = lane 0 of each consumer warp, for EVERY tile < tiles (unseen ones

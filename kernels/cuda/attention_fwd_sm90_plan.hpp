@@ -1,8 +1,9 @@
 // The arithmetic of the Hopper attention forward (attention_fwd_sm90.cu) that needs no GPU:
 // tile sizes, the shared-memory map, the TMA box placement and the byte offsets of the wgmma
 // operand slices, and the shapes the kernel takes. Host and device; free of CUDA types, so a
-// CPU unit test (tests/test_attention_fwd_sm90_plan.cpp) checks it against the PTX ISA's
-// canonical layouts, as tests/test_attention_bwd_sm90_plan.cpp does for the backward.
+// CPU unit test (tests/kernels/cuda/test_attention_fwd_sm90_plan.cpp) checks it against the PTX
+// ISA's canonical layouts, as tests/kernels/cuda/test_attention_bwd_sm90_plan.cpp does for the
+// backward.
 #pragma once
 
 #include "kernels/attention_ref.hpp"

@@ -1,7 +1,7 @@
 // The attention path's parse/resolve logic: built with or without CUDA (no CUDA calls).
 #include "kernels/cuda/attention_path.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <atomic>
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // Linked when CUDA is not built: there is no device to resolve an attention path for.
 #include "kernels/cuda/attention_path.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels::cuda {
 

@@ -2,7 +2,7 @@
 // not_compiled_error like attention_stub.cpp.
 #include "kernels/cuda/attention_sm90.cuh"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels::cuda {
 

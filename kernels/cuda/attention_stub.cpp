@@ -3,7 +3,7 @@
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <string>
 

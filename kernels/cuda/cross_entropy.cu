@@ -1,7 +1,7 @@
 #include "kernels/cuda/cross_entropy.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cmath>
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 #include "kernels/cuda/cublas_context.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cublas_v2.h>
 #include <utility>

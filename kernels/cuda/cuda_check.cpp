@@ -1,6 +1,6 @@
 #include "kernels/cuda/cuda_check.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <atomic>
 #include <cuda_runtime.h>

@@ -2,7 +2,7 @@
 // not_compiled_error with the same API as cuda_check.cpp.
 #include "kernels/cuda/cuda_check.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <string>
 

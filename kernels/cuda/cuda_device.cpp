@@ -5,7 +5,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/rows.cuh"
 #include "kernels/device.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>

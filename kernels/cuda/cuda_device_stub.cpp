@@ -1,6 +1,6 @@
 // Linked when CUDA is not built: --device cuda fails with a clear "not compiled" error.
 #include "kernels/device.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels {
 

@@ -1,7 +1,7 @@
 // make_device: the compute backend by name, as comm::make_world picks a communicator. Always
 // built; the CUDA device comes from cuda_device.cpp, or cuda_device_stub.cpp without CUDA.
 #include "kernels/device.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 

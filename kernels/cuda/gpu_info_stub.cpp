@@ -1,7 +1,7 @@
 // Linked when CUDA is not built: there is no GPU to describe.
 #include "kernels/cuda/gpu_info.hpp"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/softmax_merge.cuh"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <string>
 

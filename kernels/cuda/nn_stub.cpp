@@ -4,7 +4,7 @@
 #include "kernels/cuda/cublas_context.hpp"
 #include "kernels/cuda/dense.cuh"
 
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <string>
 

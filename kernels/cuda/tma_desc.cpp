@@ -1,7 +1,7 @@
 #include "kernels/cuda/tma_desc.hpp"
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>

@@ -10,7 +10,7 @@
 #include "kernels/cuda/train_layout.cuh"
 #include "kernels/train_ops.hpp"
 #include "kernels/transformer.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels {
 

@@ -1,7 +1,7 @@
 // make_train_ops: the training backend for a device, as make_device picks the device. Always
 // built; the CUDA backend comes from train_ops_cuda.cpp, or train_ops_stub.cpp without CUDA.
 #include "kernels/train_ops.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 #include <fmt/format.h>
 

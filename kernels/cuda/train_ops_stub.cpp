@@ -1,6 +1,6 @@
 // Linked when CUDA is not built: the CUDA training backend fails with a clear "not compiled".
 #include "kernels/train_ops.hpp"
-#include "src/error.hpp"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels {
 

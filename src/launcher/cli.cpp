@@ -2,9 +2,9 @@
 
 #include "jobs/registry.hpp"
 #include "kernels/cuda/attention_path.hpp"
-#include "src/error.hpp"
-#include "src/parse.hpp"
-#include "src/text_file.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
+#include "src/base/text_file.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -126,7 +126,7 @@ void store_job_file(const std::string& path, const po::options_description& d,
     if (std::filesystem::is_directory(path, ec))
         throw config_error(fmt::format(
             "job file '{}' is a directory: give an .ini file (e.g. jobs/presets/quick.ini)", path));
-    // A regular file of at most 1 MiB: no FIFO, device or /proc file (src/text_file.hpp).
+    // A regular file of at most 1 MiB: no FIFO, device or /proc file (src/base/text_file.hpp).
     const std::string text = read_text_file(path, max_job_file_bytes, "job file");
     check_job_file_lines(path, text);
     std::istringstream in(text);

@@ -1,7 +1,7 @@
 // Command line and job files (INI) -> launch_config. The only user of Boost.Program_options.
 #pragma once
 
-#include "src/launcher/config.hpp"
+#include "src/engine/config.hpp"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #include "src/launcher/early_stop.hpp"
 
-#include "src/launcher/guard.hpp"
+#include "src/engine/guard.hpp"
 
 #include <atomic>
 #include <csignal>

@@ -1,4 +1,4 @@
-// SIGTERM or SIGINT before a launch's guard is in place (src/launcher/guard.hpp): the first
+// SIGTERM or SIGINT before a launch's guard is in place (src/engine/guard.hpp): the first
 // moments of a launch (MPI start-up, parsing, planning, --resume reading prior files) hold no
 // results file yet, so the rank only has to say so and end with the launch's "stopped" exit
 // code, not die silently by the signal (exit 143).

@@ -1,7 +1,7 @@
 #include "src/launcher/live_table.hpp"
 
-#include "src/clock.hpp"
-#include "src/parse.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/parse.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 // terminal, one line per case in a batch log).
 #pragma once
 
-#include "src/launcher/run_loop.hpp"
+#include "src/engine/run_loop.hpp"
 
 #include <cstdio>
 #include <string>

@@ -6,8 +6,8 @@
 #include "kernels/attention_cpu.hpp"
 #include "kernels/random.hpp"
 #include "kernels/threads.hpp"
-#include "src/clock.hpp"
-#include "src/memory.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/memory.hpp"
 
 #include <algorithm>
 #include <cblas.h>

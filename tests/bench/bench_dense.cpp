@@ -10,8 +10,8 @@
 #include "kernels/linear.hpp"
 #include "kernels/random.hpp"
 #include "kernels/threads.hpp"
-#include "src/clock.hpp"
-#include "src/memory.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/memory.hpp"
 
 #include <algorithm>
 #include <cblas.h>

@@ -4,7 +4,7 @@
 # (np=4 only, u=2: Ulysses in pairs, a ring of 2 pairs). One launch per rank count, S=8192,
 # H=8, D=64, causal, zigzag sharding, fwd and fwd+bwd. Prints each launch's closing
 # comparison, then one table over both rank counts read from the HDF5 files with h5py.
-# Correctness is the tests' job (test_context_parallel_mpi): validation is off here.
+# Correctness is the tests' job (test_jobs_context_parallel_mpi): validation is off here.
 # usage: tests/bench/context_parallel.sh [BUILD_DIR] [OUT_DIR]
 #        env WARMUP (1), ITERS (5), SEQ (8K), NPS ("2 4")
 set -euo pipefail

@@ -6,9 +6,9 @@
 //                          [--gpu NAME]
 // File i holds one case at P = ps[i % len(ps)] with S / P measured iterations (S samples).
 // --gpu NAME: the cases ran on a CUDA device called NAME (/meta device_name) in bf16.
-#include "analysis_fixture.hpp"
-#include "src/error.hpp"
-#include "src/parse.hpp"
+#include "src/base/error.hpp"
+#include "src/base/parse.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
 
 #include <cstdio>
 #include <exception>

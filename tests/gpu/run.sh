@@ -150,18 +150,18 @@ step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none 
     -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
     -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-if [[ -x $sanitizer && -x $build/tests/test_gpu_attention ]]; then
+if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_gpu ]]; then
     step "compute-sanitizer memcheck: sm90 forward and backward tests" "$sanitizer" \
-        --tool memcheck --error-exitcode 1 "$build/tests/test_gpu_attention" \
+        --tool memcheck --error-exitcode 1 "$build/tests/test_cuda_attention_gpu" \
         --gtest_filter='*forward*sm90*:*backward*sm90*'
 fi
-if [[ -x $sanitizer && -x $build/tests/test_gpu_attention_bwd_sm90_pieces ]]; then
+if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_bwd_sm90_pieces_gpu ]]; then
     step "compute-sanitizer memcheck: sm90 backward pieces" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_gpu_attention_bwd_sm90_pieces"
+        --error-exitcode 1 "$build/tests/test_cuda_attention_bwd_sm90_pieces_gpu"
 fi
-if [[ -x $sanitizer && -x $build/tests/test_gpu_sm90_primitives ]]; then
+if [[ -x $sanitizer && -x $build/tests/test_cuda_sm90_primitives_gpu ]]; then
     step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_gpu_sm90_primitives"
+        --error-exitcode 1 "$build/tests/test_cuda_sm90_primitives_gpu"
 fi
 
 # 3. The attention kernels forward and backward (sm80, sm90) against PyTorch SDPA; the job

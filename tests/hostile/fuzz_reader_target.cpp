@@ -6,8 +6,8 @@
 // sanitizer report) ends the process and is the finding.
 #include "analysis/file_probe.hpp"
 #include "analysis/reader.hpp"
-#include "src/child_limits.hpp"
-#include "src/error.hpp"
+#include "src/base/child_limits.hpp"
+#include "src/base/error.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,12 +1,12 @@
 // ringscale-stats and --resume agree about which cases of a file count (issue 22): for each
 // ringscale/2 file given, the ok cases the reader keeps (analysis/reader.cpp) are exactly the
-// cases --resume takes as completed (src/launcher/resume.cpp). Both use one check
-// (src/stored_case.hpp); this test fails if they ever drift apart.
+// cases --resume takes as completed (src/engine/resume.cpp). Both use one check
+// (src/base/stored_case.hpp); this test fails if they ever drift apart.
 //
 // usage: resume_agrees FILE_OR_DIR...   (exit 0: every file agrees, 1: a file differs)
 #include "analysis/reader.hpp"
-#include "src/error.hpp"
-#include "src/launcher/resume.hpp"
+#include "src/base/error.hpp"
+#include "src/engine/resume.hpp"
 
 #include <cstdio>
 #include <filesystem>

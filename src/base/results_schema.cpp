@@ -1,0 +1,80 @@
+#include "src/base/results_schema.hpp"
+
+#include <set>
+
+namespace ringscale::schema {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+bool is_outcome(const std::string& name) {
+    static const std::set<std::string> names = {
+        "status", "error", "validated", "max_abs_err", "tolerance", "wrong_elements", "final_loss"};
+    return names.count(name) > 0 || starts_with(name, "validate_");
+}
+
+} // namespace
+
+const char* group_name(attr_group g) {
+    switch (g) {
+    case attr_group::identity:
+        return "identity";
+    case attr_group::run:
+        return "run";
+    case attr_group::derived:
+        return "derived";
+    case attr_group::outcome:
+        return "outcome";
+    }
+    return "?";
+}
+
+attr_group job_attr_group(const std::string& name) {
+    return is_outcome(name) ? attr_group::outcome : attr_group::derived;
+}
+
+attr_group v1_attr_group(const std::string& name) {
+    if (is_outcome(name))
+        return attr_group::outcome;
+    if (name == "warmup" || name == "iterations" || name == "repeat")
+        return attr_group::run;
+    // ringscale/1 stored what the jobs computed under the same names as the options, so the
+    // user's value of dp (0 = auto) or ulysses-degree is lost: these are derived from P.
+    static const std::set<std::string> derived = {"flops_per_iter",
+                                                  "comm_bytes_per_iter",
+                                                  "busbw_factor",
+                                                  "tokens_per_iter",
+                                                  "count",
+                                                  "flop_convention",
+                                                  "memory_convention",
+                                                  "mfu_dtype",
+                                                  "dp",
+                                                  "sequences",
+                                                  "parameters",
+                                                  "cp_layout",
+                                                  "ulysses_degree",
+                                                  "ring_degree",
+                                                  "bytes",
+                                                  "gathered_kv_bytes"};
+    return derived.count(name) > 0 ? attr_group::derived : attr_group::identity;
+}
+
+bool is_scaling_axis(const std::string& name) {
+    return name == "world_size";
+}
+
+bool readable(const std::string& schema) {
+    return schema == version || schema == version_1;
+}
+
+const std::vector<std::string>& training_memory_datasets() {
+    static const std::vector<std::string> names = {"param_bytes",       "grad_bytes",
+                                                   "optimizer_bytes",   "activation_bytes",
+                                                   "comm_buffer_bytes", "step_peak_device_bytes"};
+    return names;
+}
+
+} // namespace ringscale::schema

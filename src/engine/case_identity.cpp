@@ -1,0 +1,80 @@
+#include "src/engine/case_identity.hpp"
+
+#include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
+#include "src/engine/run_loop.hpp"
+
+#include <fmt/format.h>
+#include <set>
+
+namespace ringscale {
+
+namespace {
+
+std::string value_text(const jobs::attr_value& v) {
+    return std::visit([](const auto& x) { return fmt::format("{}", x); }, v);
+}
+
+} // namespace
+
+jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, int world_size) {
+    jobs::attr_map id = param_attrs(pc.plan.values);
+    // Weak scaling of the attention jobs: the user chose tokens per rank and a rule; the
+    // global length they give at this P is derived (sort_job_attrs puts it there).
+    if (id.count("seq_len_per_rank"))
+        id.erase("seq_len");
+    // A job with a --variant option (context_parallel) may label its case with a value
+    // resolved from P ("hybrid/u2"); the identity keeps the user's choice.
+    if (!pc.plan.values.has("variant"))
+        id["variant"] = pc.plan.variant;
+    id["job"] = pc.plan.job;
+    id["world_size"] = static_cast<std::int64_t>(world_size);
+    id["device"] = cfg.device;
+    id["comm"] = cfg.comm;
+    id.emplace("dtype", std::string("float32"));
+    id.emplace("scaling", std::string("strong"));
+    id["threads"] = static_cast<std::int64_t>(cfg.threads);
+    // A forced attention kernel path is the user's choice (--resume must not take an sm80
+    // case for an sm90 one); "auto" stays out, so files from before the option still match.
+    if (cfg.device == "cuda" && cfg.attn_kernel != "auto" && pc.plan.job != "collectives")
+        id["attn_kernel"] = cfg.attn_kernel;
+    return id;
+}
+
+jobs::attr_map case_run_attrs(const launch_config& cfg) {
+    return {{"warmup", static_cast<std::int64_t>(cfg.warmup)},
+            {"iterations", static_cast<std::int64_t>(cfg.iters)},
+            {"seed", static_cast<std::int64_t>(cfg.seed)}};
+}
+
+void sort_job_attrs(const jobs::attr_map& from_job, jobs::attr_map& identity,
+                    jobs::attr_map& derived, jobs::attr_map& outcome) {
+    // Resolved from the user's value alone (auto -> float32 on a CPU, kv_heads 0 -> heads,
+    // a --seq-preset entry -> its length): still the same choice at every P.
+    static const std::set<std::string> resolutions = {"dtype", "kv_heads", "seq_len"};
+    for (const auto& [name, value] : from_job) {
+        if (schema::job_attr_group(name) == schema::attr_group::outcome) {
+            outcome[name] = value;
+            continue;
+        }
+        auto it = identity.find(name);
+        if (resolutions.count(name) && it != identity.end())
+            it->second = value;
+        else if (it == identity.end() || value_text(it->second) != value_text(value))
+            derived[name] = value;
+    }
+}
+
+std::string case_key(const jobs::attr_map& identity, const jobs::attr_map& run) {
+    std::string text;
+    for (const auto* group : {&identity, &run})
+        for (const auto& [k, v] : *group) // std::map: sorted, stable
+            text += fmt::format("{}={}\n", k, value_text(v));
+    return fmt::format("{:016x}", fnv1a64(text));
+}
+
+std::string case_key(const planned_case& pc, const launch_config& cfg, int world_size) {
+    return case_key(case_identity(pc, cfg, world_size), case_run_attrs(cfg));
+}
+
+} // namespace ringscale

@@ -1,0 +1,38 @@
+// The launcher's resolved configuration: a plain struct, filled by cli.cpp (the only file
+// that sees Boost.Program_options) and read by everything else.
+#pragma once
+
+#include "src/engine/params.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringscale {
+
+enum class validate_mode { automatic, on, off };
+
+struct launch_config {
+    std::vector<std::string> jobs;   ///< jobs to run, in order
+    jobs::param_lists params;        ///< every job option with its value list (defaults filled)
+    std::vector<std::string> given;  ///< options the user set explicitly (file or command line)
+    std::string output = "results/"; ///< a directory, or a path ending in .h5
+    int warmup = 5;
+    int iters = 20;
+    int repeat = 1; ///< --repeat: run the planned cases this many times, interleaved
+    std::string device = "cpu";
+    std::string comm = "mpi";
+    std::string attn_kernel = "auto"; ///< --attn-kernel: auto | sm80 | sm90 (CUDA attention)
+    validate_mode validate = validate_mode::automatic;
+    int threads = 0; ///< 0 = cores per node / ranks per node
+    std::uint64_t seed = 1;
+    bool dry_run = false;
+    double timeout_s = 600;           ///< watchdog: longest any blocking wait may take
+    bool resume = false;              ///< skip cases already completed in the output directory
+    std::string job_file;             ///< path of the job file, if any
+    std::vector<std::string> cmdline; ///< argv as given
+    std::string resolved_text;      ///< "key = value" lines: the job file that reproduces this run
+    std::vector<std::string> notes; ///< one-line notes for rank 0 to print (duplicates removed)
+};
+
+} // namespace ringscale

@@ -1,0 +1,100 @@
+// The results file (schema ringscale/2, names in src/base/results_schema.hpp): written by rank 0
+// only, one case appended and flushed at a time, under `<path>.part` until the launch ends.
+#pragma once
+
+#include "src/base/h5.hpp"
+#include "src/base/results_schema.hpp"
+#include "src/engine/config.hpp"
+#include "src/engine/metadata.hpp"
+#include "src/engine/params.hpp"
+#include "src/engine/results_identity.hpp"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ringscale {
+
+inline constexpr const char* schema_version = schema::version;
+
+/// Everything the file holds about one case, gathered from all ranks.
+struct case_record {
+    jobs::attr_map identity; ///< what the user chose: job, variant, options, world_size, ...
+    jobs::attr_map run;      ///< how it was measured: warmup, iterations, seed
+    jobs::attr_map derived;  ///< computed from identity and P: dp, degrees, flops_per_iter, ...
+    jobs::attr_map outcome;  ///< status, error, validated, max_abs_err, tolerance, final_loss
+    int world = 1;
+    int rows = 0;                                 ///< warm-up + timed iterations actually run
+    std::vector<double> time_s;                   ///< [rows][world], row-major
+    std::vector<double> compute_s;                ///< [rows][world]
+    std::vector<double> comm_wait_s;              ///< [rows][world]
+    std::vector<std::uint8_t> is_warmup;          ///< [rows]
+    std::vector<std::uint64_t> peak_host_bytes;   ///< [world]
+    std::vector<std::uint64_t> peak_device_bytes; ///< [world]
+    std::vector<std::uint64_t> peak_rss_bytes;    ///< [world]
+    std::vector<std::int32_t> threads;            ///< [world] CPU threads each rank used
+    std::vector<std::int32_t> affinity_cores;     ///< [world] cores each rank may run on
+    std::vector<std::string> affinity_list;       ///< [world] those cores, "0-3,8"
+    std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
+    std::map<std::string, std::vector<double>> per_rank;      ///< [world]
+    std::string case_key; ///< identity + run across launches (--resume), a scalar string
+
+    /// All four groups in one map (outcome over derived over run over identity).
+    jobs::attr_map flat() const;
+    /// The outcome's text attribute `name` ("" when absent).
+    std::string outcome_text(const std::string& name) const;
+};
+
+/// Where this launch's file goes: `-o x.h5` as given, or a new name in the `-o` directory
+/// (created if missing). Throws config_error if it cannot be written. Rank 0 only.
+std::string resolve_output_path(const launch_config& cfg, int world_size);
+
+/// Bytes a case of `rows` iterations on `world` ranks adds to the file, generously rounded up.
+std::uint64_t estimated_case_bytes(int rows, int world);
+
+/// Bytes the file's root, /meta (command line and resolved config included: a long command
+/// line is most of it) and /ranks take, generously rounded up, for `world` ranks.
+std::uint64_t estimated_metadata_bytes(const launch_config& cfg, int world);
+
+/// Why `bytes` more cannot be written to the file `path` (free space on its filesystem, the
+/// process's file-size limit), or "" if they fit. Not collective.
+std::string room_problem(const std::string& path, std::uint64_t bytes);
+
+/// Write every attribute of `attrs` onto `obj` with its type.
+void write_attrs(const h5::object& obj, const jobs::attr_map& attrs);
+
+class results_writer {
+  public:
+    /// Create `<final_path>.part` and write the root attributes (launch_id included), /meta
+    /// and /ranks. When that fails (a full disk), the `.part` is removed and an io error
+    /// names the file and the cause in one line.
+    results_writer(std::string final_path, const launch_config& cfg, const run_metadata& md);
+    /// Record which planned cases an earlier launch completed (--resume): /meta/resumed.
+    void write_resumed(const std::vector<std::string>& where);
+    /// Append case number `index` as /cases/<NNNN> and flush. Throws an io error naming the
+    /// file and the case when it cannot (disk full, file-size limit); earlier cases stay.
+    void append(int index, const case_record& rec);
+    /// Set `complete`, close and rename to the final path (also when incomplete). Idempotent.
+    void finish(bool complete);
+    /// finish(false) from another thread (the watchdog); gives up after `wait_ms` if the
+    /// writer is busy (e.g. hung on a full disk). Returns whether the file was closed.
+    bool finish_incomplete_within(int wait_ms);
+    const std::string& final_path() const { return m_final; }
+    std::string temp_path() const { return m_final + ".part"; }
+
+  private:
+    void write_case(int index, const case_record& rec);
+    void write_metadata(const launch_config& cfg, const run_metadata& md);
+    void finish_locked(bool complete);
+    /// Throws an io error `where: reason` when the .part is gone or was replaced.
+    void require_our_file(const std::string& where) const;
+    std::string m_final;
+    file_identity m_identity; // the .part this launch created
+    std::optional<h5::file> m_file;
+    std::timed_mutex m_mutex; // the main thread and the watchdog may both close the file
+};
+
+} // namespace ringscale

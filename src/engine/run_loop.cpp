@@ -1,0 +1,256 @@
+#include "src/engine/run_loop.hpp"
+
+#include "src/base/error.hpp"
+#include "src/base/memory.hpp"
+#include "src/base/parse.hpp"
+#include "src/engine/affinity.hpp"
+#include "src/engine/case_identity.hpp"
+#include "src/engine/metadata.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+
+namespace ringscale {
+
+namespace {
+
+jobs::attr_value typed(const std::string& text) {
+    char* end = nullptr;
+    const long long i = std::strtoll(text.c_str(), &end, 10);
+    if (!text.empty() && end == text.c_str() + text.size())
+        return static_cast<std::int64_t>(i);
+    const double d = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size())
+        return d;
+    return text;
+}
+
+std::string case_label(const planned_case& pc) {
+    std::string label = pc.plan.job;
+    for (const auto& [k, v] : pc.plan.values.values())
+        label += fmt::format(" {}={}", k, v);
+    return label;
+}
+
+// Gather one value per rank into a vector of `world` values (collective).
+template <class T>
+std::vector<T> gather_each(comm::communicator& c, T mine, comm::dtype type) {
+    std::vector<T> all(static_cast<std::size_t>(c.size()));
+    c.all_gather(&mine, all.data(), 1, type);
+    return all;
+}
+
+// [rows] per rank -> [rows][world] (collective).
+std::vector<double> gather_rows(comm::communicator& c, const std::vector<double>& mine) {
+    const std::size_t rows = mine.size(), world = static_cast<std::size_t>(c.size());
+    std::vector<double> by_rank(rows * world);
+    if (rows > 0)
+        c.all_gather(mine.data(), by_rank.data(), rows, comm::dtype::f64);
+    std::vector<double> out(rows * world);
+    for (std::size_t r = 0; r < world; ++r)
+        for (std::size_t i = 0; i < rows; ++i)
+            out[i * world + r] = by_rank[r * rows + i];
+    return out;
+}
+
+// Make a validation outcome identical on every rank (collective).
+jobs::validation agree(comm::communicator& c, jobs::validation v) {
+    double err = v.max_abs_err, tol = v.tolerance;
+    std::int64_t wrong = static_cast<std::int64_t>(v.wrong), ok = v.ok ? 1 : 0;
+    c.allreduce(&v.max_abs_err, &err, 1, comm::dtype::f64, comm::reduce_op::max);
+    c.allreduce(&v.tolerance, &tol, 1, comm::dtype::f64, comm::reduce_op::max);
+    std::int64_t w = 0, o = 0;
+    c.allreduce(&wrong, &w, 1, comm::dtype::i64, comm::reduce_op::sum);
+    c.allreduce(&ok, &o, 1, comm::dtype::i64, comm::reduce_op::min);
+    v.max_abs_err = err;
+    v.tolerance = tol;
+    v.wrong = static_cast<std::uint64_t>(w);
+    v.ok = o == 1;
+    if (!v.ok && v.detail.empty())
+        v.detail = fmt::format("validation failed: max abs error {:.3g} (tolerance {:.3g}), {} "
+                               "wrong elements",
+                               err, tol, w);
+    return v;
+}
+
+// Threads and allowed cores of every rank (collective): derived, per rank.
+void record_threads(case_record& rec, comm::communicator& world, int threads) {
+    const cpu_affinity mine = current_affinity();
+    rec.threads = gather_each<std::int32_t>(world, threads, comm::dtype::i32);
+    rec.affinity_cores = gather_each<std::int32_t>(world, mine.cores, comm::dtype::i32);
+    rec.affinity_list = gather_strings(world, mine.list);
+    rec.derived["threads_per_rank"] = static_cast<std::int64_t>(threads);
+}
+
+} // namespace
+
+jobs::attr_map param_attrs(const jobs::params& p) {
+    jobs::attr_map attrs;
+    for (const auto& [name, text] : p.values()) {
+        std::string key = name;
+        std::replace(key.begin(), key.end(), '-', '_');
+        attrs[key] = typed(text);
+    }
+    return attrs;
+}
+
+std::vector<planned_case> plan_launch(const std::vector<const jobs::job*>& jobs,
+                                      const launch_config& cfg, const jobs::launch_info& launch) {
+    std::vector<planned_case> cases;
+    for (const jobs::job* j : jobs)
+        for (auto& plan : j->plan(cfg.params, launch))
+            cases.push_back({j, std::move(plan)});
+    const bool on_device = launch.device == "cuda";
+    const std::uint64_t budget =
+        on_device ? launch.device_bytes_per_rank : launch.host_bytes_per_rank;
+    for (auto& pc : cases) {
+        if (!pc.plan.skip_reason.empty() || pc.plan.bytes_per_rank <= budget)
+            continue;
+        if (on_device) { // device memory: skip and go on (the estimate is the job's own)
+            pc.plan.skip_reason =
+                fmt::format("needs {} of device memory per rank, device has {}",
+                            format_bytes(pc.plan.bytes_per_rank), format_bytes(budget));
+            continue;
+        }
+        const std::string why =
+            fmt::format("needs {} of memory per rank, {} available",
+                        format_bytes(pc.plan.bytes_per_rank), format_bytes(budget));
+        if (!pc.plan.skippable)
+            throw config_error(fmt::format("case '{}' {}: choose smaller sizes or more ranks",
+                                           case_label(pc), why));
+        pc.plan.skip_reason = why;
+    }
+    return interleave_repeats(cases, cfg.repeat);
+}
+
+std::vector<planned_case> interleave_repeats(const std::vector<planned_case>& cases, int repeats) {
+    std::vector<planned_case> out;
+    out.reserve(cases.size() * static_cast<std::size_t>(std::max(repeats, 1)));
+    for (int r = 0; r < std::max(repeats, 1); ++r)
+        for (const planned_case& pc : cases) {
+            out.push_back(pc);
+            out.back().repeat = r;
+        }
+    return out;
+}
+
+double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank) {
+    std::vector<double> slowest;
+    for (int i = 0; i < rec.rows; ++i) {
+        if (rec.is_warmup[static_cast<std::size_t>(i)])
+            continue;
+        const auto* row = per_rank.data() + static_cast<std::size_t>(i) * rec.world;
+        slowest.push_back(*std::max_element(row, row + rec.world));
+    }
+    if (slowest.empty())
+        return 0;
+    std::sort(slowest.begin(), slowest.end());
+    const std::size_t n = slowest.size();
+    return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
+}
+
+case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
+    // Results, agreement and the iteration barrier go over the host-memory control
+    // communicator; the job's own communication over ctx.world (device buffers on cuda).
+    comm::communicator& world = ctx.control;
+    kernels::device& dev = ctx.dev;
+    case_record rec;
+    rec.world = world.size();
+    rec.identity = case_identity(pc, cfg, world.size());
+    rec.run = case_run_attrs(cfg);
+    if (cfg.repeat > 1) // which repetition: a replicate, not part of the case's identity
+        rec.run["repeat"] = static_cast<std::int64_t>(pc.repeat);
+    rec.derived = {{"flops_per_iter", 0.0}, {"comm_bytes_per_iter", 0.0}};
+    if (pc.plan.values.has("variant") && pc.plan.variant != pc.plan.values.text("variant"))
+        rec.derived["variant_label"] = pc.plan.variant; // e.g. hybrid/u2: the degree P gave it
+    rec.outcome = {{"status", std::string("ok")},
+                   {"error", std::string("")},
+                   {"validated", std::int64_t{0}},
+                   {"max_abs_err", 0.0},
+                   {"tolerance", 0.0}};
+    record_threads(rec, world, ctx.threads_per_rank);
+    auto fail = [&](const std::string& status, const std::string& why) {
+        rec.outcome["status"] = status;
+        rec.outcome["error"] = why;
+        rec.peak_host_bytes.assign(static_cast<std::size_t>(rec.world), 0);
+        rec.peak_device_bytes = rec.peak_rss_bytes = rec.peak_host_bytes;
+        return rec;
+    };
+    if (!pc.plan.skip_reason.empty())
+        return fail("skipped", pc.plan.skip_reason);
+
+    // Build and set up; an error here (raised alike on every rank) fails only this case.
+    host_memory::reset_peak();
+    dev.reset_device_peak();
+    reset_peak_rss();
+    std::unique_ptr<jobs::job_case> c;
+    std::string setup_error;
+    try {
+        c = pc.job->make_case(pc.plan, ctx);
+        sort_job_attrs(c->describe(), rec.identity, rec.derived, rec.outcome);
+        c->setup();
+        dev.synchronize();
+    } catch (const config_error&) {
+        throw;
+    } catch (const std::exception& e) {
+        setup_error = e.what();
+    }
+    const std::int64_t ok_here = setup_error.empty() ? 1 : 0;
+    std::int64_t ok_all = 0;
+    world.allreduce(&ok_here, &ok_all, 1, comm::dtype::i64, comm::reduce_op::min);
+    if (ok_all == 0)
+        return fail("failed", setup_error.empty() ? "setup failed on another rank" : setup_error);
+
+    rec.rows = cfg.warmup + cfg.iters;
+    std::vector<double> t(rec.rows), tc(rec.rows), tw(rec.rows);
+    phase_timer timer;
+    dev.finish_iteration(timer); // drop anything timed during setup
+    for (int i = 0; i < rec.rows; ++i) {
+        c->before_iteration(); // untimed
+        dev.synchronize();
+        // Every rank's device is idle and every rank has arrived: the step starts together.
+        world.barrier();
+        timer.reset();
+        const double start = now_s();
+        c->iterate(timer);
+        dev.finish_iteration(timer); // waits for the device, adds its timed phases
+        t[i] = now_s() - start;
+        tc[i] = timer.compute_s();
+        tw[i] = timer.comm_wait_s();
+        rec.is_warmup.push_back(i < cfg.warmup ? 1 : 0);
+    }
+    const bool do_validate =
+        cfg.validate == validate_mode::on ||
+        (cfg.validate == validate_mode::automatic && pc.plan.validate_by_default);
+    jobs::validation v;
+    if (do_validate) {
+        v = agree(world, c->validate());
+        phase_timer discard;
+        dev.finish_iteration(discard);
+    }
+    const jobs::case_extras extras = c->extras();
+    rec.time_s = gather_rows(world, t);
+    rec.compute_s = gather_rows(world, tc);
+    rec.comm_wait_s = gather_rows(world, tw);
+    rec.peak_host_bytes =
+        gather_each<std::uint64_t>(world, host_memory::peak_bytes(), comm::dtype::i64);
+    rec.peak_rss_bytes = gather_each<std::uint64_t>(world, peak_rss_bytes(), comm::dtype::i64);
+    rec.peak_device_bytes =
+        gather_each<std::uint64_t>(world, dev.device_peak_bytes(), comm::dtype::i64);
+    for (const auto& [name, value] : extras.per_rank)
+        rec.per_rank[name] = gather_each<double>(world, value, comm::dtype::f64);
+    rec.per_iteration = extras.per_iteration;
+    sort_job_attrs(extras.attrs, rec.identity, rec.derived, rec.outcome);
+    rec.outcome["validated"] = std::int64_t{v.checked ? 1 : 0};
+    rec.outcome["max_abs_err"] = v.max_abs_err;
+    rec.outcome["tolerance"] = v.tolerance;
+    rec.outcome["wrong_elements"] = static_cast<std::int64_t>(v.wrong);
+    if (v.checked && !v.ok) {
+        rec.outcome["status"] = std::string("failed");
+        rec.outcome["error"] = v.detail;
+    }
+    return rec;
+}
+
+} // namespace ringscale

@@ -1,0 +1,14 @@
+// ringscale: parse -> build -> run -> write. The launcher (src/launcher/) on the engine
+// (src/engine/).
+#include "src/engine/results_probe.hpp"
+#include "src/launcher/launcher.hpp"
+
+#include <cstring>
+
+int main(int argc, char** argv) {
+    // --resume's probe of a prior results file: a child of the launcher itself, before (and
+    // without) MPI_Init (src/engine/results_probe.hpp).
+    if (argc == 3 && std::strcmp(argv[1], ringscale::probe_results_flag) == 0)
+        return ringscale::probe_results_main(argv[2]);
+    return ringscale::run_launcher(argc, argv);
+}

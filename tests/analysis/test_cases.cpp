@@ -1,0 +1,102 @@
+#include "analysis/cases.hpp"
+#include "analysis/reader.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+using ringscale::test_fixture::fixture_case;
+using ringscale::test_fixture::fixture_file;
+
+namespace {
+
+fixture_case make(int p, std::int64_t seq, int iterations = 10) {
+    fixture_case c;
+    c.world_size = p;
+    c.iterations = iterations;
+    c.int_params = {{"seq_len", seq}, {"heads", 8}};
+    return c;
+}
+
+} // namespace
+
+TEST(analysis_cases, key_is_identity_only) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("cases_key");
+    fixture_file a, b;
+    a.cases = {make(4, 4096, 10)};
+    b.cases = {make(4, 4096, 30)}; // other iteration count: same case
+    write_fixture_file(dir + "/a.h5", a);
+    write_fixture_file(dir + "/b.h5", b);
+    const result_set rs = load_results({dir}, false);
+    ASSERT_EQ(rs.cases.size(), 2u);
+    EXPECT_EQ(case_key(rs.cases[0]), case_key(rs.cases[1]));
+    EXPECT_EQ(case_key(rs.cases[0]),
+              "ring_attention|zigzag|P=4|comm=mpi|device=cpu|dtype=fp32|heads=8|scaling=strong|"
+              "seq_len=4096|threads=0");
+    const auto pooled = pool_cases(rs.cases);
+    ASSERT_EQ(pooled.size(), 1u);
+    EXPECT_EQ(pooled[0].launches.size(), 2u);
+    EXPECT_EQ(pooled[0].steps().size(), 40u);
+    EXPECT_EQ(pooled[0].launch_medians().size(), 2u);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_cases, strong_families_differ_only_in_p) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("cases_strong");
+    fixture_file f;
+    f.cases = {make(1, 4096), make(2, 4096), make(4, 4096), make(2, 8192), make(8, 8192)};
+    write_fixture_file(dir + "/a.h5", f);
+    const result_set rs = load_results({dir}, false);
+    const auto pooled = pool_cases(rs.cases);
+    ASSERT_EQ(pooled.size(), 5u);
+    EXPECT_EQ(pooled[0].world_size, 1); // sorted by params (seq_len numerically), then P
+    EXPECT_EQ(pooled[3].world_size, 2);
+    EXPECT_EQ(pooled[3].params[pooled[3].params.size() - 2].second, "8192"); // then threads
+    const auto fams = find_families(pooled);
+    ASSERT_EQ(fams.size(), 2u);
+    EXPECT_EQ(fams[0].members.size(), 3u);
+    EXPECT_EQ(fams[1].members.size(), 2u);
+    EXPECT_EQ(fams[1].members[1]->world_size, 8);
+    EXPECT_TRUE(fams[0].scaled_params.empty());
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_cases, weak_families_allow_parameters_proportional_to_p) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("cases_weak");
+    fixture_file f;
+    for (int p : {1, 2, 4, 8}) {
+        fixture_case c = make(p, 1024 * p); // seq_len grows with P, heads stay
+        c.scaling = "weak";
+        f.cases.push_back(c);
+    }
+    fixture_case other = make(4, 1024 * 3); // neither equal nor proportional: own family
+    other.scaling = "weak";
+    f.cases.push_back(other);
+    write_fixture_file(dir + "/w.h5", f);
+    const result_set rs = load_results({dir}, false);
+    const auto pooled = pool_cases(rs.cases); // families point into it: keep it alive
+    const auto fams = find_families(pooled);
+    ASSERT_EQ(fams.size(), 2u);
+    EXPECT_EQ(fams[0].members.size(), 4u);
+    EXPECT_EQ(fams[0].scaled_params, (std::vector<std::string>{"seq_len"}));
+    EXPECT_NE(fams[0].label.find("weak; seq_len grow with P"), std::string::npos);
+    EXPECT_EQ(fams[1].members.size(), 1u);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_cases, numeric_aware_ordering) {
+    EXPECT_TRUE(text_less("9", "10"));
+    EXPECT_FALSE(text_less("10", "9"));
+    EXPECT_TRUE(text_less("a", "b"));
+}
+
+TEST(analysis_cases, common_parameters_are_stripped_from_labels) {
+    pooled_case a, b;
+    a.params = {{"device", "cpu"}, {"seq_len", "4096"}};
+    b.params = {{"device", "cpu"}, {"seq_len", "8192"}};
+    const param_list common = common_params({&a, &b});
+    EXPECT_EQ(common, (param_list{{"device", "cpu"}}));
+    EXPECT_EQ(strip_params("job/v device=cpu seq_len=4096", common), "job/v seq_len=4096");
+    EXPECT_TRUE(common_params({&a}).empty());
+}

@@ -1,0 +1,50 @@
+#include "analysis/table.hpp"
+#include "analysis/views.hpp"
+#include "src/base/error.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+
+namespace {
+table sample() {
+    table t;
+    t.add_column("name", "name");
+    t.add_column("value", "value_s");
+    t.add_column("", "hidden", true);
+    t.rows.push_back({text_cell("a,b"), number_cell(1.5, "1.5 s"), number_cell(2, "")});
+    t.rows.push_back({text_cell("c"), number_cell(NAN, "x"), int_cell(3)});
+    return t;
+}
+} // namespace
+
+TEST(analysis_table, text_is_aligned_and_hides_machine_columns) {
+    EXPECT_EQ(render(sample(), output_format::text),
+              "name  value\n-----------\na,b   1.5 s\nc         -\n");
+}
+
+TEST(analysis_table, markdown) {
+    EXPECT_EQ(render(sample(), output_format::md),
+              "| name | value |\n|------|------:|\n| a,b  | 1.5 s |\n| c    |     - |\n");
+}
+
+TEST(analysis_table, csv_uses_full_precision_values_and_quotes) {
+    EXPECT_EQ(render(sample(), output_format::csv), "name,value_s,hidden\n\"a,b\",1.5,2.0\nc,,3\n");
+}
+
+TEST(analysis_table, json_nulls_for_nan) {
+    EXPECT_EQ(
+        to_json(sample()).dump(),
+        R"([{"hidden":2.0,"name":"a,b","value_s":1.5},{"hidden":3,"name":"c","value_s":null}])");
+}
+
+TEST(analysis_table, formats) {
+    EXPECT_EQ(parse_format("md"), output_format::md);
+    EXPECT_THROW(parse_format("xml"), ringscale::config_error);
+    EXPECT_EQ(format_time(1.2345e-3), "1.234 ms"); // four significant digits (round-half-even)
+    EXPECT_EQ(format_time(5.678e-5), "56.78 us");
+    EXPECT_EQ(format_time(2.5), "2.5 s");
+    EXPECT_EQ(format_interval(1e-3, 2e-3, true), "[1 ms, 2 ms]");
+    EXPECT_EQ(format_interval(NAN, 2, false), "-");
+}

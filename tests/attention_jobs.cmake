@@ -1,2 +1,0 @@
-ringscale_unit_test(test_attention_jobs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_attention_jobs.cpp LIBS ringscale_jobs)
-ringscale_mpi_test(test_ring_attention_mpi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ring_attention_mpi.cpp LIBS ringscale_launcher TIMEOUT 600)

@@ -1,2 +1,0 @@
-ringscale_unit_test(test_context_parallel_plan SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_context_parallel_plan.cpp LIBS ringscale_jobs)
-ringscale_mpi_test(test_context_parallel_mpi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_context_parallel_mpi.cpp LIBS ringscale_launcher TIMEOUT 600)

@@ -1,0 +1,139 @@
+// Planning rules of the attention jobs (pure, no MPI) and the validation's power to fail.
+#include "jobs/attention_common.hpp"
+#include "jobs/registry.hpp"
+#include "src/base/error.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+using namespace ringscale::jobs;
+
+namespace {
+param_lists base() {
+    return {{"seq-len", {"1K"}},    {"seq-preset", {""}}, {"batch", {"1"}},  {"heads", {"8"}},
+            {"kv-heads", {"0"}},    {"head-dim", {"64"}}, {"causal", {"1"}}, {"pass", {"fwd"}},
+            {"layout", {"zigzag"}}, {"overlap", {"on"}}};
+}
+launch_info ranks(int p) {
+    launch_info l;
+    l.world_size = p;
+    l.host_bytes_per_rank = 8ull << 30;
+    return l;
+}
+} // namespace
+
+TEST(attention_plan, sweeps_and_flops) {
+    auto l = base();
+    l["layout"] = {"contiguous", "zigzag", "striped"};
+    l["pass"] = {"fwd", "fwd+bwd"};
+    const auto cases = find_job("ring_attention").plan(l, ranks(4));
+    ASSERT_EQ(cases.size(), 6u);
+    EXPECT_EQ(cases[0].values.text("pass"), "fwd");
+    EXPECT_EQ(cases[1].values.text("layout"), "zigzag"); // later names vary fastest
+    EXPECT_EQ(cases[3].values.text("pass"), "fwd+bwd");
+    EXPECT_EQ(cases[3].variant, "ring/contiguous");
+    const auto pr = read_attention_problem(cases[3].values);
+    EXPECT_EQ(pr.kv_heads, 8);
+    // causal fwd: 4*B*S^2*H*D/2, and fwd+bwd = 3.5 x fwd
+    EXPECT_DOUBLE_EQ(pr.flops(), 3.5 * 0.5 * 4.0 * 1024.0 * 1024.0 * 8 * 64);
+}
+
+TEST(attention_plan, bad_input_is_refused) {
+    const auto& j = find_job("ring_attention");
+    auto l = base();
+    l["seq-len"] = {"1004"}; // not divisible by 2P = 8 for zigzag
+    EXPECT_THROW(j.plan(l, ranks(4)), config_error);
+    l["layout"] = {"contiguous"};
+    l["seq-len"] = {"1002"}; // not divisible by 4
+    EXPECT_THROW(j.plan(l, ranks(4)), config_error);
+    l = base();
+    l["kv-heads"] = {"3"};
+    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    l = base();
+    l["head-dim"] = {"96"};
+    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    l = base();
+    l["seq-len"] = {"0"};
+    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    l = base();
+    l["heads"] = {"-8"};
+    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    l = base();
+    l["pass"] = {"bwd"};
+    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    l = base();
+    l["seq-len"] = {"4M"}; // the estimate the launcher's preflight refuses (run_loop tests)
+    l["pass"] = {"fwd+bwd"};
+    EXPECT_GT(j.plan(l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
+}
+
+TEST(attention_plan, preset_cases_that_cannot_run_are_skipped) {
+    auto l = base();
+    l["seq-preset"] = {"medium"}; // 32K, 49K, 64K, 98K, 128K
+    const auto cases = find_job("ring_attention").plan(l, ranks(3));
+    ASSERT_EQ(cases.size(), 5u);
+    // 49K = 50176 = 2^10 * 49 is not divisible by 2*3 = 6 ... neither is any power of two.
+    for (const auto& c : cases) {
+        EXPECT_TRUE(c.skippable);
+        EXPECT_FALSE(c.skip_reason.empty()) << c.values.text("seq-len");
+    }
+    EXPECT_THROW(
+        [&] {
+            auto bad = base();
+            bad["seq-preset"] = {"gigantic"};
+            find_job("ring_attention").plan(bad, ranks(2));
+        }(),
+        config_error);
+}
+
+TEST(attention_plan, weak_scaling_rules) {
+    using kernels::layout;
+    EXPECT_EQ(weak_seq_len(256, "memory", layout::zigzag, 4), 1024);
+    // work: 256*sqrt(P) to the nearest multiple of the chunks (2P zigzag, P otherwise)
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 1), 256);
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 2), 364);     // 362.04 -> 91*4
+    EXPECT_EQ(weak_seq_len(256, "work", layout::contiguous, 2), 362); // 181*2
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 3), 444);     // 443.4 -> 74*6
+    EXPECT_EQ(weak_seq_len(256, "work", layout::zigzag, 4), 512);
+    EXPECT_EQ(weak_seq_len(1, "work", layout::zigzag, 8), 16); // at least one multiple
+    auto l = base();
+    l["seq-len-per-rank"] = {"256"};
+    l["seq-rule"] = {"memory", "work"};
+    const auto cases = find_job("ring_attention").plan(l, ranks(2));
+    ASSERT_EQ(cases.size(), 2u);
+    EXPECT_EQ(cases[0].values.text("seq-len"), "512");
+    EXPECT_EQ(cases[0].values.text("scaling"), "weak");
+    EXPECT_EQ(cases[1].values.text("seq-len"), "364");
+    EXPECT_EQ(read_attention_problem(cases[1].values).seq_len, 364);
+    // Without --seq-len-per-rank the rule is not part of the case.
+    auto strong = base();
+    strong["seq-rule"] = {"memory"};
+    EXPECT_FALSE(find_job("ring_attention").plan(strong, ranks(2)).at(0).values.has("seq-rule"));
+    l["seq-rule"] = {"flat"};
+    EXPECT_THROW(find_job("ring_attention").plan(l, ranks(2)), config_error);
+    l["seq-rule"] = {"memory"};
+    l["seq-len-per-rank"] = {"3"}; // S = 6 is not divisible by 2P = 4 (zigzag)
+    EXPECT_THROW(find_job("ring_attention").plan(l, ranks(2)), config_error);
+    l["seq-len-per-rank"] = {"256"};
+    l["seq-preset"] = {"document"};
+    EXPECT_THROW(find_job("context_parallel").plan(l, ranks(2)), config_error);
+}
+
+TEST(attention_data, shards_are_rows_of_the_global_tensor) {
+    attention_problem pr;
+    pr.seq_len = 16;
+    pr.batch = 2;
+    pr.heads = 2;
+    pr.kv_heads = 1;
+    std::vector<std::int64_t> all(16);
+    for (int i = 0; i < 16; ++i)
+        all[i] = i;
+    std::vector<float> global(2 * 2 * 16 * 64), shard(2 * 2 * 2 * 64);
+    fill_shard(tensor_id::q, 3, pr, 0, 2, all, global.data());
+    const std::vector<std::int64_t> pos = {5, 11};
+    fill_shard(tensor_id::q, 3, pr, 0, 2, pos, shard.data());
+    for (int bh = 0; bh < 4; ++bh)
+        for (int i = 0; i < 2; ++i)
+            for (int d = 0; d < 64; ++d)
+                EXPECT_EQ(shard[(bh * 2 + i) * 64 + d], global[(bh * 16 + pos[i]) * 64 + d]);
+}

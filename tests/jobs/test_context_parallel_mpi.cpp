@@ -1,0 +1,208 @@
+// context_parallel at np=1, 2, 4: every variant x causal x pass against the reference kernel
+// on the seeded inputs ring attention uses (through the run loop, as the launcher runs it);
+// hybrid at every Ulysses degree u that divides P (np=1: u=1; np=2: u=1, 2; np=4: u=1, 2,
+// 4); the Ulysses exchange's row placement; and each case's declared comm bytes against
+// the bytes a counting communicator sees it send.
+#include "comm/communicator.hpp"
+#include "jobs/attention_common.hpp"
+#include "jobs/registry.hpp"
+#include "jobs/ulysses_exchange.hpp"
+#include "kernels/layout.hpp"
+#include "src/engine/run_loop.hpp"
+#include "tests/support/counting_communicator.hpp"
+
+#include "kernels/device.hpp"
+
+#include <gtest/gtest.h>
+#include <memory>
+
+using namespace ringscale;
+using ringscale::testing_support::counting_communicator;
+
+namespace {
+
+struct cp_case {
+    std::string variant = "allgather", causal = "1", pass = "fwd", layout = "zigzag";
+    std::string u = "0", kv_heads = "4";
+};
+
+jobs::param_lists lists_of(const cp_case& c) {
+    return {{"seq-len", {"256"}},   {"seq-preset", {""}},       {"batch", {"2"}},
+            {"heads", {"4"}},       {"kv-heads", {c.kv_heads}}, {"head-dim", {"64"}},
+            {"causal", {c.causal}}, {"pass", {c.pass}},         {"layout", {c.layout}},
+            {"overlap", {"on"}},    {"variant", {c.variant}},   {"ulysses-degree", {c.u}}};
+}
+
+jobs::launch_info launch_of(const comm::communicator& world) {
+    jobs::launch_info launch;
+    launch.world_size = world.size();
+    launch.host_bytes_per_rank = 1ull << 30;
+    return launch;
+}
+
+case_record run(const cp_case& c) {
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    launch_config cfg;
+    cfg.jobs = {"context_parallel"};
+    cfg.params = lists_of(c);
+    cfg.warmup = 1;
+    cfg.iters = 2;
+    cfg.validate = validate_mode::on;
+    const auto launch = launch_of(*world);
+    const auto cases = plan_launch(cfg, launch);
+    EXPECT_EQ(cases.size(), 1u);
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
+    return run_case(cases.at(0), cfg, ctx);
+}
+
+void expect_valid(const cp_case& c) {
+    const auto rec = run(c);
+    const std::string what = c.variant + " u=" + c.u + " causal=" + c.causal + " " + c.pass + " " +
+                             c.layout + " kv-heads=" + c.kv_heads;
+    EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << what << ": " << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
+    EXPECT_LT(jobs::attr_number(rec.flat(), "max_abs_err"), 1e-4) << what;
+}
+
+int world_size() {
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    return world->size();
+}
+
+// Every Ulysses degree the hybrid can run with on this many ranks (kv-heads 4).
+std::vector<std::string> hybrid_degrees() {
+    std::vector<std::string> out;
+    for (int u = 1; u <= world_size(); ++u)
+        if (world_size() % u == 0 && 4 % u == 0)
+            out.push_back(std::to_string(u));
+    return out;
+}
+
+} // namespace
+
+class context_parallel_mpi
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*>> {};
+
+TEST_P(context_parallel_mpi, matches_reference) {
+    const auto [variant, causal, pass] = GetParam();
+    cp_case c;
+    c.variant = variant;
+    c.causal = causal;
+    c.pass = pass;
+    if (c.variant == "allgather") {
+        c.kv_heads = "2"; // grouped-query attention
+        expect_valid(c);
+    } else if (c.variant == "ulysses") {
+        expect_valid(c);
+    } else {
+        for (const auto& u : hybrid_degrees()) {
+            c.u = u;
+            expect_valid(c);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(all, context_parallel_mpi,
+                         ::testing::Combine(::testing::Values("allgather", "ulysses", "hybrid"),
+                                            ::testing::Values("0", "1"),
+                                            ::testing::Values("fwd", "fwd+bwd")));
+
+TEST(context_parallel_mpi_extra, other_layouts_and_gqa_match_reference) {
+    cp_case c;
+    c.pass = "fwd+bwd";
+    for (const char* layout : {"contiguous", "striped"}) {
+        c.layout = layout;
+        c.variant = "allgather";
+        expect_valid(c);
+        c.variant = "ulysses";
+        expect_valid(c);
+        c.variant = "hybrid";
+        c.u = hybrid_degrees().back() == "4" ? "2" : "1"; // a ring of Ulysses groups at np=4
+        expect_valid(c);
+    }
+    if (world_size() <= 2) { // GQA under Ulysses: kv-heads 2 still divisible by P
+        c = cp_case();
+        c.variant = "ulysses";
+        c.kv_heads = "2";
+        c.pass = "fwd+bwd";
+        expect_valid(c);
+    }
+}
+
+// Rows land where they belong: head h, global position s of tensor [B, H, S, D] holds the
+// value 1000*h + s + 0.25*b in every element, so any misplaced row is visible.
+TEST(ulysses_exchange, places_rows_in_group_order_and_back) {
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    const int p = world->size(), me = world->rank();
+    const std::int64_t batch = 2, heads = 4 * p, s = 8 * p, d = 3;
+    std::vector<std::vector<std::int64_t>> pos;
+    for (int r = 0; r < p; ++r)
+        pos.push_back(kernels::layout_positions(kernels::layout::zigzag, s, p, r));
+    const auto dev = kernels::make_cpu_device();
+    const auto lay = jobs::make_ulysses_layout(*world, *dev, batch, d, pos);
+    const std::int64_t n = s / p, hp = heads / p;
+    auto value = [](std::int64_t b, std::int64_t h, std::int64_t at) {
+        return static_cast<float>(1000 * h + at) + 0.25f * static_cast<float>(b);
+    };
+    std::vector<float> seq(static_cast<std::size_t>(batch * heads * n * d));
+    for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t h = 0; h < heads; ++h)
+            for (std::int64_t t = 0; t < n; ++t)
+                for (std::int64_t e = 0; e < d; ++e)
+                    seq[static_cast<std::size_t>(((b * heads + h) * n + t) * d + e)] =
+                        value(b, h, pos[static_cast<std::size_t>(me)][static_cast<std::size_t>(t)]);
+    std::vector<float> by_head(seq.size()), back(seq.size(), -1.0f);
+    jobs::ulysses_scratch scratch;
+    phase_timer timer;
+    jobs::ulysses_to_heads(lay, {{seq.data(), by_head.data(), heads}}, scratch, timer);
+    std::int64_t wrong = 0;
+    for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t h = 0; h < hp; ++h)
+            for (std::int64_t at = 0; at < s; ++at) // the whole sequence, ascending
+                wrong += by_head[static_cast<std::size_t>(((b * hp + h) * s + at) * d)] !=
+                         value(b, me * hp + h, at);
+    EXPECT_EQ(wrong, 0);
+    jobs::ulysses_to_sequence(lay, {{by_head.data(), back.data(), heads}}, scratch, timer);
+    EXPECT_EQ(back, seq);
+}
+
+class context_parallel_bytes
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+// The figure each case declares is what it sends: a counting communicator (sub-communicators
+// from split() count too) runs one iteration.
+TEST_P(context_parallel_bytes, declared_equals_sent) {
+    const auto [variant, pass] = GetParam();
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    counting_communicator counting(*world);
+    const std::string v = variant;
+    const bool ring = v == "ring";
+    cp_case c;
+    c.variant = ring ? "allgather" : v;
+    c.u = hybrid_degrees().size() > 2 ? "2" : "1";
+    c.pass = pass;
+    const auto& job = jobs::find_job(ring ? "ring_attention" : "context_parallel");
+    const auto plans = job.plan(lists_of(c), launch_of(*world));
+    ASSERT_EQ(plans.size(), 1u);
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{counting, *world, *dev, launch_of(*world), 1, false, 3};
+    auto cs = job.make_case(plans[0], ctx);
+    cs->setup();
+    phase_timer timer;
+    counting.reset();
+    cs->iterate(timer);
+    const double declared = jobs::attr_number(cs->describe(), "comm_bytes_per_iter");
+    EXPECT_DOUBLE_EQ(declared, static_cast<double>(counting.bytes_sent()))
+        << plans[0].variant << " " << pass;
+    EXPECT_EQ(counting.uncounted_calls(), 0u);
+    if (world->size() > 1) {
+        EXPECT_GT(declared, 0.0);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(all, context_parallel_bytes,
+                         ::testing::Combine(::testing::Values("ring", "allgather", "ulysses",
+                                                              "hybrid"),
+                                            ::testing::Values("fwd", "fwd+bwd")));

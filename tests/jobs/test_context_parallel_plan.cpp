@@ -1,0 +1,170 @@
+// context_parallel's planning rules (pure, no MPI): variant names and the automatic Ulysses
+// degree, one clear config_error per bad input, preset skips, the memory estimate's growth,
+// and the closing comparison table.
+#include "jobs/attention_common.hpp"
+#include "jobs/registry.hpp"
+#include "src/base/error.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+using namespace ringscale::jobs;
+
+namespace {
+
+param_lists base(const std::string& variant, const std::string& u = "0") {
+    return {{"seq-len", {"1K"}},    {"seq-preset", {""}},   {"batch", {"1"}},
+            {"heads", {"8"}},       {"kv-heads", {"0"}},    {"head-dim", {"64"}},
+            {"causal", {"1"}},      {"pass", {"fwd"}},      {"layout", {"zigzag"}},
+            {"variant", {variant}}, {"ulysses-degree", {u}}};
+}
+
+launch_info ranks(int p) {
+    launch_info l;
+    l.world_size = p;
+    l.host_bytes_per_rank = 8ull << 30;
+    return l;
+}
+
+const job& cp() {
+    return find_job("context_parallel");
+}
+
+// The config_error's message, or "" when planning succeeds.
+std::string plan_error(const param_lists& l, int p) {
+    try {
+        cp().plan(l, ranks(p));
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST(context_parallel_plan, variant_names_and_automatic_ulysses_degree) {
+    auto l = base("allgather");
+    l["variant"] = {"allgather", "ulysses", "hybrid"};
+    const auto cases = cp().plan(l, ranks(4));
+    ASSERT_EQ(cases.size(), 3u);
+    EXPECT_EQ(cases[0].variant, "allgather");
+    EXPECT_EQ(cases[1].variant, "ulysses");
+    EXPECT_EQ(cases[2].variant, "hybrid/u2"); // largest divisor u of 4 with u*u <= 4
+    EXPECT_EQ(cp().plan(base("hybrid"), ranks(2)).at(0).variant, "hybrid/u1");
+    EXPECT_EQ(cp().plan(base("hybrid"), ranks(8)).at(0).variant, "hybrid/u2");
+    auto sixteen = base("hybrid");
+    sixteen["seq-len"] = {"4K"};
+    EXPECT_EQ(cp().plan(sixteen, ranks(16)).at(0).variant, "hybrid/u4");
+    EXPECT_EQ(cp().plan(base("hybrid", "4"), ranks(4)).at(0).variant, "hybrid/u4");
+}
+
+TEST(context_parallel_plan, ulysses_degree_sweep_does_not_repeat_other_variants) {
+    auto l = base("allgather");
+    l["variant"] = {"allgather", "hybrid"};
+    l["ulysses-degree"] = {"1", "2", "0"}; // 0 resolves to 2 at P=4: a repeat
+    const auto cases = cp().plan(l, ranks(4));
+    ASSERT_EQ(cases.size(), 3u);
+    EXPECT_EQ(cases[0].variant, "allgather");
+    EXPECT_EQ(cases[1].variant, "hybrid/u1");
+    EXPECT_EQ(cases[2].variant, "hybrid/u2");
+}
+
+TEST(context_parallel_plan, bad_input_names_the_constraint) {
+    auto l = base("ulysses");
+    l["heads"] = {"6"};
+    std::string e = plan_error(l, 4);
+    EXPECT_NE(e.find("--heads 6 is not divisible by the 4 ranks"), std::string::npos) << e;
+    l["variant"] = {"allgather"}; // all-gather has no head constraint
+    EXPECT_EQ(plan_error(l, 4), "");
+
+    l = base("ulysses");
+    l["kv-heads"] = {"2"};
+    e = plan_error(l, 4);
+    EXPECT_NE(e.find("--kv-heads 2 is below the 4 ranks"), std::string::npos) << e;
+    EXPECT_EQ(plan_error(l, 2), ""); // 2 kv-heads over 2 ranks is fine
+
+    e = plan_error(base("hybrid", "3"), 4);
+    EXPECT_NE(e.find("--ulysses-degree 3 does not divide the 4 ranks"), std::string::npos) << e;
+    e = plan_error(base("hybrid", "8"), 4);
+    EXPECT_NE(e.find("does not divide"), std::string::npos) << e;
+
+    l = base("hybrid", "4");
+    l["kv-heads"] = {"2"};
+    e = plan_error(l, 4);
+    EXPECT_NE(e.find("--kv-heads 2 is below --ulysses-degree 4"), std::string::npos) << e;
+
+    l = base("hybrid", "2");
+    l["heads"] = {"6"};
+    l["kv-heads"] = {"3"};
+    e = plan_error(l, 4);
+    EXPECT_NE(e.find("--kv-heads 3 is not divisible by --ulysses-degree 2"), std::string::npos)
+        << e;
+
+    EXPECT_NE(plan_error(base("gossip"), 2).find("--variant"), std::string::npos);
+    l = base("allgather");
+    l["seq-len"] = {"1004"}; // not divisible by 2P = 8 for zigzag
+    EXPECT_NE(plan_error(l, 4), "");
+    for (const auto& msg : {plan_error(base("hybrid", "3"), 4), plan_error(l, 4)})
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+}
+
+TEST(context_parallel_plan, preset_cases_that_cannot_run_are_skipped) {
+    auto l = base("ulysses");
+    l["seq-preset"] = {"document"};
+    l["heads"] = {"6"};
+    const auto cases = cp().plan(l, ranks(4));
+    ASSERT_EQ(cases.size(), 4u);
+    for (const auto& c : cases) {
+        EXPECT_TRUE(c.skippable);
+        EXPECT_NE(c.skip_reason.find("--heads 6"), std::string::npos) << c.skip_reason;
+    }
+}
+
+TEST(context_parallel_plan, allgather_memory_grows_with_the_sequence) {
+    auto bytes = [](const std::string& variant, const std::string& seq, int p) {
+        auto l = base(variant);
+        l["seq-len"] = {seq};
+        l["heads"] = {"32"};
+        l["pass"] = {"fwd+bwd"};
+        auto c = cp().plan(l, ranks(p)).at(0);
+        EXPECT_FALSE(c.validate_by_default); // S > 8K: no validation term
+        return static_cast<double>(c.bytes_per_rank - (8u << 20));
+    };
+    // All-gather holds every rank's K/V: linear in S, and it hardly shrinks with more ranks,
+    // while a sequence-sharded scheme's memory falls as 1/P.
+    EXPECT_NEAR(bytes("allgather", "128K", 8) / bytes("allgather", "64K", 8), 2.0, 1e-9);
+    EXPECT_LT(bytes("allgather", "64K", 8) / bytes("allgather", "64K", 32), 2.0);
+    EXPECT_NEAR(bytes("ulysses", "64K", 8) / bytes("ulysses", "64K", 32), 4.0, 1e-9);
+    EXPECT_GT(bytes("allgather", "64K", 32), 2 * bytes("ulysses", "64K", 32));
+    EXPECT_GT(bytes("hybrid", "64K", 8), bytes("ulysses", "64K", 8)); // ring buffers on top
+}
+
+TEST(context_parallel_plan, comparison_table_groups_schemes_and_marks_the_fastest) {
+    auto l = base("allgather");
+    l["overlap"] = {"on"};
+    case_plan ring = find_job("ring_attention").plan(l, ranks(2)).at(0);
+    case_plan ag = cp().plan(l, ranks(2)).at(0);
+    auto summary = [](const case_plan& p, double t, const std::string& status) {
+        case_summary s;
+        s.plan = &p;
+        s.world_size = 2;
+        s.median_time_s = t;
+        s.median_comm_wait_s = t / 4;
+        s.peak_host_bytes = 3u << 20;
+        s.attrs = {{"flops_per_iter", 1e9}, {"comm_bytes_per_iter", 2048.0}, {"status", status}};
+        return s;
+    };
+    EXPECT_EQ(attention_comparison_table({summary(ring, 0.5, "ok")}), ""); // no context_parallel
+    const std::string table =
+        attention_comparison_table({summary(ring, 0.5, "ok"), summary(ag, 0.25, "ok")});
+    EXPECT_NE(table.find("ring/zigzag"), std::string::npos) << table;
+    const auto ag_row = table.substr(table.find("allgather"));
+    EXPECT_NE(ag_row.find("<- fastest"), std::string::npos) << table;
+    EXPECT_NE(ag_row.find("2.00"), std::string::npos) << table;   // 1e9 / 0.25 s / 2 ranks
+    EXPECT_NE(ag_row.find("   25 "), std::string::npos) << table; // comm share %
+    EXPECT_EQ(table.find("fastest"), table.rfind("fastest"));
+    const std::string failed =
+        attention_comparison_table({summary(ring, 0.5, "failed"), summary(ag, 0.25, "ok")});
+    EXPECT_EQ(failed.find("ring/zigzag"), std::string::npos) << failed;
+    EXPECT_EQ(failed.find("fastest"), std::string::npos) << failed; // a group of one
+}

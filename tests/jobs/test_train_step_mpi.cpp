@@ -1,0 +1,149 @@
+// train_step at np=1, 2, 4: every data-parallel variant (and FSDP with prefetch), and the
+// dp x cp grid with ring, all-gather and Ulysses attention, each through the run loop with
+// validation on: step-1 gradient, parameters after 3 steps and every loss against the
+// single-rank run on the same global batch. Grids: np=1 1x1; np=2 2x1 and 1x2; np=4 4x1
+// and 2x2. The cp cores' declared bytes against what a counting communicator sees them send.
+#include "comm/communicator.hpp"
+#include "jobs/registry.hpp"
+#include "jobs/train_problem.hpp"
+#include "src/engine/run_loop.hpp"
+#include "tests/support/counting_communicator.hpp"
+
+#include "kernels/device.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+
+namespace {
+
+// Defaults with a tiny model: 2 layers of `hidden` = `heads` heads of 64, vocab 64, sequences
+// of 64 tokens, `tokens` per step.
+jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
+    jobs::param_lists l;
+    for (const auto& o : jobs::find_job("train_step").options())
+        l[o.name] = {o.default_value};
+    l["layers"] = {"2"};
+    l["hidden"] = {std::to_string(hidden)};
+    l["heads"] = {std::to_string(heads)};
+    l["vocab"] = {"64"};
+    l["train-seq-len"] = {"64"};
+    l["tokens"] = {std::to_string(tokens)};
+    return l;
+}
+
+case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
+                const std::string& prefetch = "off") {
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    launch_config cfg;
+    cfg.jobs = {"train_step"};
+    cfg.params = tiny_model(128, 2, 256);
+    cfg.params["bucket-mb"] = {"0.2"}; // several DDP buckets
+    cfg.params["dp-variant"] = {dp_variant};
+    cfg.params["cp"] = {std::to_string(cp)};
+    cfg.params["cp-variant"] = {cp_variant};
+    cfg.params["prefetch"] = {prefetch};
+    cfg.warmup = 1;
+    cfg.iters = 2;
+    cfg.validate = validate_mode::on;
+    jobs::launch_info launch;
+    launch.world_size = world->size();
+    launch.host_bytes_per_rank = 1ull << 30;
+    const auto cases = plan_launch(cfg, launch);
+    EXPECT_EQ(cases.size(), 1u);
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
+    return run_case(cases.at(0), cfg, ctx);
+}
+
+void expect_valid(const case_record& rec) {
+    ASSERT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+        << std::get<std::string>(rec.flat().at("error"));
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1);
+    EXPECT_LE(jobs::attr_number(rec.flat(), "validate_grad_max_abs_err"),
+              jobs::attr_number(rec.flat(), "validate_grad_tolerance"));
+    EXPECT_GT(jobs::attr_number(rec.flat(), "validate_grad_tolerance"), 0);
+    const auto& loss = rec.per_iteration.at("loss");
+    ASSERT_EQ(loss.size(), 3u);
+    EXPECT_LT(loss.back(), loss.front()); // training makes progress
+    for (const char* k : {"param_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes"})
+        EXPECT_GT(rec.per_rank.at(k).at(0), 0) << k;
+}
+
+int world_size() {
+    return comm::make_world("mpi", comm::memory_space::host)->size();
+}
+
+} // namespace
+
+class train_step_dp : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(train_step_dp, matches_single_rank_run) {
+    expect_valid(run(GetParam(), 1));
+}
+
+INSTANTIATE_TEST_SUITE_P(all, train_step_dp, ::testing::Values("ddp", "zero1", "fsdp"));
+
+TEST(train_step_mpi, fsdp_with_prefetch_matches_single_rank_run) {
+    expect_valid(run("fsdp", 1, "ring", "on"));
+}
+
+TEST(train_step_mpi, sharded_state_shrinks_with_ranks) {
+    const auto ddp = run("ddp", 1), zero1 = run("zero1", 1), fsdp = run("fsdp", 1);
+    const int p = world_size();
+    const double full = ddp.per_rank.at("optimizer_bytes").at(0);
+    EXPECT_NEAR(zero1.per_rank.at("optimizer_bytes").at(0), full / p, 64.0 * p);
+    EXPECT_LE(fsdp.per_rank.at("param_bytes").at(0),
+              ddp.per_rank.at("param_bytes").at(0) / p + 64.0 * p * 8);
+}
+
+class train_step_cp : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(train_step_cp, dp_by_cp_grid_matches_single_rank_run) {
+    if (world_size() % 2 != 0)
+        GTEST_SKIP() << "cp = 2 needs an even number of ranks";
+    const auto [dp_variant, cp_variant] = GetParam();
+    const auto rec = run(dp_variant, 2, cp_variant);
+    expect_valid(rec);
+    EXPECT_EQ(jobs::attr_number(rec.flat(), "dp"), world_size() / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(all, train_step_cp,
+                         ::testing::Combine(::testing::Values("ddp", "zero1", "fsdp"),
+                                            ::testing::Values("ring", "allgather", "ulysses")));
+
+class train_step_cp_bytes : public ::testing::TestWithParam<const char*> {};
+
+// cp = P, dp = 1: every byte the counting communicator sees comes from the cp core (the
+// size-1 DDP group's allreduce is counted only as a call), so it must equal the core's figure.
+TEST_P(train_step_cp_bytes, declared_equals_sent) {
+    auto world = comm::make_world("mpi", comm::memory_space::host);
+    testing_support::counting_communicator counting(*world);
+    const auto& job = jobs::find_job("train_step");
+    auto l = tiny_model(256, 4, 128);
+    l["cp"] = {std::to_string(world->size())};
+    l["cp-variant"] = {GetParam()};
+    jobs::launch_info launch;
+    launch.world_size = world->size();
+    launch.host_bytes_per_rank = 1ull << 30;
+    const auto plans = job.plan(l, launch);
+    ASSERT_EQ(plans.size(), 1u);
+    const auto pr = jobs::read_train_problem(plans[0].values, world->size());
+    const auto dev = kernels::make_cpu_device();
+    jobs::run_context ctx{counting, *world, *dev, launch, 1, false, 3};
+    auto cs = job.make_case(plans[0], ctx);
+    cs->setup();
+    phase_timer timer;
+    counting.reset();
+    cs->iterate(timer);
+    EXPECT_DOUBLE_EQ(pr.cp_comm_bytes_per_step(), static_cast<double>(counting.bytes_sent()))
+        << GetParam();
+    EXPECT_DOUBLE_EQ(jobs::attr_number(cs->describe(), "comm_bytes_per_iter"),
+                     pr.dp_comm_bytes_per_step() + pr.cp_comm_bytes_per_step());
+    if (world->size() > 1) {
+        EXPECT_GT(pr.cp_comm_bytes_per_step(), 0.0);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(all, train_step_cp_bytes,
+                         ::testing::Values("ring", "allgather", "ulysses"));

@@ -1,0 +1,397 @@
+// CUDA attention kernels (forward, delta, backward) against the double reference
+// (kernels/attention_ref.hpp) on seeded inputs first rounded to bf16 / fp16, so the reference
+// sees exactly the values the kernels read. Every test skips without a device.
+//
+// Tolerances, with u the unit roundoff of the input type (bf16 2^-8, fp16 2^-11): the kernels
+// round P (and dS) to the input type before their GEMMs and accumulate in fp32, so
+//   O:          |O - O_ref| <= 2u * max|V|     (P rounding moves O by at most u * max|V|)
+//   LSE:        |LSE - LSE_ref| <= 1e-3        (scores and sums stay fp32; -inf exact)
+//   dQ, dK, dV: |g - g_ref| <= 4u * max|g_ref| (P and dS rounding, errors add up randomly)
+// A masking or fragment-layout bug moves values by O(max|ref|), far outside these.
+//
+// The kernel tests run once per attention path (attention_path.hpp): sm80 (mma.sync) and
+// sm90 (wgmma + TMA; skipped, saying why, unless this build has sm_90a and the GPU is 9.0).
+#include "kernels/attention_cpu.hpp"
+#include "kernels/attention_ref.hpp"
+#include "kernels/cuda/attention_bwd.cuh"
+#include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/attention_path.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/layout.hpp"
+#include "kernels/random.hpp"
+#include "src/base/error.hpp"
+#include "tests/support/gpu_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace ringscale::kernels;
+namespace kc = ringscale::kernels::cuda;
+using pos_t = std::vector<std::int64_t>;
+using kc::attn_dtype;
+
+namespace ringscale::kernels::cuda {
+// Test names show the dtype by name ("GetParam() = (bf16, 64, true)").
+void PrintTo(attn_dtype dtype, std::ostream* os) {
+    *os << to_string(dtype);
+}
+void PrintTo(attn_path path, std::ostream* os) {
+    *os << to_string(path);
+}
+} // namespace ringscale::kernels::cuda
+
+namespace {
+
+float unit_roundoff(attn_dtype dtype) {
+    return dtype == attn_dtype::bf16 ? 0x1p-8f : 0x1p-11f;
+}
+
+pos_t iota_pos(std::int64_t n, std::int64_t first = 0) {
+    pos_t p(static_cast<std::size_t>(n));
+    std::iota(p.begin(), p.end(), first);
+    return p;
+}
+
+float max_abs(const std::vector<float>& x) {
+    float m = 0.0f;
+    for (const float v : x)
+        m = std::isfinite(v) ? std::max(m, std::fabs(v)) : m;
+    return m;
+}
+
+/// |got - want| <= tol everywhere (infinities must match exactly); reports the worst error
+/// either way, so a first GPU run can calibrate the tolerances.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float tol,
+                  const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    std::size_t bad = 0, worst_at = 0;
+    float worst = 0.0f;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const bool inf = std::isinf(want[i]);
+        const float err = inf ? (got[i] == want[i] ? 0.0f : INFINITY) : std::fabs(got[i] - want[i]);
+        if (!(err <= worst)) { // also catches NaN
+            worst = std::isnan(err) ? INFINITY : err;
+            worst_at = i;
+        }
+        if (!(err <= tol) && bad++ < 3)
+            ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs ref " << want[i];
+    }
+    std::printf("[   info   ] %-6s max |err| %.3g at %zu (tol %.3g)\n", what.c_str(), worst,
+                worst_at, tol);
+    EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " outside " << tol;
+}
+
+/// A tensor on the device in the input type, and the fp32 values it holds (the seeded fp32
+/// values rounded to nearest-even by the device, widened back).
+struct dev_input {
+    kc::device_buffer<std::uint16_t> data;
+    std::vector<float> rounded;
+};
+
+dev_input to_device(const std::vector<float>& host, attn_dtype dtype) {
+    kc::device_buffer<float> f32(host);
+    dev_input t{kc::device_buffer<std::uint16_t>(host.size()), {}};
+    kc::to_attn_dtype_cuda(dtype, host.size(), f32.data(), t.data.data());
+    kc::from_attn_dtype_cuda(dtype, host.size(), t.data.data(), f32.data());
+    t.rounded = f32.to_host();
+    return t;
+}
+
+std::vector<float> seeded(std::int64_t n, std::uint64_t seed, float scale) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    fill_uniform(v.data(), v.size(), seed, 0, scale);
+    return v;
+}
+
+/// B=2, H=4, Hkv=2 (GQA), sizes not multiples of any tile. Q, K in [-2, 2) (peaked softmax),
+/// V, dO in [-1, 1).
+attention_shape make_shape(std::int64_t q_len, std::int64_t k_len, std::int64_t head_dim,
+                           bool causal) {
+    attention_shape s;
+    s.batch = 2;
+    s.heads = 4;
+    s.kv_heads = 2;
+    s.q_len = q_len;
+    s.k_len = k_len;
+    s.head_dim = head_dim;
+    s.causal = causal;
+    return s;
+}
+
+struct ref_fwd {
+    std::vector<float> o, lse;
+};
+
+ref_fwd reference_fwd(const attention_shape& s, const std::vector<float>& q,
+                      const std::vector<float>& k, const std::vector<float>& v, const pos_t& qp,
+                      const pos_t& kp) {
+    ref_fwd r{std::vector<float>(q.size()), std::vector<float>(s.batch * s.heads * s.q_len)};
+    attention_fwd_ref(s, q.data(), k.data(), v.data(), qp.data(), kp.data(), r.o.data(),
+                      r.lse.data());
+    return r;
+}
+
+/// (dtype, head_dim, causal, path) for the parameterised tests, named e.g.
+/// bf16_d128_causal_sm90.
+using fwd_case = std::tuple<attn_dtype, int, bool, kc::attn_path>;
+
+std::string case_name(const testing::TestParamInfo<fwd_case>& info) {
+    const auto [dtype, dim, causal, path] = info.param;
+    return std::string(kc::to_string(dtype)) + "_d" + std::to_string(dim) +
+           (causal ? "_causal_" : "_full_") + kc::to_string(path);
+}
+
+/// Runs each test on its path: skips (saying why) where the path cannot run, restores the
+/// automatic choice afterwards.
+class gpu_attention : public testing::TestWithParam<fwd_case> {
+  protected:
+    void SetUp() override {
+        RINGSCALE_SKIP_WITHOUT_DEVICE();
+        const kc::attn_path path = std::get<3>(GetParam());
+        kc::set_attention_path(path);
+        try {
+            kc::resolve_attention_path(0);
+        } catch (const ringscale::config_error& e) {
+            GTEST_SKIP() << "path " << kc::to_string(path) << " cannot run here: " << e.what();
+        }
+    }
+    void TearDown() override { kc::set_attention_path(kc::attn_path::automatic); }
+};
+
+} // namespace
+
+// One K/V block at shifted positions: queries 0..76 against keys at 5..97, so under the causal
+// mask queries 0-4 see no key (O = 0, LSE = -inf), tiles are partial on the diagonal and the
+// keys past position 76 are skipped.
+TEST_P(gpu_attention, forward_one_block_matches_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [dtype, dim, causal, path] = GetParam();
+    const attention_shape s = make_shape(77, 93, dim, causal);
+    const pos_t qp = iota_pos(s.q_len), kp = iota_pos(s.k_len, 5);
+    const dev_input q = to_device(seeded(attention_q_elems(s), 1, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(s), 2, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(s), 3, 1.0f), dtype);
+    const ref_fwd want = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
+
+    kc::device_buffer<std::int64_t> d_qp(qp), d_kp(kp);
+    kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+    kc::attention_fwd_init_cuda(s, o.data(), lse.data());
+    kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
+                           {d_qp.data(), d_kp.data()}, o.data(), lse.data());
+    kc::device_synchronize();
+    expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded), "O");
+    expect_close(lse.to_host(), want.lse, 1e-3f, "LSE");
+}
+
+// Many key tiles (555 keys: 9 of the sm80 kernel's 64, 5 of the sm90 kernel's 128, so the
+// sm90 two-stage ring wraps and its barrier phases flip) and several query tiles (333 rows),
+// keys at 40.. so causal rows 0-39 see nothing and the diagonal crosses tiles partially.
+// On sm90 both consumer schedules run: overlapped (default) and serial
+// (RINGSCALE_SM90_OVERLAP=0).
+TEST_P(gpu_attention, forward_many_tiles_matches_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [dtype, dim, causal, path] = GetParam();
+    const attention_shape s = make_shape(333, 555, dim, causal);
+    const pos_t qp = iota_pos(s.q_len, 222), kp = iota_pos(s.k_len, 40 + 222);
+    const dev_input q = to_device(seeded(attention_q_elems(s), 4, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(s), 5, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(s), 6, 1.0f), dtype);
+    const ref_fwd want = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
+
+    for (const char* overlap : {"1", "0"}) {
+        if (path != kc::attn_path::sm90 && overlap[0] == '0')
+            break; // the schedule is the sm90 kernel's
+        ::setenv("RINGSCALE_SM90_OVERLAP", overlap, 1);
+        kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+        kc::attention_fwd_init_cuda(s, o.data(), lse.data());
+        kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
+                               {nullptr, nullptr, qp.front(), kp.front()}, o.data(), lse.data());
+        kc::device_synchronize();
+        const std::string tag = std::string("overlap=") + overlap + " ";
+        expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded),
+                     tag + "O");
+        expect_close(lse.to_host(), want.lse, 1e-3f, tag + "LSE");
+    }
+    ::unsetenv("RINGSCALE_SM90_OVERLAP");
+}
+
+// Ring forward with zigzag sharding over 2 ranks (S = 148, chunks of 37): each rank's
+// queries take its own K/V block, then the other rank's, merged into one (O, LSE).
+TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [dtype, dim, causal, path] = GetParam();
+    const std::int64_t seq = 148;
+    const int ranks = 2;
+    const attention_shape global = make_shape(seq, seq, dim, causal);
+    const dev_input q = to_device(seeded(attention_q_elems(global), 11, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(global), 12, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(global), 13, 1.0f), dtype);
+    attention_shape s = global;
+    s.q_len = s.k_len = seq / ranks;
+    for (int rank = 0; rank < ranks; ++rank) {
+        const pos_t qp = layout_positions(layout::zigzag, seq, ranks, rank);
+        std::vector<float> q_local(attention_q_elems(s));
+        scatter_rows(q.rounded.data(), s.batch * s.heads, seq, dim, qp, q_local.data());
+        attention_shape ref_shape = s;
+        ref_shape.k_len = seq;
+        const ref_fwd want =
+            reference_fwd(ref_shape, q_local, k.rounded, v.rounded, qp, iota_pos(seq));
+
+        const dev_input q_dev = to_device(q_local, dtype); // exact: already rounded
+        kc::device_buffer<std::int64_t> d_qp(qp);
+        kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+        kc::attention_fwd_init_cuda(s, o.data(), lse.data());
+        for (int step = 0; step < ranks; ++step) {
+            const pos_t kp =
+                layout_positions(layout::zigzag, seq, ranks, ring_source_rank(rank, step, ranks));
+            std::vector<float> k_blk(attention_kv_elems(s)), v_blk(k_blk.size());
+            scatter_rows(k.rounded.data(), s.batch * s.kv_heads, seq, dim, kp, k_blk.data());
+            scatter_rows(v.rounded.data(), s.batch * s.kv_heads, seq, dim, kp, v_blk.data());
+            const dev_input dk = to_device(k_blk, dtype), dv = to_device(v_blk, dtype);
+            kc::device_buffer<std::int64_t> d_kp(kp);
+            kc::attention_fwd_cuda(s, dtype, q_dev.data.data(), dk.data.data(), dv.data.data(),
+                                   {d_qp.data(), d_kp.data()}, o.data(), lse.data());
+        }
+        kc::device_synchronize();
+        const std::string tag = "r" + std::to_string(rank);
+        expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded),
+                     tag + " O");
+        expect_close(lse.to_host(), want.lse, 1e-3f, tag + " LSE");
+    }
+}
+
+// Backward of one block against the reference, given the reference's final O and LSE (so
+// the forward's error does not enter): delta on the device, then dQ, dK, dV. Queries 0..100
+// against keys at 3..92: under the causal mask queries 0-2 get no gradient.
+TEST_P(gpu_attention, backward_one_block_matches_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [dtype, dim, causal, path] = GetParam();
+    const attention_shape s = make_shape(101, 90, dim, causal);
+    const pos_t qp = iota_pos(s.q_len), kp = iota_pos(s.k_len, 3);
+    const dev_input q = to_device(seeded(attention_q_elems(s), 21, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(s), 22, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(s), 23, 1.0f), dtype);
+    const dev_input d_o = to_device(seeded(attention_q_elems(s), 24, 1.0f), dtype);
+    const ref_fwd fwd = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
+    std::vector<float> dq_ref(q.rounded.size()), dk_ref(k.rounded.size()), dv_ref(dk_ref.size());
+    attention_bwd_ref(s, q.rounded.data(), k.rounded.data(), v.rounded.data(), d_o.rounded.data(),
+                      qp.data(), kp.data(), dq_ref.data(), dk_ref.data(), dv_ref.data());
+
+    kc::device_buffer<std::int64_t> d_qp(qp), d_kp(kp);
+    kc::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
+    kc::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f)),
+        dk(std::vector<float>(dk_ref.size(), 0.0f)), dv(std::vector<float>(dv_ref.size(), 0.0f));
+    kc::attention_bwd_delta_cuda(s, dtype, o.data(), d_o.data.data(), delta.data());
+    kc::attention_bwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(), d_o.data.data(),
+                           lse.data(), delta.data(), {d_qp.data(), d_kp.data()}, dq.data(),
+                           dk.data(), dv.data());
+    kc::device_synchronize();
+    const float u4 = 4.0f * unit_roundoff(dtype);
+    expect_close(dq.to_host(), dq_ref, u4 * max_abs(dq_ref), "dQ");
+    expect_close(dk.to_host(), dk_ref, u4 * max_abs(dk_ref), "dK");
+    expect_close(dv.to_host(), dv_ref, u4 * max_abs(dv_ref), "dV");
+}
+
+// Ring backward with zigzag sharding over 2 ranks: all queries (S = 148) against the two K/V
+// blocks in turn, with the final LSE of the whole sequence; dQ accumulates over the blocks,
+// each block's dK, dV land in its rows of the global gradient.
+TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [dtype, dim, causal, path] = GetParam();
+    const std::int64_t seq = 148;
+    const int ranks = 2;
+    const attention_shape global = make_shape(seq, seq, dim, causal);
+    const pos_t all = iota_pos(seq);
+    const dev_input q = to_device(seeded(attention_q_elems(global), 31, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(global), 32, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(global), 33, 1.0f), dtype);
+    const dev_input d_o = to_device(seeded(attention_q_elems(global), 34, 1.0f), dtype);
+    const ref_fwd fwd = reference_fwd(global, q.rounded, k.rounded, v.rounded, all, all);
+    std::vector<float> dq_ref(q.rounded.size()), dk_ref(k.rounded.size()), dv_ref(dk_ref.size());
+    attention_bwd_ref(global, q.rounded.data(), k.rounded.data(), v.rounded.data(),
+                      d_o.rounded.data(), all.data(), all.data(), dq_ref.data(), dk_ref.data(),
+                      dv_ref.data());
+
+    attention_shape s = global;
+    s.k_len = seq / ranks;
+    const std::int64_t outer = s.batch * s.kv_heads;
+    kc::device_buffer<std::int64_t> d_qp(all);
+    kc::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
+    kc::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f));
+    kc::attention_bwd_delta_cuda(global, dtype, o.data(), d_o.data.data(), delta.data());
+    std::vector<float> dk_got(dk_ref.size()), dv_got(dv_ref.size());
+    for (int r = 0; r < ranks; ++r) {
+        const pos_t kp = layout_positions(layout::zigzag, seq, ranks, r);
+        std::vector<float> k_blk(attention_kv_elems(s)), v_blk(k_blk.size());
+        scatter_rows(k.rounded.data(), outer, seq, dim, kp, k_blk.data());
+        scatter_rows(v.rounded.data(), outer, seq, dim, kp, v_blk.data());
+        const dev_input dk_in = to_device(k_blk, dtype), dv_in = to_device(v_blk, dtype);
+        kc::device_buffer<std::int64_t> d_kp(kp);
+        kc::device_buffer<float> dk(std::vector<float>(k_blk.size(), 0.0f)),
+            dv(std::vector<float>(k_blk.size(), 0.0f));
+        kc::attention_bwd_cuda(s, dtype, q.data.data(), dk_in.data.data(), dv_in.data.data(),
+                               d_o.data.data(), lse.data(), delta.data(),
+                               {d_qp.data(), d_kp.data()}, dq.data(), dk.data(), dv.data());
+        gather_rows(dk.to_host().data(), outer, seq, dim, kp, dk_got.data());
+        gather_rows(dv.to_host().data(), outer, seq, dim, kp, dv_got.data());
+    }
+    const float u4 = 4.0f * unit_roundoff(dtype);
+    expect_close(dq.to_host(), dq_ref, u4 * max_abs(dq_ref), "dQ");
+    expect_close(dk_got, dk_ref, u4 * max_abs(dk_ref), "dK");
+    expect_close(dv_got, dv_ref, u4 * max_abs(dv_ref), "dV");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    kernels, gpu_attention,
+    testing::Combine(testing::Values(attn_dtype::bf16, attn_dtype::fp16), testing::Values(64, 128),
+                     testing::Bool(), testing::Values(kc::attn_path::sm80, kc::attn_path::sm90)),
+    case_name);
+
+// Plain contiguous positions passed as nullptr + first must give bit-identical results to
+// the same positions passed as arrays (same tiles, same masks, same arithmetic).
+TEST(gpu_attention_positions, contiguous_fast_path_equals_position_arrays) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const attention_shape s = make_shape(200, 150, 128, true);
+    const std::int64_t q_first = 100, k_first = 37;
+    const dev_input q = to_device(seeded(attention_q_elems(s), 41, 2.0f), attn_dtype::bf16);
+    const dev_input k = to_device(seeded(attention_kv_elems(s), 42, 2.0f), attn_dtype::bf16);
+    const dev_input v = to_device(seeded(attention_kv_elems(s), 43, 1.0f), attn_dtype::bf16);
+    kc::device_buffer<std::int64_t> d_qp(iota_pos(s.q_len, q_first)),
+        d_kp(iota_pos(s.k_len, k_first));
+    const std::size_t rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
+    kc::device_buffer<float> o_arr(q.rounded.size()), lse_arr(rows), o_fast(q.rounded.size()),
+        lse_fast(rows);
+    kc::attention_fwd_init_cuda(s, o_arr.data(), lse_arr.data());
+    kc::attention_fwd_init_cuda(s, o_fast.data(), lse_fast.data());
+    kc::attention_fwd_cuda(s, attn_dtype::bf16, q.data.data(), k.data.data(), v.data.data(),
+                           {d_qp.data(), d_kp.data()}, o_arr.data(), lse_arr.data());
+    kc::attention_fwd_cuda(s, attn_dtype::bf16, q.data.data(), k.data.data(), v.data.data(),
+                           {nullptr, nullptr, q_first, k_first}, o_fast.data(), lse_fast.data());
+    kc::device_synchronize();
+    EXPECT_EQ(o_fast.to_host(), o_arr.to_host());
+    EXPECT_EQ(lse_fast.to_host(), lse_arr.to_host());
+}
+
+TEST(gpu_attention_delta, matches_cpu_delta) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const attention_shape s = make_shape(75, 1, 128, false);
+    const auto o = seeded(attention_q_elems(s), 51, 1.0f);
+    const dev_input d_o = to_device(seeded(attention_q_elems(s), 52, 1.0f), attn_dtype::fp16);
+    std::vector<float> want(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
+    attention_bwd_delta(s, o.data(), d_o.rounded.data(), want.data());
+    kc::device_buffer<float> d_o32(o), delta(want.size());
+    kc::attention_bwd_delta_cuda(s, attn_dtype::fp16, d_o32.data(), d_o.data.data(), delta.data());
+    kc::device_synchronize();
+    // 128 fp32 products of O(1) terms summed in fp32 against double: ~1e-6.
+    expect_close(delta.to_host(), want, 1e-5f, "delta");
+}
