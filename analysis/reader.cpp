@@ -95,6 +95,47 @@ case_data read_case(const h5::group& cases, const std::string& name,
     return c;
 }
 
+/// Every case of `cases`, of the file `info` describes: links to one case count once, a
+/// duplicated case group is dropped, and an unreadable case is dropped; one line in
+/// `warnings` per kind of trouble, however many cases it hit (the first one's reason).
+std::vector<case_data> read_cases(const h5::group& cases,
+                                  const std::shared_ptr<const file_info>& info,
+                                  const std::string& config_text,
+                                  std::vector<std::string>* warnings) {
+    const std::string& path = info->path;
+    std::error_code ec;
+    const std::uint64_t max_bytes = fs::file_size(path, ec);
+    std::vector<case_data> out;
+    std::set<std::uint64_t> seen; // object addresses: links to one case count once
+    std::size_t extra_links = 0;
+    std::vector<std::pair<std::string, std::string>> dropped; // case, reason
+    for (const std::string& name : cases.children()) {
+        try {
+            if (!seen.insert(cases.object_address(name)).second) {
+                ++extra_links;
+                continue;
+            }
+            out.push_back(read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
+        } catch (const error& e) {
+            dropped.emplace_back(terminal_text(name), short_reason(e.what()));
+        }
+    }
+    for (const auto& [group, earlier] : drop_duplicate_cases(out))
+        dropped.emplace_back(group, fmt::format("the same case as case {} (same identity and "
+                                                "run): a duplicated case group",
+                                                earlier));
+    if (dropped.size() == 1 && warnings)
+        warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
+                                        dropped[0].first, dropped[0].second));
+    else if (!dropped.empty() && warnings)
+        warnings->push_back(fmt::format("{}: {} cases unreadable, dropped (case {}: {})", path,
+                                        dropped.size(), dropped[0].first, dropped[0].second));
+    if (extra_links > 0 && warnings)
+        warnings->push_back(
+            fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));
+    return out;
+}
+
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() &&
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -164,37 +205,7 @@ std::vector<case_data> read_results_file(const std::string& path,
                 throw error(error_kind::hdf5, "no /cases group");
             return out;
         }
-        const h5::group cases = root.open_group("cases");
-        const std::uint64_t max_bytes = fs::file_size(path, ec);
-        std::set<std::uint64_t> seen; // object addresses: links to one case count once
-        std::size_t extra_links = 0;
-        std::vector<std::pair<std::string, std::string>> dropped; // case, reason
-        for (const std::string& name : cases.children()) {
-            try {
-                if (!seen.insert(cases.object_address(name)).second) {
-                    ++extra_links;
-                    continue;
-                }
-                out.push_back(
-                    read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
-            } catch (const error& e) {
-                dropped.emplace_back(terminal_text(name), short_reason(e.what()));
-            }
-        }
-        for (const auto& [group, earlier] : drop_duplicate_cases(out))
-            dropped.emplace_back(group, fmt::format("the same case as case {} (same identity and "
-                                                    "run): a duplicated case group",
-                                                    earlier));
-        // One line per file however many of its cases were dropped: the first one's reason.
-        if (dropped.size() == 1 && warnings)
-            warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
-                                            dropped[0].first, dropped[0].second));
-        else if (!dropped.empty() && warnings)
-            warnings->push_back(fmt::format("{}: {} cases unreadable, dropped (case {}: {})", path,
-                                            dropped.size(), dropped[0].first, dropped[0].second));
-        if (extra_links > 0 && warnings)
-            warnings->push_back(
-                fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));
+        out = read_cases(root.open_group("cases"), info, config_text, warnings);
     } catch (const error& e) {
         if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
             throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));
