@@ -2,6 +2,7 @@
 
 #include "cases.hpp"
 #include "src/base/error.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -39,7 +40,7 @@ std::uint64_t file_hash(const std::string& path, std::uint64_t& size) {
 } // namespace
 
 std::string launch_key(const std::string& path, const std::map<std::string, attr_value>& root) {
-    const std::string id = root_text(root, "launch_id");
+    const std::string id = root_text(root, schema::root_attr::launch_id);
     if (!id.empty())
         return fmt::format("id:{}|{}|{}", root_text(root, "created_utc"),
                            root_text(root, "git_commit"), id);

@@ -155,15 +155,15 @@ stored_case read_case_v2(const h5::group& g, std::uint64_t max_bytes) {
             c.flat[k] = std::move(v); // later groups win: outcome over derived over identity
         }
     }
-    const auto status = c.flat.find("status");
-    c.status = status == c.flat.end() ? "ok" : status->second.text;
+    const auto status = c.flat.find(schema::attr::status);
+    c.status = status == c.flat.end() ? schema::status::ok : status->second.text;
     if (!c.identity.count("job") || c.identity.at("job").text.empty())
         refuse("attribute 'job' is missing");
     c.has_data = g.exists(schema::ds_time_s);
-    if (!c.has_data && c.status == "ok")
+    if (!c.has_data && c.status == schema::status::ok)
         refuse("dataset 'time_s' is missing");
     if (c.has_data)
-        c.data = read_case_arrays(g, c.flat, c.status == "ok", max_bytes);
+        c.data = read_case_arrays(g, c.flat, c.status == schema::status::ok, max_bytes);
     return c;
 }
 

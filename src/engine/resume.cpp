@@ -45,7 +45,7 @@ std::string completed_key(const h5::group& cases, const std::string& name,
     try {
         const h5::group c = cases.open_group(name);
         const stored::stored_case s = stored::read_case_v2(c, max_bytes);
-        if (s.status != "ok" || !c.exists(schema::ds_case_key))
+        if (s.status != schema::status::ok || !c.exists(schema::ds_case_key))
             return "";
         key = c.read_string(schema::ds_case_key);
     } catch (const error& e) {
@@ -65,14 +65,15 @@ std::map<std::string, std::string> read_completed_cases(const std::string& file_
     std::map<std::string, std::string> done;
     const h5::file f = h5::file::open_read(path.string());
     const h5::group root = f.root();
-    const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "";
+    const std::string schema =
+        root.has_attr(schema::root_attr::schema) ? root.attr_string(schema::root_attr::schema) : "";
     if (schema == schema::version_1)
         throw std::runtime_error(fmt::format("a {} file of an older ringscale (its cases are "
                                              "keyed differently and run again)",
                                              schema::version_1));
     if (schema != schema::version)
         throw std::runtime_error(fmt::format("not a {} file", schema::version));
-    const h5::group cases = root.open_group("cases");
+    const h5::group cases = root.open_group(schema::cases_group);
     std::error_code ec;
     const std::uint64_t max_bytes = fs::file_size(path, ec);
     for (const auto& name : cases.children()) {
