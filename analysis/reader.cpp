@@ -141,6 +141,7 @@ case_data read_case(const h5::group& cases, const std::string& name,
     if (c.job.empty())
         throw error(error_kind::hdf5, "attribute 'job' is missing");
     c.world_size = static_cast<int>(c.number("world_size").value_or(0));
+    add_identity_defaults(c);
     if (!g.exists("time_s")) {
         if (c.ok())
             throw error(error_kind::hdf5, "dataset 'time_s' is missing");
