@@ -115,7 +115,7 @@ std::pair<int, int> topology(const case_data& c) {
 std::string case_key(const case_data& c) {
     const auto [nodes, per_node] = topology(c);
     std::string key =
-        fmt::format("{}|{}|P={}|{}x{}", c.job, c.variant, c.world_size, nodes, per_node);
+        fmt::format("{}|{}|P={}|nodes={}x{}", c.job, c.variant, c.world_size, nodes, per_node);
     for (const auto& [k, v] : case_params(c))
         key += fmt::format("|{}={}", k, v);
     return key;
@@ -182,7 +182,9 @@ std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases) {
             return a.variant < b.variant;
         if (a.params != b.params)
             return params_less(a.params, b.params);
-        return a.world_size < b.world_size;
+        if (a.world_size != b.world_size)
+            return a.world_size < b.world_size;
+        return a.nodes < b.nodes;
     });
     return out;
 }

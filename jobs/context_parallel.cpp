@@ -16,7 +16,10 @@
 namespace ringscale::jobs {
 
 std::string cp_scheme::name() const {
-    return variant == "hybrid" ? fmt::format("hybrid/u{}", ulysses_degree) : variant;
+    if (variant != "hybrid")
+        return variant;
+    return fmt::format("hybrid/u{}{}", ulysses_degree,
+                       placement == comm::group_placement::across ? "/across" : "");
 }
 
 namespace {

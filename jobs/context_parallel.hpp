@@ -19,7 +19,8 @@ struct cp_scheme {
     int ulysses_degree = 1;
     /// hybrid: each Ulysses group inside one node (node) or spread over the nodes (across).
     comm::group_placement placement = comm::group_placement::node;
-    /// The name in the results file: "allgather", "ulysses", "hybrid/u<u>".
+    /// The name in the results file: "allgather", "ulysses", "hybrid/u<u>" ("hybrid/u<u>/across"
+    /// with its groups spread over the nodes).
     std::string name() const;
 };
 
