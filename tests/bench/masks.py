@@ -72,11 +72,13 @@ def window(paths):
 
 
 def docs(paths):
-    for a, t, _ in cases(paths):
+    for a, t, w in cases(paths):
         imb = float(a["work_imbalance"])
         verdict = " (target <= 1.1: " + ("met)" if imb <= 1.1 else "MISSED)")
         print(f"layout {a['layout']:10s} work imbalance {imb:.3f}"
               f"{verdict if a['layout'] == 'zigzag' else ''}  step {t * 1e3:.1f} ms  "
+              f"exposed comm {w * 1e3:.1f} ms  "
+              f"sent/rank {float(a['comm_bytes_per_iter']) / 2**20:.1f} MiB  "
               f"reduction vs dense causal {float(a['compute_reduction']):.2f}x")
 
 

@@ -53,7 +53,7 @@ if [[ " $sections " == *" 3 "* ]]; then
 echo "== 3. documents uniform:1K-16K at S=$docs_s, P=4, causal fwd, H=1"
 for lay in zigzag contiguous; do
     mpirun -q -np 4 --oversubscribe "${rs[@]}" --job ring_attention --seq-len "$docs_s" \
-        --heads 1 --causal 1 --pass fwd --docs uniform:1K-16K --layout "$lay" -w 0 -n 1 \
+        --heads 1 --causal 1 --pass fwd --docs uniform:1K-16K --layout "$lay" -w 1 -n 3 \
         -o "$work/docs_$lay.h5" >/dev/null
 done
 /usr/bin/python3 "$here/masks.py" docs "$work"/docs_*.h5
