@@ -2,6 +2,7 @@
 
 #include "file_probe.hpp"
 #include "launches.hpp"
+#include "record_cases.hpp"
 
 #include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
@@ -32,66 +33,17 @@ std::string short_reason(const std::string& what) {
 
 using stored::read_attrs;
 
-void compute_steps(case_data& c) {
-    c.step_s.clear();
-    c.step_s.reserve(c.rows);
-    for (std::size_t r = 0; r < c.rows; ++r) {
-        if (r < c.is_warmup.size() && c.is_warmup[r])
-            continue;
-        const double* row = c.time_s.data() + r * c.world;
-        c.step_s.push_back(*std::max_element(row, row + c.world));
-    }
-}
-
-/// A ringscale/1 case: flat attributes, the identity rebuilt from the launch's config, then
-/// the datasets through the same checks as ringscale/2 (src/base/stored_case.hpp).
-void read_case_v1(const h5::group& g, case_data& c, const std::string& config_text,
-                  std::uint64_t max_bytes) {
-    c.attrs = read_attrs(g);
-    c.job = c.text("job");
-    c.variant = c.text("variant");
-    rebuild_v1_identity(c, config_text);
-    c.status = c.text("status", "ok");
-    if (c.job.empty())
-        throw error(error_kind::hdf5, "attribute 'job' is missing");
-    if (!g.exists(schema::ds_time_s)) {
-        if (c.ok())
-            throw error(error_kind::hdf5, "dataset 'time_s' is missing");
-        return; // a failed or skipped case may carry no timings
-    }
-    static_cast<stored::case_arrays&>(c) = stored::read_case_arrays(g, c.attrs, c.ok(), max_bytes);
-}
-
-/// The world size of a case without timings: its attribute, when a plausible rank count.
-int world_size_attribute(const case_data& c) {
-    const auto p = c.number("world_size");
-    return p && *p >= 1 && *p <= 1e9 && *p == static_cast<int>(*p) ? static_cast<int>(*p) : 0;
-}
-
 /// `max_bytes`: no dataset of a file can hold more than the file's own size.
 case_data read_case(const h5::group& cases, const std::string& name,
                     const std::shared_ptr<const file_info>& info, const std::string& config_text,
                     std::uint64_t max_bytes) {
-    case_data c;
-    c.file = info;
-    c.group = terminal_text(name);
     const h5::group g = cases.open_group(name);
-    if (info->schema == schema::version_1) {
-        read_case_v1(g, c, config_text, max_bytes);
-    } else {
-        stored::stored_case s = stored::read_case_v2(g, max_bytes);
-        c.attrs = std::move(s.flat);
-        c.identity = std::move(s.identity);
-        c.status = s.status;
-        c.job = c.identity.at("job").text;
-        c.variant = c.identity.count("variant") ? c.identity.at("variant").text : "";
-        static_cast<stored::case_arrays&>(c) = std::move(s.data);
-    }
-    c.error = c.text("error");
-    // The checks made world_size (where given) equal to the data's rank columns.
-    c.world_size = c.world > 0 ? static_cast<int>(c.world) : world_size_attribute(c);
-    if (c.world > 0)
-        compute_steps(c);
+    if (info->schema != schema::version_1)
+        return case_from_record(stored::read_case_record(g, max_bytes), info, terminal_text(name));
+    // ringscale/1: the identity rebuilt from the launch's config (case_groups.hpp).
+    case_data c =
+        case_from_record(stored::read_v1_case_record(g, max_bytes), info, terminal_text(name));
+    rebuild_v1_identity(c, config_text);
     return c;
 }
 
