@@ -3,6 +3,8 @@
 #include "bootstrap.hpp"
 #include "case_groups.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -150,7 +152,7 @@ std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases) {
             p.job = c.job;
             p.variant = c.variant;
             p.world_size = c.world_size;
-            p.scaling = c.text("scaling", "strong");
+            p.scaling = c.text(schema::attr::scaling, "strong");
             p.params = case_params(c);
         }
         if (c.ok() && !c.step_s.empty())

@@ -3,6 +3,8 @@
 #include "bootstrap.hpp"
 #include "views.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
@@ -14,8 +16,8 @@ namespace {
 
 /// The study's axes and what only weak scaling adds: not part of a group's key.
 bool is_axis(const std::string& name) {
-    return name == "seq_len" || name == "seq_len_per_rank" || name == "seq_rule" ||
-           name == "scaling";
+    return name == schema::attr::seq_len || name == schema::attr::seq_len_per_rank ||
+           name == schema::attr::seq_rule || name == schema::attr::scaling;
 }
 
 std::string group_label(const pooled_case& c) {
@@ -48,7 +50,7 @@ cell ratio_cell(double v, const char* spec) {
 double case_seq_len(const pooled_case& c) {
     if (c.launches.empty())
         return 0;
-    return c.launches.front()->number("seq_len").value_or(0.0);
+    return c.launches.front()->number(schema::attr::seq_len).value_or(0.0);
 }
 
 std::vector<study_model> fit_study_models(const std::vector<pooled_case>& pooled,

@@ -125,9 +125,9 @@ std::vector<case_data> read_results_file(const std::string& path,
     }();
     try {
         const h5::group root = f.root();
-        if (!root.has_attr("schema"))
+        if (!root.has_attr(schema::root_attr::schema))
             throw error(error_kind::hdf5, "not a ringscale results file (no 'schema' attribute)");
-        const std::string schema = root.attr_string("schema");
+        const std::string schema = root.attr_string(schema::root_attr::schema);
         if (!schema::readable(schema))
             throw error(error_kind::config,
                         fmt::format("unknown schema version '{}' (this tool reads {} and {})",
@@ -140,24 +140,24 @@ std::vector<case_data> read_results_file(const std::string& path,
             auto it = root_attrs.find(k);
             return it == root_attrs.end() ? std::string() : it->second.text;
         };
-        info->complete = get("complete") != "0" && !ends_with(path, ".part");
-        info->git_commit = get("git_commit");
-        info->tool_version = get("tool_version");
-        info->created_utc = get("created_utc");
+        info->complete = get(schema::root_attr::complete) != "0" && !ends_with(path, ".part");
+        info->git_commit = get(schema::root_attr::git_commit);
+        info->tool_version = get(schema::root_attr::tool_version);
+        info->created_utc = get(schema::root_attr::created_utc);
         info->launch = launch_key(path, root_attrs);
         std::string config_text;
-        if (root.exists("meta")) {
-            const h5::group meta = root.open_group("meta");
+        if (root.exists(schema::meta_group)) {
+            const h5::group meta = root.open_group(schema::meta_group);
             info->meta = read_attrs(meta);
-            if (meta.exists("config"))
-                config_text = meta.read_string("config");
+            if (meta.exists(schema::meta_config))
+                config_text = meta.read_string(schema::meta_config);
         }
-        if (!root.exists("cases")) {
+        if (!root.exists(schema::cases_group)) {
             if (info->complete)
                 throw error(error_kind::hdf5, "no /cases group");
             return out;
         }
-        out = read_cases(root.open_group("cases"), info, config_text, warnings);
+        out = read_cases(root.open_group(schema::cases_group), info, config_text, warnings);
     } catch (const error& e) {
         if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
             throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));

@@ -2,6 +2,8 @@
 
 #include "resources.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -75,7 +77,7 @@ std::string status_text(const case_summary& s) {
     std::string out = s.status;
     if (!s.error.empty())
         out += ": " + s.error;
-    if (s.not_ok > 0 && s.status == "ok")
+    if (s.not_ok > 0 && s.status == schema::status::ok)
         out += fmt::format(" ({} launch(es) not ok)", s.not_ok);
     if (s.incomplete)
         out += " [incomplete file]";
