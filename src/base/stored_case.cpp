@@ -94,33 +94,6 @@ std::vector<double> read_like_time(const h5::group& g, const char* name, const c
 
 } // namespace
 
-attr_map read_attrs(const h5::object& obj) {
-    attr_map out;
-    for (const std::string& name : obj.attr_names()) {
-        attr_value v;
-        switch (obj.attr_kind(name)) {
-        case h5::attr_type::string:
-            v.text = terminal_text(obj.attr_string(name));
-            break;
-        case h5::attr_type::integer: {
-            const std::int64_t i = obj.attr_int(name);
-            v.text = std::to_string(i);
-            v.number = static_cast<double>(i);
-            v.is_integer = true;
-            break;
-        }
-        case h5::attr_type::floating:
-            v.number = obj.attr_double(name);
-            v.text = fmt::format("{}", *v.number);
-            break;
-        default:
-            v.text = "?";
-        }
-        out.emplace(terminal_text(name), std::move(v));
-    }
-    return out;
-}
-
 namespace {
 
 /// The datasets of case group `g`, each shape checked before its data, then data_problem().
@@ -184,10 +157,7 @@ void fill_datasets(case_arrays d, results::case_record& rec) {
 /// Every attribute of `obj` as the record holds it, text through terminal_text.
 void read_record_attrs(const h5::object& obj, results::attr_map& out) {
     for (const std::string& name : obj.attr_names()) {
-        const auto [it, fresh] = out.try_emplace(terminal_text(name));
-        if (!fresh)
-            continue; // two names alike once escaped: the first one counts, as for read_attrs
-        results::attr_value& v = it->second;
+        results::attr_value v;
         switch (obj.attr_kind(name)) {
         case h5::attr_type::string:
             v = terminal_text(obj.attr_string(name));
@@ -201,6 +171,7 @@ void read_record_attrs(const h5::object& obj, results::attr_map& out) {
         default:
             v = std::string("?");
         }
+        out.emplace(terminal_text(name), std::move(v)); // names alike once escaped: the first
     }
 }
 
@@ -217,6 +188,12 @@ void read_record_data(const h5::group& g, results::case_record& rec, std::uint64
 }
 
 } // namespace
+
+attr_map read_attrs(const h5::object& obj) {
+    results::attr_map m;
+    read_record_attrs(obj, m);
+    return view_of(m);
+}
 
 attr_value view_of(const results::attr_value& v) {
     attr_value out;
