@@ -87,7 +87,8 @@ std::string status_of(const results::case_record& rec);
 /// with the first reason (naming the dataset) when the case cannot be used:
 /// ringscale-stats drops it, --resume runs it again. `max_bytes`: the file's size (no
 /// dataset can need more). The datasets of a case with no is_warmup dataset get the flags
-/// of warmup_from_attribute; affinity_list stays unread.
+/// of warmup_from_attribute; the peak byte counts, checked as numbers, are held as whole
+/// bytes (u64, as the writer stores them); affinity_list stays unread.
 results::case_record read_case_record(const h5::group& g, std::uint64_t max_bytes);
 
 /// Read a ringscale/1 case group (attributes on the group itself, each put in the group
