@@ -19,9 +19,11 @@ namespace {
 /// Parameters that name the scheme or the study's axes, not the problem's shape.
 bool is_scheme_or_axis(const std::string& name) {
     static const std::set<std::string> names = {
-        schema::attr::seq_len,        schema::attr::seq_len_per_rank, schema::attr::seq_rule,
-        schema::attr::scaling,        schema::attr::layout,           schema::attr::overlap,
-        schema::attr::ulysses_degree, schema::attr::variant};
+        schema::attr::seq_len,          schema::attr::seq_len_per_rank,
+        schema::attr::seq_rule,         schema::attr::scaling,
+        schema::attr::layout,           schema::attr::overlap,
+        schema::attr::ulysses_degree,   schema::attr::variant,
+        schema::attr::ulysses_placement};
     return names.count(name) > 0;
 }
 
@@ -41,6 +43,8 @@ std::string scheme_name(const pooled_case& c) {
     }
     if (const std::string u = param(c, schema::attr::ulysses_degree); !u.empty() && u != "0")
         s += " u=" + u;
+    if (c.variant == "hybrid" && param(c, schema::attr::ulysses_placement) == "across")
+        s += " across";
     if (const std::string l = param(c, schema::attr::layout); !l.empty() && l != "zigzag")
         s += " layout=" + l;
     return s;
@@ -51,6 +55,8 @@ std::string shape_label(const pooled_case& c) {
     for (const auto& [k, v] : c.params)
         if (!is_scheme_or_axis(k))
             s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+    if (c.nodes > 1) // the same P on several nodes is another problem than on one
+        s += fmt::format(" nodes={}x{}", c.nodes, c.ranks_per_node);
     return s;
 }
 

@@ -38,12 +38,13 @@ case_data read_case(const h5::group& cases, const std::string& name,
                     const std::shared_ptr<const file_info>& info, const std::string& config_text,
                     std::uint64_t max_bytes) {
     const h5::group g = cases.open_group(name);
-    if (info->schema != schema::version_1)
-        return case_from_record(stored::read_case_record(g, max_bytes), info, terminal_text(name));
-    // ringscale/1: the identity rebuilt from the launch's config (case_groups.hpp).
-    case_data c =
-        case_from_record(stored::read_v1_case_record(g, max_bytes), info, terminal_text(name));
-    rebuild_v1_identity(c, config_text);
+    const bool v1 = info->schema == schema::version_1;
+    case_data c = case_from_record(v1 ? stored::read_v1_case_record(g, max_bytes)
+                                      : stored::read_case_record(g, max_bytes),
+                                   info, terminal_text(name));
+    if (v1) // ringscale/1: the identity rebuilt from the launch's config (case_groups.hpp)
+        rebuild_v1_identity(c, config_text);
+    add_identity_defaults(c); // files written before the topology ran on one node
     return c;
 }
 
