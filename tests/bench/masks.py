@@ -2,8 +2,8 @@
 
 usage: masks.py sparse|window|docs FILE.h5 [FILE.h5 ...]
 The machine is shared and other work only adds time, so the least disturbed measurement is
-taken: the block-sparse section's time is the fastest timed iteration (np=1) over all rounds;
-the others take the median over timed iterations of the slowest rank, then the fastest round.
+taken: a case's time is its fastest timed iteration (of the slowest rank) over all rounds, and
+its exposed communication likewise.
 """
 import sys
 
@@ -15,7 +15,7 @@ from h5_cases import flat
 TARGETS = {0.5: (2.0, 0.8), 0.75: (4.0, 0.7), 0.9: (10.0, 0.5)}  # sparsity: ideal, fraction
 
 
-def cases(paths, pick=np.median):
+def cases(paths):
     for path in paths:
         with h5py.File(path, "r") as f:
             for c in f["cases"].values():
@@ -23,12 +23,12 @@ def cases(paths, pick=np.median):
                 keep = c["is_warmup"][:] == 0
                 t = c["time_s"][:][keep].max(axis=1)
                 w = c["comm_wait_s"][:][keep].max(axis=1)
-                yield a, float(pick(t)), float(pick(w))
+                yield a, float(np.min(t)), float(np.min(w))
 
 
 def sparse(paths):
     times, reduction = {}, {}
-    for a, t, _ in cases(paths, np.min):
+    for a, t, _ in cases(paths):
         key = (a.get("sparse_pattern", "dense"), float(a.get("sparsity", 0.0)))
         times.setdefault(key, []).append(t)
         reduction[key] = float(a.get("compute_reduction", 1.0))

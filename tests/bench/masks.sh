@@ -2,7 +2,7 @@
 # Attention masks evidence (run by hand, not a test; tests/bench/masks.py summarises):
 #  1. block-sparse 50/75/90% (random, block 128) and local+global against dense on the CPU
 #     kernels: np=1 on one thread, S=$SPARSE_S, H=4, D=64, non-causal, fwd, ROUNDS
-#     interleaved launches (masks.py takes the fastest iteration: the machine is shared);
+#     interleaved launches (masks.py takes each case's fastest iteration: the machine is shared);
 #     targets: speedups >= 0.8x, 0.7x, 0.5x of the ideal 2x, 4x, 10x (the ideal is the
 #     exact compute reduction of the pattern drawn, printed beside it).
 #  2. sliding window S/8 at P=4 (contiguous, causal, fwd+bwd, S=$WINDOW_S): the ring exchanges
