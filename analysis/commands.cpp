@@ -5,6 +5,8 @@
 #include "crossover.hpp"
 #include "export.hpp"
 #include "model_multi_study.hpp"
+#include "predict/command.hpp"
+#include "predict/map.hpp"
 #include "profile.hpp"
 #include "reader.hpp"
 #include "report.hpp"
@@ -154,6 +156,16 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     in.crossover = &crossover;
     const auto studies = fit_study_models(pooled, {}, o.bootstrap, o.seed, o.level);
     in.study_models = &studies;
+    // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
+    const predict::hardware_profile hw =
+        predict::load_hardware(o.hardware.empty() ? "h100" : o.hardware);
+    std::vector<predict::target> attention;
+    for (const pooled_case& c : pooled)
+        if (!c.launches.empty() && (c.job == "ring_attention" || c.job == "context_parallel"))
+            attention.push_back(predict::target_of(c));
+    const predict::crossover_map map = predict::build_map(attention, {}, hw);
+    if (!attention.empty())
+        in.predict_map = &map;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
     const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});
@@ -193,6 +205,8 @@ std::vector<family_model> fit_family_models(const std::vector<family>& families,
 }
 
 int run_command(const cli_options& o, std::ostream& out) {
+    if (o.command == "predict")
+        return predict::run_predict(o, out);
     if (o.command == "compare")
         return cmd_compare(o, out);
     if (o.command == "report")
