@@ -195,10 +195,13 @@ std::vector<family_model> fit_family_models(const std::vector<family>& families,
             m.p.push_back(c->world_size);
             m.t.push_back(median_inplace(s));
         }
-        m.fit = select_model(m.p, m.t);
+        // Work per rank falls as 1/p in strong scaling and stays put in weak scaling: a
+        // model falling faster is not physical (model.hpp).
+        const double min_e = f.scaling == "weak" ? weak_elasticity : strong_elasticity;
+        m.fit = select_model(m.p, m.t, min_e);
         if (!o.predict.empty())
-            m.predictions =
-                predict_with_band(m.p, samples, m.fit, o.predict, o.bootstrap, o.seed, o.level);
+            m.predictions = predict_with_band(m.p, samples, m.fit, o.predict, o.bootstrap, o.seed,
+                                              o.level, min_e);
         out.push_back(std::move(m));
     }
     return out;

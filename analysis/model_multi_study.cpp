@@ -116,6 +116,16 @@ table study_prediction_table(const std::vector<study_model>& models) {
         }
         for (const auto& pr : m.predictions) {
             const bool beyond = pr.p > pmax || pr.s > smax;
+            if (!pr.refusal.empty()) { // beyond what the data supports: no number
+                t.rows.push_back({text_cell(m.label),
+                                  int_cell(static_cast<long long>(pr.p)),
+                                  cell{size_text(pr.s), pr.s},
+                                  {"-", nullptr},
+                                  {"-", nullptr},
+                                  {"", nullptr},
+                                  text_cell(pr.refusal)});
+                continue;
+            }
             t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(pr.p)),
                               cell{size_text(pr.s), pr.s}, time_cell(pr.value),
                               number_cell(pr.lo, format_interval(pr.lo, pr.hi, true)),

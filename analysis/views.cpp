@@ -246,6 +246,15 @@ table prediction_table(const std::vector<family_model>& models) {
     for (const auto& m : models)
         for (const auto& pr : m.predictions) {
             const double pmax = *std::max_element(m.p.begin(), m.p.end());
+            if (!pr.refusal.empty()) { // beyond what the data supports: no number
+                t.rows.push_back({text_cell(m.label),
+                                  int_cell(static_cast<long long>(pr.p)),
+                                  {"-", nullptr},
+                                  {"-", nullptr},
+                                  {"", nullptr},
+                                  text_cell(pr.refusal)});
+                continue;
+            }
             t.rows.push_back(
                 {text_cell(m.label), int_cell(static_cast<long long>(pr.p)), time_cell(pr.value),
                  number_cell(pr.lo, format_interval(pr.lo, pr.hi, true)), number_cell(pr.hi, ""),
