@@ -93,6 +93,12 @@ map_cell price_cell(const target& base, int p, double s, const hardware_profile&
     return c;
 }
 
+/// "12%", "3.4%": one decimal below 10%, so a near tie does not read as 0%.
+std::string margin_text(double margin) {
+    return 100 * margin < 10 ? fmt::format("{:.1f}%", 100 * margin)
+                             : fmt::format("{:.0f}%", 100 * margin);
+}
+
 std::string cell_text(const map_cell& c) {
     std::string s;
     if (c.fastest < 0) {
@@ -102,7 +108,7 @@ std::string cell_text(const map_cell& c) {
         s = any_runs ? "none fits" : "-";
     } else {
         s = c.schemes[static_cast<std::size_t>(c.fastest)].p.label;
-        s += std::isfinite(c.margin) ? fmt::format(" +{:.0f}%", 100 * c.margin) : " (only)";
+        s += std::isfinite(c.margin) ? " +" + margin_text(c.margin) : " (only)";
     }
     std::string oom;
     for (std::size_t i = 0; i < c.schemes.size(); ++i)
@@ -187,19 +193,21 @@ std::string map_section(const crossover_map& m, const std::string& dir, bool plo
     md += render(map_table(m), output_format::md);
     if (!plots)
         return md;
-    std::string data = "# x(log2 P) y(S index) scheme(0 none, 1 ring, 2 allgather, 3 ulysses, "
-                       "4 hybrid) label\n";
+    std::string data = "# x(P index) y(S index) scheme(-1 none runs, 0 none fits, 1 ring, "
+                       "2 allgather, 3 ulysses, 4 hybrid) label\n";
     for (std::size_t i = 0; i < m.ss.size(); ++i)
         for (std::size_t j = 0; j < m.ps.size(); ++j) {
             const map_cell& c = m.cells[i * m.ps.size() + j];
-            bool oom = false;
-            for (const map_scheme& s : c.schemes)
+            bool oom = false, runs = false;
+            for (const map_scheme& s : c.schemes) {
                 oom = oom || (s.p.ok() && !s.fits);
-            const std::string label = c.fastest < 0 ? ""
-                                      : std::isfinite(c.margin)
-                                          ? fmt::format("+{:.0f}%", 100 * c.margin)
-                                          : "only";
-            data += fmt::format("{} {} {} \"{}{}\"\n", j, i, c.fastest + 1, label, oom ? "*" : "");
+                runs = runs || s.p.ok();
+            }
+            const std::string label = c.fastest < 0             ? ""
+                                      : std::isfinite(c.margin) ? "+" + margin_text(c.margin)
+                                                                : "only";
+            data += fmt::format("{} {} {} \"{}{}\"\n", j, i, runs ? c.fastest + 1 : -1, label,
+                                oom ? "*" : "");
         }
     write_plot_file(dir + "/predict_map.dat", data);
     std::string xt, yt;
@@ -219,9 +227,10 @@ std::string map_section(const crossover_map& m, const std::string& dir, bool plo
                       "({})\n",
                       m.ps.size() - 0.5, m.ss.size() - 0.5, xt, yt);
     gp += "set xlabel 'P (ranks)'\nset ylabel 'sequence length S (tokens)'\n"
-          "set cbrange [-0.5:4.5]\nset palette maxcolors 5\nset palette defined (0 '#bbbbbb', "
-          "1 '#d62728', 2 '#1f77b4', 3 '#2ca02c', 4 '#ff7f0e')\nset cbtics ('none fits' 0, "
-          "'ring' 1, 'allgather' 2, 'ulysses' 3, 'hybrid' 4)\n";
+          "set cbrange [-1.5:4.5]\nset palette maxcolors 6\nset palette defined (-1 '#ffffff', "
+          "0 '#bbbbbb', 1 '#d62728', 2 '#1f77b4', 3 '#2ca02c', 4 '#ff7f0e')\nset cbtics "
+          "('none runs' -1, 'none fits' 0, 'ring' 1, 'allgather' 2, 'ulysses' 3, "
+          "'hybrid' 4)\n";
     gp += "plot 'predict_map.dat' u 1:2:3 with image notitle, '' u 1:2:4 with labels font "
           "',8' notitle\n";
     write_plot_file(dir + "/predict_map.gp", gp);

@@ -277,3 +277,22 @@ TEST(analysis_predict, bad_input_is_one_line_and_a_config_error) {
         }
     }
 }
+
+TEST(analysis_predict, report_shows_the_crossover_map_with_its_hardware) {
+    const auto [calib, held] = study();
+    const std::string dir = calib + "/../report";
+    std::ostringstream out;
+    ASSERT_EQ(run_command(parse({"report", "--bootstrap", "100", dir, calib}), out), 0);
+    std::ifstream f(dir + "/report.md");
+    std::stringstream md;
+    md << f.rdbuf();
+    EXPECT_NE(md.str().find("## Predicted crossover map at scale"), std::string::npos);
+    EXPECT_NE(md.str().find("assumed hardware (built-in): H100 SXM 80GB"), std::string::npos);
+    if (out.str().find("predict_map.png") != std::string::npos) { // gnuplot installed
+        EXPECT_TRUE(std::filesystem::exists(dir + "/predict_map.png"));
+        std::ifstream gp(dir + "/predict_map.gp");
+        std::stringstream script;
+        script << gp.rdbuf();
+        EXPECT_NE(script.str().find("'allgather' 2"), std::string::npos);
+    }
+}
