@@ -214,6 +214,9 @@ std::vector<target> expand_at(const std::vector<target>& templates,
                 }
             }
             t.where = resolve(tpl, topo[0], topo[1], topo[2], hw);
+            if (t.identity.count("device") && tpl.identity.count("device") &&
+                t.identity.at("device") != tpl.identity.at("device"))
+                t.device_key = t.identity.at("device"); // figures of that device, if any
             if (hw) { // the profile's device, unless --at names one
                 auto set = [&](const char* k, const std::string& v) {
                     bool given = false;

@@ -204,8 +204,30 @@ link_level case_level(const target& t) {
     return t.where.nodes > 1 ? link_level::inter : link_level::intra;
 }
 
+/// The first identity value the job would refuse as a choice ("" when all are known).
+std::string unknown_choice(const target& t) {
+    const std::pair<const char*, std::set<std::string>> choices[] = {
+        {"layout", {"contiguous", "zigzag", "striped"}},
+        {"pass", {"fwd", "fwd+bwd"}},
+        {"dp_variant", {"ddp", "zero1", "fsdp"}},
+        {"cp_variant", {"ring", "allgather", "ulysses"}}};
+    for (const auto& [name, allowed] : choices) {
+        const std::string v = field(t, name);
+        if (!v.empty() && !allowed.count(v))
+            return fmt::format("{} '{}' is not one the job runs", name, v.substr(0, 40));
+    }
+    if (t.job == "context_parallel" && t.variant != "allgather" && t.variant != "ulysses" &&
+        t.variant != "hybrid")
+        return fmt::format("context_parallel variant '{}' is not allgather, ulysses or hybrid",
+                           t.variant.substr(0, 40));
+    return "";
+}
+
 step_prediction predict_target(const target& t, const figures& f, int only_rank) {
     step_prediction out;
+    out.refusal = unknown_choice(t);
+    if (!out.ok())
+        return out;
     try {
         if (t.job == "collectives") {
             out = predict_collective(t, f);

@@ -41,6 +41,20 @@ run() {
     }
 }
 
+# Every 2 s: runnable processes that are not this benchmark's (its ranks' command lines name
+# $out; the load average would count them too), so the output says what else ran.
+sample_others() {
+    while :; do
+        ps -eo stat=,args= | awk -v out="$out" \
+            '$1 ~ /^R/ && index($0, out) == 0 && $2 != "ps" && $2 != "awk" { n++ } END { print n + 0 }'
+        sleep 2
+    done >>"$out/others_running.txt"
+}
+: >"$out/others_running.txt"
+sample_others &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null' EXIT
+
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; results in $out"
 start=$(date +%s)
 for round in $(seq 1 "$rounds"); do
@@ -55,6 +69,10 @@ for round in $(seq 1 "$rounds"); do
         "load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+kill "$sampler" 2>/dev/null
+awk '{ s += $1; if ($1 > m) m = $1 } END { printf "other runnable processes during the ' \
+'launches (2 s samples): mean %.2f, max %d, %d samples\n", s / NR, m, NR }' \
+    "$out/others_running.txt"
 echo "\$ ringscale-stats predict $out/calib --validate $out/held"
 "$stats" predict "$out/calib" --validate "$out/held" 2>"$out/predict.err" |
     sed -n '/^validation:/,$p'
