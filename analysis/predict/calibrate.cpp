@@ -83,6 +83,31 @@ launch_samples mean_rank_compute(const pooled_case& c) {
     return out;
 }
 
+/// SD of log(rank compute / mean over ranks) within an iteration, pooled over iterations and
+/// launches (P / (P - 1) corrects for the mean being estimated); NaN below P = 2.
+double compute_jitter(const pooled_case& c) {
+    double ss = 0;
+    std::size_t n = 0;
+    for (const case_data* l : c.launches) {
+        if (!has_compute(*l) || l->world < 2)
+            continue;
+        for (std::size_t r : l->measured_rows()) {
+            double mean = 0;
+            for (std::size_t k = 0; k < l->world; ++k)
+                mean += l->compute_s[r * l->world + k] / static_cast<double>(l->world);
+            for (std::size_t k = 0; k < l->world && mean > 0; ++k) {
+                const double v = l->compute_s[r * l->world + k];
+                if (v > 0) {
+                    ss += std::log(v / mean) * std::log(v / mean);
+                    ++n;
+                }
+            }
+        }
+    }
+    const double p = c.world_size;
+    return n > 0 && p >= 2 ? std::sqrt(ss / static_cast<double>(n) * p / (p - 1)) : std::nan("");
+}
+
 std::array<double, 4> features(const target& t, double node_cores) {
     const bool gpu = t.identity.count("device") && t.identity.at("device") == "cuda";
     const figures f = unit_figures(node_cores, gpu);
@@ -226,6 +251,7 @@ calibration_set gather_calibration(const std::vector<pooled_case>& pooled) {
             o.gpu = t.identity.count("device") && t.identity.at("device") != "cpu";
             o.threads = rank_threads(t, probe);
             o.share = rank_share(t, probe);
+            o.jitter = compute_jitter(c);
             if (std::isfinite(o.x[0]))
                 set.compute.push_back(std::move(o));
             else
@@ -246,6 +272,8 @@ figures calibration::for_device(const std::string& device_key) const {
     f.gpu = g != gpu.end() && g->second;
     const auto e = thread_efficiency.find(device_key);
     f.thread_efficiency = e == thread_efficiency.end() ? 1.0 : e->second;
+    const auto j = rank_jitter.find(device_key);
+    f.rank_jitter = j == rank_jitter.end() ? 0.0 : j->second;
     f.links = links;
     f.per_op = per_op;
     f.node_cores = node_cores;
@@ -273,6 +301,11 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
         cal.compute[dev] = {f.c[0], f.c[1], f.c[2], f.c[3]};
         cal.thread_efficiency[dev] = f.eta;
         cal.gpu[dev] = obs.front()->gpu;
+        std::vector<double> jitter;
+        for (const compute_obs* o : obs)
+            if (std::isfinite(o->jitter))
+                jitter.push_back(o->jitter);
+        cal.rank_jitter[dev] = jitter.empty() ? 0.0 : median_inplace(jitter);
     }
     for (link_level level : {link_level::intra, link_level::inter}) {
         const auto l = static_cast<std::size_t>(level);
@@ -323,6 +356,17 @@ std::vector<calibration> bootstrap_calibrations(const calibration_set& set, std:
             ly[i] = median_inplace(buf);
         }
         out.push_back(fit_calibration(set, cy, ly));
+        // The jitter is a median over cases: resample the cases.
+        for (auto& [dev, j] : out.back().rank_jitter) {
+            std::vector<double> per_case, drawn;
+            for (const compute_obs& o : set.compute)
+                if (o.device_key == dev && std::isfinite(o.jitter))
+                    per_case.push_back(o.jitter);
+            if (per_case.empty())
+                continue;
+            resample(per_case, drawn, rng);
+            j = median_inplace(drawn);
+        }
     }
     return out;
 }

@@ -4,7 +4,9 @@
 //            squares on relative error, per device: seconds per attention FLOP, per GEMM
 //            FLOP, per byte of memory-bound work and per kernel call; on a CPU also the
 //            speed-up of threads beyond a rank's first (the grid 0, 0.05, ..., 1 searched for
-//            the smallest residual, 1 where every case ran the same threads);
+//            the smallest residual, 1 where every case ran the same threads); and the
+//            rank-to-rank jitter of compute (median over cases at P >= 2 of the SD of log
+//            rank / mean-rank compute per iteration) that the slowest rank adds;
 //   links:   collectives cases' step times against steps(op, g) and bytes x busbw_factor
 //            (nccl-tests), per link level (scope intra|inter, or inter-node for a world-scope
 //            case over several nodes): alpha and beta, and per collective where one was
@@ -17,6 +19,7 @@
 #include "target.hpp"
 
 #include <array>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +40,7 @@ struct compute_obs {
     double threads = 1;        ///< per rank (rank_threads)
     double share = 1;          ///< cores a rank can use (rank_share)
     bool gpu = false;
+    double jitter = std::numeric_limits<double>::quiet_NaN(); ///< this case's (P >= 2)
     int world_size = 1;
     std::size_t case_index = 0; ///< into calibration_set::cases
 };
@@ -66,6 +70,7 @@ calibration_set gather_calibration(const std::vector<pooled_case>& pooled);
 struct calibration {
     std::map<std::string, compute_figures> compute;
     std::map<std::string, double> thread_efficiency;
+    std::map<std::string, double> rank_jitter;
     std::map<std::string, bool> gpu;
     std::array<link_figures, 2> links;
     std::array<std::map<coll, link_figures>, 2> per_op;

@@ -171,6 +171,35 @@ cost alltoall_cost(double bytes, int group, int per_node, const figures& f) {
     return longer(outside, inside);
 }
 
+double expected_max_normal(int p) {
+    if (p <= 1)
+        return 0;
+    // Simpson's rule on [-10, 10]: the integrand is smooth and negligible beyond.
+    const int n = 4000;
+    const double a = -10, h = 20.0 / n;
+    double sum = 0;
+    for (int i = 0; i <= n; ++i) {
+        const double x = a + i * h;
+        const double phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+        const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+        const double f = x * p * phi * std::pow(cdf, p - 1);
+        sum += f * (i == 0 || i == n ? 1 : i % 2 ? 4 : 2);
+    }
+    return sum * h / 3;
+}
+
+cost with_rank_jitter(const cost& c, double jitter, int ranks) {
+    if (!(jitter > 0) || ranks <= 1)
+        return c;
+    const double k = std::exp(jitter * expected_max_normal(ranks));
+    cost out = c;
+    out.attn *= k;
+    out.gemm *= k;
+    out.mem *= k;
+    out.calls *= k;
+    return out;
+}
+
 std::pair<std::string, double> dominant(const cost& c) {
     const std::pair<const char*, double> parts[] = {
         {"compute attention", c.attn}, {"compute GEMM", c.gemm},    {"compute memory", c.mem},

@@ -70,6 +70,10 @@ struct figures {
     /// Speed-up of each thread beyond a rank's first: a rank of t threads computes on
     /// 1 + thread_efficiency (t - 1) core-equivalents (capped by its share of the node).
     double thread_efficiency = 1;
+    /// Rank-to-rank jitter of compute: the SD of log(rank's compute / mean over ranks) in one
+    /// iteration. The step waits for the slowest rank, so compute on the critical path is
+    /// scaled by exp(jitter x expected_max_normal(P)) (0: no jitter, as on a profile).
+    double rank_jitter = 0;
     bool gpu = false;       ///< width 1 per rank whatever its threads
     double fixed_width = 0; ///< > 0: every rank's width (the calibration's unit features)
 };
@@ -98,6 +102,13 @@ cost coll_cost(coll op, double bytes, int group, link_level level, const figures
 /// Alltoall over `group` ranks of which `per_node` share a node: the inter-node share of each
 /// rank's buffer over the inter level, the rest overlapped inside the node.
 cost alltoall_cost(double bytes, int group, int per_node, const figures& f);
+
+/// E[max of p independent standard normals] (0 for p = 1, 1/sqrt(pi) for p = 2), by
+/// numerical integration of x p phi(x) Phi(x)^(p-1).
+double expected_max_normal(int p);
+
+/// `c` with its compute parts scaled by the slowest of P ranks' jitter (figures::rank_jitter).
+cost with_rank_jitter(const cost& c, double jitter, int ranks);
 
 /// Name of the largest part of `c` ("compute attention", "beta inter", ...) and its share.
 std::pair<std::string, double> dominant(const cost& c);

@@ -117,6 +117,14 @@ void add_compute_rows(table& t, const calibration& point, const std::vector<cali
             t.rows.push_back(figure_row(fmt::format("{}, {} (per core-equivalent)", it.name, dev),
                                         value(cf), r, level, it.unit, "calibrated"));
         }
+    for (const auto& [dev, j] : point.rank_jitter) {
+        std::vector<double> r;
+        for (const calibration& c : reps)
+            if (c.rank_jitter.count(dev))
+                r.push_back(c.rank_jitter.at(dev));
+        t.rows.push_back(figure_row(fmt::format("rank-to-rank compute jitter (SD of log), {}", dev),
+                                    j, r, level, "", "calibrated"));
+    }
     for (const auto& [dev, eta] : point.thread_efficiency) {
         std::vector<double> r;
         for (const calibration& c : reps)

@@ -246,6 +246,8 @@ step_prediction predict_target(const target& t, const figures& f, int only_rank)
     }
     if (out.ok() && !std::isfinite(out.time.total()))
         out.refusal = missing_figure(out.time);
+    if (out.ok())
+        out.time = with_rank_jitter(out.time, f.rank_jitter, t.where.world);
     return out;
 }
 

@@ -239,3 +239,17 @@ TEST(predict_cost, at_sweeps_and_refuses) {
     EXPECT_EQ(got[0].where.nodes, 8);
     EXPECT_THROW(expand_at({tpl}, parse_at("P=12"), &h), ringscale::config_error);
 }
+
+TEST(predict_cost, the_slowest_rank_of_p_scales_compute_by_its_expected_jitter) {
+    EXPECT_DOUBLE_EQ(expected_max_normal(1), 0);
+    EXPECT_NEAR(expected_max_normal(2), 1 / std::sqrt(M_PI), 1e-9);
+    EXPECT_NEAR(expected_max_normal(3), 1.5 / std::sqrt(M_PI), 1e-9);
+    EXPECT_NEAR(expected_max_normal(4), 1.0293753730, 1e-8);
+    cost c;
+    c.attn = 2;
+    c.beta[0] = 1;
+    const cost j = with_rank_jitter(c, 0.1, 4);
+    EXPECT_DOUBLE_EQ(j.attn, 2 * std::exp(0.1 * expected_max_normal(4)));
+    EXPECT_DOUBLE_EQ(j.beta[0], 1); // communication is not a rank's own compute
+    EXPECT_DOUBLE_EQ(with_rank_jitter(c, 0.1, 1).attn, 2);
+}

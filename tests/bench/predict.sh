@@ -70,9 +70,9 @@ for round in $(seq 1 "$rounds"); do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 kill "$sampler" 2>/dev/null
-awk '{ s += $1; if ($1 > m) m = $1 } END { printf "other runnable processes during the ' \
-'launches (2 s samples): mean %.2f, max %d, %d samples\n", s / NR, m, NR }' \
-    "$out/others_running.txt"
+awk '{ s += $1; if ($1 > m) m = $1 }
+     END { printf "other runnable processes during the launches (2 s samples): " \
+                  "mean %.2f, max %d, %d samples\n", s / NR, m, NR }' "$out/others_running.txt"
 echo "\$ ringscale-stats predict $out/calib --validate $out/held"
 "$stats" predict "$out/calib" --validate "$out/held" 2>"$out/predict.err" |
     sed -n '/^validation:/,$p'
