@@ -136,8 +136,7 @@ void crossings_of(const std::vector<const crossover_cell*>& along_s, const cross
 
 } // namespace
 
-crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::size_t replicates,
-                                 std::uint64_t seed, double level) {
+std::vector<crossover_cell> scheme_cells(const std::vector<pooled_case>& pooled) {
     std::map<std::tuple<std::string, int, double>, crossover_cell> cells;
     for (const pooled_case& c : pooled) {
         if ((c.job != "ring_attention" && c.job != "context_parallel") || c.launches.empty() ||
@@ -150,13 +149,27 @@ crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::si
         std::vector<double> steps = c.steps();
         cell.schemes.push_back({scheme_name(c), &c, median_inplace(steps), peak_bytes(c)});
     }
-    crossover_result out;
+    std::vector<crossover_cell> out;
     for (auto& [key, cell] : cells) {
-        if (cell.schemes.size() < 2)
-            continue;
-        std::sort(
+        std::stable_sort(
             cell.schemes.begin(), cell.schemes.end(),
             [](const scheme_point& a, const scheme_point& b) { return a.median_s < b.median_s; });
+        for (std::size_t i = 0; i < cell.schemes.size(); ++i)
+            if (cell.schemes[i].peak_bytes > 0 &&
+                (cell.schemes[cell.least_memory].peak_bytes <= 0 ||
+                 cell.schemes[i].peak_bytes < cell.schemes[cell.least_memory].peak_bytes))
+                cell.least_memory = i;
+        out.push_back(std::move(cell));
+    }
+    return out;
+}
+
+crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::size_t replicates,
+                                 std::uint64_t seed, double level) {
+    crossover_result out;
+    for (crossover_cell& cell : scheme_cells(pooled)) {
+        if (cell.schemes.size() < 2)
+            continue;
         const scheme_point& best = cell.schemes[0];
         const scheme_point& next = cell.schemes[1];
         cell.margin = next.median_s / best.median_s - 1;
@@ -165,12 +178,7 @@ crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::si
             [](double a, double b) { return a / b - 1; }, replicates, seed, level);
         cell.margin_lo = ci.lo;
         cell.margin_hi = ci.hi;
-        for (std::size_t i = 0; i < cell.schemes.size(); ++i)
-            if (cell.schemes[i].peak_bytes > 0 &&
-                (cell.schemes[cell.least_memory].peak_bytes <= 0 ||
-                 cell.schemes[i].peak_bytes < cell.schemes[cell.least_memory].peak_bytes))
-                cell.least_memory = i;
-        out.cells.push_back(cell);
+        out.cells.push_back(std::move(cell));
     }
     // Cells are ordered by (shape, P, S): group runs of equal shape and P.
     for (std::size_t i = 0; i < out.cells.size();) {

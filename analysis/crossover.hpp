@@ -50,6 +50,12 @@ struct crossover_result {
     std::vector<crossover_point> crossings;
 };
 
+/// Every (shape, P, S) measured with an attention scheme (ring_attention's ring,
+/// context_parallel's allgather, ulysses, hybrid), ordered by shape, P and S; in each, the
+/// schemes fastest first (median step time): which scheme wins where. No margins (one scheme
+/// may be alone). The launcher's closing table and find_crossovers both start here.
+std::vector<crossover_cell> scheme_cells(const std::vector<pooled_case>& pooled);
+
 /// Cells with two or more schemes and every crossing between neighbouring S of a pair
 /// measured at both. `replicates` bootstrap resamples for the margin CIs.
 crossover_result find_crossovers(const std::vector<pooled_case>& pooled, std::size_t replicates,

@@ -3,13 +3,23 @@
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 
 namespace ringscale::jobs {
+
+namespace {
+// The declared ranges: lengths up to 2^30 tokens, batch and heads up to 2^16; the memory
+// preflight refuses what does not fit.
+constexpr double k_max_seq_len = 1ull << 30;
+constexpr double k_max_heads = 1 << 16;
+} // namespace
 
 kernels::attention_shape attention_problem::local_shape(int ranks) const {
     kernels::attention_shape s;
@@ -30,31 +40,47 @@ double attention_problem::flops() const {
     return backward ? fwd * 3.5 : fwd;
 }
 
-std::vector<option_spec> attention_options() {
-    return {{"seq-len", "4K", "global sequence length S in tokens (K = 1024; list ok)"},
-            {"seq-len-per-rank", "",
-             "weak scaling: tokens per rank N instead of --seq-len (list ok); S follows "
-             "--seq-rule; recorded as scaling=weak"},
-            {"seq-rule", "memory",
-             "with --seq-len-per-rank: memory (S = P*N, memory per rank constant) | work (S = "
-             "N*sqrt(P) rounded to the nearest multiple of the layout's chunks, P or zigzag 2P; "
-             "attention work per rank constant)"},
-            {"seq-preset", "",
-             "named list of S: production, medium, long, document, context, book (replaces "
-             "--seq-len; cases that cannot fit or divide are skipped)"},
-            {"heads", "8", "query heads H"},
-            {"kv-heads", "0", "key/value heads (grouped-query attention; divides --heads; 0 = H)"},
-            {"head-dim", "64", "head dimension D: 64 or 128"},
-            {"batch", "1", "sequences per step B"},
-            {"causal", "1", "causal mask (0/1)", true},
-            {"pass", "fwd", "fwd | fwd+bwd"},
-            {"layout", "zigzag", "sequence sharding: contiguous | zigzag | striped"},
-            {"dtype", "auto",
-             "Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation); auto = "
-             "fp32 on cpu, bf16 on cuda"}};
+std::vector<option_decl> attention_options() {
+    std::vector<std::string> presets;
+    for (const auto& [name, lengths] : seq_presets())
+        presets.push_back(name);
+    return {
+        option_decl::size("seq-len", "4K", 1, k_max_seq_len)
+            .sweeps()
+            .help("global sequence length S in tokens (K = 1024)"),
+        option_decl::size("seq-len-per-rank", "", 1, k_max_seq_len)
+            .sweeps()
+            .help("weak scaling: tokens per rank N instead of --seq-len; S follows --seq-rule; "
+                  "recorded as scaling=weak"),
+        option_decl::choice("seq-rule", "memory", {"memory", "work"})
+            .sweeps()
+            .help("with --seq-len-per-rank: memory (S = P*N, memory per rank constant) | work "
+                  "(S = N*sqrt(P) rounded to the nearest multiple of the layout's chunks, P or "
+                  "zigzag 2P; attention work per rank constant)"),
+        option_decl::choice("seq-preset", "", presets)
+            .sweeps()
+            .names_lists_of("seq-len", seq_presets())
+            .help("named list of S (replaces --seq-len; cases that cannot fit or divide are "
+                  "skipped)"),
+        option_decl::size("batch", "1", 1, k_max_heads).sweeps().help("sequences per step B"),
+        option_decl::size("heads", "8", 1, k_max_heads).sweeps().help("query heads H"),
+        option_decl::size("kv-heads", "0", 0, k_max_heads)
+            .sweeps()
+            .help("key/value heads (grouped-query attention; divides --heads; 0 = H)"),
+        option_decl::size("head-dim", "64", 1, 1024).sweeps().help("head dimension D: 64 or 128"),
+        option_decl::flag("causal", "1").sweeps().help("causal mask"),
+        option_decl::choice("pass", "fwd", {"fwd", "fwd+bwd"}).sweeps().help("what runs"),
+        option_decl::choice("layout", "zigzag", {"contiguous", "zigzag", "striped"})
+            .sweeps()
+            .help("sequence sharding"),
+        option_decl::choice("dtype", "auto",
+                            {"auto", "fp32", "bf16", "fp16", "float32", "bfloat16", "float16"})
+            .sweeps()
+            .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation); auto "
+                  "= fp32 on cpu, bf16 on cuda")};
 }
 
-std::vector<std::string> attention_sweep_names() {
+std::vector<std::string> attention_case_options() {
     return {"seq-len", "batch", "heads",  "kv-heads", "head-dim",
             "causal",  "pass",  "layout", "dtype"};
 }
@@ -72,15 +98,15 @@ const std::map<std::string, std::vector<std::string>>& seq_presets() {
 
 attention_problem read_attention_problem(const params& p) {
     attention_problem pr;
-    pr.seq_len = static_cast<std::int64_t>(p.positive_size("seq-len"));
-    pr.batch = static_cast<std::int64_t>(p.positive_size("batch"));
-    pr.heads = static_cast<std::int64_t>(p.positive_size("heads"));
+    pr.seq_len = static_cast<std::int64_t>(p.size("seq-len"));
+    pr.batch = static_cast<std::int64_t>(p.size("batch"));
+    pr.heads = static_cast<std::int64_t>(p.size("heads"));
     pr.kv_heads = static_cast<std::int64_t>(p.size("kv-heads"));
     if (pr.kv_heads == 0)
         pr.kv_heads = pr.heads;
-    pr.head_dim = static_cast<std::int64_t>(p.positive_size("head-dim"));
+    pr.head_dim = static_cast<std::int64_t>(p.size("head-dim"));
     pr.causal = p.flag("causal");
-    pr.backward = p.choice("pass", {"fwd", "fwd+bwd"}) == "fwd+bwd";
+    pr.backward = p.text("pass") == "fwd+bwd";
     pr.layout = kernels::parse_layout(p.text("layout"));
     if (p.has("dtype") && p.text("dtype") != "auto")
         pr.type = kernels::parse_elem(p.text("dtype"));
@@ -109,13 +135,14 @@ kernels::elem resolve_attention_dtype(const std::string& text, const std::string
 }
 
 attr_map attention_attrs(const attention_problem& pr) {
-    return {{"seq_len", pr.seq_len},
-            {"kv_heads", pr.kv_heads},
-            {"dtype", std::string(kernels::elem_name(pr.type))},
-            {"mfu_dtype", std::string(kernels::elem_short_name(pr.type))},
-            {"flops_per_iter", pr.flops()},
-            {"tokens_per_iter", static_cast<double>(pr.batch * pr.seq_len)},
-            {"flop_convention", std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
+    namespace attr = schema::attr;
+    return {{attr::seq_len, pr.seq_len},
+            {attr::kv_heads, pr.kv_heads},
+            {attr::dtype, std::string(kernels::elem_name(pr.type))},
+            {attr::mfu_dtype, std::string(kernels::elem_short_name(pr.type))},
+            {attr::flops_per_iter, pr.flops()},
+            {attr::tokens_per_iter, static_cast<double>(pr.batch * pr.seq_len)},
+            {attr::flop_convention, std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
 }
 
 kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
@@ -140,86 +167,88 @@ std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernel
     return static_cast<std::int64_t>(std::max(1.0, std::round(s / unit)) * unit);
 }
 
+namespace {
+
+/// One case of resolved parameters `p`: a rule `check` refuses is an error, or a skipped
+/// case when the length came from a preset.
+case_plan plan_one(
+    const std::string& job, const params& p, const launch_info& launch, bool from_preset,
+    const std::function<void(const params&, const attention_problem&, int)>& check,
+    const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes) {
+    case_plan c;
+    c.job = job;
+    const attention_problem pr = read_attention_problem(p);
+    c.values = p;
+    c.skippable = from_preset;
+    c.validate_by_default = pr.seq_len <= 8192;
+    try {
+        check(p, pr, launch.world_size);
+    } catch (const config_error& e) {
+        if (!from_preset)
+            throw;
+        c.skip_reason = e.what();
+    }
+    // On a GPU validation works in host memory: the device estimate leaves it out.
+    if (c.skip_reason.empty())
+        c.bytes_per_rank =
+            bytes(p, pr, launch.world_size, c.validate_by_default && launch.device != "cuda");
+    return c;
+}
+
+} // namespace
+
 void set_weak_seq_len(params& p, int ranks) {
-    const auto n = static_cast<std::int64_t>(p.positive_size("seq-len-per-rank"));
-    const std::string& rule = p.choice("seq-rule", {"memory", "work"});
+    const auto n = static_cast<std::int64_t>(p.size("seq-len-per-rank"));
     const auto layout = kernels::parse_layout(p.text("layout"));
-    p.set("seq-len", std::to_string(weak_seq_len(n, rule, layout, ranks)));
-    p.set("scaling", "weak");
+    p.set("seq-len", size_value(static_cast<std::uint64_t>(
+                         weak_seq_len(n, p.text("seq-rule"), layout, ranks))));
+    p.set(schema::attr::scaling, text_value("weak"));
 }
 
 std::vector<case_plan> plan_attention_cases(
-    const std::string& job, const param_lists& lists, const launch_info& launch,
-    const std::vector<std::string>& extra_sweeps,
+    const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
+    const std::vector<std::string>& extra_options,
     const std::function<void(const params&, const attention_problem&, int)>& check,
     const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes,
     const std::function<std::string(const params&)>& variant) {
-    param_lists expanded = lists;
-    bool from_preset = false;
-    auto preset = lists.find("seq-preset");
-    if (preset != lists.end() && !preset->second.empty() && !preset->second.front().empty()) {
-        expanded["seq-len"].clear();
-        for (const auto& name : preset->second) {
-            auto it = seq_presets().find(name);
-            if (it == seq_presets().end())
-                throw config_error(fmt::format("--seq-preset: unknown preset '{}'", name));
-            for (const auto& s : it->second)
-                expanded["seq-len"].push_back(s);
-        }
-        from_preset = true;
-    }
-    expanded.erase("seq-preset");
-    const bool weak = expanded.count("seq-len-per-rank") > 0;
-    if (weak && from_preset)
-        throw config_error("--seq-preset and --seq-len-per-rank exclude each other: pick one");
-    auto names = attention_sweep_names();
-    if (weak)
-        names.insert(names.begin() + 1, {"seq-len-per-rank", "seq-rule"});
-    names.insert(names.end(), extra_sweeps.begin(), extra_sweeps.end());
     std::vector<case_plan> cases;
-    for (params& all : expand_product(expanded, names)) {
-        // Keep only this job's parameters: a launch of several jobs shares one list of
-        // options, and another job's (e.g. --variant) must not be recorded with this case.
-        params p;
-        for (const auto& name : names)
-            if (all.has(name))
-                p.set(name, all.text(name));
+    std::set<std::string> seen;
+    for (const params& point : sweep) {
+        const bool weak = point.has("seq-len-per-rank");
+        const bool from_preset = !point.get("seq-len").from_list.empty();
+        if (weak && from_preset)
+            throw config_error("--seq-preset and --seq-len-per-rank exclude each other: pick one");
+        // The case's identity: the shape, the weak-scaling rule when weak, the job's own.
+        auto names = attention_case_options();
+        if (weak)
+            names.insert(names.begin() + 1, {"seq-len-per-rank", "seq-rule"});
+        names.insert(names.end(), extra_options.begin(), extra_options.end());
+        params p = point.only(names);
         if (weak)
             set_weak_seq_len(p, launch.world_size);
         // The resolved element type goes into the file, never "auto".
-        p.set("dtype", kernels::elem_short_name(resolve_attention_dtype(
-                           p.has("dtype") ? p.text("dtype") : "auto", launch.device)));
-        case_plan c;
-        c.job = job;
-        const attention_problem pr = read_attention_problem(p);
-        c.variant = variant(p);
-        c.values = p;
-        c.skippable = from_preset;
-        c.validate_by_default = pr.seq_len <= 8192;
-        try {
-            check(p, pr, launch.world_size);
-        } catch (const config_error& e) {
-            if (!from_preset)
-                throw;
-            c.skip_reason = e.what();
-        }
-        // On a GPU validation works in host memory: the device estimate leaves it out.
-        if (c.skip_reason.empty())
-            c.bytes_per_rank =
-                bytes(p, pr, launch.world_size, c.validate_by_default && launch.device != "cuda");
-        cases.push_back(std::move(c));
+        p.set("dtype", text_value(kernels::elem_short_name(
+                           resolve_attention_dtype(p.text("dtype"), launch.device))));
+        // Options outside the identity (--seq-rule without --seq-len-per-rank) may repeat a case.
+        std::string key;
+        for (const auto& [name, value] : p.values())
+            key += name + "=" + value.text + "|";
+        if (!seen.insert(key).second)
+            continue;
+        cases.push_back(plan_one(job, p, launch, from_preset, check, bytes));
+        cases.back().variant = variant(p);
     }
     return cases;
 }
 
 std::vector<case_plan>
-plan_attention(const std::string& job, const param_lists& lists, const launch_info& launch,
-               const std::vector<std::string>& extra_sweeps,
+plan_attention(const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
+               const std::vector<std::string>& extra_options,
                const std::function<void(const attention_problem&, int)>& check,
                const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
                const std::function<std::string(const params&)>& variant) {
     return plan_attention_cases(
-        job, lists, launch, extra_sweeps,
+        job, sweep, launch, extra_options,
         [&](const params&, const attention_problem& pr, int ranks) { check(pr, ranks); },
         [&](const params&, const attention_problem& pr, int ranks, bool validate) {
             return bytes(pr, ranks, validate);
@@ -230,7 +259,7 @@ plan_attention(const std::string& job, const param_lists& lists, const launch_in
 std::uint64_t attention_validation_bytes(const attention_problem& pr) {
     // Gathered global O (and dQ, dK, dV) plus the reference group's tensors.
     const double global = static_cast<double>(pr.batch) * pr.heads * pr.seq_len * pr.head_dim;
-    return static_cast<std::uint64_t>((pr.backward ? 4.0 : 1.0) * global * 2 * sizeof(float));
+    return bytes_from_estimate((pr.backward ? 4.0 : 1.0) * global * 2 * sizeof(float));
 }
 
 void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,
@@ -277,26 +306,28 @@ std::vector<float> gather_global(comm::communicator& c, const attention_problem&
     return global;
 }
 
-std::vector<table_column> attention_columns() {
-    return {{"seq", 8},     {"H/Hkv", 6}, {"D", 4},          {"causal", 6}, {"pass", 7},
-            {"layout", 10}, {"tok/s", 9}, {"TF/s/rank", 10}, {"max_err", 9}};
+std::vector<metric> attention_shape_metrics(const case_plan& plan) {
+    const attention_problem pr = read_attention_problem(plan.values);
+    return {metric::of("seq", static_cast<double>(pr.seq_len), "", metric_hint::size),
+            metric::of_text("H/Hkv", fmt::format("{}/{}", pr.heads, pr.kv_heads)),
+            metric::of("D", static_cast<double>(pr.head_dim), "", metric_hint::count),
+            metric::of_text("causal", pr.causal ? "yes" : "no"),
+            metric::of_text("pass", plan.values.text("pass")),
+            metric::of_text("layout", plan.values.text("layout"))};
 }
 
-std::vector<std::string> attention_row(const case_summary& s) {
-    const auto& v = s.plan->values;
-    const double t = s.median_time_s;
-    const double tf = t > 0 ? attr_number(s.attrs, "flops_per_iter") / t / s.world_size / 1e12 : 0;
-    const double tokens = attr_number(s.attrs, "tokens_per_iter");
-    return {format_size(v.size("seq-len")),
-            fmt::format("{}/{}", v.text("heads"),
-                        v.text("kv-heads") == "0" ? v.text("heads") : v.text("kv-heads")),
-            v.text("head-dim"),
-            v.flag("causal") ? "yes" : "no",
-            v.text("pass"),
-            v.text("layout"),
-            t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",
-            t > 0 ? fmt::format("{:.3g}", tf) : "-",
-            s.check.checked ? fmt::format("{:.1e}", s.check.max_abs_err) : "-"};
+std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
+    namespace attr = schema::attr;
+    constexpr double none = std::numeric_limits<double>::quiet_NaN();
+    const double t = rec.median_step_s();
+    const double ranks = std::max(rec.world, 1);
+    const double flops = rec.number(attr::flops_per_iter).value_or(none);
+    const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
+    const bool checked = rec.number(attr::validated).value_or(0) != 0;
+    return {metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
+            metric::of("", t > 0 ? flops / t / ranks / 1e12 : none, "TF/s/rank", metric_hint::rate),
+            metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
+                       metric_hint::error)};
 }
 
 } // namespace ringscale::jobs

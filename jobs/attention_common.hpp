@@ -30,11 +30,12 @@ struct attention_problem {
     double flops() const;
 };
 
-/// Options shared by the attention jobs (seq-len, seq-preset, heads, kv-heads, head-dim,
-/// batch, causal, pass, layout).
-std::vector<option_spec> attention_options();
-/// The sweep dimensions of attention_options(), in expansion order.
-std::vector<std::string> attention_sweep_names();
+/// Options shared by the attention jobs, in sweep order (seq-len, seq-len-per-rank, seq-rule,
+/// seq-preset, batch, heads, kv-heads, head-dim, causal, pass, layout, dtype).
+std::vector<option_decl> attention_options();
+/// The options that make an attention case's identity (with --seq-len-per-rank also it and
+/// --seq-rule; the jobs add their own).
+std::vector<std::string> attention_case_options();
 /// Named sequence-length presets (--seq-preset).
 const std::map<std::string, std::vector<std::string>>& seq_presets();
 
@@ -44,10 +45,11 @@ const std::map<std::string, std::vector<std::string>>& seq_presets();
 std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernels::layout layout,
                           int ranks);
 /// With --seq-len-per-rank in `p`: set "seq-len" to weak_seq_len(...) (what the case runs) and
-/// "scaling" to "weak". config_error on a bad value or rule.
+/// "scaling" to "weak".
 void set_weak_seq_len(params& p, int ranks);
 
-/// Read and check one case's parameters (shape rules only; no rank count). config_error.
+/// One case's problem from its typed parameters, checked against the shape rules (no rank
+/// count): config_error.
 attention_problem read_attention_problem(const params& p);
 
 /// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
@@ -64,12 +66,13 @@ attr_map attention_attrs(const attention_problem& pr);
 kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
                                              const std::vector<float>& values);
 
-/// Plan every case: the product of the sweep names plus `extra_sweeps`; `check(problem, P)`
+/// Plan a case for each point of the sweep, keeping attention_case_options() plus
+/// `extra_options` as its values (a repeat of an earlier case is dropped); `check(problem, P)`
 /// throws config_error when a case cannot run on P ranks (a preset case is skipped
 /// instead); `bytes(problem, P, validate)` estimates peak bytes per rank.
 std::vector<case_plan>
-plan_attention(const std::string& job, const param_lists& lists, const launch_info& launch,
-               const std::vector<std::string>& extra_sweeps,
+plan_attention(const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
+               const std::vector<std::string>& extra_options,
                const std::function<void(const attention_problem&, int)>& check,
                const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
                const std::function<std::string(const params&)>& variant);
@@ -77,8 +80,8 @@ plan_attention(const std::string& job, const param_lists& lists, const launch_in
 /// As plan_attention, but `check` and `bytes` also see the case's parameters (for jobs whose
 /// rules depend on their own options, such as context_parallel's --variant).
 std::vector<case_plan> plan_attention_cases(
-    const std::string& job, const param_lists& lists, const launch_info& launch,
-    const std::vector<std::string>& extra_sweeps,
+    const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
+    const std::vector<std::string>& extra_options,
     const std::function<void(const params&, const attention_problem&, int)>& check,
     const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes,
     const std::function<std::string(const params&)>& variant);
@@ -117,13 +120,11 @@ struct attention_result {
 validation validate_attention(comm::communicator& c, const attention_problem& pr,
                               std::uint64_t seed, const attention_result& result);
 
-/// Table cells shared by the attention jobs, after the job's own first cells.
-std::vector<table_column> attention_columns();
-std::vector<std::string> attention_row(const case_summary& s);
-
-/// The closing comparison of context-parallel schemes: for each (S, P, pass, shape) group of
-/// ring_attention and context_parallel cases, time, GFLOP/s per rank, communication share,
-/// bytes sent and peak memory per rank. Empty when no context_parallel case ran.
-std::string attention_comparison_table(const std::vector<case_summary>& cases);
+/// What the attention jobs report about a case's problem: seq, H/Hkv, D, causal, pass,
+/// layout (from its plan).
+std::vector<metric> attention_shape_metrics(const case_plan& plan);
+/// ... and about its measurement: tokens per second, TFLOP/s per rank, the validation's
+/// largest error (NaN when not validated).
+std::vector<metric> attention_rate_metrics(const results::case_record& rec);
 
 } // namespace ringscale::jobs

@@ -7,10 +7,12 @@
 #include "kernels/dev_buffer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 #include "src/engine/job.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <limits>
 
 namespace ringscale::jobs {
 
@@ -24,6 +26,10 @@ constexpr float k_sentinel = -1e30f;
 // the largest magnitude by at most the rank count. Restore the input (untimed) before it
 // could pass this, far below float's 3.4e38, so no timed iteration sees inf or NaN.
 constexpr double k_magnitude_limit = 1e30;
+// The declared ranges: messages up to 1 PiB (the memory preflight refuses what does not fit),
+// roots up to 2^20 ranks (the plan refuses a root this launch does not have).
+constexpr double k_max_bytes = 1ull << 50;
+constexpr double k_max_ranks = 1 << 20;
 
 /// dst[k] = collective_value(rank, first + k) for k < n (rank < 0: the sentinel); dst is
 /// `dev` memory.
@@ -41,7 +47,7 @@ bool reduces(const collective_op& op) {
     return op.name == "allreduce" || op.name == "reduce_scatter";
 }
 
-class collectives_case final : public job_case {
+class collectives_case final : public case_runner {
   public:
     collectives_case(const collective_op& op, const collective_sizes& sz, int root, bool inplace,
                      run_context& ctx)
@@ -49,11 +55,12 @@ class collectives_case final : public job_case {
 
     attr_map describe() const override {
         const int p = m_comm.size();
-        return {{"bytes", static_cast<std::int64_t>(m_sz.bytes)},
-                {"count", static_cast<std::int64_t>(m_sz.count)},
-                {"busbw_factor", m_op.busbw_factor(p)},
-                {"comm_bytes_per_iter", static_cast<double>(m_sz.bytes) * m_op.busbw_factor(p)},
-                {"flops_per_iter", 0.0},
+        namespace attr = schema::attr;
+        return {{attr::bytes, static_cast<std::int64_t>(m_sz.bytes)},
+                {attr::count, static_cast<std::int64_t>(m_sz.count)},
+                {attr::busbw_factor, m_op.busbw_factor(p)},
+                {attr::comm_bytes_per_iter, static_cast<double>(m_sz.bytes) * m_op.busbw_factor(p)},
+                {attr::flops_per_iter, 0.0},
                 {"root", static_cast<std::int64_t>(m_root)}};
     }
 
@@ -160,17 +167,6 @@ std::string in_place_refusal(const collective_op& op, const launch_info& launch)
     return "";
 }
 
-/// The --inplace list as booleans (default: out of place only).
-std::vector<bool> placements(const param_lists& lists) {
-    std::vector<bool> out;
-    const auto it = lists.find("inplace");
-    if (it == lists.end() || it->second.empty())
-        return {false};
-    for (const auto& v : it->second)
-        out.push_back(parse_bool(v, "inplace"));
-    return out;
-}
-
 /// One planned case of `bytes` requested, in place or not: skipped, with the reason, when the
 /// message is below one float32 per rank or the operation has no in-place form here.
 case_plan plan_case(const collective_op& op, std::uint64_t bytes, int root, bool inplace,
@@ -178,10 +174,10 @@ case_plan plan_case(const collective_op& op, std::uint64_t bytes, int root, bool
     case_plan c;
     c.job = "collectives";
     c.variant = op.name;
-    c.values.set("op", op.name);
-    c.values.set("root", std::to_string(root));
-    c.values.set("requested_bytes", std::to_string(bytes));
-    c.values.set("inplace", inplace ? "1" : "0");
+    c.values.set("op", text_value(op.name));
+    c.values.set("root", integer_value(root));
+    c.values.set("requested_bytes", size_value(bytes));
+    c.values.set("inplace", flag_value(inplace));
     const collective_sizes sz = op.sizes(bytes, launch.world_size);
     // The device's memory (tracked host memory on the CPU): one buffer in place, two out of it.
     c.bytes_per_rank = (inplace ? sz.inplace_count : sz.send_count + sz.recv_count) * sizeof(float);
@@ -202,55 +198,31 @@ class collectives_job final : public job {
     std::string summary() const override {
         return "bandwidth of MPI/NCCL collectives, busbw as in nccl-tests, results checked";
     }
-    std::vector<option_spec> options() const override {
-        return {{"op", "all",
-                 "allreduce|allgather|reduce_scatter|alltoall|sendrecv|broadcast|all (list ok)"},
-                {"min-bytes", "1K", "smallest message in bytes (K/M/G suffixes)", false, 'b'},
-                {"max-bytes", "16M", "largest message in bytes", false, 'e'},
-                {"step-factor", "4", "multiply the size by this between cases (>= 2)", false, 'f'},
-                {"root", "0", "root rank of broadcast"},
-                {"inplace", "0",
-                 "0 out of place, 1 in place (one buffer; list 0,1 runs both, as nccl-tests)"}};
+    std::vector<option_decl> options() const override {
+        std::vector<std::string> ops;
+        for (const collective_op& op : all_ops())
+            ops.push_back(op.name);
+        ops.push_back("all");
+        return {option_decl::choice("op", "all", ops).sweeps().help("operations; all = each"),
+                option_decl::size("min-bytes", "1K", 1, k_max_bytes)
+                    .short_option('b')
+                    .help("smallest message in bytes"),
+                option_decl::size("max-bytes", "16M", 1, k_max_bytes)
+                    .short_option('e')
+                    .help("largest message in bytes"),
+                option_decl::integer("step-factor", "4", 2, 1024)
+                    .short_option('f')
+                    .help("multiply the size by this between cases"),
+                option_decl::integer("root", "0", 0, k_max_ranks).help("root rank of broadcast"),
+                option_decl::flag("inplace", "0")
+                    .sweeps()
+                    .help("0 out of place, 1 in place (one buffer; 0,1 runs both, as nccl-tests)")};
     }
 
-    std::vector<case_plan> plan(const param_lists& lists,
-                                const launch_info& launch) const override {
-        const std::uint64_t lo = parse_size(single_value(lists, "min-bytes"), "min-bytes");
-        const std::uint64_t hi = parse_size(single_value(lists, "max-bytes"), "max-bytes");
-        const std::int64_t f = parse_int(single_value(lists, "step-factor"), "step-factor");
-        const std::int64_t root = parse_int(single_value(lists, "root"), "root");
-        if (lo == 0)
-            throw config_error("--min-bytes: must be greater than zero");
-        if (lo > hi)
-            throw config_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})",
-                                           format_size(lo), format_size(hi)));
-        if (f < 2)
-            throw config_error(fmt::format("--step-factor: {} is below 2", f));
-        if (root < 0 || root >= launch.world_size)
-            throw config_error(fmt::format("--root: {} is not a rank of this {}-rank launch", root,
-                                           launch.world_size));
-        const std::vector<bool> places = placements(lists);
-        std::vector<case_plan> cases;
-        std::string refused; // an in-place refusal, reported if nothing else would run
-        for (const collective_op* op : ops_from_list(lists.at("op"))) {
-            for (std::uint64_t bytes = lo; bytes <= hi; bytes *= static_cast<std::uint64_t>(f)) {
-                for (const bool inplace : places) {
-                    cases.push_back(plan_case(*op, bytes, static_cast<int>(root), inplace, launch));
-                    if (inplace && !in_place_refusal(*op, launch).empty())
-                        refused = in_place_refusal(*op, launch);
-                }
-                if (bytes > hi / static_cast<std::uint64_t>(f))
-                    break;
-            }
-        }
-        const bool none_runs = std::all_of(
-            cases.begin(), cases.end(), [](const case_plan& c) { return !c.skip_reason.empty(); });
-        if (none_runs && !refused.empty())
-            throw config_error(fmt::format("--inplace 1: {}; use --inplace 0", refused));
-        return cases;
-    }
+    std::vector<case_plan> plan(const std::vector<params>& sweep,
+                                const launch_info& launch) const override;
 
-    std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
+    std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         const collective_op& op = find_op(plan.values.text("op"));
         const auto bytes = plan.values.size("requested_bytes");
         return std::make_unique<collectives_case>(
@@ -258,26 +230,64 @@ class collectives_job final : public job {
             plan.values.has("inplace") && plan.values.flag("inplace"), ctx);
     }
 
-    std::vector<table_column> columns() const override {
-        return {{"op", 14},          {"size(B)", 11},     {"count", 10}, {"placement", 12},
-                {"algbw(GB/s)", 11}, {"busbw(GB/s)", 11}, {"#wrong", 7}};
-    }
-
-    std::vector<std::string> row(const case_summary& s) const override {
-        const double bytes = attr_number(s.attrs, "bytes");
-        const double t = s.median_time_s;
-        const double algbw = t > 0 ? bytes / t / 1e9 : 0;
-        const double busbw = algbw * attr_number(s.attrs, "busbw_factor");
-        const bool inplace = s.plan->values.has("inplace") && s.plan->values.flag("inplace");
-        return {s.plan->variant,
-                fmt::format("{:.0f}", bytes),
-                fmt::format("{:.0f}", attr_number(s.attrs, "count")),
-                inplace ? "in-place" : "out-of-place",
-                t > 0 ? fmt::format("{:.3f}", algbw) : "-",
-                t > 0 ? fmt::format("{:.3f}", busbw) : "-",
-                s.check.checked ? fmt::format("{}", s.check.wrong) : "-"};
+    std::vector<metric> metrics(const case_plan& plan,
+                                const results::case_record& rec) const override {
+        namespace attr = schema::attr;
+        constexpr double none = std::numeric_limits<double>::quiet_NaN();
+        const double t = rec.median_step_s();
+        const double bytes = rec.number(attr::bytes).value_or(none);
+        const double algbw = t > 0 ? bytes / t / 1e9 : none;
+        const bool checked = rec.number(attr::validated).value_or(0) != 0;
+        return {
+            metric::of_text("op", plan.variant),
+            metric::of("size", bytes, "B", metric_hint::count),
+            metric::of("count", rec.number(attr::count).value_or(none), "", metric_hint::count),
+            metric::of_text("placement", plan.values.flag("inplace") ? "in-place" : "out-of-place"),
+            metric::of("algbw", algbw, "GB/s", metric_hint::rate),
+            metric::of("busbw", algbw * rec.number(attr::busbw_factor).value_or(none), "GB/s",
+                       metric_hint::rate),
+            metric::of("#wrong", checked ? rec.number(attr::wrong_elements).value_or(0) : none, "",
+                       metric_hint::count)};
     }
 };
+
+std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
+                                             const launch_info& launch) const {
+    const params& first = sweep.front(); // min-bytes, max-bytes, step-factor, root: one value
+    const std::uint64_t lo = first.size("min-bytes"), hi = first.size("max-bytes");
+    const auto f = static_cast<std::uint64_t>(first.integer("step-factor"));
+    const std::int64_t root = first.integer("root");
+    if (lo > hi)
+        throw config_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})",
+                                       format_size(lo), format_size(hi)));
+    if (root >= launch.world_size)
+        throw config_error(fmt::format("--root: {} is not a rank of this {}-rank launch", root,
+                                       launch.world_size));
+    std::vector<case_plan> cases;
+    std::string refused; // an in-place refusal, reported if nothing else would run
+    // The points come op by op (op varies slowest), each op with every --inplace value: all
+    // sizes of an op, each size in every placement side by side.
+    for (std::size_t i = 0, j = 0; i < sweep.size(); i = j) {
+        while (j < sweep.size() && sweep[j].text("op") == sweep[i].text("op"))
+            ++j;
+        for (const collective_op* op : ops_from_list({sweep[i].text("op")}))
+            for (std::uint64_t bytes = lo; bytes <= hi; bytes *= f) {
+                for (std::size_t k = i; k < j; ++k) {
+                    const bool inplace = sweep[k].flag("inplace");
+                    cases.push_back(plan_case(*op, bytes, static_cast<int>(root), inplace, launch));
+                    if (inplace && !in_place_refusal(*op, launch).empty())
+                        refused = in_place_refusal(*op, launch);
+                }
+                if (bytes > hi / f)
+                    break;
+            }
+    }
+    const bool none_runs = std::all_of(cases.begin(), cases.end(),
+                                       [](const case_plan& c) { return !c.skip_reason.empty(); });
+    if (none_runs && !refused.empty())
+        throw config_error(fmt::format("--inplace 1: {}; use --inplace 0", refused));
+    return cases;
+}
 
 } // namespace
 

@@ -1,12 +1,16 @@
 // Job `context_parallel`: the all-gather, Ulysses and hybrid (Ulysses x ring) families of
 // context parallelism on the same inputs, sizes and ranks as ring_attention, so a launch of
-// both jobs compares all four schemes (closing table: attention_comparison_table).
+// both jobs compares all four schemes (the launcher closes with a table of them, ranked by
+// the analysis code that `ringscale-stats crossover` uses).
 #include "jobs/context_parallel.hpp"
 
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <limits>
 #include <set>
 
 namespace ringscale::jobs {
@@ -17,15 +21,13 @@ std::string cp_scheme::name() const {
 
 cp_scheme read_cp_scheme(const params& p, int ranks) {
     cp_scheme s;
-    s.variant = p.choice("variant", {"allgather", "ulysses", "hybrid"});
+    s.variant = p.text("variant");
     if (s.variant == "allgather")
         s.ulysses_degree = 1;
     else if (s.variant == "ulysses")
         s.ulysses_degree = ranks;
     else {
-        const std::uint64_t u = p.size("ulysses-degree");
-        if (u > 1u << 20)
-            throw config_error(fmt::format("--ulysses-degree: {} is out of range", u));
+        const std::uint64_t u = p.size("ulysses-degree"); // at most 2^20, its declared range
         s.ulysses_degree = static_cast<int>(u);
         if (u == 0) // auto: the largest divisor of P not above sqrt(P)
             for (int d = 1; d * d <= ranks; ++d)
@@ -75,8 +77,8 @@ std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem
         floats += ring * 2 * kv;                      // two ring buffers
         floats += bwd * (2 * q + kv + ring * 2 * kv); // head-sharded dO, dQ, dK|dV; ring dK|dV
     }
-    std::uint64_t bytes = static_cast<std::uint64_t>(floats * sizeof(float)) + (8u << 20);
-    return validate ? bytes + attention_validation_bytes(pr) : bytes;
+    const double valid = validate ? static_cast<double>(attention_validation_bytes(pr)) : 0;
+    return bytes_from_estimate(floats * sizeof(float) + (8u << 20) + valid);
 }
 
 namespace {
@@ -87,49 +89,54 @@ class context_parallel_job final : public job {
     std::string summary() const override {
         return "context parallelism: all-gather K/V, Ulysses all-to-all, or hybrid Ulysses x ring";
     }
-    std::vector<option_spec> options() const override {
+    std::vector<option_decl> options() const override {
         auto opts = attention_options();
-        opts.push_back({"variant", "allgather",
-                        "allgather (all-gather K/V, Llama 3) | ulysses (all-to-all to heads, "
-                        "DeepSpeed-Ulysses; heads and kv-heads divisible by P) | hybrid (Ulysses "
-                        "in groups of --ulysses-degree ranks, ring across groups; list ok)"});
-        opts.push_back({"ulysses-degree", "0",
-                        "hybrid only: ranks per Ulysses group u; divides P, heads and kv-heads; "
-                        "ring degree P/u; 0 = the largest divisor of P with u*u <= P"});
+        opts.push_back(
+            option_decl::choice("variant", "allgather", {"allgather", "ulysses", "hybrid"})
+                .sweeps()
+                .help("allgather (all-gather K/V, Llama 3) | ulysses (all-to-all to "
+                      "heads, DeepSpeed-Ulysses; heads and kv-heads divisible by P) | "
+                      "hybrid (Ulysses in groups of --ulysses-degree ranks, ring "
+                      "across groups)"));
+        opts.push_back(option_decl::size("ulysses-degree", "0", 0, 1 << 20)
+                           .sweeps()
+                           .help("hybrid only: ranks per Ulysses group u; divides P, heads and "
+                                 "kv-heads; ring degree P/u; 0 = the largest divisor of P with "
+                                 "u*u <= P"));
         return opts;
     }
-    std::vector<case_plan> plan(const param_lists& lists, const launch_info& launch) const override;
-    std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
+    std::vector<case_plan> plan(const std::vector<params>& sweep,
+                                const launch_info& launch) const override;
+    std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         const auto pr = read_attention_problem(plan.values);
         const cp_scheme scheme = read_cp_scheme(plan.values, ctx.world.size());
         if (scheme.variant == "allgather")
             return make_allgather_case(pr, ctx);
         return make_ulysses_case(pr, scheme, ctx);
     }
-    std::vector<table_column> columns() const override {
-        auto cols = attention_columns();
-        cols.insert(cols.begin(), {"scheme", 11});
-        cols.push_back({"sent/rank", 10});
-        cols.push_back({"peak/rank", 10});
-        return cols;
-    }
-    std::vector<std::string> row(const case_summary& s) const override {
-        auto cells = attention_row(s);
-        cells.insert(cells.begin(), s.plan->variant);
-        cells.push_back(format_bytes(attr_number(s.attrs, "comm_bytes_per_iter")));
-        cells.push_back(s.peak_host_bytes ? format_bytes(static_cast<double>(s.peak_host_bytes))
-                                          : "-");
-        return cells;
-    }
-    std::string closing_table(const std::vector<case_summary>& cases) const override {
-        return attention_comparison_table(cases);
+    std::vector<metric> metrics(const case_plan& plan,
+                                const results::case_record& rec) const override {
+        std::vector<metric> out = {metric::of_text("scheme", plan.variant)};
+        for (auto part : {attention_shape_metrics(plan), attention_rate_metrics(rec)})
+            out.insert(out.end(), part.begin(), part.end());
+        double peak = 0;
+        for (const std::uint64_t bytes : rec.peak_host_bytes)
+            peak = std::max(peak, static_cast<double>(bytes));
+        out.push_back(metric::of("sent/rank",
+                                 rec.number(schema::attr::comm_bytes_per_iter)
+                                     .value_or(std::numeric_limits<double>::quiet_NaN()),
+                                 "", metric_hint::bytes));
+        out.push_back(metric::of("peak/rank",
+                                 peak > 0 ? peak : std::numeric_limits<double>::quiet_NaN(), "",
+                                 metric_hint::bytes));
+        return out;
     }
 };
 
-std::vector<case_plan> context_parallel_job::plan(const param_lists& lists,
+std::vector<case_plan> context_parallel_job::plan(const std::vector<params>& sweep,
                                                   const launch_info& launch) const {
     auto cases = plan_attention_cases(
-        name(), lists, launch, {"variant", "ulysses-degree"},
+        name(), sweep, launch, {"variant", "ulysses-degree"},
         [](const params& p, const attention_problem& pr, int ranks) {
             check_cp_case(read_cp_scheme(p, ranks), pr, ranks);
         },
@@ -145,7 +152,7 @@ std::vector<case_plan> context_parallel_job::plan(const param_lists& lists,
         std::string key = c.variant;
         for (const auto& [k, v] : c.values.values())
             if (k != "ulysses-degree")
-                key += "|" + k + "=" + v;
+                key += "|" + k + "=" + v.text;
         if (seen.insert(key).second)
             kept.push_back(std::move(c));
     }

@@ -35,8 +35,8 @@ std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem
 
 /// Cases; nothing is allocated until setup(). The hybrid's sub-communicators are split here
 /// (collective over ctx.world), before anything can fail on one rank alone.
-std::unique_ptr<job_case> make_allgather_case(const attention_problem& pr, run_context& ctx);
-std::unique_ptr<job_case> make_ulysses_case(const attention_problem& pr, const cp_scheme& scheme,
-                                            run_context& ctx);
+std::unique_ptr<case_runner> make_allgather_case(const attention_problem& pr, run_context& ctx);
+std::unique_ptr<case_runner> make_ulysses_case(const attention_problem& pr, const cp_scheme& scheme,
+                                               run_context& ctx);
 
 } // namespace ringscale::jobs

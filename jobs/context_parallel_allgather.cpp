@@ -8,6 +8,7 @@
 // the scheme.) Memory grows with S: each rank holds all of K and V.
 #include "jobs/context_parallel.hpp"
 #include "jobs/device_exchange.hpp"
+#include "src/base/results_schema.hpp"
 
 namespace ringscale::jobs {
 
@@ -17,7 +18,7 @@ using kernels::attention_shape;
 using kernels::device_scope;
 using kernels::mark;
 
-class allgather_case final : public job_case {
+class allgather_case final : public case_runner {
   public:
     allgather_case(const attention_problem& pr, run_context& ctx)
         : m_pr(pr), m_seed(ctx.seed), m_comm(ctx.world), m_control(ctx.control), m_dev(ctx.dev),
@@ -25,10 +26,10 @@ class allgather_case final : public job_case {
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr);
-        a["ulysses_degree"] = std::int64_t{1};
-        a["ring_degree"] = std::int64_t{1};
-        a["gathered_kv_bytes"] = static_cast<double>(gathered_bytes());
-        a["comm_bytes_per_iter"] = bytes_sent();
+        a[schema::attr::ulysses_degree] = std::int64_t{1};
+        a[schema::attr::ring_degree] = std::int64_t{1};
+        a[schema::attr::gathered_kv_bytes] = static_cast<double>(gathered_bytes());
+        a[schema::attr::comm_bytes_per_iter] = bytes_sent();
         return a;
     }
 
@@ -205,7 +206,7 @@ void allgather_case::backward(phase_timer& timer) {
 
 } // namespace
 
-std::unique_ptr<job_case> make_allgather_case(const attention_problem& pr, run_context& ctx) {
+std::unique_ptr<case_runner> make_allgather_case(const attention_problem& pr, run_context& ctx) {
     return std::make_unique<allgather_case>(pr, ctx);
 }
 

@@ -7,6 +7,7 @@
 #include "jobs/context_parallel.hpp"
 #include "jobs/ring_core.hpp"
 #include "jobs/ulysses_exchange.hpp"
+#include "src/base/results_schema.hpp"
 
 namespace ringscale::jobs {
 
@@ -14,7 +15,7 @@ namespace {
 
 using kernels::attention_shape;
 
-class ulysses_case final : public job_case {
+class ulysses_case final : public case_runner {
   public:
     ulysses_case(const attention_problem& pr, const cp_scheme& scheme, run_context& ctx)
         : m_pr(pr), m_seed(ctx.seed), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev),
@@ -39,9 +40,9 @@ class ulysses_case final : public job_case {
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr);
-        a["ulysses_degree"] = static_cast<std::int64_t>(m_u);
-        a["ring_degree"] = static_cast<std::int64_t>(m_world.size() / m_u);
-        a["comm_bytes_per_iter"] = bytes_sent();
+        a[schema::attr::ulysses_degree] = static_cast<std::int64_t>(m_u);
+        a[schema::attr::ring_degree] = static_cast<std::int64_t>(m_world.size() / m_u);
+        a[schema::attr::comm_bytes_per_iter] = bytes_sent();
         return a;
     }
 
@@ -234,8 +235,8 @@ validation ulysses_case::validate() {
 
 } // namespace
 
-std::unique_ptr<job_case> make_ulysses_case(const attention_problem& pr, const cp_scheme& scheme,
-                                            run_context& ctx) {
+std::unique_ptr<case_runner> make_ulysses_case(const attention_problem& pr, const cp_scheme& scheme,
+                                               run_context& ctx) {
     return std::make_unique<ulysses_case>(pr, scheme, ctx);
 }
 

@@ -50,7 +50,7 @@ std::vector<const job*> find_jobs(const std::vector<std::string>& names) {
 
 namespace ringscale {
 
-std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch) {
+std::vector<scheduled_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch) {
     return plan_launch(jobs::find_jobs(cfg.jobs), cfg, launch);
 }
 

@@ -24,6 +24,6 @@ std::vector<const job*> find_jobs(const std::vector<std::string>& names);
 namespace ringscale {
 
 /// The engine's plan_launch over the registered jobs that cfg.jobs names.
-std::vector<planned_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch);
+std::vector<scheduled_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch);
 
 } // namespace ringscale

@@ -3,12 +3,14 @@
 // --overlap on the next block's exchange is posted before the current block is computed.
 #include "jobs/attention_common.hpp"
 #include "jobs/ring_core.hpp"
+#include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 
 namespace ringscale::jobs {
 
 namespace {
 
-class ring_case final : public job_case {
+class ring_case final : public case_runner {
   public:
     ring_case(const attention_problem& pr, bool overlap, run_context& ctx)
         : m_pr(pr), m_seed(ctx.seed), m_control(ctx.control), m_dev(ctx.dev) {
@@ -22,7 +24,7 @@ class ring_case final : public job_case {
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr);
-        a["comm_bytes_per_iter"] = ring_bytes_sent(m_spec, m_pr.backward);
+        a[schema::attr::comm_bytes_per_iter] = ring_bytes_sent(m_spec, m_pr.backward);
         return a;
     }
 
@@ -95,38 +97,34 @@ class ring_attention_job final : public job {
     std::string summary() const override {
         return "ring attention: K/V blocks rotate around the ranks, merged by log-sum-exp";
     }
-    std::vector<option_spec> options() const override {
+    std::vector<option_decl> options() const override {
         auto opts = attention_options();
         opts.push_back(
-            {"overlap", "on",
-             "post the next block's exchange before computing the current one (on/off)"});
+            option_decl::flag("overlap", "on")
+                .sweeps()
+                .help("post the next block's exchange before computing the current one"));
         return opts;
     }
-    std::vector<case_plan> plan(const param_lists& lists,
+    std::vector<case_plan> plan(const std::vector<params>& sweep,
                                 const launch_info& launch) const override {
-        auto cases = plan_attention(
-            name(), lists, launch, {"overlap"},
+        return plan_attention(
+            name(), sweep, launch, {"overlap"},
             [](const attention_problem& pr, int ranks) {
                 kernels::check_layout(pr.layout, pr.seq_len, ranks);
             },
             memory_estimate, [](const params& p) { return "ring/" + p.text("layout"); });
-        for (const auto& c : cases)
-            c.values.flag("overlap"); // a malformed value is refused before any work
-        return cases;
     }
-    std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
+    std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         return std::make_unique<ring_case>(read_attention_problem(plan.values),
                                            plan.values.flag("overlap"), ctx);
     }
-    std::vector<table_column> columns() const override {
-        auto cols = attention_columns();
-        cols.insert(cols.begin() + 6, {"overlap", 7});
-        return cols;
-    }
-    std::vector<std::string> row(const case_summary& s) const override {
-        auto cells = attention_row(s);
-        cells.insert(cells.begin() + 6, s.plan->values.flag("overlap") ? "on" : "off");
-        return cells;
+    std::vector<metric> metrics(const case_plan& plan,
+                                const results::case_record& rec) const override {
+        std::vector<metric> out = attention_shape_metrics(plan);
+        out.push_back(metric::of_text("overlap", plan.values.flag("overlap") ? "on" : "off"));
+        const auto rates = attention_rate_metrics(rec);
+        out.insert(out.end(), rates.begin(), rates.end());
+        return out;
     }
 
   private:
@@ -141,7 +139,7 @@ class ring_attention_job final : public job {
         if (validate) // gathered global tensors plus one reference group
             bytes +=
                 f * (pr.backward ? 4.0 : 1.0) * pr.batch * pr.heads * pr.seq_len * pr.head_dim * 2;
-        return static_cast<std::uint64_t>(bytes) + (8u << 20);
+        return bytes_from_estimate(bytes + (8u << 20));
     }
 };
 

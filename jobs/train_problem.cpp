@@ -4,6 +4,7 @@
 #include "kernels/layout.hpp"
 #include "kernels/transformer.hpp"
 #include "src/base/error.hpp"
+#include "src/base/parse.hpp"
 
 #include <fmt/format.h>
 
@@ -66,7 +67,7 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     if (validate) // reference: params, grads, m, v, step-1 gradient; gathered params, grads
         bytes += 4.0 * (7.0 * layout.total() +
                         kernels::transformer::activation_floats(model, {1, seq_len}));
-    return static_cast<std::uint64_t>(bytes) + (16u << 20); // attention workspace, slack
+    return bytes_from_estimate(bytes + (16u << 20)); // attention workspace, slack
 }
 
 std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
@@ -86,7 +87,7 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
                         kernels::transformer::activation_floats(model, {1, seq_len}));
         bytes += 4.0 * s * (model.heads + 1) + 2.0 * 4 * s * h + 4.0 * s * 2;
     }
-    return static_cast<std::uint64_t>(bytes) + (64u << 20); // cuBLAS workspace, slack
+    return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
 }
 
 void check_train_device(const train_problem& pr, const std::string& device) {
@@ -100,62 +101,78 @@ void check_train_device(const train_problem& pr, const std::string& device) {
                            "clock; device kernels run asynchronously)");
 }
 
-std::vector<option_spec> train_options() {
+std::vector<option_decl> train_options() {
+    using d = option_decl;
     return {
-        {"layers", "4", "transformer blocks L"},
-        {"hidden", "512", "model width in features (hidden / heads must be 64 or 128)"},
-        {"heads", "8", "query heads H"},
-        {"vocab", "1024", "vocabulary size in tokens"},
-        {"train-seq-len", "512",
-         "train_step: sequence length in tokens (the attention jobs' --seq-len is separate)"},
-        {"tokens", "4096", "train_step: global batch in tokens per step (weak scaling: per rank)"},
-        {"scaling", "strong", "strong (global batch fixed) | weak (per-rank batch fixed)"},
-        {"dp", "0", "data-parallel ranks (0 = ranks / cp)"},
-        {"cp", "1", "context-parallel ranks per replica (dp x cp = ranks)"},
-        {"dp-variant", "ddp", "ddp | zero1 | fsdp (list ok)"},
-        {"cp-variant", "ring", "attention across cp ranks: ring | allgather | ulysses"},
-        {"bucket-mb", "25", "DDP gradient bucket size in MiB"},
-        {"prefetch", "off", "FSDP: gather the next layer's parameters early (on/off)"},
-        {"lr", "0.001", "AdamW learning rate"},
-        {"steps-validate", "3", "training steps compared with the single-rank run"},
-        {"tf32", "off",
-         "train_step on cuda: let fp32 GEMMs use TF32 tensor cores (on/off; recorded with the "
-         "case)"},
-        {"profile", "off",
-         "train_step on the CPU: time every operation of the step on rank 0 (on/off; recorded "
-         "as profile_* attributes, shown by ringscale-stats profile)"}};
+        d::size("layers", "4", 1, 1024).sweeps().help("transformer blocks L"),
+        d::size("hidden", "512", 1, 1 << 16)
+            .sweeps()
+            .help("model width in features (hidden / heads must be 64 or 128)"),
+        d::size("heads", "8", 1, 1 << 16).sweeps().help("query heads H"),
+        d::size("vocab", "1024", 1, 1 << 24).sweeps().help("vocabulary size in tokens"),
+        d::size("train-seq-len", "512", 1, 1 << 24)
+            .sweeps()
+            .help("train_step: sequence length in tokens (the attention jobs' --seq-len is "
+                  "separate)"),
+        d::size("tokens", "4096", 1, 1ull << 40)
+            .sweeps()
+            .help("train_step: global batch in tokens per step (weak scaling: per rank)"),
+        d::choice("scaling", "strong", {"strong", "weak"})
+            .help("strong (global batch fixed) | weak (per-rank batch fixed)"),
+        d::size("dp", "0", 0, 1 << 20).sweeps().help("data-parallel ranks (0 = ranks / cp)"),
+        d::size("cp", "1", 1, 1 << 20)
+            .sweeps()
+            .help("context-parallel ranks per replica (dp x cp = ranks)"),
+        d::choice("dp-variant", "ddp", {"ddp", "zero1", "fsdp"}).sweeps().help("data parallelism"),
+        d::choice("cp-variant", "ring", {"ring", "allgather", "ulysses"})
+            .sweeps()
+            .help("attention across cp ranks"),
+        d::flag("prefetch", "off").sweeps().help("FSDP: gather the next layer's parameters early"),
+        d::number("bucket-mb", "25", 0.001, 1e6).sweeps().help("DDP gradient bucket size in MiB"),
+        d::number("lr", "0.001", 0, 1).help("AdamW learning rate, above 0 and below 1"),
+        d::integer("steps-validate", "3", 1, 1000)
+            .help("training steps compared with the single-rank run"),
+        d::flag("tf32", "off")
+            .help("train_step on cuda: let fp32 GEMMs use TF32 tensor cores (recorded with the "
+                  "case)"),
+        d::flag("profile", "off")
+            .help("train_step on the CPU: time every operation of the step on rank 0 (recorded "
+                  "as profile_* attributes, shown by ringscale-stats profile)")};
 }
 
-std::vector<std::string> train_sweep_names() {
-    return {"layers", "hidden", "heads",      "vocab",      "train-seq-len", "tokens",
-            "dp",     "cp",     "dp-variant", "cp-variant", "prefetch",      "bucket-mb"};
+std::vector<std::string> train_case_options() {
+    std::vector<std::string> names;
+    for (const option_decl& o : train_options())
+        names.push_back(o.name);
+    return names;
 }
 
 namespace {
 void read_grid(const params& p, int world, train_problem& pr) {
-    pr.cp = static_cast<int>(p.positive_size("cp"));
+    pr.cp = static_cast<int>(p.size("cp")); // at most 2^20, its declared range
     const auto dp = static_cast<std::int64_t>(p.size("dp"));
     if (dp == 0 && world % pr.cp != 0)
         throw config_error(fmt::format("--cp {} does not divide the {} ranks", pr.cp, world));
     pr.dp = dp == 0 ? world / pr.cp : static_cast<int>(dp);
     if (static_cast<std::int64_t>(pr.dp) * pr.cp != world)
         throw config_error(fmt::format("--dp {} x --cp {} = {}, but the launch has {} ranks", pr.dp,
-                                       pr.cp, pr.dp * pr.cp, world));
+                                       pr.cp, std::int64_t{pr.dp} * pr.cp, world));
 }
 } // namespace
 
 train_problem read_train_problem(const params& p, int world_size) {
     train_problem pr;
-    pr.model.layers = static_cast<std::int64_t>(p.positive_size("layers"));
-    pr.model.hidden = static_cast<std::int64_t>(p.positive_size("hidden"));
-    pr.model.heads = static_cast<std::int64_t>(p.positive_size("heads"));
-    pr.model.vocab = static_cast<std::int64_t>(p.positive_size("vocab"));
+    pr.model.layers = static_cast<std::int64_t>(p.size("layers"));
+    pr.model.hidden = static_cast<std::int64_t>(p.size("hidden"));
+    pr.model.heads = static_cast<std::int64_t>(p.size("heads"));
+    pr.model.vocab = static_cast<std::int64_t>(p.size("vocab"));
     kernels::model_check(pr.model);
-    pr.seq_len = static_cast<std::int64_t>(p.positive_size("train-seq-len"));
-    pr.scaling = p.choice("scaling", {"strong", "weak"});
+    pr.seq_len = static_cast<std::int64_t>(p.size("train-seq-len"));
+    pr.scaling = p.text("scaling");
     read_grid(p, world_size, pr);
-    const auto tokens = static_cast<std::int64_t>(p.positive_size("tokens"));
-    pr.global_tokens = pr.scaling == "strong" ? tokens : tokens * world_size;
+    const auto tokens = static_cast<std::int64_t>(p.size("tokens"));
+    pr.global_tokens =
+        pr.scaling == "strong" ? tokens : checked_product(tokens, world_size, "--tokens x ranks");
     if (pr.global_tokens % pr.seq_len != 0)
         throw config_error(fmt::format("global batch of {} tokens is not a whole number of "
                                        "{}-token sequences",
@@ -165,7 +182,7 @@ train_problem read_train_problem(const params& p, int world_size) {
         throw config_error(fmt::format("global batch of {} tokens ({} sequences) is not "
                                        "divisible over {} data-parallel ranks",
                                        pr.global_tokens, pr.sequences, pr.dp));
-    pr.cp_variant = p.choice("cp-variant", {"ring", "allgather", "ulysses"});
+    pr.cp_variant = p.text("cp-variant");
     if (pr.cp > 1) {
         if (pr.cp_variant == "ulysses" && pr.model.heads % pr.cp != 0)
             throw config_error(fmt::format("--cp-variant ulysses: heads ({}) must be divisible "
@@ -173,20 +190,14 @@ train_problem read_train_problem(const params& p, int world_size) {
                                            pr.model.heads, pr.cp));
         kernels::check_layout(kernels::layout::zigzag, pr.seq_len, pr.cp);
     }
-    pr.dp_set.variant = p.choice("dp-variant", {"ddp", "zero1", "fsdp"});
-    const double mb = p.number("bucket-mb");
-    if (!(mb > 0))
-        throw config_error("--bucket-mb: must be greater than zero");
-    pr.dp_set.bucket_bytes = mb * 1024 * 1024;
+    pr.dp_set.variant = p.text("dp-variant");
+    pr.dp_set.bucket_bytes = p.number("bucket-mb") * 1024 * 1024;
     pr.dp_set.prefetch = p.flag("prefetch");
     const double lr = p.number("lr");
     if (!(lr > 0 && lr < 1))
         throw config_error(fmt::format("--lr: {} is not in (0, 1)", lr));
     pr.dp_set.hp.lr = static_cast<float>(lr);
-    const std::int64_t sv = p.integer("steps-validate");
-    if (sv < 1 || sv > 1000)
-        throw config_error(fmt::format("--steps-validate: {} is not in [1, 1000]", sv));
-    pr.steps_validate = static_cast<int>(sv);
+    pr.steps_validate = static_cast<int>(p.integer("steps-validate"));
     pr.tf32 = p.flag("tf32");
     pr.profile = p.flag("profile");
     return pr;

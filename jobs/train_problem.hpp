@@ -51,12 +51,13 @@ struct train_problem {
 /// The FLOP convention, as recorded in the attribute `flop_convention`.
 const char* flop_convention();
 
-/// The job's options.
-std::vector<option_spec> train_options();
-/// The sweep dimensions, in expansion order.
-std::vector<std::string> train_sweep_names();
+/// The job's options, in sweep order.
+std::vector<option_decl> train_options();
+/// The options that make a case's identity: all of them.
+std::vector<std::string> train_case_options();
 
-/// Read and check one case for `world_size` ranks; config_error (one line) on bad input.
+/// One case for `world_size` ranks from its typed parameters, checked against the job's
+/// rules (the model's shape, the grid, the batch's divisibility); config_error (one line).
 train_problem read_train_problem(const params& p, int world_size);
 
 /// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --cp > 1

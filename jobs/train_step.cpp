@@ -17,14 +17,19 @@
 #include "jobs/train_validate.hpp"
 #include "kernels/model_train.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <limits>
 
 namespace ringscale::jobs {
 
 namespace {
 
-class train_case final : public job_case {
+namespace attr = schema::attr;
+
+class train_case final : public case_runner {
   public:
     // Splitting the world is collective: done here, where every rank constructs the case in
     // the same order and nothing before it can fail on one rank only.
@@ -38,18 +43,18 @@ class train_case final : public job_case {
 
     attr_map describe() const override {
         const double tokens = static_cast<double>(m_pr.global_tokens);
-        return {{"scaling", m_pr.scaling},
-                {"dp", static_cast<std::int64_t>(m_pr.dp)},
-                {"cp", static_cast<std::int64_t>(m_pr.cp)},
-                {"sequences", m_pr.sequences},
-                {"parameters", static_cast<std::int64_t>(m_layout.total())},
-                {"tokens_per_iter", tokens},
-                {"flops_per_iter", m_pr.flops_per_step()},
-                {"flop_convention", std::string(flop_convention())},
-                {"comm_bytes_per_iter", m_pr.comm_bytes_per_step()},
-                {"cp_layout", std::string(m_pr.cp > 1 ? "zigzag" : "none")},
-                {"tf32", static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
-                {"precision", m_ops->precision()}};
+        return {{attr::scaling, m_pr.scaling},
+                {attr::dp, static_cast<std::int64_t>(m_pr.dp)},
+                {attr::cp, static_cast<std::int64_t>(m_pr.cp)},
+                {attr::sequences, m_pr.sequences},
+                {attr::parameters, static_cast<std::int64_t>(m_layout.total())},
+                {attr::tokens_per_iter, tokens},
+                {attr::flops_per_iter, m_pr.flops_per_step()},
+                {attr::flop_convention, std::string(flop_convention())},
+                {attr::comm_bytes_per_iter, m_pr.comm_bytes_per_step()},
+                {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
+                {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
+                {attr::precision, m_ops->precision()}};
     }
 
     void setup() override {
@@ -114,18 +119,18 @@ class train_case final : public job_case {
 
     case_extras extras() const override {
         case_extras e;
-        e.per_iteration["loss"] = m_losses;
+        e.per_iteration[schema::ds_loss] = m_losses;
         const dp_memory m = m_dp->memory();
-        e.per_rank["param_bytes"] = m.param_bytes;
-        e.per_rank["grad_bytes"] = m.grad_bytes;
-        e.per_rank["optimizer_bytes"] = m.optimizer_bytes;
-        e.per_rank["comm_buffer_bytes"] = m.comm_buffer_bytes;
+        e.per_rank[schema::ds_param_bytes] = m.param_bytes;
+        e.per_rank[schema::ds_grad_bytes] = m.grad_bytes;
+        e.per_rank[schema::ds_optimizer_bytes] = m.optimizer_bytes;
+        e.per_rank[schema::ds_comm_buffer_bytes] = m.comm_buffer_bytes;
         // The device high-water mark of the timed steps alone (peak_device_bytes also counts
         // the validation's reference run, which on a GPU runs on the same device).
-        e.per_rank["step_peak_device_bytes"] = static_cast<double>(
+        e.per_rank[schema::ds_step_peak_device_bytes] = static_cast<double>(
             m_step_peak_device ? m_step_peak_device : m_dev.device_peak_bytes());
         const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
-        e.per_rank["activation_bytes"] =
+        e.per_rank[schema::ds_activation_bytes] =
             4.0 * (kernels::transformer::activation_floats(
                        m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
                    cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
@@ -133,8 +138,8 @@ class train_case final : public job_case {
         if (m_pr.profile)
             add_profile_attrs(e.attrs);
         if (!m_losses.empty())
-            e.attrs["final_loss"] = m_losses.back();
-        e.attrs["memory_convention"] = std::string(
+            e.attrs[attr::final_loss] = m_losses.back();
+        e.attrs[attr::memory_convention] = std::string(
             "activation_bytes: saved activations, backward scratch and cp buffers; "
             "comm_buffer_bytes: reduce targets, send shards, FSDP gather/scratch buffers");
         return e;
@@ -149,14 +154,14 @@ class train_case final : public job_case {
         for (std::size_t i = 0; i < kernels::op_kinds; ++i) {
             const auto k = static_cast<kernels::op_kind>(i);
             const std::string name = kernels::op_name(k);
-            a["profile_" + name + "_s"] = m_profile.seconds(k);
-            a["profile_" + name + "_calls"] = m_profile.calls(k);
+            a[attr::profile_prefix + name + "_s"] = m_profile.seconds(k);
+            a[attr::profile_prefix + name + "_calls"] = m_profile.calls(k);
             order += (i ? "," : "") + name;
         }
-        a["profile_ops"] = order;
-        a["profile_steps"] = m_profile_steps;
-        a["profile_step_s"] = m_profile_step_s;
-        a["profile_rank"] = std::int64_t{0};
+        a[attr::profile_ops] = order;
+        a[attr::profile_steps] = m_profile_steps;
+        a[attr::profile_step_s] = m_profile_step_s;
+        a[attr::profile_rank] = std::int64_t{0};
     }
 
     // One training step; returns the global loss (collective over the world).
@@ -204,18 +209,12 @@ class train_step_job final : public job {
         return "training steps of a small transformer: ddp/zero1/fsdp x ring/allgather context "
                "parallelism, checked against the single-rank run";
     }
-    std::vector<option_spec> options() const override { return train_options(); }
+    std::vector<option_decl> options() const override { return train_options(); }
 
-    std::vector<case_plan> plan(const param_lists& lists,
+    std::vector<case_plan> plan(const std::vector<params>& sweep,
                                 const launch_info& launch) const override {
         std::vector<case_plan> cases;
-        for (const params& all : expand_product(lists, train_sweep_names())) {
-            // Keep only this job's options: a launch of several jobs shares one list, and
-            // another job's (--variant, --op, --seq-len) must not be recorded with this case.
-            params p;
-            for (const option_spec& o : train_options())
-                if (all.has(o.name))
-                    p.set(o.name, all.text(o.name));
+        for (const params& p : sweep) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
             const bool on_device = launch.device != "cpu";
@@ -227,7 +226,7 @@ class train_step_job final : public job {
                 c.variant += "/cp-" + pr.cp_variant;
             // The user's --dp (0 = ranks / cp) stays in the plan: it is the case's identity at
             // every P; the resolved grid goes into the file as derived dp.
-            c.values = p;
+            c.values = p.only(train_case_options());
             // Validation reruns the whole global batch on one rank: on by default when that
             // costs at most ~10 GFLOP on the CPU, ~10 TFLOP on a GPU (a few seconds).
             c.validate_by_default = pr.reference_flops() <= (on_device ? 1e13 : 1e10);
@@ -238,30 +237,33 @@ class train_step_job final : public job {
         return cases;
     }
 
-    std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const override {
+    std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         return std::make_unique<train_case>(read_train_problem(plan.values, ctx.world.size()), ctx);
     }
 
-    std::vector<table_column> columns() const override {
-        return {{"variant", 22}, {"dpxcp", 6},      {"tokens", 7}, {"params", 8},
-                {"tok/s", 9},    {"GF/s/rank", 10}, {"loss", 7},   {"max_err", 9}};
-    }
-
-    std::vector<std::string> row(const case_summary& s) const override {
-        const double t = s.median_time_s;
-        const double tokens = attr_number(s.attrs, "tokens_per_iter");
-        return {s.plan->variant,
-                fmt::format("{:.0f}x{}", attr_number(s.attrs, "dp"), s.plan->values.text("cp")),
-                format_size(static_cast<std::uint64_t>(tokens)),
-                fmt::format("{:.2f}M", attr_number(s.attrs, "parameters") / 1e6),
-                t > 0 ? fmt::format("{:.0f}", tokens / t) : "-",
-                t > 0 ? fmt::format("{:.2f}",
-                                    attr_number(s.attrs, "flops_per_iter") / t / s.world_size / 1e9)
-                      : "-",
-                s.attrs.count("final_loss")
-                    ? fmt::format("{:.3f}", attr_number(s.attrs, "final_loss"))
-                    : "-",
-                s.check.checked ? fmt::format("{:.1e}", s.check.max_abs_err) : "-"};
+    std::vector<metric> metrics(const case_plan& plan,
+                                const results::case_record& rec) const override {
+        constexpr double none = std::numeric_limits<double>::quiet_NaN();
+        const double t = rec.median_step_s();
+        const double ranks = std::max(rec.world, 1);
+        const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
+        const double flops = rec.number(attr::flops_per_iter).value_or(none);
+        const bool checked = rec.number(attr::validated).value_or(0) != 0;
+        // dp as run (derived), else the user's (0 = ranks / cp) before the case ran.
+        const std::string grid =
+            fmt::format("{:.0f}x{}", rec.number(attr::dp).value_or(0), plan.values.text("cp"));
+        return {
+            metric::of_text("variant", plan.variant),
+            metric::of_text("dpxcp", grid),
+            metric::of("tokens", tokens, "", metric_hint::size),
+            metric::of("params", rec.number(attr::parameters).value_or(none) / 1e6, "M",
+                       metric_hint::number),
+            metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
+            metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
+            metric::of("loss", rec.number(attr::final_loss).value_or(none), "",
+                       metric_hint::number),
+            metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
+                       metric_hint::error)};
     }
 };
 

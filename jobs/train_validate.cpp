@@ -1,5 +1,7 @@
 #include "jobs/train_validate.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -49,17 +51,18 @@ validation compare_training(const training_trace& got, const training_trace& wan
         loss_tol = std::max(loss_tol, bound);
         loss_wrong += e <= bound ? 0 : 1;
     }
-    details["validate_steps"] = static_cast<std::int64_t>(want.losses.size());
-    details["validate_grad_max_abs_err"] = grad_err;
-    details["validate_grad_tolerance"] = grad_tol;
-    details["validate_param_max_abs_err"] = param_err;
-    details["validate_param_tolerance"] = param_tol;
-    details["validate_loss_max_abs_err"] = loss_err;
-    details["validate_loss_tolerance"] = loss_tol;
+    details[schema::attr::validate_steps] = static_cast<std::int64_t>(want.losses.size());
+    details[schema::attr::validate_grad_max_abs_err] = grad_err;
+    details[schema::attr::validate_grad_tolerance] = grad_tol;
+    details[schema::attr::validate_param_max_abs_err] = param_err;
+    details[schema::attr::validate_param_tolerance] = param_tol;
+    details[schema::attr::validate_loss_max_abs_err] = loss_err;
+    details[schema::attr::validate_loss_tolerance] = loss_tol;
     const auto param_allowed =
         static_cast<std::uint64_t>(tol.param_outliers * static_cast<double>(want.params.size()));
-    details["validate_param_outliers"] = static_cast<std::int64_t>(param_wrong);
-    details["validate_param_outliers_allowed"] = static_cast<std::int64_t>(param_allowed);
+    details[schema::attr::validate_param_outliers] = static_cast<std::int64_t>(param_wrong);
+    details[schema::attr::validate_param_outliers_allowed] =
+        static_cast<std::int64_t>(param_allowed);
     validation v;
     v.checked = true;
     v.max_abs_err = param_err;

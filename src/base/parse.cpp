@@ -105,6 +105,28 @@ bool parse_bool(const std::string& raw, const std::string& option) {
     throw config_error(fmt::format("--{}: '{}' is not on/off", option, raw));
 }
 
+std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& what) {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out))
+        throw config_error(fmt::format("{}: {} x {} is too large", what, a, b));
+    return out;
+}
+
+std::uint64_t checked_product(std::uint64_t a, std::uint64_t b, const std::string& what) {
+    std::uint64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out))
+        throw config_error(fmt::format("{}: {} x {} is too large", what, a, b));
+    return out;
+}
+
+std::uint64_t bytes_from_estimate(double bytes) {
+    // 2^64 as a double; anything at or above it (or NaN) does not fit.
+    constexpr double limit = 18446744073709551616.0;
+    if (!(bytes < limit))
+        return std::numeric_limits<std::uint64_t>::max();
+    return bytes <= 0 ? 0 : static_cast<std::uint64_t>(bytes);
+}
+
 std::string format_bytes(double bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;

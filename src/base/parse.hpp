@@ -23,6 +23,14 @@ double parse_double(const std::string& text, const std::string& option);
 /// Parse on/off, true/false, yes/no, 1/0.
 bool parse_bool(const std::string& text, const std::string& option);
 
+/// a * b; config_error "{what}: {a} x {b} is too large" when the product overflows.
+std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& what);
+std::uint64_t checked_product(std::uint64_t a, std::uint64_t b, const std::string& what);
+
+/// A byte count estimated in floating point, as whole bytes: UINT64_MAX when it does not fit
+/// (NaN included), so a memory preflight refuses it rather than a cast wrapping it around.
+std::uint64_t bytes_from_estimate(double bytes);
+
 /// "1.5 MiB" style rendering of a byte count.
 std::string format_bytes(double bytes);
 

@@ -12,8 +12,9 @@ bool starts_with(const std::string& s, const char* prefix) {
 
 bool is_outcome(const std::string& name) {
     static const std::set<std::string> names = {
-        "status", "error", "validated", "max_abs_err", "tolerance", "wrong_elements", "final_loss"};
-    return names.count(name) > 0 || starts_with(name, "validate_");
+        attr::status,    attr::error,          attr::validated, attr::max_abs_err,
+        attr::tolerance, attr::wrong_elements, attr::final_loss};
+    return names.count(name) > 0 || starts_with(name, attr::validate_prefix);
 }
 
 } // namespace
@@ -39,31 +40,31 @@ attr_group job_attr_group(const std::string& name) {
 attr_group v1_attr_group(const std::string& name) {
     if (is_outcome(name))
         return attr_group::outcome;
-    if (name == "warmup" || name == "iterations" || name == "repeat")
+    if (name == attr::warmup || name == attr::iterations || name == attr::repeat)
         return attr_group::run;
     // ringscale/1 stored what the jobs computed under the same names as the options, so the
     // user's value of dp (0 = auto) or ulysses-degree is lost: these are derived from P.
-    static const std::set<std::string> derived = {"flops_per_iter",
-                                                  "comm_bytes_per_iter",
-                                                  "busbw_factor",
-                                                  "tokens_per_iter",
-                                                  "count",
-                                                  "flop_convention",
-                                                  "memory_convention",
-                                                  "mfu_dtype",
-                                                  "dp",
-                                                  "sequences",
-                                                  "parameters",
-                                                  "cp_layout",
-                                                  "ulysses_degree",
-                                                  "ring_degree",
-                                                  "bytes",
-                                                  "gathered_kv_bytes"};
+    static const std::set<std::string> derived = {attr::flops_per_iter,
+                                                  attr::comm_bytes_per_iter,
+                                                  attr::busbw_factor,
+                                                  attr::tokens_per_iter,
+                                                  attr::count,
+                                                  attr::flop_convention,
+                                                  attr::memory_convention,
+                                                  attr::mfu_dtype,
+                                                  attr::dp,
+                                                  attr::sequences,
+                                                  attr::parameters,
+                                                  attr::cp_layout,
+                                                  attr::ulysses_degree,
+                                                  attr::ring_degree,
+                                                  attr::bytes,
+                                                  attr::gathered_kv_bytes};
     return derived.count(name) > 0 ? attr_group::derived : attr_group::identity;
 }
 
 bool is_scaling_axis(const std::string& name) {
-    return name == "world_size";
+    return name == attr::world_size;
 }
 
 bool readable(const std::string& schema) {
@@ -71,9 +72,9 @@ bool readable(const std::string& schema) {
 }
 
 const std::vector<std::string>& training_memory_datasets() {
-    static const std::vector<std::string> names = {"param_bytes",       "grad_bytes",
-                                                   "optimizer_bytes",   "activation_bytes",
-                                                   "comm_buffer_bytes", "step_peak_device_bytes"};
+    static const std::vector<std::string> names = {ds_param_bytes,       ds_grad_bytes,
+                                                   ds_optimizer_bytes,   ds_activation_bytes,
+                                                   ds_comm_buffer_bytes, ds_step_peak_device_bytes};
     return names;
 }
 

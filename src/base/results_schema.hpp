@@ -46,6 +46,145 @@ bool is_scaling_axis(const std::string& name);
 /// Whether `schema` is a version readers accept (version or version_1).
 bool readable(const std::string& schema);
 
+// Every name of the file, in one place. The writer, --resume and the reader use these, never
+// literals; DESIGN.md ("Results file") says what each one means.
+
+/// Attributes of the file's root group.
+namespace root_attr {
+inline constexpr const char* schema = "schema";
+inline constexpr const char* created_utc = "created_utc";
+inline constexpr const char* tool_version = "tool_version";
+inline constexpr const char* git_commit = "git_commit";
+inline constexpr const char* complete = "complete"; ///< int 0/1
+} // namespace root_attr
+
+/// Groups under the root, and the datasets of /meta and /ranks.
+inline constexpr const char* meta_group = "meta";
+inline constexpr const char* ranks_group = "ranks";
+inline constexpr const char* cases_group = "cases";
+inline constexpr const char* meta_cmdline = "cmdline";        ///< strings [argc]
+inline constexpr const char* meta_hosts = "hosts";            ///< strings [numhosts]
+inline constexpr const char* meta_config = "config";          ///< string: the resolved job file
+inline constexpr const char* meta_resumed = "resumed";        ///< strings [cases] (--resume)
+inline constexpr const char* ranks_host_index = "host_index"; ///< i32 [world]
+inline constexpr const char* ranks_local_rank = "local_rank"; ///< i32 [world]
+inline constexpr const char* ranks_gpu_index = "gpu_index";   ///< i32 [world], -1 without GPU
+inline constexpr const char* ranks_gpu_uuid = "gpu_uuid";     ///< strings [world]
+inline constexpr const char* ranks_gpu_pci_bus_id = "gpu_pci_bus_id"; ///< strings [world]
+
+/// Attributes of /meta (Adiak names where one exists; device, threads_per_rank and
+/// attn_kernel are attr:: names).
+namespace meta_attr {
+inline constexpr const char* user = "user";
+inline constexpr const char* launchdate = "launchdate";
+inline constexpr const char* cluster = "cluster";
+inline constexpr const char* jobsize = "jobsize";
+inline constexpr const char* numhosts = "numhosts";
+inline constexpr const char* mpi_library = "mpi_library";
+inline constexpr const char* mpi_library_version = "mpi_library_version";
+inline constexpr const char* compiler = "compiler";
+inline constexpr const char* compiler_version = "compiler_version";
+inline constexpr const char* cxxflags = "cxxflags";
+inline constexpr const char* executable = "executable";
+inline constexpr const char* slurm_job_id = "slurm_job_id";
+inline constexpr const char* device_name = "device_name";
+inline constexpr const char* cuda_version = "cuda_version";
+inline constexpr const char* nccl_version = "nccl_version";
+inline constexpr const char* cuda_visible_devices = "cuda_visible_devices";
+inline constexpr const char* timer = "timer";
+inline constexpr const char* timer_resolution_s = "timer_resolution_s";
+inline constexpr const char* timer_overhead_s = "timer_overhead_s";
+inline constexpr const char* sync = "sync";
+inline constexpr const char* gpu_name = "gpu_name";
+inline constexpr const char* gpu_cc = "gpu_cc";
+inline constexpr const char* gpu_sm_count = "gpu_sm_count";
+inline constexpr const char* gpu_memory_bytes = "gpu_memory_bytes";
+inline constexpr const char* gpu_max_sm_clock_mhz = "gpu_max_sm_clock_mhz";
+inline constexpr const char* gpu_max_mem_clock_mhz = "gpu_max_mem_clock_mhz";
+inline constexpr const char* gpu_mem_bus_width_bits = "gpu_mem_bus_width_bits";
+inline constexpr const char* cuda_driver_version = "cuda_driver_version";
+inline constexpr const char* cuda_runtime_version = "cuda_runtime_version";
+inline constexpr const char* gpu_ranks_sharing = "gpu_ranks_sharing";
+} // namespace meta_attr
+
+/// Case attributes every job's cases carry (identity, run, derived, outcome; DESIGN.md) and
+/// the ones several jobs share. A job's own options are named after its options.
+namespace attr {
+// identity
+inline constexpr const char* job = "job";
+inline constexpr const char* variant = "variant";
+inline constexpr const char* world_size = "world_size";
+inline constexpr const char* device = "device";
+inline constexpr const char* comm = "comm";
+inline constexpr const char* dtype = "dtype";
+inline constexpr const char* scaling = "scaling";
+inline constexpr const char* threads = "threads";
+inline constexpr const char* attn_kernel = "attn_kernel";
+inline constexpr const char* seq_len = "seq_len";
+inline constexpr const char* seq_len_per_rank = "seq_len_per_rank";
+inline constexpr const char* kv_heads = "kv_heads";
+// run
+inline constexpr const char* warmup = "warmup";
+inline constexpr const char* iterations = "iterations";
+inline constexpr const char* seed = "seed";
+inline constexpr const char* repeat = "repeat";
+// derived
+inline constexpr const char* flops_per_iter = "flops_per_iter";
+inline constexpr const char* comm_bytes_per_iter = "comm_bytes_per_iter";
+inline constexpr const char* threads_per_rank = "threads_per_rank";
+inline constexpr const char* variant_label = "variant_label";
+inline constexpr const char* bytes = "bytes";
+inline constexpr const char* count = "count";
+inline constexpr const char* busbw_factor = "busbw_factor";
+inline constexpr const char* tokens_per_iter = "tokens_per_iter";
+inline constexpr const char* mfu_dtype = "mfu_dtype";
+inline constexpr const char* flop_convention = "flop_convention";
+inline constexpr const char* memory_convention = "memory_convention";
+inline constexpr const char* dp = "dp";
+inline constexpr const char* cp = "cp";
+inline constexpr const char* sequences = "sequences";
+inline constexpr const char* parameters = "parameters";
+inline constexpr const char* cp_layout = "cp_layout";
+inline constexpr const char* ulysses_degree = "ulysses_degree";
+inline constexpr const char* ring_degree = "ring_degree";
+inline constexpr const char* gathered_kv_bytes = "gathered_kv_bytes";
+inline constexpr const char* precision = "precision";
+inline constexpr const char* tf32 = "tf32";
+/// train_step --profile: profile_<op>_s and profile_<op>_calls per operation, and these.
+inline constexpr const char* profile_prefix = "profile_";
+inline constexpr const char* profile_ops = "profile_ops";
+inline constexpr const char* profile_steps = "profile_steps";
+inline constexpr const char* profile_step_s = "profile_step_s";
+inline constexpr const char* profile_rank = "profile_rank";
+// outcome
+inline constexpr const char* status = "status";
+inline constexpr const char* error = "error";
+inline constexpr const char* validated = "validated";
+inline constexpr const char* max_abs_err = "max_abs_err";
+inline constexpr const char* tolerance = "tolerance";
+inline constexpr const char* wrong_elements = "wrong_elements";
+inline constexpr const char* final_loss = "final_loss";
+/// Prefix of train_step's validation details (validate_grad_max_abs_err, ...): outcome.
+inline constexpr const char* validate_prefix = "validate_";
+inline constexpr const char* validate_steps = "validate_steps";
+inline constexpr const char* validate_grad_max_abs_err = "validate_grad_max_abs_err";
+inline constexpr const char* validate_grad_tolerance = "validate_grad_tolerance";
+inline constexpr const char* validate_param_max_abs_err = "validate_param_max_abs_err";
+inline constexpr const char* validate_param_tolerance = "validate_param_tolerance";
+inline constexpr const char* validate_loss_max_abs_err = "validate_loss_max_abs_err";
+inline constexpr const char* validate_loss_tolerance = "validate_loss_tolerance";
+inline constexpr const char* validate_param_outliers = "validate_param_outliers";
+inline constexpr const char* validate_param_outliers_allowed = "validate_param_outliers_allowed";
+
+} // namespace attr
+
+/// Values of attr::status.
+namespace status {
+inline constexpr const char* ok = "ok";
+inline constexpr const char* failed = "failed";
+inline constexpr const char* skipped = "skipped";
+} // namespace status
+
 // Dataset names of a case (units in the names; shapes in DESIGN.md).
 inline constexpr const char* ds_time_s = "time_s";                       ///< f64 [rows, world]
 inline constexpr const char* ds_compute_s = "compute_s";                 ///< f64 [rows, world]
@@ -59,6 +198,14 @@ inline constexpr const char* ds_affinity_cores = "affinity_cores";       ///< i3
 inline constexpr const char* ds_affinity_list = "affinity_list";         ///< str [world] (v2)
 inline constexpr const char* ds_loss = "loss";                           ///< f64 [rows]
 inline constexpr const char* ds_case_key = "case_key";                   ///< str scalar
+
+// train_step's per-rank memory categories (f64 [world], bytes).
+inline constexpr const char* ds_param_bytes = "param_bytes";
+inline constexpr const char* ds_grad_bytes = "grad_bytes";
+inline constexpr const char* ds_optimizer_bytes = "optimizer_bytes";
+inline constexpr const char* ds_activation_bytes = "activation_bytes";
+inline constexpr const char* ds_comm_buffer_bytes = "comm_buffer_bytes";
+inline constexpr const char* ds_step_peak_device_bytes = "step_peak_device_bytes";
 
 /// Per-rank memory categories that train_step records (f64 [world], bytes).
 const std::vector<std::string>& training_memory_datasets();

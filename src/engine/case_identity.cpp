@@ -17,41 +17,42 @@ std::string value_text(const jobs::attr_value& v) {
 
 } // namespace
 
-jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, int world_size) {
+jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg, int world_size) {
     jobs::attr_map id = param_attrs(pc.plan.values);
     // Weak scaling of the attention jobs: the user chose tokens per rank and a rule; the
     // global length they give at this P is derived (sort_job_attrs puts it there).
-    if (id.count("seq_len_per_rank"))
-        id.erase("seq_len");
+    if (id.count(schema::attr::seq_len_per_rank))
+        id.erase(schema::attr::seq_len);
     // A job with a --variant option (context_parallel) may label its case with a value
     // resolved from P ("hybrid/u2"); the identity keeps the user's choice.
-    if (!pc.plan.values.has("variant"))
-        id["variant"] = pc.plan.variant;
-    id["job"] = pc.plan.job;
-    id["world_size"] = static_cast<std::int64_t>(world_size);
-    id["device"] = cfg.device;
-    id["comm"] = cfg.comm;
-    id.emplace("dtype", std::string("float32"));
-    id.emplace("scaling", std::string("strong"));
-    id["threads"] = static_cast<std::int64_t>(cfg.threads);
+    if (!pc.plan.values.has(schema::attr::variant))
+        id[schema::attr::variant] = pc.plan.variant;
+    id[schema::attr::job] = pc.plan.job;
+    id[schema::attr::world_size] = static_cast<std::int64_t>(world_size);
+    id[schema::attr::device] = cfg.device;
+    id[schema::attr::comm] = cfg.comm;
+    id.emplace(schema::attr::dtype, std::string("float32"));
+    id.emplace(schema::attr::scaling, std::string("strong"));
+    id[schema::attr::threads] = static_cast<std::int64_t>(cfg.threads);
     // A forced attention kernel path is the user's choice (--resume must not take an sm80
     // case for an sm90 one); "auto" stays out, so files from before the option still match.
     if (cfg.device == "cuda" && cfg.attn_kernel != "auto" && pc.plan.job != "collectives")
-        id["attn_kernel"] = cfg.attn_kernel;
+        id[schema::attr::attn_kernel] = cfg.attn_kernel;
     return id;
 }
 
 jobs::attr_map case_run_attrs(const launch_config& cfg) {
-    return {{"warmup", static_cast<std::int64_t>(cfg.warmup)},
-            {"iterations", static_cast<std::int64_t>(cfg.iters)},
-            {"seed", static_cast<std::int64_t>(cfg.seed)}};
+    return {{schema::attr::warmup, static_cast<std::int64_t>(cfg.warmup)},
+            {schema::attr::iterations, static_cast<std::int64_t>(cfg.iters)},
+            {schema::attr::seed, static_cast<std::int64_t>(cfg.seed)}};
 }
 
 void sort_job_attrs(const jobs::attr_map& from_job, jobs::attr_map& identity,
                     jobs::attr_map& derived, jobs::attr_map& outcome) {
     // Resolved from the user's value alone (auto -> float32 on a CPU, kv_heads 0 -> heads,
     // a --seq-preset entry -> its length): still the same choice at every P.
-    static const std::set<std::string> resolutions = {"dtype", "kv_heads", "seq_len"};
+    static const std::set<std::string> resolutions = {schema::attr::dtype, schema::attr::kv_heads,
+                                                      schema::attr::seq_len};
     for (const auto& [name, value] : from_job) {
         if (schema::job_attr_group(name) == schema::attr_group::outcome) {
             outcome[name] = value;
@@ -73,7 +74,7 @@ std::string case_key(const jobs::attr_map& identity, const jobs::attr_map& run) 
     return fmt::format("{:016x}", fnv1a64(text));
 }
 
-std::string case_key(const planned_case& pc, const launch_config& cfg, int world_size) {
+std::string case_key(const scheduled_case& pc, const launch_config& cfg, int world_size) {
     return case_key(case_identity(pc, cfg, world_size), case_run_attrs(cfg));
 }
 

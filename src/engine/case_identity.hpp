@@ -9,12 +9,12 @@
 
 namespace ringscale {
 
-struct planned_case;
+struct scheduled_case;
 
 /// The identity attributes of a case on `world_size` ranks: job, variant (the user's
 /// --variant where the job has one), the job's options as resolved without P, world_size,
 /// device, comm, dtype, scaling and the threads requested (0 = node cores / ranks). Pure.
-jobs::attr_map case_identity(const planned_case& pc, const launch_config& cfg, int world_size);
+jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg, int world_size);
 
 /// The run attributes: warm-up and timed iterations, seed. Pure.
 jobs::attr_map case_run_attrs(const launch_config& cfg);
@@ -30,6 +30,6 @@ void sort_job_attrs(const jobs::attr_map& from_job, jobs::attr_map& identity,
 std::string case_key(const jobs::attr_map& identity, const jobs::attr_map& run);
 
 /// case_key of a planned case (--resume; the same key the record carries). Pure.
-std::string case_key(const planned_case& pc, const launch_config& cfg, int world_size);
+std::string case_key(const scheduled_case& pc, const launch_config& cfg, int world_size);
 
 } // namespace ringscale

@@ -4,6 +4,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -84,35 +85,38 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
 void add_gpu_metadata(run_metadata& md, const device_binding& b, comm::communicator& world) {
     const auto& g = b.gpu;
     std::int32_t index = b.bound ? g.index : -1;
-    md.rank_ints["gpu_index"].resize(static_cast<std::size_t>(world.size()));
-    world.all_gather(&index, md.rank_ints["gpu_index"].data(), 1, comm::dtype::i32);
-    md.rank_strings["gpu_uuid"] = gather_strings(world, g.uuid);
-    md.rank_strings["gpu_pci_bus_id"] = gather_strings(world, g.pci_bus_id);
+    md.rank_ints[schema::ranks_gpu_index].resize(static_cast<std::size_t>(world.size()));
+    world.all_gather(&index, md.rank_ints[schema::ranks_gpu_index].data(), 1, comm::dtype::i32);
+    md.rank_strings[schema::ranks_gpu_uuid] = gather_strings(world, g.uuid);
+    md.rank_strings[schema::ranks_gpu_pci_bus_id] = gather_strings(world, g.pci_bus_id);
     auto& a = md.attrs;
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    a["cuda_visible_devices"] = std::string(visible ? visible : "");
-    a["nccl_version"] = comm::nccl_version();
-    a["attn_kernel"] = b.attn_kernel;
+    a[schema::meta_attr::cuda_visible_devices] = std::string(visible ? visible : "");
+    a[schema::meta_attr::nccl_version] = comm::nccl_version();
+    a[schema::attr::attn_kernel] = b.attn_kernel;
     if (!b.bound) {
-        a["cuda_version"] = std::string("");
+        a[schema::meta_attr::cuda_version] = std::string("");
         return;
     }
-    a["device_name"] = g.name;
-    a["gpu_name"] = g.name;
-    a["gpu_cc"] = fmt::format("{}.{}", g.cc_major, g.cc_minor);
-    a["gpu_sm_count"] = static_cast<std::int64_t>(g.sm_count);
-    a["gpu_memory_bytes"] = static_cast<std::int64_t>(g.memory_bytes);
-    a["gpu_max_sm_clock_mhz"] = static_cast<std::int64_t>(g.max_sm_clock_mhz);
-    a["gpu_max_mem_clock_mhz"] = static_cast<std::int64_t>(g.max_mem_clock_mhz);
-    a["gpu_mem_bus_width_bits"] = static_cast<std::int64_t>(g.mem_bus_width_bits);
-    a["cuda_driver_version"] = kernels::cuda::cuda_version_text(g.driver_version);
-    a["cuda_runtime_version"] = kernels::cuda::cuda_version_text(g.runtime_version);
-    a["cuda_version"] = kernels::cuda::cuda_version_text(g.runtime_version);
-    a["gpu_ranks_sharing"] = static_cast<std::int64_t>(b.ranks_sharing);
-    a["timer"] = std::string("std::chrono::steady_clock (step); CUDA events on the compute stream "
-                             "(compute, comm_wait)");
-    a["sync"] = std::string("compute stream synchronized and MPI_Barrier before each iteration; "
-                            "slowest rank is the step time");
+    a[schema::meta_attr::device_name] = g.name;
+    a[schema::meta_attr::gpu_name] = g.name;
+    a[schema::meta_attr::gpu_cc] = fmt::format("{}.{}", g.cc_major, g.cc_minor);
+    a[schema::meta_attr::gpu_sm_count] = static_cast<std::int64_t>(g.sm_count);
+    a[schema::meta_attr::gpu_memory_bytes] = static_cast<std::int64_t>(g.memory_bytes);
+    a[schema::meta_attr::gpu_max_sm_clock_mhz] = static_cast<std::int64_t>(g.max_sm_clock_mhz);
+    a[schema::meta_attr::gpu_max_mem_clock_mhz] = static_cast<std::int64_t>(g.max_mem_clock_mhz);
+    a[schema::meta_attr::gpu_mem_bus_width_bits] = static_cast<std::int64_t>(g.mem_bus_width_bits);
+    a[schema::meta_attr::cuda_driver_version] = kernels::cuda::cuda_version_text(g.driver_version);
+    a[schema::meta_attr::cuda_runtime_version] =
+        kernels::cuda::cuda_version_text(g.runtime_version);
+    a[schema::meta_attr::cuda_version] = kernels::cuda::cuda_version_text(g.runtime_version);
+    a[schema::meta_attr::gpu_ranks_sharing] = static_cast<std::int64_t>(b.ranks_sharing);
+    a[schema::meta_attr::timer] =
+        std::string("std::chrono::steady_clock (step); CUDA events on the compute stream "
+                    "(compute, comm_wait)");
+    a[schema::meta_attr::sync] =
+        std::string("compute stream synchronized and MPI_Barrier before each iteration; "
+                    "slowest rank is the step time");
 }
 
 } // namespace ringscale

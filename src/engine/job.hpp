@@ -1,11 +1,15 @@
 // The job interface: what the launcher needs from collectives, ring attention, context
-// parallel and training steps. A job plans its cases from the user's parameters (pure,
-// no communication), then runs each case through a job_case the run loop drives.
+// parallel and training steps. A job declares its options, plans its cases from the sweep's
+// typed points (pure, no communication), runs each case through a case_runner the run loop
+// drives, and reports each case as metrics (typed values with units); it never presents.
 #pragma once
 
 #include "comm/communicator.hpp"
 #include "kernels/device.hpp"
+#include "src/base/case_record.hpp"
 #include "src/base/clock.hpp"
+#include "src/engine/metric.hpp"
+#include "src/engine/options.hpp"
 #include "src/engine/params.hpp"
 
 #include <cstdint>
@@ -71,12 +75,13 @@ struct case_extras {
     attr_map attrs;                                           ///< extra case attributes
 };
 
-/// One case, created by job::make_case. Every method is collective over the world.
-class job_case {
+/// Runs one case: created by job::make_case, driven by the run loop (setup, warm-up and
+/// timed iterations, validation). Every method is collective over the world.
+class case_runner {
   public:
-    virtual ~job_case() = default;
+    virtual ~case_runner() = default;
     /// Attributes describing the case: job parameters (typed), dtype, scaling, layout...
-    /// plus "flops_per_iter" and "comm_bytes_per_iter" (per rank) as doubles.
+    /// plus flops_per_iter and comm_bytes_per_iter (schema::attr) as doubles.
     virtual attr_map describe() const = 0;
     /// Allocate (through host_buffer) and fill seeded inputs. Must not communicate, so an
     /// error here is raised on every rank alike and recorded as a failed case.
@@ -92,25 +97,6 @@ class job_case {
     virtual case_extras extras() const { return {}; }
 };
 
-/// One column of the live table.
-struct table_column {
-    std::string header;
-    int width = 10;
-};
-
-/// What rank 0 knows about a finished case when it prints its table row.
-struct case_summary {
-    const case_plan* plan = nullptr;
-    attr_map attrs; ///< describe() plus extras().attrs
-    int world_size = 1;
-    double median_time_s = 0; ///< median over timed iterations of the slowest rank
-    double median_compute_s = 0;
-    double median_comm_wait_s = 0;
-    std::uint64_t peak_host_bytes = 0;   ///< the largest rank's tracked peak (0 when not run)
-    std::uint64_t peak_device_bytes = 0; ///< the largest rank's device peak (0 on the CPU)
-    validation check;
-};
-
 /// A job: a table of functions in the spirit of nccl-tests' per-operation files.
 class job {
   public:
@@ -118,22 +104,25 @@ class job {
     virtual std::string name() const = 0;
     /// One line for --help.
     virtual std::string summary() const = 0;
-    /// The job's own options (common ones such as --iters belong to the launcher).
-    virtual std::vector<option_spec> options() const = 0;
-    /// Expand the parameters into cases. Pure; throws config_error on bad input.
-    virtual std::vector<case_plan> plan(const param_lists& lists,
+    /// The job's own options, each declared once (common ones such as --iters belong to
+    /// the launcher). The order is the sweep's: the first option varies slowest.
+    virtual std::vector<option_decl> options() const = 0;
+    /// The cases of the sweep's points (expand_sweep in sweep.hpp: typed values of this
+    /// job's options, each checked against its declaration). The job applies its own rules
+    /// (divisibility, options that exclude each other, the memory estimate) and chooses
+    /// which values make each case's identity. Pure; throws config_error on bad input.
+    virtual std::vector<case_plan> plan(const std::vector<params>& sweep,
                                         const launch_info& launch) const = 0;
     /// Build a case to run; nothing is allocated until setup().
-    virtual std::unique_ptr<job_case> make_case(const case_plan& plan, run_context& ctx) const = 0;
-    /// The live table's columns after the common ones, and one row's cells.
-    virtual std::vector<table_column> columns() const = 0;
-    virtual std::vector<std::string> row(const case_summary& s) const = 0;
-    /// Rank 0, after the launch's last case: text printed after the table (a comparison
-    /// across cases), given every case of the launch, this job's and others'. Empty: none.
-    virtual std::string closing_table(const std::vector<case_summary>& cases) const {
-        (void)cases;
-        return {};
-    }
+    virtual std::unique_ptr<case_runner> make_case(const case_plan& plan,
+                                                   run_context& ctx) const = 0;
+    /// What people read about a case: typed values with units and rendering hints, the same
+    /// metrics in the same order for every case of the job; reporters (the live table)
+    /// present them. `rec` is the case's record: a skipped or failed case has no timings and
+    /// may lack what describe() adds; to size its columns the live table also asks with a
+    /// record that holds nothing but `world`. What `rec` does not tell is NaN. Pure.
+    virtual std::vector<metric> metrics(const case_plan& plan,
+                                        const results::case_record& rec) const = 0;
 };
 
 } // namespace ringscale::jobs

@@ -1,6 +1,7 @@
 #include "src/engine/metadata.hpp"
 
 #include "comm/mpi_communicator.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -100,31 +101,33 @@ run_metadata collect_metadata(comm::communicator& world, const launch_config& cf
     int major = 0, minor = 0;
     MPI_Get_version(&major, &minor);
     auto& a = md.attrs;
-    a["user"] = user_name();
-    a["launchdate"] = static_cast<std::int64_t>(std::time(nullptr));
-    a["cluster"] = env_or("SLURM_CLUSTER_NAME", names.empty() ? "unknown" : names.front());
-    a["jobsize"] = static_cast<std::int64_t>(world.size());
-    a["numhosts"] = static_cast<std::int64_t>(md.hosts.size());
-    a["mpi_library"] = mpi_library();
-    a["mpi_library_version"] = fmt::format("MPI {}.{}", major, minor);
+    a[schema::meta_attr::user] = user_name();
+    a[schema::meta_attr::launchdate] = static_cast<std::int64_t>(std::time(nullptr));
+    a[schema::meta_attr::cluster] =
+        env_or("SLURM_CLUSTER_NAME", names.empty() ? "unknown" : names.front());
+    a[schema::meta_attr::jobsize] = static_cast<std::int64_t>(world.size());
+    a[schema::meta_attr::numhosts] = static_cast<std::int64_t>(md.hosts.size());
+    a[schema::meta_attr::mpi_library] = mpi_library();
+    a[schema::meta_attr::mpi_library_version] = fmt::format("MPI {}.{}", major, minor);
 #if defined(__clang__)
-    a["compiler"] = std::string("clang");
+    a[schema::meta_attr::compiler] = std::string("clang");
 #else
-    a["compiler"] = std::string("gcc");
+    a[schema::meta_attr::compiler] = std::string("gcc");
 #endif
-    a["compiler_version"] = std::string(__VERSION__);
-    a["cxxflags"] = std::string(build_cxxflags());
-    a["executable"] = executable_path();
-    a["slurm_job_id"] = env_or("SLURM_JOB_ID", "");
-    a["device"] = cfg.device;
-    a["device_name"] = cfg.device == "cpu" ? cpu_model() : std::string("unknown");
-    a["cuda_version"] = std::string("");
-    a["nccl_version"] = std::string("");
-    a["threads_per_rank"] = static_cast<std::int64_t>(threads_per_rank);
-    a["timer"] = std::string("std::chrono::steady_clock");
-    a["timer_resolution_s"] = timer.resolution_s;
-    a["timer_overhead_s"] = timer.overhead_s;
-    a["sync"] = std::string("MPI_Barrier before each iteration; slowest rank is the step time");
+    a[schema::meta_attr::compiler_version] = std::string(__VERSION__);
+    a[schema::meta_attr::cxxflags] = std::string(build_cxxflags());
+    a[schema::meta_attr::executable] = executable_path();
+    a[schema::meta_attr::slurm_job_id] = env_or("SLURM_JOB_ID", "");
+    a[schema::attr::device] = cfg.device;
+    a[schema::meta_attr::device_name] = cfg.device == "cpu" ? cpu_model() : std::string("unknown");
+    a[schema::meta_attr::cuda_version] = std::string("");
+    a[schema::meta_attr::nccl_version] = std::string("");
+    a[schema::attr::threads_per_rank] = static_cast<std::int64_t>(threads_per_rank);
+    a[schema::meta_attr::timer] = std::string("std::chrono::steady_clock");
+    a[schema::meta_attr::timer_resolution_s] = timer.resolution_s;
+    a[schema::meta_attr::timer_overhead_s] = timer.overhead_s;
+    a[schema::meta_attr::sync] =
+        std::string("MPI_Barrier before each iteration; slowest rank is the step time");
     return md;
 }
 

@@ -1,6 +1,9 @@
-// Job parameters as the user typed them: every value is text, a comma list is a sweep.
-// `params` is one case's resolved values with typed, error-naming getters.
+// Job parameters. The user's text (a comma list where an option sweeps) is `param_lists`;
+// the engine parses and checks it against the options' declarations (options.hpp) and hands
+// each job typed values: `params` is one point of the sweep, or one planned case's values.
 #pragma once
+
+#include "src/base/case_record.hpp"
 
 #include <cstdint>
 #include <map>
@@ -10,55 +13,58 @@
 
 namespace ringscale::jobs {
 
-/// An option a job accepts; registered with the CLI, documented by --help.
-struct option_spec {
-    std::string name;          ///< long name, e.g. "seq-len"
-    std::string default_value; ///< text of the default; empty = no default
-    std::string help;          ///< one line, with units
-    bool is_flag = false;      ///< "--causal" alone means "1"
-    char short_name = 0;
-};
-
-/// Every parameter of a launch: name -> list of values (one value = no sweep).
+/// Every parameter of a launch as the user typed it: name -> list of values.
 using param_lists = std::map<std::string, std::vector<std::string>>;
 
-/// A typed attribute value written to the results file.
-using attr_value = std::variant<std::string, std::int64_t, double>;
-using attr_map = std::map<std::string, attr_value>;
+/// A typed attribute value written to the results file (src/base/case_record.hpp).
+using results::attr_map;
+using results::attr_value;
 
-/// One case's parameters: name -> single value.
-class params {
-  public:
-    params() = default;
-    explicit params(std::map<std::string, std::string> values) : m_values(std::move(values)) {}
+/// One typed value: what the user wrote (or the job set), and what it means.
+struct param_value {
+    std::string text; ///< as written: "4K", "on" (the case identity records this text)
+    std::variant<std::string, std::int64_t, std::uint64_t, double, bool> value;
+    /// The option whose named list gave this value ("seq-preset"); "" when typed directly.
+    std::string from_list;
 
-    bool has(const std::string& name) const { return m_values.count(name) > 0; }
-    void set(const std::string& name, const std::string& value) { m_values[name] = value; }
-    /// The raw text; config_error when missing.
-    const std::string& text(const std::string& name) const;
-    std::int64_t integer(const std::string& name) const;
-    /// Whole number > 0 (sizes accept K/M/G suffixes).
-    std::uint64_t positive_size(const std::string& name) const;
-    std::uint64_t size(const std::string& name) const;
-    double number(const std::string& name) const;
-    bool flag(const std::string& name) const;
-    /// The value, which must be one of `choices`; config_error listing them otherwise.
-    const std::string& choice(const std::string& name,
-                              const std::vector<std::string>& choices) const;
-    const std::map<std::string, std::string>& values() const { return m_values; }
-
-  private:
-    std::map<std::string, std::string> m_values;
+    bool operator==(const param_value& o) const {
+        return text == o.text && value == o.value && from_list == o.from_list;
+    }
+    bool operator!=(const param_value& o) const { return !(*this == o); }
 };
 
-/// The cartesian product of the listed parameters (first name varies slowest); every
-/// other parameter keeps its first value. Names absent from `lists` are ignored.
-std::vector<params> expand_product(const param_lists& lists, const std::vector<std::string>& names);
+/// A value the job computes while planning (text written in full: "16384", "1", "fp32").
+param_value text_value(const std::string& text);
+param_value integer_value(std::int64_t v);
+param_value size_value(std::uint64_t v);
+param_value flag_value(bool v);
 
-/// The single value of `name`; config_error if the user gave a list where one value is needed.
-const std::string& single_value(const param_lists& lists, const std::string& name);
+/// One point of a sweep, or one case's parameters: name -> typed value. The getters return
+/// what the engine parsed; asking for another type is a programming error (std::logic_error).
+class params {
+  public:
+    bool has(const std::string& name) const { return m_values.count(name) > 0; }
+    void set(const std::string& name, param_value v) { m_values[name] = std::move(v); }
+    /// The value; config_error "--name is required" when missing.
+    const param_value& get(const std::string& name) const;
+    /// The text as written.
+    const std::string& text(const std::string& name) const { return get(name).text; }
+    /// An integer or a size that fits.
+    std::int64_t integer(const std::string& name) const;
+    /// A size (K/M/G suffixes) or a non-negative integer.
+    std::uint64_t size(const std::string& name) const;
+    /// Any number.
+    double number(const std::string& name) const;
+    bool flag(const std::string& name) const;
+    /// Only `names` (those present), e.g. the options that make a job's case identity.
+    params only(const std::vector<std::string>& names) const;
+    const std::map<std::string, param_value>& values() const { return m_values; }
 
-/// Value of a numeric attribute as double (0 when absent).
+  private:
+    std::map<std::string, param_value> m_values;
+};
+
+/// Value of a numeric attribute as double (0 when absent or text).
 double attr_number(const attr_map& attrs, const std::string& name);
 
 } // namespace ringscale::jobs

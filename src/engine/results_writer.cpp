@@ -99,26 +99,6 @@ std::string room_problem(const std::string& path, std::uint64_t bytes) {
     return "";
 }
 
-jobs::attr_map case_record::flat() const {
-    jobs::attr_map out = identity;
-    for (const auto* group : {&run, &derived, &outcome})
-        for (const auto& [k, v] : *group)
-            out[k] = v;
-    return out;
-}
-
-std::string case_record::outcome_text(const std::string& name) const {
-    auto it = outcome.find(name);
-    if (it == outcome.end() || !std::holds_alternative<std::string>(it->second))
-        return "";
-    return std::get<std::string>(it->second);
-}
-
-void write_attrs(const h5::object& obj, const jobs::attr_map& attrs) {
-    for (const auto& [name, value] : attrs)
-        std::visit([&](const auto& v) { obj.set_attr(name, v); }, value);
-}
-
 results_writer::results_writer(std::string final_path, const launch_config& cfg,
                                const run_metadata& md)
     : m_final(std::move(final_path)) {
@@ -127,31 +107,31 @@ results_writer::results_writer(std::string final_path, const launch_config& cfg,
     m_final = final;
     m_file.emplace(std::move(file));
     auto root = m_file->root();
-    root.set_attr("schema", schema_version);
-    root.set_attr("created_utc", utc_stamp("%Y-%m-%dT%H:%M:%SZ"));
-    root.set_attr("tool_version", tool_version());
-    root.set_attr("git_commit", git_commit());
-    root.set_attr("complete", 0);
-    auto meta = root.create_group("meta");
-    write_attrs(meta, md.attrs);
-    meta.write_strings("cmdline", cfg.cmdline);
-    meta.write_strings("hosts", md.hosts);
-    meta.write_string("config", cfg.resolved_text);
-    auto ranks = root.create_group("ranks");
+    root.set_attr(schema::root_attr::schema, schema_version);
+    root.set_attr(schema::root_attr::created_utc, utc_stamp("%Y-%m-%dT%H:%M:%SZ"));
+    root.set_attr(schema::root_attr::tool_version, tool_version());
+    root.set_attr(schema::root_attr::git_commit, git_commit());
+    root.set_attr(schema::root_attr::complete, 0);
+    auto meta = root.create_group(schema::meta_group);
+    results::write_attrs(meta, md.attrs);
+    meta.write_strings(schema::meta_cmdline, cfg.cmdline);
+    meta.write_strings(schema::meta_hosts, md.hosts);
+    meta.write_string(schema::meta_config, cfg.resolved_text);
+    auto ranks = root.create_group(schema::ranks_group);
     const hsize_t world = md.host_index.size();
-    ranks.write<std::int32_t>("host_index", md.host_index, {world});
-    ranks.write<std::int32_t>("local_rank", md.local_rank, {world});
+    ranks.write<std::int32_t>(schema::ranks_host_index, md.host_index, {world});
+    ranks.write<std::int32_t>(schema::ranks_local_rank, md.local_rank, {world});
     for (const auto& [name, values] : md.rank_ints)
         ranks.write<std::int32_t>(name, values, {world});
     for (const auto& [name, values] : md.rank_strings)
         ranks.write_strings(name, values);
-    root.create_group("cases");
+    root.create_group(schema::cases_group);
     m_file->flush();
 }
 
 void results_writer::write_resumed(const std::vector<std::string>& where) {
     std::lock_guard<std::timed_mutex> lock(m_mutex);
-    m_file->root().open_group("meta").write_strings("resumed", where);
+    m_file->root().open_group(schema::meta_group).write_strings(schema::meta_resumed, where);
     m_file->flush();
 }
 
@@ -174,7 +154,7 @@ void results_writer::append(int index, const case_record& rec) {
     } catch (const error& e) {
         const int err = errno;
         // Drop the half-written case so the file holds only whole cases.
-        const std::string name = fmt::format("cases/{:04d}", index);
+        const std::string name = fmt::format("{}/{:04d}", schema::cases_group, index);
         if (H5Lexists(m_file->root().id(), name.c_str(), H5P_DEFAULT) > 0)
             H5Ldelete(m_file->root().id(), name.c_str(), H5P_DEFAULT);
         if (err == ENOSPC || err == EFBIG || err == EDQUOT || err == EIO)
@@ -184,29 +164,8 @@ void results_writer::append(int index, const case_record& rec) {
 }
 
 void results_writer::write_case(int index, const case_record& rec) {
-    auto g = m_file->root().open_group("cases").create_group(fmt::format("{:04d}", index));
-    const jobs::attr_map* groups[] = {&rec.identity, &rec.run, &rec.derived, &rec.outcome};
-    for (std::size_t i = 0; i < 4; ++i)
-        write_attrs(g.create_group(schema::group_name(schema::all_groups[i])), *groups[i]);
-    const hsize_t rows = static_cast<hsize_t>(rec.rows), world = static_cast<hsize_t>(rec.world);
-    g.write<double>("time_s", rec.time_s, {rows, world});
-    g.write<double>("compute_s", rec.compute_s, {rows, world});
-    g.write<double>("comm_wait_s", rec.comm_wait_s, {rows, world});
-    g.write<std::uint8_t>("is_warmup", rec.is_warmup, {rows});
-    g.write<std::uint64_t>("peak_host_bytes", rec.peak_host_bytes, {world});
-    g.write<std::uint64_t>("peak_device_bytes", rec.peak_device_bytes, {world});
-    g.write<std::uint64_t>("peak_rss_bytes", rec.peak_rss_bytes, {world});
-    if (rec.threads.size() == world) {
-        g.write<std::int32_t>(schema::ds_threads, rec.threads, {world});
-        g.write<std::int32_t>(schema::ds_affinity_cores, rec.affinity_cores, {world});
-        g.write_strings(schema::ds_affinity_list, rec.affinity_list);
-    }
-    for (const auto& [name, values] : rec.per_iteration)
-        g.write<double>(name, values, {static_cast<hsize_t>(values.size())});
-    for (const auto& [name, values] : rec.per_rank)
-        g.write<double>(name, values, {world});
-    if (!rec.case_key.empty())
-        g.write_string("case_key", rec.case_key);
+    const auto cases = m_file->root().open_group(schema::cases_group);
+    results::write_case_record(cases.create_group(fmt::format("{:04d}", index)), rec);
     m_file->flush();
 }
 
@@ -230,7 +189,7 @@ void results_writer::finish_locked(bool complete) {
         h5::file f = std::move(*m_file);
         m_file.reset();
         if (complete) { // an incomplete file says complete=0 from its creation on
-            f.root().set_attr("complete", 1);
+            f.root().set_attr(schema::root_attr::complete, 1);
             f.flush();
         }
     } // closed here, before the rename

@@ -2,6 +2,7 @@
 // only, one case appended and flushed at a time, under `<path>.part` until the launch ends.
 #pragma once
 
+#include "src/base/case_record.hpp"
 #include "src/base/h5.hpp"
 #include "src/base/results_schema.hpp"
 #include "src/engine/config.hpp"
@@ -9,7 +10,6 @@
 #include "src/engine/params.hpp"
 
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,33 +19,8 @@ namespace ringscale {
 
 inline constexpr const char* schema_version = schema::version;
 
-/// Everything the file holds about one case, gathered from all ranks.
-struct case_record {
-    jobs::attr_map identity; ///< what the user chose: job, variant, options, world_size, ...
-    jobs::attr_map run;      ///< how it was measured: warmup, iterations, seed
-    jobs::attr_map derived;  ///< computed from identity and P: dp, degrees, flops_per_iter, ...
-    jobs::attr_map outcome;  ///< status, error, validated, max_abs_err, tolerance, final_loss
-    int world = 1;
-    int rows = 0;                                 ///< warm-up + timed iterations actually run
-    std::vector<double> time_s;                   ///< [rows][world], row-major
-    std::vector<double> compute_s;                ///< [rows][world]
-    std::vector<double> comm_wait_s;              ///< [rows][world]
-    std::vector<std::uint8_t> is_warmup;          ///< [rows]
-    std::vector<std::uint64_t> peak_host_bytes;   ///< [world]
-    std::vector<std::uint64_t> peak_device_bytes; ///< [world]
-    std::vector<std::uint64_t> peak_rss_bytes;    ///< [world]
-    std::vector<std::int32_t> threads;            ///< [world] CPU threads each rank used
-    std::vector<std::int32_t> affinity_cores;     ///< [world] cores each rank may run on
-    std::vector<std::string> affinity_list;       ///< [world] those cores, "0-3,8"
-    std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
-    std::map<std::string, std::vector<double>> per_rank;      ///< [world]
-    std::string case_key; ///< identity + run across launches (--resume), a scalar string
-
-    /// All four groups in one map (outcome over derived over run over identity).
-    jobs::attr_map flat() const;
-    /// The outcome's text attribute `name` ("" when absent).
-    std::string outcome_text(const std::string& name) const;
-};
+/// The record of one case (src/base/case_record.hpp): what run_case returns and append writes.
+using results::case_record;
 
 /// Where this launch's file goes: `-o x.h5` as given, or a new name in the `-o` directory
 /// (created if missing). Throws config_error if it cannot be written. Rank 0 only.
@@ -57,9 +32,6 @@ std::uint64_t estimated_case_bytes(int rows, int world);
 /// Why `bytes` more cannot be written to the file `path` (free space on its filesystem, the
 /// process's file-size limit), or "" if they fit. Not collective.
 std::string room_problem(const std::string& path, std::uint64_t bytes);
-
-/// Write every attribute of `attrs` onto `obj` with its type.
-void write_attrs(const h5::object& obj, const jobs::attr_map& attrs);
 
 class results_writer {
   public:

@@ -1,5 +1,6 @@
 #include "src/engine/resume.hpp"
 
+#include "src/base/case_record.hpp"
 #include "src/base/h5.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -25,20 +26,19 @@ bool is_results_name(const std::string& name) {
     return ends(".h5") || ends(".h5.part");
 }
 
-// Whether a case's timings can be read back whole: a case whose time_s is missing, the wrong
-// shape or not finite and >= 0 is not completed, whatever its status says (it runs again).
-bool timings_sound(const h5::group& c, std::uint64_t max_bytes) {
-    if (!c.exists(schema::ds_time_s))
-        return false;
+// Whether a case's timings can be read back whole: a case whose datasets are missing, the
+// wrong shape, or whose time_s is not finite and >= 0 is not completed, whatever its status
+// says (it runs again).
+bool timings_sound(const h5::group& c, results::case_record& rec, std::uint64_t max_bytes) {
     try {
-        std::vector<hsize_t> dims;
-        const auto t = c.read<double>(schema::ds_time_s, &dims, max_bytes);
-        if (dims.size() != 2 || dims[0] == 0 || dims[1] == 0)
-            return false;
-        return std::all_of(t.begin(), t.end(), [](double v) { return std::isfinite(v) && v >= 0; });
+        results::read_case_datasets(c, rec, max_bytes);
     } catch (const std::exception&) {
         return false;
     }
+    if (rec.rows == 0 || rec.world == 0)
+        return false;
+    return std::all_of(rec.time_s.begin(), rec.time_s.end(),
+                       [](double v) { return std::isfinite(v) && v >= 0; });
 }
 
 } // namespace
@@ -48,33 +48,30 @@ std::map<std::string, std::string> read_completed_cases(const std::string& file_
     std::map<std::string, std::string> done;
     const h5::file f = h5::file::open_read(path.string());
     const h5::group root = f.root();
-    const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "";
+    const std::string schema =
+        root.has_attr(schema::root_attr::schema) ? root.attr_string(schema::root_attr::schema) : "";
     if (schema == schema::version_1)
         throw std::runtime_error(fmt::format("a {} file of an older ringscale (its cases are "
                                              "keyed differently and run again)",
                                              schema::version_1));
     if (schema != schema::version)
         throw std::runtime_error(fmt::format("not a {} file", schema::version));
-    const h5::group cases = root.open_group("cases");
+    const h5::group cases = root.open_group(schema::cases_group);
     std::error_code ec;
     const std::uint64_t max_bytes = fs::file_size(path, ec);
     for (const auto& name : cases.children()) {
         const h5::group c = cases.open_group(name);
-        const std::string outcome = schema::group_name(schema::attr_group::outcome);
-        if (!c.exists(schema::ds_case_key) || !c.exists(outcome))
+        results::case_record rec = results::read_case_attributes(c);
+        if (rec.case_key.empty() || rec.status() != schema::status::ok)
             continue;
-        const h5::group o = c.open_group(outcome);
-        if (!o.has_attr("status") || o.attr_string("status") != "ok")
-            continue;
-        if (!timings_sound(c, ec ? UINT64_MAX : max_bytes)) {
+        if (!timings_sound(c, rec, ec ? UINT64_MAX : max_bytes)) {
             std::fprintf(stderr,
                          "ringscale: warning: --resume: %s:/cases/%s has unreadable timings; "
                          "it runs again\n",
                          path.filename().c_str(), name.c_str());
             continue;
         }
-        done.emplace(c.read_string(schema::ds_case_key),
-                     path.filename().string() + ":/cases/" + name);
+        done.emplace(rec.case_key, path.filename().string() + ":/cases/" + name);
     }
     return done;
 }

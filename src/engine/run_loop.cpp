@@ -3,9 +3,11 @@
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 #include "src/engine/affinity.hpp"
 #include "src/engine/case_identity.hpp"
 #include "src/engine/metadata.hpp"
+#include "src/engine/sweep.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -26,10 +28,10 @@ jobs::attr_value typed(const std::string& text) {
     return text;
 }
 
-std::string case_label(const planned_case& pc) {
+std::string case_label(const scheduled_case& pc) {
     std::string label = pc.plan.job;
     for (const auto& [k, v] : pc.plan.values.values())
-        label += fmt::format(" {}={}", k, v);
+        label += fmt::format(" {}={}", k, v.text);
     return label;
 }
 
@@ -80,27 +82,28 @@ void record_threads(case_record& rec, comm::communicator& world, int threads) {
     rec.threads = gather_each<std::int32_t>(world, threads, comm::dtype::i32);
     rec.affinity_cores = gather_each<std::int32_t>(world, mine.cores, comm::dtype::i32);
     rec.affinity_list = gather_strings(world, mine.list);
-    rec.derived["threads_per_rank"] = static_cast<std::int64_t>(threads);
+    rec.derived[schema::attr::threads_per_rank] = static_cast<std::int64_t>(threads);
 }
 
 } // namespace
 
 jobs::attr_map param_attrs(const jobs::params& p) {
     jobs::attr_map attrs;
-    for (const auto& [name, text] : p.values()) {
+    for (const auto& [name, value] : p.values()) {
         std::string key = name;
         std::replace(key.begin(), key.end(), '-', '_');
-        attrs[key] = typed(text);
+        attrs[key] = typed(value.text);
     }
     return attrs;
 }
 
-std::vector<planned_case> plan_launch(const std::vector<const jobs::job*>& jobs,
-                                      const launch_config& cfg, const jobs::launch_info& launch) {
-    std::vector<planned_case> cases;
+std::vector<scheduled_case> plan_launch(const std::vector<const jobs::job*>& jobs,
+                                        const launch_config& cfg, const jobs::launch_info& launch) {
+    std::vector<scheduled_case> cases;
     for (const jobs::job* j : jobs)
-        for (auto& plan : j->plan(cfg.params, launch))
+        for (auto& plan : jobs::plan_job(*j, cfg.params, launch))
             cases.push_back({j, std::move(plan)});
+    jobs::check_case_count(cases.size(), static_cast<std::uint64_t>(std::max(cfg.repeat, 1)));
     const bool on_device = launch.device == "cuda";
     const std::uint64_t budget =
         on_device ? launch.device_bytes_per_rank : launch.host_bytes_per_rank;
@@ -124,33 +127,19 @@ std::vector<planned_case> plan_launch(const std::vector<const jobs::job*>& jobs,
     return interleave_repeats(cases, cfg.repeat);
 }
 
-std::vector<planned_case> interleave_repeats(const std::vector<planned_case>& cases, int repeats) {
-    std::vector<planned_case> out;
+std::vector<scheduled_case> interleave_repeats(const std::vector<scheduled_case>& cases,
+                                               int repeats) {
+    std::vector<scheduled_case> out;
     out.reserve(cases.size() * static_cast<std::size_t>(std::max(repeats, 1)));
     for (int r = 0; r < std::max(repeats, 1); ++r)
-        for (const planned_case& pc : cases) {
+        for (const scheduled_case& pc : cases) {
             out.push_back(pc);
             out.back().repeat = r;
         }
     return out;
 }
 
-double median_of_slowest(const case_record& rec, const std::vector<double>& per_rank) {
-    std::vector<double> slowest;
-    for (int i = 0; i < rec.rows; ++i) {
-        if (rec.is_warmup[static_cast<std::size_t>(i)])
-            continue;
-        const auto* row = per_rank.data() + static_cast<std::size_t>(i) * rec.world;
-        slowest.push_back(*std::max_element(row, row + rec.world));
-    }
-    if (slowest.empty())
-        return 0;
-    std::sort(slowest.begin(), slowest.end());
-    const std::size_t n = slowest.size();
-    return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
-}
-
-case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
+case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
     // Results, agreement and the iteration barrier go over the host-memory control
     // communicator; the job's own communication over ctx.world (device buffers on cuda).
     comm::communicator& world = ctx.control;
@@ -160,31 +149,33 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     rec.identity = case_identity(pc, cfg, world.size());
     rec.run = case_run_attrs(cfg);
     if (cfg.repeat > 1) // which repetition: a replicate, not part of the case's identity
-        rec.run["repeat"] = static_cast<std::int64_t>(pc.repeat);
-    rec.derived = {{"flops_per_iter", 0.0}, {"comm_bytes_per_iter", 0.0}};
-    if (pc.plan.values.has("variant") && pc.plan.variant != pc.plan.values.text("variant"))
-        rec.derived["variant_label"] = pc.plan.variant; // e.g. hybrid/u2: the degree P gave it
-    rec.outcome = {{"status", std::string("ok")},
-                   {"error", std::string("")},
-                   {"validated", std::int64_t{0}},
-                   {"max_abs_err", 0.0},
-                   {"tolerance", 0.0}};
+        rec.run[schema::attr::repeat] = static_cast<std::int64_t>(pc.repeat);
+    rec.derived = {{schema::attr::flops_per_iter, 0.0}, {schema::attr::comm_bytes_per_iter, 0.0}};
+    if (pc.plan.values.has(schema::attr::variant) &&
+        pc.plan.variant != pc.plan.values.text(schema::attr::variant))
+        rec.derived[schema::attr::variant_label] =
+            pc.plan.variant; // e.g. hybrid/u2: the degree P gave it
+    rec.outcome = {{schema::attr::status, std::string(schema::status::ok)},
+                   {schema::attr::error, std::string("")},
+                   {schema::attr::validated, std::int64_t{0}},
+                   {schema::attr::max_abs_err, 0.0},
+                   {schema::attr::tolerance, 0.0}};
     record_threads(rec, world, ctx.threads_per_rank);
     auto fail = [&](const std::string& status, const std::string& why) {
-        rec.outcome["status"] = status;
-        rec.outcome["error"] = why;
+        rec.outcome[schema::attr::status] = status;
+        rec.outcome[schema::attr::error] = why;
         rec.peak_host_bytes.assign(static_cast<std::size_t>(rec.world), 0);
         rec.peak_device_bytes = rec.peak_rss_bytes = rec.peak_host_bytes;
         return rec;
     };
     if (!pc.plan.skip_reason.empty())
-        return fail("skipped", pc.plan.skip_reason);
+        return fail(schema::status::skipped, pc.plan.skip_reason);
 
     // Build and set up; an error here (raised alike on every rank) fails only this case.
     host_memory::reset_peak();
     dev.reset_device_peak();
     reset_peak_rss();
-    std::unique_ptr<jobs::job_case> c;
+    std::unique_ptr<jobs::case_runner> c;
     std::string setup_error;
     try {
         c = pc.job->make_case(pc.plan, ctx);
@@ -200,7 +191,8 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
     std::int64_t ok_all = 0;
     world.allreduce(&ok_here, &ok_all, 1, comm::dtype::i64, comm::reduce_op::min);
     if (ok_all == 0)
-        return fail("failed", setup_error.empty() ? "setup failed on another rank" : setup_error);
+        return fail(schema::status::failed,
+                    setup_error.empty() ? "setup failed on another rank" : setup_error);
 
     rec.rows = cfg.warmup + cfg.iters;
     std::vector<double> t(rec.rows), tc(rec.rows), tw(rec.rows);
@@ -242,13 +234,13 @@ case_record run_case(const planned_case& pc, const launch_config& cfg, jobs::run
         rec.per_rank[name] = gather_each<double>(world, value, comm::dtype::f64);
     rec.per_iteration = extras.per_iteration;
     sort_job_attrs(extras.attrs, rec.identity, rec.derived, rec.outcome);
-    rec.outcome["validated"] = std::int64_t{v.checked ? 1 : 0};
-    rec.outcome["max_abs_err"] = v.max_abs_err;
-    rec.outcome["tolerance"] = v.tolerance;
-    rec.outcome["wrong_elements"] = static_cast<std::int64_t>(v.wrong);
+    rec.outcome[schema::attr::validated] = std::int64_t{v.checked ? 1 : 0};
+    rec.outcome[schema::attr::max_abs_err] = v.max_abs_err;
+    rec.outcome[schema::attr::tolerance] = v.tolerance;
+    rec.outcome[schema::attr::wrong_elements] = static_cast<std::int64_t>(v.wrong);
     if (v.checked && !v.ok) {
-        rec.outcome["status"] = std::string("failed");
-        rec.outcome["error"] = v.detail;
+        rec.outcome[schema::attr::status] = std::string(schema::status::failed);
+        rec.outcome[schema::attr::error] = v.detail;
     }
     return rec;
 }

@@ -1,15 +1,17 @@
 #include "src/launcher/cli.hpp"
 
 #include "jobs/registry.hpp"
-#include "kernels/cuda/attention_path.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/engine/sweep.hpp"
+#include "src/launcher/launch_options.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -21,39 +23,25 @@ const char* tool_version();
 
 namespace {
 
-/// More threads than this per rank is a typo, not a machine (the largest CPUs have 384 cores).
-constexpr int max_threads_per_rank = 1024;
-
-// Launcher options every job shares. Values are text; parse.hpp turns them into numbers.
-void add_common(po::options_description& d) {
-    d.add_options()("job", po::value<std::string>()->default_value("collectives"),
-                    "job to run (a comma list runs several); see --list-jobs")(
-        "output,o", po::value<std::string>()->default_value("results/"),
-        "results: a directory (a new file per launch is made in it) or a path ending in .h5")(
-        "warmup,w", po::value<std::string>()->default_value("5"),
-        "untimed warm-up iterations per case (kept in the file, flagged)")(
-        "iters,n", po::value<std::string>()->default_value("20"), "timed iterations per case")(
-        "repeat", po::value<std::string>()->default_value("1"),
-        "run the planned cases N times, interleaved (cases 1..K, then 1..K again, so drift "
-        "hits every case alike); each repetition is its own replicate in the file (case "
-        "attribute repeat = 0..N-1) and ringscale-stats treats it like a separate launch")(
-        "device", po::value<std::string>()->default_value("cpu"), "where jobs compute: cpu|cuda")(
-        "comm", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi|nccl")(
-        "attn-kernel", po::value<std::string>()->default_value("auto"),
-        "CUDA attention kernels: auto (sm90 on a compute capability 9.0 GPU when built with "
-        "the 90a target, else sm80) | sm80 (mma.sync) | sm90 (wgmma + TMA); needs --device "
-        "cuda unless auto")(
-        "validate", po::value<std::string>()->default_value("auto"),
-        "check results against the single-rank reference: auto (small cases)|on|off")(
-        "threads", po::value<std::string>()->default_value("0"),
-        "CPU threads per rank; 0 = cores per node / ranks per node")(
-        "seed", po::value<std::string>()->default_value("1"), "seed of the synthetic inputs")(
-        "timeout", po::value<std::string>()->default_value("600"),
-        "watchdog, seconds: a rank blocked longer than this in one communication (a peer died "
-        "or hangs) aborts the job, naming the rank and the operation")(
-        "resume", po::value<std::string>()->implicit_value("1")->default_value("0"),
-        "skip the cases already completed (status ok, same configuration and world size) by "
-        "earlier launches into the --output directory");
+/// Register `decls` (each name once: an option shared by several jobs is declared alike by
+/// each) as text values; --help shows each one's help, allowed values or range.
+void add_declared(po::options_description& d, const std::vector<jobs::option_decl>& decls,
+                  std::set<std::string>& seen) {
+    for (const jobs::option_decl& opt : decls) {
+        if (!seen.insert(opt.name).second)
+            continue;
+        std::string spec = opt.name;
+        if (opt.short_name)
+            spec += std::string(",") + opt.short_name;
+        auto* value = po::value<std::string>();
+        if (!opt.default_value.empty())
+            value->default_value(opt.default_value);
+        if (opt.type == jobs::option_type::flag)
+            value->implicit_value("1");
+        const std::string values = jobs::describe_values(opt);
+        const std::string help = values.empty() ? opt.help_text : opt.help_text + " " + values;
+        d.add_options()(spec.c_str(), value, help.c_str());
+    }
 }
 
 void add_meta(po::options_description& d) {
@@ -67,19 +55,7 @@ std::vector<po::options_description> job_descriptions(std::set<std::string>& see
     std::vector<po::options_description> groups;
     for (const auto& j : jobs::all_jobs()) {
         po::options_description g(fmt::format("Options of job '{}'", j->name()));
-        for (const auto& opt : j->options()) {
-            if (!seen.insert(opt.name).second)
-                continue;
-            std::string spec = opt.name;
-            if (opt.short_name)
-                spec += std::string(",") + opt.short_name;
-            auto* value = po::value<std::string>();
-            if (!opt.default_value.empty())
-                value->default_value(opt.default_value);
-            if (opt.is_flag)
-                value->implicit_value("1");
-            g.add_options()(spec.c_str(), value, opt.help.c_str());
-        }
+        add_declared(g, j->options(), seen);
         groups.push_back(g);
     }
     return groups;
@@ -154,22 +130,79 @@ std::vector<std::string> unique_items(const std::vector<std::string>& items,
     return out;
 }
 
-int to_int(const po::variables_map& vm, const char* name, int min_value) {
-    const auto v = parse_int(vm[name].as<std::string>(), name);
-    if (v < min_value || v > 1000000000)
-        throw config_error(
-            fmt::format("--{}: {} is out of range (at least {})", name, v, min_value));
-    return static_cast<int>(v);
+/// The job options of `cfg.jobs` from `vm`: only options those jobs declare, each list's
+/// values checked against its declaration now, before any other work. Returns the number of
+/// points of the jobs' sweeps.
+std::uint64_t read_job_options(const po::variables_map& vm,
+                               const std::set<std::string>& job_option_names,
+                               std::set<std::string>& applicable, launch_config& cfg) {
+    cfg.jobs = unique_items(split_list(vm["job"].as<std::string>(), "job"), "job", cfg.notes);
+    for (const auto& name : cfg.jobs)
+        for (const auto& opt : jobs::find_job(name).options())
+            applicable.insert(opt.name);
+    for (const auto& [name, value] : vm) {
+        if (value.defaulted() || name == "job-file")
+            continue;
+        cfg.given.push_back(name);
+        if (job_option_names.count(name) && !applicable.count(name))
+            throw config_error(
+                fmt::format("--{} does not apply to job '{}'", name, fmt::join(cfg.jobs, ",")));
+    }
+    if (std::count(cfg.given.begin(), cfg.given.end(), "seq-len-per-rank") &&
+        std::count(cfg.given.begin(), cfg.given.end(), "seq-len"))
+        throw config_error("--seq-len and --seq-len-per-rank exclude each other: give the "
+                           "global length (strong scaling) or the length per rank (weak)");
+    for (const auto& name : applicable)
+        if (vm.count(name))
+            cfg.params[name] =
+                unique_items(split_list(vm[name].as<std::string>(), name), name, cfg.notes);
+    std::uint64_t points = 0;
+    for (const auto& name : cfg.jobs)
+        points += jobs::check_sweep(jobs::find_job(name).options(), cfg.params);
+    return points;
+}
+
+/// The resolved configuration, as a job file that reproduces this launch.
+std::string resolved_text(const po::variables_map& vm,
+                          const std::set<std::string>& job_option_names,
+                          const std::set<std::string>& applicable) {
+    std::string text;
+    for (const auto& [name, value] : vm)
+        if (name != "job-file" && name != "dry-run" && !value.empty() &&
+            (!job_option_names.count(name) || applicable.count(name)))
+            text += fmt::format("{} = {}\n", name, value.as<std::string>());
+    return text;
+}
+
+/// The launch_config of a parsed command line (and job file).
+launch_config make_config(const po::variables_map& vm,
+                          const std::set<std::string>& job_option_names, int argc,
+                          const char* const* argv, std::string job_file) {
+    launch_config cfg;
+    cfg.job_file = std::move(job_file);
+    std::set<std::string> applicable;
+    const std::uint64_t points = read_job_options(vm, job_option_names, applicable, cfg);
+    std::map<std::string, std::string> texts;
+    for (const auto& opt : launch_options())
+        if (vm.count(opt.name))
+            texts[opt.name] = vm[opt.name].as<std::string>();
+    read_launch_options(texts, cfg);
+    cfg.dry_run = vm.count("dry-run") > 0;
+    jobs::check_case_count(points, static_cast<std::uint64_t>(cfg.repeat));
+    for (int i = 0; i < argc; ++i)
+        cfg.cmdline.emplace_back(argv[i]);
+    cfg.resolved_text = resolved_text(vm, job_option_names, applicable);
+    return cfg;
 }
 
 } // namespace
 
 cli_result parse_cli(int argc, const char* const* argv) {
     po::options_description common("Common options"), meta("Other"), hidden;
-    add_common(common);
+    std::set<std::string> common_names, job_option_names;
+    add_declared(common, launch_options(), common_names);
     add_meta(meta);
     hidden.add_options()("job-file", po::value<std::string>(), "job file");
-    std::set<std::string> job_option_names;
     auto job_groups = job_descriptions(job_option_names);
 
     po::options_description visible, everything, from_file;
@@ -197,94 +230,21 @@ cli_result parse_cli(int argc, const char* const* argv) {
         throw config_error(e.what());
     }
     cli_result result;
-    if (vm.count("help")) {
+    if (vm.count("help"))
         result.message = help_text(visible);
-        return result;
-    }
-    if (vm.count("version")) {
+    else if (vm.count("version"))
         result.message = fmt::format("ringscale {}\n", tool_version());
-        return result;
-    }
-    if (vm.count("list-jobs")) {
+    else if (vm.count("list-jobs"))
         result.message = list_jobs_text();
+    if (!result.message.empty())
         return result;
-    }
-    launch_config cfg;
+    std::string job_file;
     if (vm.count("job-file")) {
-        cfg.job_file = vm["job-file"].as<std::string>();
-        store_job_file(cfg.job_file, from_file, vm); // the command line, stored first, wins
+        job_file = vm["job-file"].as<std::string>();
+        store_job_file(job_file, from_file, vm); // the command line, stored first, wins
     }
     po::notify(vm);
-
-    cfg.jobs = unique_items(split_list(vm["job"].as<std::string>(), "job"), "job", cfg.notes);
-    std::set<std::string> applicable;
-    for (const auto& name : cfg.jobs)
-        for (const auto& opt : jobs::find_job(name).options())
-            applicable.insert(opt.name);
-    for (const auto& [name, value] : vm) {
-        if (value.defaulted() || name == "job-file")
-            continue;
-        cfg.given.push_back(name);
-        if (job_option_names.count(name) && !applicable.count(name))
-            throw config_error(
-                fmt::format("--{} does not apply to job '{}'", name, fmt::join(cfg.jobs, ",")));
-    }
-    if (std::count(cfg.given.begin(), cfg.given.end(), "seq-len-per-rank") &&
-        std::count(cfg.given.begin(), cfg.given.end(), "seq-len"))
-        throw config_error("--seq-len and --seq-len-per-rank exclude each other: give the "
-                           "global length (strong scaling) or the length per rank (weak)");
-    for (const auto& name : applicable)
-        if (vm.count(name))
-            cfg.params[name] =
-                unique_items(split_list(vm[name].as<std::string>(), name), name, cfg.notes);
-
-    cfg.output = vm["output"].as<std::string>();
-    if (cfg.output.empty())
-        throw config_error("--output: empty path");
-    cfg.warmup = to_int(vm, "warmup", 0);
-    cfg.iters = to_int(vm, "iters", 1);
-    cfg.repeat = to_int(vm, "repeat", 1);
-    cfg.threads = to_int(vm, "threads", 0);
-    if (cfg.threads > max_threads_per_rank)
-        throw config_error(fmt::format("--threads: {} is above {} threads per rank", cfg.threads,
-                                       max_threads_per_rank));
-    cfg.seed = parse_size(vm["seed"].as<std::string>(), "seed");
-    cfg.device = vm["device"].as<std::string>();
-    if (cfg.device != "cpu" && cfg.device != "cuda")
-        throw config_error(fmt::format("--device: '{}' is not cpu or cuda", cfg.device));
-    cfg.comm = vm["comm"].as<std::string>();
-    if (cfg.comm != "mpi" && cfg.comm != "nccl")
-        throw config_error(fmt::format("--comm: '{}' is not mpi or nccl", cfg.comm));
-    cfg.attn_kernel = vm["attn-kernel"].as<std::string>();
-    kernels::cuda::parse_attn_path(cfg.attn_kernel); // refuses other names
-    if (cfg.device != "cuda" && cfg.attn_kernel != "auto")
-        throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
-                                       "--device cuda",
-                                       cfg.attn_kernel));
-    const std::string v = vm["validate"].as<std::string>();
-    if (v == "auto")
-        cfg.validate = validate_mode::automatic;
-    else
-        cfg.validate = parse_bool(v, "validate") ? validate_mode::on : validate_mode::off;
-    cfg.dry_run = vm.count("dry-run") > 0;
-    cfg.timeout_s = parse_double(vm["timeout"].as<std::string>(), "timeout");
-    if (!(cfg.timeout_s >= 1)) // the watchdog's resolution; below it every wait would expire
-        throw config_error(
-            fmt::format("--timeout: {} is below 1 second", vm["timeout"].as<std::string>()));
-    cfg.resume = parse_bool(vm["resume"].as<std::string>(), "resume");
-    if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
-        throw config_error("--resume needs --output to be a directory, not a .h5 file");
-    for (int i = 0; i < argc; ++i)
-        cfg.cmdline.emplace_back(argv[i]);
-
-    // The resolved configuration, as a job file that reproduces this launch.
-    std::string text;
-    for (const auto& [name, value] : vm)
-        if (name != "job-file" && name != "dry-run" && !value.empty() &&
-            (!job_option_names.count(name) || applicable.count(name)))
-            text += fmt::format("{} = {}\n", name, value.as<std::string>());
-    cfg.resolved_text = text;
-    result.config = std::move(cfg);
+    result.config = make_config(vm, job_option_names, argc, argv, std::move(job_file));
     return result;
 }
 

@@ -32,7 +32,7 @@ namespace {
 // Everything decided before any work: parsed config, plans, output path.
 struct prepared {
     launch_config cfg;
-    std::vector<planned_case> cases;
+    std::vector<scheduled_case> cases;
     jobs::launch_info launch;
     int threads = 1;
     std::vector<std::string> keys; // case_key of each case
@@ -148,13 +148,13 @@ std::string check_consensus(comm::communicator& world, const launch_config& cfg)
            "rank?)";
 }
 
-void print_plan(const std::vector<planned_case>& cases) {
+void print_plan(const std::vector<scheduled_case>& cases) {
     const bool repeated = !cases.empty() && cases.back().repeat > 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const auto& pc = cases[i];
         std::string params;
         for (const auto& [k, v] : pc.plan.values.values())
-            params += fmt::format(" {}={}", k, v);
+            params += fmt::format(" {}={}", k, v.text);
         if (repeated)
             params += fmt::format(" repeat={}", pc.repeat);
         std::printf("case %zu: %s%s%s\n", i, pc.plan.job.c_str(), params.c_str(),
@@ -236,7 +236,10 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     std::unique_ptr<live_table> table;
     if (world.rank() == 0) {
         writer = open_writer(p, md, guard);
-        table = std::make_unique<live_table>(static_cast<int>(todo.size()), isatty(2) != 0);
+        std::vector<const scheduled_case*> running;
+        for (const std::size_t i : todo)
+            running.push_back(&p.cases[i]);
+        table = std::make_unique<live_table>(running, world.size(), isatty(2) != 0);
         std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s%s, "
                     "comm %s\n",
                     tool_version(), world.size(), md.hosts.size(), p.threads, p.cfg.device.c_str(),
@@ -255,7 +258,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
                 table->begin_case(static_cast<int>(n), p.cases[i]);
             case_record rec = run_case(p.cases[i], p.cfg, ctx);
             rec.case_key = p.keys[i];
-            failed += rec.outcome_text("status") == "failed";
+            failed += rec.status() == schema::status::failed;
             if (writer) {
                 writer->append(static_cast<int>(n), rec);
                 table->end_case(static_cast<int>(n), p.cases[i], rec);

@@ -2,13 +2,17 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/parse.hpp"
+#include "src/launcher/scheme_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace ringscale {
 
 namespace {
+
+using jobs::metric_hint;
 
 std::string clock_text(double s) {
     const long t = static_cast<long>(s + 0.5);
@@ -16,19 +20,113 @@ std::string clock_text(double s) {
                      : fmt::format("{}:{:02d}", t / 60, t % 60);
 }
 
-std::string status_cell(const case_record& rec, const jobs::validation& v) {
-    const std::string status = rec.outcome_text("status");
-    if (status == "skipped")
+std::string status_cell(const case_record& rec) {
+    const std::string status = rec.status();
+    if (status == schema::status::skipped)
         return "skipped";
-    if (status == "failed")
+    if (status == schema::status::failed)
         return "FAILED";
-    return v.checked ? "ok" : "-";
+    return rec.number(schema::attr::validated).value_or(0) != 0 ? "ok" : "-";
+}
+
+/// Room a cell of `hint` needs when the plan cannot tell its value yet.
+int default_width(metric_hint hint) {
+    switch (hint) {
+    case metric_hint::text:
+        return 8;
+    case metric_hint::count:
+    case metric_hint::bytes:
+        return 10;
+    case metric_hint::size:
+    case metric_hint::number:
+        return 7;
+    case metric_hint::rate:
+    case metric_hint::time:
+    case metric_hint::error:
+        break;
+    }
+    return 9;
+}
+
+bool known(const jobs::metric& m) {
+    return m.hint == metric_hint::text ? !m.text.empty() : !std::isnan(m.value);
+}
+
+/// A case's record with what the closing comparison needs (attributes, step and wait times,
+/// peak memory), without the per-rank extras and per-iteration series.
+case_record kept_for_comparison(const case_record& rec) {
+    case_record kept = rec;
+    kept.compute_s.clear();
+    kept.per_iteration.clear();
+    kept.per_rank.clear();
+    kept.affinity_list.clear();
+    return kept;
 }
 
 } // namespace
 
-live_table::live_table(int total, bool stderr_is_tty)
-    : m_total(total), m_tty(stderr_is_tty), m_start_s(now_s()) {}
+std::string metric_cell(const jobs::metric& m) {
+    if (m.hint == metric_hint::text)
+        return m.text.empty() ? "-" : m.text;
+    if (std::isnan(m.value))
+        return "-";
+    switch (m.hint) {
+    case metric_hint::count:
+        return fmt::format("{:.0f}", m.value);
+    case metric_hint::size:
+        return m.value < 0 ? fmt::format("{:.0f}", m.value)
+                           : format_size(static_cast<std::uint64_t>(m.value));
+    case metric_hint::rate:
+        return std::fabs(m.value) >= 1e4 ? fmt::format("{:.0f}", m.value)
+                                         : fmt::format("{:.4g}", m.value);
+    case metric_hint::bytes:
+        return format_bytes(m.value);
+    case metric_hint::time:
+        return format_seconds(m.value);
+    case metric_hint::error:
+        return fmt::format("{:.1e}", m.value);
+    case metric_hint::number:
+    case metric_hint::text:
+        break;
+    }
+    return fmt::format("{:.4g}", m.value);
+}
+
+std::string metric_header(const jobs::metric& m) {
+    const bool unit_in_cell = m.hint == metric_hint::bytes || m.hint == metric_hint::time;
+    if (m.unit.empty() || unit_in_cell)
+        return m.name;
+    return m.name.empty() ? m.unit : fmt::format("{}({})", m.name, m.unit);
+}
+
+std::vector<table_column> job_columns(const jobs::job& job,
+                                      const std::vector<const scheduled_case*>& cases, int world) {
+    case_record nothing_yet; // what the table knows before a case runs: its plan and P
+    nothing_yet.world = world;
+    std::vector<table_column> columns;
+    for (const scheduled_case* sc : cases) {
+        const std::vector<jobs::metric> row = job.metrics(sc->plan, nothing_yet);
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            if (i == columns.size())
+                columns.push_back({metric_header(row[i]), 4});
+            table_column& col = columns[i];
+            const int need = known(row[i]) ? static_cast<int>(metric_cell(row[i]).size())
+                                           : default_width(row[i].hint);
+            col.width = std::max({col.width, static_cast<int>(col.header.size()), need});
+        }
+    }
+    return columns;
+}
+
+live_table::live_table(const std::vector<const scheduled_case*>& cases, int world,
+                       bool stderr_is_tty)
+    : m_total(static_cast<int>(cases.size())), m_tty(stderr_is_tty), m_start_s(now_s()) {
+    std::map<const jobs::job*, std::vector<const scheduled_case*>> by_job;
+    for (const scheduled_case* sc : cases)
+        by_job[sc->job].push_back(sc);
+    for (const auto& [job, its] : by_job)
+        m_columns[job] = job_columns(*job, its, world);
+}
 
 std::string live_table::progress_text(int done) const {
     const double elapsed = now_s() - m_start_s;
@@ -37,66 +135,54 @@ std::string live_table::progress_text(int done) const {
     return fmt::format("case {}/{}, elapsed {}, ETA {}", done, m_total, clock_text(elapsed), eta);
 }
 
-void live_table::begin_case(int index, const planned_case& pc) {
+void live_table::begin_case(int index, const scheduled_case& sc) {
     if (m_tty)
         std::fprintf(stderr, "\r\033[K[%s] running %s %s", progress_text(index).c_str(),
-                     pc.plan.job.c_str(), pc.plan.variant.c_str());
+                     sc.plan.job.c_str(), sc.plan.variant.c_str());
 }
 
 void live_table::print_header(const jobs::job& j) {
-    std::string names, rule;
-    for (const auto& col : j.columns())
+    std::string names;
+    for (const table_column& col : m_columns[&j])
         names += fmt::format("{:>{}} ", col.header, col.width);
     names += fmt::format("{:>10} {:>6} {:>8}", "time", "comm%", "check");
     std::printf("#\n# job %s\n#%s\n", j.name().c_str(), names.c_str() + 1);
 }
 
-void live_table::end_case(int index, const planned_case& pc, const case_record& rec) {
+void live_table::end_case(int index, const scheduled_case& sc, const case_record& rec) {
     if (m_tty)
         std::fprintf(stderr, "\r\033[K");
-    if (pc.job != m_last_job) {
-        print_header(*pc.job);
-        m_last_job = pc.job;
+    if (sc.job != m_last_job) {
+        print_header(*sc.job);
+        m_last_job = sc.job;
     }
-    jobs::case_summary s;
-    s.plan = &pc.plan;
-    s.attrs = rec.flat();
-    s.world_size = rec.world;
-    s.median_time_s = median_of_slowest(rec, rec.time_s);
-    s.median_compute_s = median_of_slowest(rec, rec.compute_s);
-    s.median_comm_wait_s = median_of_slowest(rec, rec.comm_wait_s);
-    s.check.checked = jobs::attr_number(s.attrs, "validated") != 0;
-    s.check.max_abs_err = jobs::attr_number(s.attrs, "max_abs_err");
-    s.check.wrong = static_cast<std::uint64_t>(jobs::attr_number(s.attrs, "wrong_elements"));
-    for (auto bytes : rec.peak_host_bytes)
-        s.peak_host_bytes = std::max<std::uint64_t>(s.peak_host_bytes, bytes);
-    const bool ran = rec.rows > 0;
+    const std::vector<table_column>& columns = m_columns[sc.job];
+    const std::vector<jobs::metric> row = sc.job->metrics(sc.plan, rec);
     std::string line;
-    const auto cells = pc.job->row(s);
-    const auto cols = pc.job->columns();
-    for (std::size_t i = 0; i < cols.size(); ++i)
-        line += fmt::format("{:>{}} ", i < cells.size() ? cells[i] : "", cols[i].width);
-    const double share = s.median_time_s > 0 ? 100.0 * s.median_comm_wait_s / s.median_time_s : 0;
-    line += fmt::format("{:>10} {:>6} {:>8}", ran ? format_seconds(s.median_time_s) : "-",
-                        ran ? fmt::format("{:.0f}", share) : "-", status_cell(rec, s.check));
+    for (std::size_t i = 0; i < row.size(); ++i)
+        line +=
+            fmt::format("{:>{}} ", metric_cell(row[i]), i < columns.size() ? columns[i].width : 4);
+    const bool ran = rec.rows > 0;
+    const double t = rec.median_step_s();
+    const double share = t > 0 ? 100.0 * rec.median_slowest(rec.comm_wait_s) / t : 0;
+    line += fmt::format("{:>10} {:>6} {:>8}", ran ? format_seconds(t) : "-",
+                        ran ? fmt::format("{:.0f}", share) : "-", status_cell(rec));
     std::printf(" %s\n", line.c_str());
-    const std::string error = rec.outcome_text("error");
+    const std::string error = rec.text(schema::attr::error);
     if (!error.empty())
         std::printf("#   case %d: %s\n", index, error.c_str());
     std::fflush(stdout);
     if (!m_tty)
         std::fprintf(stderr, "[%s]\n", progress_text(index + 1).c_str());
-    m_summary.push_back(s);
-    if (std::find(m_jobs.begin(), m_jobs.end(), pc.job) == m_jobs.end())
-        m_jobs.push_back(pc.job);
+    if (compares_schemes(rec))
+        m_ran.push_back(kept_for_comparison(rec));
 }
 
 void live_table::finish() {
     if (m_tty)
         std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
-    for (const auto* j : m_jobs)
-        std::fputs(j->closing_table(m_summary).c_str(), stdout);
+    std::fputs(scheme_table(m_ran).c_str(), stdout);
     std::fflush(stdout);
 }
 

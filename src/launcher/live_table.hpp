@@ -1,26 +1,49 @@
-// What rank 0 prints while a launch runs: a table row per case on stdout (nccl-tests
-// style, a header whenever the job changes) and progress on stderr (a live line on a
-// terminal, one line per case in a batch log).
+// What rank 0 prints while a launch runs: a table row per case on stdout (nccl-tests style,
+// a header whenever the job changes) and progress on stderr (a live line on a terminal, one
+// line per case in a batch log). One table renders every job: each job reports its cases as
+// metrics (src/engine/metric.hpp), the table chooses the columns' widths and the cells'
+// text from their hints. The launch closes with the comparison of attention schemes
+// (scheme_table.hpp).
 #pragma once
 
 #include "src/engine/run_loop.hpp"
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ringscale {
 
+/// One column of a job's table.
+struct table_column {
+    std::string header;
+    int width = 4;
+};
+
+/// The text of a metric's cell: its text, or its value rendered by its hint ("-" when NaN).
+std::string metric_cell(const jobs::metric& m);
+
+/// A metric's column header: its name, with its unit in parentheses ("busbw(GB/s)"), or the
+/// unit alone ("tok/s"); bytes and times show their unit in the cell instead.
+std::string metric_header(const jobs::metric& m);
+
+/// The columns of `job`'s table: a header per metric, each wide enough for its header, for
+/// what its hint needs, and for every cell the plans of `cases` (this job's) already tell.
+std::vector<table_column> job_columns(const jobs::job& job,
+                                      const std::vector<const scheduled_case*>& cases, int world);
+
 class live_table {
   public:
-    /// `total` cases will run; progress is redrawn in place when stderr is a terminal.
-    live_table(int total, bool stderr_is_tty);
+    /// `cases` will run on `world` ranks, in this order; progress is redrawn in place when
+    /// stderr is a terminal.
+    live_table(const std::vector<const scheduled_case*>& cases, int world, bool stderr_is_tty);
     /// Progress: case `index` (0-based) is starting.
-    void begin_case(int index, const planned_case& pc);
+    void begin_case(int index, const scheduled_case& sc);
     /// Print the finished case's row.
-    void end_case(int index, const planned_case& pc, const case_record& rec);
-    /// Clear the progress line and print each job's closing table (jobs::job::closing_table)
-    /// over every case that ran.
+    void end_case(int index, const scheduled_case& sc, const case_record& rec);
+    /// Clear the progress line and print the closing comparison of attention schemes over
+    /// every case that ran (nothing when no context_parallel case ran).
     void finish();
 
   private:
@@ -31,8 +54,8 @@ class live_table {
     bool m_tty;
     double m_start_s;
     const jobs::job* m_last_job = nullptr;
-    std::vector<const jobs::job*> m_jobs;      ///< jobs that ran a case, in order
-    std::vector<jobs::case_summary> m_summary; ///< every finished case
+    std::map<const jobs::job*, std::vector<table_column>> m_columns;
+    std::vector<case_record> m_ran; ///< finished attention cases, for the closing comparison
 };
 
 } // namespace ringscale

@@ -1,6 +1,7 @@
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace ringscale;
@@ -55,6 +56,27 @@ TEST(format, sizes_and_times) {
     EXPECT_EQ(format_bytes(1536), "1.50 KiB");
     EXPECT_EQ(format_seconds(2.5e-6), "2.5 us");
     EXPECT_EQ(format_seconds(0.0125), "12.50 ms");
+}
+
+TEST(checked_product, overflow_is_one_line_not_a_wrapped_number) {
+    EXPECT_EQ(checked_product(std::int64_t{1} << 40, std::int64_t{1} << 20, "x"),
+              std::int64_t{1} << 60);
+    EXPECT_EQ(checked_product(std::uint64_t{3}, std::uint64_t{5}, "x"), 15u);
+    try {
+        checked_product(std::int64_t{1} << 40, std::int64_t{1} << 30, "--tokens x ranks");
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_STREQ(e.what(), "--tokens x ranks: 1099511627776 x 1073741824 is too large");
+    }
+    EXPECT_THROW(checked_product(std::uint64_t{1} << 63, std::uint64_t{2}, "x"), config_error);
+}
+
+TEST(bytes_from_estimate, saturates_instead_of_wrapping) {
+    EXPECT_EQ(bytes_from_estimate(1536.7), 1536u);
+    EXPECT_EQ(bytes_from_estimate(-1), 0u);
+    EXPECT_EQ(bytes_from_estimate(1e30), UINT64_MAX); // a cast would be undefined
+    EXPECT_EQ(bytes_from_estimate(18446744073709551616.0), UINT64_MAX);
+    EXPECT_EQ(bytes_from_estimate(std::nan("")), UINT64_MAX);
 }
 
 TEST(fnv1a64, known_vectors) {

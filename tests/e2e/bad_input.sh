@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The bad-input matrix (bad_input.cases, one invocation per line): every bad invocation of
-# ringscale (on 2 ranks) and ringscale-stats must exit non-zero within 10 s, print exactly
-# one line on stderr naming the problem, and leave no results file behind.
+# ringscale (on 2 ranks) and ringscale-stats must exit non-zero within 10 s and without any
+# process growing past 1 GiB, print exactly one line on stderr naming the problem, and leave
+# no results file behind. Each rank runs under an 8 GiB address-space limit, so a case that
+# would exhaust memory fails here instead of taking the machine with it.
 # usage: bad_input.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR [CASES]
 set -u
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
@@ -38,23 +40,29 @@ while IFS= read -r line; do
     for a in "$@"; do args+=("${a//@W@/$work}"); done
     n=$((n + 1))
     case $tool in
-    ringscale) cmd=("$mpiexec" -q -np 2 --oversubscribe "$ringscale") ;;
+    ringscale) cmd=("$mpiexec" -q -np 2 --oversubscribe bash -c 'ulimit -v 8388608 && exec "$0" "$@"'
+        "$ringscale") ;;
     stats) cmd=("$stats") ;;
     *) echo "bad_input.cases: unknown tool '$tool' in: $line"; exit 1 ;;
     esac
     start=$(date +%s%N)
-    timeout 30 "${cmd[@]}" "${args[@]}" </dev/null >"$work/stdout" 2>"$work/stderr"
+    # The largest resident set of any process of the command (ranks included), in KiB.
+    /usr/bin/python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(rc)' "$work/rss" timeout 30 "${cmd[@]}" "${args[@]}" </dev/null >"$work/stdout" 2>"$work/stderr"
     rc=$?
     took_ms=$((($(date +%s%N) - start) / 1000000))
+    rss_kib=$(cat "$work/rss")
     lines=$(grep -c . "$work/stderr")
     left=$(find "$work/out" -type f)
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took_ms" -le 10000 ] && [ "$lines" -eq 1 ] &&
-        grep -qF -- "$want" "$work/stderr" && [ -z "$left" ]; then
+        [ "$rss_kib" -le 1048576 ] && grep -qF -- "$want" "$work/stderr" && [ -z "$left" ]; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))
-        echo "FAIL: $tool ${args[*]}: exit $rc, ${took_ms} ms, $lines line(s) on stderr" \
-            "(want one with '$want'):"
+        echo "FAIL: $tool ${args[*]:0:12}: exit $rc, ${took_ms} ms, ${rss_kib} KiB," \
+            "$lines line(s) on stderr (want one with '$want'):"
         sed 's/^/    /' "$work/stderr"
         [ -z "$left" ] || echo "    left behind: $left"
     fi

@@ -2,6 +2,7 @@
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
 #include "src/base/error.hpp"
+#include "src/engine/sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +27,7 @@ TEST(attention_plan, sweeps_and_flops) {
     auto l = base();
     l["layout"] = {"contiguous", "zigzag", "striped"};
     l["pass"] = {"fwd", "fwd+bwd"};
-    const auto cases = find_job("ring_attention").plan(l, ranks(4));
+    const auto cases = plan_job(find_job("ring_attention"), l, ranks(4));
     ASSERT_EQ(cases.size(), 6u);
     EXPECT_EQ(cases[0].values.text("pass"), "fwd");
     EXPECT_EQ(cases[1].values.text("layout"), "zigzag"); // later names vary fastest
@@ -42,35 +43,35 @@ TEST(attention_plan, bad_input_is_refused) {
     const auto& j = find_job("ring_attention");
     auto l = base();
     l["seq-len"] = {"1004"}; // not divisible by 2P = 8 for zigzag
-    EXPECT_THROW(j.plan(l, ranks(4)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(4)), config_error);
     l["layout"] = {"contiguous"};
     l["seq-len"] = {"1002"}; // not divisible by 4
-    EXPECT_THROW(j.plan(l, ranks(4)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(4)), config_error);
     l = base();
     l["kv-heads"] = {"3"};
-    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(2)), config_error);
     l = base();
     l["head-dim"] = {"96"};
-    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(2)), config_error);
     l = base();
     l["seq-len"] = {"0"};
-    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(2)), config_error);
     l = base();
     l["heads"] = {"-8"};
-    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(2)), config_error);
     l = base();
     l["pass"] = {"bwd"};
-    EXPECT_THROW(j.plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(j, l, ranks(2)), config_error);
     l = base();
     l["seq-len"] = {"4M"}; // the estimate the launcher's preflight refuses (run_loop tests)
     l["pass"] = {"fwd+bwd"};
-    EXPECT_GT(j.plan(l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
+    EXPECT_GT(plan_job(j, l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
 }
 
 TEST(attention_plan, preset_cases_that_cannot_run_are_skipped) {
     auto l = base();
     l["seq-preset"] = {"medium"}; // 32K, 49K, 64K, 98K, 128K
-    const auto cases = find_job("ring_attention").plan(l, ranks(3));
+    const auto cases = plan_job(find_job("ring_attention"), l, ranks(3));
     ASSERT_EQ(cases.size(), 5u);
     // 49K = 50176 = 2^10 * 49 is not divisible by 2*3 = 6 ... neither is any power of two.
     for (const auto& c : cases) {
@@ -81,7 +82,7 @@ TEST(attention_plan, preset_cases_that_cannot_run_are_skipped) {
         [&] {
             auto bad = base();
             bad["seq-preset"] = {"gigantic"};
-            find_job("ring_attention").plan(bad, ranks(2));
+            plan_job(find_job("ring_attention"), bad, ranks(2));
         }(),
         config_error);
 }
@@ -99,7 +100,7 @@ TEST(attention_plan, weak_scaling_rules) {
     auto l = base();
     l["seq-len-per-rank"] = {"256"};
     l["seq-rule"] = {"memory", "work"};
-    const auto cases = find_job("ring_attention").plan(l, ranks(2));
+    const auto cases = plan_job(find_job("ring_attention"), l, ranks(2));
     ASSERT_EQ(cases.size(), 2u);
     EXPECT_EQ(cases[0].values.text("seq-len"), "512");
     EXPECT_EQ(cases[0].values.text("scaling"), "weak");
@@ -108,15 +109,16 @@ TEST(attention_plan, weak_scaling_rules) {
     // Without --seq-len-per-rank the rule is not part of the case.
     auto strong = base();
     strong["seq-rule"] = {"memory"};
-    EXPECT_FALSE(find_job("ring_attention").plan(strong, ranks(2)).at(0).values.has("seq-rule"));
+    EXPECT_FALSE(
+        plan_job(find_job("ring_attention"), strong, ranks(2)).at(0).values.has("seq-rule"));
     l["seq-rule"] = {"flat"};
-    EXPECT_THROW(find_job("ring_attention").plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(find_job("ring_attention"), l, ranks(2)), config_error);
     l["seq-rule"] = {"memory"};
     l["seq-len-per-rank"] = {"3"}; // S = 6 is not divisible by 2P = 4 (zigzag)
-    EXPECT_THROW(find_job("ring_attention").plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(find_job("ring_attention"), l, ranks(2)), config_error);
     l["seq-len-per-rank"] = {"256"};
     l["seq-preset"] = {"document"};
-    EXPECT_THROW(find_job("context_parallel").plan(l, ranks(2)), config_error);
+    EXPECT_THROW(plan_job(find_job("context_parallel"), l, ranks(2)), config_error);
 }
 
 TEST(attention_data, shards_are_rows_of_the_global_tensor) {

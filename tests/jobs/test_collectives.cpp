@@ -1,6 +1,7 @@
 #include "jobs/collectives_ops.hpp"
 #include "jobs/registry.hpp"
 #include "src/base/error.hpp"
+#include "src/engine/sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -36,28 +37,28 @@ launch_info nccl_world(int p) {
 
 TEST(collectives_plan, sizes_like_nccl_tests) {
     const auto& j = find_job("collectives");
-    auto cases = j.plan(lists("allreduce", "1K", "16K", "4"), world(2));
+    auto cases = plan_job(j, lists("allreduce", "1K", "16K", "4"), world(2));
     ASSERT_EQ(cases.size(), 3u); // 1K, 4K, 16K
     EXPECT_EQ(cases[2].values.text("requested_bytes"), "16384");
     EXPECT_EQ(cases[2].bytes_per_rank, 2u * 16384u);
-    EXPECT_EQ(j.plan(lists("all", "1K", "1K"), world(4)).size(), all_ops().size());
+    EXPECT_EQ(plan_job(j, lists("all", "1K", "1K"), world(4)).size(), all_ops().size());
 }
 
 TEST(collectives_plan, bad_input) {
     const auto& j = find_job("collectives");
-    EXPECT_THROW(j.plan(lists("allreduce", "2K", "1K"), world(2)), config_error);
-    EXPECT_THROW(j.plan(lists("allreduce", "1K", "2K", "1"), world(2)), config_error);
-    EXPECT_THROW(j.plan(lists("allreduce", "0", "2K"), world(2)), config_error);
-    EXPECT_THROW(j.plan(lists("allreduce", "-5", "2K"), world(2)), config_error);
-    EXPECT_THROW(j.plan(lists("gossip", "1K", "2K"), world(2)), config_error);
+    EXPECT_THROW(plan_job(j, lists("allreduce", "2K", "1K"), world(2)), config_error);
+    EXPECT_THROW(plan_job(j, lists("allreduce", "1K", "2K", "1"), world(2)), config_error);
+    EXPECT_THROW(plan_job(j, lists("allreduce", "0", "2K"), world(2)), config_error);
+    EXPECT_THROW(plan_job(j, lists("allreduce", "-5", "2K"), world(2)), config_error);
+    EXPECT_THROW(plan_job(j, lists("gossip", "1K", "2K"), world(2)), config_error);
     auto l = lists("broadcast", "1K", "2K");
     l["root"] = {"4"};
-    EXPECT_THROW(j.plan(l, world(4)), config_error);
+    EXPECT_THROW(plan_job(j, l, world(4)), config_error);
 }
 
 TEST(collectives_plan, tiny_messages_are_skipped_not_failed) {
     const auto& j = find_job("collectives");
-    auto cases = j.plan(lists("allgather", "8", "8"), world(4)); // 2 floats over 4 ranks
+    auto cases = plan_job(j, lists("allgather", "8", "8"), world(4)); // 2 floats over 4 ranks
     ASSERT_EQ(cases.size(), 1u);
     EXPECT_TRUE(cases[0].skippable);
     EXPECT_FALSE(cases[0].skip_reason.empty());
@@ -103,17 +104,18 @@ TEST(collectives_ops, values_are_exact_small_integers) {
 
 TEST(collectives_plan, inplace_sweeps_both_placements_side_by_side) {
     const auto& j = find_job("collectives");
-    auto cases = j.plan(with_inplace(lists("allreduce", "1K", "4K", "4"), {"0", "1"}), world(2));
+    auto cases =
+        plan_job(j, with_inplace(lists("allreduce", "1K", "4K", "4"), {"0", "1"}), world(2));
     ASSERT_EQ(cases.size(), 4u); // 1K out, 1K in, 4K out, 4K in
     EXPECT_EQ(cases[0].values.text("inplace"), "0");
     EXPECT_EQ(cases[1].values.text("inplace"), "1");
     EXPECT_EQ(cases[1].values.text("requested_bytes"), "1024");
     EXPECT_EQ(cases[3].values.text("requested_bytes"), "4096");
     // Out of place by default, recorded as a parameter (part of the case's identity).
-    auto plain = j.plan(lists("allreduce", "1K", "1K"), world(2));
+    auto plain = plan_job(j, lists("allreduce", "1K", "1K"), world(2));
     ASSERT_EQ(plain.size(), 1u);
     EXPECT_EQ(plain[0].values.text("inplace"), "0");
-    EXPECT_THROW(j.plan(with_inplace(lists("allreduce", "1K", "1K"), {"2"}), world(2)),
+    EXPECT_THROW(plan_job(j, with_inplace(lists("allreduce", "1K", "1K"), {"2"}), world(2)),
                  config_error);
 }
 
@@ -122,7 +124,7 @@ TEST(collectives_plan, inplace_needs_one_buffer) {
     const auto& j = find_job("collectives");
     const int p = 4;
     for (const char* op : {"allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"}) {
-        auto c = j.plan(with_inplace(lists(op, "64K", "64K"), {"0", "1"}), world(p));
+        auto c = plan_job(j, with_inplace(lists(op, "64K", "64K"), {"0", "1"}), world(p));
         ASSERT_EQ(c.size(), 2u) << op;
         const auto sz = find_op(op).sizes(65536, p);
         EXPECT_EQ(c[0].bytes_per_rank, (sz.send_count + sz.recv_count) * 4) << op;
@@ -133,7 +135,7 @@ TEST(collectives_plan, inplace_needs_one_buffer) {
 
 TEST(collectives_plan, no_inplace_form_is_skipped_in_a_sweep_and_refused_alone) {
     const auto& j = find_job("collectives");
-    auto sweep = j.plan(with_inplace(lists("all", "1K", "1K"), {"0", "1"}), world(2));
+    auto sweep = plan_job(j, with_inplace(lists("all", "1K", "1K"), {"0", "1"}), world(2));
     ASSERT_EQ(sweep.size(), 2 * all_ops().size());
     int skipped = 0;
     for (const auto& c : sweep)
@@ -144,7 +146,7 @@ TEST(collectives_plan, no_inplace_form_is_skipped_in_a_sweep_and_refused_alone) 
         }
     EXPECT_EQ(skipped, 1);
     try {
-        j.plan(with_inplace(lists("sendrecv", "1K", "4K"), {"1"}), world(2));
+        plan_job(j, with_inplace(lists("sendrecv", "1K", "4K"), {"1"}), world(2));
         FAIL() << "in-place sendrecv alone was not refused";
     } catch (const config_error& e) {
         EXPECT_NE(std::string(e.what()).find("--inplace 1: send/recv has no in-place form"),
@@ -154,13 +156,13 @@ TEST(collectives_plan, no_inplace_form_is_skipped_in_a_sweep_and_refused_alone) 
     // NCCL: no in-place all-to-all; MPI has one (MPI_IN_PLACE).
     auto two_ops = with_inplace(lists("alltoall", "1K", "1K"), {"1"});
     two_ops["op"] = {"alltoall", "allreduce"};
-    auto nccl = j.plan(two_ops, nccl_world(2));
+    auto nccl = plan_job(j, two_ops, nccl_world(2));
     ASSERT_EQ(nccl.size(), 2u);
     EXPECT_NE(nccl[0].skip_reason.find("NCCL has no in-place all-to-all"), std::string::npos);
     EXPECT_TRUE(nccl[1].skip_reason.empty());
-    EXPECT_THROW(j.plan(with_inplace(lists("alltoall", "1K", "1K"), {"1"}), nccl_world(2)),
+    EXPECT_THROW(plan_job(j, with_inplace(lists("alltoall", "1K", "1K"), {"1"}), nccl_world(2)),
                  config_error);
-    auto mpi = j.plan(with_inplace(lists("alltoall", "1K", "1K"), {"1"}), world(2));
+    auto mpi = plan_job(j, with_inplace(lists("alltoall", "1K", "1K"), {"1"}), world(2));
     EXPECT_TRUE(mpi.at(0).skip_reason.empty());
 }
 

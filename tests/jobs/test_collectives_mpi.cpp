@@ -26,7 +26,7 @@ launch_config config(const std::string& op, const std::string& lo, const std::st
     return cfg;
 }
 
-std::vector<planned_case> plan(const launch_config& cfg, int ranks) {
+std::vector<scheduled_case> plan(const launch_config& cfg, int ranks) {
     jobs::launch_info launch;
     launch.world_size = ranks;
     launch.host_bytes_per_rank = 1ull << 30;

@@ -9,6 +9,7 @@
 #include "jobs/ulysses_exchange.hpp"
 #include "kernels/layout.hpp"
 #include "src/engine/run_loop.hpp"
+#include "src/engine/sweep.hpp"
 #include "tests/support/counting_communicator.hpp"
 
 #include "kernels/device.hpp"
@@ -184,7 +185,7 @@ TEST_P(context_parallel_bytes, declared_equals_sent) {
     c.u = hybrid_degrees().size() > 2 ? "2" : "1";
     c.pass = pass;
     const auto& job = jobs::find_job(ring ? "ring_attention" : "context_parallel");
-    const auto plans = job.plan(lists_of(c), launch_of(*world));
+    const auto plans = plan_job(job, lists_of(c), launch_of(*world));
     ASSERT_EQ(plans.size(), 1u);
     const auto dev = kernels::make_cpu_device();
     jobs::run_context ctx{counting, *world, *dev, launch_of(*world), 1, false, 3};

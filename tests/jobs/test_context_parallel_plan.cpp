@@ -4,6 +4,7 @@
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
 #include "src/base/error.hpp"
+#include "src/engine/sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +34,7 @@ const job& cp() {
 // The config_error's message, or "" when planning succeeds.
 std::string plan_error(const param_lists& l, int p) {
     try {
-        cp().plan(l, ranks(p));
+        plan_job(cp(), l, ranks(p));
     } catch (const config_error& e) {
         return e.what();
     }
@@ -45,24 +46,24 @@ std::string plan_error(const param_lists& l, int p) {
 TEST(context_parallel_plan, variant_names_and_automatic_ulysses_degree) {
     auto l = base("allgather");
     l["variant"] = {"allgather", "ulysses", "hybrid"};
-    const auto cases = cp().plan(l, ranks(4));
+    const auto cases = plan_job(cp(), l, ranks(4));
     ASSERT_EQ(cases.size(), 3u);
     EXPECT_EQ(cases[0].variant, "allgather");
     EXPECT_EQ(cases[1].variant, "ulysses");
     EXPECT_EQ(cases[2].variant, "hybrid/u2"); // largest divisor u of 4 with u*u <= 4
-    EXPECT_EQ(cp().plan(base("hybrid"), ranks(2)).at(0).variant, "hybrid/u1");
-    EXPECT_EQ(cp().plan(base("hybrid"), ranks(8)).at(0).variant, "hybrid/u2");
+    EXPECT_EQ(plan_job(cp(), base("hybrid"), ranks(2)).at(0).variant, "hybrid/u1");
+    EXPECT_EQ(plan_job(cp(), base("hybrid"), ranks(8)).at(0).variant, "hybrid/u2");
     auto sixteen = base("hybrid");
     sixteen["seq-len"] = {"4K"};
-    EXPECT_EQ(cp().plan(sixteen, ranks(16)).at(0).variant, "hybrid/u4");
-    EXPECT_EQ(cp().plan(base("hybrid", "4"), ranks(4)).at(0).variant, "hybrid/u4");
+    EXPECT_EQ(plan_job(cp(), sixteen, ranks(16)).at(0).variant, "hybrid/u4");
+    EXPECT_EQ(plan_job(cp(), base("hybrid", "4"), ranks(4)).at(0).variant, "hybrid/u4");
 }
 
 TEST(context_parallel_plan, ulysses_degree_sweep_does_not_repeat_other_variants) {
     auto l = base("allgather");
     l["variant"] = {"allgather", "hybrid"};
     l["ulysses-degree"] = {"1", "2", "0"}; // 0 resolves to 2 at P=4: a repeat
-    const auto cases = cp().plan(l, ranks(4));
+    const auto cases = plan_job(cp(), l, ranks(4));
     ASSERT_EQ(cases.size(), 3u);
     EXPECT_EQ(cases[0].variant, "allgather");
     EXPECT_EQ(cases[1].variant, "hybrid/u1");
@@ -112,7 +113,7 @@ TEST(context_parallel_plan, preset_cases_that_cannot_run_are_skipped) {
     auto l = base("ulysses");
     l["seq-preset"] = {"document"};
     l["heads"] = {"6"};
-    const auto cases = cp().plan(l, ranks(4));
+    const auto cases = plan_job(cp(), l, ranks(4));
     ASSERT_EQ(cases.size(), 4u);
     for (const auto& c : cases) {
         EXPECT_TRUE(c.skippable);
@@ -126,7 +127,7 @@ TEST(context_parallel_plan, allgather_memory_grows_with_the_sequence) {
         l["seq-len"] = {seq};
         l["heads"] = {"32"};
         l["pass"] = {"fwd+bwd"};
-        auto c = cp().plan(l, ranks(p)).at(0);
+        auto c = plan_job(cp(), l, ranks(p)).at(0);
         EXPECT_FALSE(c.validate_by_default); // S > 8K: no validation term
         return static_cast<double>(c.bytes_per_rank - (8u << 20));
     };
@@ -137,34 +138,4 @@ TEST(context_parallel_plan, allgather_memory_grows_with_the_sequence) {
     EXPECT_NEAR(bytes("ulysses", "64K", 8) / bytes("ulysses", "64K", 32), 4.0, 1e-9);
     EXPECT_GT(bytes("allgather", "64K", 32), 2 * bytes("ulysses", "64K", 32));
     EXPECT_GT(bytes("hybrid", "64K", 8), bytes("ulysses", "64K", 8)); // ring buffers on top
-}
-
-TEST(context_parallel_plan, comparison_table_groups_schemes_and_marks_the_fastest) {
-    auto l = base("allgather");
-    l["overlap"] = {"on"};
-    case_plan ring = find_job("ring_attention").plan(l, ranks(2)).at(0);
-    case_plan ag = cp().plan(l, ranks(2)).at(0);
-    auto summary = [](const case_plan& p, double t, const std::string& status) {
-        case_summary s;
-        s.plan = &p;
-        s.world_size = 2;
-        s.median_time_s = t;
-        s.median_comm_wait_s = t / 4;
-        s.peak_host_bytes = 3u << 20;
-        s.attrs = {{"flops_per_iter", 1e9}, {"comm_bytes_per_iter", 2048.0}, {"status", status}};
-        return s;
-    };
-    EXPECT_EQ(attention_comparison_table({summary(ring, 0.5, "ok")}), ""); // no context_parallel
-    const std::string table =
-        attention_comparison_table({summary(ring, 0.5, "ok"), summary(ag, 0.25, "ok")});
-    EXPECT_NE(table.find("ring/zigzag"), std::string::npos) << table;
-    const auto ag_row = table.substr(table.find("allgather"));
-    EXPECT_NE(ag_row.find("<- fastest"), std::string::npos) << table;
-    EXPECT_NE(ag_row.find("2.00"), std::string::npos) << table;   // 1e9 / 0.25 s / 2 ranks
-    EXPECT_NE(ag_row.find("   25 "), std::string::npos) << table; // comm share %
-    EXPECT_EQ(table.find("fastest"), table.rfind("fastest"));
-    const std::string failed =
-        attention_comparison_table({summary(ring, 0.5, "failed"), summary(ag, 0.25, "ok")});
-    EXPECT_EQ(failed.find("ring/zigzag"), std::string::npos) << failed;
-    EXPECT_EQ(failed.find("fastest"), std::string::npos) << failed; // a group of one
 }

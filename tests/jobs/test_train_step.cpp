@@ -5,6 +5,7 @@
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "src/base/error.hpp"
+#include "src/engine/sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -63,7 +64,7 @@ TEST(train_plan, grid_variants_and_flops) {
     l["dp-variant"] = {"ddp", "zero1", "fsdp"};
     l["cp"] = {"2"};
     l["prefetch"] = {"on"};
-    const auto cases = train().plan(l, ranks(4));
+    const auto cases = plan_job(train(), l, ranks(4));
     ASSERT_EQ(cases.size(), 3u);
     EXPECT_EQ(cases[0].variant, "ddp/cp-ring");
     EXPECT_EQ(cases[2].variant, "fsdp+prefetch/cp-ring");
@@ -78,7 +79,7 @@ TEST(train_plan, grid_variants_and_flops) {
     EXPECT_FALSE(cases[0].validate_by_default); // 4 x 512 model: validation is opt-in
     l = base();
     l["scaling"] = {"weak"};
-    EXPECT_EQ(read_train_problem(train().plan(l, ranks(2))[0].values, 2).global_tokens, 8192);
+    EXPECT_EQ(read_train_problem(plan_job(train(), l, ranks(2))[0].values, 2).global_tokens, 8192);
     // ZeRO-1 and FSDP state shrinks with the group; DDP's does not.
     const kernels::param_layout lay(pr.model);
     dp_settings s;
@@ -92,7 +93,7 @@ TEST(train_plan, grid_variants_and_flops) {
 
 TEST(train_plan, bad_input_is_refused) {
     auto expect_refused = [](param_lists l, int p) {
-        EXPECT_THROW(train().plan(l, ranks(p)), config_error);
+        EXPECT_THROW(plan_job(train(), l, ranks(p)), config_error);
     };
     auto l = base();
     l["dp"] = {"3"}; // 3 x 1 != 4
@@ -133,7 +134,7 @@ TEST(train_plan, bad_input_is_refused) {
     l["layers"] = {"64"};
     l["hidden"] = {"8192"};
     l["heads"] = {"64"};
-    EXPECT_GT(train().plan(l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
+    EXPECT_GT(plan_job(train(), l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
 }
 
 TEST(train_validate, detects_wrong_gradients_and_parameters) {

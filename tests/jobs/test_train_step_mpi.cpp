@@ -7,6 +7,7 @@
 #include "jobs/registry.hpp"
 #include "jobs/train_problem.hpp"
 #include "src/engine/run_loop.hpp"
+#include "src/engine/sweep.hpp"
 #include "tests/support/counting_communicator.hpp"
 
 #include "kernels/device.hpp"
@@ -126,7 +127,7 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
     jobs::launch_info launch;
     launch.world_size = world->size();
     launch.host_bytes_per_rank = 1ull << 30;
-    const auto plans = job.plan(l, launch);
+    const auto plans = plan_job(job, l, launch);
     ASSERT_EQ(plans.size(), 1u);
     const auto pr = jobs::read_train_problem(plans[0].values, world->size());
     const auto dev = kernels::make_cpu_device();

@@ -95,6 +95,41 @@ TEST(cli, help_and_list_return_text_only) {
     EXPECT_NE(parse_cli(2, argv2).message.find("collectives"), std::string::npos);
 }
 
+TEST(cli, help_shows_each_options_values_and_range_from_its_declaration) {
+    const char* argv[] = {"ringscale", "--help"};
+    std::string help = parse_cli(2, argv).message;
+    // Boost wraps the help text: join the lines back.
+    for (auto at = help.find('\n'); at != std::string::npos; at = help.find('\n', at)) {
+        const auto next = help.find_first_not_of(' ', at + 1);
+        help.erase(at, (next == std::string::npos ? help.size() : next) - at);
+    }
+    for (const char* shown : {"(1 to 1G; a list sweeps)", "(fwd|fwd+bwd; a list sweeps)",
+                              "(1 to 1000000)", "(cpu|cuda)", "(on|off|auto)", "(1 to 1K; a list",
+                              "(ddp|zero1|fsdp; a list sweeps)", "(0 to 1M; a list sweeps)"})
+        EXPECT_NE(help.find(shown), std::string::npos) << shown;
+}
+
+TEST(cli, every_value_is_checked_before_planning) {
+    // Out of range, a list where one value is taken, a sweep too large to plan: refused by
+    // parse_cli itself, before any rank binds a device or plans a case.
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--job", "train_step", "--layers", "2147483648"},
+          {"--job", "train_step", "--dp", "4294967298"},
+          {"--job", "train_step", "--lr", "0.1,0.2"},
+          {"-b", "9223372036854775808"},
+          {"--repeat", "1000000000"},
+          {"--job", "ring_attention", "--batch", "9223372036854775807"}})
+        EXPECT_THROW(parse(args), config_error) << args.back();
+    std::string many = "1";
+    for (int i = 2; i <= 400; ++i)
+        many += "," + std::to_string(i);
+    EXPECT_THROW(parse({"--job", "ring_attention", "--batch", many, "--heads", many}),
+                 config_error); // 160000 cases
+    EXPECT_THROW(parse({"--op", "allreduce,sendrecv", "--inplace", "0,1", "--repeat", "1000",
+                        "--job", "collectives,ring_attention", "--seq-len", many}),
+                 config_error);
+}
+
 TEST(cli, repeat_defaults_to_one_and_rejects_zero) {
     EXPECT_EQ(parse({}).repeat, 1);
     const auto c = parse({"--repeat", "3"});

@@ -1,0 +1,101 @@
+#include "src/launcher/launch_options.hpp"
+
+#include "src/base/error.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace ringscale {
+
+namespace {
+
+using jobs::option_decl;
+
+/// The typed value of launcher option `name` (declared, and always given or defaulted).
+jobs::param_value value_of(const std::map<std::string, std::string>& texts,
+                           const std::string& name) {
+    const option_decl* d = jobs::find_decl(launch_options(), name);
+    if (!d)
+        throw std::logic_error("no launcher option --" + name);
+    auto it = texts.find(name);
+    return jobs::parse_value(*d, it == texts.end() ? d->default_value : it->second);
+}
+
+int int_of(const std::map<std::string, std::string>& texts, const std::string& name) {
+    // The declared ranges are far inside int.
+    return static_cast<int>(std::get<std::int64_t>(value_of(texts, name).value));
+}
+
+std::vector<option_decl> declare() {
+    using d = option_decl;
+    return {
+        d::text("job", "collectives")
+            .help("job to run (a comma list runs several); see --list-jobs"),
+        d::text("output", "results/")
+            .short_option('o')
+            .help("results: a directory (a new file per launch is made in it) or a path ending "
+                  "in .h5"),
+        d::integer("warmup", "5", 0, 1e6)
+            .short_option('w')
+            .help("untimed warm-up iterations per case (kept in the file, flagged)"),
+        d::integer("iters", "20", 1, 1e6).short_option('n').help("timed iterations per case"),
+        d::integer("repeat", "1", 1, 1000)
+            .help("run the planned cases N times, interleaved (cases 1..K, then 1..K again, so "
+                  "drift hits every case alike); each repetition is its own replicate in the file "
+                  "(case attribute repeat = 0..N-1) and ringscale-stats treats it like a separate "
+                  "launch"),
+        d::choice("device", "cpu", {"cpu", "cuda"}).help("where jobs compute"),
+        d::choice("comm", "mpi", {"mpi", "nccl"}).help("communicator backend"),
+        d::choice("attn-kernel", "auto", {"auto", "sm80", "sm90"})
+            .help("CUDA attention kernels: auto (sm90 on a compute capability 9.0 GPU when built "
+                  "with the 90a target, else sm80) | sm80 (mma.sync) | sm90 (wgmma + TMA); needs "
+                  "--device cuda unless auto"),
+        d::flag("validate", "auto")
+            .also({"auto"})
+            .help("check results against the single-rank reference (auto: small cases)"),
+        d::integer("threads", "0", 0, 1024)
+            .help("CPU threads per rank; 0 = cores per node / ranks per node"),
+        d::size("seed", "1", 0, 1ull << 62).help("seed of the synthetic inputs"),
+        d::number("timeout", "600", 1, 1e6)
+            .help("watchdog, seconds: a rank blocked longer than this in one communication (a "
+                  "peer died or hangs) aborts the job, naming the rank and the operation"),
+        d::flag("resume", "0")
+            .help("skip the cases already completed (status ok, same configuration and world "
+                  "size) by earlier launches into the --output directory")};
+}
+
+} // namespace
+
+const std::vector<option_decl>& launch_options() {
+    static const std::vector<option_decl> decls = declare();
+    return decls;
+}
+
+void read_launch_options(const std::map<std::string, std::string>& texts, launch_config& cfg) {
+    cfg.output = value_of(texts, "output").text;
+    if (cfg.output.empty())
+        throw config_error("--output: empty path");
+    cfg.warmup = int_of(texts, "warmup");
+    cfg.iters = int_of(texts, "iters");
+    cfg.repeat = int_of(texts, "repeat");
+    cfg.threads = int_of(texts, "threads");
+    cfg.seed = std::get<std::uint64_t>(value_of(texts, "seed").value);
+    cfg.device = value_of(texts, "device").text;
+    cfg.comm = value_of(texts, "comm").text;
+    cfg.attn_kernel = value_of(texts, "attn-kernel").text;
+    if (cfg.device != "cuda" && cfg.attn_kernel != "auto")
+        throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
+                                       "--device cuda",
+                                       cfg.attn_kernel));
+    const jobs::param_value v = value_of(texts, "validate");
+    if (const bool* on = std::get_if<bool>(&v.value))
+        cfg.validate = *on ? validate_mode::on : validate_mode::off;
+    else
+        cfg.validate = validate_mode::automatic;
+    cfg.timeout_s = std::get<double>(value_of(texts, "timeout").value);
+    cfg.resume = std::get<bool>(value_of(texts, "resume").value);
+    if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
+        throw config_error("--resume needs --output to be a directory, not a .h5 file");
+}
+
+} // namespace ringscale

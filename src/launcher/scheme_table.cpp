@@ -1,0 +1,99 @@
+#include "src/launcher/scheme_table.hpp"
+
+#include "analysis/bootstrap.hpp"
+#include "analysis/cases.hpp"
+#include "analysis/crossover.hpp"
+#include "analysis/record_cases.hpp"
+#include "src/base/parse.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ringscale {
+
+namespace {
+
+namespace attr = schema::attr;
+using analysis::case_data;
+
+bool is_on(const std::string& text) {
+    return text == "1" || text == "on" || text == "true" || text == "yes";
+}
+
+/// The scheme as this launch ran it: hybrid with the degree P gave it, ring without overlap.
+std::string scheme_label(const case_data& c) {
+    std::string s = c.text(attr::variant_label, c.variant);
+    if (c.job == "ring_attention" && !c.text("overlap").empty() && !is_on(c.text("overlap")))
+        s += "/no-ovl";
+    return s;
+}
+
+/// The problem the schemes of a cell share, as the row's first columns.
+std::string problem_text(const analysis::crossover_cell& cell, const case_data& c) {
+    return fmt::format("{:>8} {:>5} {:>7} {:>6} {:>7} {:>4} {:>3}",
+                       format_size(static_cast<std::uint64_t>(cell.seq_len)), cell.world_size,
+                       c.text("pass"), is_on(c.text("causal")) ? "yes" : "no",
+                       fmt::format("{}/{}", c.text("heads"), c.text(attr::kv_heads)),
+                       c.text("head_dim"), c.text("batch"));
+}
+
+/// Median over the launches' timed rows of the slowest rank's time blocked on communication.
+double median_comm_wait_s(const analysis::pooled_case& p) {
+    std::vector<double> waits;
+    for (const case_data* c : p.launches)
+        if (c->comm_wait_s.size() == c->rows * c->world)
+            for (const std::size_t r : c->measured_rows()) {
+                const double* row = c->comm_wait_s.data() + r * c->world;
+                waits.push_back(*std::max_element(row, row + c->world));
+            }
+    return waits.empty() ? 0 : analysis::median_inplace(waits);
+}
+
+std::string row_text(const std::string& problem, const analysis::scheme_point& s, bool fastest) {
+    const case_data& c = *s.source->launches.front();
+    const double t = s.median_s;
+    const double gf = c.number(attr::flops_per_iter).value_or(0) / t / c.world_size / 1e9;
+    return fmt::format("{} {:>12} {:>10} {:>9} {:>9.2f} {:>5.0f} {:>10} {:>10}{}\n", problem,
+                       scheme_label(c), c.text("layout"), format_seconds(t), gf,
+                       100.0 * median_comm_wait_s(*s.source) / t,
+                       format_bytes(c.number(attr::comm_bytes_per_iter).value_or(0)),
+                       format_bytes(s.peak_bytes), fastest ? "  <- fastest" : "");
+}
+
+} // namespace
+
+bool compares_schemes(const results::case_record& rec) {
+    const std::string job = rec.text(attr::job);
+    return job == "ring_attention" || job == "context_parallel";
+}
+
+std::string scheme_table(const std::vector<results::case_record>& records) {
+    auto launch = std::make_shared<analysis::file_info>();
+    launch->path = "this launch";
+    std::vector<case_data> cases;
+    for (std::size_t i = 0; i < records.size(); ++i)
+        if (compares_schemes(records[i]))
+            cases.push_back(analysis::case_from_record(records[i], launch, std::to_string(i)));
+    const std::vector<analysis::pooled_case> pooled = analysis::pool_cases(cases);
+    const bool any_cp = std::any_of(pooled.begin(), pooled.end(), [](const auto& p) {
+        return p.job == "context_parallel" && !p.launches.empty();
+    });
+    if (!any_cp)
+        return {};
+    std::string out =
+        "#\n# comparison of context-parallel schemes, quickest first as ringscale-stats crossover "
+        "ranks them (time: median of the slowest rank;\n# comm%: time blocked on communication; "
+        "sent: bytes sent per rank per iteration; peak: memory of the largest rank)\n";
+    out += fmt::format("#{:>7} {:>5} {:>7} {:>6} {:>7} {:>4} {:>3} {:>12} {:>10} {:>9} {:>9} "
+                       "{:>5} {:>10} {:>10}\n",
+                       "seq", "ranks", "pass", "causal", "H/Hkv", "D", "B", "scheme", "layout",
+                       "time", "GF/s/rank", "comm%", "sent/rank", "peak/rank");
+    for (const analysis::crossover_cell& cell : analysis::scheme_cells(pooled)) {
+        const std::string problem = problem_text(cell, *cell.schemes.front().source->launches[0]);
+        for (std::size_t i = 0; i < cell.schemes.size(); ++i)
+            out += row_text(problem, cell.schemes[i], i == 0 && cell.schemes.size() > 1);
+    }
+    return out;
+}
+
+} // namespace ringscale

@@ -1,0 +1,69 @@
+// One live table for every job (src/launcher/live_table.hpp): each job reports metrics, the
+// table renders them by their hints and sizes the columns; every job keeps its columns.
+#include "jobs/registry.hpp"
+#include "src/engine/sweep.hpp"
+#include "src/launcher/live_table.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+using jobs::metric;
+using jobs::metric_hint;
+
+namespace {
+
+/// The headers of `job`'s columns for its default sweep at P=2.
+std::vector<std::string> headers(const std::string& job) {
+    const jobs::job& j = jobs::find_job(job);
+    jobs::launch_info launch;
+    launch.world_size = 2;
+    launch.host_bytes_per_rank = 1ull << 40;
+    const auto plans = jobs::plan_job(j, {}, launch);
+    std::vector<scheduled_case> cases;
+    for (const auto& plan : plans)
+        cases.push_back({&j, plan});
+    std::vector<const scheduled_case*> pointers;
+    for (const auto& c : cases)
+        pointers.push_back(&c);
+    std::vector<std::string> out;
+    for (const table_column& col : job_columns(j, pointers, 2)) {
+        EXPECT_GE(col.width, static_cast<int>(col.header.size())) << col.header;
+        out.push_back(col.header);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(live_table, cells_follow_the_hints) {
+    EXPECT_EQ(metric_cell(metric::of_text("op", "allreduce")), "allreduce");
+    EXPECT_EQ(metric_cell(metric::of("size", 16777216, "B", metric_hint::count)), "16777216");
+    EXPECT_EQ(metric_cell(metric::of("seq", 4096, "", metric_hint::size)), "4K");
+    EXPECT_EQ(metric_cell(metric::of("algbw", 14.6031, "GB/s", metric_hint::rate)), "14.6");
+    EXPECT_EQ(metric_cell(metric::of("", 123456.7, "tok/s", metric_hint::rate)), "123457");
+    EXPECT_EQ(metric_cell(metric::of("sent", 1536 * 1024, "", metric_hint::bytes)), "1.50 MiB");
+    EXPECT_EQ(metric_cell(metric::of("t", 0.00123, "", metric_hint::time)), "1.23 ms");
+    EXPECT_EQ(metric_cell(metric::of("max_err", 1.7e-6, "", metric_hint::error)), "1.7e-06");
+    EXPECT_EQ(metric_cell(metric::of("loss", 0.50712, "", metric_hint::number)), "0.5071");
+    EXPECT_EQ(metric_cell(metric::of("#wrong", std::nan(""), "", metric_hint::count)), "-");
+}
+
+TEST(live_table, headers_carry_the_unit) {
+    EXPECT_EQ(metric_header(metric::of("busbw", 1, "GB/s", metric_hint::rate)), "busbw(GB/s)");
+    EXPECT_EQ(metric_header(metric::of("", 1, "tok/s", metric_hint::rate)), "tok/s");
+    EXPECT_EQ(metric_header(metric::of("peak/rank", 1, "", metric_hint::bytes)), "peak/rank");
+}
+
+TEST(live_table, every_job_keeps_its_columns) {
+    using v = std::vector<std::string>;
+    EXPECT_EQ(headers("collectives"),
+              (v{"op", "size(B)", "count", "placement", "algbw(GB/s)", "busbw(GB/s)", "#wrong"}));
+    EXPECT_EQ(headers("ring_attention"), (v{"seq", "H/Hkv", "D", "causal", "pass", "layout",
+                                            "overlap", "tok/s", "TF/s/rank", "max_err"}));
+    EXPECT_EQ(headers("context_parallel"),
+              (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "tok/s", "TF/s/rank",
+                 "max_err", "sent/rank", "peak/rank"}));
+    EXPECT_EQ(headers("train_step"), (v{"variant", "dpxcp", "tokens", "params(M)", "tok/s",
+                                        "GF/s/rank", "loss", "max_err"}));
+}

@@ -1,0 +1,83 @@
+// The closing comparison of attention schemes (src/launcher/scheme_table.hpp): grouped and
+// ranked by the analysis' scheme_cells, laid out one row per scheme, fastest first.
+#include "src/launcher/scheme_table.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+using results::case_record;
+
+namespace {
+
+/// A finished case of `job` at P=2, S=1K: one warm-up row, then steps of `t` seconds on the
+/// slowest rank, a quarter of them blocked on communication.
+case_record attention_case(const std::string& job, const std::string& variant, double t,
+                           const std::string& status = "ok") {
+    case_record r;
+    r.identity = {{"job", job},
+                  {"variant", variant},
+                  {"world_size", std::int64_t{2}},
+                  {"seq_len", std::int64_t{1024}},
+                  {"batch", std::int64_t{1}},
+                  {"heads", std::int64_t{8}},
+                  {"kv_heads", std::int64_t{8}},
+                  {"head_dim", std::int64_t{64}},
+                  {"causal", std::int64_t{1}},
+                  {"pass", std::string("fwd")},
+                  {"layout", std::string("zigzag")},
+                  {"dtype", std::string("fp32")},
+                  {"device", std::string("cpu")}};
+    if (job == "ring_attention")
+        r.identity["overlap"] = std::string("on");
+    else
+        r.identity["ulysses_degree"] = std::int64_t{0};
+    r.derived = {{"flops_per_iter", 1e9}, {"comm_bytes_per_iter", 2048.0}};
+    r.outcome = {{"status", status}};
+    r.world = 2;
+    r.rows = 4;
+    r.is_warmup = {1, 0, 0, 0};
+    r.time_s = {9, 9, t, t / 2, t, t / 2, t, t / 2};
+    r.comm_wait_s = {0, 0, t / 4, 0, t / 4, 0, t / 4, 0};
+    r.peak_host_bytes = {3u << 20, 1u << 20};
+    r.peak_device_bytes = {0, 0};
+    return r;
+}
+
+} // namespace
+
+TEST(scheme_table, groups_schemes_and_marks_the_fastest) {
+    const case_record ring = attention_case("ring_attention", "ring/zigzag", 0.5);
+    const case_record ag = attention_case("context_parallel", "allgather", 0.25);
+    EXPECT_TRUE(compares_schemes(ring));
+    EXPECT_EQ(scheme_table({ring}), ""); // no context_parallel case
+    const std::string table = scheme_table({ring, ag});
+    ASSERT_NE(table.find("ring/zigzag"), std::string::npos) << table;
+    EXPECT_LT(table.find("allgather"), table.find("ring/zigzag")) << table; // fastest first
+    const auto ag_row = table.substr(table.find("allgather"));
+    EXPECT_NE(ag_row.find("<- fastest"), std::string::npos) << table;
+    EXPECT_NE(ag_row.find("2.00"), std::string::npos) << table;     // 1e9 / 0.25 s / 2 ranks
+    EXPECT_NE(ag_row.find("   25 "), std::string::npos) << table;   // comm share %
+    EXPECT_NE(ag_row.find("3.00 MiB"), std::string::npos) << table; // the largest rank's peak
+    EXPECT_EQ(table.find("fastest"), table.rfind("fastest"));
+    EXPECT_NE(table.find("     1K     2     fwd    yes     8/8   64   1"), std::string::npos)
+        << table;
+}
+
+TEST(scheme_table, failed_cases_drop_out_and_a_scheme_alone_is_not_marked) {
+    const std::string failed =
+        scheme_table({attention_case("ring_attention", "ring/zigzag", 0.5, "failed"),
+                      attention_case("context_parallel", "allgather", 0.25)});
+    EXPECT_EQ(failed.find("ring/zigzag"), std::string::npos) << failed;
+    EXPECT_NE(failed.find("allgather"), std::string::npos) << failed;
+    EXPECT_EQ(failed.find("fastest"), std::string::npos) << failed; // a group of one
+}
+
+TEST(scheme_table, labels_say_how_the_scheme_ran) {
+    case_record hybrid = attention_case("context_parallel", "hybrid", 0.25);
+    hybrid.derived["variant_label"] = std::string("hybrid/u2"); // the degree P gave it
+    case_record ring = attention_case("ring_attention", "ring/zigzag", 0.5);
+    ring.identity["overlap"] = std::string("off");
+    const std::string table = scheme_table({hybrid, ring});
+    EXPECT_NE(table.find("hybrid/u2"), std::string::npos) << table;
+    EXPECT_NE(table.find("ring/zigzag/no-ovl"), std::string::npos) << table;
+}
