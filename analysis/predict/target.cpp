@@ -148,10 +148,13 @@ target target_of(const pooled_case& c) {
     const auto nodes = d.identity.find("nodes");
     const auto rpn = d.identity.find("ranks_per_node");
     t.topology_recorded = nodes != d.identity.end() || rpn != d.identity.end();
+    const int node_count = nodes != d.identity.end() && nodes->second.number
+                               ? std::max(1, static_cast<int>(*nodes->second.number))
+                               : 1;
     t.where.ranks_per_node = rpn != d.identity.end() && rpn->second.number
-                                 ? static_cast<int>(*rpn->second.number)
-                                 : c.world_size;
-    t.where.nodes = std::max(1, c.world_size / std::max(1, t.where.ranks_per_node));
+                                 ? std::max(1, static_cast<int>(*rpn->second.number))
+                                 : std::max(1, c.world_size / node_count);
+    t.where.nodes = std::max(1, c.world_size / t.where.ranks_per_node);
     t.identity.erase("nodes");
     t.identity.erase("ranks_per_node");
     t.device_key = device_key(d);

@@ -296,3 +296,55 @@ TEST(analysis_predict, report_shows_the_crossover_map_with_its_hardware) {
         EXPECT_NE(script.str().find("'allgather' 2"), std::string::npos);
     }
 }
+
+TEST(analysis_predict, topology_and_scope_calibrate_each_link_level) {
+    // Once results carry nodes, ranks_per_node and a collectives scope: intra-node cases
+    // calibrate level 0, inter-node ones level 1, and a ring over two nodes hops inter-node.
+    const std::string dir = ringscale::test_fixture::fixture_dir("predict_topology");
+    std::vector<fixture_case> cases;
+    const double a[2] = {2e-6, 10e-6}, b[2] = {20e9, 2e9};
+    for (int level = 0; level < 2; ++level)
+        for (std::int64_t bytes = 4096; bytes <= (16 << 20); bytes *= 16) {
+            fixture_case f;
+            f.job = "collectives";
+            f.variant = "allgather";
+            f.world_size = 4;
+            f.text_params = {{"device", "cpu"},
+                             {"comm", "mpi"},
+                             {"op", "allgather"},
+                             {"scope", level == 0 ? "intra" : "inter"}};
+            f.int_params = {{"requested_bytes", bytes}, {"nodes", 2}, {"ranks_per_node", 2}};
+            f.float_params = {{"bytes", static_cast<double>(bytes)}};
+            // Groups of 2 (two ranks per node, or one rank on each of two nodes): 1 step.
+            f.base_time_s = a[level] + bytes * 0.5 / b[level];
+            f.noise = 0.005;
+            f.seed = static_cast<std::uint64_t>(bytes + level);
+            cases.push_back(f);
+        }
+    fixture_file file;
+    file.cases = cases;
+    write_fixture_file(dir + "/coll.h5", file);
+    const result_set rs = load_results({dir}, true);
+    const calibration_set set = gather_calibration(pool_cases(rs.cases));
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    const calibration cal = fit_calibration(set, cy, ly);
+    for (int level = 0; level < 2; ++level) {
+        EXPECT_NEAR(cal.links[level].alpha_s, a[level], 0.05 * a[level]);
+        EXPECT_NEAR(cal.links[level].beta_bps, b[level], 0.05 * b[level]);
+    }
+    target ring;
+    ring.job = "ring_attention";
+    ring.variant = "ring/zigzag";
+    ring.identity = {{"seq_len", "4096"}, {"layout", "zigzag"}, {"device", "cuda"}};
+    ring.where = {4, 2, 2};
+    figures f = cal.for_device("none");
+    f.compute = {1e-15, 1e-15, 1e-15, 0}; // communication-bound
+    const step_prediction s = predict_target(ring, f);
+    ASSERT_TRUE(s.ok()) << s.refusal;
+    EXPECT_GT(s.time.beta[1], 0);
+    EXPECT_EQ(s.time.beta[0], 0);
+    ring.topology_recorded = true;
+    const auto more = expand_at({ring}, parse_at("nodes=4"), nullptr);
+    EXPECT_EQ(more.front().where.world, 8); // the recorded 2 ranks per node
+}
