@@ -142,6 +142,9 @@ void write_to(const std::string& path, const std::function<void(std::ostream&)>&
 }
 
 int cmd_report(const cli_options& o, std::ostream& out) {
+    // The map's hardware first: a bad profile file is refused before anything is read.
+    const predict::hardware_profile hw =
+        predict::load_hardware(o.hardware.empty() ? "h100" : o.hardware);
     const result_set rs = load(o.inputs, o);
     const auto pooled = pool_cases(rs.cases);
     const auto rows = summarize_all(pooled, summary_opts(o));
@@ -157,15 +160,9 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     const auto studies = fit_study_models(pooled, {}, o.bootstrap, o.seed, o.level);
     in.study_models = &studies;
     // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
-    const predict::hardware_profile hw =
-        predict::load_hardware(o.hardware.empty() ? "h100" : o.hardware);
-    std::vector<predict::target> attention;
-    for (const pooled_case& c : pooled)
-        if (!c.launches.empty() && (c.job == "ring_attention" || c.job == "context_parallel"))
-            attention.push_back(predict::target_of(c));
-    const predict::crossover_map map = predict::build_map(attention, {}, hw);
-    if (!attention.empty())
-        in.predict_map = &map;
+    const auto map = predict::report_map(pooled, hw);
+    if (map)
+        in.predict_map = &*map;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
     const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});

@@ -137,6 +137,26 @@ placement resolve(const target& tpl, long long w, long long n, long long r,
     return {static_cast<int>(w), static_cast<int>(w / r), static_cast<int>(r)};
 }
 
+/// Every P given with every ranks_per_node given must be a whole number of nodes: refused
+/// here, before any file is read (expand_at checks the combinations the CALIB completes).
+void check_topology(const std::vector<at_field>& fields) {
+    const at_field* world = nullptr;
+    const at_field* per_node = nullptr;
+    for (const at_field& f : fields) {
+        if (f.name == "world_size")
+            world = &f;
+        if (f.name == "ranks_per_node")
+            per_node = &f;
+    }
+    if (!world || !per_node)
+        return;
+    for (const std::string& w : world->values)
+        for (const std::string& r : per_node->values)
+            if (std::stoll(w) % std::stoll(r) != 0)
+                throw config_error(
+                    fmt::format("--at: P={} is not a multiple of ranks_per_node={}", w, r));
+}
+
 /// The variant a train_step or ring_attention identity implies.
 void refresh_variant(target& t) {
     auto get = [&](const char* k, const char* d) {
@@ -181,6 +201,7 @@ std::vector<at_field> parse_at(const std::string& text) {
                 throw config_error(fmt::format("--at: field '{}' given twice", name));
         out.push_back({name, {canonical_value(name, item.substr(eq + 1))}});
     }
+    check_topology(out);
     return out;
 }
 

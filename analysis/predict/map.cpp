@@ -181,6 +181,17 @@ table map_table(const crossover_map& m) {
     return t;
 }
 
+std::optional<crossover_map> report_map(const std::vector<pooled_case>& pooled,
+                                        const hardware_profile& hw) {
+    std::vector<target> attention;
+    for (const pooled_case& c : pooled)
+        if (!c.launches.empty() && (c.job == "ring_attention" || c.job == "context_parallel"))
+            attention.push_back(target_of(c));
+    if (attention.empty())
+        return std::nullopt;
+    return build_map(attention, {}, hw);
+}
+
 std::string map_section(const crossover_map& m, const std::string& dir, bool plots,
                         std::vector<std::string>& pngs) {
     std::string md = "\n## Predicted crossover map at scale\n\n";

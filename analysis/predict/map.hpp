@@ -8,6 +8,7 @@
 #include "../table.hpp"
 #include "target.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct crossover_map {
 /// shape: any --at field but P and S) on `hw`.
 crossover_map build_map(const std::vector<target>& cases, const std::vector<at_field>& overrides,
                         const hardware_profile& hw);
+
+/// The report's map: built from the attention cases of `pooled` (ring_attention,
+/// context_parallel) on `hw`; empty when the study has none.
+std::optional<crossover_map> report_map(const std::vector<pooled_case>& pooled,
+                                        const hardware_profile& hw);
 
 /// One row per S, one column per P: "fastest +margin%", markers of schemes that do not fit.
 table map_table(const crossover_map& m);

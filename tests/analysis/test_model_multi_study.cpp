@@ -147,6 +147,8 @@ TEST(analysis_model_multi, model_predict_on_a_three_point_study_prints_no_negati
                 EXPECT_FALSE(at + 1 < table.size() && std::isdigit(table[at + 1]) &&
                              (at == 0 || table[at - 1] == ' ' || table[at - 1] == '['))
                     << table;
+            for (const char* bad : {"nan", "inf", "NaN", "Inf"}) // nor a non-finite one
+                EXPECT_EQ(table.find(bad), std::string::npos) << table;
             continue;
         }
         const auto j = nlohmann::json::parse(out.str());
