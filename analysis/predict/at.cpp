@@ -213,7 +213,7 @@ std::vector<target> expand_at(const std::vector<target>& templates,
     if (combos * templates.size() > 100000)
         throw config_error(fmt::format("--at: {} targets is too many (at most 100000)",
                                        combos * templates.size()));
-    std::set<std::string> used;
+    std::set<std::string> used, distinct;
     std::vector<target> out;
     for (const target& tpl : templates)
         for (std::size_t k = 0; k < combos; ++k) {
@@ -251,7 +251,11 @@ std::vector<target> expand_at(const std::vector<target>& templates,
                 t.device_key = hw->device + " (" + hw->name + ")";
             }
             refresh_variant(t);
-            out.push_back(std::move(t));
+            // Templates that differed only in a field --at sets are one target now.
+            const std::string key =
+                fmt::format("{} @{}x{}", t.label, t.where.nodes, t.where.ranks_per_node);
+            if (distinct.insert(key).second)
+                out.push_back(std::move(t));
         }
     for (const at_field& f : fields)
         if (!used.count(f.name))

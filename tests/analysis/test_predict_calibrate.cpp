@@ -226,7 +226,9 @@ TEST(analysis_predict, at_predicts_more_nodes_and_the_hardware_is_named) {
                           out),
               0);
     const auto j = nlohmann::json::parse(out.str());
-    // 4 attention templates x 2 P; train_step has no seq_len and stays out of the sweep.
+    // (4 attention schemes + 3 train_step variants) x 2 P: the 4 measured seq_len of a
+    // scheme are one target at 8K; seq_len leaves train_step (it has none) as it is.
+    EXPECT_EQ(j.at("predictions").size(), 14u) << j.at("predictions");
     bool any_p8 = false;
     for (const auto& r : j.at("predictions")) {
         if (r.at("world_size") == 8)
