@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include "option_ranges.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -137,15 +138,18 @@ std::vector<std::pair<double, double>> parse_predict_points(const std::string& t
             const auto eq = item.find('=');
             const std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
             if (name == "p" || name == "P")
-                p = parse_double(item.substr(eq + 1), "predict p");
+                p = in_range("predict p", parse_double(item.substr(eq + 1), "predict p"),
+                             predict_ranks);
             else if (name == "S" || name == "s")
-                s = static_cast<double>(parse_size(item.substr(eq + 1), "predict S"));
+                s = in_range("predict S",
+                             static_cast<double>(parse_size(item.substr(eq + 1), "predict S")),
+                             predict_tokens);
             else
                 throw config_error(fmt::format("--predict: '{}' is not p=N or S=N (write "
                                                "p=64,S=1M, points separated by ';')",
                                                item));
         }
-        if (!p || !s || !(*p >= 1))
+        if (!p || !s)
             throw config_error(fmt::format(
                 "--predict: '{}' needs both p (at least 1) and S, e.g. p=64,S=1M", point));
         out.emplace_back(*p, *s);
@@ -156,18 +160,17 @@ std::vector<std::pair<double, double>> parse_predict_points(const std::string& t
 
 void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
             const std::string& predict, const std::string& threshold) {
+    // Every number option has a declared range (option_ranges.hpp), NaN never inside it.
     if (vm.count("peak-gflops"))
-        o.limits.peak_gflops = vm["peak-gflops"].as<double>();
-    if (vm.count("peak")) {
-        const double peak = vm["peak"].as<double>();
-        RINGSCALE_REQUIRE(std::isfinite(peak) && peak > 0,
-                          fmt::format("--peak must be a positive number of TFLOP/s, got {}", peak));
-        o.limits.peak_tflops = peak;
-    }
+        o.limits.peak_gflops =
+            in_range("peak-gflops", vm["peak-gflops"].as<double>(), positive_rate);
+    if (vm.count("peak"))
+        o.limits.peak_tflops = in_range("peak", vm["peak"].as<double>(), positive_rate);
     if (vm.count("link-gbs"))
-        o.limits.link_gbs = vm["link-gbs"].as<double>();
+        o.limits.link_gbs = in_range("link-gbs", vm["link-gbs"].as<double>(), positive_rate);
     if (vm.count("base-p"))
-        o.base_p = vm["base-p"].as<int>();
+        o.base_p = static_cast<int>(in_range("base-p", vm["base-p"].as<int>(), rank_count));
+    in_range("alpha", o.alpha, probability);
     if (cmd == "predict" && vm["confidence"].defaulted())
         o.level = 0.9; // a 90% band: the validation's coverage target
     RINGSCALE_REQUIRE(o.level > 0 && o.level < 1, "--confidence must be in (0, 1)");
@@ -178,13 +181,14 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
         o.predict_ps = parse_predict_points(predict);
     else if (!predict.empty())
         for (const auto& item : split_list(predict, "predict"))
-            o.predict.push_back(parse_double(item, "predict"));
+            o.predict.push_back(in_range("predict", parse_double(item, "predict"), predict_ranks));
     if (!threshold.empty()) {
         std::string t = threshold;
         if (t.back() == '%')
             t.pop_back();
         o.threshold = parse_double(t, "threshold") / 100.0;
         RINGSCALE_REQUIRE(o.threshold >= 0, "--threshold must be a change of 0% or more");
+        in_range("threshold", 100 * o.threshold, threshold_percent);
     }
     // Unsigned options parse "-1" as a huge count: bound them to what a study can use.
     RINGSCALE_REQUIRE(o.max_heatmaps <= 1000, "--max-heatmaps must be between 0 and 1000");

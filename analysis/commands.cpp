@@ -12,6 +12,7 @@
 #include "report.hpp"
 #include "resources.hpp"
 #include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +25,7 @@ namespace ringscale::analysis {
 namespace {
 
 void note(const std::string& line) {
-    std::fprintf(stderr, "ringscale-stats: %s\n", line.c_str());
+    std::fprintf(stderr, "ringscale-stats: %s\n", terminal_text(line).c_str());
 }
 
 result_set load(const std::vector<std::string>& inputs, const cli_options& o) {
@@ -71,7 +72,7 @@ void print_tables(std::ostream& out, output_format fmt,
         nlohmann::json j = nlohmann::json::object();
         for (const auto& [name, t] : tables)
             j[name] = to_json(t);
-        out << j.dump(2) << "\n";
+        out << json_text(j) << "\n";
         return;
     }
     for (std::size_t i = 0; i < tables.size(); ++i)
@@ -211,6 +212,13 @@ int run_command(const cli_options& o, std::ostream& out) {
         return cmd_compare(o, out);
     if (o.command == "report")
         return cmd_report(o, out);
+    if (o.command == "export") { // before anything is read: an export never replaces results
+        std::vector<std::string> ignored;
+        const auto files = expand_inputs(o.inputs, ignored);
+        for (const std::string* path : {&o.csv_path, &o.json_path})
+            if (!path->empty())
+                refuse_overwriting_results(*path, files);
+    }
     const result_set rs = load(o.inputs, o);
     if (o.command == "profile") {
         const table t = profile_table(rs.cases);
@@ -232,7 +240,7 @@ int run_command(const cli_options& o, std::ostream& out) {
             write_to(o.csv_path, [&](std::ostream& s) { write_long_csv(rs.cases, s); });
         if (!o.json_path.empty())
             write_to(o.json_path,
-                     [&](std::ostream& s) { s << summaries_json(rows).dump(2) << "\n"; });
+                     [&](std::ostream& s) { s << json_text(summaries_json(rows)) << "\n"; });
         return 0;
     }
     if (o.command == "crossover") {

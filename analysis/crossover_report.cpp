@@ -20,7 +20,7 @@ void plot_one(const std::vector<const crossover_cell*>& cells,
     std::string data, plot;
     int index = 0;
     for (const auto& [name, lines] : series) {
-        data += "# " + name + "\n" + lines + "\n\n";
+        data += "# " + terminal_text(name) + "\n" + lines + "\n\n";
         plot += fmt::format("{}{} index {} u 1:2 w linespoints lw 2 pt 7 t {}", index ? ", " : "",
                             gnuplot_string(stem + ".dat"), index, gnuplot_string(name));
         ++index;

@@ -4,7 +4,11 @@
 #include "table.hpp"
 #include "views.hpp"
 
+#include "src/base/error.hpp"
+
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 
 namespace ringscale::analysis {
 
@@ -13,7 +17,7 @@ void write_long_csv(const std::vector<case_data>& cases, std::ostream& out) {
     fmt::memory_buffer buf;
     for (const case_data& c : cases) {
         const std::string prefix =
-            fmt::format("{},{},{},{},{},{},{},{}", csv_field(c.file->path), c.group,
+            fmt::format("{},{},{},{},{},{},{},{}", csv_field(c.file->path), csv_field(c.group),
                         c.file->complete ? 1 : 0, csv_field(c.job), csv_field(c.variant),
                         c.world_size, csv_field(case_label(c, false)), csv_field(c.status));
         for (std::size_t r = 0; r < c.rows; ++r) {
@@ -36,6 +40,22 @@ void write_long_csv(const std::vector<case_data>& cases, std::ostream& out) {
         }
     }
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+void refuse_overwriting_results(const std::string& path, const std::vector<std::string>& inputs) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (path == "-" || !fs::exists(path, ec))
+        return;
+    for (const std::string& in : inputs)
+        if (fs::equivalent(path, in, ec))
+            throw config_error(fmt::format(
+                "export: '{}' is one of the input files; give a new file for the export", path));
+    char magic[8] = {};
+    std::ifstream f(path, std::ios::binary);
+    if (f.read(magic, sizeof magic) && std::string(magic, sizeof magic) == "\x89HDF\r\n\x1a\n")
+        throw config_error(fmt::format(
+            "export: '{}' is an HDF5 file (results?); give a new file for the export", path));
 }
 
 nlohmann::json summaries_json(const std::vector<case_summary>& rows) {

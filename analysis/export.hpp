@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 #include <vector>
 
 namespace ringscale::analysis {
@@ -18,6 +19,11 @@ inline constexpr const char* long_csv_header =
 /// One row per case x iteration x rank (warm-up rows included, flagged); times in seconds
 /// at full precision; empty fields where a dataset is absent.
 void write_long_csv(const std::vector<case_data>& cases, std::ostream& out);
+
+/// Throws config_error (one line, before anything is written) when the export target `path`
+/// is one of the results files read (`inputs`, compared by file identity, so links and other
+/// spellings count) or any existing HDF5 file: an export must never overwrite results.
+void refuse_overwriting_results(const std::string& path, const std::vector<std::string>& inputs);
 
 /// The summary rows as JSON: {"schema": "ringscale-stats/summary/1", "cases": [...]}.
 nlohmann::json summaries_json(const std::vector<case_summary>& rows);

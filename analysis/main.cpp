@@ -2,6 +2,7 @@
 #include "analysis/cli.hpp"
 #include "analysis/commands.hpp"
 #include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
             throw std::runtime_error("cannot write the output to stdout (disk full or closed?)");
         return status;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "ringscale-stats: %s\n", e.what());
+        std::fprintf(stderr, "ringscale-stats: %s\n", ringscale::terminal_text(e.what()).c_str());
         return 2;
     }
 }

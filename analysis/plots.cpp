@@ -52,13 +52,6 @@ void write_plot_file(const std::string& path, const std::string& text) {
         throw error(error_kind::io, fmt::format("cannot write {}", path));
 }
 
-std::string gnuplot_string(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s)
-        out += ch == '\'' ? std::string("''") : std::string(1, ch);
-    return out + "'";
-}
-
 bool have_gnuplot() {
     return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
 }
@@ -143,7 +136,7 @@ bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
     std::string plot;
     int index = 0;
     for (const auto& [name, points] : series) {
-        data += "# " + name + "\n";
+        data += "# " + terminal_text(name) + "\n";
         for (const auto& [b, line] : points)
             data += line;
         data += "\n\n";
@@ -260,7 +253,7 @@ bool plot_memory(const std::vector<scaling_result>& results, const std::string& 
         }
         if (rows.empty())
             continue;
-        data += fmt::format("# {}\n{}\n\n", r.label, rows);
+        data += fmt::format("# {}\n{}\n\n", terminal_text(r.label), rows);
         const std::string t = gnuplot_string(short_title(r.label, 45));
         const char* sep = blocks ? ", " : "";
         plot_rss += fmt::format("{}{} index {} u 1:2 w lp lw 2 pt 7 t {}", sep,

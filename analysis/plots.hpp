@@ -4,6 +4,7 @@
 
 #include "results.hpp"
 #include "scaling.hpp"
+#include "src/base/text_escape.hpp"
 #include "summary.hpp"
 
 #include <string>
@@ -11,8 +12,9 @@
 
 namespace ringscale::analysis {
 
-/// Gnuplot string literal of `s` (single quotes, embedded quotes doubled).
-std::string gnuplot_string(const std::string& s);
+/// Gnuplot string literals: ringscale::gnuplot_string (src/base/text_escape.hpp), which no text
+/// from a results file can end early.
+using ringscale::gnuplot_string;
 
 /// Write a plot's data or script file; throws ringscale::error (io) naming `path`.
 void write_plot_file(const std::string& path, const std::string& text);

@@ -1,11 +1,13 @@
 #include "reader.hpp"
 
-#include "case_checks.hpp"
 #include "file_probe.hpp"
+#include "launches.hpp"
 
+#include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
 #include "src/base/h5.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/text_escape.hpp"
 
 #include "case_groups.hpp"
 
@@ -28,48 +30,7 @@ std::string short_reason(const std::string& what) {
     return pos == std::string::npos ? what : what.substr(pos + 3);
 }
 
-std::map<std::string, attr_value> read_attrs(const h5::object& obj) {
-    std::map<std::string, attr_value> out;
-    for (const std::string& name : obj.attr_names()) {
-        attr_value v;
-        switch (obj.attr_kind(name)) {
-        case h5::attr_type::string:
-            v.text = obj.attr_string(name);
-            break;
-        case h5::attr_type::integer: {
-            const std::int64_t i = obj.attr_int(name);
-            v.text = std::to_string(i);
-            v.number = static_cast<double>(i);
-            v.is_integer = true;
-            break;
-        }
-        case h5::attr_type::floating:
-            v.number = obj.attr_double(name);
-            v.text = fmt::format("{}", *v.number);
-            break;
-        default:
-            v.text = "?";
-        }
-        out.emplace(name, std::move(v));
-    }
-    return out;
-}
-
-/// Read a [rows, world] float64 dataset, or return empty when `optional` and absent.
-std::vector<double> read_matrix(const h5::group& g, const char* name, std::size_t rows,
-                                std::size_t world, bool optional, std::uint64_t max_bytes) {
-    if (!g.exists(name)) {
-        if (optional)
-            return {};
-        throw error(error_kind::hdf5, fmt::format("dataset '{}' is missing", name));
-    }
-    std::vector<hsize_t> dims;
-    auto data = g.read<double>(name, &dims, max_bytes);
-    if (dims.size() != 2 || dims[0] != rows || dims[1] != world)
-        throw error(error_kind::hdf5, fmt::format("dataset '{}' has shape [{}], expected [{}, {}]",
-                                                  name, fmt::join(dims, ", "), rows, world));
-    return data;
-}
+using stored::read_attrs;
 
 void compute_steps(case_data& c) {
     c.step_s.clear();
@@ -82,49 +43,29 @@ void compute_steps(case_data& c) {
     }
 }
 
-/// The attributes of a case: ringscale/2's four groups (flat view and identity), or
-/// ringscale/1's flat attributes with the identity rebuilt from the launch's config.
-void read_case_attrs(const h5::group& g, case_data& c, const std::string& config_text) {
-    if (c.file->schema == schema::version_1) {
-        c.attrs = read_attrs(g);
-        c.job = c.text("job");
-        c.variant = c.text("variant");
-        rebuild_v1_identity(c, config_text);
-        return;
+/// A ringscale/1 case: flat attributes, the identity rebuilt from the launch's config, then
+/// the datasets through the same checks as ringscale/2 (src/base/stored_case.hpp).
+void read_case_v1(const h5::group& g, case_data& c, const std::string& config_text,
+                  std::uint64_t max_bytes) {
+    c.attrs = read_attrs(g);
+    c.job = c.text("job");
+    c.variant = c.text("variant");
+    rebuild_v1_identity(c, config_text);
+    c.status = c.text("status", "ok");
+    if (c.job.empty())
+        throw error(error_kind::hdf5, "attribute 'job' is missing");
+    if (!g.exists(schema::ds_time_s)) {
+        if (c.ok())
+            throw error(error_kind::hdf5, "dataset 'time_s' is missing");
+        return; // a failed or skipped case may carry no timings
     }
-    for (const schema::attr_group group : schema::all_groups) {
-        const char* gname = schema::group_name(group);
-        if (!g.exists(gname))
-            throw error(error_kind::hdf5, fmt::format("attribute group '{}' is missing", gname));
-        for (auto& [k, v] : read_attrs(g.open_group(gname))) {
-            if (group == schema::attr_group::identity)
-                c.identity[k] = v;
-            c.attrs[k] = std::move(v); // later groups win: outcome over derived over identity
-        }
-    }
-    c.job = c.identity.count("job") ? c.identity.at("job").text : "";
-    c.variant = c.identity.count("variant") ? c.identity.at("variant").text : "";
+    static_cast<stored::case_arrays&>(c) = stored::read_case_arrays(g, c.attrs, c.ok(), max_bytes);
 }
 
-/// Memory per rank, threads and allowed cores, where recorded.
-void read_case_memory(const h5::group& g, case_data& c, std::uint64_t max_bytes) {
-    for (const char* name :
-         {schema::ds_peak_host_bytes, schema::ds_peak_device_bytes, schema::ds_peak_rss_bytes})
-        if (g.exists(name)) {
-            const auto v = g.read<std::uint64_t>(name, nullptr, max_bytes);
-            c.memory_bytes[name].assign(v.begin(), v.end());
-        }
-    for (const std::string& name : schema::training_memory_datasets())
-        if (g.exists(name))
-            c.memory_bytes[name] = g.read<double>(name, nullptr, max_bytes);
-    if (g.exists(schema::ds_threads)) {
-        const auto t = g.read<std::int32_t>(schema::ds_threads, nullptr, max_bytes);
-        c.threads.assign(t.begin(), t.end());
-    }
-    if (g.exists(schema::ds_affinity_cores)) {
-        const auto a = g.read<std::int32_t>(schema::ds_affinity_cores, nullptr, max_bytes);
-        c.affinity_cores.assign(a.begin(), a.end());
-    }
+/// The world size of a case without timings: its attribute, when a plausible rank count.
+int world_size_attribute(const case_data& c) {
+    const auto p = c.number("world_size");
+    return p && *p >= 1 && *p <= 1e9 && *p == static_cast<int>(*p) ? static_cast<int>(*p) : 0;
 }
 
 /// `max_bytes`: no dataset of a file can hold more than the file's own size.
@@ -133,47 +74,66 @@ case_data read_case(const h5::group& cases, const std::string& name,
                     std::uint64_t max_bytes) {
     case_data c;
     c.file = info;
-    c.group = name;
+    c.group = terminal_text(name);
     const h5::group g = cases.open_group(name);
-    read_case_attrs(g, c, config_text);
-    c.status = c.text("status", "ok");
-    c.error = c.text("error");
-    if (c.job.empty())
-        throw error(error_kind::hdf5, "attribute 'job' is missing");
-    c.world_size = static_cast<int>(c.number("world_size").value_or(0));
-    if (!g.exists("time_s")) {
-        if (c.ok())
-            throw error(error_kind::hdf5, "dataset 'time_s' is missing");
-        return c; // a failed or skipped case may carry no timings
-    }
-    std::vector<hsize_t> dims;
-    c.time_s = g.read<double>("time_s", &dims, max_bytes);
-    if (dims.size() != 2)
-        throw error(error_kind::hdf5, "dataset 'time_s' is not 2-D [iterations, world]");
-    c.rows = dims[0];
-    c.world = dims[1];
-    if (c.world_size == 0)
-        c.world_size = static_cast<int>(c.world);
-    c.compute_s = read_matrix(g, "compute_s", c.rows, c.world, true, max_bytes);
-    c.comm_wait_s = read_matrix(g, "comm_wait_s", c.rows, c.world, true, max_bytes);
-    if (g.exists("is_warmup")) {
-        c.is_warmup = g.read<std::uint8_t>("is_warmup", nullptr, max_bytes);
-        if (c.is_warmup.size() != c.rows)
-            throw error(error_kind::hdf5, "dataset 'is_warmup' length differs from time_s rows");
+    if (info->schema == schema::version_1) {
+        read_case_v1(g, c, config_text, max_bytes);
     } else {
-        c.is_warmup = warmup_from_attribute(c);
-        if (c.is_warmup.empty() && c.rows > 0)
-            throw error(error_kind::hdf5, "no 'is_warmup' dataset and no usable 'warmup' "
-                                          "attribute: warm-up rows cannot be told from timed ones");
+        stored::stored_case s = stored::read_case_v2(g, max_bytes);
+        c.attrs = std::move(s.flat);
+        c.identity = std::move(s.identity);
+        c.status = s.status;
+        c.job = c.identity.at("job").text;
+        c.variant = c.identity.count("variant") ? c.identity.at("variant").text : "";
+        static_cast<stored::case_arrays&>(c) = std::move(s.data);
     }
-    if (g.exists("loss"))
-        c.loss = g.read<double>("loss", nullptr, max_bytes);
-    read_case_memory(g, c, max_bytes);
-    if (const std::string why = timing_problem(c); !why.empty())
-        throw error(error_kind::hdf5, why);
+    c.error = c.text("error");
+    // The checks made world_size (where given) equal to the data's rank columns.
+    c.world_size = c.world > 0 ? static_cast<int>(c.world) : world_size_attribute(c);
     if (c.world > 0)
         compute_steps(c);
     return c;
+}
+
+/// Every case of `cases`, of the file `info` describes: links to one case count once, a
+/// duplicated case group is dropped, and an unreadable case is dropped; one line in
+/// `warnings` per kind of trouble, however many cases it hit (the first one's reason).
+std::vector<case_data> read_cases(const h5::group& cases,
+                                  const std::shared_ptr<const file_info>& info,
+                                  const std::string& config_text,
+                                  std::vector<std::string>* warnings) {
+    const std::string& path = info->path;
+    std::error_code ec;
+    const std::uint64_t max_bytes = fs::file_size(path, ec);
+    std::vector<case_data> out;
+    std::set<std::uint64_t> seen; // object addresses: links to one case count once
+    std::size_t extra_links = 0;
+    std::vector<std::pair<std::string, std::string>> dropped; // case, reason
+    for (const std::string& name : cases.children()) {
+        try {
+            if (!seen.insert(cases.object_address(name)).second) {
+                ++extra_links;
+                continue;
+            }
+            out.push_back(read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
+        } catch (const error& e) {
+            dropped.emplace_back(terminal_text(name), short_reason(e.what()));
+        }
+    }
+    for (const auto& [group, earlier] : drop_duplicate_cases(out))
+        dropped.emplace_back(group, fmt::format("the same case as case {} (same identity and "
+                                                "run): a duplicated case group",
+                                                earlier));
+    if (dropped.size() == 1 && warnings)
+        warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
+                                        dropped[0].first, dropped[0].second));
+    else if (!dropped.empty() && warnings)
+        warnings->push_back(fmt::format("{}: {} cases unreadable, dropped (case {}: {})", path,
+                                        dropped.size(), dropped[0].first, dropped[0].second));
+    if (extra_links > 0 && warnings)
+        warnings->push_back(
+            fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));
+    return out;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -232,6 +192,7 @@ std::vector<case_data> read_results_file(const std::string& path,
         info->git_commit = get("git_commit");
         info->tool_version = get("tool_version");
         info->created_utc = get("created_utc");
+        info->launch = launch_key(path, root_attrs);
         std::string config_text;
         if (root.exists("meta")) {
             const h5::group meta = root.open_group("meta");
@@ -244,33 +205,7 @@ std::vector<case_data> read_results_file(const std::string& path,
                 throw error(error_kind::hdf5, "no /cases group");
             return out;
         }
-        const h5::group cases = root.open_group("cases");
-        const std::uint64_t max_bytes = fs::file_size(path, ec);
-        std::set<std::uint64_t> seen; // object addresses: links to one case count once
-        std::size_t extra_links = 0;
-        std::vector<std::pair<std::string, std::string>> dropped; // case, reason
-        for (const std::string& name : cases.children()) {
-            try {
-                if (!seen.insert(cases.object_address(name)).second) {
-                    ++extra_links;
-                    continue;
-                }
-                out.push_back(
-                    read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
-            } catch (const error& e) {
-                dropped.emplace_back(name, short_reason(e.what()));
-            }
-        }
-        // One line per file however many of its cases were dropped: the first one's reason.
-        if (dropped.size() == 1 && warnings)
-            warnings->push_back(fmt::format("{}: case {} unreadable, dropped: {}", path,
-                                            dropped[0].first, dropped[0].second));
-        else if (!dropped.empty() && warnings)
-            warnings->push_back(fmt::format("{}: {} cases unreadable, dropped (case {}: {})", path,
-                                            dropped.size(), dropped[0].first, dropped[0].second));
-        if (extra_links > 0 && warnings)
-            warnings->push_back(
-                fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));
+        out = read_cases(root.open_group("cases"), info, config_text, warnings);
     } catch (const error& e) {
         if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
             throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));
@@ -318,12 +253,11 @@ std::string mixed_schema_note(const std::vector<case_data>& cases) {
 
 result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     result_set rs;
+    launch_registry launches;
     auto report = [&](std::string problem) {
         // Text from a damaged file (names, attribute values) may hold control characters:
-        // one problem must stay one line.
-        for (char& ch : problem)
-            if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
-                ch = '?';
+        // one problem must stay one line, and never drive the terminal.
+        problem = terminal_text(problem);
         if (strict)
             throw config_error(problem);
         rs.problems.push_back(problem);
@@ -342,12 +276,25 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
             continue;
         }
         try {
+            const scoped_memory_cap cap; // as the child had: the same path through HDF5
             auto cases = read_results_file(path, &warnings);
+            const std::string earlier =
+                cases.empty() ? "" : launches.earlier_file(*cases.front().file);
+            if (!earlier.empty()) {
+                rs.notes.push_back(terminal_text(fmt::format(
+                    "{} holds the same launch as {} ({}): counted once", path, earlier,
+                    cases.front().file->launch.rfind("id:", 0) == 0 ? "same launch_id"
+                                                                    : "identical bytes")));
+                continue;
+            }
             rs.files.push_back(path);
             for (auto& c : cases)
                 rs.cases.push_back(std::move(c));
         } catch (const error& e) {
             report(fmt::format("skipping {}: {}", path, e.what()));
+            continue;
+        } catch (const std::bad_alloc&) {
+            report(fmt::format("skipping {}: {}", path, child_memory_reason({})));
             continue;
         }
         for (const auto& w : warnings)
@@ -361,6 +308,8 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
                                              rs.problems.size() - 1));
     for (const auto& problem : rs.problems)
         std::fprintf(stderr, "ringscale-stats: %s\n", problem.c_str());
+    for (const auto& note : rs.notes)
+        std::fprintf(stderr, "ringscale-stats: note: %s\n", note.c_str());
     const std::string mixed = mixed_schema_note(rs.cases);
     if (!mixed.empty())
         std::fprintf(stderr, "ringscale-stats: %s\n", mixed.c_str());

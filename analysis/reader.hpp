@@ -27,12 +27,15 @@ struct result_set {
     std::vector<case_data> cases;
     std::vector<std::string> files;    ///< files read successfully
     std::vector<std::string> problems; ///< one line each: "skipping FILE: reason"
+    std::vector<std::string> notes;    ///< one line each: a file that repeats a launch
 };
 
 /// One line when `cases` come from both ringscale/1 and ringscale/2 files, else "".
 std::string mixed_schema_note(const std::vector<case_data>& cases);
 
-/// Read all inputs. Each problem is also printed to stderr as "ringscale-stats: <problem>";
+/// Read all inputs; a file holding a launch already read (a link, another path, a copy:
+/// analysis/launches.hpp) is read once, with a note. Each problem is also printed to stderr
+/// as "ringscale-stats: <problem>" (notes as "ringscale-stats: note: <note>");
 /// with `strict` the first one throws config_error instead, and so does the first problem
 /// when no input yielded any case.
 result_set load_results(const std::vector<std::string>& inputs, bool strict);

@@ -4,6 +4,7 @@
 #include "plots.hpp"
 #include "resources.hpp"
 #include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -103,6 +104,8 @@ std::string inputs_section(const report_inputs& in) {
         md += fmt::format("- incomplete (interrupted launch): `{}`\n", f);
     for (const auto& p : in.results->problems)
         md += fmt::format("- problem: {}\n", p);
+    for (const auto& n : in.results->notes)
+        md += fmt::format("- note: {}\n", n);
     return md;
 }
 
@@ -177,7 +180,7 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     if (plots)
         heatmaps(in, opt, md, pngs);
     std::ofstream f(opt.dir + "/report.md");
-    f << md;
+    f << terminal_lines(md); // no control character from a file reaches whoever cats it
     if (!f)
         throw error(error_kind::io, fmt::format("cannot write {}/report.md", opt.dir));
     return pngs;

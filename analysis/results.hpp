@@ -3,6 +3,8 @@
 // per-iteration, per-rank timings (warm-up rows kept and flagged) and its memory per rank.
 #pragma once
 
+#include "src/base/stored_case.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -14,11 +16,7 @@
 namespace ringscale::analysis {
 
 /// One attribute value: text always, number when it was stored as an integer or float.
-struct attr_value {
-    std::string text;
-    std::optional<double> number;
-    bool is_integer = false;
-};
+using attr_value = stored::attr_value;
 
 /// What a results file says about the launch as a whole.
 struct file_info {
@@ -27,12 +25,18 @@ struct file_info {
     std::string git_commit;
     std::string tool_version;
     std::string created_utc;
+    /// Which launch wrote the file: created_utc, git_commit and the launch_id the writer
+    /// draws ("id:..."), or for older files a hash of the content ("content:..."). Two
+    /// files with one launch (a link, a copy) count once.
+    std::string launch;
     std::string schema;                     ///< ringscale/2 or ringscale/1
     std::map<std::string, attr_value> meta; ///< attributes of /meta
 };
 
-/// One case of one launch.
-struct case_data {
+/// One case of one launch: its attributes, and its datasets as checked on reading
+/// (stored::case_arrays: rows, world, is_warmup, time_s, compute_s, comm_wait_s, loss,
+/// memory_bytes, threads, affinity_cores).
+struct case_data : stored::case_arrays {
     std::shared_ptr<const file_info> file;
     std::string group;                          ///< "0000", "0001", ...
     std::map<std::string, attr_value> attrs;    ///< every group, flat (outcome over derived
@@ -43,19 +47,7 @@ struct case_data {
     std::string status; ///< ok | failed | skipped
     std::string error;
     int world_size = 0;
-    std::size_t rows = 0;                ///< iterations stored, warm-up included
-    std::size_t world = 0;               ///< columns of the timing arrays
-    std::vector<std::uint8_t> is_warmup; ///< [rows]
-    std::vector<double> time_s;          ///< [rows * world], row-major
-    std::vector<double> compute_s;       ///< [rows * world] or empty when not recorded
-    std::vector<double> comm_wait_s;     ///< [rows * world] or empty when not recorded
-    std::vector<double> loss;            ///< [rows], training jobs only
-    std::vector<double> step_s;          ///< measured iterations only: slowest rank's time_s
-    /// Memory per rank in bytes ([world] each, empty when not recorded): peak_host_bytes,
-    /// peak_device_bytes, peak_rss_bytes and the training categories (param_bytes, ...).
-    std::map<std::string, std::vector<double>> memory_bytes;
-    std::vector<int> threads;        ///< [world] threads each rank used (ringscale/2)
-    std::vector<int> affinity_cores; ///< [world] cores each rank was allowed (ringscale/2)
+    std::vector<double> step_s; ///< measured iterations only: slowest rank's time_s
 
     bool ok() const { return status == "ok"; }
     /// Attribute as a number, or nullopt when absent or not numeric.

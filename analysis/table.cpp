@@ -34,13 +34,8 @@ cell int_cell(long long v) {
     return {std::to_string(v), v};
 }
 
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char ch : s)
-        out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return out + "\"";
+std::string json_text(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 nlohmann::json to_json(const table& t) {
@@ -63,16 +58,28 @@ bool numeric_column(const table& t, std::size_t col) {
     return true;
 }
 
+/// A cell's text for a terminal or Markdown: one line, no control characters (text from a
+/// results file must not move the cursor), and in Markdown no '|' that would split the cell.
+std::string display_text(const std::string& s, bool markdown) {
+    std::string out = terminal_text(s);
+    if (!markdown || out.find('|') == std::string::npos)
+        return out;
+    std::string md;
+    for (char ch : out)
+        md += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    return md;
+}
+
 std::string render_text(const table& full, bool markdown) {
-    table t; // the visible columns only
+    table t; // the visible columns only, as displayed
     for (std::size_t i = 0; i < full.titles.size(); ++i)
         if (!full.machine_only[i])
-            t.add_column(full.titles[i], full.keys[i]);
+            t.add_column(display_text(full.titles[i], markdown), full.keys[i]);
     for (const auto& row : full.rows) {
         t.rows.emplace_back();
         for (std::size_t i = 0; i < row.size(); ++i)
             if (!full.machine_only[i])
-                t.rows.back().push_back(row[i]);
+                t.rows.back().push_back({display_text(row[i].text, markdown), row[i].value});
     }
     const std::size_t ncol = t.titles.size();
     std::vector<std::size_t> width(ncol);
@@ -122,7 +129,9 @@ std::string render_csv(const table& t) {
     for (const auto& row : t.rows) {
         for (std::size_t i = 0; i < row.size(); ++i) {
             const auto& v = row[i].value;
-            std::string s = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+            std::string s = v.is_null()     ? ""
+                            : v.is_string() ? v.get<std::string>()
+                                            : json_text(v, -1);
             out += (i ? "," : "") + csv_field(s);
         }
         out += "\n";
@@ -135,13 +144,13 @@ std::string render_csv(const table& t) {
 std::string render(const table& t, output_format format) {
     switch (format) {
     case output_format::text:
-        return (t.caption.empty() ? "" : t.caption + "\n") + render_text(t, false);
+        return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n") + render_text(t, false);
     case output_format::md:
-        return (t.caption.empty() ? "" : t.caption + "\n\n") + render_text(t, true);
+        return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n\n") + render_text(t, true);
     case output_format::csv:
         return render_csv(t);
     case output_format::json:
-        return to_json(t).dump(2) + "\n";
+        return json_text(to_json(t)) + "\n";
     }
     return {};
 }

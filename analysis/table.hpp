@@ -2,6 +2,8 @@
 // Each cell carries display text and a typed value (numbers at full precision for CSV/JSON).
 #pragma once
 
+#include "src/base/text_escape.hpp"
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,7 +47,11 @@ std::string render(const table& t, output_format format);
 /// The rows as JSON (array of objects).
 nlohmann::json to_json(const table& t);
 
-/// Quote a CSV field when it holds a comma, quote or newline.
-std::string csv_field(const std::string& s);
+/// A CSV field: ringscale::csv_field (src/base/text_escape.hpp), one line whatever `s` holds.
+using ringscale::csv_field;
+
+/// `j` as JSON text (indented by `indent`), with any byte of a string that is not valid UTF-8
+/// written as U+FFFD: text from a results file can never make the output fail.
+std::string json_text(const nlohmann::json& j, int indent = 2);
 
 } // namespace ringscale::analysis

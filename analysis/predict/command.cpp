@@ -5,6 +5,7 @@
 #include "tables.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>
@@ -16,7 +17,7 @@ namespace ringscale::analysis::predict {
 namespace {
 
 void note(const std::string& line) {
-    std::fprintf(stderr, "ringscale-stats: %s\n", line.c_str());
+    std::fprintf(stderr, "ringscale-stats: %s\n", terminal_text(line).c_str());
 }
 
 std::vector<pooled_case> pooled_of(const result_set& rs) {

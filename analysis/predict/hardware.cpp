@@ -1,6 +1,7 @@
 #include "hardware.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -113,7 +114,9 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
     if (h.ranks_per_node != std::floor(h.ranks_per_node))
         throw config_error(fmt::format("hardware profile {}: ranks_per_node = {} is not whole",
                                        source, h.ranks_per_node));
-    h.name = values.count("name") ? values["name"] : source;
+    // The name and the path reach a terminal and report.md: one line of plain text.
+    h.source = terminal_text(source);
+    h.name = terminal_text(values.count("name") ? values["name"] : source).substr(0, 160);
     h.device = values.count("device") ? values["device"] : "cuda";
     h.dtype = values.count("dtype") ? values["dtype"] : "bf16";
     if (h.device != "cpu" && h.device != "cuda")

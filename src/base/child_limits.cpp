@@ -31,6 +31,26 @@ void apply_child_limits(const child_limits& limits) {
     alarm(limits.seconds);
 }
 
+scoped_memory_cap::scoped_memory_cap(const child_limits& limits) {
+    rlimit as{};
+    if (getrlimit(RLIMIT_AS, &as) != 0)
+        return;
+    m_soft = as.rlim_cur;
+    const std::uint64_t cap = virtual_bytes() + limits.extra_bytes;
+    if (as.rlim_cur != RLIM_INFINITY && as.rlim_cur <= cap)
+        return; // already as low: keep it
+    as.rlim_cur = cap;
+    m_set = setrlimit(RLIMIT_AS, &as) == 0;
+}
+
+scoped_memory_cap::~scoped_memory_cap() {
+    rlimit as{};
+    if (!m_set || getrlimit(RLIMIT_AS, &as) != 0)
+        return;
+    as.rlim_cur = m_soft;
+    setrlimit(RLIMIT_AS, &as);
+}
+
 std::string child_signal_reason(int sig, const child_limits& limits) {
     if (sig == SIGALRM)
         return fmt::format("reading it took longer than {} s", limits.seconds);

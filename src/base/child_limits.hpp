@@ -20,6 +20,23 @@ struct child_limits {
 /// SIGALRM after `limits.seconds`.
 void apply_child_limits(const child_limits& limits);
 
+/// The child's memory cap, held by the parent while it reads the same file in-process after
+/// the child ended normally (issue 22): HDF5's path on a damaged file can depend on whether a
+/// huge allocation succeeds, so a read that failed cleanly in the capped child could crash an
+/// uncapped parent. Lowers the soft RLIMIT_AS to the current size + `limits.extra_bytes`
+/// (never raises it) and restores it on destruction. Not thread-safe: single-threaded readers.
+class scoped_memory_cap {
+  public:
+    explicit scoped_memory_cap(const child_limits& limits = {});
+    ~scoped_memory_cap();
+    scoped_memory_cap(const scoped_memory_cap&) = delete;
+    scoped_memory_cap& operator=(const scoped_memory_cap&) = delete;
+
+  private:
+    std::uint64_t m_soft = 0;
+    bool m_set = false;
+};
+
 /// One line for a child killed by signal `sig` under `limits`: "reading it took longer than
 /// N s" (SIGALRM) or "reading it crashed the HDF5 library (SIGSEGV): the file is damaged".
 std::string child_signal_reason(int sig, const child_limits& limits);

@@ -40,8 +40,14 @@ handle scalar_space() {
     return handle(RINGSCALE_H5_CALL(H5Screate(H5S_SCALAR)), H5Sclose);
 }
 
-handle open_attr(hid_t obj, const std::string& name) {
-    return handle(RINGSCALE_H5_CALL(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
+/// An attribute's type class (of an attribute opened with open_scalar_attr).
+H5T_class_t attr_class(const handle& attr) {
+    handle type(RINGSCALE_H5_CALL(H5Aget_type(attr.id())), H5Tclose);
+    return H5Tget_class(type.id());
+}
+
+[[noreturn]] void wrong_class(const std::string& name, const char* expected) {
+    throw error(error_kind::hdf5, fmt::format("attribute '{}' is not {}", name, expected));
 }
 
 handle create_attr(hid_t obj, const std::string& name, hid_t type) {
@@ -132,9 +138,8 @@ std::vector<std::string> object::attr_names() const {
 }
 
 attr_type object::attr_kind(const std::string& name) const {
-    handle attr = open_attr(id(), name);
-    handle type(RINGSCALE_H5_CALL(H5Aget_type(attr.id())), H5Tclose);
-    switch (H5Tget_class(type.id())) {
+    handle attr(RINGSCALE_H5_CALL(H5Aopen(id(), name.c_str(), H5P_DEFAULT)), H5Aclose);
+    switch (attr_class(attr)) {
     case H5T_STRING:
         return attr_type::string;
     case H5T_INTEGER:
@@ -147,10 +152,10 @@ attr_type object::attr_kind(const std::string& name) const {
 }
 
 std::string object::attr_string(const std::string& name) const {
-    handle attr = open_attr(id(), name);
+    handle attr = open_scalar_attr(id(), name);
     handle type(RINGSCALE_H5_CALL(H5Aget_type(attr.id())), H5Tclose);
     if (H5Tget_class(type.id()) != H5T_STRING)
-        throw error(error_kind::hdf5, fmt::format("attribute '{}' is not a string", name));
+        wrong_class(name, "a string");
     if (H5Tis_variable_str(type.id()) > 0) {
         handle mem = make_string_type();
         char* ptr = nullptr;
@@ -160,6 +165,9 @@ std::string object::attr_string(const std::string& name) const {
         return value;
     }
     const std::size_t size = H5Tget_size(type.id());
+    if (size == 0 || size > max_attr_string_bytes)
+        throw error(error_kind::hdf5,
+                    fmt::format("attribute '{}' declares a string of {} bytes", name, size));
     std::string value(size, '\0');
     RINGSCALE_H5_CALL(H5Aread(attr.id(), type.id(), value.data()));
     value.resize(value.find('\0') == std::string::npos ? size : value.find('\0'));
@@ -167,14 +175,18 @@ std::string object::attr_string(const std::string& name) const {
 }
 
 std::int64_t object::attr_int(const std::string& name) const {
-    handle attr = open_attr(id(), name);
+    handle attr = open_scalar_attr(id(), name);
+    if (attr_class(attr) != H5T_INTEGER)
+        wrong_class(name, "an integer");
     std::int64_t value = 0;
     RINGSCALE_H5_CALL(H5Aread(attr.id(), H5T_NATIVE_INT64, &value));
     return value;
 }
 
 double object::attr_double(const std::string& name) const {
-    handle attr = open_attr(id(), name);
+    handle attr = open_scalar_attr(id(), name);
+    if (attr_class(attr) != H5T_INTEGER && attr_class(attr) != H5T_FLOAT)
+        wrong_class(name, "a number");
     double value = 0;
     RINGSCALE_H5_CALL(H5Aread(attr.id(), H5T_NATIVE_DOUBLE, &value));
     return value;
@@ -202,6 +214,7 @@ group group::create_group(const std::string& name) const {
 }
 
 group group::open_group(const std::string& name) const {
+    require_hard_link(name);
     return group(handle(RINGSCALE_H5_CALL(H5Gopen2(id(), name.c_str(), H5P_DEFAULT)), H5Gclose));
 }
 
@@ -217,10 +230,12 @@ std::vector<std::string> group::children() const {
 }
 
 object group::open_dataset(const std::string& name) const {
+    require_hard_link(name);
     return object(handle(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose));
 }
 
 std::uint64_t group::object_address(const std::string& name) const {
+    require_hard_link(name);
     H5O_info_t info{};
     RINGSCALE_H5_CALL(H5Oget_info_by_name2(id(), name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT));
     return static_cast<std::uint64_t>(info.addr);
@@ -249,25 +264,23 @@ void group::write(const std::string& name, const std::vector<T>& data,
 template <class T>
 std::vector<T> group::read(const std::string& name, std::vector<hsize_t>* dims,
                            std::uint64_t max_bytes) const {
-    handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
-    handle space(RINGSCALE_H5_CALL(H5Dget_space(ds.id())), H5Sclose);
-    const int rank = RINGSCALE_H5_CALL(H5Sget_simple_extent_ndims(space.id()));
-    std::vector<hsize_t> shape(static_cast<std::size_t>(rank));
-    RINGSCALE_H5_CALL(H5Sget_simple_extent_dims(space.id(), shape.data(), nullptr));
-    const hssize_t n = RINGSCALE_H5_CALL(H5Sget_simple_extent_npoints(space.id()));
-    // npoints saturates rather than wrapping, so a product of huge declared dims stays huge.
+    const dataset_info info = inspect(name);
+    if (info.type_class != H5T_INTEGER && info.type_class != H5T_FLOAT)
+        throw error(error_kind::hdf5, fmt::format("dataset '{}' does not hold numbers", name));
+    const auto n = info.points;
     if (static_cast<long double>(n) * sizeof(T) > static_cast<long double>(max_bytes))
         throw error(error_kind::hdf5,
                     fmt::format("dataset '{}' declares shape [{}], {:.3g} bytes, more than the "
                                 "{} bytes the file can hold",
-                                name, fmt::join(shape, ", "), static_cast<double>(n) * sizeof(T),
-                                max_bytes));
+                                name, fmt::join(info.dims, ", "),
+                                static_cast<double>(n) * sizeof(T), max_bytes));
+    handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
     std::vector<T> data(static_cast<std::size_t>(n));
     if (n > 0)
         RINGSCALE_H5_CALL(
             H5Dread(ds.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()));
     if (dims)
-        *dims = shape;
+        *dims = info.dims;
     return data;
 }
 
@@ -295,10 +308,18 @@ void group::write_string(const std::string& name, const std::string& value) cons
     RINGSCALE_H5_CALL(H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &ptr));
 }
 
-std::vector<std::string> group::read_strings(const std::string& name) const {
+std::vector<std::string> group::read_strings(const std::string& name,
+                                             std::uint64_t max_points) const {
+    const dataset_info info = inspect(name);
+    if (info.type_class != H5T_STRING)
+        throw error(error_kind::hdf5, fmt::format("dataset '{}' does not hold strings", name));
+    if (info.points > max_points)
+        throw error(error_kind::hdf5, fmt::format("dataset '{}' declares {} strings, more than "
+                                                  "the {} it can hold",
+                                                  name, info.points, max_points));
     handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
     handle space(RINGSCALE_H5_CALL(H5Dget_space(ds.id())), H5Sclose);
-    const hssize_t n = RINGSCALE_H5_CALL(H5Sget_simple_extent_npoints(space.id()));
+    const auto n = info.points;
     handle type = make_string_type();
     std::vector<char*> ptrs(static_cast<std::size_t>(n), nullptr);
     if (n > 0)
@@ -312,8 +333,10 @@ std::vector<std::string> group::read_strings(const std::string& name) const {
 }
 
 std::string group::read_string(const std::string& name) const {
-    auto values = read_strings(name);
-    return values.empty() ? std::string() : values.front();
+    auto values = read_strings(name, 1);
+    if (values.size() != 1)
+        throw error(error_kind::hdf5, fmt::format("dataset '{}' holds no string", name));
+    return values.front();
 }
 
 template void group::write<double>(const std::string&, const std::vector<double>&,

@@ -19,6 +19,15 @@ hid_t check(hid_t status, const char* call, const char* file, int line);
 /// Silence HDF5's automatic error printing (we report errors ourselves). Idempotent.
 void quiet_errors();
 
+class handle;
+
+/// Open attribute `name` of object `obj` for reading one value: throws (hdf5 error naming
+/// the attribute and its shape) unless its dataspace is scalar.
+handle open_scalar_attr(hid_t obj, const std::string& name);
+
+/// "[2, 2]", "scalar" or "empty (null dataspace)": a dataspace's shape, for messages.
+std::string describe_space(hid_t space);
+
 /// A move-only owner of one hid_t and the function that closes it.
 class handle {
   public:
@@ -51,6 +60,16 @@ class handle {
 /// Kind of a stored attribute, for readers that print attributes generically.
 enum class attr_type { string, integer, floating, other };
 
+/// What a dataset's header declares, read before any of its data (group::inspect).
+struct dataset_info {
+    H5T_class_t type_class = H5T_NO_CLASS; ///< H5T_INTEGER, H5T_FLOAT, H5T_STRING, ...
+    std::vector<hsize_t> dims;             ///< empty for a scalar
+    std::uint64_t points = 0;              ///< elements (1 for a scalar), saturating
+};
+
+/// The longest fixed-length string attribute read (the writer's are a few hundred bytes).
+inline constexpr std::size_t max_attr_string_bytes = 1 << 20;
+
 /// Anything that carries attributes: a file's root, a group or a dataset.
 class object {
   public:
@@ -67,6 +86,10 @@ class object {
     }
     void set_attr(const std::string& name, double value) const;
 
+    // Readers of one attribute: each refuses (hdf5 error naming the attribute) an attribute
+    // that is not a scalar, so an array written where a value belongs is never read into
+    // one value's memory, and one of another class (attr_int: integer; attr_double: integer
+    // or float; attr_string: string) rather than converting it.
     bool has_attr(const std::string& name) const;
     std::vector<std::string> attr_names() const;
     attr_type attr_kind(const std::string& name) const;
@@ -104,13 +127,24 @@ class group : public object {
 
     /// Read a whole dataset, converting to T; `dims` receives its shape when given. Throws
     /// (allocating nothing) when the declared shape needs more than `max_bytes` as T, so a
-    /// damaged header cannot make a reader allocate gigabytes for a small file.
+    /// damaged header cannot make a reader allocate gigabytes for a small file, when it is
+    /// not an integer or float dataset, and for everything inspect() refuses.
     template <class T>
     std::vector<T> read(const std::string& name, std::vector<hsize_t>* dims = nullptr,
                         std::uint64_t max_bytes = UINT64_MAX) const;
-    std::vector<std::string> read_strings(const std::string& name) const;
+    /// A string dataset; throws when it is not one or declares more than `max_points`.
+    std::vector<std::string> read_strings(const std::string& name,
+                                          std::uint64_t max_points = UINT64_MAX) const;
+    /// A string dataset of exactly one element (scalar or [1]).
     std::string read_string(const std::string& name) const;
     object open_dataset(const std::string& name) const;
+    /// The header of dataset `name`. Throws (hdf5 error naming it) when `name` is a soft or
+    /// external link, or its data would be read from outside this file (external storage,
+    /// a virtual dataset): a file must not make a reader open other files or devices.
+    dataset_info inspect(const std::string& name) const;
+    /// Throws unless `name` is a hard link in this group (open_group, open_dataset, read and
+    /// object_address call it): a soft or external link is never followed.
+    void require_hard_link(const std::string& name) const;
     /// The file address of the object `name` links to: two links to one object (hard links)
     /// give the same address.
     std::uint64_t object_address(const std::string& name) const;
@@ -127,6 +161,11 @@ class file {
 
     group root() const;
     void flush() const;
+    /// Delete the file and close it, for a file that cannot be completed (a full disk): its
+    /// storage is released at once. HDF5 1.10 cannot close a file whose flush failed; such a
+    /// file stays open inside HDF5 until the process ends (its exit handler may then crash:
+    /// a process that discards a file should end with _exit, as MPI_Abort does). Never throws.
+    void discard();
     const std::string& path() const { return m_path; }
 
   private:

@@ -56,6 +56,10 @@ inline constexpr const char* created_utc = "created_utc";
 inline constexpr const char* tool_version = "tool_version";
 inline constexpr const char* git_commit = "git_commit";
 inline constexpr const char* complete = "complete"; ///< int 0/1
+/// 32 hex digits drawn when the launch created its file. With created_utc and git_commit it
+/// identifies the launch, so a file seen twice (a link, a copy) counts once; files written
+/// before it are identified by a hash of their bytes.
+inline constexpr const char* launch_id = "launch_id";
 } // namespace root_attr
 
 /// Groups under the root, and the datasets of /meta and /ranks.

@@ -99,6 +99,15 @@ std::string room_problem(const std::string& path, std::uint64_t bytes) {
     return "";
 }
 
+std::uint64_t estimated_metadata_bytes(const launch_config& cfg, int world) {
+    // HDF5 keeps each variable-length string in a global heap with a few dozen bytes of
+    // bookkeeping; twice the text and 64 KiB of headers cover it.
+    std::uint64_t text = cfg.resolved_text.size();
+    for (const auto& arg : cfg.cmdline)
+        text += arg.size() + 32;
+    return 64 * 1024 + 2 * text + static_cast<std::uint64_t>(world) * 256;
+}
+
 results_writer::results_writer(std::string final_path, const launch_config& cfg,
                                const run_metadata& md)
     : m_final(std::move(final_path)) {
@@ -106,11 +115,30 @@ results_writer::results_writer(std::string final_path, const launch_config& cfg,
     auto [final, file] = reserve_results_file(m_final, fs::path(cfg.output).extension() == ".h5");
     m_final = final;
     m_file.emplace(std::move(file));
+    errno = 0;
+    try {
+        m_identity = identify_file(temp_path());
+        write_metadata(cfg, md);
+    } catch (const error& e) {
+        // A full disk while creating the file: no unreadable .part is left to fill it further.
+        const int err = errno;
+        m_file->discard();
+        m_file.reset();
+        throw error(error_kind::io,
+                    fmt::format("cannot create the results file '{}': {}", temp_path(),
+                                err == ENOSPC || err == EFBIG || err == EDQUOT || err == EIO
+                                    ? std::strerror(err)
+                                    : e.what()));
+    }
+}
+
+void results_writer::write_metadata(const launch_config& cfg, const run_metadata& md) {
     auto root = m_file->root();
     root.set_attr(schema::root_attr::schema, schema_version);
     root.set_attr(schema::root_attr::created_utc, utc_stamp("%Y-%m-%dT%H:%M:%SZ"));
     root.set_attr(schema::root_attr::tool_version, tool_version());
     root.set_attr(schema::root_attr::git_commit, git_commit());
+    root.set_attr(schema::root_attr::launch_id, new_launch_id());
     root.set_attr(schema::root_attr::complete, 0);
     auto meta = root.create_group(schema::meta_group);
     results::write_attrs(meta, md.attrs);
@@ -138,11 +166,9 @@ void results_writer::write_resumed(const std::vector<std::string>& where) {
 void results_writer::append(int index, const case_record& rec) {
     std::lock_guard<std::timed_mutex> lock(m_mutex);
     const std::string where = fmt::format("cannot write case {} to '{}'", index, temp_path());
-    // A deleted or moved output directory would swallow every later case: stop at once.
-    std::error_code gone;
-    if (!fs::exists(temp_path(), gone))
-        throw error(error_kind::io,
-                    where + ": the file is gone (was its directory deleted or moved?)");
+    // A deleted output directory would swallow every later case, a replaced file would be
+    // published as results it does not hold: stop at once.
+    require_our_file(where);
     // Known before writing: refuse cleanly rather than leave a half-written case behind.
     const std::string problem =
         room_problem(temp_path(), estimated_case_bytes(rec.rows, rec.world));
@@ -169,6 +195,11 @@ void results_writer::write_case(int index, const case_record& rec) {
     m_file->flush();
 }
 
+void results_writer::require_our_file(const std::string& where) const {
+    if (const std::string why = file_replaced(temp_path(), m_identity); !why.empty())
+        throw error(error_kind::io, where + ": " + why);
+}
+
 void results_writer::finish(bool complete) {
     std::lock_guard<std::timed_mutex> lock(m_mutex);
     finish_locked(complete);
@@ -193,6 +224,7 @@ void results_writer::finish_locked(bool complete) {
             f.flush();
         }
     } // closed here, before the rename
+    require_our_file(fmt::format("results file '{}' not published", temp_path()));
     m_final = publish_results_file(temp_path(), m_final);
 }
 

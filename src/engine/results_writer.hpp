@@ -8,6 +8,7 @@
 #include "src/engine/config.hpp"
 #include "src/engine/metadata.hpp"
 #include "src/engine/params.hpp"
+#include "src/engine/results_identity.hpp"
 
 #include <cstdint>
 #include <mutex>
@@ -29,13 +30,19 @@ std::string resolve_output_path(const launch_config& cfg, int world_size);
 /// Bytes a case of `rows` iterations on `world` ranks adds to the file, generously rounded up.
 std::uint64_t estimated_case_bytes(int rows, int world);
 
+/// Bytes the file's root, /meta (command line and resolved config included: a long command
+/// line is most of it) and /ranks take, generously rounded up, for `world` ranks.
+std::uint64_t estimated_metadata_bytes(const launch_config& cfg, int world);
+
 /// Why `bytes` more cannot be written to the file `path` (free space on its filesystem, the
 /// process's file-size limit), or "" if they fit. Not collective.
 std::string room_problem(const std::string& path, std::uint64_t bytes);
 
 class results_writer {
   public:
-    /// Create `<final_path>.part` and write the root attributes, /meta and /ranks.
+    /// Create `<final_path>.part` and write the root attributes (launch_id included), /meta
+    /// and /ranks. When that fails (a full disk), the `.part` is removed and an io error
+    /// names the file and the cause in one line.
     results_writer(std::string final_path, const launch_config& cfg, const run_metadata& md);
     /// Record which planned cases an earlier launch completed (--resume): /meta/resumed.
     void write_resumed(const std::vector<std::string>& where);
@@ -52,8 +59,12 @@ class results_writer {
 
   private:
     void write_case(int index, const case_record& rec);
+    void write_metadata(const launch_config& cfg, const run_metadata& md);
     void finish_locked(bool complete);
+    /// Throws an io error `where: reason` when the .part is gone or was replaced.
+    void require_our_file(const std::string& where) const;
     std::string m_final;
+    file_identity m_identity; // the .part this launch created
     std::optional<h5::file> m_file;
     std::timed_mutex m_mutex; // the main thread and the watchdog may both close the file
 };

@@ -1,9 +1,12 @@
 #include "src/engine/resume.hpp"
 
-#include "src/base/case_record.hpp"
+#include "src/base/child_limits.hpp"
+#include "src/base/error.hpp"
 #include "src/base/h5.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/stored_case.hpp"
+#include "src/base/text_escape.hpp"
 #include "src/engine/results_probe.hpp"
 #include "src/engine/results_writer.hpp"
 
@@ -26,19 +29,33 @@ bool is_results_name(const std::string& name) {
     return ends(".h5") || ends(".h5.part");
 }
 
-// Whether a case's timings can be read back whole: a case whose datasets are missing, the
-// wrong shape, or whose time_s is not finite and >= 0 is not completed, whatever its status
-// says (it runs again).
-bool timings_sound(const h5::group& c, results::case_record& rec, std::uint64_t max_bytes) {
+/// The detail of a wrapped HDF5 failure, without the source location and call text.
+std::string short_reason(const std::string& what) {
+    const auto pos = what.find("): ");
+    return pos == std::string::npos ? what : what.substr(pos + 3);
+}
+
+/// Case `name` of `cases`, when it counts as completed: the case_key of a case whose status
+/// is ok and which ringscale-stats would use. Whether it is usable is decided by the reader's
+/// own code (stored::read_case_v2), so a case the statistics refuse is run again. "" when
+/// it is not completed; a case that says ok but cannot be used is named on stderr.
+std::string completed_key(const h5::group& cases, const std::string& name,
+                          const std::string& file_name, std::uint64_t max_bytes) {
+    std::string key;
     try {
-        results::read_case_datasets(c, rec, max_bytes);
-    } catch (const std::exception&) {
-        return false;
+        const h5::group c = cases.open_group(name);
+        const stored::stored_case s = stored::read_case_v2(c, max_bytes);
+        if (s.status != schema::status::ok || !c.exists(schema::ds_case_key))
+            return "";
+        key = c.read_string(schema::ds_case_key);
+    } catch (const error& e) {
+        std::fprintf(stderr,
+                     "ringscale: warning: --resume: %s:/cases/%s cannot be used (%s); it "
+                     "runs again\n",
+                     terminal_text(file_name).c_str(), terminal_text(name).c_str(),
+                     terminal_text(short_reason(e.what())).c_str());
     }
-    if (rec.rows == 0 || rec.world == 0)
-        return false;
-    return std::all_of(rec.time_s.begin(), rec.time_s.end(),
-                       [](double v) { return std::isfinite(v) && v >= 0; });
+    return key;
 }
 
 } // namespace
@@ -60,18 +77,10 @@ std::map<std::string, std::string> read_completed_cases(const std::string& file_
     std::error_code ec;
     const std::uint64_t max_bytes = fs::file_size(path, ec);
     for (const auto& name : cases.children()) {
-        const h5::group c = cases.open_group(name);
-        results::case_record rec = results::read_case_attributes(c);
-        if (rec.case_key.empty() || rec.status() != schema::status::ok)
-            continue;
-        if (!timings_sound(c, rec, ec ? UINT64_MAX : max_bytes)) {
-            std::fprintf(stderr,
-                         "ringscale: warning: --resume: %s:/cases/%s has unreadable timings; "
-                         "it runs again\n",
-                         path.filename().c_str(), name.c_str());
-            continue;
-        }
-        done.emplace(rec.case_key, path.filename().string() + ":/cases/" + name);
+        const std::string key =
+            completed_key(cases, name, path.filename().string(), ec ? UINT64_MAX : max_bytes);
+        if (!key.empty())
+            done.emplace(key, path.filename().string() + ":/cases/" + name);
     }
     return done;
 }
@@ -91,14 +100,16 @@ std::vector<std::string> find_completed(const std::vector<std::string>& keys,
             std::fprintf(stderr,
                          "ringscale: warning: --resume: prior file unreadable: '%s': %s; its "
                          "cases will run again\n",
-                         path.c_str(), unsafe.c_str());
+                         terminal_text(path.string()).c_str(), unsafe.c_str());
             continue;
         }
         try {
+            const scoped_memory_cap cap; // as the probe had: the same path through HDF5
             done.merge(read_completed_cases(path.string()));
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "ringscale: warning: --resume: ignoring '%s': %s\n", path.c_str(),
-                         e.what());
+            std::fprintf(stderr, "ringscale: warning: --resume: ignoring '%s': %s\n",
+                         terminal_text(path.string()).c_str(),
+                         terminal_text(short_reason(e.what())).c_str());
         }
     }
     std::vector<std::string> where;

@@ -3,6 +3,7 @@
 #include "jobs/registry.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/text_file.hpp"
 #include "src/engine/sweep.hpp"
 #include "src/launcher/launch_options.hpp"
 
@@ -101,13 +102,10 @@ void store_job_file(const std::string& path, const po::options_description& d,
     if (std::filesystem::is_directory(path, ec))
         throw config_error(fmt::format(
             "job file '{}' is a directory: give an .ini file (e.g. jobs/presets/quick.ini)", path));
-    std::ifstream file(path);
-    if (!file)
-        throw config_error(fmt::format("job file '{}': cannot open it", path));
-    std::stringstream text;
-    text << file.rdbuf();
-    check_job_file_lines(path, text.str());
-    std::istringstream in(text.str());
+    // A regular file of at most 1 MiB: no FIFO, device or /proc file (src/base/text_file.hpp).
+    const std::string text = read_text_file(path, max_job_file_bytes, "job file");
+    check_job_file_lines(path, text);
+    std::istringstream in(text);
     try {
         po::store(po::parse_config_file(in, d, false), vm);
     } catch (const po::error& e) {

@@ -15,6 +15,7 @@
 #include "src/engine/resume.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/launcher/cli.hpp"
+#include "src/launcher/early_stop.hpp"
 #include "src/launcher/live_table.hpp"
 
 #include <cstdio>
@@ -54,7 +55,8 @@ void check_output(prepared& p) {
     p.done.assign(p.cases.size(), "");
     if (p.cfg.resume)
         p.done = find_completed(p.keys, p.cfg.output);
-    std::uint64_t bytes = 64 * 1024; // metadata
+    // The metadata holds the command line and the resolved config: a long one needs room too.
+    std::uint64_t bytes = estimated_metadata_bytes(p.cfg, p.launch.world_size);
     for (std::size_t i = 0; i < p.cases.size(); ++i)
         if (p.done[i].empty())
             bytes += estimated_case_bytes(p.cfg.warmup + p.cfg.iters, p.launch.world_size);
@@ -287,10 +289,12 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
 } // namespace
 
 int run_launcher(int argc, char** argv) {
+    install_early_stop(); // a stop signal before the guard: one line and exit 4, not 143
     MPI_Init(&argc, &argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     set_error_rank(rank);
+    set_early_stop_rank(rank);
     int code = 0;
     try {
         auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
@@ -318,13 +322,16 @@ int run_launcher(int argc, char** argv) {
             }
         }
     } catch (const config_error& e) {
+        uninstall_early_stop();
         std::fprintf(stderr, "ringscale: error: %s\n", e.what());
         MPI_Abort(MPI_COMM_WORLD, 2);
     } catch (const std::exception& e) {
+        uninstall_early_stop();
         std::fprintf(stderr, "ringscale: rank %d: %s\n", rank, e.what());
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
+    uninstall_early_stop(); // the outcome is decided: a SIGTERM now only ends this rank
     MPI_Finalize();
     return code;
 }

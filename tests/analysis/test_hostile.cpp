@@ -2,8 +2,10 @@
 // and the checks a case's timings must pass before they become a figure.
 #include "analysis/case_checks.hpp"
 #include "analysis/file_probe.hpp"
+#include "analysis/plots.hpp"
 
 #include <csignal>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <limits>
 #include <stdexcept>
@@ -84,4 +86,17 @@ TEST(case_checks, warmup_rows_come_from_the_attribute_or_not_at_all) {
     EXPECT_TRUE(warmup_from_attribute(c).empty());
     c.attrs.erase("warmup");
     EXPECT_TRUE(warmup_from_attribute(c).empty());
+}
+
+TEST(plots, no_text_becomes_a_gnuplot_command) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed here: no plot script is run";
+    const std::string dir = "/tmp/ringscale_test_plots_" + std::to_string(getpid());
+    std::filesystem::create_directories(dir);
+    // A title straight from a file: a newline would end the gnuplot string and the next line
+    // would run as a command (system() runs a shell).
+    plot_heatmap(two_rank_case(), "P=2 mpi\nsystem(\"touch PWNED\")\n#", dir, "heat");
+    EXPECT_TRUE(std::filesystem::exists(dir + "/heat.png"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/PWNED"));
+    std::filesystem::remove_all(dir);
 }

@@ -11,8 +11,9 @@ path, world = sys.argv[1], int(sys.argv[2])
 f = h5py.File(path, "r")
 assert f.attrs["schema"] == "ringscale/2", f.attrs["schema"]
 assert f.attrs["complete"] == 1
-for key in ("created_utc", "tool_version", "git_commit"):
+for key in ("created_utc", "tool_version", "git_commit", "launch_id"):
     assert key in f.attrs, key
+assert len(f.attrs["launch_id"]) == 32 and int(f.attrs["launch_id"], 16) >= 0, f.attrs["launch_id"]
 meta_keys = """user launchdate cluster jobsize numhosts mpi_library mpi_library_version compiler
 compiler_version cxxflags executable slurm_job_id device device_name cuda_version nccl_version
 threads_per_rank timer timer_resolution_s timer_overhead_s sync cuda_visible_devices

@@ -40,7 +40,8 @@ PY
     -o "$work/resume/" --resume 1 >"$work/resume2.out" 2>&1 || fail "resumed launch failed"
 grep -q '1 of 2 case(s) already completed' "$work/resume2.out" ||
     fail "--resume counted a case with NaN timings as completed: $(grep -h resume "$work/resume2.out")"
-grep -q 'unreadable timings; it runs again' "$work/resume2.out" || fail "--resume did not say why it re-runs"
+grep -q "cases/0000 cannot be used (time_s \[iteration 0, rank 0\] is nan.*); it runs again" \
+    "$work/resume2.out" || fail "--resume did not say why it re-runs: $(grep -h runs "$work/resume2.out")"
 
 # 4. The output directory deleted mid-sweep: stop at the next case with one line, exit non-zero.
 "$mpiexec" -q -np 1 "$ringscale" --job collectives --op allreduce -b 1K -e 64M -f 2 -n 20 -w 1 \
@@ -76,6 +77,43 @@ grep -q "prior file unreadable: '.*heap_hang.h5': reading it took longer than .*
 grep -q '1 of 2 case(s) already completed' "$work/prior2.out" ||
     fail "the good prior file's case was not skipped: $(grep -h resume "$work/prior2.out")"
 grep -q '^results: ' "$work/prior2.out" || fail "the resumed launch wrote no results file"
+
+# 6. --resume counts exactly the cases ringscale-stats would use (issue 22), through the same
+# check: a prior case with time_s of shape [1,1], NaN in comm_wait_s, no usable warm-up flags
+# or warm-up flags of 0.5 runs again, with one line each; the sound case is skipped.
+four=(--job collectives --op allreduce,sendrecv,alltoall,broadcast,reduce_scatter -b 1K -e 1K -n 2 -w 1)
+"$mpiexec" -q -np 1 "$ringscale" "${four[@]}" -o "$work/damaged/" >"$work/damaged1.out" 2>&1 ||
+    fail "the launch to damage failed"
+/usr/bin/python3 - "$work/damaged" <<'PY'
+import glob, sys, h5py, numpy as np
+f = h5py.File(glob.glob(sys.argv[1] + "/*.h5")[0], "r+")
+c = [f["cases"][k] for k in sorted(f["cases"])]
+del c[0]["time_s"]; c[0]["time_s"] = np.full((1, 1), 1e-5)
+w = c[1]["comm_wait_s"][...]; w[-1, 0] = np.nan; c[1]["comm_wait_s"][...] = w
+del c[2]["is_warmup"]; del c[2]["run"].attrs["warmup"]
+del c[3]["is_warmup"]; c[3]["is_warmup"] = np.array([0.5, 0, 0])
+PY
+"$mpiexec" -q -np 1 "$ringscale" "${four[@]}" -o "$work/damaged/" --resume 1 \
+    >"$work/damaged2.out" 2>&1 || fail "the resumed launch over damaged cases failed"
+grep -q '1 of 5 case(s) already completed' "$work/damaged2.out" ||
+    fail "--resume took damaged cases as completed: $(grep -h 'resume' "$work/damaged2.out")"
+[[ $(grep -c 'cannot be used (.*); it runs again' "$work/damaged2.out") == 4 ]] ||
+    fail "not one line per damaged case: $(grep -h 'runs again' "$work/damaged2.out")"
+
+# 7. A .part replaced during the sweep (another process's file moved over it) is detected
+# before the next case and never published as the results (issue 22).
+"$mpiexec" -q -np 1 "$ringscale" --job collectives --op allreduce -b 1K -e 64M -f 2 -n 20 -w 1 \
+    -o "$work/swap/" >"$work/swap.out" 2>"$work/swap.err" &
+pid=$!
+for _ in $(seq 100); do compgen -G "$work/swap/*.part" >/dev/null && break; sleep 0.1; done
+part=$(compgen -G "$work/swap/*.part" | head -n 1)
+cp "$part" "$work/swap/impostor" && mv -f "$work/swap/impostor" "$part"
+wait $pid
+rc=$?
+[[ $rc != 0 ]] || fail "a replaced .part went unnoticed (exit 0)"
+grep -q 'was replaced by another one' "$work/swap.err" ||
+    fail "no line says the file was replaced: $(tail -n 2 "$work/swap.err")"
+[[ -z $(compgen -G "$work/swap/*.h5") ]] || fail "the replaced file was published: $(ls "$work/swap")"
 
 echo "hostile launch checks: $failures failure(s)"
 [[ $failures == 0 ]]

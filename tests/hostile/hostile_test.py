@@ -19,6 +19,9 @@ import sys
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import craft as craft22  # noqa: E402  (issue 22's shapes)
+
 STATS, SEED, CORPUS, WORK = sys.argv[1:5]
 failures = []
 
@@ -128,13 +131,16 @@ crafted = {
     "huge_world": craft("huge_world", huge_world),
     "many_links": craft("many_links", many_links),
 }
+crafted.update({"issue22_" + k: v for k, v in
+                craft22.craft_all(SEED, os.path.join(WORK, "issue22")).items()})
 fuzzed = sorted(glob.glob(os.path.join(CORPUS, "*.h5")))
 if not fuzzed:
     fail(f"no fuzzed corpus files in {CORPUS}")
 
 # 1. Every command, every hostile file, alone and beside the good seed.
 commands = [["summary"], ["scaling"], ["model"], ["export", "--csv", os.path.join(WORK, "x.csv")],
-            ["report", os.path.join(WORK, "r")]]
+            ["report", os.path.join(WORK, "r")], ["crossover"], ["profile"],
+            ["export", "--json", os.path.join(WORK, "x.json")]]
 for path in list(crafted.values()) + fuzzed:
     for cmd in commands:
         for inputs in ([path], [path, SEED]):

@@ -1,0 +1,110 @@
+// The checks a case's data must pass before it becomes a figure (src/base/stored_case.hpp): a
+// damaged or hand-edited file must not turn into a number. Each names the first thing wrong.
+#include "stored_case.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::stored {
+
+namespace {
+
+std::optional<double> number(const attr_map& attrs, const char* name) {
+    const auto it = attrs.find(name);
+    return it == attrs.end() ? std::nullopt : it->second.number;
+}
+
+/// The first value of `v` that is not a finite, non-negative time, described, or "".
+std::string bad_time(const std::vector<double>& v, const char* name, std::size_t world) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (!(std::isfinite(v[i]) && v[i] >= 0))
+            return fmt::format("{} [iteration {}, rank {}] is {}: times must be finite and >= 0",
+                               name, i / world, i % world, v[i]);
+    return "";
+}
+
+/// Exposed communication is part of the step: more than the step's own time is no reading.
+std::string comm_above_step(const case_arrays& d) {
+    if (d.comm_wait_s.size() != d.time_s.size())
+        return "";
+    for (std::size_t i = 0; i < d.time_s.size(); ++i)
+        if (d.comm_wait_s[i] > d.time_s[i] * (1 + comm_tolerance_rel) + comm_tolerance_s)
+            return fmt::format("comm_wait_s [iteration {}, rank {}] is {} s, more than that "
+                               "step's time_s {} s",
+                               i / d.world, i % d.world, d.comm_wait_s[i], d.time_s[i]);
+    return "";
+}
+
+std::string per_rank_problem(const case_arrays& d) {
+    auto check = [&](const std::string& name, const std::vector<double>& v) -> std::string {
+        if (v.size() != d.world)
+            return fmt::format("{} has {} values for {} ranks", name, v.size(), d.world);
+        for (std::size_t k = 0; k < v.size(); ++k)
+            if (!(std::isfinite(v[k]) && v[k] >= 0))
+                return fmt::format("{} [rank {}] is {}: it must be finite and >= 0", name, k, v[k]);
+        return "";
+    };
+    for (const auto& [name, v] : d.memory_bytes)
+        if (std::string why = check(name, v); !why.empty())
+            return why;
+    for (const auto& [v, name] :
+         {std::pair{&d.threads, "threads"}, {&d.affinity_cores, "affinity_cores"}})
+        if (!v->empty())
+            if (std::string why = check(name, {v->begin(), v->end()}); !why.empty())
+                return why;
+    return "";
+}
+
+/// Factors and counts a job derived: a negative one turns into a negative bandwidth.
+std::string derived_problem(const attr_map& attrs) {
+    // busbw_factor is 0 for a collective on one rank (2(n-1)/n): only a negative one is wrong.
+    for (const char* name : {"busbw_factor", "bytes", "count", "flops_per_iter",
+                             "comm_bytes_per_iter", "tokens_per_iter"})
+        if (const auto v = number(attrs, name); v && !(std::isfinite(*v) && *v >= 0))
+            return fmt::format("{} is {}: it must be finite and >= 0", name, *v);
+    return "";
+}
+
+} // namespace
+
+std::string data_problem(const case_arrays& d, const attr_map& attrs, bool ok) {
+    if (d.world == 0)
+        return "timings have no rank columns";
+    const auto world_size = number(attrs, "world_size");
+    if (world_size && *world_size != static_cast<double>(d.world))
+        return fmt::format("world_size is {} but the timings have {} rank columns", *world_size,
+                           d.world);
+    for (std::size_t r = 0; r < d.is_warmup.size(); ++r)
+        if (d.is_warmup[r] > 1)
+            return fmt::format("is_warmup[{}] is {}: warm-up flags must be 0 or 1", r,
+                               static_cast<int>(d.is_warmup[r]));
+    if (d.is_warmup.size() != d.rows)
+        return "is_warmup length differs from time_s rows";
+    std::size_t timed = 0;
+    for (const auto w : d.is_warmup)
+        timed += w == 0;
+    if (ok && timed == 0)
+        return "no timed iteration (every row is warm-up)";
+    for (const auto& [v, name] : {std::pair{&d.time_s, "time_s"},
+                                  {&d.compute_s, "compute_s"},
+                                  {&d.comm_wait_s, "comm_wait_s"}})
+        if (std::string why = bad_time(*v, name, d.world); !why.empty())
+            return why;
+    if (std::string why = comm_above_step(d); !why.empty())
+        return why;
+    if (std::string why = per_rank_problem(d); !why.empty())
+        return why;
+    return derived_problem(attrs);
+}
+
+std::vector<std::uint8_t> warmup_from_attribute(std::size_t rows, const attr_map& attrs) {
+    const auto w = number(attrs, "warmup");
+    if (!w || *w < 0 || *w != std::floor(*w) || *w > static_cast<double>(rows))
+        return {};
+    std::vector<std::uint8_t> flags(rows, 0);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(*w); ++r)
+        flags[r] = 1;
+    return flags;
+}
+
+} // namespace ringscale::stored

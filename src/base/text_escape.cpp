@@ -1,0 +1,120 @@
+#include "text_escape.hpp"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace ringscale {
+
+namespace {
+
+unsigned char byte_at(const std::string& s, std::size_t i) {
+    return i < s.size() ? static_cast<unsigned char>(s[i]) : 0;
+}
+
+bool continuation(unsigned char b, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
+    return b >= lo && b <= hi;
+}
+
+/// Length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF), or 0 when the byte there starts none.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+    const unsigned char b = byte_at(s, i), c1 = byte_at(s, i + 1);
+    const unsigned char c2 = byte_at(s, i + 2), c3 = byte_at(s, i + 3);
+    if (b < 0x80)
+        return 1;
+    if (b >= 0xc2 && b <= 0xdf)
+        return continuation(c1) ? 2 : 0;
+    if (b >= 0xe0 && b <= 0xef) {
+        const unsigned char lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+        return continuation(c1, lo, hi) && continuation(c2) ? 3 : 0;
+    }
+    if (b >= 0xf0 && b <= 0xf4) {
+        const unsigned char lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+        return continuation(c1, lo, hi) && continuation(c2) && continuation(c3) ? 4 : 0;
+    }
+    return 0;
+}
+
+/// The code point of a valid 2- or 3-byte sequence at s[i].
+std::uint32_t code_point(const std::string& s, std::size_t i, std::size_t len) {
+    if (len == 2)
+        return (byte_at(s, i) & 0x1fu) << 6 | (byte_at(s, i + 1) & 0x3fu);
+    return (byte_at(s, i) & 0x0fu) << 12 | (byte_at(s, i + 1) & 0x3fu) << 6 |
+           (byte_at(s, i + 2) & 0x3fu);
+}
+
+/// C1 controls and the bidirectional overrides that can make text read other than it is.
+bool hidden_control(std::uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+std::string hex_escape(const char* format, unsigned value) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, format, value);
+    return buf;
+}
+
+std::string escaped(const std::string& s, bool keep_newlines) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const unsigned char b = byte_at(s, i);
+        const std::size_t len = utf8_length(s, i);
+        if (b == '\n' && keep_newlines)
+            out += '\n';
+        else if (b == '\t' || b == '\n' || b == '\r')
+            out += b == '\t' ? "\\t" : b == '\n' ? "\\n" : "\\r";
+        else if (b < 0x20 || b == 0x7f || len == 0)
+            out += hex_escape("\\x%02x", b);
+        else if (len <= 3 && len > 1 && hidden_control(code_point(s, i, len)))
+            out += hex_escape("\\u%04x", code_point(s, i, len));
+        else
+            out.append(s, i, len);
+        i += len == 0 ? 1 : len;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string terminal_text(const std::string& s) {
+    return escaped(s, false);
+}
+
+std::string terminal_lines(const std::string& s) {
+    return escaped(s, true);
+}
+
+std::string csv_field(const std::string& s) {
+    const std::string text = terminal_text(s);
+    if (text.find_first_of(",\"") == std::string::npos)
+        return text;
+    std::string out = "\"";
+    for (char ch : text)
+        out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return out + "\"";
+}
+
+std::string gnuplot_string(const std::string& s) {
+    std::string out = "'";
+    for (char ch : terminal_text(s))
+        out += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return out + "'";
+}
+
+std::string valid_utf8(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_length(s, i);
+        if (len == 0)
+            out += "\xef\xbf\xbd"; // U+FFFD REPLACEMENT CHARACTER
+        else
+            out.append(s, i, len);
+        i += len == 0 ? 1 : len;
+    }
+    return out;
+}
+
+} // namespace ringscale

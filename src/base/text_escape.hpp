@@ -1,0 +1,34 @@
+// Escaping for every place a string read from a results file (or a file name) can end up:
+// a terminal, a CSV field, a gnuplot script and JSON. Results files travel between teams, so
+// their text is untrusted: it must never move a terminal's cursor, end a gnuplot string (and
+// run the commands after it) or make a JSON writer fail. Pure functions, no dependencies.
+#pragma once
+
+#include <string>
+
+namespace ringscale {
+
+/// `s` as one line of valid UTF-8 that a terminal shows as text: each control character
+/// (C0, DEL, and the C1 controls U+0080..U+009F, which some terminals obey) and each byte
+/// that is not part of valid UTF-8 becomes `\xNN` (C1 and the bidirectional overrides
+/// U+202A..U+202E, U+2066..U+2069: `\uNNNN`); tab, newline and carriage return become `\t`,
+/// `\n`, `\r`. Printable text, backslashes included, is kept.
+std::string terminal_text(const std::string& s);
+
+/// As terminal_text, but newlines are kept: for multi-line text such as report.md.
+std::string terminal_lines(const std::string& s);
+
+/// A CSV field (RFC 4180): terminal_text(s), quoted when it holds a comma or a quote (quotes
+/// inside doubled). It never holds a line break, so one record stays one line.
+std::string csv_field(const std::string& s);
+
+/// A gnuplot single-quoted string literal of terminal_text(s): quotes doubled. Inside single
+/// quotes gnuplot expands neither backquotes nor macros, and with no line break the string
+/// cannot end early, so nothing in `s` can become a gnuplot command.
+std::string gnuplot_string(const std::string& s);
+
+/// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, so a JSON writer
+/// can always encode it; valid text (controls included: JSON escapes them) is kept.
+std::string valid_utf8(const std::string& s);
+
+} // namespace ringscale

@@ -1,0 +1,60 @@
+// Exact escaping of untrusted text for each sink (src/base/text_escape.hpp): terminal, CSV,
+// gnuplot and JSON's UTF-8.
+#include "src/base/text_escape.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+
+TEST(text_escape, terminal_keeps_printable_text_and_utf8) {
+    EXPECT_EQ(terminal_text("allreduce 1K a\\b 'q' \"d\""), "allreduce 1K a\\b 'q' \"d\"");
+    EXPECT_EQ(terminal_text("bé € \xf0\x9f\x98\x80"), "bé € \xf0\x9f\x98\x80");
+    EXPECT_EQ(terminal_text(""), "");
+}
+
+TEST(text_escape, terminal_escapes_every_control) {
+    EXPECT_EQ(terminal_text("a\nb\rc\td"), "a\\nb\\rc\\td");
+    EXPECT_EQ(terminal_text("\x1b[2J\x1b]0;t\x07"), "\\x1b[2J\\x1b]0;t\\x07");
+    EXPECT_EQ(terminal_text(std::string("n\0l\x7f", 4)), "n\\x00l\\x7f");
+    EXPECT_EQ(terminal_text("\xc2\x9b"
+                            "31m"),
+              "\\u009b31m"); // C1 CSI
+    EXPECT_EQ(terminal_text("a\xe2\x80\xae"
+                            "b"),
+              "a\\u202eb"); // right-to-left override
+}
+
+TEST(text_escape, terminal_escapes_bytes_that_are_not_utf8) {
+    EXPECT_EQ(terminal_text("cpu\xff\xfe"), "cpu\\xff\\xfe");
+    EXPECT_EQ(terminal_text("\xc3"), "\\xc3");                            // truncated sequence
+    EXPECT_EQ(terminal_text("\xc0\xaf"), "\\xc0\\xaf");                   // overlong '/'
+    EXPECT_EQ(terminal_text("\xed\xa0\x80"), "\\xed\\xa0\\x80");          // a surrogate
+    EXPECT_EQ(terminal_text("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); // above U+10FFFF
+}
+
+TEST(text_escape, terminal_lines_keeps_only_newlines) {
+    EXPECT_EQ(terminal_lines("# title\n\x1b[31mred\r\n"), "# title\n\\x1b[31mred\\r\n");
+}
+
+TEST(text_escape, csv_fields_stay_one_line) {
+    EXPECT_EQ(csv_field("plain"), "plain");
+    EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+    EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    EXPECT_EQ(csv_field("two\nlines"), "two\\nlines");
+    EXPECT_EQ(csv_field("x\r\n,y"), "\"x\\r\\n,y\"");
+    EXPECT_EQ(csv_field("\x1b[2J"), "\\x1b[2J");
+}
+
+TEST(text_escape, gnuplot_strings_cannot_end_early) {
+    EXPECT_EQ(gnuplot_string("P=2 'ring'"), "'P=2 ''ring'''");
+    // The exploit: a newline ends a gnuplot string and the next line runs as a command.
+    EXPECT_EQ(gnuplot_string("cpu\nsystem('touch x')\n#"), "'cpu\\nsystem(''touch x'')\\n#'");
+    EXPECT_EQ(gnuplot_string("a\\\nb"), "'a\\\\nb'");  // no line continuation either
+    EXPECT_EQ(gnuplot_string("`id` @m"), "'`id` @m'"); // literal inside single quotes
+}
+
+TEST(text_escape, valid_utf8_replaces_only_invalid_bytes) {
+    EXPECT_EQ(valid_utf8("bé\x1b"), "bé\x1b");
+    EXPECT_EQ(valid_utf8("cpu\xff"), "cpu\xef\xbf\xbd");
+    EXPECT_EQ(valid_utf8("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");
+}
