@@ -81,10 +81,11 @@ std::vector<cell> figure_row(const std::string& name, double value, std::vector<
         const interval b = percentile_interval(finite, level);
         band = number_cell(b.lo, fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi));
     }
-    return {text_cell(name),
-            std::isfinite(value) ? number_cell(value, fmt_v(value))
-                                 : cell{"not calibrated", nullptr},
-            band, text_cell(source)};
+    // A rate whose fitted cost is 0 s: the cases show no cost of that kind.
+    const cell shown_value = std::isfinite(value) ? number_cell(value, fmt_v(value))
+                             : value > 0          ? cell{"no measurable cost", nullptr}
+                                                  : cell{"not calibrated", nullptr};
+    return {text_cell(name), shown_value, band, text_cell(source)};
 }
 
 /// Figures as people read them: rates in G/s, times in us.
