@@ -87,6 +87,18 @@ void rebuild_v1_identity(case_data& c, const std::string& config_text) {
     }
 }
 
+void add_identity_defaults(case_data& c) {
+    for (const auto& [name, text] : schema::identity_defaults(c.job, c.world_size)) {
+        if (c.identity.count(name))
+            continue;
+        attr_value v = integer_value(text);
+        if (!v.is_integer)
+            v.text = text;
+        c.identity[name] = v;
+        c.attrs.emplace(name, v);
+    }
+}
+
 bool is_identity_param(const std::string& name) {
     return name != "job" && name != "variant" && !schema::is_scaling_axis(name);
 }

@@ -16,9 +16,9 @@ namespace {
 
 /// Parameters that name the scheme or the study's axes, not the problem's shape.
 bool is_scheme_or_axis(const std::string& name) {
-    static const std::set<std::string> names = {"seq_len",        "seq_len_per_rank", "seq_rule",
-                                                "scaling",        "layout",           "overlap",
-                                                "ulysses_degree", "variant"};
+    static const std::set<std::string> names = {
+        "seq_len", "seq_len_per_rank", "seq_rule", "scaling",          "layout",
+        "overlap", "ulysses_degree",   "variant",  "ulysses_placement"};
     return names.count(name) > 0;
 }
 
@@ -38,6 +38,8 @@ std::string scheme_name(const pooled_case& c) {
     }
     if (const std::string u = param(c, "ulysses_degree"); !u.empty() && u != "0")
         s += " u=" + u;
+    if (c.variant == "hybrid" && param(c, "ulysses_placement") == "across")
+        s += " across";
     if (const std::string l = param(c, "layout"); !l.empty() && l != "zigzag")
         s += " layout=" + l;
     return s;
@@ -48,6 +50,8 @@ std::string shape_label(const pooled_case& c) {
     for (const auto& [k, v] : c.params)
         if (!is_scheme_or_axis(k))
             s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+    if (c.nodes > 1) // the same P on several nodes is another problem than on one
+        s += fmt::format(" nodes={}x{}", c.nodes, c.ranks_per_node);
     return s;
 }
 

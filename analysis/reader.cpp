@@ -90,6 +90,7 @@ case_data read_case(const h5::group& cases, const std::string& name,
     c.error = c.text("error");
     // The checks made world_size (where given) equal to the data's rank columns.
     c.world_size = c.world > 0 ? static_cast<int>(c.world) : world_size_attribute(c);
+    add_identity_defaults(c); // files written before the topology ran on one node
     if (c.world > 0)
         compute_steps(c);
     return c;

@@ -35,6 +35,26 @@ int gpu_count() {
     return cuda_runtime::cuda_device_count();
 }
 
+std::string gpu_peer_topology() {
+    const int n = gpu_count();
+    std::string out;
+    auto p2p = [](cudaDeviceP2PAttr attr, int a, int b) {
+        int value = 0;
+        if (cudaDeviceGetP2PAttribute(&value, attr, a, b) != cudaSuccess) {
+            cudaGetLastError(); // unknown reads as -1
+            return -1;
+        }
+        return value;
+    };
+    for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b)
+            out += fmt::format("{}{}-{} access={} perf_rank={} atomics={}", out.empty() ? "" : ", ",
+                               a, b, p2p(cudaDevP2PAttrAccessSupported, a, b),
+                               p2p(cudaDevP2PAttrPerformanceRank, a, b),
+                               p2p(cudaDevP2PAttrNativeAtomicSupported, a, b));
+    return out;
+}
+
 void bind_gpu(int local_rank, int local_size) {
     cuda_runtime::bind_local_device(local_rank, local_size, true);
 }

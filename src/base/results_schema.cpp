@@ -64,7 +64,20 @@ attr_group v1_attr_group(const std::string& name) {
 }
 
 bool is_scaling_axis(const std::string& name) {
-    return name == attr::world_size;
+    return name == attr::world_size || name == attr::nodes || name == attr::ranks_per_node;
+}
+
+std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
+                                                                   long long world_size) {
+    std::vector<std::pair<std::string, std::string>> out = {
+        {attr::nodes, "1"}, {attr::ranks_per_node, std::to_string(world_size)}};
+    if (job == "collectives")
+        out.emplace_back(attr::scope, "world");
+    if (job == "context_parallel")
+        out.emplace_back(attr::ulysses_placement, "node");
+    if (job == "train_step")
+        out.emplace_back(attr::cp_placement, "node");
+    return out;
 }
 
 bool readable(const std::string& schema) {
