@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <iterator>
+#include <vector>
 
 namespace ringscale::analysis::predict {
 
@@ -11,6 +13,8 @@ namespace {
 
 const char* const scheme_names[] = {"ring", "allgather", "ulysses", "hybrid"};
 const char scheme_marks[] = {'R', 'A', 'U', 'H'};
+/// Schemes within 1% of the fastest are a tie: the scheme does not matter there.
+constexpr double tie_margin = 0.01;
 
 std::string size_text(double s) {
     const auto v = static_cast<long long>(s);
@@ -99,6 +103,49 @@ std::string margin_text(double margin) {
                              : fmt::format("{:.0f}%", 100 * margin);
 }
 
+/// Schemes within tie_margin of the fastest (the fastest first); one entry when it wins clearly.
+std::vector<std::size_t> tied(const map_cell& c) {
+    std::vector<std::size_t> out;
+    if (c.fastest < 0)
+        return out;
+    const auto best = static_cast<std::size_t>(c.fastest);
+    out.push_back(best);
+    for (std::size_t i = 0; i < c.schemes.size(); ++i)
+        if (i != best && c.schemes[i].fits &&
+            c.schemes[i].p.time.total() <= (1 + tie_margin) * c.schemes[best].p.time.total())
+            out.push_back(i);
+    return out;
+}
+
+/// Marks of the schemes that run but do not fit in device memory ("A U"), "" when all fit.
+std::string out_of_memory(const map_cell& c) {
+    std::string oom;
+    for (std::size_t i = 0; i < c.schemes.size(); ++i)
+        if (c.schemes[i].p.ok() && !c.schemes[i].fits)
+            oom += std::string(oom.empty() ? "" : " ") + scheme_marks[i];
+    return oom;
+}
+
+/// The heatmap's label: "u4 +12%" (the hybrid's degree), "+3.4%", "only", "tie R A H".
+std::string plot_label(const map_cell& c) {
+    if (c.fastest < 0)
+        return "";
+    const std::vector<std::size_t> ties = tied(c);
+    std::string s;
+    if (ties.size() > 1) {
+        s = "tie";
+        for (std::size_t i : ties)
+            s += std::string(" ") + scheme_marks[i];
+    } else {
+        const std::string& label = c.schemes[static_cast<std::size_t>(c.fastest)].p.label;
+        if (label.rfind("hybrid/", 0) == 0)
+            s = label.substr(7) + " ";
+        s += std::isfinite(c.margin) ? "+" + margin_text(c.margin) : "only";
+    }
+    const std::string oom = out_of_memory(c);
+    return oom.empty() ? s : s + " [" + oom + "]";
+}
+
 std::string cell_text(const map_cell& c) {
     std::string s;
     if (c.fastest < 0) {
@@ -106,15 +153,41 @@ std::string cell_text(const map_cell& c) {
         for (const map_scheme& m : c.schemes)
             any_runs = any_runs || m.p.ok();
         s = any_runs ? "none fits" : "-";
+    } else if (const std::vector<std::size_t> ties = tied(c); ties.size() > 1) {
+        s = "tie";
+        for (std::size_t i = 0; i < ties.size(); ++i)
+            s += (i ? ", " : " ") + c.schemes[ties[i]].p.label;
     } else {
         s = c.schemes[static_cast<std::size_t>(c.fastest)].p.label;
         s += std::isfinite(c.margin) ? " +" + margin_text(c.margin) : " (only)";
     }
-    std::string oom;
-    for (std::size_t i = 0; i < c.schemes.size(); ++i)
-        if (c.schemes[i].p.ok() && !c.schemes[i].fits)
-            oom += scheme_marks[i];
+    const std::string oom = out_of_memory(c);
     return oom.empty() ? s : s + " [" + oom + "]";
+}
+
+/// A sentence per scheme that is nowhere the fastest alone (ties aside), with why where it did
+/// not run: the map's key has a colour for it that no cell has.
+std::string never_fastest(const crossover_map& m) {
+    std::string out;
+    for (std::size_t k = 0; k < std::size(scheme_names); ++k) {
+        bool wins = false;
+        const map_cell* refused = nullptr;
+        int refusals = 0;
+        for (const map_cell& c : m.cells) {
+            wins = wins || (tied(c).size() == 1 && c.fastest == static_cast<int>(k));
+            if (k < c.schemes.size() && !c.schemes[k].p.ok() && ++refusals == 1)
+                refused = &c;
+        }
+        if (wins)
+            continue;
+        out += fmt::format(" {} is nowhere the fastest alone", scheme_names[k]);
+        if (refused)
+            out += fmt::format("; it does not run in {} of {} cells (at P = {}, S = {}: {})",
+                               refusals, m.cells.size(), refused->p, size_text(refused->s),
+                               refused->schemes[k].p.refusal);
+        out += ".";
+    }
+    return out;
 }
 
 } // namespace
@@ -166,8 +239,9 @@ crossover_map build_map(const std::vector<target>& cases, const std::vector<at_f
 
 table map_table(const crossover_map& m) {
     table t;
-    t.caption = fmt::format("fastest scheme +margin over the runner-up; [R A U H]: ring, "
-                            "allgather, ulysses, hybrid do not fit in memory; {}",
+    t.caption = fmt::format("fastest scheme +margin over the runner-up (hybrid/uN: its best "
+                            "Ulysses degree N); tie: schemes within 1% of the fastest; [R A U "
+                            "H]: ring, allgather, ulysses, hybrid do not fit in memory; {}",
                             m.shape);
     t.add_column("S \\ P", "seq_len");
     for (int p : m.ps)
@@ -200,25 +274,20 @@ std::string map_section(const crossover_map& m, const std::string& dir, bool plo
     md += "The cost model (`ringscale-stats predict`) priced ring, all-gather, Ulysses and "
           "hybrid (the best Ulysses degree) for this study's attention problem (" +
           m.shape + ") on a grid up to P = 4096 and S = 10M. " + m.assumptions +
-          ". These are assumptions, not measurements.\n\n";
+          ". These are assumptions, not measurements." + never_fastest(m) + "\n\n";
     md += render(map_table(m), output_format::md);
     if (!plots)
         return md;
     std::string data = "# x(P index) y(S index) scheme(-1 none runs, 0 none fits, 1 ring, "
-                       "2 allgather, 3 ulysses, 4 hybrid) label\n";
+                       "2 allgather, 3 ulysses, 4 hybrid, 5 tie) label\n";
     for (std::size_t i = 0; i < m.ss.size(); ++i)
         for (std::size_t j = 0; j < m.ps.size(); ++j) {
             const map_cell& c = m.cells[i * m.ps.size() + j];
-            bool oom = false, runs = false;
-            for (const map_scheme& s : c.schemes) {
-                oom = oom || (s.p.ok() && !s.fits);
+            bool runs = false;
+            for (const map_scheme& s : c.schemes)
                 runs = runs || s.p.ok();
-            }
-            const std::string label = c.fastest < 0             ? ""
-                                      : std::isfinite(c.margin) ? "+" + margin_text(c.margin)
-                                                                : "only";
-            data += fmt::format("{} {} {} \"{}{}\"\n", j, i, runs ? c.fastest + 1 : -1, label,
-                                oom ? "*" : "");
+            const int category = !runs ? -1 : tied(c).size() > 1 ? 5 : c.fastest + 1;
+            data += fmt::format("{} {} {} \"{}\"\n", j, i, category, plot_label(c));
         }
     write_plot_file(dir + "/predict_map.dat", data);
     std::string xt, yt;
@@ -226,22 +295,24 @@ std::string map_section(const crossover_map& m, const std::string& dir, bool plo
         xt += fmt::format("{}\"{}\" {}", j ? ", " : "", m.ps[j], j);
     for (std::size_t i = 0; i < m.ss.size(); ++i)
         yt += fmt::format("{}\"{}\" {}", i ? ", " : "", size_text(m.ss[i]), i);
-    std::string gp = fmt::format("set terminal {} size 1150,560 font 'Sans,10'\nset output "
+    std::string gp = fmt::format("set terminal {} size 1150,600 font 'Sans,10'\nset output "
                                  "'predict_map.png'\n",
                                  png_terminal());
     // Only text generated here reaches the script (a profile file's name stays in report.md).
-    gp += "set title 'Predicted fastest attention scheme per (P, S) and its margin over the "
-          "runner-up; * a scheme does not fit in memory' noenhanced\nset bmargin 5\n";
+    gp += "set title \"Predicted fastest attention scheme per (P, S) and its margin over the "
+          "runner-up\\n(hybrid: uN its best Ulysses degree; tie: schemes within 1% of the "
+          "fastest; [R A U H]: ring, allgather, ulysses, hybrid do not fit in memory)\" "
+          "noenhanced\nset bmargin 5\n";
     gp += "set label 1 " + gnuplot_string(m.plot_title + "; " + m.shape) +
           " at screen 0.5, screen 0.03 center noenhanced\n";
     gp += fmt::format("set xrange [-0.5:{}]\nset yrange [-0.5:{}]\nset xtics ({})\nset ytics "
                       "({})\n",
                       m.ps.size() - 0.5, m.ss.size() - 0.5, xt, yt);
     gp += "set xlabel 'P (ranks)'\nset ylabel 'sequence length S (tokens)'\n"
-          "set cbrange [-1.5:4.5]\nset palette maxcolors 6\nset palette defined (-1 '#ffffff', "
-          "0 '#bbbbbb', 1 '#d62728', 2 '#1f77b4', 3 '#2ca02c', 4 '#ff7f0e')\nset cbtics "
-          "('none runs' -1, 'none fits' 0, 'ring' 1, 'allgather' 2, 'ulysses' 3, "
-          "'hybrid' 4)\n";
+          "set cbrange [-1.5:5.5]\nset palette maxcolors 7\nset palette defined (-1 '#ffffff', "
+          "0 '#bbbbbb', 1 '#d62728', 2 '#1f77b4', 3 '#2ca02c', 4 '#ff7f0e', 5 '#f3e9b5')\n"
+          "set cbtics ('none runs' -1, 'none fits' 0, 'ring' 1, 'allgather' 2, 'ulysses' 3, "
+          "'hybrid' 4, 'tie' 5)\n";
     gp += "plot 'predict_map.dat' u 1:2:3 with image notitle, '' u 1:2:4 with labels font "
           "',8' notitle\n";
     write_plot_file(dir + "/predict_map.gp", gp);
