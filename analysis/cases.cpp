@@ -3,6 +3,8 @@
 #include "bootstrap.hpp"
 #include "case_groups.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -106,8 +108,8 @@ namespace {
 
 /// The case's topology: nodes and ranks per node (one node of every rank when unrecorded).
 std::pair<int, int> topology(const case_data& c) {
-    const int nodes = static_cast<int>(c.number("nodes").value_or(1));
-    return {nodes, static_cast<int>(c.number("ranks_per_node").value_or(c.world_size))};
+    const int nodes = static_cast<int>(c.number(schema::attr::nodes).value_or(1));
+    return {nodes, static_cast<int>(c.number(schema::attr::ranks_per_node).value_or(c.world_size))};
 }
 
 } // namespace
@@ -164,7 +166,7 @@ std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases) {
             p.variant = c.variant;
             p.world_size = c.world_size;
             std::tie(p.nodes, p.ranks_per_node) = topology(c);
-            p.scaling = c.text("scaling", "strong");
+            p.scaling = c.text(schema::attr::scaling, "strong");
             p.params = case_params(c);
         }
         if (c.ok() && !c.step_s.empty())

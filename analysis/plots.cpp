@@ -2,6 +2,7 @@
 
 #include "resources.hpp"
 #include "src/base/error.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -121,10 +122,10 @@ bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
         if (p.job != "collectives" || !s.busbw || p.launches.empty())
             continue;
         const case_data& c = *p.launches.front();
-        const double bytes = c.number("bytes").value_or(0);
-        const double factor = c.number("busbw_factor").value_or(1.0);
-        const std::string name =
-            fmt::format("{} {} P={}", c.text("op", p.variant), c.text("device"), p.world_size);
+        const double bytes = c.number(schema::attr::bytes).value_or(0);
+        const double factor = c.number(schema::attr::busbw_factor).value_or(1.0);
+        const std::string name = fmt::format("{} {} P={}", c.text(schema::attr::op, p.variant),
+                                             c.text(schema::attr::device), p.world_size);
         const double bw = *s.busbw / 1e9;
         series[name][bytes] = fmt::format("{} {:.6g} {:.6g} {:.6g}\n", bytes, bw,
                                           or_point(bytes * factor / s.median.hi / 1e9, bw),
@@ -245,8 +246,8 @@ bool plot_memory(const std::vector<scaling_result>& results, const std::string& 
             break;
         std::string rows;
         for (const scaling_point& pt : r.points) {
-            const auto rss = peak_memory(*pt.source, "peak_rss_bytes");
-            const auto host = peak_memory(*pt.source, "peak_host_bytes");
+            const auto rss = peak_memory(*pt.source, schema::ds_peak_rss_bytes);
+            const auto host = peak_memory(*pt.source, schema::ds_peak_host_bytes);
             if (rss || host)
                 rows += fmt::format("{} {:.6g} {:.6g}\n", pt.p, rss.value_or(NAN) / 1048576.0,
                                     host.value_or(NAN) / 1048576.0);

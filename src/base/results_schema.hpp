@@ -40,6 +40,10 @@ attr_group job_attr_group(const std::string& name);
 /// on the case group and derived values overwrote the user's (known table). Pure.
 attr_group v1_attr_group(const std::string& name);
 
+/// True for the identity attributes a ringscale/1 train_step case keeps: the launcher's own
+/// and train_step's options (ringscale/1 recorded every option of the launch). Pure.
+bool v1_train_step_identity(const std::string& name);
+
 /// True for the identity attributes that name the scaling axes (world_size, and the topology
 /// nodes and ranks_per_node): a family is the cases whose identities agree on everything else
 /// (over P on one node, or over nodes at fixed ranks per node).
@@ -147,6 +151,24 @@ inline constexpr const char* attn_kernel = "attn_kernel";
 inline constexpr const char* seq_len = "seq_len";
 inline constexpr const char* seq_len_per_rank = "seq_len_per_rank";
 inline constexpr const char* kv_heads = "kv_heads";
+// job options ringscale-stats reads (named after the options, "-" as "_")
+inline constexpr const char* op = "op";
+inline constexpr const char* seq_rule = "seq_rule";
+inline constexpr const char* layout = "layout";
+inline constexpr const char* overlap = "overlap";
+// train_step options ringscale/1 files carry (v1_train_step_identity)
+inline constexpr const char* layers = "layers";
+inline constexpr const char* hidden = "hidden";
+inline constexpr const char* heads = "heads";
+inline constexpr const char* vocab = "vocab";
+inline constexpr const char* train_seq_len = "train_seq_len";
+inline constexpr const char* tokens = "tokens";
+inline constexpr const char* dp_variant = "dp_variant";
+inline constexpr const char* cp_variant = "cp_variant";
+inline constexpr const char* bucket_mb = "bucket_mb";
+inline constexpr const char* prefetch = "prefetch";
+inline constexpr const char* lr = "lr";
+inline constexpr const char* steps_validate = "steps_validate";
 /// Where the case ran: nodes, and the most ranks on one node (every node's count unless
 /// uneven_nodes = 1, present only then). Files without them ran on one node.
 inline constexpr const char* nodes = "nodes";
