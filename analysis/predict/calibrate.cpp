@@ -2,7 +2,6 @@
 
 #include "../bootstrap.hpp"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -171,57 +170,11 @@ link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector
         }
     if (x.empty())
         return {};
-    const std::vector<double> c = nnls(x, t, w);
+    const std::vector<double> c = nnls_log(x, t, nnls(x, t, w));
     return {c[0], c[1] > 0 ? 1 / c[1] : std::numeric_limits<double>::infinity()};
 }
 
 } // namespace
-
-std::vector<double> nnls(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
-                         const std::vector<double>& w) {
-    const std::size_t n = x.empty() ? 0 : x.front().size();
-    std::vector<std::size_t> live; // identified columns
-    std::vector<double> scale(n, 0);
-    for (std::size_t j = 0; j < n; ++j) {
-        for (const auto& row : x)
-            scale[j] = std::max(scale[j], std::abs(row[j]));
-        if (scale[j] > 0)
-            live.push_back(j);
-    }
-    std::vector<double> best(n, std::nan(""));
-    for (std::size_t j : live)
-        best[j] = 0;
-    double best_rss = std::numeric_limits<double>::infinity();
-    for (std::size_t mask = 0; mask < (std::size_t{1} << live.size()); ++mask) {
-        std::vector<std::size_t> cols;
-        for (std::size_t b = 0; b < live.size(); ++b)
-            if (mask >> b & 1)
-                cols.push_back(live[b]);
-        const auto rows = static_cast<Eigen::Index>(y.size());
-        Eigen::MatrixXd a(rows, static_cast<Eigen::Index>(cols.size()));
-        Eigen::VectorXd rhs(rows);
-        for (Eigen::Index i = 0; i < rows; ++i) {
-            const auto ui = static_cast<std::size_t>(i);
-            for (std::size_t k = 0; k < cols.size(); ++k) // columns scaled to max |x| = 1
-                a(i, static_cast<Eigen::Index>(k)) = w[ui] * x[ui][cols[k]] / scale[cols[k]];
-            rhs(i) = w[ui] * y[ui];
-        }
-        Eigen::VectorXd c = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(cols.size()));
-        if (!cols.empty())
-            c = a.colPivHouseholderQr().solve(rhs);
-        if ((c.array() < 0).any() || !c.allFinite())
-            continue;
-        const double rss = (a * c - rhs).squaredNorm();
-        if (rss < best_rss * (1 - 1e-12)) { // ties keep the smaller active set
-            best_rss = rss;
-            for (std::size_t j : live)
-                best[j] = 0;
-            for (std::size_t k = 0; k < cols.size(); ++k)
-                best[cols[k]] = c(static_cast<Eigen::Index>(k)) / scale[cols[k]];
-        }
-    }
-    return best;
-}
 
 calibration_set gather_calibration(const std::vector<pooled_case>& pooled) {
     calibration_set set;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "../hierarchical.hpp"
+#include "nnls.hpp"
 #include "target.hpp"
 
 #include <array>
@@ -25,12 +26,6 @@
 #include <vector>
 
 namespace ringscale::analysis::predict {
-
-/// Non-negative least squares by enumerating active sets (at most 8 columns): minimise
-/// sum_i (w_i (x_i . c - y_i))^2 subject to c >= 0. A column that is zero in every row is
-/// not identified and gets NaN.
-std::vector<double> nnls(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
-                         const std::vector<double>& w);
 
 /// One case's compute: features (work / width per figure, mean over ranks) and samples.
 struct compute_obs {

@@ -187,6 +187,31 @@ TEST(predict_cost, nnls_keeps_coefficients_non_negative) {
     EXPECT_TRUE(std::isnan(nnls({{1, 0}, {2, 0}}, {1, 2}, {1, 1})[1])); // never measured
 }
 
+TEST(predict_cost, link_fit_on_log_error_is_not_pulled_down_by_a_fast_row) {
+    // Rows (steps, bytes): alpha 10 us, 1 / beta = 25 ns per byte (40 MB/s), 64K to 4M.
+    const std::vector<std::vector<double>> x = {
+        {1, 65536}, {1, 262144}, {1, 1048576}, {1, 4194304}};
+    std::vector<double> y;
+    for (const auto& r : x)
+        y.push_back(10e-6 * r[0] + 25e-9 * r[1]);
+    std::vector<double> w;
+    for (double v : y)
+        w.push_back(1 / v);
+    const auto exact = nnls_log(x, y, nnls(x, y, w)); // exact data: the planted figures
+    EXPECT_NEAR(exact[0], 10e-6, 1e-9);
+    EXPECT_NEAR(exact[1], 25e-9, 1e-12);
+    // The smallest message 40x faster (a link shaper's burst): relative error fits that row
+    // and predicts 4M about 40x too fast; the fit on |log ratio| follows the three rows that
+    // agree.
+    y[0] /= 40;
+    w[0] *= 40;
+    const auto relative = nnls(x, y, w);
+    const auto logfit = nnls_log(x, y, relative);
+    EXPECT_LT(relative[1], 25e-9 / 10); // what the fit was before (fails if nnls changes)
+    EXPECT_NEAR(logfit[1], 25e-9, 0.05 * 25e-9);
+    EXPECT_GE(logfit[0], 0);
+}
+
 TEST(predict_cost, hardware_profiles_state_every_figure) {
     const hardware_profile h = builtin_h100();
     const hardware_profile back = parse_hardware(profile_text(h), "round trip");
