@@ -157,7 +157,7 @@ void check_topology(const std::vector<at_field>& fields) {
                     fmt::format("--at: P={} is not a multiple of ranks_per_node={}", w, r));
 }
 
-/// The variant a train_step or ring_attention identity implies.
+/// The variant a train_step, ring_attention or collectives identity implies.
 void refresh_variant(target& t) {
     auto get = [&](const char* k, const char* d) {
         const auto it = t.identity.find(k);
@@ -165,6 +165,8 @@ void refresh_variant(target& t) {
     };
     if (t.job == "ring_attention")
         t.variant = "ring/" + get("layout", "contiguous");
+    if (t.job == "collectives") // the variant is the op: --at op=alltoall is an all-to-all
+        t.variant = get("op", t.variant.c_str());
     if (t.job == "train_step") {
         t.variant = get("dp_variant", "ddp");
         if (t.variant == "fsdp" && parse_bool(get("prefetch", "off"), "prefetch"))

@@ -263,6 +263,18 @@ TEST(predict_cost, at_sweeps_and_refuses) {
     got = expand_at({tpl}, parse_at("P=64"), &h);
     EXPECT_EQ(got[0].where.nodes, 8);
     EXPECT_THROW(expand_at({tpl}, parse_at("P=12"), &h), ringscale::config_error);
+    // A collectives template's variant is its op: two ops set to one are one target, named
+    // by the op --at gives.
+    target sr, ar;
+    sr.job = ar.job = "collectives";
+    sr.variant = "sendrecv";
+    ar.variant = "allreduce";
+    sr.identity = {{"op", "sendrecv"}, {"requested_bytes", "1024"}};
+    ar.identity = {{"op", "allreduce"}, {"requested_bytes", "1024"}};
+    sr.where = ar.where = {2, 1, 2};
+    got = expand_at({sr, ar}, parse_at("op=alltoall"), nullptr);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].variant, "alltoall");
 }
 
 TEST(predict_cost, the_slowest_rank_of_p_scales_compute_by_its_expected_jitter) {
