@@ -150,6 +150,9 @@ void add_link(const pooled_case& c, calibration_set& set) {
     o.group = scope == "intra"   ? t.where.ranks_per_node
               : scope == "inter" ? t.where.nodes
                                  : t.where.world;
+    o.byte_factor = busbw_factor(op, o.group);
+    if (op == coll::alltoall && scope == "world" && t.where.nodes > 1) // as alltoall_cost
+        o.byte_factor = static_cast<double>(o.group - t.where.ranks_per_node) / o.group;
     const case_data& d = *c.launches.front();
     o.bytes = d.number("bytes").value_or(d.number("requested_bytes").value_or(0));
     o.y = launch_steps(c.launches);
@@ -163,8 +166,8 @@ link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector
     std::vector<double> t, w;
     for (std::size_t i = 0; i < obs.size(); ++i)
         if (std::isfinite(y[i]) && y[i] > 0) {
-            x.push_back({alg_steps(obs[i]->op, obs[i]->group),
-                         obs[i]->bytes * busbw_factor(obs[i]->op, obs[i]->group)});
+            x.push_back(
+                {alg_steps(obs[i]->op, obs[i]->group), obs[i]->bytes * obs[i]->byte_factor});
             t.push_back(y[i]);
             w.push_back(1 / y[i]);
         }

@@ -46,6 +46,9 @@ struct link_obs {
     link_level level = link_level::intra;
     int group = 2;
     double bytes = 0;
+    /// Bytes x this is what crosses the level's links per rank, as predictions price it:
+    /// busbw_factor(op, group); an all-to-all over nodes (g ranks, r per node) (g - r) / g.
+    double byte_factor = 1;
     launch_samples y; ///< step times by launch
 };
 

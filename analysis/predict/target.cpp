@@ -104,7 +104,10 @@ step_prediction predict_collective(const target& t, const figures& f) {
     const int group = scope == "intra"   ? t.where.ranks_per_node
                       : scope == "inter" ? t.where.nodes
                                          : t.where.world;
-    out.time = coll_cost(op, number(t, "requested_bytes", 0), group, case_level(t), f);
+    const double bytes = number(t, "requested_bytes", 0);
+    out.time = op == coll::alltoall && scope == "world" && t.where.nodes > 1
+                   ? alltoall_cost(bytes, group, t.where.ranks_per_node, f) // as the schemes
+                   : coll_cost(op, bytes, group, case_level(t), f);
     return out;
 }
 

@@ -350,3 +350,43 @@ TEST(analysis_predict, topology_and_scope_calibrate_each_link_level) {
     const auto more = expand_at({ring}, parse_at("nodes=4"), nullptr);
     EXPECT_EQ(more.front().where.world, 8); // the recorded 2 ranks per node
 }
+
+TEST(analysis_predict, an_all_to_all_over_nodes_is_calibrated_as_it_is_priced) {
+    // World-scope all-to-all on 2 nodes x 2: each rank sends (g - r) / g of its buffer off its
+    // node (alltoall_cost, as Ulysses is priced); the calibration reads the same share, so
+    // the planted inter-node beta comes back and the case is predicted as measured (with
+    // nccl-tests' (g - 1) / g the beta was 1.5x the planted one).
+    const std::string dir = ringscale::test_fixture::fixture_dir("predict_alltoall_nodes");
+    const double alpha = 10e-6, beta = 2e9;
+    fixture_file file;
+    for (std::int64_t bytes = 65536; bytes <= (16 << 20); bytes *= 4) {
+        fixture_case f;
+        f.job = "collectives";
+        f.variant = "alltoall";
+        f.world_size = 4;
+        f.text_params = {
+            {"device", "cpu"}, {"comm", "mpi"}, {"op", "alltoall"}, {"scope", "world"}};
+        f.int_params = {{"requested_bytes", bytes}, {"nodes", 2}, {"ranks_per_node", 2}};
+        f.float_params = {{"bytes", static_cast<double>(bytes)}};
+        f.base_time_s = 3 * alpha + bytes * 0.5 / beta;
+        f.noise = 0.005;
+        f.seed = static_cast<std::uint64_t>(bytes);
+        file.cases.push_back(f);
+    }
+    write_fixture_file(dir + "/a2a.h5", file);
+    const result_set rs = load_results({dir}, true);
+    const auto pooled = pool_cases(rs.cases);
+    const calibration_set set = gather_calibration(pooled);
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    const calibration cal = fit_calibration(set, cy, ly);
+    EXPECT_NEAR(cal.links[1].beta_bps, beta, 0.05 * beta);
+    figures f = cal.for_device("none");
+    f.links[0] = {0, 1e15}; // inside a node: the share that stays there costs nothing here
+    for (const pooled_case& c : pooled) {
+        const step_prediction s = predict_target(target_of(c), f);
+        ASSERT_TRUE(s.ok()) << s.refusal;
+        const double bytes = static_cast<double>(*c.launches.front()->number("requested_bytes"));
+        EXPECT_NEAR(s.time.total(), 3 * alpha + bytes * 0.5 / beta, 0.02 * s.time.total());
+    }
+}
