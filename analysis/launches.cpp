@@ -75,6 +75,12 @@ std::string launch_registry::earlier_file(const file_info& info) {
     return "";
 }
 
+void launch_registry::replace_file(const file_info& info, const std::string& old_path) {
+    for (std::string& p : m_paths[info.launch])
+        if (p == old_path)
+            p = info.path;
+}
+
 std::string run_key(const case_data& c) {
     std::string key = case_key(c);
     for (const char* name :

@@ -234,11 +234,28 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
             const std::string earlier =
                 cases.empty() ? "" : launches.earlier_file(*cases.front().file);
             if (!earlier.empty()) {
+                // Copies of one launch (same launch_id) can differ when one is damaged: the
+                // copy with more readable cases counts, whichever path sorts first.
+                const auto from_earlier = [&](const case_data& c) {
+                    return c.file->path == earlier;
+                };
+                const auto kept = static_cast<std::size_t>(
+                    std::count_if(rs.cases.begin(), rs.cases.end(), from_earlier));
+                const bool fuller = cases.size() > kept;
                 rs.notes.push_back(terminal_text(fmt::format(
-                    "{} holds the same launch as {} ({}): counted once", path, earlier,
+                    "{} holds the same launch as {} ({}): counted once{}", path, earlier,
                     cases.front().file->launch.rfind("id:", 0) == 0 ? "same launch_id"
-                                                                    : "identical bytes")));
-                continue;
+                                                                    : "identical bytes",
+                    fuller ? fmt::format(", from {} ({} readable cases against {})", path,
+                                         cases.size(), kept)
+                           : "")));
+                if (!fuller)
+                    continue;
+                rs.cases.erase(std::remove_if(rs.cases.begin(), rs.cases.end(), from_earlier),
+                               rs.cases.end());
+                rs.files.erase(std::remove(rs.files.begin(), rs.files.end(), earlier),
+                               rs.files.end());
+                launches.replace_file(*cases.front().file, earlier);
             }
             rs.files.push_back(path);
             for (auto& c : cases)

@@ -231,7 +231,8 @@ class train_step_job final : public job {
             c.variant = pr.dp_set.variant +
                         (pr.dp_set.variant == "fsdp" && pr.dp_set.prefetch ? "+prefetch" : "");
             if (pr.cp > 1)
-                c.variant += "/cp-" + pr.cp_variant;
+                c.variant += "/cp-" + pr.cp_variant +
+                             (pr.cp_placement == comm::group_placement::across ? "/across" : "");
             // The user's --dp (0 = ranks / cp) stays in the plan: it is the case's identity at
             // every P; the resolved grid goes into the file as derived dp.
             c.values = p.only(train_case_options());

@@ -39,8 +39,10 @@ gpu_info current_gpu_info();
 /// Free bytes of device memory on the current device (cudaMemGetInfo).
 std::uint64_t gpu_free_bytes();
 
-/// The peer access between every pair of this process's visible GPUs, from the CUDA runtime
-/// (cudaDeviceGetP2PAttribute): "0-1 access=1 perf_rank=0 atomics=1, 0-2 ..." for i < j;
+/// The link and peer access between every pair of this process's visible GPUs: the link from
+/// NVML when the driver has it (NVLink, or PCIe PIX/PXB/PHB/NODE/SYS as nvidia-smi topo names
+/// the path; else unknown), access from the CUDA runtime (cudaDeviceGetP2PAttribute):
+/// "0-1 link=NVLink access=1 perf_rank=0 atomics=1, 0-2 ..." for i < j;
 /// "" with fewer than two GPUs or without CUDA. Never throws.
 std::string gpu_peer_topology();
 

@@ -1,5 +1,7 @@
 #include "kernels/gpu.hpp"
 
+#include "nvml_link.hpp"
+
 #include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
@@ -46,12 +48,23 @@ std::string gpu_peer_topology() {
         }
         return value;
     };
+    auto bus_id = [](int device) {
+        char id[32] = {};
+        if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) {
+            cudaGetLastError();
+            return std::string();
+        }
+        return std::string(id);
+    };
     for (int a = 0; a < n; ++a)
-        for (int b = a + 1; b < n; ++b)
-            out += fmt::format("{}{}-{} access={} perf_rank={} atomics={}", out.empty() ? "" : ", ",
-                               a, b, p2p(cudaDevP2PAttrAccessSupported, a, b),
+        for (int b = a + 1; b < n; ++b) {
+            const std::string link = cuda::nvml_link(bus_id(a), bus_id(b));
+            out += fmt::format("{}{}-{} link={} access={} perf_rank={} atomics={}",
+                               out.empty() ? "" : ", ", a, b, link.empty() ? "unknown" : link,
+                               p2p(cudaDevP2PAttrAccessSupported, a, b),
                                p2p(cudaDevP2PAttrPerformanceRank, a, b),
                                p2p(cudaDevP2PAttrNativeAtomicSupported, a, b));
+        }
     return out;
 }
 
