@@ -2,6 +2,8 @@
 
 #include "../bootstrap.hpp"
 
+#include "src/base/backend.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -108,7 +110,8 @@ double compute_jitter(const pooled_case& c) {
 }
 
 std::array<double, 4> features(const target& t, double node_cores) {
-    const bool gpu = t.identity.count("device") && t.identity.at("device") == "cuda";
+    const bool gpu = t.identity.count("device") &&
+                     find_device_kind(t.identity.at("device")) == device_kind::cuda;
     const figures f = unit_figures(node_cores, gpu);
     const int p = t.where.world;
     std::vector<int> ranks;
@@ -204,7 +207,8 @@ calibration_set gather_calibration(const std::vector<pooled_case>& pooled) {
             o.case_index = set.cases.size();
             figures probe;
             probe.node_cores = set.node_cores;
-            o.gpu = t.identity.count("device") && t.identity.at("device") != "cpu";
+            o.gpu = t.identity.count("device") &&
+                    find_device_kind(t.identity.at("device")) != device_kind::cpu;
             o.threads = rank_threads(t, probe);
             o.share = rank_share(t, probe);
             o.jitter = compute_jitter(c);

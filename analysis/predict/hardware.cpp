@@ -1,5 +1,6 @@
 #include "hardware.hpp"
 
+#include "src/base/backend.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
@@ -119,7 +120,7 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
     h.name = terminal_text(values.count("name") ? values["name"] : source).substr(0, 160);
     h.device = values.count("device") ? values["device"] : "cuda";
     h.dtype = values.count("dtype") ? values["dtype"] : "bf16";
-    if (h.device != "cpu" && h.device != "cuda")
+    if (!find_device_kind(h.device))
         throw config_error(fmt::format("hardware profile {}: device = '{}' is not cpu or cuda",
                                        source, h.device.substr(0, 40)));
     return h;
@@ -156,7 +157,7 @@ figures profile_figures(const hardware_profile& h) {
     f.compute.s_per_call = h.call_overhead_us * 1e-6;
     f.links[0] = {h.intra_alpha_us * 1e-6, h.intra_busbw_gbs * 1e9};
     f.links[1] = {h.inter_alpha_us * 1e-6, h.inter_busbw_gbs * 1e9};
-    f.gpu = h.device == "cuda";
+    f.gpu = find_device_kind(h.device) == device_kind::cuda;
     f.node_cores = 1;
     return f;
 }

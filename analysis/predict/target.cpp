@@ -2,6 +2,7 @@
 
 #include "train.hpp"
 
+#include "src/base/backend.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -87,7 +88,7 @@ train_problem train_of(const target& t) {
     tp.cp_variant = field(t, "cp_variant", "ring");
     tp.prefetch = flag(t, "prefetch", false);
     tp.bucket_bytes = number(t, "bucket_mb", 25) * (1 << 20);
-    tp.attn_elem_bytes = field(t, "device", "cpu") == "cuda" ? 2 : 4;
+    tp.attn_elem_bytes = find_device_kind(field(t, "device", "cpu")) == device_kind::cuda ? 2 : 4;
     return tp;
 }
 
@@ -195,7 +196,7 @@ double rank_share(const target& t, const figures& f) {
 double rank_width(const target& t, const figures& f) {
     if (f.fixed_width > 0)
         return f.fixed_width;
-    if (f.gpu || field(t, "device", "cpu") != "cpu")
+    if (f.gpu || find_device_kind(field(t, "device", "cpu")) != device_kind::cpu)
         return 1;
     const double threads = 1 + f.thread_efficiency * (rank_threads(t, f) - 1);
     return std::max(1e-3, std::min(threads, rank_share(t, f)));
