@@ -13,8 +13,8 @@
 namespace ringscale::analysis {
 
 struct cli_options {
-    std::string
-        command; ///< summary | scaling | model | crossover | compare | export | report | profile
+    std::string command; ///< summary | scaling | model | crossover | compare | export | report |
+                         ///< profile | predict
     std::vector<std::string> inputs;
     std::string base_input; ///< compare BASE
     std::string new_input;  ///< compare NEW
@@ -36,7 +36,11 @@ struct cli_options {
     std::string csv_path;
     std::string json_path;
     std::size_t max_heatmaps = 6;
-    std::string help_text; ///< non-empty: print it and exit 0
+    std::string at;                           ///< predict --at 'field=value,...'
+    std::vector<std::string> validate_inputs; ///< predict --validate HELDOUT...
+    std::string hardware;                     ///< predict, report --hardware h100|FILE
+    bool map = false;                         ///< predict --map
+    std::string help_text;                    ///< non-empty: print it and exit 0
 };
 
 /// Parse argv. Throws config_error on bad input (unknown subcommand or option, bad value).

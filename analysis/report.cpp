@@ -156,6 +156,8 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
               render(study_model_table(*in.study_models), output_format::md);
     if (in.crossover)
         md += crossover_section(*in.crossover, opt.dir, plots, opt.max_scaling_plots, pngs);
+    if (in.predict_map)
+        md += predict::map_section(*in.predict_map, opt.dir, plots, pngs);
     if (plots && plot_busbw(*in.rows, opt.dir, "busbw")) {
         pngs.push_back("busbw.png");
         md += "\n## Bus bandwidth\n\n![busbw](busbw.png)\n";

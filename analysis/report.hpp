@@ -4,6 +4,7 @@
 
 #include "crossover.hpp"
 #include "model_multi_study.hpp"
+#include "predict/map.hpp"
 #include "reader.hpp"
 #include "summary.hpp"
 #include "views.hpp"
@@ -22,6 +23,7 @@ struct report_inputs {
     std::string settings;                        ///< one line: the options used
     const crossover_result* crossover = nullptr; ///< attention schemes by (S, P); may be null
     const std::vector<study_model>* study_models = nullptr; ///< t(p, S) models; may be null
+    const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
 };
 
 struct report_options {
