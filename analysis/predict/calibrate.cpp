@@ -1,6 +1,7 @@
 #include "calibrate.hpp"
 
 #include "../bootstrap.hpp"
+#include "links.hpp"
 
 #include "src/base/backend.hpp"
 
@@ -154,8 +155,11 @@ void add_link(const pooled_case& c, calibration_set& set) {
               : scope == "inter" ? t.where.nodes
                                  : t.where.world;
     o.byte_factor = busbw_factor(op, o.group);
-    if (op == coll::alltoall && scope == "world" && t.where.nodes > 1) // as alltoall_cost
+    o.ranks_per_node = t.where.ranks_per_node;
+    if (every_rank_crosses(op) && scope == "world" && t.where.nodes > 1) { // placed_coll_cost
         o.byte_factor = static_cast<double>(o.group - t.where.ranks_per_node) / o.group;
+        o.flows = t.where.ranks_per_node;
+    }
     const case_data& d = *c.launches.front();
     o.bytes = d.number("bytes").value_or(d.number("requested_bytes").value_or(0));
     o.y = launch_steps(c.launches);
@@ -163,14 +167,21 @@ void add_link(const pooled_case& c, calibration_set& set) {
         set.links.push_back(std::move(o));
 }
 
+/// The row (steps, bytes crossing x link share) of one link observation.
+std::vector<double> link_row(const link_obs& o, double node_links) {
+    figures f;
+    f.node_links = node_links;
+    return {alg_steps(o.op, o.group), o.bytes * o.byte_factor * link_share(o.flows, f)};
+}
+
 /// alpha and beta from rows (steps, bytes x factor) of one level or one collective.
-link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector<double>& y) {
+link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector<double>& y,
+                      double node_links) {
     std::vector<std::vector<double>> x;
     std::vector<double> t, w;
     for (std::size_t i = 0; i < obs.size(); ++i)
         if (std::isfinite(y[i]) && y[i] > 0) {
-            x.push_back(
-                {alg_steps(obs[i]->op, obs[i]->group), obs[i]->bytes * obs[i]->byte_factor});
+            x.push_back(link_row(*obs[i], node_links));
             t.push_back(y[i]);
             w.push_back(1 / y[i]);
         }
@@ -178,6 +189,48 @@ link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector
         return {};
     const std::vector<double> c = nnls_log(x, t, nnls(x, t, w));
     return {c[0], c[1] > 0 ? 1 / c[1] : std::numeric_limits<double>::infinity()};
+}
+
+using link_rows = std::map<coll, std::pair<std::vector<const link_obs*>, std::vector<double>>>;
+
+/// Sum over collectives of the squared relative residuals of their fits under `node_links`.
+double per_op_rss(const link_rows& by_op, double node_links) {
+    double rss = 0;
+    for (const auto& [op, rows] : by_op) {
+        const link_figures lf = fit_link(rows.first, rows.second, node_links);
+        for (std::size_t i = 0; i < rows.first.size(); ++i) {
+            const double y = rows.second[i];
+            if (!(std::isfinite(y) && y > 0))
+                continue;
+            const std::vector<double> x = link_row(*rows.first[i], node_links);
+            const double v = x[0] * lf.alpha_s + x[1] / lf.beta_bps;
+            rss += (v / y - 1) * (v / y - 1);
+        }
+    }
+    return rss;
+}
+
+/// The node_links that best reconciles link tests at 1 and r > 1 ranks per node (0 when
+/// there are not both, or when r, no sharing, fits best).
+double fit_node_links(const link_rows& by_op) {
+    double most = 1;
+    bool single = false;
+    for (const auto& [op, rows] : by_op)
+        for (const link_obs* o : rows.first) {
+            single = single || o->ranks_per_node == 1;
+            most = std::max(most, o->flows);
+        }
+    if (!single || most <= 1)
+        return 0;
+    double best = 0, best_rss = per_op_rss(by_op, 0);
+    for (double links = 1; links < most - 1e-9; links += 0.05) {
+        const double rss = per_op_rss(by_op, links);
+        if (rss < best_rss * (1 - 1e-9)) {
+            best = links;
+            best_rss = rss;
+        }
+    }
+    return best;
 }
 
 } // namespace
@@ -237,6 +290,7 @@ figures calibration::for_device(const std::string& device_key) const {
     f.links = links;
     f.per_op = per_op;
     f.node_cores = node_cores;
+    f.node_links = node_links;
     return f;
 }
 
@@ -271,7 +325,7 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
         const auto l = static_cast<std::size_t>(level);
         std::vector<const link_obs*> all;
         std::vector<double> all_y;
-        std::map<coll, std::pair<std::vector<const link_obs*>, std::vector<double>>> by_op;
+        link_rows by_op;
         for (std::size_t i = 0; i < set.links.size(); ++i)
             if (set.links[i].level == level) {
                 all.push_back(&set.links[i]);
@@ -279,14 +333,19 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
                 by_op[set.links[i].op].first.push_back(&set.links[i]);
                 by_op[set.links[i].op].second.push_back(ly[i]);
             }
-        cal.links[l] = fit_link(all, all_y);
+        link_rows fitted; // the collectives measured at two or more sizes
         for (const auto& [op, rows] : by_op) {
             std::set<double> sizes;
             for (const link_obs* o : rows.first)
                 sizes.insert(o->bytes);
             if (sizes.size() >= 2)
-                cal.per_op[l][op] = fit_link(rows.first, rows.second);
+                fitted[op] = rows;
         }
+        if (level == link_level::inter)
+            cal.node_links = fit_node_links(fitted);
+        cal.links[l] = fit_link(all, all_y, cal.node_links);
+        for (const auto& [op, rows] : fitted)
+            cal.per_op[l][op] = fit_link(rows.first, rows.second, cal.node_links);
     }
     return cal;
 }

@@ -10,7 +10,10 @@
 //   links:   collectives cases' step times against steps(op, g) and bytes x busbw_factor
 //            (nccl-tests), per link level (scope intra|inter, or inter-node for a world-scope
 //            case over several nodes): alpha and beta, and per collective where one was
-//            measured at two or more sizes.
+//            measured at two or more sizes; and how many links a node's ranks share to
+//            other nodes (links.hpp), when link tests ran at 1 and at r > 1 ranks per node:
+//            the node_links (1 to r, step 0.05) under which both give the same per-collective
+//            figures (smallest relative residual), 0 (none shared) when r fits best.
 // Bootstrap replicates resample every case's launches, then iterations within them, and fit
 // again, so a band carries the calibration's uncertainty.
 #pragma once
@@ -46,10 +49,15 @@ struct link_obs {
     link_level level = link_level::intra;
     int group = 2;
     double bytes = 0;
-    /// Bytes x this is what crosses the level's links per rank, as predictions price it:
-    /// busbw_factor(op, group); an all-to-all over nodes (g ranks, r per node) (g - r) / g.
+    /// Bytes x this is what crosses the level's links per rank, as predictions price it
+    /// (placed_coll_cost): busbw_factor(op, group); an all-to-all, all-gather or
+    /// reduce-scatter over nodes (g ranks, r per node) (g - r) / g.
     double byte_factor = 1;
-    launch_samples y; ///< step times by launch
+    /// Flows of one node on its links at once (r for those three over nodes, else 1): their
+    /// time is also x link_share(flows) (links.hpp).
+    double flows = 1;
+    int ranks_per_node = 1; ///< of the placement it ran on
+    launch_samples y;       ///< step times by launch
 };
 
 /// Everything a calibration reads from CALIB.
@@ -73,6 +81,7 @@ struct calibration {
     std::array<link_figures, 2> links;
     std::array<std::map<coll, link_figures>, 2> per_op;
     double node_cores = 1;
+    double node_links = 0; ///< links.hpp; 0: not measured, or no sharing seen
     /// Figures for a target on `device_key` (compute NaN when that device was not measured).
     figures for_device(const std::string& device_key) const;
 };

@@ -128,13 +128,13 @@ double priced(double units, double s_per_unit) {
     return units == 0 ? 0.0 : units * s_per_unit;
 }
 
+} // namespace
+
 link_figures level_figures(coll op, link_level level, const figures& f) {
     const auto l = static_cast<std::size_t>(level);
     const auto it = f.per_op[l].find(op);
     return it != f.per_op[l].end() ? it->second : f.links[l];
 }
-
-} // namespace
 
 cost compute_cost(const work& w, const compute_figures& f, double width) {
     cost c;
@@ -154,21 +154,6 @@ cost coll_cost(coll op, double bytes, int group, link_level level, const figures
     c.alpha[l] = alg_steps(op, group) * lf.alpha_s;
     c.beta[l] = bytes * busbw_factor(op, group) / lf.beta_bps;
     return c;
-}
-
-cost alltoall_cost(double bytes, int group, int per_node, const figures& f) {
-    if (per_node >= group)
-        return coll_cost(coll::alltoall, bytes, group, link_level::intra, f);
-    // Each rank sends (g - per_node) / g of its buffer off the node and (per_node - 1) / g
-    // inside it, both at once: the slower of the two, latency of all g - 1 peers.
-    const double g = group;
-    cost inside, outside;
-    inside.beta[0] =
-        bytes * (per_node - 1) / g / level_figures(coll::alltoall, link_level::intra, f).beta_bps;
-    const link_figures lf = level_figures(coll::alltoall, link_level::inter, f);
-    outside.alpha[1] = (g - 1) * lf.alpha_s;
-    outside.beta[1] = bytes * (g - per_node) / g / lf.beta_bps;
-    return longer(outside, inside);
 }
 
 double expected_max_normal(int p) {

@@ -76,6 +76,9 @@ struct figures {
     double rank_jitter = 0;
     bool gpu = false;       ///< width 1 per rank whatever its threads
     double fixed_width = 0; ///< > 0: every rank's width (the calibration's unit features)
+    /// Links from a node to the others that its ranks' concurrent flows share (links.hpp);
+    /// 0: each rank has its own (the default: nothing calibrated or stated says otherwise).
+    double node_links = 0;
 };
 
 /// Seconds of a prediction by the figure that priced them (the critical path only).
@@ -96,12 +99,11 @@ const cost& longer(const cost& a, const cost& b);
 /// (callers check finite()).
 cost compute_cost(const work& w, const compute_figures& f, double width);
 
+/// A level's figures for `op`: its per-op refinement where fitted, else the level's.
+link_figures level_figures(coll op, link_level level, const figures& f);
+
 /// Cost of one collective over `group` ranks at `level` (per-op figures where fitted).
 cost coll_cost(coll op, double bytes, int group, link_level level, const figures& f);
-
-/// Alltoall over `group` ranks of which `per_node` share a node: the inter-node share of each
-/// rank's buffer over the inter level, the rest overlapped inside the node.
-cost alltoall_cost(double bytes, int group, int per_node, const figures& f);
 
 /// E[max of p independent standard normals] (0 for p = 1, 1/sqrt(pi) for p = 2), by
 /// numerical integration of x p phi(x) Phi(x)^(p-1).

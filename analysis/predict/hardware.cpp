@@ -73,6 +73,7 @@ hardware_profile builtin_h100() {
     h.call_overhead_us = 5;   // kernel launch and tail
     h.device_memory_gib = 80; // HBM3 capacity
     h.ranks_per_node = 8;     // HGX H100
+    h.nics_per_node = 8;      // one ConnectX-7 per GPU: no rank shares another's link
     h.intra_alpha_us = 3;     // NVLink/NVSwitch, per ring step
     h.intra_busbw_gbs = 360;  // 450 GB/s per direction (NVLink 4: 900 GB/s both ways) x 0.8
     h.inter_alpha_us = 8;     // InfiniBand, per ring step
@@ -96,7 +97,7 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
                                            line.substr(0, 60)));
         values[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
     }
-    std::set<std::string> known = {"name", "device", "dtype"};
+    std::set<std::string> known = {"name", "device", "dtype", "nics_per_node"};
     for (const numeric_key& k : numeric_keys) {
         known.insert(k.key);
         const auto it = values.find(k.key);
@@ -115,6 +116,9 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
     if (h.ranks_per_node != std::floor(h.ranks_per_node))
         throw config_error(fmt::format("hardware profile {}: ranks_per_node = {} is not whole",
                                        source, h.ranks_per_node));
+    const auto nics = values.find("nics_per_node");
+    h.nics_per_node = nics == values.end() ? h.ranks_per_node
+                                           : positive_number(nics->second, "nics_per_node", source);
     // The name and the path reach a terminal and report.md: one line of plain text.
     h.source = terminal_text(source);
     h.name = terminal_text(values.count("name") ? values["name"] : source).substr(0, 160);
@@ -145,6 +149,9 @@ std::string profile_text(const hardware_profile& h) {
                                 h.name, h.device, h.dtype);
     for (const numeric_key& k : numeric_keys)
         s += fmt::format("{} = {:g}  # {}\n", k.key, h.*(k.member), k.comment);
+    s += fmt::format("nics_per_node = {:g}  # links from a node to the others, shared by its "
+                     "ranks (optional: ranks_per_node)\n",
+                     h.nics_per_node);
     return s;
 }
 
@@ -159,6 +166,7 @@ figures profile_figures(const hardware_profile& h) {
     f.links[1] = {h.inter_alpha_us * 1e-6, h.inter_busbw_gbs * 1e9};
     f.gpu = find_device_kind(h.device) == device_kind::cuda;
     f.node_cores = 1;
+    f.node_links = h.nics_per_node;
     return f;
 }
 
@@ -167,12 +175,13 @@ double profile_elem_bytes(const hardware_profile& h) {
 }
 
 std::string describe(const hardware_profile& h) {
-    return fmt::format("assumed hardware ({}): {}; {} {:g} TFLOP/s peak x {:g}, {:g} GB/s memory, "
-                       "{:g} GiB, {:g} us per call; {:g} ranks per node; intra {:g} us + "
-                       "{:g} GB/s, inter {:g} us + {:g} GB/s (busbw)",
-                       h.source, h.name, h.dtype, h.peak_tflops, h.efficiency, h.memory_gbs,
-                       h.device_memory_gib, h.call_overhead_us, h.ranks_per_node, h.intra_alpha_us,
-                       h.intra_busbw_gbs, h.inter_alpha_us, h.inter_busbw_gbs);
+    return fmt::format(
+        "assumed hardware ({}): {}; {} {:g} TFLOP/s peak x {:g}, {:g} GB/s memory, "
+        "{:g} GiB, {:g} us per call; {:g} ranks and {:g} NICs per node; intra {:g} us + "
+        "{:g} GB/s, inter {:g} us + {:g} GB/s (busbw)",
+        h.source, h.name, h.dtype, h.peak_tflops, h.efficiency, h.memory_gbs, h.device_memory_gib,
+        h.call_overhead_us, h.ranks_per_node, h.nics_per_node, h.intra_alpha_us, h.intra_busbw_gbs,
+        h.inter_alpha_us, h.inter_busbw_gbs);
 }
 
 } // namespace ringscale::analysis::predict

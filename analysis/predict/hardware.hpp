@@ -1,6 +1,7 @@
 // Hardware profiles for what-if predictions: a device's peak rate and the two link levels,
 // stated instead of calibrated. One is built in (`h100`: H100 SXM, NVLink 4 inside a node of
-// 8, 400 Gb/s InfiniBand NDR per GPU between nodes, from public specifications); others are
+// 8, 400 Gb/s InfiniBand NDR per GPU (8 NICs a node) between nodes, from public
+// specifications); others are
 // files of `key = value` lines (profile_text() writes one). Every figure is an assumption and
 // the output names the profile.
 #pragma once
@@ -22,6 +23,9 @@ struct hardware_profile {
     double call_overhead_us = 0; ///< per kernel call
     double device_memory_gib = 0;
     double ranks_per_node = 0;
+    /// Links from a node to the others (NICs) its ranks share (links.hpp); optional in a file,
+    /// where it defaults to ranks_per_node (one per rank, nothing shared).
+    double nics_per_node = 0;
     double intra_alpha_us = 0, intra_busbw_gbs = 0; ///< per algorithm step; nccl-tests busbw
     double inter_alpha_us = 0, inter_busbw_gbs = 0;
 };

@@ -1,5 +1,7 @@
 #include "schemes.hpp"
 
+#include "links.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -31,6 +33,7 @@ struct ring_geom {
     int ranks = 1, u = 1, degree = 1;
     double heads = 0, kv_heads = 0, rows = 0; ///< per ring rank
     link_level level = link_level::intra;
+    int flows = 1; ///< a hop's concurrent flows per node across nodes (links.hpp)
 };
 
 double ring_pairs(const attention_problem& a, const ring_geom& g, int q, int k) {
@@ -42,8 +45,9 @@ cost ring_forward(const attention_problem& a, const ring_geom& g, int me, const 
                   double width) {
     const double out = a.batch * g.heads * g.rows * (a.head_dim + 1) * 4; // O and LSE, fp32
     cost t = compute_cost(memory_pass(out / 2), f.compute, width);
-    const cost x_kv =
-        coll_cost(coll::sendrecv, 2 * kv_block_bytes(a, g.rows, g.kv_heads), g.degree, g.level, f);
+    const cost x_kv = shared_inter(
+        coll_cost(coll::sendrecv, 2 * kv_block_bytes(a, g.rows, g.kv_heads), g.degree, g.level, f),
+        g.flows, f);
     for (int s = 0; s < g.degree; ++s) {
         const int src = (me - s % g.degree + g.degree) % g.degree;
         const cost c = compute_cost(
@@ -64,9 +68,11 @@ cost ring_backward(const attention_problem& a, const ring_geom& g, int me, const
     const double q = a.batch * g.heads * g.rows * a.head_dim * 4;
     const double grad = 2 * a.batch * g.kv_heads * g.rows * a.head_dim * 4; // dK|dV, fp32
     cost t = compute_cost(memory_pass(2 * q), f.compute, width);            // delta, zero dQ
-    const cost x_kv =
-        coll_cost(coll::sendrecv, 2 * kv_block_bytes(a, g.rows, g.kv_heads), g.degree, g.level, f);
-    const cost x_dkv = coll_cost(coll::sendrecv, grad, g.degree, g.level, f);
+    const cost x_kv = shared_inter(
+        coll_cost(coll::sendrecv, 2 * kv_block_bytes(a, g.rows, g.kv_heads), g.degree, g.level, f),
+        g.flows, f);
+    const cost x_dkv =
+        shared_inter(coll_cost(coll::sendrecv, grad, g.degree, g.level, f), g.flows, f);
     const cost sum = compute_cost(memory_pass(2 * grad), f.compute, width); // zero, add
     for (int s = 0; s < g.degree; ++s) {
         const int src = (me - s % g.degree + g.degree) % g.degree;
@@ -114,7 +120,8 @@ cost allgather_rank(const attention_problem& a, const placement& w, int me, cons
     const double q = a.batch * a.heads * rows * a.head_dim * 4;
     cost t = compute_cost(memory_pass(q / 2), f.compute, width);
     const double gathered = 2 * kv_block_bytes(a, rows, a.kv_heads) * p;
-    t += longer(block(me, false), coll_cost(coll::allgather, gathered, p, ring_level(w), f));
+    t += longer(block(me, false),
+                placed_coll_cost(coll::allgather, gathered, p, w.ranks_per_node, f));
     for (int s = 1; s < p; ++s)
         t += block((me - s + p) % p, false);
     if (!a.backward)
@@ -209,6 +216,8 @@ step_prediction predict_attention(const std::string& scheme, int requested_u,
     g.kv_heads = a.kv_heads / u;
     g.rows = a.seq_len / p * u;
     g.level = ring_level(where);
+    // Group k's rank i sends to group k+1's rank i: min(u, ranks per node) flows leave a node.
+    g.flows = std::min(u, where.ranks_per_node);
     out.time = ring_step(a, g, f, width, only_rank < 0 ? -1 : only_rank / u);
     const double row = a.batch * a.seq_len / p * a.head_dim; // one head's rows on one rank
     out.time += ulysses_exchanges((a.heads + 2 * a.kv_heads) * row * a.elem_bytes,

@@ -190,9 +190,19 @@ table figures_table(const calibration& point, const std::vector<calibration>& re
         t.rows.push_back(
             figure_row("beta inter", hw->inter_busbw_gbs, {}, level, "GB/s busbw", src));
         t.rows.push_back(figure_row("ranks per node", hw->ranks_per_node, {}, level, "", src));
+        t.rows.push_back(figure_row("NICs per node", hw->nics_per_node, {}, level, "", src));
     } else {
         add_compute_rows(t, point, reps, level);
         add_link_rows(t, point, reps, level);
+        if (point.node_links > 0) {
+            std::vector<double> r;
+            for (const calibration& c : reps)
+                r.push_back(c.node_links);
+            t.rows.push_back(figure_row("links per node, shared by its ranks", point.node_links, r,
+                                        level, "",
+                                        "calibrated (link tests at 1 and r ranks "
+                                        "per node)"));
+        }
         t.rows.push_back(figure_row("node cores (CPU width)", point.node_cores, {}, level, "",
                                     "largest CPU affinity recorded"));
     }

@@ -1,5 +1,6 @@
 #include "target.hpp"
 
+#include "links.hpp"
 #include "train.hpp"
 
 #include "src/base/backend.hpp"
@@ -106,8 +107,8 @@ step_prediction predict_collective(const target& t, const figures& f) {
                       : scope == "inter" ? t.where.nodes
                                          : t.where.world;
     const double bytes = number(t, "requested_bytes", 0);
-    out.time = op == coll::alltoall && scope == "world" && t.where.nodes > 1
-                   ? alltoall_cost(bytes, group, t.where.ranks_per_node, f) // as the schemes
+    out.time = scope == "world" && t.where.nodes > 1
+                   ? placed_coll_cost(op, bytes, group, t.where.ranks_per_node, f) // as the jobs
                    : coll_cost(op, bytes, group, case_level(t), f);
     return out;
 }

@@ -1,5 +1,7 @@
 #include "train.hpp"
 
+#include "links.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -124,7 +126,7 @@ cost ddp_step(const train_problem& t, const unit_costs& c, const placement& w, c
         sim.compute(c.bwd[static_cast<std::size_t>(u)]);
         bucket += unit_params(t, u);
         if (bucket * 4 >= t.bucket_bytes || u == 0) { // jobs/train_ddp.cpp make_buckets
-            last = coll_cost(coll::allreduce, bucket * 4, w.world, ring_level(w), f);
+            last = placed_coll_cost(coll::allreduce, bucket * 4, w.world, w.ranks_per_node, f);
             sim.post(last);
             bucket = 0;
         }
@@ -139,16 +141,17 @@ cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w,
     for (std::size_t u = 0; u < c.fwd.size(); ++u)
         sim.compute(c.fwd[u] + c.bwd[u]);
     const double bytes = padded(total_params(t), w.world) * 4;
-    sim.blocking(coll_cost(coll::reduce_scatter, bytes, w.world, ring_level(w), f));
+    sim.blocking(placed_coll_cost(coll::reduce_scatter, bytes, w.world, w.ranks_per_node, f));
     sim.compute(c.adamw);
-    sim.blocking(coll_cost(coll::allgather, bytes, w.world, ring_level(w), f));
+    sim.blocking(placed_coll_cost(coll::allgather, bytes, w.world, w.ranks_per_node, f));
     return sim.path;
 }
 
 cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, const figures& f) {
     const int n = unit_count(t), p = w.world;
     auto gather = [&](int u) {
-        return coll_cost(coll::allgather, padded(unit_params(t, u), p) * 4, p, ring_level(w), f);
+        return placed_coll_cost(coll::allgather, padded(unit_params(t, u), p) * 4, p,
+                                w.ranks_per_node, f);
     };
     channel_sim sim;
     int pending = -1; // the unit whose gather was prefetched
@@ -176,8 +179,8 @@ cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, 
             params(u, u - 1, u - 1 >= 1);
         sim.wait(rs_done[k], rs_cost[k]); // the scratch buffer's previous reduce-scatter
         sim.compute(c.bwd[static_cast<std::size_t>(u)]);
-        rs_cost[k] =
-            coll_cost(coll::reduce_scatter, padded(unit_params(t, u), p) * 4, p, ring_level(w), f);
+        rs_cost[k] = placed_coll_cost(coll::reduce_scatter, padded(unit_params(t, u), p) * 4, p,
+                                      w.ranks_per_node, f);
         rs_done[k] = sim.post(rs_cost[k]);
         k = 1 - k;
     }

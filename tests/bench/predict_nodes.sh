@@ -3,8 +3,9 @@
 # emulated cluster (tests/cluster/cluster.sh: 4 network-namespace nodes, links shaped to RATE),
 # calibrate on one node: attention (ring, all-gather, Ulysses, hybrid) and train_step
 # (ddp, zero1, fsdp) at P = 1 and 2 and the collectives at P = 2 all on node 1, plus the one
-# figure a single node cannot measure, the link between nodes: the collectives on 2 nodes x
-# LINK_RANKS ranks (a two-host link test, as nccl-tests would be run before a large job). Then predict the
+# figure a single node cannot measure, the link between nodes: the collectives on 2 nodes x 1
+# rank and 2 nodes x LINK_RANKS ranks (two-host link tests, as nccl-tests would be run before a
+# large job; the two tell how a node's ranks share its link). Then predict the
 # same attention and train_step cases measured on 2 nodes x 2 ranks and 4 nodes x 2 ranks, and
 # the collectives there too (what each scheme's exchanges cost across nodes, to tell a link
 # model that is off from a scheme's composition that is).
@@ -15,8 +16,9 @@
 # the machine's; the script prints the cores and the load so the figures can be read with it.
 #
 # usage: tests/bench/predict_nodes.sh [BUILD_DIR] [OUT_DIR] [RATE] [LINK_RANKS]
-#   RATE default 300mbit; LINK_RANKS (1 or 2, default 2): ranks per node in the link test
-#   (with 2, the link is measured as loaded as the jobs load it: every rank of a node on it)
+#   RATE default 300mbit; LINK_RANKS (1 or 2, default 2): ranks per node in the second link
+#   test (with 2, the link is also measured as loaded as the jobs load it: every rank of a node
+#   on it; with 1, only one link test, and the calibration knows nothing of link sharing)
 set -euo pipefail
 build="${1:-build}"
 work="${2:-$(mktemp -d /tmp/ringscale_predict_nodes.XXXXXX)}"
@@ -63,7 +65,9 @@ mpiexec=$(command -v mpirun)
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; results in $work"
 start=$SECONDS
 launch 1 2 "$work/calib/collectives_1node.h5" "${collectives[@]}"
-launch 2 $((2 * link_ranks)) "$work/calib/link_2x$link_ranks.h5" "${collectives[@]}"
+launch 2 2 "$work/calib/link_2x1.h5" "${collectives[@]}"
+[[ "$link_ranks" == 1 ]] ||
+    launch 2 $((2 * link_ranks)) "$work/calib/link_2x$link_ranks.h5" "${collectives[@]}"
 for np in 1 2; do
     launch 1 "$np" "$work/calib/attention_np$np.h5" "${attention[@]}"
     launch 1 "$np" "$work/calib/train_np$np.h5" "${train[@]}"

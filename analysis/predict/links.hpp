@@ -1,0 +1,37 @@
+// How the ranks of one node share its links to other nodes. A node has `node_links` of them
+// (NICs; figures::node_links, 0: one per rank, nothing shared). When k of its ranks send
+// across nodes at once, each flow runs at beta / max(1, k / node_links): on the emulated
+// cluster (one link per node) two ranks sending across get half the link each; on an HGX
+// H100 (one NIC per GPU) eight get a NIC each.
+// Which exchanges do that: a ring over consecutive ranks puts one flow per node on the link;
+// a hybrid's ring across Ulysses groups min(u, ranks per node); an all-to-all, and MPI's
+// all-gather and reduce-scatter (Bruck, recursive doubling, linear: every rank exchanges with
+// the other nodes' ranks), every rank of the node, each moving the off-node share
+// (g - r) / g of its buffer.
+#pragma once
+
+#include "cost.hpp"
+
+namespace ringscale::analysis::predict {
+
+/// Factor on an inter-node transfer's time when `flows` ranks of a node send across at once.
+double link_share(double flows, const figures& f);
+
+/// `c` with its inter-node transfer time scaled by link_share(flows).
+cost shared_inter(const cost& c, double flows, const figures& f);
+
+/// Whether `op` over several nodes sends from every rank of a node at once (allgather,
+/// reduce_scatter, alltoall), rather than along one ring.
+bool every_rank_crosses(coll op);
+
+/// A collective over `group` ranks placed `per_node` to a node, as ringscale's jobs and the
+/// collectives job run it: inside one node coll_cost intra; over nodes, an every-rank op sends
+/// each rank's off-node share (g - per_node) / g over the inter level, shared by the node's
+/// per_node flows, while the (per_node - 1) / g staying inside overlaps it (the slower of the
+/// two; latency of all g - 1 peers); any other op is a ring with one flow per node.
+cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f);
+
+/// Alltoall over `group` ranks of which `per_node` share a node (placed_coll_cost).
+cost alltoall_cost(double bytes, int group, int per_node, const figures& f);
+
+} // namespace ringscale::analysis::predict

@@ -1,0 +1,138 @@
+// How a node's ranks share its links to other nodes (analysis/predict/links.hpp): synthetic
+// link tests on 2 nodes x 1 rank and 2 nodes x 2 ranks, made on one link per node (two ranks
+// sending across at once get half of it each), give back the planted link figures and the
+// sharing (node_links = 1); the schemes whose ranks send across nodes at once are then priced
+// with it (a hybrid's ring across Ulysses groups, MPI's all-gather), those with one flow per
+// node are not (a plain ring); and a hardware profile with a NIC per rank shares nothing.
+#include "analysis/predict/calibrate.hpp"
+#include "analysis/predict/hardware.hpp"
+#include "analysis/predict/links.hpp"
+#include "analysis/reader.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+using namespace ringscale::analysis::predict;
+using ringscale::test_fixture::fixture_case;
+using ringscale::test_fixture::fixture_file;
+
+namespace {
+
+const double alpha = 10e-6, beta = 2e9; // one node link: latency per step, bytes/s
+
+/// A world-scope collective on `nodes` x `per_node` ranks, timed as one link per node carries
+/// it: an every-rank op moves (g - r) / g of each rank's buffer off the node, r flows on the
+/// one link; a sendrecv ring one flow per node.
+fixture_case link_test(const std::string& op, int nodes, int per_node, std::int64_t bytes) {
+    const int g = nodes * per_node;
+    fixture_case f;
+    f.job = "collectives";
+    f.variant = op;
+    f.world_size = g;
+    f.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"op", op}, {"scope", "world"}};
+    f.int_params = {{"requested_bytes", bytes}, {"nodes", nodes}, {"ranks_per_node", per_node}};
+    f.float_params = {{"bytes", static_cast<double>(bytes)}};
+    f.base_time_s = op == "sendrecv"
+                        ? alpha + bytes / beta
+                        : (g - 1) * alpha + bytes * (g - per_node) / g * per_node / beta;
+    f.noise = 0.005;
+    f.seed = static_cast<std::uint64_t>(bytes * 7 + g + op.size());
+    return f;
+}
+
+calibration calibrate_links(bool with_single_rank_test) {
+    const std::string dir = ringscale::test_fixture::fixture_dir(
+        with_single_rank_test ? "predict_links" : "predict_links_2x2");
+    for (int per_node : {1, 2}) {
+        if (per_node == 1 && !with_single_rank_test)
+            continue;
+        fixture_file file;
+        for (const char* op : {"allgather", "alltoall", "sendrecv"})
+            for (std::int64_t bytes = 65536; bytes <= (16 << 20); bytes *= 4)
+                file.cases.push_back(link_test(op, 2, per_node, bytes));
+        write_fixture_file(dir + "/link_2x" + std::to_string(per_node) + ".h5", file);
+    }
+    const result_set rs = load_results({dir}, true);
+    const calibration_set set = gather_calibration(pool_cases(rs.cases));
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    return fit_calibration(set, cy, ly);
+}
+
+/// Communication-bound figures: compute next to free, the inside of a node free.
+figures comm_bound(const calibration& cal) {
+    figures f = cal.for_device("none");
+    f.compute = {1e-18, 1e-18, 1e-18, 0};
+    f.links[0] = {0, 1e18};
+    f.per_op[0].clear();
+    return f;
+}
+
+target attention(const std::string& job, const std::string& variant, int nodes) {
+    target t;
+    t.job = job;
+    t.variant = variant;
+    t.identity = {{"seq_len", "4096"},  {"heads", "8"},         {"kv_heads", "8"},
+                  {"layout", "zigzag"}, {"causal", "1"},        {"device", "cuda"},
+                  {"pass", "fwd"},      {"ulysses_degree", "2"}};
+    t.where = {2 * nodes, nodes, 2};
+    return t;
+}
+
+} // namespace
+
+TEST(analysis_predict_links, link_tests_at_1_and_2_ranks_per_node_recover_the_sharing) {
+    const calibration cal = calibrate_links(true);
+    EXPECT_NEAR(cal.node_links, 1, 0.05);
+    for (coll op : {coll::allgather, coll::alltoall, coll::sendrecv}) {
+        const link_figures lf = cal.per_op[1].at(op);
+        EXPECT_NEAR(lf.beta_bps, beta, 0.05 * beta) << to_string(op);
+        EXPECT_NEAR(lf.alpha_s, alpha, 0.1 * alpha) << to_string(op);
+    }
+    // Without the test at 1 rank per node nothing tells sharing from a slower link: none.
+    EXPECT_EQ(calibrate_links(false).node_links, 0);
+}
+
+TEST(analysis_predict_links, concurrent_flows_across_nodes_are_priced_on_the_shared_link) {
+    const figures f = comm_bound(calibrate_links(true));
+    figures own = f; // the same link figures, a link per rank
+    own.node_links = 0;
+    // MPI's all-gather on 4 nodes x 2: each rank's 6/8 off-node share, two flows a link.
+    target gather;
+    gather.job = "collectives";
+    gather.variant = "allgather";
+    gather.identity = {{"op", "allgather"}, {"scope", "world"}, {"requested_bytes", "16777216"}};
+    gather.where = {8, 4, 2};
+    const double bytes = 16 << 20;
+    EXPECT_NEAR(predict_target(gather, f).time.total(), 7 * alpha + bytes * 6 / 8 * 2 / beta,
+                0.05 * predict_target(gather, f).time.total());
+    // A hybrid u=2's ring crosses nodes from both ranks of a node at once: twice the transfer
+    // time of a link per rank; a plain ring's one flow per node is not shared.
+    const step_prediction hybrid = predict_target(attention("context_parallel", "hybrid", 4), f);
+    ASSERT_TRUE(hybrid.ok()) << hybrid.refusal;
+    const step_prediction hybrid_own =
+        predict_target(attention("context_parallel", "hybrid", 4), own);
+    EXPECT_NEAR(hybrid.time.beta[1], 2 * hybrid_own.time.beta[1], 1e-3 * hybrid.time.beta[1]);
+    const step_prediction ring = predict_target(attention("ring_attention", "ring", 4), f);
+    ASSERT_TRUE(ring.ok()) << ring.refusal;
+    EXPECT_DOUBLE_EQ(ring.time.beta[1],
+                     predict_target(attention("ring_attention", "ring", 4), own).time.beta[1]);
+    // One node: nothing crosses, nothing changes.
+    EXPECT_DOUBLE_EQ(predict_target(attention("context_parallel", "hybrid", 1), f).time.total(),
+                     predict_target(attention("context_parallel", "hybrid", 1), own).time.total());
+}
+
+TEST(analysis_predict_links, hardware_profiles_state_the_nics_per_node) {
+    EXPECT_EQ(profile_figures(builtin_h100()).node_links, 8); // a NIC per GPU
+    EXPECT_DOUBLE_EQ(link_share(8, profile_figures(builtin_h100())), 1);
+    hardware_profile h = parse_hardware(profile_text(builtin_h100()), "h100 copy");
+    EXPECT_EQ(h.nics_per_node, 8);
+    std::string text = profile_text(builtin_h100());
+    text = text.substr(0, text.find("nics_per_node")); // optional: one per rank
+    EXPECT_EQ(parse_hardware(text, "no nics").nics_per_node, 8);
+    text += "nics_per_node = 2\n";
+    const figures two = profile_figures(parse_hardware(text, "two nics"));
+    EXPECT_DOUBLE_EQ(link_share(8, two), 4);
+    EXPECT_THROW(parse_hardware(text + "nics_per_node = 0\n", "zero"), std::exception);
+}
