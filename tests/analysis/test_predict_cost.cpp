@@ -3,6 +3,7 @@
 // cases, the DDP bucket schedule, NNLS, hardware profiles and --at parsing, exact values.
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/hardware.hpp"
+#include "analysis/predict/links.hpp"
 #include "analysis/predict/schemes.hpp"
 #include "analysis/predict/target.hpp"
 #include "analysis/predict/train.hpp"
