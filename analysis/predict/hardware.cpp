@@ -97,6 +97,9 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
                                            line.substr(0, 60)));
         values[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
     }
+    const auto nics = values.find("nics_per_node"); // optional; checked first when given
+    if (nics != values.end())
+        h.nics_per_node = positive_number(nics->second, "nics_per_node", source);
     std::set<std::string> known = {"name", "device", "dtype", "nics_per_node"};
     for (const numeric_key& k : numeric_keys) {
         known.insert(k.key);
@@ -116,9 +119,8 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
     if (h.ranks_per_node != std::floor(h.ranks_per_node))
         throw config_error(fmt::format("hardware profile {}: ranks_per_node = {} is not whole",
                                        source, h.ranks_per_node));
-    const auto nics = values.find("nics_per_node");
-    h.nics_per_node = nics == values.end() ? h.ranks_per_node
-                                           : positive_number(nics->second, "nics_per_node", source);
+    if (nics == values.end())
+        h.nics_per_node = h.ranks_per_node; // one per rank: nothing shared
     // The name and the path reach a terminal and report.md: one line of plain text.
     h.source = terminal_text(source);
     h.name = terminal_text(values.count("name") ? values["name"] : source).substr(0, 160);
