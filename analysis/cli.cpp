@@ -102,9 +102,24 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
         d.add_options()("csv", po::value<std::string>(&o.csv_path),
                         "long-format CSV file ('-': stdout)")(
             "json", po::value<std::string>(&o.json_path), "JSON summaries file ('-': stdout)");
+    if (cmd == "crossover")
+        d.add_options()("min-launches", po::value<std::size_t>(&o.min_launches)->default_value(2),
+                        "launches of each scheme (at least 2) needed to confirm a fastest "
+                        "scheme or a crossing; the CIs resample launches, then iterations");
+    if (cmd == "crossover" || cmd == "report")
+        d.add_options()("tie-floor", po::value<double>(&o.tie_floor)->default_value(1.0, "1%"),
+                        "least noise between cases, in percent: a margin must clear it (raised "
+                        "to the spread of identical work, P=1 schemes, where measured)");
+    if (cmd != "compare" && cmd != "profile" && cmd != "export" && cmd != "model")
+        d.add_options()("pool-resources", po::bool_switch(&o.pool_resources),
+                        "pool launches of a case that ran with different threads or CPU "
+                        "affinity (default: kept apart, each labelled with its threads/cores)");
     if (cmd == "report")
         d.add_options()("max-heatmaps", po::value<std::size_t>(&o.max_heatmaps)->default_value(6),
-                        "heatmaps for the most imbalanced cases");
+                        "heatmaps for the most imbalanced cases")(
+            "family-plots", po::value<std::string>(&o.family_plots),
+            "also draw one scaling plot per family whose label contains this text ('all': "
+            "every family); the question plots cover every family either way");
 }
 
 /// "p=64,S=1M;p=8,S=128K" -> (64, 1048576), (8, 131072); config_error naming the item.
@@ -149,6 +164,8 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
         o.limits.peak_tflops = in_range("peak", vm["peak"].as<double>(), positive_rate);
     if (vm.count("link-gbs"))
         o.limits.link_gbs = in_range("link-gbs", vm["link-gbs"].as<double>(), positive_rate);
+    if (vm.count("tie-floor"))
+        o.tie_floor = in_range("tie-floor", o.tie_floor, threshold_percent) / 100.0;
     if (vm.count("base-p"))
         o.base_p = static_cast<int>(in_range("base-p", vm["base-p"].as<int>(), rank_count));
     in_range("alpha", o.alpha, probability);

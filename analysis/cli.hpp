@@ -33,10 +33,13 @@ struct cli_options {
     double threshold = 0.05; ///< fraction
     double alpha = 0.05;
     std::size_t min_launches = 2;
+    double tie_floor = 0.01; ///< crossover: least noise floor between cases (fraction)
     std::string csv_path;
     std::string json_path;
     std::size_t max_heatmaps = 6;
-    std::string help_text; ///< non-empty: print it and exit 0
+    bool pool_resources = false; ///< pool launches run with different threads / affinity
+    std::string family_plots;    ///< report: families (label substring, or "all") to plot alone
+    std::string help_text;       ///< non-empty: print it and exit 0
 };
 
 /// Parse argv. Throws config_error on bad input (unknown subcommand or option, bad value).

@@ -71,6 +71,13 @@ void add_memory_columns(table& t) {
         t.add_column(m.title, m.key);
 }
 
+/// The cell of column `key`, or the sanity gate's flag in its place (value null: JSON and CSV
+/// never carry a withheld number).
+cell flagged(const case_summary& s, const std::string& key, cell c) {
+    auto it = s.flags.find(key);
+    return it == s.flags.end() ? c : cell{it->second, nullptr};
+}
+
 std::string status_text(const case_summary& s) {
     std::string out = s.status;
     if (!s.error.empty())
@@ -109,7 +116,7 @@ void drop_empty_columns(table& t) {
     for (std::size_t c = t.keys.size(); c-- > 0;) {
         bool empty = true;
         for (const auto& row : t.rows)
-            empty = empty && row[c].value.is_null();
+            empty = empty && row[c].value.is_null() && (row[c].text.empty() || row[c].text == "-");
         if (!empty || t.rows.empty())
             continue;
         t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
@@ -147,6 +154,7 @@ table summary_table(const std::vector<case_summary>& rows) {
         t.add_column(c[0], c[1], c[0][0] == '\0');
     add_memory_columns(t);
     t.add_column("status", "status");
+    t.add_column("", "withheld", true); // csv/json: "column=flag ..." for each withheld figure
     std::vector<const pooled_case*> cases;
     for (const case_summary& s : rows)
         cases.push_back(s.source);
@@ -170,13 +178,17 @@ table summary_table(const std::vector<case_summary>& rows) {
                           {outl, static_cast<long long>(s.outliers)},
                           ratio_cell(s.imbalance),
                           number_cell(s.comm_share, fmt::format("{:.1f}", 100 * s.comm_share)),
-                          opt_cell(s.flops_per_rank, 1e9),
+                          flagged(s, "gflops_per_rank", opt_cell(s.flops_per_rank, 1e9)),
                           mfu_cell(s.mfu_percent),
                           opt_cell(s.tokens_per_s, 1),
-                          opt_cell(s.algbw, 1e9),
-                          opt_cell(s.busbw, 1e9)});
+                          flagged(s, "algbw_gbs", opt_cell(s.algbw, 1e9)),
+                          flagged(s, "busbw_gbs", opt_cell(s.busbw, 1e9))});
         add_memory_cells(p, t.rows.back());
         t.rows.back().push_back(text_cell(status_text(s)));
+        std::string withheld;
+        for (const auto& [key, flag] : s.flags)
+            withheld += fmt::format("{}{}={}", withheld.empty() ? "" : " ", key, flag);
+        t.rows.back().push_back(withheld.empty() ? cell{"", nullptr} : text_cell(withheld));
     }
     drop_empty_columns(t);
     return t;
@@ -210,10 +222,15 @@ table scaling_table(const std::vector<scaling_result>& results) {
                  number_cell(p.speedup_hi, ""), ratio_cell(p.efficiency),
                  number_cell(p.efficiency_lo,
                              format_interval(p.efficiency_lo, p.efficiency_hi, false)),
-                 number_cell(p.efficiency_hi, ""), ratio_cell(p.karp_flatt, "{:.4f}"),
+                 number_cell(p.efficiency_hi, ""),
+                 p.karp_flatt_note.empty()
+                     ? ratio_cell(p.karp_flatt, "{:.4f}")
+                     : cell{fmt::format("{:.4f} (!)", p.karp_flatt), p.karp_flatt},
                  text_cell(p.resampled)});
             add_memory_cells(*p.source, t.rows.back());
-            const std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
+            std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
+            if (!p.karp_flatt_note.empty())
+                note += (note.empty() ? "" : "; ") + p.karp_flatt_note;
             t.rows.back().push_back(note.empty() ? cell{"", nullptr} : text_cell(note));
         }
     drop_empty_columns(t);
