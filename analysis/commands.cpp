@@ -174,7 +174,12 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     warn_mfu(rows);
     const auto families = find_families(pooled);
     const auto scaling = all_scaling(families, o);
-    report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
+    report_inputs in;
+    in.results = &rs;
+    in.rows = &rows;
+    in.scaling = &scaling;
+    in.pooled = &pooled;
+    in.notes = resource_notes(pooled);
     const auto models = fit_family_models(families, o, in.model_refusals);
     in.models = &models;
     const crossover_result crossover = find_crossovers(pooled, crossover_opts(o));
@@ -183,7 +188,7 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     in.study_models = &studies;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
-    const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});
+    const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, o.family_plots});
     out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", o.out_dir, pngs.size(),
                        fmt::join(pngs, " "));
     return 0;

@@ -142,8 +142,8 @@ void crossings_of(const std::vector<const crossover_cell*>& along_s, const cross
                 // Below: faster_below wins; above: faster_above wins.
                 const scheme_point& win_lo = d1 < 0 ? x : y;
                 const scheme_point& lose_lo = d1 < 0 ? y : x;
-                const scheme_point& win_hi = d1 < 0 ? *x2 : *y2;
-                const scheme_point& lose_hi = d1 < 0 ? *y2 : *x2;
+                const scheme_point& win_hi = d1 < 0 ? *y2 : *x2;
+                const scheme_point& lose_hi = d1 < 0 ? *x2 : *y2;
                 const interval lo = ratio_ci(*lose_lo.source, *win_lo.source, o);
                 const interval hi = ratio_ci(*lose_hi.source, *win_hi.source, o);
                 p.ratio_below_lo = lo.lo;

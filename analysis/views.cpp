@@ -91,6 +91,22 @@ std::string status_text(const case_summary& s) {
     return out;
 }
 
+/// The verdict, saying what decided it where the CI alone would suggest otherwise: a
+/// bootstrap CI that excludes 0 beside "no significant change" means Welch's test on the
+/// launch medians (or Holm's adjustment over the cases) did not reject.
+std::string verdict_text(const case_comparison& c) {
+    const std::string v = to_string(c.result);
+    const bool ci_excludes_zero = c.change_lo > 0 || c.change_hi < 0;
+    if (c.result != verdict::not_significant || !ci_excludes_zero)
+        return v;
+    if (c.unit == "launches")
+        return v + fmt::format(" (the CI excludes 0 but Welch's test on the launch medians "
+                               "decided: p {:.3g}, Holm {:.3g}; the bootstrap CI alone is too "
+                               "narrow with few launches)",
+                               c.p_value, c.p_adjusted);
+    return v + fmt::format(" (Holm over the cases: p {:.3g})", c.p_adjusted);
+}
+
 } // namespace
 
 std::string format_time(double s) {
@@ -314,7 +330,7 @@ table compare_table(const comparison& cmp) {
              int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
              p_cell(c.p_value), p_cell(c.p_adjusted), p_cell(c.test.p_value),
              ratio_cell(c.test.cliffs_delta), text_cell(cliffs_delta_label(c.test.cliffs_delta)),
-             maybe_pct(c.launch_noise), maybe_pct(c.detectable), text_cell(to_string(c.result))});
+             maybe_pct(c.launch_noise), maybe_pct(c.detectable), text_cell(verdict_text(c))});
     return t;
 }
 

@@ -325,7 +325,7 @@ std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
     const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
     const bool checked = rec.number(attr::validated).value_or(0) != 0;
     return {metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
-            metric::of("", t > 0 ? flops / t / ranks / 1e12 : none, "TF/s/rank", metric_hint::rate),
+            metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
             metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
                        metric_hint::error)};
 }

@@ -72,6 +72,8 @@ double ring_bytes_sent(const ring_spec& spec, bool backward) {
     const double block = 2.0 * static_cast<double>(kv_bytes(spec));
     const double grads = 2.0 * static_cast<double>(ring_kv_elems(spec)) * sizeof(float);
     const int p = spec.comm->size();
+    if (p <= 1)
+        return 0; // one rank sends nothing: its K/V and their gradients stay home
     return (p - 1) * block + (backward ? (p - 1) * block + p * grads : 0.0);
 }
 

@@ -60,9 +60,9 @@ TEST(live_table, every_job_keeps_its_columns) {
     EXPECT_EQ(headers("collectives"),
               (v{"op", "size(B)", "count", "placement", "algbw(GB/s)", "busbw(GB/s)", "#wrong"}));
     EXPECT_EQ(headers("ring_attention"), (v{"seq", "H/Hkv", "D", "causal", "pass", "layout",
-                                            "overlap", "tok/s", "TF/s/rank", "max_err"}));
+                                            "overlap", "tok/s", "GF/s/rank", "max_err"}));
     EXPECT_EQ(headers("context_parallel"),
-              (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "tok/s", "TF/s/rank",
+              (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "tok/s", "GF/s/rank",
                  "max_err", "sent/rank", "peak/rank"}));
     EXPECT_EQ(headers("train_step"), (v{"variant", "dpxcp", "tokens", "params(M)", "tok/s",
                                         "GF/s/rank", "loss", "max_err"}));
