@@ -13,7 +13,10 @@
 #include "src/base/text_escape.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
@@ -157,8 +160,16 @@ void write_to(const std::string& path, const std::function<void(std::ostream&)>&
         return;
     }
     std::ofstream f(path);
-    if (!f)
-        throw error(error_kind::io, fmt::format("cannot write {}", path));
+    if (!f) {
+        const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+        std::error_code ec;
+        if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+            throw error(error_kind::io,
+                        fmt::format("cannot write {}: directory {} does not exist (create it "
+                                    "first)",
+                                    path, parent.string()));
+        throw error(error_kind::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
     body(f);
     if (!f)
         throw error(error_kind::io, fmt::format("error writing {}", path));
