@@ -87,11 +87,24 @@ std::string axes(const plot_panel& p) {
         const double f = std::max(1.12, std::pow(y.hi / y.lo, 0.06));
         gp += fmt::format("set logscale y\nset yrange [{:.6g}:{:.6g}]\nset format y '%g'\n",
                           y.lo / f, y.hi * f);
+        // 1-2-5 tics when the range spans few decades (gnuplot labels only powers of ten).
+        if (y.hi / y.lo < 1e3) {
+            std::string tics;
+            for (double d = std::pow(10.0, std::floor(std::log10(y.lo / f))); d < y.hi * f * 10;
+                 d *= 10)
+                for (double m : {1.0, 2.0, 5.0})
+                    if (m * d >= y.lo / f && m * d <= y.hi * f)
+                        tics += fmt::format("{}{:g}", tics.empty() ? "" : ", ", m * d);
+            gp += "set ytics (" + tics + ")\n";
+        } else {
+            gp += "set ytics autofreq\n";
+        }
     } else {
         const double lo = p.y_from_zero ? std::min(0.0, y.lo) : y.lo;
         const double span = y.hi > lo ? y.hi - lo : std::max(std::abs(y.hi), 1e-9);
         const double bottom = lo - 0.08 * span;
-        gp += fmt::format("unset logscale y\nset yrange [{:.6g}:{:.6g}]\nset format y '%g'\n",
+        gp += fmt::format("unset logscale y\nset ytics autofreq\nset yrange [{:.6g}:{:.6g}]\n"
+                          "set format y '%g'\n",
                           p.y_from_zero || (y.lo >= 0 && bottom < 0) ? std::min(0.0, lo) : bottom,
                           y.hi + 0.1 * span);
     }
@@ -150,7 +163,7 @@ bool draw_panels(const std::vector<plot_panel>& all, const std::string& title,
     const int n = static_cast<int>(panels.size());
     const int cols = std::max(1, std::min(columns, n));
     const int rows = (n + cols - 1) / cols;
-    const int width = panel_width * cols;
+    const int width = std::max(panel_width * cols, 900); // room for the title
     const std::size_t title_chars = static_cast<std::size_t>(width * chars_per_px * 0.7);
     const std::string title_text = wrap_text(title, title_chars);
     const int title_lines =
@@ -179,12 +192,18 @@ bool draw_panels(const std::vector<plot_panel>& all, const std::string& title,
                               gnuplot_wrapped(mk.text, 60), mk.x, 0.97);
         }
         std::string plot;
+        // Series side by side at one x (a few percent apart on the log axis): every CI bar
+        // stays visible instead of hiding behind the next series' bar.
+        const double n_series = static_cast<double>(p->series.size());
+        int index = 0;
         for (const panel_series& s : p->series) {
             if (s.points.empty())
                 continue;
+            const double dodge =
+                p->x_log2 ? std::pow(2.0, 0.05 * (index++ - (n_series - 1) / 2)) : 1.0;
             data += "# " + terminal_text(s.name) + "\n";
             for (const panel_point& pt : s.points)
-                data += fmt::format("{:.9g} {:.9g} {:.9g} {:.9g}\n", pt.x, pt.y,
+                data += fmt::format("{:.9g} {:.9g} {:.9g} {:.9g}\n", pt.x * dodge, pt.y,
                                     or_point(pt.lo, pt.y), or_point(pt.hi, pt.y));
             data += "\n\n";
             const int c = colour.at(s.name);

@@ -34,7 +34,8 @@ void run_gnuplot(const std::string& dir, const std::string& script);
 void plot_scaling(const scaling_result& r, const std::string& dir, const std::string& stem);
 
 /// Horizontal stacked bars of compute, exposed communication and the rest of the step time:
-/// the `top` cases (P > 1) whose communication is most exposed, labelled in full, and the rest
+/// the `top` cases (P > 1, collectives aside: all communication) whose communication is most
+/// exposed, labelled in full, and the rest
 /// as one bar of their mean. False when no such case has compute_s/comm_wait_s.
 bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& dir,
                     const std::string& stem, std::size_t top = 12);

@@ -107,6 +107,7 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
         for (plot_panel& p : mem) {
             p.xlabel = "P (ranks)";
             p.ylabel = "peak memory per rank (MiB)";
+            p.y_from_zero = true;
         }
         // Confirmed crossings are marked and labelled; the others are counted in the title
         // (noise may have drawn them; the Crossovers table lists them).
@@ -176,8 +177,9 @@ std::string training_plots(const question_inputs& in, const row_index& rows, con
     for (const pooled_case& c : *in.pooled)
         if (c.job == "train_step" && !c.launches.empty()) {
             std::string shape;
-            for (const auto& [k, v] : c.params)
-                shape += fmt::format("{}{}={}", shape.empty() ? "" : " ", k, v);
+            for (const auto& [k, v] : c.params) // the variant's own options name the series
+                if (k != "dp_variant" && k != "cp_variant" && k != "prefetch")
+                    shape += fmt::format("{}{}={}", shape.empty() ? "" : " ", k, v);
             shapes[shape].push_back(&c);
         }
     std::string md;
@@ -210,6 +212,8 @@ std::string training_plots(const question_inputs& in, const row_index& rows, con
             }
         }
         tokens.y_from_zero = true;
+        for (plot_panel& m : memory)
+            m.y_from_zero = true; // sizes compare as ratios from zero
         std::vector<plot_panel> speed = {time, tokens};
         sort_points(speed);
         sort_points(memory);

@@ -178,7 +178,8 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         pngs.push_back("breakdown.png");
         md += "\n## Compute vs exposed communication\n\nThe cases whose communication is "
               "least hidden, labelled in full; every other case with P > 1 is in the last bar "
-              "(their mean). One rank has nothing to communicate and is left out.\n\n"
+              "(their mean). One rank has nothing to communicate and a collective is all "
+              "communication: both are left out.\n\n"
               "![breakdown](breakdown.png)\n";
     }
     md += "\n## Memory\n\nPeak memory per rank (max over ranks and launches) is in the "
