@@ -29,11 +29,14 @@ const char* usage_line(const std::string& cmd) {
 const char* purpose(const std::string& cmd) {
     if (cmd == "summary")
         return "One row per case: median step time with its 95% CI, percentiles, outliers, "
-               "imbalance, communication share, throughput and peak memory per rank.";
+               "imbalance (the median over launches of each launch's slowest / mean per-rank "
+               "median), communication share, throughput and peak memory per rank. Rates above "
+               "the hardware's ceiling read 'impossible', collectives at P=1 'no-op'.";
     if (cmd == "scaling")
         return "Speedup, efficiency (bootstrap CIs) and Karp-Flatt serial fraction per family "
                "of cases differing only in P, against a base case; memory against P; an "
-               "efficiency above 1.1 is flagged as suspect.";
+               "efficiency above 1.1 and a Karp-Flatt value outside [0, 1] are flagged; "
+               "collectives are refused (busbw against P is their measure).";
     if (cmd == "model")
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
                "selection) and t(p, S) per group of attention cases measured at 3+ P and S; "
@@ -45,8 +48,10 @@ const char* purpose(const std::string& cmd) {
                "error.";
     if (cmd == "crossover")
         return "Which attention scheme is fastest at each (S, P), its margin over the "
-               "runner-up (bootstrap CI) and peak memory per rank beside it; where two schemes "
-               "trade places along S at fixed P.";
+               "runner-up (bootstrap CI over launches, then iterations) and peak memory per rank "
+               "beside it; where two schemes trade places along S at fixed P. A verdict is "
+               "confirmed only with 2+ launches of each scheme and a CI clear of the noise "
+               "between cases; at P=1 every scheme does the same work and none is ranked.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -109,7 +114,7 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd == "crossover" || cmd == "report")
         d.add_options()("tie-floor", po::value<double>(&o.tie_floor)->default_value(1.0, "1%"),
                         "least noise between cases, in percent: a margin must clear it (raised "
-                        "to the spread of identical work, P=1 schemes, where measured)");
+                        "to the median spread of identical work, P=1 schemes, where measured)");
     if (cmd != "compare" && cmd != "profile" && cmd != "export" && cmd != "model")
         d.add_options()("pool-resources", po::bool_switch(&o.pool_resources),
                         "pool launches of a case that ran with different threads or CPU "

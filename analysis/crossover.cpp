@@ -194,14 +194,18 @@ std::vector<crossover_cell> scheme_cells(const std::vector<pooled_case>& pooled)
 
 noise_floor between_case_noise(const std::vector<crossover_cell>& cells, double min_floor) {
     noise_floor out{min_floor, fmt::format("the least floor, {:g}%", 100 * min_floor)};
-    for (const crossover_cell& c : cells) {
-        if (!c.same_work || c.schemes.size() < 2)
-            continue;
-        const double spread = c.schemes.back().median_s / c.schemes.front().median_s - 1;
-        if (spread > out.fraction)
-            out = {spread, fmt::format("identical work differed by {:.1f}% (P=1, S={})",
-                                       100 * spread, size_text(c.seq_len))};
-    }
+    std::vector<double> spreads; // slowest / fastest - 1 of each cell of identical work
+    for (const crossover_cell& c : cells)
+        if (c.same_work && c.schemes.size() >= 2)
+            spreads.push_back(c.schemes.back().median_s / c.schemes.front().median_s - 1);
+    if (spreads.empty())
+        return out;
+    const std::size_t n = spreads.size();
+    const double typical = median_inplace(spreads); // one disturbed cell does not set it
+    if (typical > out.fraction)
+        out = {typical, fmt::format("identical work (P=1) differed by {:.1f}%, the median of {} "
+                                    "cell(s)",
+                                    100 * typical, n)};
     return out;
 }
 

@@ -76,8 +76,8 @@ struct crossover_options {
     double min_floor = 0.01;      ///< the noise floor's least value
 };
 
-/// The noise between cases of one launch: the largest |t(a)/t(b) - 1| between schemes doing
-/// identical work (every pair at P=1), never below `min_floor`.
+/// The noise between cases: over the cells of identical work (P=1), the median of each cell's
+/// slowest / fastest - 1, never below `min_floor`.
 noise_floor between_case_noise(const std::vector<crossover_cell>& cells, double min_floor);
 
 /// Every (shape, P, S) measured with an attention scheme (ring_attention's ring,

@@ -12,8 +12,8 @@ namespace ringscale::analysis {
 
 namespace {
 
-constexpr int panel_width = 640;
-constexpr int panel_height = 460;
+constexpr int panel_width = 700;
+constexpr int panel_height = 440;
 constexpr double chars_per_px = 1.0 / 7.5; // Sans 10 at the terminal's resolution
 
 // Distinct colours (Okabe-Ito, then Tableau): a series keeps its colour in every panel.
@@ -144,8 +144,14 @@ std::string gnuplot_wrapped(const std::string& text, std::size_t width) {
     }
 }
 
-bool draw_panels(const std::vector<plot_panel>& all, const std::string& title,
+bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
                  const std::string& dir, const std::string& stem, int columns) {
+    // Series in name order in every panel: the same legend order and colour everywhere.
+    std::vector<plot_panel> all = given;
+    for (plot_panel& p : all)
+        std::stable_sort(
+            p.series.begin(), p.series.end(),
+            [](const panel_series& a, const panel_series& b) { return a.name < b.name; });
     std::vector<const plot_panel*> panels;
     std::map<std::string, int> colour; // series name -> palette index, in order of appearance
     for (const plot_panel& p : all) {
@@ -173,7 +179,8 @@ bool draw_panels(const std::vector<plot_panel>& all, const std::string& title,
         fmt::format("set terminal {} size {},{} font 'Sans,10'\nset output {}\n", png_terminal(),
                     width, panel_height * rows + 22 * title_lines, gnuplot_string(stem + ".png"));
     gp += "set termoption noenhanced\nset datafile missing 'nan'\nset grid\n"
-          "set key below horizontal font ',9' noenhanced\nset bars small\n";
+          "set key outside right top vertical Left reverse font ',9' noenhanced\n"
+          "set bars small\n";
     gp += fmt::format("set multiplot layout {},{} title {} font ',12'\n", rows, cols,
                       gnuplot_wrapped(title, title_chars));
     const std::size_t panel_chars = static_cast<std::size_t>(panel_width * chars_per_px * 0.9);

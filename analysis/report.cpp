@@ -47,7 +47,8 @@ const char* methodology =
     "arithmetic (a fixed message does not split among ranks).\n"
     "- Crossovers: a fastest scheme or a crossing is confirmed only when the CI of the time "
     "ratio, resampling launches then iterations, clears 1 + a noise floor (at least 1%, or the "
-    "spread of identical work at P=1 where larger) with two or more launches of each scheme; "
+    "median spread of identical work at P=1 where larger) with two or more launches of each "
+    "scheme; "
     "at P=1 every scheme does the same work and none is ranked.\n"
     "- Models: t(p) = c0 + c1·p^e·log2(p)^k (Extra-P normal form, one term), least squares, "
     "chosen by leave-one-out cross-validated SMAPE; at least 3 distinct P.\n\n";
