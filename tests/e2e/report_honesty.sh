@@ -31,7 +31,7 @@ c = json.load(open('$work/bcast.json'))['cases'][0]
 sys.exit(not (c['busbw_gbs'] is None and c['algbw_gbs'] is None and 'busbw_gbs=no-op' in c['withheld']))"
 
 # 2. long_context at P=1 with both layouts: identical work, never ranked.
-"${mpi[@]}" -np 1 "$ringscale" "$presets/long_context.ini" --seq-len 128,256,512 \
+"${mpi[@]}" -np 1 "$ringscale" "$presets/long_context.ini" --seq-len 128,256 \
     --layout contiguous,zigzag -w 1 --iters 10 --repeat 2 --validate off \
     -o "$work/lc/" >"$work/lc.out" 2>&1
 "$stats" crossover "$work/lc/" --format json --bootstrap 200 >"$work/lc.json" 2>"$work/lc.err"
