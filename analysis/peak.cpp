@@ -1,5 +1,7 @@
 #include "peak.hpp"
 
+#include "src/base/backend.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -106,7 +108,7 @@ mfu_figure case_mfu(const case_data& c, const std::optional<double>& flops_per_r
             if (auto it = c.file->meta.find("device_name"); it != c.file->meta.end())
                 name = it->second.text;
         }
-        if (device != "cuda")
+        if (find_device_kind(device) != device_kind::cuda)
             return f;
         f.peak = gpu_dense_peak(name, recorded);
         if (!f.peak) {

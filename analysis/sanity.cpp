@@ -1,5 +1,7 @@
 #include "sanity.hpp"
 
+#include "src/base/backend.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -66,7 +68,7 @@ std::string normalise_dtype(const std::string& dtype) {
 std::optional<peak> known_peak(const std::string& device, const std::string& device_name,
                                const std::string& dtype, int threads_per_rank) {
     const std::string t = normalise_dtype(dtype);
-    if (device == "cpu") {
+    if (find_device_kind(device) == device_kind::cpu) {
         if (threads_per_rank <= 0 || (t != "fp32" && t != "fp64"))
             return std::nullopt;
         const double per_core = (t == "fp64" ? 32.0 : 64.0) * 6.0; // FLOP/cycle x GHz

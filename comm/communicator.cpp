@@ -3,15 +3,43 @@
 #include "comm/mpi_communicator.hpp"
 #include "src/base/error.hpp"
 
-#include <fmt/format.h>
-
 namespace ringscale::comm {
 
-// Defined in nccl_communicator.cpp or, when NCCL was not found, nccl_stub.cpp.
-std::unique_ptr<communicator> make_nccl_world();
-extern const bool nccl_compiled;
-// Defined in mpi_staged_communicator.cpp or, when CUDA was not built, mpi_staged_stub.cpp.
-std::unique_ptr<communicator> make_mpi_staged_world();
+// The backends beyond host MPI exist where CMake found them (comm/CMakeLists.txt); this file is
+// the one place that knows which, and the one that says "not compiled" for the others.
+#ifdef RINGSCALE_COMM_NCCL
+std::unique_ptr<communicator> make_nccl_world(); // nccl_communicator.cpp
+constexpr bool nccl_compiled = true;
+#else
+constexpr bool nccl_compiled = false;
+std::string nccl_version() {
+    return "";
+}
+#endif
+#ifdef RINGSCALE_COMM_STAGED
+std::unique_ptr<communicator> make_mpi_staged_world(); // mpi_staged_communicator.cpp
+#endif
+
+namespace {
+
+std::unique_ptr<communicator> nccl_world() {
+#ifdef RINGSCALE_COMM_NCCL
+    return make_nccl_world();
+#else
+    throw not_compiled_error("--comm nccl: the NCCL backend is not compiled into this ringscale");
+#endif
+}
+
+std::unique_ptr<communicator> staged_world() {
+#ifdef RINGSCALE_COMM_STAGED
+    return make_mpi_staged_world();
+#else
+    throw not_compiled_error("--comm mpi with --device cuda: device-staged MPI needs the CUDA "
+                             "backend, which is not compiled into this ringscale");
+#endif
+}
+
+} // namespace
 
 std::size_t size_of(dtype t) {
     switch (t) {
@@ -57,23 +85,21 @@ void wait_all(std::vector<request_ptr>& reqs) {
     reqs.clear();
 }
 
-bool backend_compiled(const std::string& backend) {
-    if (backend == "mpi")
-        return true;
-    if (backend == "nccl")
-        return nccl_compiled;
-    return false;
+bool backend_compiled(comm_kind backend) {
+    return backend == comm_kind::mpi || nccl_compiled;
 }
 
-std::unique_ptr<communicator> make_world(const std::string& backend, memory_space memory) {
-    if (backend == "mpi") {
-        if (memory == memory_space::device) // staged through pinned host memory
-            return make_mpi_staged_world();
-        return std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
-    }
-    if (backend == "nccl")
-        return make_nccl_world();
-    throw config_error(fmt::format("--comm: unknown backend '{}' (choose mpi or nccl)", backend));
+void require_compiled(comm_kind backend) {
+    if (backend == comm_kind::nccl && !nccl_compiled)
+        nccl_world(); // the not-compiled error
+}
+
+std::unique_ptr<communicator> make_world(comm_kind backend, memory_space memory) {
+    if (backend == comm_kind::nccl)
+        return nccl_world();
+    if (memory == memory_space::device) // staged through pinned host memory
+        return staged_world();
+    return std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
 }
 
 } // namespace ringscale::comm

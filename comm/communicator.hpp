@@ -3,6 +3,8 @@
 // it; only the factory knows which exist.
 #pragma once
 
+#include "src/base/backend.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -51,8 +53,7 @@ class communicator {
 
     virtual int rank() const = 0;
     virtual int size() const = 0;
-    /// "mpi" or "nccl".
-    virtual std::string backend() const = 0;
+    virtual comm_kind backend() const = 0;
     virtual memory_space memory() const = 0;
 
     /// Collective: returns when every rank has entered.
@@ -112,14 +113,18 @@ inline bool in_place_reduce_scatter(const void* send, const void* recv, std::siz
     return in_place_all_gather(recv, send, count_per_rank, type, rank);
 }
 
-/// Communicator over MPI_COMM_WORLD for `memory` buffers ("mpi"; device memory is staged
-/// through pinned host memory on the current device) or NCCL ("nccl").
+/// Communicator over MPI_COMM_WORLD for `memory` buffers (mpi; device memory is staged
+/// through pinned host memory on the current device) or NCCL (nccl).
 /// Collective over the world. Throws not_compiled_error for a backend not built in (device
 /// memory needs CUDA) and config_error when device memory is asked for with no device visible.
-std::unique_ptr<communicator> make_world(const std::string& backend, memory_space memory);
+std::unique_ptr<communicator> make_world(comm_kind backend, memory_space memory);
 
 /// Whether a backend was compiled into this binary.
-bool backend_compiled(const std::string& backend);
+bool backend_compiled(comm_kind backend);
+
+/// not_compiled_error (one line, as make_world would throw it) unless `backend` was compiled
+/// into this binary.
+void require_compiled(comm_kind backend);
 
 /// The NCCL library's version ("2.28.3"), or "" when NCCL is not compiled in.
 std::string nccl_version();

@@ -23,7 +23,7 @@ class mpi_communicator final : public communicator {
 
     int rank() const override { return m_rank; }
     int size() const override { return m_size; }
-    std::string backend() const override { return "mpi"; }
+    comm_kind backend() const override { return comm_kind::mpi; }
     memory_space memory() const override { return memory_space::host; }
     MPI_Comm handle() const { return m_comm; }
 

@@ -2,7 +2,7 @@
 #include "comm/mpi_staged_communicator.hpp"
 
 #include "comm/blocking.hpp"
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 
 #include <cuda_runtime.h>
@@ -285,7 +285,7 @@ std::unique_ptr<communicator> mpi_staged_communicator::split(int color, int key)
 }
 
 std::unique_ptr<communicator> make_mpi_staged_world() {
-    if (kernels::cuda::cuda_device_count() == 0)
+    if (cuda_runtime::cuda_device_count() == 0)
         throw config_error("--comm mpi with --device cuda: no CUDA device is visible to this "
                            "process (check CUDA_VISIBLE_DEVICES and the driver)");
     return std::make_unique<mpi_staged_communicator>(MPI_COMM_WORLD);

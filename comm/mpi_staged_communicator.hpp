@@ -2,7 +2,8 @@
 // input to a pinned host block, runs the MPI communicator on host memory, and copies the
 // result back to the device. This is `--comm mpi` with `--device cuda`, and the only choice
 // when several ranks share one GPU (NCCL needs a device per rank). It does not assume a
-// CUDA-aware MPI. Compiled only with CUDA (mpi_staged_stub.cpp otherwise); free of CUDA types.
+// CUDA-aware MPI. Compiled only with CUDA (make_world says "not compiled" otherwise); free of
+// CUDA types.
 //
 // Ordering: copies run on stream(), a BLOCKING stream created at construction, so they start
 // after work already queued on the legacy default stream. Work that produces a send buffer on
@@ -39,7 +40,7 @@ class mpi_staged_communicator final : public communicator {
 
     int rank() const override { return m_mpi->rank(); }
     int size() const override { return m_mpi->size(); }
-    std::string backend() const override { return "mpi"; }
+    comm_kind backend() const override { return comm_kind::mpi; }
     memory_space memory() const override { return memory_space::device; }
     /// The staging stream (a cudaStream_t).
     void* stream() const override { return m_stream.get(); }
@@ -88,8 +89,8 @@ class mpi_staged_communicator final : public communicator {
 };
 
 /// Collective over MPI_COMM_WORLD: the staged communicator on the CURRENT device (bind the
-/// device first). Throws config_error when no CUDA device is visible. Defined in
-/// mpi_staged_communicator.cpp, or in mpi_staged_stub.cpp (throws not_compiled_error).
+/// device first). Throws config_error when no CUDA device is visible. Built with CUDA only;
+/// make_world answers "not compiled" without it.
 std::unique_ptr<communicator> make_mpi_staged_world();
 
 } // namespace ringscale::comm

@@ -260,9 +260,6 @@ std::unique_ptr<communicator> nccl_communicator::split(int color, int key) {
     return std::make_unique<nccl_communicator>(sub);
 }
 
-// Defined here when NCCL is built (nccl_stub.cpp otherwise); see communicator.cpp.
-extern const bool nccl_compiled = true;
-
 std::string nccl_version() {
     int v = 0;
     if (ncclGetVersion(&v) != ncclSuccess)

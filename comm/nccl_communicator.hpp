@@ -26,7 +26,7 @@ class nccl_communicator final : public communicator {
 
     int rank() const override { return m_rank; }
     int size() const override { return m_size; }
-    std::string backend() const override { return "nccl"; }
+    comm_kind backend() const override { return comm_kind::nccl; }
     memory_space memory() const override { return memory_space::device; }
     /// The communication stream (a cudaStream_t).
     void* stream() const override { return m_stream; }

@@ -1,6 +1,6 @@
 #include "comm/pinned_pool.hpp"
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 

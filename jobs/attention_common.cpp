@@ -119,8 +119,8 @@ attention_problem read_attention_problem(const params& p) {
     return pr;
 }
 
-kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device) {
-    const bool cuda = device == "cuda";
+kernels::elem resolve_attention_dtype(const std::string& text, device_kind device) {
+    const bool cuda = device == device_kind::cuda;
     if (text == "auto")
         return cuda ? kernels::elem::bf16 : kernels::elem::f32;
     const kernels::elem e = kernels::parse_elem(text);
@@ -145,7 +145,7 @@ attr_map attention_attrs(const attention_problem& pr) {
             {attr::flop_convention, std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
 }
 
-kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
+kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
                                              const std::vector<float>& values) {
     kernels::dev_buffer<unsigned char> out(dev, values.size() * kernels::elem_bytes(type));
     if (type == kernels::elem::f32) {
@@ -153,7 +153,7 @@ kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem
         return out;
     }
     const kernels::dev_buffer<float> staged(dev, values);
-    dev.convert(type, values.size(), staged.data(), out.data());
+    kernels::convert(dev, type, values.size(), staged.data(), out.data());
     dev.synchronize();
     return out;
 }
@@ -190,8 +190,8 @@ case_plan plan_one(
     }
     // On a GPU validation works in host memory: the device estimate leaves it out.
     if (c.skip_reason.empty())
-        c.bytes_per_rank =
-            bytes(p, pr, launch.world_size, c.validate_by_default && launch.device != "cuda");
+        c.bytes_per_rank = bytes(p, pr, launch.world_size,
+                                 c.validate_by_default && launch.device != device_kind::cuda);
     return c;
 }
 

@@ -3,8 +3,8 @@
 // into global tensors, and validation against the single-rank reference kernel.
 #pragma once
 
-#include "kernels/attention_ref.hpp"
 #include "kernels/dev_buffer.hpp"
+#include "kernels/kernels.hpp"
 #include "kernels/layout.hpp"
 #include "src/engine/job.hpp"
 
@@ -54,7 +54,7 @@ attention_problem read_attention_problem(const params& p);
 
 /// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
 /// attention kernels cannot take is a config_error naming the choices.
-kernels::elem resolve_attention_dtype(const std::string& text, const std::string& device);
+kernels::elem resolve_attention_dtype(const std::string& text, device_kind device);
 
 /// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype
 /// (the peak to compare with: fp32|bf16|fp16), seq_len, kv_heads, flops_per_iter,
@@ -63,7 +63,7 @@ attr_map attention_attrs(const attention_problem& pr);
 
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
 /// came from fill_shard with the same type).
-kernels::dev_buffer<unsigned char> upload_as(kernels::device& dev, kernels::elem type,
+kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
                                              const std::vector<float>& values);
 
 /// Plan a case for each point of the sweep, keeping attention_case_options() plus

@@ -3,6 +3,7 @@
 // in double), so its work is split over the ranks by (batch, kv-head group); each group is a
 // complete single-rank reference computation.
 #include "jobs/attention_common.hpp"
+#include "kernels/reference/attention_ref.hpp"
 
 #include "kernels/threads.hpp"
 
@@ -121,14 +122,14 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
             // contiguous; K-like ones are [B, Hkv, S, D].
             const std::size_t q_off = static_cast<std::size_t>((b * pr.heads + kvh * g) * s * d);
             const std::size_t kv_off = static_cast<std::size_t>((b * pr.kv_heads + kvh) * s * d);
-            kernels::attention_fwd_ref(shape, x.q.data(), x.k.data(), x.v.data(), pos.data(),
-                                       pos.data(), x.o.data(), x.lse.data());
+            kernels::reference::attention_fwd_ref(shape, x.q.data(), x.k.data(), x.v.data(),
+                                                  pos.data(), pos.data(), x.o.data(), x.lse.data());
             compare(result.o.data() + q_off, x.o, fwd_tolerance(pr.type, x.v), fwd_of[w]);
             if (!pr.backward)
                 continue;
-            kernels::attention_bwd_ref(shape, x.q.data(), x.k.data(), x.v.data(), x.d_o.data(),
-                                       pos.data(), pos.data(), x.dq.data(), x.dk.data(),
-                                       x.dv.data());
+            kernels::reference::attention_bwd_ref(shape, x.q.data(), x.k.data(), x.v.data(),
+                                                  x.d_o.data(), pos.data(), pos.data(), x.dq.data(),
+                                                  x.dk.data(), x.dv.data());
             compare(result.dq.data() + q_off, x.dq, bwd_tolerance(pr.type, x.dq), bwd_of[w]);
             compare(result.dk.data() + kv_off, x.dk, bwd_tolerance(pr.type, x.dk), bwd_of[w]);
             compare(result.dv.data() + kv_off, x.dv, bwd_tolerance(pr.type, x.dv), bwd_of[w]);

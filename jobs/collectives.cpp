@@ -33,7 +33,7 @@ constexpr double k_max_ranks = 1 << 20;
 
 /// dst[k] = collective_value(rank, first + k) for k < n (rank < 0: the sentinel); dst is
 /// `dev` memory.
-void fill(kernels::device& dev, float* dst, std::size_t first, std::size_t n, int rank) {
+void fill(kernels::executor& dev, float* dst, std::size_t first, std::size_t n, int rank) {
     std::vector<float> host(std::min(n, k_chunk));
     for (std::size_t done = 0; done < n; done += host.size()) {
         const std::size_t m = std::min(host.size(), n - done);
@@ -85,7 +85,7 @@ class collectives_case final : public case_runner {
         // The inputs were written on the compute stream: order the communication after them.
         order_comm_after(m_comm, m_dev, m_dev.record());
         // The whole operation is communication; on CUDA timed by events on the compute stream.
-        kernels::device_scope wait(m_dev, timer, phase::comm_wait);
+        kernels::phase_scope wait(m_dev, timer, phase::comm_wait);
         run_once();
         if (m_inplace && reduces(m_op))
             m_magnitude *= m_comm.size();
@@ -151,7 +151,7 @@ class collectives_case final : public case_runner {
     int m_root;
     bool m_inplace;
     comm::communicator& m_comm;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     kernels::dev_buffer<float> m_send, m_recv; // out of place
     kernels::dev_buffer<float> m_buf;          // in place
     double m_magnitude = 50;                   // bound on |element| of the in-place buffer
@@ -161,7 +161,7 @@ class collectives_case final : public case_runner {
 std::string in_place_refusal(const collective_op& op, const launch_info& launch) {
     if (op.no_in_place)
         return op.no_in_place;
-    if (op.name == "alltoall" && launch.comm == "nccl")
+    if (op.name == "alltoall" && launch.comm == comm_kind::nccl)
         return "NCCL has no in-place all-to-all (grouped sends and receives on one buffer "
                "would race)";
     return "";

@@ -15,8 +15,8 @@ namespace ringscale::jobs {
 namespace {
 
 using kernels::attention_shape;
-using kernels::device_scope;
 using kernels::mark;
+using kernels::phase_scope;
 
 class allgather_case final : public case_runner {
   public:
@@ -120,7 +120,7 @@ class allgather_case final : public case_runner {
     std::uint64_t m_seed;
     comm::communicator& m_comm;
     comm::communicator& m_control;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     attention_shape m_shape;
     std::vector<std::vector<std::int64_t>> m_pos;
     std::vector<kernels::dev_positions> m_dev_pos;
@@ -138,20 +138,22 @@ void allgather_case::forward(phase_timer& timer) {
     gather.req = m_comm.iall_gather(m_kv.data(), m_all.data(), 2 * kvb, comm::dtype::u8);
     {
         // Our own block needs no communication: compute it while the gather runs.
-        device_scope compute(m_dev, timer, phase::compute);
-        m_dev.attention_fwd_init(m_shape, m_o.data(), m_lse.data());
-        m_dev.attention_fwd(m_shape, m_pr.type, m_q.data(), m_kv.data(), m_kv.data() + kvb, pos(me),
-                            pos(me), m_o.data(), m_lse.data(), tester(&gather, nullptr));
+        phase_scope compute(m_dev, timer, phase::compute);
+        kernels::attention_fwd_init(m_dev, m_shape, m_o.data(), m_lse.data());
+        kernels::attention_fwd(m_dev, m_shape, m_pr.type, m_q.data(), m_kv.data(),
+                               m_kv.data() + kvb, pos(me), pos(me), m_o.data(), m_lse.data(),
+                               kernels::attention_split::per_group, tester(&gather, nullptr));
     }
     finish_exchange(m_comm, m_dev, gather, timer);
-    device_scope compute(m_dev, timer, phase::compute);
+    phase_scope compute(m_dev, timer, phase::compute);
     for (int s = 1; s < p; ++s) {
         const int src = (me - s + p) % p;
         if (masked(src))
             continue;
         const unsigned char* block = block_of(src);
-        m_dev.attention_fwd(m_shape, m_pr.type, m_q.data(), block, block + kvb, pos(me), pos(src),
-                            m_o.data(), m_lse.data());
+        kernels::attention_fwd(m_dev, m_shape, m_pr.type, m_q.data(), block, block + kvb, pos(me),
+                               pos(src), m_o.data(), m_lse.data(),
+                               kernels::attention_split::per_group, {});
     }
 }
 
@@ -163,17 +165,19 @@ void allgather_case::block_backward(int src, pending_exchange* pending) {
         return;
     const unsigned char* block = block_of(src);
     float* grad = m_dkv_local.data();
-    m_dev.attention_bwd(m_shape, m_pr.type, m_q.data(), block, block + kvb, m_do.data(),
-                        m_lse.data(), m_delta.data(), pos(m_comm.rank()), pos(src), m_dq.data(),
-                        grad, grad + kve, tester(pending, nullptr));
+    kernels::attention_bwd(m_dev, m_shape, m_pr.type, m_q.data(), block, block + kvb, m_do.data(),
+                           m_lse.data(), m_delta.data(), pos(m_comm.rank()), pos(src), m_dq.data(),
+                           grad, grad + kve, kernels::attention_split::per_group,
+                           tester(pending, nullptr));
 }
 
 void allgather_case::backward(phase_timer& timer) {
     const int p = m_comm.size(), me = m_comm.rank();
     const std::size_t grad_elems = 2 * kv_elems();
     {
-        device_scope compute(m_dev, timer, phase::compute);
-        m_dev.attention_bwd_delta(m_shape, m_pr.type, m_o.data(), m_do.data(), m_delta.data());
+        phase_scope compute(m_dev, timer, phase::compute);
+        kernels::attention_bwd_delta(m_dev, m_shape, m_pr.type, m_o.data(), m_do.data(),
+                                     m_delta.data());
         m_dev.zero(m_dq.data(), m_dq.bytes());
     }
     // Block b's partial sum starts at rank b+1 and travels the ring to b: at step s this rank
@@ -183,15 +187,15 @@ void allgather_case::backward(phase_timer& timer) {
     for (int s = 0; s < p; ++s) {
         const int b = ((me - s - 1) % p + p) % p;
         {
-            device_scope compute(m_dev, timer, phase::compute);
+            phase_scope compute(m_dev, timer, phase::compute);
             block_backward(b, &x);
         }
         finish_exchange(m_comm, m_dev, x, timer);
         {
-            device_scope compute(m_dev, timer, phase::compute);
+            phase_scope compute(m_dev, timer, phase::compute);
             float* out = s == p - 1 ? m_dkv.data() : m_dkv_send.data();
             if (s > 0)
-                m_dev.add(grad_elems, m_dkv_local.data(), m_dkv_recv.data(), out);
+                kernels::add(m_dev, grad_elems, m_dkv_local.data(), m_dkv_recv.data(), out);
             else
                 m_dev.copy(out, m_dkv_local.data(), grad_elems * sizeof(float));
         }

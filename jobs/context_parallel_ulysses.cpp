@@ -76,7 +76,7 @@ class ulysses_case final : public case_runner {
     std::uint64_t m_seed;
     comm::communicator& m_world;
     comm::communicator& m_control;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     int m_u;
     std::unique_ptr<comm::communicator> m_group, m_ring_comm;
     std::vector<std::vector<std::int64_t>> m_pos;
@@ -169,11 +169,12 @@ void ulysses_case::attend_forward(phase_timer& timer) {
                      timer);
         return;
     }
-    kernels::device_scope compute(m_dev, timer, phase::compute);
+    kernels::phase_scope compute(m_dev, timer, phase::compute);
     const std::size_t kvb = kv_elems() * in_bytes();
-    m_dev.attention_fwd_init(m_ring.shape, m_ho.data(), m_hlse.data());
-    m_dev.attention_fwd(m_ring.shape, m_pr.type, m_hq.data(), m_hkv.data(), m_hkv.data() + kvb,
-                        group_view(), group_view(), m_ho.data(), m_hlse.data());
+    kernels::attention_fwd_init(m_dev, m_ring.shape, m_ho.data(), m_hlse.data());
+    kernels::attention_fwd(m_dev, m_ring.shape, m_pr.type, m_hq.data(), m_hkv.data(),
+                           m_hkv.data() + kvb, group_view(), group_view(), m_ho.data(),
+                           m_hlse.data(), kernels::attention_split::per_group, {});
 }
 
 void ulysses_case::attend_backward(phase_timer& timer) {
@@ -182,14 +183,16 @@ void ulysses_case::attend_backward(phase_timer& timer) {
                       m_hdelta.data(), m_hdq.data(), m_hdkv.data(), m_ring_bufs, timer);
         return;
     }
-    kernels::device_scope compute(m_dev, timer, phase::compute);
+    kernels::phase_scope compute(m_dev, timer, phase::compute);
     const std::size_t kve = kv_elems(), kvb = kve * in_bytes();
-    m_dev.attention_bwd_delta(m_ring.shape, m_pr.type, m_ho.data(), m_hdo.data(), m_hdelta.data());
+    kernels::attention_bwd_delta(m_dev, m_ring.shape, m_pr.type, m_ho.data(), m_hdo.data(),
+                                 m_hdelta.data());
     m_dev.zero(m_hdq.data(), m_hdq.bytes());
     m_dev.zero(m_hdkv.data(), m_hdkv.bytes());
-    m_dev.attention_bwd(m_ring.shape, m_pr.type, m_hq.data(), m_hkv.data(), m_hkv.data() + kvb,
-                        m_hdo.data(), m_hlse.data(), m_hdelta.data(), group_view(), group_view(),
-                        m_hdq.data(), m_hdkv.data(), m_hdkv.data() + kve);
+    kernels::attention_bwd(m_dev, m_ring.shape, m_pr.type, m_hq.data(), m_hkv.data(),
+                           m_hkv.data() + kvb, m_hdo.data(), m_hlse.data(), m_hdelta.data(),
+                           group_view(), group_view(), m_hdq.data(), m_hdkv.data(),
+                           m_hdkv.data() + kve, kernels::attention_split::per_group, {});
 }
 
 void ulysses_case::forward(phase_timer& timer) {

@@ -2,22 +2,22 @@
 
 namespace ringscale::jobs {
 
-void order_comm_after(comm::communicator& c, kernels::device& dev, const kernels::mark& m) {
+void order_comm_after(comm::communicator& c, kernels::executor& dev, const kernels::mark& m) {
     if (c.stream_ordered())
         dev.stream_wait(c.stream(), m);
     else
         dev.host_wait(m);
 }
 
-void wait_exposed(comm::request_ptr& req, kernels::device& dev, phase_timer& timer) {
+void wait_exposed(comm::request_ptr& req, kernels::executor& dev, phase_timer& timer) {
     if (!req)
         return;
-    kernels::device_scope wait(dev, timer, phase::comm_wait);
+    kernels::phase_scope wait(dev, timer, phase::comm_wait);
     req->wait();
     req.reset();
 }
 
-pending_exchange post_sendrecv(comm::communicator& c, kernels::device& dev, const void* send,
+pending_exchange post_sendrecv(comm::communicator& c, kernels::executor& dev, const void* send,
                                void* recv, std::size_t bytes, int dest, int source, int tag,
                                const kernels::mark& send_ready, const kernels::mark& recv_free,
                                bool wait_now, phase_timer& timer) {
@@ -32,7 +32,7 @@ pending_exchange post_sendrecv(comm::communicator& c, kernels::device& dev, cons
     return x;
 }
 
-void finish_exchange(comm::communicator& c, kernels::device& dev, pending_exchange& x,
+void finish_exchange(comm::communicator& c, kernels::executor& dev, pending_exchange& x,
                      phase_timer& timer) {
     if (!x.req)
         return;

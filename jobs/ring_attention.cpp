@@ -82,7 +82,7 @@ class ring_case final : public case_runner {
     attention_problem m_pr;
     std::uint64_t m_seed;
     comm::communicator& m_control;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     ring_spec m_spec;
     std::vector<std::vector<std::int64_t>> m_host_pos;
     std::vector<kernels::dev_positions> m_pos;

@@ -7,8 +7,8 @@ namespace ringscale::jobs {
 namespace {
 
 using kernels::attention_shape;
-using kernels::device_scope;
 using kernels::mark;
+using kernels::phase_scope;
 
 int next_rank(const ring_spec& s) {
     return (s.comm->rank() + 1) % s.comm->size();
@@ -79,13 +79,13 @@ double ring_bytes_sent(const ring_spec& spec, bool backward) {
 
 void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o, float* lse,
                   ring_buffers& bufs, phase_timer& timer) {
-    kernels::device& dev = *spec.dev;
+    kernels::executor& dev = *spec.dev;
     const int p = spec.comm->size(), me = spec.comm->rank();
     const std::size_t kvb = kv_bytes(spec);
     const auto q_pos = pos_of(spec, me);
     {
-        device_scope compute(dev, timer, phase::compute);
-        dev.attention_fwd_init(spec.shape, o, lse);
+        phase_scope compute(dev, timer, phase::compute);
+        kernels::attention_fwd_init(dev, spec.shape, o, lse);
     }
     mark last_read = bufs.last_read; // the compute that read the buffer the next receive fills
     for (int s = 0; s < p; ++s) {
@@ -95,9 +95,10 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
         if (s < p - 1)
             x = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
         if (!masked(spec, src)) {
-            device_scope compute(dev, timer, phase::compute);
-            dev.attention_fwd(spec.shape, spec.type, q, block, block + kvb, q_pos,
-                              pos_of(spec, src), o, lse, tester(&x, nullptr));
+            phase_scope compute(dev, timer, phase::compute);
+            kernels::attention_fwd(dev, spec.shape, spec.type, q, block, block + kvb, q_pos,
+                                   pos_of(spec, src), o, lse, kernels::attention_split::per_group,
+                                   tester(&x, nullptr));
         }
         last_read = dev.record();
         finish(spec, x, timer);
@@ -108,13 +109,13 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
 void ring_backward(const ring_spec& spec, const void* q, const void* kv, const float* o,
                    const void* d_o, const float* lse, float* delta, float* dq, float* dkv,
                    ring_buffers& bufs, phase_timer& timer) {
-    kernels::device& dev = *spec.dev;
+    kernels::executor& dev = *spec.dev;
     const int p = spec.comm->size(), me = spec.comm->rank();
     const std::size_t kvb = kv_bytes(spec), kve = ring_kv_elems(spec), grad_elems = 2 * kve;
     const auto q_pos = pos_of(spec, me);
     {
-        device_scope compute(dev, timer, phase::compute);
-        dev.attention_bwd_delta(spec.shape, spec.type, o, d_o, delta);
+        phase_scope compute(dev, timer, phase::compute);
+        kernels::attention_bwd_delta(dev, spec.shape, spec.type, o, d_o, delta);
         dev.zero(dq, ring_q_elems(spec) * sizeof(float));
     }
     // `dkv` receives the partial sums from prev; at the end it holds our block's total.
@@ -128,22 +129,22 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
             x_kv = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
         float* local = bufs.dkv_local.data();
         {
-            device_scope compute(dev, timer, phase::compute);
+            phase_scope compute(dev, timer, phase::compute);
             dev.zero(local, grad_elems * sizeof(float));
             if (!masked(spec, src))
-                dev.attention_bwd(spec.shape, spec.type, q, block, block + kvb, d_o, lse, delta,
-                                  q_pos, pos_of(spec, src), dq, local, local + kve,
-                                  tester(&x_kv, &x_dkv));
+                kernels::attention_bwd(dev, spec.shape, spec.type, q, block, block + kvb, d_o, lse,
+                                       delta, q_pos, pos_of(spec, src), dq, local, local + kve,
+                                       kernels::attention_split::per_group, tester(&x_kv, &x_dkv));
         }
         last_read = dev.record();
         // The partial dK/dV of this block from its earlier holders arrives from prev; add
         // ours and pass the sum on. After P steps each block's sum is back at its owner.
         finish(spec, x_dkv, timer);
         {
-            device_scope compute(dev, timer, phase::compute);
+            phase_scope compute(dev, timer, phase::compute);
             float* out = bufs.dkv_send.data();
             if (s > 0)
-                dev.add(grad_elems, local, dkv, out);
+                kernels::add(dev, grad_elems, local, dkv, out);
             else
                 dev.copy(out, local, grad_elems * sizeof(float));
         }

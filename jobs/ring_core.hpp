@@ -22,7 +22,7 @@ namespace ringscale::jobs {
 /// ring rank); `positions[r]` are ring rank r's global token positions on `dev`.
 struct ring_spec {
     comm::communicator* comm = nullptr;
-    kernels::device* dev = nullptr;
+    kernels::executor* dev = nullptr;
     kernels::elem type = kernels::elem::f32; ///< Q, K, V, dO element type
     kernels::attention_shape shape;
     const std::vector<kernels::dev_positions>* positions = nullptr;

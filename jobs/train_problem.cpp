@@ -1,8 +1,8 @@
 #include "jobs/train_problem.hpp"
 
-#include "jobs/train_cp.hpp"
+#include "jobs/train/cp_core.hpp"
 #include "kernels/layout.hpp"
-#include "kernels/transformer.hpp"
+#include "kernels/model/transformer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -16,7 +16,7 @@ const char* flop_convention() {
 }
 
 double train_problem::flops_per_step() const {
-    const kernels::param_layout layout(model);
+    const kernels::model::param_layout layout(model);
     const double dense = static_cast<double>(layout.total() - layout.unit(0).size);
     const double s = static_cast<double>(seq_len);
     const double attn = 12.0 * model.layers * sequences * s * s * model.hidden / 2;
@@ -24,15 +24,15 @@ double train_problem::flops_per_step() const {
 }
 
 double train_problem::dp_comm_bytes_per_step() const {
-    const kernels::param_layout layout(model);
+    const kernels::model::param_layout layout(model);
     const int p = dp * cp;
     if (dp_set.variant == "ddp")
         return layout.total() * 4.0;
     if (dp_set.variant == "zero1")
-        return 2.0 * padded(layout.total(), p) * 4.0;
+        return 2.0 * train::padded(layout.total(), p) * 4.0;
     double bytes = 0;
     for (int u = 0; u < layout.units(); ++u)
-        bytes += padded(layout.unit(u).size, p) * 4.0 * (u == 0 ? 2 : 3);
+        bytes += train::padded(layout.unit(u).size, p) * 4.0 * (u == 0 ? 2 : 3);
     return bytes;
 }
 
@@ -56,47 +56,47 @@ double train_problem::cp_comm_bytes_per_step() const {
 }
 
 std::uint64_t train_problem::bytes_per_rank(bool validate) const {
-    const kernels::param_layout layout(model);
+    const kernels::model::param_layout layout(model);
     const double t = static_cast<double>(local_sequences() * local_rows());
-    double bytes = dp_state_bytes(dp_set, dp * cp, layout);
-    bytes +=
-        4.0 * kernels::transformer::activation_floats(model, {local_sequences(), local_rows()});
-    bytes += 4.0 * cp_core_floats(cp_variant, cp, t, static_cast<double>(model.hidden));
+    double bytes = train::dp_state_bytes(dp_set, dp * cp, layout);
+    bytes += 4.0 * kernels::model::transformer::activation_floats(
+                       model, {local_sequences(), local_rows()});
+    bytes += 4.0 * train::cp_core_floats(cp_variant, cp, t, static_cast<double>(model.hidden));
     bytes += 4.0 * layout.total(); // the initial parameters, kept for validation
     bytes += 4.0 * t * 2;          // token ids and targets
     if (validate) // reference: params, grads, m, v, step-1 gradient; gathered params, grads
         bytes += 4.0 * (7.0 * layout.total() +
-                        kernels::transformer::activation_floats(model, {1, seq_len}));
+                        kernels::model::transformer::activation_floats(model, {1, seq_len}));
     return bytes_from_estimate(bytes + (16u << 20)); // attention workspace, slack
 }
 
 std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
-    const kernels::param_layout layout(model);
+    const kernels::model::param_layout layout(model);
     const double t = static_cast<double>(local_sequences() * local_rows());
     const double h = static_cast<double>(model.hidden);
-    double bytes = dp_state_bytes(dp_set, dp * cp, layout);
-    bytes +=
-        4.0 * kernels::transformer::activation_floats(model, {local_sequences(), local_rows()});
-    bytes += 4.0 * t * (model.heads + 1);           // attention delta, per-row losses
-    bytes += 2.0 * 4 * t * h;                       // bf16 Q, K|V, dO
-    bytes += 4.0 * t * 2;                           // token ids and targets
-    bytes += 4.0 * padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
+    double bytes = train::dp_state_bytes(dp_set, dp * cp, layout);
+    bytes += 4.0 * kernels::model::transformer::activation_floats(
+                       model, {local_sequences(), local_rows()});
+    bytes += 4.0 * t * (model.heads + 1);                  // attention delta, per-row losses
+    bytes += 2.0 * 4 * t * h;                              // bf16 Q, K|V, dO
+    bytes += 4.0 * t * 2;                                  // token ids and targets
+    bytes += 4.0 * train::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
-                        kernels::transformer::activation_floats(model, {1, seq_len}));
+                        kernels::model::transformer::activation_floats(model, {1, seq_len}));
         bytes += 4.0 * s * (model.heads + 1) + 2.0 * 4 * s * h + 4.0 * s * 2;
     }
     return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
 }
 
-void check_train_device(const train_problem& pr, const std::string& device) {
-    if (device != "cpu" && pr.cp > 1 && pr.cp_variant != "ring")
-        throw config_error(cp_device_refusal(pr.cp_variant, device));
-    if (device == "cpu" && pr.tf32)
+void check_train_device(const train_problem& pr, device_kind device) {
+    if (device != device_kind::cpu && pr.cp > 1 && pr.cp_variant != "ring")
+        throw config_error(train::cp_device_refusal(pr.cp_variant, device));
+    if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
-    if (device != "cpu" && pr.profile)
+    if (device != device_kind::cpu && pr.profile)
         throw config_error("--profile on needs --device cpu (it times each operation on the host "
                            "clock; device kernels run asynchronously)");
 }
@@ -166,7 +166,7 @@ train_problem read_train_problem(const params& p, int world_size) {
     pr.model.hidden = static_cast<std::int64_t>(p.size("hidden"));
     pr.model.heads = static_cast<std::int64_t>(p.size("heads"));
     pr.model.vocab = static_cast<std::int64_t>(p.size("vocab"));
-    kernels::model_check(pr.model);
+    kernels::model::model_check(pr.model);
     pr.seq_len = static_cast<std::int64_t>(p.size("train-seq-len"));
     pr.scaling = p.text("scaling");
     read_grid(p, world_size, pr);

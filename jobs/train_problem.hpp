@@ -3,8 +3,8 @@
 // bad-input rule, plus its FLOP, communication and memory figures for preflight and reports.
 #pragma once
 
-#include "jobs/train_parallel.hpp"
-#include "kernels/model_params.hpp"
+#include "jobs/train/data_parallel.hpp"
+#include "kernels/model/params.hpp"
 #include "src/engine/job.hpp"
 
 #include <string>
@@ -14,14 +14,14 @@ namespace ringscale::jobs {
 
 /// One training case (global sizes, resolved grid).
 struct train_problem {
-    kernels::model_config model;
+    kernels::model::model_config model;
     std::int64_t seq_len = 512;
     std::int64_t global_tokens = 4096; ///< tokens per step over all ranks
     std::int64_t sequences = 8;        ///< global_tokens / seq_len
     std::string scaling = "strong";
     int dp = 1, cp = 1;
     std::string cp_variant = "ring";
-    dp_settings dp_set;
+    train::dp_settings dp_set;
     int steps_validate = 3;
     bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
     bool profile = false; ///< --profile: per-operation host-clock breakdown (cpu only)
@@ -63,6 +63,6 @@ train_problem read_train_problem(const params& p, int world_size);
 /// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --cp > 1
 /// with --cp-variant allgather or ulysses on cuda (only the ring core runs on a GPU) and for
 /// --tf32 on on the CPU.
-void check_train_device(const train_problem& pr, const std::string& device);
+void check_train_device(const train_problem& pr, device_kind device);
 
 } // namespace ringscale::jobs

@@ -1,21 +1,23 @@
-// Job `train_step`: whole training steps of a small transformer (kernels/transformer) on a
+// Job `train_step`: whole training steps of a small transformer (kernels/model/transformer) on a
 // dp x cp grid. Ranks r = d*cp + c: the cp ranks of replica d are consecutive (they talk
 // every layer). Replica d takes sequences [d*B, (d+1)*B) of the seeded global batch; cp rank
 // c takes the zigzag positions of every one of them. Data parallelism: --dp-variant ddp |
-// zero1 | fsdp (jobs/train_parallel.hpp); attention across cp ranks: --cp-variant ring |
-// allgather | ulysses (jobs/train_cp.hpp). Loss = sum over ranks of shard losses, each normalised
-// by the global token count. validate() reruns --steps-validate steps from the initial parameters
-// and compares with the single-rank reference run.
+// zero1 | fsdp (jobs/train/data_parallel.hpp); attention across cp ranks: --cp-variant ring |
+// allgather | ulysses (jobs/train/cp_core.hpp). Loss = sum over ranks of shard losses, each
+// normalised by the global token count. validate() reruns --steps-validate steps from the initial
+// parameters and compares with the single-rank reference run.
 //
-// The step computes through a training backend chosen from the device (kernels/train_ops): the
-// CPU kernels, or on --device cuda the CUDA kernels on the device's compute stream with every
-// parameter, gradient, AdamW state and activation in device memory and the data-parallel
-// collectives on device buffers through ctx.world (NCCL or staged MPI). On CUDA the reference is
-// the single-rank GPU run, recomputed by every rank on its own device.
-#include "jobs/train_cp.hpp"
+// The step computes through a training context on the launch's executor
+// (kernels/model/train_context): the CPU kernels, or on --device cuda the CUDA kernels on the
+// executor's compute stream with every parameter, gradient, AdamW state and activation in device
+// memory and the data-parallel collectives on device buffers through ctx.world (NCCL or staged
+// MPI). On CUDA the reference is the single-rank GPU run, recomputed by every rank on its own
+// device.
+#include "jobs/train/cp_core.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
-#include "kernels/model_train.hpp"
+#include "kernels/model/reference_train.hpp"
+#include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
 
@@ -36,7 +38,7 @@ class train_case final : public case_runner {
     train_case(const train_problem& pr, run_context& ctx)
         : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
           m_warmup(ctx.warmup), m_layout(pr.model),
-          m_ops(kernels::make_train_ops(ctx.dev, pr.tf32)) {
+          m_train(std::make_unique<kernels::model::train_context>(ctx.dev, pr.tf32)) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
     }
@@ -54,26 +56,27 @@ class train_case final : public case_runner {
                 {attr::comm_bytes_per_iter, m_pr.comm_bytes_per_step()},
                 {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
                 {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
-                {attr::precision, m_ops->precision()}};
+                {attr::precision, m_train->precision()}};
     }
 
     void setup() override {
         const int r = m_world.rank();
         const std::int64_t nseq = m_pr.local_sequences();
-        const auto pos = cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
+        const auto pos =
+            train::cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
         std::vector<std::int32_t> ids(static_cast<std::size_t>(nseq) * pos.size());
         std::vector<std::int32_t> targets(ids.size());
-        kernels::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos, ids.data(),
-                            targets.data());
+        kernels::model::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos,
+                                   ids.data(), targets.data());
         m_ids = kernels::dev_buffer<std::int32_t>(m_dev, ids);
         m_targets = kernels::dev_buffer<std::int32_t>(m_dev, targets);
         m_init.resize(m_layout.total());
-        kernels::init_params(m_pr.model, m_layout, m_seed, m_init.data());
-        m_core = make_cp_core(m_pr.cp_variant, m_cp.get(), *m_ops, m_pr.seq_len);
-        m_model = std::make_unique<kernels::transformer>(
-            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_ops);
+        kernels::model::init_params(m_pr.model, m_layout, m_seed, m_init.data());
+        m_core = train::make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
+        m_model = std::make_unique<kernels::model::transformer>(
+            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_train);
         m_model->reserve();
-        m_dp = make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_ops);
+        m_dp = train::make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
         m_dp->load(m_init.data());
     }
 
@@ -81,10 +84,10 @@ class train_case final : public case_runner {
         // --profile: rank 0 times the operations of the timed (non-warm-up) steps.
         const bool timed_step = m_iter++ >= m_warmup;
         const bool profiled = m_pr.profile && timed_step && m_world.rank() == 0;
-        m_ops->set_profile(profiled ? &m_profile : nullptr);
+        m_train->set_profile(profiled ? &m_profile : nullptr);
         const double start = now_s();
         m_losses.push_back(step(timer));
-        m_ops->set_profile(nullptr);
+        m_train->set_profile(nullptr);
         if (profiled) {
             m_profile.add(kernels::op_kind::communication, timer.comm_wait_s());
             m_profile_step_s += now_s() - start;
@@ -97,9 +100,9 @@ class train_case final : public case_runner {
         training_trace want, got;
         want.params.assign(m_init.begin(), m_init.end());
         want.first_grads.resize(m_layout.total());
-        want.losses = kernels::reference_train(m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len,
-                                               m_pr.steps_validate, m_pr.dp_set.hp,
-                                               want.params.data(), want.first_grads.data(), *m_ops);
+        want.losses = kernels::model::reference_train(
+            m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
+            want.params.data(), want.first_grads.data(), *m_train);
         // The same steps distributed, from the same initial parameters.
         m_dp->load(m_init.data());
         m_step = 0;
@@ -112,15 +115,16 @@ class train_case final : public case_runner {
         }
         got.params.resize(m_layout.total());
         m_dp->gather_params(got.params.data());
-        const training_tolerance tol =
-            m_dev.name() == "cpu" ? training_tolerance::cpu() : training_tolerance::device();
+        const training_tolerance tol = m_dev.kind() == device_kind::cpu
+                                           ? training_tolerance::cpu()
+                                           : training_tolerance::device();
         return compare_training(got, want, m_pr.dp_set.hp.lr, tol, m_details);
     }
 
     case_extras extras() const override {
         case_extras e;
         e.per_iteration[schema::ds_loss] = m_losses;
-        const dp_memory m = m_dp->memory();
+        const train::dp_memory m = m_dp->memory();
         e.per_rank[schema::ds_param_bytes] = m.param_bytes;
         e.per_rank[schema::ds_grad_bytes] = m.grad_bytes;
         e.per_rank[schema::ds_optimizer_bytes] = m.optimizer_bytes;
@@ -131,9 +135,9 @@ class train_case final : public case_runner {
             m_step_peak_device ? m_step_peak_device : m_dev.device_peak_bytes());
         const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
         e.per_rank[schema::ds_activation_bytes] =
-            4.0 * (kernels::transformer::activation_floats(
+            4.0 * (kernels::model::transformer::activation_floats(
                        m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
-                   cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
+                   train::cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
         e.attrs = m_details;
         if (m_pr.profile)
             add_profile_attrs(e.attrs);
@@ -173,7 +177,7 @@ class train_case final : public case_runner {
         m_model->backward(*m_dp, timer);
         m_dp->finish_step(m_step, timer);
         double total = 0; // a host scalar: over the host-memory control communicator
-        kernels::device_scope wait(m_dev, timer, phase::comm_wait);
+        kernels::phase_scope wait(m_dev, timer, phase::comm_wait);
         m_control.allreduce(&mine, &total, 1, comm::dtype::f64, comm::reduce_op::sum);
         return total;
     }
@@ -181,15 +185,15 @@ class train_case final : public case_runner {
     train_problem m_pr;
     comm::communicator& m_world;
     comm::communicator& m_control;
-    kernels::device& m_dev;
+    kernels::executor& m_dev;
     std::uint64_t m_seed;
     int m_warmup;
-    kernels::param_layout m_layout;
-    std::unique_ptr<kernels::train_ops> m_ops;
+    kernels::model::param_layout m_layout;
+    std::unique_ptr<kernels::model::train_context> m_train;
     std::unique_ptr<comm::communicator> m_cp;
-    std::unique_ptr<kernels::attention_core> m_core;
-    std::unique_ptr<kernels::transformer> m_model;
-    std::unique_ptr<dp_strategy> m_dp;
+    std::unique_ptr<kernels::model::attention_core> m_core;
+    std::unique_ptr<kernels::model::transformer> m_model;
+    std::unique_ptr<train::dp_strategy> m_dp;
     kernels::dev_buffer<std::int32_t> m_ids, m_targets;
     host_buffer<float> m_init;
     std::vector<double> m_losses;
@@ -217,7 +221,7 @@ class train_step_job final : public job {
         for (const params& p : sweep) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
-            const bool on_device = launch.device != "cpu";
+            const bool on_device = launch.device != device_kind::cpu;
             case_plan c;
             c.job = name();
             c.variant = pr.dp_set.variant +

@@ -1,5 +1,5 @@
 // Validation of the training step: the distributed run after k steps against the single-rank
-// reference (kernels::reference_train) on the same model, seed and global batch.
+// reference (kernels::model::reference_train) on the same model, seed and global batch.
 //
 // Tolerances (fp32; the reductions sum in another order than the reference, so results are
 // not bit-exact):

@@ -8,7 +8,7 @@ namespace ringscale::jobs {
 
 namespace {
 
-using kernels::device_scope;
+using kernels::phase_scope;
 
 std::size_t row_bytes(const ulysses_layout& lay, const ulysses_tensor& t) {
     return static_cast<std::size_t>(lay.head_dim) * t.elem_bytes;
@@ -50,13 +50,13 @@ unsigned char* bytes(void* p) {
 void exchange(const ulysses_layout& lay, std::size_t per_rank, ulysses_scratch& s,
               phase_timer& timer) {
     order_comm_after(*lay.comm, *lay.dev, lay.dev->record());
-    device_scope wait(*lay.dev, timer, phase::comm_wait);
+    phase_scope wait(*lay.dev, timer, phase::comm_wait);
     lay.comm->all_to_all(s.send.data(), s.recv.data(), per_rank, comm::dtype::u8);
 }
 
 } // namespace
 
-ulysses_layout make_ulysses_layout(comm::communicator& group, kernels::device& dev,
+ulysses_layout make_ulysses_layout(comm::communicator& group, kernels::executor& dev,
                                    std::int64_t batch, std::int64_t head_dim,
                                    const std::vector<std::vector<std::int64_t>>& member_pos) {
     ulysses_layout lay;
@@ -96,13 +96,13 @@ void ulysses_reserve(const ulysses_layout& lay, std::size_t bytes_per_rank, ulys
 
 void ulysses_to_heads(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
                       ulysses_scratch& s, phase_timer& timer) {
-    kernels::device& dev = *lay.dev;
+    kernels::executor& dev = *lay.dev;
     const int u = lay.comm->size();
     const std::size_t per_rank = ulysses_bytes_per_rank(lay, tensors);
     ulysses_reserve(lay, per_rank, s);
     {
         // Block j of the send buffer: head slice j of every tensor, in tensor order.
-        device_scope compute(dev, timer, phase::compute);
+        phase_scope compute(dev, timer, phase::compute);
         for (int j = 0; j < u; ++j) {
             unsigned char* out = s.send.data() + per_rank * static_cast<std::size_t>(j);
             for (const auto& t : tensors) {
@@ -116,13 +116,13 @@ void ulysses_to_heads(const ulysses_layout& lay, const std::vector<ulysses_tenso
         }
     }
     exchange(lay, per_rank, s, timer);
-    device_scope compute(dev, timer, phase::compute);
+    phase_scope compute(dev, timer, phase::compute);
     // Block i came from member i: its rows go to their places in the group's sorted order.
     for (int i = 0; i < u; ++i) {
         const unsigned char* in = s.recv.data() + per_rank * static_cast<std::size_t>(i);
         for (const auto& t : tensors) {
-            dev.put_rows(row_bytes(lay, t), lay.batch * (t.heads / u), group_rows(lay),
-                         lay.index[static_cast<std::size_t>(i)].view(), in, t.dst);
+            kernels::put_rows(dev, row_bytes(lay, t), lay.batch * (t.heads / u), group_rows(lay),
+                              lay.index[static_cast<std::size_t>(i)].view(), in, t.dst);
             in += slice_bytes(lay, t);
         }
     }
@@ -130,24 +130,25 @@ void ulysses_to_heads(const ulysses_layout& lay, const std::vector<ulysses_tenso
 
 void ulysses_to_sequence(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
                          ulysses_scratch& s, phase_timer& timer) {
-    kernels::device& dev = *lay.dev;
+    kernels::executor& dev = *lay.dev;
     const int u = lay.comm->size();
     const std::size_t per_rank = ulysses_bytes_per_rank(lay, tensors);
     ulysses_reserve(lay, per_rank, s);
     {
         // Block j: the rows member j holds, of this member's head slice of every tensor.
-        device_scope compute(dev, timer, phase::compute);
+        phase_scope compute(dev, timer, phase::compute);
         for (int j = 0; j < u; ++j) {
             unsigned char* out = s.send.data() + per_rank * static_cast<std::size_t>(j);
             for (const auto& t : tensors) {
-                dev.take_rows(row_bytes(lay, t), lay.batch * (t.heads / u), group_rows(lay),
-                              lay.index[static_cast<std::size_t>(j)].view(), t.src, out);
+                kernels::take_rows(dev, row_bytes(lay, t), lay.batch * (t.heads / u),
+                                   group_rows(lay), lay.index[static_cast<std::size_t>(j)].view(),
+                                   t.src, out);
                 out += slice_bytes(lay, t);
             }
         }
     }
     exchange(lay, per_rank, s, timer);
-    device_scope compute(dev, timer, phase::compute);
+    phase_scope compute(dev, timer, phase::compute);
     // Block i holds member i's head slice of our rows.
     for (int i = 0; i < u; ++i) {
         const unsigned char* in = s.recv.data() + per_rank * static_cast<std::size_t>(i);

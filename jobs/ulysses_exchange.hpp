@@ -2,7 +2,7 @@
 // sharding (every head, this rank's rows) and head sharding (heads/u of them, every row the
 // group holds) with one all-to-all. Head-sharded rows are kept in ascending global position
 // order, because the attention kernels classify tiles by their first and last positions.
-// Tensors live in a kernels::device's memory; packing and unpacking run on its compute
+// Tensors live in a kernels::executor's memory; packing and unpacking run on its compute
 // stream, the all-to-all on the group's communicator (bytes), ordered after the packing.
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ringscale::jobs {
 /// Where rows go inside one Ulysses group. Built once per case (no communication).
 struct ulysses_layout {
     comm::communicator* comm = nullptr; ///< the group; size() = u
-    kernels::device* dev = nullptr;
+    kernels::executor* dev = nullptr;
     std::int64_t batch = 1, head_dim = 64;     ///< head_dim: elements per row (1 for LSE rows)
     std::int64_t rows_local = 0;               ///< rows per member (S/P)
     std::vector<std::int64_t> group_pos;       ///< the group's positions, ascending
@@ -27,7 +27,7 @@ struct ulysses_layout {
 
 /// Layout of a group whose member i holds global positions `member_pos[i]` (each ascending,
 /// all of the same length); members are ordered by their rank in `group`.
-ulysses_layout make_ulysses_layout(comm::communicator& group, kernels::device& dev,
+ulysses_layout make_ulysses_layout(comm::communicator& group, kernels::executor& dev,
                                    std::int64_t batch, std::int64_t head_dim,
                                    const std::vector<std::vector<std::int64_t>>& member_pos);
 

@@ -1,10 +1,12 @@
-// A typed buffer in a kernels::device's memory: tracked host memory on the CPU, device
-// memory on CUDA. Move-only; freed through the device it came from.
+// A typed buffer in an executor's memory: tracked host memory on the CPU, device memory on
+// CUDA. Move-only; freed through the executor it came from. Also the row positions the
+// attention kernels take, kept on an executor.
 #pragma once
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -14,41 +16,41 @@ template <class T>
 class dev_buffer {
   public:
     dev_buffer() = default;
-    /// `count` uninitialised elements on `dev`, which must outlive the buffer.
-    dev_buffer(device& dev, std::size_t count) { allocate(dev, count); }
-    /// A copy of `host` on `dev` (blocking).
-    dev_buffer(device& dev, const std::vector<T>& host) {
-        allocate(dev, host.size());
+    /// `count` uninitialised elements on `exec`, which must outlive the buffer.
+    dev_buffer(executor& exec, std::size_t count) { allocate(exec, count); }
+    /// A copy of `host` on `exec` (blocking).
+    dev_buffer(executor& exec, const std::vector<T>& host) {
+        allocate(exec, host.size());
         upload(host.data(), host.size());
     }
     ~dev_buffer() { reset(); }
     dev_buffer(const dev_buffer&) = delete;
     dev_buffer& operator=(const dev_buffer&) = delete;
     dev_buffer(dev_buffer&& other) noexcept
-        : m_dev(std::exchange(other.m_dev, nullptr)), m_data(std::exchange(other.m_data, nullptr)),
-          m_size(std::exchange(other.m_size, 0)) {}
+        : m_exec(std::exchange(other.m_exec, nullptr)),
+          m_data(std::exchange(other.m_data, nullptr)), m_size(std::exchange(other.m_size, 0)) {}
     dev_buffer& operator=(dev_buffer&& other) noexcept {
         if (this != &other) {
             reset();
-            m_dev = std::exchange(other.m_dev, nullptr);
+            m_exec = std::exchange(other.m_exec, nullptr);
             m_data = std::exchange(other.m_data, nullptr);
             m_size = std::exchange(other.m_size, 0);
         }
         return *this;
     }
 
-    /// Replace the contents with `count` uninitialised elements on `dev`.
-    void allocate(device& dev, std::size_t count) {
+    /// Replace the contents with `count` uninitialised elements on `exec`.
+    void allocate(executor& exec, std::size_t count) {
         reset();
-        m_data = static_cast<T*>(dev.allocate(count * sizeof(T)));
-        m_dev = &dev;
+        m_data = static_cast<T*>(exec.allocate(count * sizeof(T)));
+        m_exec = &exec;
         m_size = count;
     }
     /// Free the memory; the buffer becomes empty.
     void reset() noexcept {
-        if (m_dev)
-            m_dev->release(m_data, m_size * sizeof(T));
-        m_dev = nullptr;
+        if (m_exec)
+            m_exec->release(m_data, m_size * sizeof(T));
+        m_exec = nullptr;
         m_data = nullptr;
         m_size = 0;
     }
@@ -61,13 +63,13 @@ class dev_buffer {
 
     /// Copy `count` <= size() elements from host memory to the start (blocking).
     void upload(const T* host, std::size_t count) {
-        m_dev->upload(m_data, host, checked(count) * sizeof(T));
+        m_exec->upload(m_data, host, checked(count) * sizeof(T));
     }
     /// The first `count` elements (all when count is size()) as a host vector (blocking).
     std::vector<T> download(std::size_t count) const {
         std::vector<T> host(checked(count));
         if (count > 0)
-            m_dev->download(host.data(), m_data, count * sizeof(T));
+            m_exec->download(host.data(), m_data, count * sizeof(T));
         return host;
     }
     std::vector<T> download() const { return download(m_size); }
@@ -80,7 +82,7 @@ class dev_buffer {
     }
     [[noreturn]] static void throw_overflow(std::size_t count, std::size_t size);
 
-    device* m_dev = nullptr;
+    executor* m_exec = nullptr;
     T* m_data = nullptr;
     std::size_t m_size = 0;
 };
@@ -93,12 +95,23 @@ void dev_buffer<T>::throw_overflow(std::size_t count, std::size_t size) {
     throw_dev_buffer_overflow(count, size);
 }
 
-/// Positions on `dev`: a device copy of sorted host positions, kept with the host vector.
+/// Positions of the rows of one attention operand: the host copy (always) and a copy in the
+/// executor's memory (the same pointer on the CPU), `count` entries, sorted ascending.
+/// `contiguous`: they are first, first + 1, ... (the CUDA kernels then skip position loads).
+struct row_positions {
+    const std::int64_t* host = nullptr;
+    const std::int64_t* dev = nullptr;
+    std::int64_t count = 0;
+    bool contiguous = false;
+};
+
+/// Positions on `exec`: a copy of sorted host positions in the executor's memory, kept with
+/// the host vector.
 class dev_positions {
   public:
     dev_positions() = default;
-    dev_positions(device& dev, std::vector<std::int64_t> host);
-    /// The view the attention calls take; valid while this object lives.
+    dev_positions(executor& exec, std::vector<std::int64_t> host);
+    /// The view the attention kernels take; valid while this object lives.
     row_positions view() const;
     const std::vector<std::int64_t>& host() const { return m_host; }
 

@@ -1,5 +1,5 @@
 // Per-operation breakdown of a training step (train_step --profile on): host-clock seconds and
-// call counts per operation of kernels/transformer, the optimizer and the exposed
+// call counts per operation of kernels/model/transformer, the optimizer and the exposed
 // communication. Only meaningful where an operation has finished when its call returns (the
 // CPU backend); the job refuses it on devices with asynchronous streams.
 #pragma once

@@ -1,5 +1,5 @@
 #include "kernels/cuda/adamw.cuh"
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include "src/base/error.hpp"
 
@@ -50,7 +50,7 @@ void adamw_step_cuda(const adamw_params& hp, std::int64_t step, std::size_t n, f
     RINGSCALE_REQUIRE(step >= 1, "adamw_step_cuda: step must be >= 1");
     if (n == 0)
         return;
-    // Host scalars computed exactly as kernels::adamw_step does (bias correction in double).
+    // Host scalars computed exactly as kernels::cpu::adamw_step does (bias correction in double).
     const double t = static_cast<double>(step);
     adamw_scalars s{};
     s.lr = hp.lr;

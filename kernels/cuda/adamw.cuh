@@ -9,7 +9,7 @@
 
 namespace ringscale::kernels::cuda {
 
-/// One AdamW update of n elements, as kernels::adamw_step: param, m, v updated in place,
+/// One AdamW update of n elements, as kernels::cpu::adamw_step: param, m, v updated in place,
 /// grad read only, `step` the 1-based update count. The arithmetic is rounded operation by
 /// operation as on the CPU (no FMA contraction), so results should match the CPU kernel to
 /// the last bit up to sqrt/div rounding. DEVICE pointers, caller-owned, non-overlapping;

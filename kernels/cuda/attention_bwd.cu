@@ -1,8 +1,8 @@
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_device.cuh"
-#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 
@@ -40,9 +40,8 @@ struct bwd_params {
     bool causal;
 };
 
-/// Shared memory of one block: K, V (the block's keys), Q, dO (the current query tile),
-/// dS^T [keys][rows], and per query row of the tile its LSE in log2 units (+inf where no
-/// gradient flows), delta and position.
+/// Shared memory of one block: K, V (its keys), Q, dO (the query tile), dS^T [keys][rows] and,
+/// per query row, its LSE in log2 units (+inf where no gradient flows), delta and position.
 template <typename T, int D>
 struct bwd_smem {
     T* k;
@@ -150,8 +149,7 @@ __device__ __forceinline__ void store_ds(T* ds, const float (&x)[bwd_rows / 8][4
 }
 
 /// One warp's 16 keys against the current query tile: dV += P^T dO, dK += dS^T Q, and dS^T
-/// stored to shared memory for the dQ step. The order keeps at most two 16x64 fp32 tiles
-/// live next to dK and dV.
+/// stored to shared memory for the dQ step; at most two 16x64 fp32 tiles live beside dK, dV.
 template <typename T, int D>
 __device__ __forceinline__ void
 bwd_warp_tile(const bwd_params& p, const bwd_smem<T, D>& sm, float (&dk)[D / 8][4],

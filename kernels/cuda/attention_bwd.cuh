@@ -1,6 +1,6 @@
 // CUDA flash-attention backward over one K/V block: the device twin of
-// kernels::attention_bwd_cpu (kernels/attention_cpu.hpp), given the final LSE of the forward
-// over all blocks and delta = rowsum(dO * O). Inputs bf16 or fp16 (attn_dtype), the five
+// kernels::cpu::attention_bwd_cpu (kernels/cpu/attention_cpu.hpp), given the final LSE of the
+// forward over all blocks and delta = rowsum(dO * O). Inputs bf16 or fp16 (attn_dtype), the five
 // products on Tensor Cores (mma.sync m16n8k16) with fp32 accumulation, gradients fp32.
 // head_dim 64 or 128, causal or not, GQA. Declarations only, free of CUDA types.
 // attention_bwd_cuda runs the Hopper kernel instead (attention_sm90.cuh, attention_bwd_sm90:
@@ -31,7 +31,7 @@ void attention_bwd_delta_cuda(const attention_shape& shape, attn_dtype dtype, co
 /// share to dQ [B,H,Sq,D] (atomically: several key tiles share a query row) and its
 /// gradients to dK, dV [B,Hkv,Sk,D] (one writer per row: a block owns a key tile of one kv
 /// head and loops over that head's query group). All accumulate, so zero them first, as for
-/// kernels::attention_bwd_cpu. q, k, v, d_o are `dtype`, 16-byte aligned; lse, delta, dq, dk,
+/// kernels::cpu::attention_bwd_cpu. q, k, v, d_o are `dtype`, 16-byte aligned; lse, delta, dq, dk,
 /// dv fp32, dq, dk, dv 8-byte aligned; every pointer is DEVICE memory owned by the caller.
 /// Asynchronous on `stream`.
 /// Throws config_error for a bad shape, head_dim other than 64 or 128, or misaligned

@@ -34,11 +34,11 @@
 //     reduce per tile); the S / dP GEMMs of tile n + 1 do not yet overlap the softmax of
 //     tile n; Q and dO share one barrier; fully masked key halves on diagonal tiles still
 //     run their GEMMs (masked to zero).
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_bwd_sm90.cuh"
-#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/tma_desc.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 

@@ -4,7 +4,7 @@
 // types, so a CPU unit test (tests/kernels/cuda/test_attention_bwd_sm90_plan.cpp) checks it.
 #pragma once
 
-#include "kernels/attention_ref.hpp"
+#include "kernels/attention_shape.hpp"
 
 #include <cstdint>
 

@@ -14,7 +14,7 @@
 // the trick that keeps P (and dS) in registers between the two GEMMs of flash attention.
 #pragma once
 
-#include "kernels/attention_ref.hpp"
+#include "kernels/attention_shape.hpp"
 
 #include "src/base/error.hpp"
 
@@ -225,7 +225,7 @@ __device__ __forceinline__ void pack_a(std::uint32_t (&a)[4], const float (&lo)[
 }
 
 /// Normalise one warp's 16-row forward result over a K/V block and merge it into the running
-/// (O, LSE) in global memory, as kernels::attention_fwd_cpu does; shared by the sm80 and sm90
+/// (O, LSE) in global memory, as kernels::cpu::attention_fwd_cpu does; shared by the sm80 and sm90
 /// forwards. `o` [q_len, D] and `lse` [q_len] are this (batch, head)'s slices, `w0` the warp's
 /// first row; the thread holds rows w0 + lane/4 and w0 + lane/4 + 8 (r = 0, 1) with their
 /// running max (log2 units) and its partial row sums (reduced over the quad here), and

@@ -1,8 +1,8 @@
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_device.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
-#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 

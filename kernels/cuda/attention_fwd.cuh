@@ -1,5 +1,5 @@
 // CUDA flash-attention forward over one K/V block: the device twin of
-// kernels::attention_fwd_cpu (kernels/attention_cpu.hpp). Inputs are bf16 or fp16 in BHSD
+// kernels::cpu::attention_fwd_cpu (kernels/cpu/attention_cpu.hpp). Inputs are bf16 or fp16 in BHSD
 // layout (Q [B,H,Sq,D], K and V [B,Hkv,Sk,D]), products run on Tensor Cores (mma.sync
 // m16n8k16) with fp32 accumulation, and the result is merged into a running fp32 (O, LSE)
 // so a ring calls it once per arriving block. head_dim 64 or 128, causal or not, GQA.
@@ -12,7 +12,7 @@
 // (|LSE - LSE_ref| <= 1e-3, -inf exact). Not yet confirmed on a GPU.
 #pragma once
 
-#include "kernels/attention_ref.hpp"
+#include "kernels/attention_shape.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +51,7 @@ void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse,
                              void* stream = nullptr);
 
 /// Forward over one K/V block of k_len rows, merged in place into the running fp32 O
-/// [B,H,Sq,D] (normalised) and LSE [B,H,Sq] (natural log), as kernels::attention_fwd_cpu:
+/// [B,H,Sq,D] (normalised) and LSE [B,H,Sq] (natural log), as kernels::cpu::attention_fwd_cpu:
 /// rows with no visible key in any block so far keep O = 0, LSE = -inf. Key tiles beyond the
 /// last visible key are skipped, fully masked warp tiles skip their MMAs, partial ones are
 /// masked per element. q, k, v are `dtype` elements, 16-byte aligned; o 8-byte aligned;

@@ -37,12 +37,12 @@
 //  5. Question (design, for the lead): --attn-kernel sm90 with a shape fwd90::supported
 //     refuses (batch * heads > 65535, lengths >= 2^31) silently runs sm80 in
 //     attention_fwd_cuda; attention_fwd_sm90 called directly throws config_error.
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_fwd_sm90.cuh"
 #include "kernels/cuda/attention_fwd_sm90_plan.hpp"
-#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/tma_desc.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cstdlib>
 #include <cuda_runtime.h>

@@ -6,7 +6,7 @@
 // backward.
 #pragma once
 
-#include "kernels/attention_ref.hpp"
+#include "kernels/attention_shape.hpp"
 
 #include <cstdint>
 

@@ -1,10 +1,10 @@
 // resolve_attention_path for a CUDA device: its compute capability from the runtime.
-#include "kernels/cuda/attention_path.hpp"
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/attention_path.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 
-namespace ringscale::kernels::cuda {
+namespace ringscale::kernels {
 
 attn_path resolve_attention_path(int device) {
     int major = 0, minor = 0;
@@ -13,4 +13,4 @@ attn_path resolve_attention_path(int device) {
     return resolve_attention_path(attention_path(), sm90_compiled(), major, minor);
 }
 
-} // namespace ringscale::kernels::cuda
+} // namespace ringscale::kernels

@@ -1,5 +1,5 @@
 #include "kernels/cuda/cross_entropy.cuh"
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include "src/base/error.hpp"
 

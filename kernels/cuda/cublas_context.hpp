@@ -1,7 +1,6 @@
 // A cuBLAS handle bound to one stream, created once and reused by every GEMM issued on that
 // stream (creating a handle costs milliseconds and allocates device workspace). Move-only
-// RAII. The header names no CUDA or cuBLAS type, so CPU-only code can include it; where CUDA
-// is not built, nn_stub.cpp provides the same API, throwing not_compiled_error.
+// RAII. The header names no CUDA or cuBLAS type; the CUDA executor owns one per GEMM mode.
 #pragma once
 
 namespace ringscale::kernels::cuda {

@@ -1,8 +1,8 @@
 // cuBLAS is column-major; our buffers are row-major. A row-major A[r, c] is, read column-major,
 // Aᵀ with leading dimension c. So each row-major product C = A·B is issued as the column-major
 // Cᵀ = Bᵀ·Aᵀ, with every operand's leading dimension its row-major column count.
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/dense.cuh"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -8,14 +8,14 @@
 
 namespace ringscale::kernels::cuda {
 
-/// y[tokens, out] = x[tokens, in]·W[out, in]ᵀ + b[out], as kernels::linear_fwd; `b` may be null
-/// (no bias). OVERWRITES y. All pointers are row-major DEVICE memory owned by the caller and
+/// y[tokens, out] = x[tokens, in]·W[out, in]ᵀ + b[out], as kernels::cpu::linear_fwd; `b` may be
+/// null (no bias). OVERWRITES y. All pointers are row-major DEVICE memory owned by the caller and
 /// must not overlap. Asynchronous on ctx.stream(). Throws config_error for a bad shape
 /// (kernels::linear_check) and a cuda error if cuBLAS or a launch fails.
 void linear_fwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x, const float* w,
                      const float* b, float* y);
 
-/// Backward of linear_fwd_cuda given dy[tokens, out], as kernels::linear_bwd:
+/// Backward of linear_fwd_cuda given dy[tokens, out], as kernels::cpu::linear_bwd:
 /// dx[tokens, in] = dy·W is OVERWRITTEN (dx may be null to skip it);
 /// dw[out, in] += dyᵀ·x and db[out] += Σ_tokens dy (summed in double) are ACCUMULATED (db may
 /// be null). Row-major DEVICE pointers, caller-owned, not overlapping; asynchronous on

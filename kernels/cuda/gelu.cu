@@ -1,5 +1,5 @@
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/gelu.cuh"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 

@@ -1,7 +1,7 @@
-// CUDA data movement for the device layer (kernels/device.hpp): rows of [outer, rows,
+// CUDA data movement for the executor's kernels (kernels/kernels.inc): rows of [outer, rows,
 // row_bytes] tensors taken from or put at indexed places (Ulysses' exchanges, layouts), and
 // the elementwise sum the ring's dK/dV partial sums need. Declarations only, free of CUDA
-// types; only the CUDA device calls them, so they have no not-compiled twins.
+// types; only the CUDA backend (backend_attention.cpp) calls them.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 #include "kernels/cuda/tma_desc.hpp"
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled

@@ -29,14 +29,15 @@ jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg,
         id[schema::attr::variant] = pc.plan.variant;
     id[schema::attr::job] = pc.plan.job;
     id[schema::attr::world_size] = static_cast<std::int64_t>(world_size);
-    id[schema::attr::device] = cfg.device;
-    id[schema::attr::comm] = cfg.comm;
+    id[schema::attr::device] = std::string(to_string(cfg.device));
+    id[schema::attr::comm] = std::string(to_string(cfg.comm));
     id.emplace(schema::attr::dtype, std::string("float32"));
     id.emplace(schema::attr::scaling, std::string("strong"));
     id[schema::attr::threads] = static_cast<std::int64_t>(cfg.threads);
     // A forced attention kernel path is the user's choice (--resume must not take an sm80
     // case for an sm90 one); "auto" stays out, so files from before the option still match.
-    if (cfg.device == "cuda" && cfg.attn_kernel != "auto" && pc.plan.job != "collectives")
+    if (cfg.device == device_kind::cuda && cfg.attn_kernel != "auto" &&
+        pc.plan.job != "collectives")
         id[schema::attr::attn_kernel] = cfg.attn_kernel;
     return id;
 }

@@ -2,6 +2,7 @@
 // that sees Boost.Program_options) and read by everything else.
 #pragma once
 
+#include "src/base/backend.hpp"
 #include "src/engine/params.hpp"
 
 #include <cstdint>
@@ -20,9 +21,9 @@ struct launch_config {
     int warmup = 5;
     int iters = 20;
     int repeat = 1; ///< --repeat: run the planned cases this many times, interleaved
-    std::string device = "cpu";
-    std::string comm = "mpi";
-    std::string attn_kernel = "auto"; ///< --attn-kernel: auto | sm80 | sm90 (CUDA attention)
+    device_kind device = device_kind::cpu; ///< --device, parsed
+    comm_kind comm = comm_kind::mpi;       ///< --comm, parsed
+    std::string attn_kernel = "auto";      ///< --attn-kernel: auto | sm80 | sm90 (CUDA attention)
     validate_mode validate = validate_mode::automatic;
     int threads = 0; ///< 0 = cores per node / ranks per node
     std::uint64_t seed = 1;

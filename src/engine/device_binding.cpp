@@ -1,7 +1,6 @@
 #include "src/engine/device_binding.hpp"
 
-#include "kernels/cuda/attention_path.hpp"
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/attention_path.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -18,11 +17,11 @@ device_binding bind_mine() {
     device_binding b;
     int local_rank = 0, local_size = 1;
     local_rank_info(local_rank, local_size);
-    if (kernels::cuda::cuda_device_count() == 0)
+    if (kernels::gpu_count() == 0)
         throw config_error("--device cuda: no CUDA device is visible to this process (check "
                            "CUDA_VISIBLE_DEVICES and the driver, or use --device cpu)");
-    kernels::cuda::bind_local_device(local_rank, local_size, true);
-    b.gpu = kernels::cuda::current_gpu_info();
+    kernels::bind_gpu(local_rank, local_size);
+    b.gpu = kernels::current_gpu_info();
     b.bound = true;
     return b;
 }
@@ -38,10 +37,9 @@ std::vector<int> sharers(const std::vector<std::string>& uuids, int me) {
 
 } // namespace
 
-std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank,
-                                 const std::string& comm) {
+std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank, comm_kind comm) {
     const auto same = sharers(uuids, rank);
-    if (comm != "nccl" || same.size() < 2)
+    if (comm != comm_kind::nccl || same.size() < 2)
         return "";
     return fmt::format("--comm nccl: ranks {} and {} share GPU {}; NCCL needs a GPU of its own "
                        "per rank: start at most one rank per visible GPU on each node, or use "
@@ -52,13 +50,12 @@ std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank
 device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
                             std::string& error_text) {
     device_binding b;
-    if (cfg.device != "cuda")
+    if (cfg.device != device_kind::cuda)
         return b;
     try {
         b = bind_mine();
-        kernels::cuda::set_attention_path(kernels::cuda::parse_attn_path(cfg.attn_kernel));
-        b.attn_kernel =
-            kernels::cuda::to_string(kernels::cuda::resolve_attention_path(b.gpu.index));
+        kernels::set_attention_path(kernels::parse_attn_path(cfg.attn_kernel));
+        b.attn_kernel = kernels::to_string(kernels::resolve_attention_path(b.gpu.index));
     } catch (const std::exception& e) {
         error_text = e.what();
     }
@@ -74,8 +71,8 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
         return b;
     try {
         // Keep a tenth for NCCL's buffers, cuBLAS workspaces and the allocator's slack.
-        b.budget_bytes = kernels::cuda::device_free_bytes() / 10 * 9 /
-                         static_cast<std::uint64_t>(b.ranks_sharing);
+        b.budget_bytes =
+            kernels::gpu_free_bytes() / 10 * 9 / static_cast<std::uint64_t>(b.ranks_sharing);
     } catch (const std::exception& e) {
         error_text = e.what();
     }
@@ -106,10 +103,9 @@ void add_gpu_metadata(run_metadata& md, const device_binding& b, comm::communica
     a[schema::meta_attr::gpu_max_sm_clock_mhz] = static_cast<std::int64_t>(g.max_sm_clock_mhz);
     a[schema::meta_attr::gpu_max_mem_clock_mhz] = static_cast<std::int64_t>(g.max_mem_clock_mhz);
     a[schema::meta_attr::gpu_mem_bus_width_bits] = static_cast<std::int64_t>(g.mem_bus_width_bits);
-    a[schema::meta_attr::cuda_driver_version] = kernels::cuda::cuda_version_text(g.driver_version);
-    a[schema::meta_attr::cuda_runtime_version] =
-        kernels::cuda::cuda_version_text(g.runtime_version);
-    a[schema::meta_attr::cuda_version] = kernels::cuda::cuda_version_text(g.runtime_version);
+    a[schema::meta_attr::cuda_driver_version] = kernels::cuda_version_text(g.driver_version);
+    a[schema::meta_attr::cuda_runtime_version] = kernels::cuda_version_text(g.runtime_version);
+    a[schema::meta_attr::cuda_version] = kernels::cuda_version_text(g.runtime_version);
     a[schema::meta_attr::gpu_ranks_sharing] = static_cast<std::int64_t>(b.ranks_sharing);
     a[schema::meta_attr::timer] =
         std::string("std::chrono::steady_clock (step); CUDA events on the compute stream "

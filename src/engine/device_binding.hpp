@@ -4,7 +4,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/cuda/gpu_info.hpp"
+#include "kernels/gpu.hpp"
 #include "src/engine/config.hpp"
 #include "src/engine/metadata.hpp"
 
@@ -16,7 +16,7 @@ namespace ringscale {
 
 struct device_binding {
     bool bound = false;             ///< false with --device cpu
-    kernels::cuda::gpu_info gpu;    ///< this rank's GPU
+    kernels::gpu_info gpu;          ///< this rank's GPU
     int ranks_sharing = 1;          ///< ranks on this GPU, this one included
     std::uint64_t budget_bytes = 0; ///< device memory this rank may plan for
     std::string attn_kernel;        ///< resolved --attn-kernel on this GPU: sm80 | sm90
@@ -34,8 +34,7 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
 /// The one-line refusal of --comm nccl when rank `rank` shares its GPU (same entry of
 /// `uuids`, one per rank) with another rank, naming the fix; "" when it may go on (any other
 /// communicator, or a GPU of its own).
-std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank,
-                                 const std::string& comm);
+std::string nccl_sharing_problem(const std::vector<std::string>& uuids, int rank, comm_kind comm);
 
 /// Collective: /meta attributes (GPU name, compute capability, SMs, memory, clocks, driver,
 /// runtime and NCCL versions, CUDA_VISIBLE_DEVICES, attn_kernel: the resolved attention

@@ -5,7 +5,8 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
+#include "src/base/backend.hpp"
 #include "src/base/case_record.hpp"
 #include "src/base/clock.hpp"
 #include "src/engine/metric.hpp"
@@ -22,8 +23,8 @@ namespace ringscale::jobs {
 /// What the launch knows before any case runs.
 struct launch_info {
     int world_size = 1;
-    std::string device = "cpu";            ///< cpu | cuda
-    std::string comm = "mpi";              ///< mpi | nccl
+    device_kind device = device_kind::cpu;
+    comm_kind comm = comm_kind::mpi;
     std::uint64_t host_bytes_per_rank = 0; ///< memory a rank may use (preflight budget)
     /// --device cuda: device memory a rank may use (its GPU's free memory over the ranks
     /// sharing it, less a reserve); a case estimated above it is skipped.
@@ -49,8 +50,8 @@ struct run_context {
     /// Host-memory MPI over the same ranks, for host scalars and validation gathers (the
     /// same object as `world` on the CPU).
     comm::communicator& control;
-    /// Where the job computes and allocates (kernels/device.hpp).
-    kernels::device& dev;
+    /// Where the job computes and allocates (kernels/executor.hpp).
+    kernels::executor& dev;
     launch_info launch;
     int threads_per_rank = 1;
     bool validate = true; ///< resolved from --validate for this case

@@ -118,8 +118,9 @@ run_metadata collect_metadata(comm::communicator& world, const launch_config& cf
     a[schema::meta_attr::cxxflags] = std::string(build_cxxflags());
     a[schema::meta_attr::executable] = executable_path();
     a[schema::meta_attr::slurm_job_id] = env_or("SLURM_JOB_ID", "");
-    a[schema::attr::device] = cfg.device;
-    a[schema::meta_attr::device_name] = cfg.device == "cpu" ? cpu_model() : std::string("unknown");
+    a[schema::attr::device] = std::string(to_string(cfg.device));
+    a[schema::meta_attr::device_name] =
+        cfg.device == device_kind::cpu ? cpu_model() : std::string("unknown");
     a[schema::meta_attr::cuda_version] = std::string("");
     a[schema::meta_attr::nccl_version] = std::string("");
     a[schema::attr::threads_per_rank] = static_cast<std::int64_t>(threads_per_rank);

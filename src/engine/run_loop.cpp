@@ -104,7 +104,7 @@ std::vector<scheduled_case> plan_launch(const std::vector<const jobs::job*>& job
         for (auto& plan : jobs::plan_job(*j, cfg.params, launch))
             cases.push_back({j, std::move(plan)});
     jobs::check_case_count(cases.size(), static_cast<std::uint64_t>(std::max(cfg.repeat, 1)));
-    const bool on_device = launch.device == "cuda";
+    const bool on_device = launch.device == device_kind::cuda;
     const std::uint64_t budget =
         on_device ? launch.device_bytes_per_rank : launch.host_bytes_per_rank;
     for (auto& pc : cases) {
@@ -143,7 +143,7 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     // Results, agreement and the iteration barrier go over the host-memory control
     // communicator; the job's own communication over ctx.world (device buffers on cuda).
     comm::communicator& world = ctx.control;
-    kernels::device& dev = ctx.dev;
+    kernels::executor& dev = ctx.dev;
     case_record rec;
     rec.world = world.size();
     rec.identity = case_identity(pc, cfg, world.size());

@@ -80,10 +80,10 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
     cfg.repeat = int_of(texts, "repeat");
     cfg.threads = int_of(texts, "threads");
     cfg.seed = std::get<std::uint64_t>(value_of(texts, "seed").value);
-    cfg.device = value_of(texts, "device").text;
-    cfg.comm = value_of(texts, "comm").text;
+    cfg.device = parse_device_kind(value_of(texts, "device").text);
+    cfg.comm = parse_comm_kind(value_of(texts, "comm").text);
     cfg.attn_kernel = value_of(texts, "attn-kernel").text;
-    if (cfg.device != "cuda" && cfg.attn_kernel != "auto")
+    if (cfg.device != device_kind::cuda && cfg.attn_kernel != "auto")
         throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
                                        "--device cuda",
                                        cfg.attn_kernel));

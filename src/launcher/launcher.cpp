@@ -2,7 +2,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "jobs/registry.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
@@ -87,15 +87,11 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
         // Inconsistent options first: they are wrong in every build, so the message must not
         // depend on whether this binary has CUDA and NCCL.
-        if (p.cfg.comm == "nccl" && p.cfg.device != "cuda") // NCCL moves device memory only
+        if (p.cfg.comm == comm_kind::nccl && p.cfg.device != device_kind::cuda)
             throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
                                "--comm mpi on the CPU)");
-        if (p.cfg.device == "cuda" && !kernels::cuda_compiled())
-            throw not_compiled_error("--device cuda: the CUDA backend is not compiled into this "
-                                     "ringscale (rebuild where nvcc is found); use --device cpu");
-        if (p.cfg.comm == "nccl" && !comm::backend_compiled("nccl"))
-            throw not_compiled_error(
-                "--comm nccl: the NCCL backend is not compiled into this ringscale");
+        kernels::require_compiled(p.cfg.device);
+        comm::require_compiled(p.cfg.comm);
         return p;
     } catch (const std::exception& e) {
         error_text = e.what();
@@ -237,9 +233,9 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
     // host memory. The host-memory world stays the control plane (results, agreement).
     std::unique_ptr<comm::communicator> device_world;
-    if (p.cfg.device == "cuda")
+    if (p.cfg.device == device_kind::cuda)
         device_world = comm::make_world(p.cfg.comm, comm::memory_space::device);
-    const std::unique_ptr<kernels::device> dev = kernels::make_device(p.cfg.device);
+    const std::unique_ptr<kernels::executor> dev = kernels::make_executor(p.cfg.device);
     std::unique_ptr<results_writer> writer;
     std::unique_ptr<live_table> table;
     if (world.rank() == 0) {
@@ -250,8 +246,9 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
         table = std::make_unique<live_table>(running, world.size(), isatty(2) != 0);
         std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s%s, "
                     "comm %s\n",
-                    tool_version(), world.size(), md.hosts.size(), p.threads, p.cfg.device.c_str(),
-                    gpu.bound ? (" (" + gpu.gpu.name + ")").c_str() : "", p.cfg.comm.c_str());
+                    tool_version(), world.size(), md.hosts.size(), p.threads,
+                    to_string(p.cfg.device), gpu.bound ? (" (" + gpu.gpu.name + ")").c_str() : "",
+                    to_string(p.cfg.comm));
     }
     comm::communicator& job_world = device_world ? *device_world : world;
     jobs::run_context ctx{job_world, world, *dev,       p.launch,
@@ -306,7 +303,7 @@ int run_launcher(int argc, char** argv) {
     set_early_stop_rank(rank);
     int code = 0;
     try {
-        auto world = comm::make_world("mpi", comm::memory_space::host);
+        auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
         std::string message, error_text;
         auto p = parse(argc, argv, *world, message, error_text);
         if (any_error(*world, error_text)) {

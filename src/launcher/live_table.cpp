@@ -134,6 +134,11 @@ std::vector<table_column> job_columns(const jobs::job& job,
             col.width = std::max({col.width, static_cast<int>(col.header.size()), need});
         }
     }
+    // The header line starts with '#', which takes the first column's first character: keep
+    // one space there so no title loses its first letter.
+    if (!columns.empty())
+        columns.front().width =
+            std::max(columns.front().width, static_cast<int>(columns.front().header.size()) + 1);
     return columns;
 }
 

@@ -13,12 +13,12 @@
 // usage: bench_attention_gpu [--pass fwd|bwd|both] [--causal 0|1|both]
 //                            [--attn-kernel auto|sm80|sm90] [iters=20]
 //                            [seq ...=4096 8192 16384 32768]
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
-#include "kernels/cuda/attention_path.hpp"
 #include "kernels/cuda/attention_sm90.cuh"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/random.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 
@@ -34,6 +34,7 @@
 
 using namespace ringscale::kernels;
 namespace kc = ringscale::kernels::cuda;
+namespace rt = ringscale::cuda_runtime;
 
 namespace {
 
@@ -49,13 +50,13 @@ struct bench_options {
 };
 
 /// A device tensor of `n` bf16 values, uniform in [-1, 1) (seeded), via an fp32 staging copy.
-kc::device_buffer<std::uint16_t> seeded_bf16(std::size_t n, std::uint64_t seed) {
+rt::device_buffer<std::uint16_t> seeded_bf16(std::size_t n, std::uint64_t seed) {
     std::vector<float> host(n);
     fill_uniform(host.data(), n, seed, 0);
-    const kc::device_buffer<float> staging(host);
-    kc::device_buffer<std::uint16_t> out(n);
+    const rt::device_buffer<float> staging(host);
+    rt::device_buffer<std::uint16_t> out(n);
     kc::to_attn_dtype_cuda(bf16, n, staging.data(), out.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     return out;
 }
 
@@ -64,7 +65,7 @@ double median_s(const std::function<void()>& call, int iters) {
     for (int i = 0; i < warmup; ++i)
         call();
     std::vector<double> times;
-    kc::cuda_event_timer timer;
+    rt::cuda_event_timer timer;
     for (int i = 0; i < iters; ++i) {
         timer.start();
         call();
@@ -78,8 +79,8 @@ double median_s(const std::function<void()>& call, int iters) {
 /// The tensors of one shape: inputs Q, K, V, dO (bf16), the forward's O and LSE, the
 /// backward's delta and gradients (fp32).
 struct attention_tensors {
-    kc::device_buffer<std::uint16_t> q, k, v, d_o;
-    kc::device_buffer<float> o, lse, delta, dq, dk, dv;
+    rt::device_buffer<std::uint16_t> q, k, v, d_o;
+    rt::device_buffer<float> o, lse, delta, dq, dk, dv;
     explicit attention_tensors(std::size_t elems, std::size_t rows)
         : q(seeded_bf16(elems, 1)), k(seeded_bf16(elems, 2)), v(seeded_bf16(elems, 3)),
           d_o(seeded_bf16(elems, 4)), o(elems), lse(rows), delta(rows), dq(elems), dk(elems),
@@ -173,15 +174,15 @@ int main(int argc, char** argv) {
     bench_options opt;
     if (!parse(argc, argv, opt))
         return 2;
-    if (kc::cuda_device_count() == 0) {
+    if (rt::cuda_device_count() == 0) {
         std::fprintf(stderr, "bench_attention_gpu: no CUDA device visible; this benchmark needs "
                              "a GPU (and a CUDA build)\n");
         return 2;
     }
     std::string resolved;
     try {
-        kc::set_attention_path(kc::parse_attn_path(opt.path));
-        resolved = kc::to_string(kc::resolve_attention_path(0));
+        ringscale::kernels::set_attention_path(ringscale::kernels::parse_attn_path(opt.path));
+        resolved = ringscale::kernels::to_string(ringscale::kernels::resolve_attention_path(0));
         if (resolved == std::string("sm90"))
             resolved += kc::sm90_overlap() ? ", overlapped softmax" : ", serial consumers";
     } catch (const std::exception& e) {

@@ -3,7 +3,7 @@
 // FLOP convention (DESIGN.md): forward 4*B*S^2*H*D, halved when causal; backward 2.5x.
 //
 // usage: bench_attention_kernel [seq heads head_dim threads iters q_tile k_tile gemm_n]
-#include "kernels/attention_cpu.hpp"
+#include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/random.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/clock.hpp"
@@ -19,6 +19,7 @@
 
 using namespace ringscale;
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
 
 namespace {
 

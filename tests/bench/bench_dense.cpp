@@ -7,7 +7,7 @@
 // 2·T·in·out; backward 4·T·in·out (dx and dW products; the O(T·out) bias sum and bias seeding
 // are not counted, so they show up as lost GFLOP/s). Each repetition runs the four variants
 // back to back (round robin), so drift on a shared machine hits all of them alike.
-#include "kernels/linear.hpp"
+#include "kernels/cpu/linear.hpp"
 #include "kernels/random.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/clock.hpp"
@@ -23,6 +23,7 @@
 
 using namespace ringscale;
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
 
 namespace {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch DDP step of ringscale's train_step model, for tests/bench/train_step.sh.
 
-The same model as kernels/transformer: token embedding, `layers` pre-norm blocks (RMSNorm with
+The same model as kernels/model/transformer: token embedding, `layers` pre-norm blocks (RMSNorm with
 gamma only; QKV projection without bias; causal attention; output projection with bias;
 residual; RMSNorm; Linear(h, 4h) + GELU (tanh) + Linear(4h, h), biases; residual), final
 RMSNorm, output projection with bias, mean cross-entropy over the global batch; AdamW. fp32,

@@ -6,11 +6,12 @@
 #include <gtest/gtest.h>
 #include <numeric>
 
+using namespace ringscale;
 using namespace ringscale::comm;
 
 namespace {
 std::unique_ptr<communicator> world() {
-    return make_world("mpi", memory_space::host);
+    return make_world(comm_kind::mpi, memory_space::host);
 }
 } // namespace
 
@@ -129,19 +130,19 @@ TEST(comm_mpi, split_into_even_and_odd) {
 }
 
 TEST(comm_mpi, unknown_and_uncompiled_backends) {
-    EXPECT_THROW(make_world("tcp", memory_space::host), std::exception);
-    if (!backend_compiled("nccl")) {
-        EXPECT_THROW(make_world("nccl", memory_space::device), std::exception);
+    EXPECT_THROW(make_world(parse_comm_kind("tcp"), memory_space::host), std::exception);
+    if (!backend_compiled(comm_kind::nccl)) {
+        EXPECT_THROW(make_world(comm_kind::nccl, memory_space::device), std::exception);
     }
-    EXPECT_TRUE(backend_compiled("mpi"));
+    EXPECT_TRUE(backend_compiled(comm_kind::mpi));
 }
 
 // Device buffers over MPI are staged through pinned host memory where CUDA is built; without
 // CUDA, or without a visible device, the factory refuses with a project error, never a crash.
 TEST(comm_mpi, device_memory_mpi_is_staged_or_refused_clearly) {
     try {
-        auto c = make_world("mpi", memory_space::device);
-        EXPECT_EQ(c->backend(), "mpi");
+        auto c = make_world(comm_kind::mpi, memory_space::device);
+        EXPECT_EQ(c->backend(), comm_kind::mpi);
         EXPECT_EQ(c->memory(), memory_space::device);
     } catch (const ringscale::error& e) {
         EXPECT_TRUE(e.kind() == ringscale::error_kind::not_compiled ||

@@ -4,7 +4,7 @@
 // test skips, on every rank alike, unless every rank sees a device.
 #include "comm/communicator.hpp"
 #include "comm/mpi_staged_communicator.hpp"
-#include "kernels/cuda/cuda_check.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -13,14 +13,15 @@
 #include <memory>
 #include <vector>
 
+using namespace ringscale;
 using namespace ringscale::comm;
-namespace kc = ringscale::kernels::cuda;
+namespace rt = ringscale::cuda_runtime;
 
 namespace {
 
 // Collective, so that no rank runs a test the others skip.
 bool every_rank_has_a_device() {
-    const int mine = kc::cuda_device_count() > 0 ? 1 : 0;
+    const int mine = rt::cuda_device_count() > 0 ? 1 : 0;
     int all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all == 1;
@@ -35,8 +36,8 @@ std::unique_ptr<communicator> staged_world() {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    kc::bind_local_device(rank, size, /*allow_sharing=*/true);
-    return make_world("mpi", memory_space::device);
+    rt::bind_local_device(rank, size, /*allow_sharing=*/true);
+    return make_world(comm_kind::mpi, memory_space::device);
 }
 
 std::vector<float> iota_from(std::size_t n, float first) {
@@ -54,7 +55,7 @@ TEST(comm_mpi_staged, factory_gives_a_device_mpi_communicator) {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    EXPECT_EQ(c->backend(), "mpi");
+    EXPECT_EQ(c->backend(), comm_kind::mpi);
     EXPECT_EQ(c->memory(), memory_space::device);
     EXPECT_EQ(c->rank(), rank);
     EXPECT_EQ(c->size(), size);
@@ -68,7 +69,7 @@ TEST(comm_mpi_staged, blocking_collectives_exact) {
     const int n = c->size(), r = c->rank();
     const std::size_t count = 1000, per = 37, un = static_cast<std::size_t>(n);
 
-    kc::device_buffer<float> send(iota_from(count, static_cast<float>(r + 1))), recv(count);
+    rt::device_buffer<float> send(iota_from(count, static_cast<float>(r + 1))), recv(count);
     c->allreduce(send.data(), recv.data(), count, dtype::f32, reduce_op::sum);
     const auto sum = recv.to_host();
     for (std::size_t i = 0; i < count; ++i) // Σ_q (q + 1 + i)
@@ -76,7 +77,7 @@ TEST(comm_mpi_staged, blocking_collectives_exact) {
     c->allreduce(send.data(), send.data(), count, dtype::f32, reduce_op::max); // in place
     EXPECT_EQ(send.to_host(), iota_from(count, static_cast<float>(n)));
 
-    kc::device_buffer<float> mine(iota_from(per, 1000.0f * r)), all(per * un);
+    rt::device_buffer<float> mine(iota_from(per, 1000.0f * r)), all(per * un);
     c->all_gather(mine.data(), all.data(), per, dtype::f32);
     const auto gathered = all.to_host();
     for (int q = 0; q < n; ++q)
@@ -88,7 +89,7 @@ TEST(comm_mpi_staged, blocking_collectives_exact) {
     for (std::size_t j = 0; j < un; ++j)
         for (std::size_t i = 0; i < per; ++i)
             blocks[j * per + i] = static_cast<float>(j * 100 + i);
-    kc::device_buffer<float> rs_send(blocks), rs_recv(per);
+    rt::device_buffer<float> rs_send(blocks), rs_recv(per);
     c->reduce_scatter(rs_send.data(), rs_recv.data(), per, dtype::f32, reduce_op::sum);
     const auto scattered = rs_recv.to_host();
     for (std::size_t i = 0; i < per; ++i)
@@ -98,7 +99,7 @@ TEST(comm_mpi_staged, blocking_collectives_exact) {
     for (std::size_t j = 0; j < un; ++j)
         for (std::size_t i = 0; i < per; ++i)
             blocks[j * per + i] = static_cast<float>(r * 10000 + j * 100 + i);
-    kc::device_buffer<float> a2a_send(blocks), a2a_recv(per * un);
+    rt::device_buffer<float> a2a_send(blocks), a2a_recv(per * un);
     c->all_to_all(a2a_send.data(), a2a_recv.data(), per, dtype::f32);
     const auto exchanged = a2a_recv.to_host();
     for (int q = 0; q < n; ++q)
@@ -106,7 +107,7 @@ TEST(comm_mpi_staged, blocking_collectives_exact) {
             ASSERT_EQ(exchanged[q * per + i], static_cast<float>(q * 10000 + r * 100 + i));
 
     const int root = n - 1;
-    kc::device_buffer<std::int32_t> word(std::vector<std::int32_t>(5, r == root ? 42 : -1));
+    rt::device_buffer<std::int32_t> word(std::vector<std::int32_t>(5, r == root ? 42 : -1));
     c->broadcast(word.data(), 5, dtype::i32, root);
     EXPECT_EQ(word.to_host(), std::vector<std::int32_t>(5, 42));
 }
@@ -128,7 +129,7 @@ TEST(comm_mpi_staged, in_place_on_one_device_buffer) {
         std::vector<float> start(per * un, -1.0f);
         for (std::size_t i = 0; i < per; ++i)
             start[ur * per + i] = 1000.0f * r + i;
-        kc::device_buffer<float> ag(start);
+        rt::device_buffer<float> ag(start);
         float* own = ag.data() + ur * per;
         if (blocking)
             c->all_gather(own, ag.data(), per, dtype::f32);
@@ -139,7 +140,7 @@ TEST(comm_mpi_staged, in_place_on_one_device_buffer) {
             for (std::size_t i = 0; i < per; ++i)
                 ASSERT_EQ(gathered[q * per + i], 1000.0f * q + i);
         // reduce_scatter: the output is the rank's block of the input; the others untouched.
-        kc::device_buffer<float> rs(blocks);
+        rt::device_buffer<float> rs(blocks);
         float* mine = rs.data() + ur * per;
         if (blocking)
             c->reduce_scatter(rs.data(), mine, per, dtype::f32, reduce_op::sum);
@@ -154,7 +155,7 @@ TEST(comm_mpi_staged, in_place_on_one_device_buffer) {
                 ASSERT_EQ(scattered[j * per + i], want) << "block " << j;
             }
         // allreduce: send == recv.
-        kc::device_buffer<float> ar(blocks);
+        rt::device_buffer<float> ar(blocks);
         if (blocking)
             c->allreduce(ar.data(), ar.data(), per * un, dtype::f32, reduce_op::min);
         else
@@ -164,7 +165,7 @@ TEST(comm_mpi_staged, in_place_on_one_device_buffer) {
             ASSERT_EQ(reduced[k], blocks[k] - 10000.0f * r); // rank 0's values
     }
     // all_to_all: send == recv; block q received is from rank q.
-    kc::device_buffer<float> a2a(blocks);
+    rt::device_buffer<float> a2a(blocks);
     c->all_to_all(a2a.data(), a2a.data(), per, dtype::f32);
     const auto exchanged = a2a.to_host();
     for (int q = 0; q < n; ++q)
@@ -177,9 +178,9 @@ TEST(comm_mpi_staged, nonblocking_collectives_complete_on_wait_and_test) {
     auto c = staged_world();
     const int n = c->size(), r = c->rank();
     const std::size_t count = 4096, un = static_cast<std::size_t>(n);
-    kc::device_buffer<double> ar_send(std::vector<double>(count, r + 1.0)), ar_recv(count);
-    kc::device_buffer<float> ag_send(iota_from(count, 10.0f * r)), ag_recv(count * un);
-    kc::device_buffer<float> rs_send(std::vector<float>(count * un, 2.0f)), rs_recv(count);
+    rt::device_buffer<double> ar_send(std::vector<double>(count, r + 1.0)), ar_recv(count);
+    rt::device_buffer<float> ag_send(iota_from(count, 10.0f * r)), ag_recv(count * un);
+    rt::device_buffer<float> rs_send(std::vector<float>(count * un, 2.0f)), rs_recv(count);
     std::vector<request_ptr> reqs;
     reqs.push_back(
         c->iallreduce(ar_send.data(), ar_recv.data(), count, dtype::f64, reduce_op::sum));
@@ -203,13 +204,13 @@ TEST(comm_mpi_staged, point_to_point_ring_and_tags) {
     const int n = c->size(), r = c->rank();
     const int next = (r + 1) % n, prev = (r + n - 1) % n;
     const std::size_t count = 513;
-    kc::device_buffer<float> out(iota_from(count, 1000.0f * r)), in(count);
+    rt::device_buffer<float> out(iota_from(count, 1000.0f * r)), in(count);
     c->isendrecv(out.data(), count, next, in.data(), count, prev, dtype::f32, 7)->wait();
     EXPECT_EQ(in.to_host(), iota_from(count, 1000.0f * prev));
 
     // Two messages to the same peer, received in the opposite tag order: tags must match.
-    kc::device_buffer<float> a(std::vector<float>(count, 1.0f + r)), b(std::vector<float>(3, -r));
-    kc::device_buffer<float> got_a(count), got_b(3);
+    rt::device_buffer<float> a(std::vector<float>(count, 1.0f + r)), b(std::vector<float>(3, -r));
+    rt::device_buffer<float> got_a(count), got_b(3);
     std::vector<request_ptr> reqs;
     reqs.push_back(c->irecv(got_b.data(), 3, dtype::f32, prev, 2));
     reqs.push_back(c->irecv(got_a.data(), count, dtype::f32, prev, 1));
@@ -227,7 +228,7 @@ TEST(comm_mpi_staged, split_keeps_device_staging) {
     ASSERT_NE(sub, nullptr);
     EXPECT_EQ(sub->memory(), memory_space::device);
     EXPECT_EQ(sub->size(), (c->size() + 1 - c->rank() % 2) / 2);
-    kc::device_buffer<std::int32_t> one(std::vector<std::int32_t>{1}), total(1);
+    rt::device_buffer<std::int32_t> one(std::vector<std::int32_t>{1}), total(1);
     sub->allreduce(one.data(), total.data(), 1, dtype::i32, reduce_op::sum);
     EXPECT_EQ(total.to_host()[0], sub->size());
 }
@@ -238,7 +239,7 @@ TEST(comm_mpi_staged, pinned_blocks_are_reused_across_calls) {
     auto* c = dynamic_cast<mpi_staged_communicator*>(world.get());
     ASSERT_NE(c, nullptr);
     const std::size_t count = std::size_t{1} << 20; // 4 MiB of float
-    kc::device_buffer<float> x(std::vector<float>(count, 1.0f)), y(count);
+    rt::device_buffer<float> x(std::vector<float>(count, 1.0f)), y(count);
     c->allreduce(x.data(), y.data(), count, dtype::f32, reduce_op::sum);
     const std::size_t pinned = c->pinned_bytes();
     EXPECT_GE(pinned, 2 * count * sizeof(float));

@@ -3,8 +3,8 @@
 // skip and the refusal of NCCL on a shared GPU. None of it needs a GPU.
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/dev_buffer.hpp"
+#include "kernels/gpu.hpp"
+#include "kernels/kernels.hpp"
 #include "src/base/error.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/run_loop.hpp"
@@ -17,18 +17,18 @@ using namespace ringscale;
 using kernels::elem;
 
 TEST(attention_dtype, auto_resolves_per_device_and_wrong_types_are_refused) {
-    EXPECT_EQ(jobs::resolve_attention_dtype("auto", "cpu"), elem::f32);
-    EXPECT_EQ(jobs::resolve_attention_dtype("auto", "cuda"), elem::bf16);
-    EXPECT_EQ(jobs::resolve_attention_dtype("fp16", "cuda"), elem::f16);
-    EXPECT_EQ(jobs::resolve_attention_dtype("float32", "cpu"), elem::f32);
+    EXPECT_EQ(jobs::resolve_attention_dtype("auto", device_kind::cpu), elem::f32);
+    EXPECT_EQ(jobs::resolve_attention_dtype("auto", device_kind::cuda), elem::bf16);
+    EXPECT_EQ(jobs::resolve_attention_dtype("fp16", device_kind::cuda), elem::f16);
+    EXPECT_EQ(jobs::resolve_attention_dtype("float32", device_kind::cpu), elem::f32);
     try {
-        jobs::resolve_attention_dtype("bf16", "cpu");
+        jobs::resolve_attention_dtype("bf16", device_kind::cpu);
         FAIL() << "bf16 on the CPU was accepted";
     } catch (const config_error& e) {
         EXPECT_NE(std::string(e.what()).find("use --dtype fp32"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(jobs::resolve_attention_dtype("fp32", "cuda"), config_error);
-    EXPECT_THROW(jobs::resolve_attention_dtype("fp8", "cuda"), config_error);
+    EXPECT_THROW(jobs::resolve_attention_dtype("fp32", device_kind::cuda), config_error);
+    EXPECT_THROW(jobs::resolve_attention_dtype("fp8", device_kind::cuda), config_error);
 }
 
 TEST(elem_rounding, nearest_even_overflow_and_subnormals) {
@@ -48,13 +48,13 @@ TEST(elem_rounding, nearest_even_overflow_and_subnormals) {
 }
 
 TEST(device_choice, cpu_by_name_and_cuda_refused_without_a_gpu) {
-    EXPECT_EQ(kernels::make_device("cpu")->name(), "cpu");
-    EXPECT_THROW(kernels::make_device("tpu"), config_error);
-    if (kernels::cuda::cuda_device_count() > 0)
+    EXPECT_EQ(kernels::make_executor(device_kind::cpu)->kind(), device_kind::cpu);
+    EXPECT_THROW(kernels::make_executor(parse_device_kind("tpu")), config_error);
+    if (kernels::gpu_count() > 0)
         GTEST_SKIP() << "a GPU is visible: the refusal without one cannot be checked here";
     try {
-        kernels::make_device("cuda");
-        FAIL() << "make_device(\"cuda\") succeeded without a GPU";
+        kernels::make_executor(device_kind::cuda);
+        FAIL() << "make_executor(cuda) succeeded without a GPU";
     } catch (const error& e) { // not compiled, or compiled with no device visible
         EXPECT_TRUE(e.kind() == error_kind::config || e.kind() == error_kind::not_compiled)
             << e.what();
@@ -62,28 +62,28 @@ TEST(device_choice, cpu_by_name_and_cuda_refused_without_a_gpu) {
 }
 
 TEST(cpu_device, rows_round_trip_add_and_phases) {
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     const kernels::dev_positions index(*dev, {3, 0, 2});
     std::vector<float> src(2 * 4 * 2); // [outer 2][4 rows][2]
     for (std::size_t i = 0; i < src.size(); ++i)
         src[i] = static_cast<float>(i);
     std::vector<float> taken(2 * 3 * 2), back(src.size(), -1.0f);
-    dev->take_rows(2 * sizeof(float), 2, 4, index.view(), src.data(), taken.data());
+    kernels::take_rows(*dev, 2 * sizeof(float), 2, 4, index.view(), src.data(), taken.data());
     EXPECT_EQ(taken[0], 6.0f);  // outer 0, row 3
     EXPECT_EQ(taken[2], 0.0f);  // outer 0, row 0
     EXPECT_EQ(taken[6], 14.0f); // outer 1, row 3
-    dev->put_rows(2 * sizeof(float), 2, 4, index.view(), taken.data(), back.data());
+    kernels::put_rows(*dev, 2 * sizeof(float), 2, 4, index.view(), taken.data(), back.data());
     for (std::size_t o = 0; o < 2; ++o)
         for (std::size_t r : {0u, 2u, 3u})
             EXPECT_EQ(back[(o * 4 + r) * 2], src[(o * 4 + r) * 2]);
     EXPECT_EQ(back[2], -1.0f); // row 1 untouched
     std::vector<float> sum(3);
     const std::vector<float> a{1, 2, 3}, b{10, 20, 30};
-    dev->add(3, a.data(), b.data(), sum.data());
+    kernels::add(*dev, 3, a.data(), b.data(), sum.data());
     EXPECT_EQ(sum, (std::vector<float>{11, 22, 33}));
-    EXPECT_THROW(dev->convert(elem::bf16, 3, a.data(), sum.data()), config_error);
+    EXPECT_THROW(kernels::convert(*dev, elem::bf16, 3, a.data(), sum.data()), config_error);
     phase_timer timer;
-    { kernels::device_scope s(*dev, timer, phase::comm_wait); }
+    { kernels::phase_scope s(*dev, timer, phase::comm_wait); }
     dev->finish_iteration(timer);
     EXPECT_GE(timer.comm_wait_s(), 0.0);
     EXPECT_EQ(timer.compute_s(), 0.0);
@@ -100,7 +100,7 @@ TEST(device_memory_plan, a_case_too_large_for_the_gpu_is_skipped_with_its_need) 
                   {"overlap", {"on"}},        {"dtype", {"auto"}}};
     jobs::launch_info launch;
     launch.world_size = 1;
-    launch.device = "cuda";
+    launch.device = device_kind::cuda;
     launch.host_bytes_per_rank = 1ull << 40;
     launch.device_bytes_per_rank = 64ull << 20; // 64 MiB
     const auto cases = plan_launch(cfg, launch);
@@ -114,10 +114,10 @@ TEST(device_memory_plan, a_case_too_large_for_the_gpu_is_skipped_with_its_need) 
 
 TEST(nccl_sharing, refused_for_nccl_with_the_fix_named_and_allowed_for_staged_mpi) {
     const std::vector<std::string> shared{"GPU-a", "GPU-a"}, own{"GPU-a", "GPU-b"};
-    const std::string why = nccl_sharing_problem(shared, 1, "nccl");
+    const std::string why = nccl_sharing_problem(shared, 1, comm_kind::nccl);
     EXPECT_NE(why.find("ranks 0 and 1 share GPU GPU-a"), std::string::npos) << why;
     EXPECT_NE(why.find("--comm mpi"), std::string::npos) << why;
     EXPECT_EQ(why.find('\n'), std::string::npos);
-    EXPECT_EQ(nccl_sharing_problem(shared, 0, "mpi"), "");
-    EXPECT_EQ(nccl_sharing_problem(own, 1, "nccl"), "");
+    EXPECT_EQ(nccl_sharing_problem(shared, 0, comm_kind::mpi), "");
+    EXPECT_EQ(nccl_sharing_problem(own, 1, comm_kind::nccl), "");
 }

@@ -153,9 +153,11 @@ TEST(sweep, every_numeric_option_of_every_job_has_a_range) {
                 EXPECT_LT(d.min_value, d.max_value) << j->name() << " --" << d.name;
                 EXPECT_LE(d.max_value, 9.3e18) << j->name() << " --" << d.name; // int64
             }
-            if (d.type == option_type::choice)
+            if (d.type == option_type::choice) {
                 EXPECT_FALSE(d.values.empty()) << j->name() << " --" << d.name;
-            if (!d.default_value.empty())
+            }
+            if (!d.default_value.empty()) {
                 EXPECT_NO_THROW(parse_value(d, d.default_value)) << j->name() << " --" << d.name;
+            }
         }
 }

@@ -7,7 +7,7 @@
 #include "src/engine/results_writer.hpp"
 #include "src/engine/run_loop.hpp"
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include <cstdio>
 
 #include <gtest/gtest.h>
@@ -33,14 +33,14 @@ launch_config small_config() {
 } // namespace
 
 TEST(run_loop, every_collective_validates_at_any_rank_count) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg = small_config();
     jobs::launch_info launch;
     launch.world_size = world->size();
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     ASSERT_EQ(cases.size(), 6u * 3u); // 6 ops x {64, 2K, 64K}
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
     for (const auto& pc : cases) {
         const case_record rec = run_case(pc, cfg, ctx);
@@ -62,14 +62,14 @@ TEST(run_loop, every_collective_validates_at_any_rank_count) {
 }
 
 TEST(run_loop, writer_round_trip) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg = small_config();
     cfg.params["op"] = {"allreduce"};
     jobs::launch_info launch;
     launch.world_size = world->size();
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
     std::vector<case_record> recs;
     for (const auto& pc : cases)

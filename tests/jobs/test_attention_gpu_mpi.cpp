@@ -6,7 +6,7 @@
 // kernel path is the launcher's default (--attn-kernel auto) except in the test that runs
 // both sm80 and auto.
 #include "jobs/registry.hpp"
-#include "kernels/cuda/attention_path.hpp"
+#include "kernels/attention_path.hpp"
 #include "tests/support/gpu_job_support.hpp"
 
 #include <gtest/gtest.h>
@@ -99,11 +99,11 @@ TEST_P(attention_gpu, context_parallel_variants_match_reference) {
 TEST_P(attention_gpu, ring_and_allgather_validate_on_each_attention_path) {
     gpu_launch g = testing_support::make_gpu_launch(GetParam());
     RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
-    namespace kc = kernels::cuda;
     for (const char* path : {"sm80", "auto"}) {
-        kc::set_attention_path(kc::parse_attn_path(path));
+        kernels::set_attention_path(kernels::parse_attn_path(path));
         SCOPED_TRACE(std::string("--attn-kernel ") + path + " (resolved " +
-                     kc::to_string(kc::resolve_attention_path(g.binding.gpu.index)) + ")");
+                     kernels::to_string(kernels::resolve_attention_path(g.binding.gpu.index)) +
+                     ")");
         attention_case c;
         expect_valid(g, c);
         c.job = "context_parallel";
@@ -112,7 +112,7 @@ TEST_P(attention_gpu, ring_and_allgather_validate_on_each_attention_path) {
         c.kv_heads = "4";
         expect_valid(g, c);
     }
-    kc::set_attention_path(kc::attn_path::automatic);
+    kernels::set_attention_path(kernels::attn_path::automatic);
 }
 
 INSTANTIATE_TEST_SUITE_P(comm, attention_gpu, ::testing::Values("nccl", "mpi"));

@@ -29,8 +29,8 @@ param_lists with_inplace(param_lists l, std::vector<std::string> places) {
 }
 launch_info nccl_world(int p) {
     launch_info l = world(p);
-    l.device = "cuda";
-    l.comm = "nccl";
+    l.device = device_kind::cuda;
+    l.comm = comm_kind::nccl;
     return l;
 }
 } // namespace

@@ -28,7 +28,7 @@ launch_config config_of(const std::string& op, const std::string& bytes, bool in
 
 void expect_valid(gpu_launch& g, const std::string& op, const std::string& bytes, bool inplace) {
     const std::string what = op + " " + bytes + (inplace ? " in place" : " out of place") +
-                             " over " + g.world->backend();
+                             " over " + to_string(g.world->backend());
     const case_record rec = testing_support::run_on_gpu(g, config_of(op, bytes, inplace));
     ASSERT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
@@ -54,7 +54,7 @@ class collectives_gpu : public ::testing::TestWithParam<const char*> {};
 TEST_P(collectives_gpu, every_op_in_and_out_of_place_validates) {
     gpu_launch g = testing_support::make_gpu_launch(GetParam());
     RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
-    const bool nccl = g.world->backend() == "nccl";
+    const bool nccl = g.world->backend() == comm_kind::nccl;
     for (const auto& op : jobs::all_ops())
         for (const bool inplace : {false, true}) {
             if (inplace && (op.no_in_place || (nccl && op.name == "alltoall"))) {

@@ -3,7 +3,7 @@
 // reductions, which feed their output back as input, never reach inf or NaN.
 #include "comm/communicator.hpp"
 #include "jobs/registry.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 #include "src/engine/run_loop.hpp"
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ class finite_watch final : public comm::communicator {
 
     int rank() const override { return m_inner.rank(); }
     int size() const override { return m_inner.size(); }
-    std::string backend() const override { return m_inner.backend(); }
+    comm_kind backend() const override { return m_inner.backend(); }
     comm::memory_space memory() const override { return m_inner.memory(); }
     void barrier() override { m_inner.barrier(); }
     void allreduce(const void* s, void* r, std::size_t n, comm::dtype t,
@@ -110,11 +110,11 @@ class finite_watch final : public comm::communicator {
 } // namespace
 
 TEST(collectives_mpi, every_op_in_and_out_of_place_validates) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     const launch_config cfg = config("all", "64", "64K");
     const auto cases = plan(cfg, world->size());
     ASSERT_EQ(cases.size(), 6u * 3u * 2u); // ops x {64, 2K, 64K} x {out, in}
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::launch_info launch;
     launch.world_size = world->size();
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
@@ -145,7 +145,7 @@ TEST(collectives_mpi, every_op_in_and_out_of_place_validates) {
 TEST(collectives_mpi, in_place_reductions_stay_finite_over_many_iterations) {
     // Each in-place allreduce multiplies the largest value by up to the rank count: without
     // the untimed restore, 2 ranks overflow float after about 120 iterations.
-    auto host = comm::make_world("mpi", comm::memory_space::host);
+    auto host = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     finite_watch watch(*host);
     for (const char* op : {"allreduce", "reduce_scatter"}) {
         launch_config cfg = config(op, "256", "256");
@@ -154,7 +154,7 @@ TEST(collectives_mpi, in_place_reductions_stay_finite_over_many_iterations) {
         cfg.iters = 300;
         const auto cases = plan(cfg, host->size());
         ASSERT_EQ(cases.size(), 1u);
-        const auto dev = kernels::make_cpu_device();
+        const auto dev = kernels::make_executor(device_kind::cpu);
         jobs::launch_info launch;
         launch.world_size = host->size();
         jobs::run_context ctx{watch, *host, *dev, launch, 1, true, 1};

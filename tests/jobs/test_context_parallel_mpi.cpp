@@ -12,7 +12,7 @@
 #include "src/engine/sweep.hpp"
 #include "tests/support/counting_communicator.hpp"
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 
 #include <gtest/gtest.h>
 #include <memory>
@@ -42,7 +42,7 @@ jobs::launch_info launch_of(const comm::communicator& world) {
 }
 
 case_record run(const cp_case& c) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"context_parallel"};
     cfg.params = lists_of(c);
@@ -52,7 +52,7 @@ case_record run(const cp_case& c) {
     const auto launch = launch_of(*world);
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
@@ -68,7 +68,7 @@ void expect_valid(const cp_case& c) {
 }
 
 int world_size() {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     return world->size();
 }
 
@@ -135,13 +135,13 @@ TEST(context_parallel_mpi_extra, other_layouts_and_gqa_match_reference) {
 // Rows land where they belong: head h, global position s of tensor [B, H, S, D] holds the
 // value 1000*h + s + 0.25*b in every element, so any misplaced row is visible.
 TEST(ulysses_exchange, places_rows_in_group_order_and_back) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     const int p = world->size(), me = world->rank();
     const std::int64_t batch = 2, heads = 4 * p, s = 8 * p, d = 3;
     std::vector<std::vector<std::int64_t>> pos;
     for (int r = 0; r < p; ++r)
         pos.push_back(kernels::layout_positions(kernels::layout::zigzag, s, p, r));
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     const auto lay = jobs::make_ulysses_layout(*world, *dev, batch, d, pos);
     const std::int64_t n = s / p, hp = heads / p;
     auto value = [](std::int64_t b, std::int64_t h, std::int64_t at) {
@@ -176,7 +176,7 @@ class context_parallel_bytes
 // from split() count too) runs one iteration.
 TEST_P(context_parallel_bytes, declared_equals_sent) {
     const auto [variant, pass] = GetParam();
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     counting_communicator counting(*world);
     const std::string v = variant;
     const bool ring = v == "ring";
@@ -187,7 +187,7 @@ TEST_P(context_parallel_bytes, declared_equals_sent) {
     const auto& job = jobs::find_job(ring ? "ring_attention" : "context_parallel");
     const auto plans = plan_job(job, lists_of(c), launch_of(*world));
     ASSERT_EQ(plans.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{counting, *world, *dev, launch_of(*world), 1, false, 3};
     auto cs = job.make_case(plans[0], ctx);
     cs->setup();

@@ -5,7 +5,7 @@
 #include "jobs/registry.hpp"
 #include "src/engine/run_loop.hpp"
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@ namespace {
 
 case_record run(const std::string& layout, const std::string& causal, const std::string& pass,
                 const std::string& overlap, const std::string& kv_heads = "1") {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"ring_attention"};
     cfg.params = {{"seq-len", {"256"}},  {"seq-preset", {""}},     {"batch", {"2"}},
@@ -30,7 +30,7 @@ case_record run(const std::string& layout, const std::string& causal, const std:
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
@@ -64,7 +64,7 @@ TEST(ring_attention_mpi_extra, overlap_off_and_full_heads_match_reference) {
 
 TEST(ring_attention_mpi_extra, comm_bytes_match_the_ring) {
     const auto rec = run("zigzag", "1", "fwd", "on");
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     const int p = world->size();
     // (P-1) exchanges of this rank's K and V: batch 2, kv-heads 1, S/P rows, D 64, fp32.
     const double kv_bytes = 2.0 * 2 * 1 * (256.0 / p) * 64 * 4;
@@ -83,7 +83,7 @@ TEST(ring_attention_mpi_extra, backward_sends_nothing_on_one_rank) {
 }
 
 TEST(validate_attention, rejects_a_wrong_result) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     jobs::attention_problem pr;
     pr.seq_len = 64;
     pr.batch = 4; // 4 (batch, kv-head) groups: every rank at np <= 4 checks at least one

@@ -1,13 +1,18 @@
 // Planning rules of train_step (pure, no MPI), DDP bucket assignment, padding, the FLOP
 // convention, and the validation's power to fail.
 #include "jobs/registry.hpp"
-#include "jobs/train_parallel.hpp"
+#include "jobs/train/data_parallel.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
+#include "kernels/random.hpp"
 #include "src/base/error.hpp"
+#include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
 
 using namespace ringscale;
 using namespace ringscale::jobs;
@@ -25,46 +30,30 @@ launch_info ranks(int p) {
     l.host_bytes_per_rank = 8ull << 30;
     return l;
 }
-const job& train() {
+const job& train_job() {
     return find_job("train_step");
 }
-} // namespace
-
-TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
-    kernels::model_config c;
-    c.layers = 4;
-    c.hidden = 128;
-    c.heads = 2;
-    c.vocab = 64;
-    const kernels::param_layout l(c);
-    const double block_bytes = l.block().size * 4.0;
-    const auto b = make_buckets(l, 2 * block_bytes); // head + 2 blocks reach the size
-    ASSERT_FALSE(b.empty());
-    EXPECT_EQ(b.front().last_unit, l.head_unit());
-    std::size_t end = l.total();
-    int next_last = l.head_unit();
-    for (const auto& k : b) {
-        EXPECT_EQ(k.last_unit, next_last);
-        EXPECT_EQ(k.offset + k.size, end); // contiguous, descending
-        EXPECT_EQ(k.offset, l.unit(k.first_unit).offset);
-        end = k.offset;
-        next_last = k.first_unit - 1;
-    }
-    EXPECT_EQ(end, 0u);
-    EXPECT_EQ(b.back().first_unit, 0);
-    EXPECT_EQ(b.front().first_unit, l.head_unit() - 2); // head + 2 blocks
-    EXPECT_EQ(make_buckets(l, 1.0).size(), static_cast<std::size_t>(l.units()));
-    EXPECT_EQ(make_buckets(l, 1e12).size(), 1u);
-    EXPECT_EQ(padded(10, 4), 12u);
-    EXPECT_EQ(padded(12, 4), 12u);
+std::vector<float> seeded(std::size_t n, std::uint64_t seed) {
+    std::vector<float> v(n);
+    kernels::fill_uniform(v.data(), n, seed, 0);
+    return v;
 }
+std::string thrown_by(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+} // namespace
 
 TEST(train_plan, grid_variants_and_flops) {
     auto l = base();
     l["dp-variant"] = {"ddp", "zero1", "fsdp"};
     l["cp"] = {"2"};
     l["prefetch"] = {"on"};
-    const auto cases = plan_job(train(), l, ranks(4));
+    const auto cases = plan_job(train_job(), l, ranks(4));
     ASSERT_EQ(cases.size(), 3u);
     EXPECT_EQ(cases[0].variant, "ddp/cp-ring");
     EXPECT_EQ(cases[2].variant, "fsdp+prefetch/cp-ring");
@@ -79,21 +68,22 @@ TEST(train_plan, grid_variants_and_flops) {
     EXPECT_FALSE(cases[0].validate_by_default); // 4 x 512 model: validation is opt-in
     l = base();
     l["scaling"] = {"weak"};
-    EXPECT_EQ(read_train_problem(plan_job(train(), l, ranks(2))[0].values, 2).global_tokens, 8192);
+    EXPECT_EQ(read_train_problem(plan_job(train_job(), l, ranks(2))[0].values, 2).global_tokens,
+              8192);
     // ZeRO-1 and FSDP state shrinks with the group; DDP's does not.
-    const kernels::param_layout lay(pr.model);
-    dp_settings s;
-    const double ddp = dp_state_bytes(s, 4, lay);
+    const kernels::model::param_layout lay(pr.model);
+    train::dp_settings s;
+    const double ddp = train::dp_state_bytes(s, 4, lay);
     s.variant = "zero1";
-    EXPECT_LT(dp_state_bytes(s, 4, lay), ddp);
-    const double zero1 = dp_state_bytes(s, 4, lay);
+    EXPECT_LT(train::dp_state_bytes(s, 4, lay), ddp);
+    const double zero1 = train::dp_state_bytes(s, 4, lay);
     s.variant = "fsdp";
-    EXPECT_LT(dp_state_bytes(s, 4, lay), zero1);
+    EXPECT_LT(train::dp_state_bytes(s, 4, lay), zero1);
 }
 
 TEST(train_plan, bad_input_is_refused) {
     auto expect_refused = [](param_lists l, int p) {
-        EXPECT_THROW(plan_job(train(), l, ranks(p)), config_error);
+        EXPECT_THROW(plan_job(train_job(), l, ranks(p)), config_error);
     };
     auto l = base();
     l["dp"] = {"3"}; // 3 x 1 != 4
@@ -134,7 +124,7 @@ TEST(train_plan, bad_input_is_refused) {
     l["layers"] = {"64"};
     l["hidden"] = {"8192"};
     l["heads"] = {"64"};
-    EXPECT_GT(plan_job(train(), l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
+    EXPECT_GT(plan_job(train_job(), l, ranks(1)).at(0).bytes_per_rank, 8ull << 30);
 }
 
 TEST(train_validate, detects_wrong_gradients_and_parameters) {
@@ -157,4 +147,93 @@ TEST(train_validate, detects_wrong_gradients_and_parameters) {
     EXPECT_FALSE(v.ok);
     EXPECT_FALSE(v.detail.empty());
     EXPECT_GT(attr_number(d, "validate_loss_max_abs_err"), 9e-4);
+}
+
+namespace {
+launch_config train_config(const std::string& cp, const std::string& tf32,
+                           const std::string& cp_variant = "ring") {
+    launch_config cfg;
+    cfg.jobs = {"train_step"};
+    for (const auto& o : train_options())
+        cfg.params[o.name] = {o.default_value};
+    cfg.params["cp"] = {cp};
+    cfg.params["tf32"] = {tf32};
+    cfg.params["cp-variant"] = {cp_variant};
+    return cfg;
+}
+jobs::launch_info gpu_launch(int ranks, std::uint64_t device_bytes) {
+    jobs::launch_info l;
+    l.world_size = ranks;
+    l.device = device_kind::cuda;
+    l.comm = comm_kind::nccl;
+    l.host_bytes_per_rank = 1ull << 40;
+    l.device_bytes_per_rank = device_bytes;
+    return l;
+}
+} // namespace
+
+TEST(train_step_device_plan, only_the_ring_cp_core_runs_on_cuda_the_others_are_refused) {
+    for (const char* variant : {"allgather", "ulysses"}) {
+        const std::string why = thrown_by(
+            [&] { plan_launch(train_config("2", "off", variant), gpu_launch(2, 1ull << 40)); });
+        EXPECT_NE(why.find(std::string("--cp-variant ") + variant + " on --device cuda"),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(why.find("--cp-variant ring or --cp 1"), std::string::npos) << why;
+        EXPECT_EQ(why.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(plan_launch(train_config("2", "off", "ring"), gpu_launch(2, 1ull << 40)).size(), 1u);
+    jobs::launch_info cpu = gpu_launch(2, 0);
+    cpu.device = device_kind::cpu;
+    cpu.comm = comm_kind::mpi;
+    EXPECT_EQ(plan_launch(train_config("2", "off", "ulysses"), cpu).size(), 1u); // fine on CPU
+    const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
+    EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
+}
+
+TEST(train_step_device_plan, the_device_estimate_skips_a_case_that_cannot_fit) {
+    const auto fits = plan_launch(train_config("1", "on"), gpu_launch(1, 1ull << 40));
+    ASSERT_EQ(fits.size(), 1u);
+    EXPECT_TRUE(fits[0].plan.skip_reason.empty()) << fits[0].plan.skip_reason;
+    const std::uint64_t need = fits[0].plan.bytes_per_rank;
+    // The default model (4 x 512, 4096 tokens, validated): state, activations and the
+    // reference's on the device, well above its 17 MiB of fp32 parameters.
+    const jobs::train_problem pr = jobs::read_train_problem(fits[0].plan.values, 1);
+    EXPECT_EQ(need, pr.device_bytes_per_rank(fits[0].plan.validate_by_default));
+    EXPECT_GT(need, pr.device_bytes_per_rank(false));
+    EXPECT_GT(need, 5u * 4u * kernels::model::param_layout(pr.model).total());
+    const auto skipped = plan_launch(train_config("1", "off"), gpu_launch(1, need - 1));
+    EXPECT_NE(skipped[0].plan.skip_reason.find("of device memory per rank, device has"),
+              std::string::npos)
+        << skipped[0].plan.skip_reason;
+}
+
+// The GPU tolerances: a few noise-level outliers among the parameters pass, a whole unit's
+// missed update, a NaN, or a halved gradient do not; the CPU check allows no outlier.
+TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
+    const double lr = 1e-3;
+    jobs::training_trace want;
+    want.losses = {4.0, 3.5, 3.2};
+    want.first_grads = seeded(4000, 21);
+    want.params = seeded(4000, 22);
+    const auto dev_tol = jobs::training_tolerance::device();
+    jobs::attr_map d;
+    EXPECT_TRUE(jobs::compare_training(want, want, lr, dev_tol, d).ok);
+    auto got = want;
+    for (std::size_t i : {7u, 1999u, 3001u}) // 3 of 4000 < 0.1%: Adam sign flips
+        got.params[i] += static_cast<float>(2 * lr * 3);
+    EXPECT_TRUE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    EXPECT_EQ(jobs::attr_number(d, "validate_param_outliers"), 3);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, d).ok); // the CPU allows none
+    got = want;
+    for (std::size_t i = 1000; i < 1400; ++i) // a 400-element unit missed every update
+        got.params[i] += static_cast<float>(lr * 3);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    got = want;
+    got.params[5] = NAN;
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    got = want;
+    for (auto& g : got.first_grads)
+        g *= 0.5f; // averaged instead of summed over two ranks
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
 }

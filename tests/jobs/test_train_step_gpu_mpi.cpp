@@ -45,8 +45,8 @@ launch_config config_of(const train_case& c) {
 
 void expect_valid(gpu_launch& g, const train_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
-    const std::string what =
-        c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " over " + g.world->backend();
+    const std::string what = c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " over " +
+                             to_string(g.world->backend());
     EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
     EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;

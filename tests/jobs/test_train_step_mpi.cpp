@@ -10,7 +10,7 @@
 #include "src/engine/sweep.hpp"
 #include "tests/support/counting_communicator.hpp"
 
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
 
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
                 const std::string& prefetch = "off") {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
     cfg.params = tiny_model(128, 2, 256);
@@ -52,7 +52,7 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     launch.host_bytes_per_rank = 1ull << 30;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
     return run_case(cases.at(0), cfg, ctx);
 }
@@ -72,7 +72,7 @@ void expect_valid(const case_record& rec) {
 }
 
 int world_size() {
-    return comm::make_world("mpi", comm::memory_space::host)->size();
+    return comm::make_world(comm_kind::mpi, comm::memory_space::host)->size();
 }
 
 } // namespace
@@ -118,7 +118,7 @@ class train_step_cp_bytes : public ::testing::TestWithParam<const char*> {};
 // cp = P, dp = 1: every byte the counting communicator sees comes from the cp core (the
 // size-1 DDP group's allreduce is counted only as a call), so it must equal the core's figure.
 TEST_P(train_step_cp_bytes, declared_equals_sent) {
-    auto world = comm::make_world("mpi", comm::memory_space::host);
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     testing_support::counting_communicator counting(*world);
     const auto& job = jobs::find_job("train_step");
     auto l = tiny_model(256, 4, 128);
@@ -130,7 +130,7 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
     const auto plans = plan_job(job, l, launch);
     ASSERT_EQ(plans.size(), 1u);
     const auto pr = jobs::read_train_problem(plans[0].values, world->size());
-    const auto dev = kernels::make_cpu_device();
+    const auto dev = kernels::make_executor(device_kind::cpu);
     jobs::run_context ctx{counting, *world, *dev, launch, 1, false, 3};
     auto cs = job.make_case(plans[0], ctx);
     cs->setup();

@@ -1,7 +1,7 @@
 #include "kernels/softmax_merge.hpp"
 
-#include "kernels/attention_ref.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reference/attention_ref.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::reference;
 
 namespace {
 constexpr float k_inf = std::numeric_limits<float>::infinity();

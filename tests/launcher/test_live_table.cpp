@@ -27,7 +27,13 @@ std::vector<std::string> headers(const std::string& job) {
     for (const auto& c : cases)
         pointers.push_back(&c);
     std::vector<std::string> out;
-    for (const table_column& col : job_columns(j, pointers, 2)) {
+    const std::vector<table_column> columns = job_columns(j, pointers, 2);
+    // The header line's '#' takes the first column's first character: a title as wide as
+    // its column would lose its first letter ("#ariant").
+    if (!columns.empty()) {
+        EXPECT_GT(columns.front().width, static_cast<int>(columns.front().header.size()));
+    }
+    for (const table_column& col : columns) {
         EXPECT_GE(col.width, static_cast<int>(col.header.size())) << col.header;
         out.push_back(col.header);
     }

@@ -28,7 +28,7 @@ class counting_communicator final : public comm::communicator {
 
     int rank() const override { return m_inner.rank(); }
     int size() const override { return m_inner.size(); }
-    std::string backend() const override { return m_inner.backend(); }
+    comm_kind backend() const override { return m_inner.backend(); }
     comm::memory_space memory() const override { return m_inner.memory(); }
     void barrier() override { m_inner.barrier(); }
     void allreduce(const void* s, void* r, std::size_t n, comm::dtype t,

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/device.hpp"
+#include "kernels/executor.hpp"
+#include "kernels/gpu.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/run_loop.hpp"
 
@@ -22,17 +22,18 @@ namespace ringscale::testing_support {
 struct gpu_launch {
     std::unique_ptr<comm::communicator> control; ///< host-memory MPI
     std::unique_ptr<comm::communicator> world;   ///< the job's: NCCL or staged MPI
-    std::unique_ptr<kernels::device> dev;
+    std::unique_ptr<kernels::executor> dev;
     device_binding binding;
     std::string skip_reason; ///< non-empty: the same on every rank; nothing else is set
 };
 
 /// Collective: bind, then make the device communicator `comm` ("mpi" | "nccl") and the CUDA
 /// device, or say why this machine cannot (no GPU on some rank; NCCL with ranks sharing a GPU).
-inline gpu_launch make_gpu_launch(const std::string& comm) {
+inline gpu_launch make_gpu_launch(const std::string& comm_name) {
+    const comm_kind comm = parse_comm_kind(comm_name);
     gpu_launch g;
-    g.control = comm::make_world("mpi", comm::memory_space::host);
-    const int mine = kernels::cuda::cuda_device_count() > 0 ? 1 : 0;
+    g.control = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    const int mine = kernels::gpu_count() > 0 ? 1 : 0;
     int all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all == 0) {
@@ -40,7 +41,7 @@ inline gpu_launch make_gpu_launch(const std::string& comm) {
         return g;
     }
     launch_config cfg;
-    cfg.device = "cuda";
+    cfg.device = device_kind::cuda;
     cfg.comm = comm;
     std::string why;
     g.binding = bind_devices(*g.control, cfg, why);
@@ -48,22 +49,22 @@ inline gpu_launch make_gpu_launch(const std::string& comm) {
     int failed = 0;
     MPI_Allreduce(&failed_here, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed) {
-        g.skip_reason = "--comm " + comm + " cannot run on this machine's GPUs at this rank " +
+        g.skip_reason = "--comm " + comm_name + " cannot run on this machine's GPUs at this rank " +
                         "count (NCCL needs a GPU per rank)";
         return g;
     }
     g.world = comm::make_world(comm, comm::memory_space::device);
-    g.dev = kernels::make_device("cuda");
+    g.dev = kernels::make_executor(device_kind::cuda);
     return g;
 }
 
 /// Collective: plan `cfg` (one case expected) for the GPU launch and run it.
 inline case_record run_on_gpu(gpu_launch& g, launch_config cfg) {
-    cfg.device = "cuda";
+    cfg.device = device_kind::cuda;
     cfg.comm = g.world->backend();
     jobs::launch_info launch;
     launch.world_size = g.control->size();
-    launch.device = "cuda";
+    launch.device = device_kind::cuda;
     launch.comm = cfg.comm;
     launch.host_bytes_per_rank = 8ull << 30;
     launch.device_bytes_per_rank = g.binding.budget_bytes;

@@ -2,8 +2,8 @@
 // and the skip every device test takes where no GPU is visible.
 #pragma once
 
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/random.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 
 /// Skip the current test, with the reason, when no CUDA device is visible.
 #define RINGSCALE_SKIP_WITHOUT_DEVICE()                                                            \
-    if (::ringscale::kernels::cuda::cuda_device_count() == 0)                                      \
+    if (::ringscale::cuda_runtime::cuda_device_count() == 0)                                       \
     GTEST_SKIP() << "no CUDA device visible: GPU tests need a GPU"
 
 namespace ringscale::testing_support {
@@ -38,14 +38,14 @@ inline std::vector<float> small_ints(std::size_t count, int seed, int span) {
 }
 
 /// x (small integers, see small_ints) as bf16 bits on the device: truncation is exact there.
-inline kernels::cuda::device_buffer<std::uint16_t> upload_bf16(const std::vector<float>& x) {
+inline cuda_runtime::device_buffer<std::uint16_t> upload_bf16(const std::vector<float>& x) {
     std::vector<std::uint16_t> bits(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
         std::uint32_t u;
         std::memcpy(&u, &x[i], 4);
         bits[i] = static_cast<std::uint16_t>(u >> 16);
     }
-    return kernels::cuda::device_buffer<std::uint16_t>(bits);
+    return cuda_runtime::device_buffer<std::uint16_t>(bits);
 }
 
 /// |got − want| <= atol + rtol·|want| elementwise; infinities must match exactly.

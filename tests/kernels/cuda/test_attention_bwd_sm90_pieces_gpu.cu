@@ -6,10 +6,10 @@
 // grads (dV += P^T dO and dK += dS^T Q: RS on MN-major B; dQ = dS K: SS on MN-major A and B).
 // Small-integer inputs make every product exact in fp32. bf16, D = 64 and 128. Skips, saying
 // why, without a device or where sm90 cannot run. Not yet run on a GPU.
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_bwd_sm90.cuh"
-#include "kernels/cuda/attention_path.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/tma_desc.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
@@ -21,6 +21,7 @@
 #include <vector>
 
 namespace kc = ringscale::kernels::cuda;
+namespace rt = ringscale::cuda_runtime;
 namespace sm90 = ringscale::kernels::cuda::sm90;
 namespace bwd90 = ringscale::kernels::cuda::bwd90;
 using bf16 = __nv_bfloat16;
@@ -124,11 +125,11 @@ void run_probe() {
                p = small_ints(keys * rows, 6, 3), ds = small_ints(keys * rows, 7, 3);
     const auto gq = upload_bf16(q), gk = upload_bf16(k), gv = upload_bf16(v),
                gdo = upload_bf16(d_o);
-    const kc::device_buffer<float> gp(p), gds(ds);
-    auto map = [](const kc::device_buffer<std::uint16_t>& t, int n_rows) {
+    const rt::device_buffer<float> gp(p), gds(ds);
+    auto map = [](const rt::device_buffer<std::uint16_t>& t, int n_rows) {
         return kc::make_tma_desc_3d(kc::attn_dtype::bf16, t.data(), 1, n_rows, D, n_rows, 64);
     };
-    kc::device_buffer<float> st(keys * rows), dpt(keys * rows), dv(keys * D), dk(keys * D),
+    rt::device_buffer<float> st(keys * rows), dpt(keys * rows), dv(keys * D), dk(keys * D),
         dq(2 * rows * 64);
     constexpr int smem = bwd90::layout<D>::alloc;
     RINGSCALE_CUDA_CALL(cudaFuncSetAttribute(bwd_pieces_probe<D>,
@@ -137,7 +138,7 @@ void run_probe() {
                                           map(gdo, rows), gp.data(), gds.data(),
                                           {st.data(), dpt.data(), dv.data(), dk.data(), dq.data()});
     RINGSCALE_CUDA_CALL(cudaGetLastError());
-    kc::device_synchronize();
+    rt::device_synchronize();
 
     std::vector<float> want_st(keys * rows), want_dpt(keys * rows), want_dv(keys * D),
         want_dk(keys * D), want_dq(2 * rows * 64);
@@ -171,8 +172,9 @@ void run_probe() {
 #define RINGSCALE_SKIP_WITHOUT_SM90()                                                              \
     RINGSCALE_SKIP_WITHOUT_DEVICE();                                                               \
     try {                                                                                          \
-        kc::resolve_attention_path(kc::attn_path::sm90, kc::sm90_compiled(), device_cc(0),         \
-                                   device_cc(1));                                                  \
+        ringscale::kernels::resolve_attention_path(ringscale::kernels::attn_path::sm90,            \
+                                                   ringscale::kernels::sm90_compiled(),            \
+                                                   device_cc(0), device_cc(1));                    \
     } catch (const ringscale::config_error& e) {                                                   \
         GTEST_SKIP() << e.what();                                                                  \
     }

@@ -11,14 +11,14 @@
 //
 // The kernel tests run once per attention path (attention_path.hpp): sm80 (mma.sync) and
 // sm90 (wgmma + TMA; skipped, saying why, unless this build has sm_90a and the GPU is 9.0).
-#include "kernels/attention_cpu.hpp"
-#include "kernels/attention_ref.hpp"
+#include "kernels/attention_path.hpp"
+#include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
-#include "kernels/cuda/attention_path.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reference/attention_ref.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
@@ -36,7 +36,10 @@
 #include <vector>
 
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
+using namespace ringscale::kernels::reference;
 namespace kc = ringscale::kernels::cuda;
+namespace rt = ringscale::cuda_runtime;
 using pos_t = std::vector<std::int64_t>;
 using kc::attn_dtype;
 
@@ -94,13 +97,13 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 /// A tensor on the device in the input type, and the fp32 values it holds (the seeded fp32
 /// values rounded to nearest-even by the device, widened back).
 struct dev_input {
-    kc::device_buffer<std::uint16_t> data;
+    rt::device_buffer<std::uint16_t> data;
     std::vector<float> rounded;
 };
 
 dev_input to_device(const std::vector<float>& host, attn_dtype dtype) {
-    kc::device_buffer<float> f32(host);
-    dev_input t{kc::device_buffer<std::uint16_t>(host.size()), {}};
+    rt::device_buffer<float> f32(host);
+    dev_input t{rt::device_buffer<std::uint16_t>(host.size()), {}};
     kc::to_attn_dtype_cuda(dtype, host.size(), f32.data(), t.data.data());
     kc::from_attn_dtype_cuda(dtype, host.size(), t.data.data(), f32.data());
     t.rounded = f32.to_host();
@@ -143,12 +146,12 @@ ref_fwd reference_fwd(const attention_shape& s, const std::vector<float>& q,
 
 /// (dtype, head_dim, causal, path) for the parameterised tests, named e.g.
 /// bf16_d128_causal_sm90.
-using fwd_case = std::tuple<attn_dtype, int, bool, kc::attn_path>;
+using fwd_case = std::tuple<attn_dtype, int, bool, ringscale::kernels::attn_path>;
 
 std::string case_name(const testing::TestParamInfo<fwd_case>& info) {
     const auto [dtype, dim, causal, path] = info.param;
     return std::string(kc::to_string(dtype)) + "_d" + std::to_string(dim) +
-           (causal ? "_causal_" : "_full_") + kc::to_string(path);
+           (causal ? "_causal_" : "_full_") + ringscale::kernels::to_string(path);
 }
 
 /// Runs each test on its path: skips (saying why) where the path cannot run, restores the
@@ -157,15 +160,18 @@ class gpu_attention : public testing::TestWithParam<fwd_case> {
   protected:
     void SetUp() override {
         RINGSCALE_SKIP_WITHOUT_DEVICE();
-        const kc::attn_path path = std::get<3>(GetParam());
-        kc::set_attention_path(path);
+        const ringscale::kernels::attn_path path = std::get<3>(GetParam());
+        ringscale::kernels::set_attention_path(path);
         try {
-            kc::resolve_attention_path(0);
+            ringscale::kernels::resolve_attention_path(0);
         } catch (const ringscale::config_error& e) {
-            GTEST_SKIP() << "path " << kc::to_string(path) << " cannot run here: " << e.what();
+            GTEST_SKIP() << "path " << ringscale::kernels::to_string(path)
+                         << " cannot run here: " << e.what();
         }
     }
-    void TearDown() override { kc::set_attention_path(kc::attn_path::automatic); }
+    void TearDown() override {
+        ringscale::kernels::set_attention_path(ringscale::kernels::attn_path::automatic);
+    }
 };
 
 } // namespace
@@ -183,12 +189,12 @@ TEST_P(gpu_attention, forward_one_block_matches_reference) {
     const dev_input v = to_device(seeded(attention_kv_elems(s), 3, 1.0f), dtype);
     const ref_fwd want = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
 
-    kc::device_buffer<std::int64_t> d_qp(qp), d_kp(kp);
-    kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+    rt::device_buffer<std::int64_t> d_qp(qp), d_kp(kp);
+    rt::device_buffer<float> o(want.o.size()), lse(want.lse.size());
     kc::attention_fwd_init_cuda(s, o.data(), lse.data());
     kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
                            {d_qp.data(), d_kp.data()}, o.data(), lse.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded), "O");
     expect_close(lse.to_host(), want.lse, 1e-3f, "LSE");
 }
@@ -209,14 +215,14 @@ TEST_P(gpu_attention, forward_many_tiles_matches_reference) {
     const ref_fwd want = reference_fwd(s, q.rounded, k.rounded, v.rounded, qp, kp);
 
     for (const char* overlap : {"1", "0"}) {
-        if (path != kc::attn_path::sm90 && overlap[0] == '0')
+        if (path != ringscale::kernels::attn_path::sm90 && overlap[0] == '0')
             break; // the schedule is the sm90 kernel's
         ::setenv("RINGSCALE_SM90_OVERLAP", overlap, 1);
-        kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+        rt::device_buffer<float> o(want.o.size()), lse(want.lse.size());
         kc::attention_fwd_init_cuda(s, o.data(), lse.data());
         kc::attention_fwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(),
                                {nullptr, nullptr, qp.front(), kp.front()}, o.data(), lse.data());
-        kc::device_synchronize();
+        rt::device_synchronize();
         const std::string tag = std::string("overlap=") + overlap + " ";
         expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded),
                      tag + "O");
@@ -248,8 +254,8 @@ TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
             reference_fwd(ref_shape, q_local, k.rounded, v.rounded, qp, iota_pos(seq));
 
         const dev_input q_dev = to_device(q_local, dtype); // exact: already rounded
-        kc::device_buffer<std::int64_t> d_qp(qp);
-        kc::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+        rt::device_buffer<std::int64_t> d_qp(qp);
+        rt::device_buffer<float> o(want.o.size()), lse(want.lse.size());
         kc::attention_fwd_init_cuda(s, o.data(), lse.data());
         for (int step = 0; step < ranks; ++step) {
             const pos_t kp =
@@ -258,11 +264,11 @@ TEST_P(gpu_attention, forward_two_zigzag_blocks_merge_to_reference) {
             scatter_rows(k.rounded.data(), s.batch * s.kv_heads, seq, dim, kp, k_blk.data());
             scatter_rows(v.rounded.data(), s.batch * s.kv_heads, seq, dim, kp, v_blk.data());
             const dev_input dk = to_device(k_blk, dtype), dv = to_device(v_blk, dtype);
-            kc::device_buffer<std::int64_t> d_kp(kp);
+            rt::device_buffer<std::int64_t> d_kp(kp);
             kc::attention_fwd_cuda(s, dtype, q_dev.data.data(), dk.data.data(), dv.data.data(),
                                    {d_qp.data(), d_kp.data()}, o.data(), lse.data());
         }
-        kc::device_synchronize();
+        rt::device_synchronize();
         const std::string tag = "r" + std::to_string(rank);
         expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded),
                      tag + " O");
@@ -287,15 +293,15 @@ TEST_P(gpu_attention, backward_one_block_matches_reference) {
     attention_bwd_ref(s, q.rounded.data(), k.rounded.data(), v.rounded.data(), d_o.rounded.data(),
                       qp.data(), kp.data(), dq_ref.data(), dk_ref.data(), dv_ref.data());
 
-    kc::device_buffer<std::int64_t> d_qp(qp), d_kp(kp);
-    kc::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
-    kc::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f)),
+    rt::device_buffer<std::int64_t> d_qp(qp), d_kp(kp);
+    rt::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
+    rt::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f)),
         dk(std::vector<float>(dk_ref.size(), 0.0f)), dv(std::vector<float>(dv_ref.size(), 0.0f));
     kc::attention_bwd_delta_cuda(s, dtype, o.data(), d_o.data.data(), delta.data());
     kc::attention_bwd_cuda(s, dtype, q.data.data(), k.data.data(), v.data.data(), d_o.data.data(),
                            lse.data(), delta.data(), {d_qp.data(), d_kp.data()}, dq.data(),
                            dk.data(), dv.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     const float u4 = 4.0f * unit_roundoff(dtype);
     expect_close(dq.to_host(), dq_ref, u4 * max_abs(dq_ref), "dQ");
     expect_close(dk.to_host(), dk_ref, u4 * max_abs(dk_ref), "dK");
@@ -325,9 +331,9 @@ TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
     attention_shape s = global;
     s.k_len = seq / ranks;
     const std::int64_t outer = s.batch * s.kv_heads;
-    kc::device_buffer<std::int64_t> d_qp(all);
-    kc::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
-    kc::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f));
+    rt::device_buffer<std::int64_t> d_qp(all);
+    rt::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
+    rt::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f));
     kc::attention_bwd_delta_cuda(global, dtype, o.data(), d_o.data.data(), delta.data());
     std::vector<float> dk_got(dk_ref.size()), dv_got(dv_ref.size());
     for (int r = 0; r < ranks; ++r) {
@@ -336,8 +342,8 @@ TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
         scatter_rows(k.rounded.data(), outer, seq, dim, kp, k_blk.data());
         scatter_rows(v.rounded.data(), outer, seq, dim, kp, v_blk.data());
         const dev_input dk_in = to_device(k_blk, dtype), dv_in = to_device(v_blk, dtype);
-        kc::device_buffer<std::int64_t> d_kp(kp);
-        kc::device_buffer<float> dk(std::vector<float>(k_blk.size(), 0.0f)),
+        rt::device_buffer<std::int64_t> d_kp(kp);
+        rt::device_buffer<float> dk(std::vector<float>(k_blk.size(), 0.0f)),
             dv(std::vector<float>(k_blk.size(), 0.0f));
         kc::attention_bwd_cuda(s, dtype, q.data.data(), dk_in.data.data(), dv_in.data.data(),
                                d_o.data.data(), lse.data(), delta.data(),
@@ -351,11 +357,12 @@ TEST_P(gpu_attention, backward_two_zigzag_blocks_match_reference) {
     expect_close(dv_got, dv_ref, u4 * max_abs(dv_ref), "dV");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    kernels, gpu_attention,
-    testing::Combine(testing::Values(attn_dtype::bf16, attn_dtype::fp16), testing::Values(64, 128),
-                     testing::Bool(), testing::Values(kc::attn_path::sm80, kc::attn_path::sm90)),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(kernels, gpu_attention,
+                         testing::Combine(testing::Values(attn_dtype::bf16, attn_dtype::fp16),
+                                          testing::Values(64, 128), testing::Bool(),
+                                          testing::Values(ringscale::kernels::attn_path::sm80,
+                                                          ringscale::kernels::attn_path::sm90)),
+                         case_name);
 
 // Plain contiguous positions passed as nullptr + first must give bit-identical results to
 // the same positions passed as arrays (same tiles, same masks, same arithmetic).
@@ -366,10 +373,10 @@ TEST(gpu_attention_positions, contiguous_fast_path_equals_position_arrays) {
     const dev_input q = to_device(seeded(attention_q_elems(s), 41, 2.0f), attn_dtype::bf16);
     const dev_input k = to_device(seeded(attention_kv_elems(s), 42, 2.0f), attn_dtype::bf16);
     const dev_input v = to_device(seeded(attention_kv_elems(s), 43, 1.0f), attn_dtype::bf16);
-    kc::device_buffer<std::int64_t> d_qp(iota_pos(s.q_len, q_first)),
+    rt::device_buffer<std::int64_t> d_qp(iota_pos(s.q_len, q_first)),
         d_kp(iota_pos(s.k_len, k_first));
     const std::size_t rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
-    kc::device_buffer<float> o_arr(q.rounded.size()), lse_arr(rows), o_fast(q.rounded.size()),
+    rt::device_buffer<float> o_arr(q.rounded.size()), lse_arr(rows), o_fast(q.rounded.size()),
         lse_fast(rows);
     kc::attention_fwd_init_cuda(s, o_arr.data(), lse_arr.data());
     kc::attention_fwd_init_cuda(s, o_fast.data(), lse_fast.data());
@@ -377,7 +384,7 @@ TEST(gpu_attention_positions, contiguous_fast_path_equals_position_arrays) {
                            {d_qp.data(), d_kp.data()}, o_arr.data(), lse_arr.data());
     kc::attention_fwd_cuda(s, attn_dtype::bf16, q.data.data(), k.data.data(), v.data.data(),
                            {nullptr, nullptr, q_first, k_first}, o_fast.data(), lse_fast.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     EXPECT_EQ(o_fast.to_host(), o_arr.to_host());
     EXPECT_EQ(lse_fast.to_host(), lse_arr.to_host());
 }
@@ -389,9 +396,9 @@ TEST(gpu_attention_delta, matches_cpu_delta) {
     const dev_input d_o = to_device(seeded(attention_q_elems(s), 52, 1.0f), attn_dtype::fp16);
     std::vector<float> want(static_cast<std::size_t>(s.batch * s.heads * s.q_len));
     attention_bwd_delta(s, o.data(), d_o.rounded.data(), want.data());
-    kc::device_buffer<float> d_o32(o), delta(want.size());
+    rt::device_buffer<float> d_o32(o), delta(want.size());
     kc::attention_bwd_delta_cuda(s, attn_dtype::fp16, d_o32.data(), d_o.data.data(), delta.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     // 128 fp32 products of O(1) terms summed in fp32 against double: ~1e-6.
     expect_close(delta.to_host(), want, 1e-5f, "delta");
 }

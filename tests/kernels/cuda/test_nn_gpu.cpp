@@ -1,13 +1,14 @@
 // CUDA cross-entropy and the cuBLAS dense layer against the CPU reference kernels on seeded
 // inputs (tolerances stated per test). Tests that touch a device skip without one; the shape
 // checks run before any CUDA call, so they run everywhere.
-#include "kernels/cross_entropy.hpp"
+#include "kernels/cpu/cross_entropy.hpp"
+#include "kernels/cpu/linear.hpp"
 #include "kernels/cuda/cross_entropy.cuh"
 #include "kernels/cuda/cublas_context.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/dense.cuh"
-#include "kernels/linear.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reference/linear_ref.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
@@ -18,7 +19,10 @@
 #include <vector>
 
 using namespace ringscale::kernels;
+using namespace ringscale::kernels::cpu;
+using namespace ringscale::kernels::reference;
 namespace kc = ringscale::kernels::cuda;
+namespace rt = ringscale::cuda_runtime;
 
 using ringscale::testing_support::expect_close;
 using ringscale::testing_support::seeded;
@@ -58,13 +62,13 @@ TEST(gpu_cross_entropy, fused_forward_backward_in_place_matches_cpu) {
         cross_entropy_fwd_bwd(tokens, vocab, total, logits.data(), targets.data(), grad_ref.data());
     const auto rows_ref = row_losses_ref(tokens, vocab, total, logits, targets);
 
-    kc::device_buffer<float> d_logits(logits), d_rows(tokens);
-    kc::device_buffer<std::int32_t> d_targets(targets);
-    kc::device_buffer<double> d_loss(1);
+    rt::device_buffer<float> d_logits(logits), d_rows(tokens);
+    rt::device_buffer<std::int32_t> d_targets(targets);
+    rt::device_buffer<double> d_loss(1);
     // dlogits overwrites logits, as the header allows.
     kc::cross_entropy_fwd_bwd_cuda(tokens, vocab, total, d_logits.data(), d_targets.data(),
                                    d_rows.data(), d_loss.data(), d_logits.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     const float scale = 1.0f / static_cast<float>(total);
     expect_close(d_rows.to_host(), rows_ref, 1e-5f * scale, 1e-5f, "row_loss");
     EXPECT_NEAR(d_loss.to_host()[0], loss_ref, 1e-5 * loss_ref);
@@ -81,14 +85,14 @@ TEST(gpu_cross_entropy, separate_forward_and_scaled_backward_match_cpu) {
     std::vector<float> grad_ref(logits.size());
     cross_entropy_bwd(tokens, vocab, total, logits.data(), targets.data(), grad_ref.data(), dloss);
 
-    kc::device_buffer<float> d_logits(logits), d_rows(tokens), d_grad(logits.size());
-    kc::device_buffer<std::int32_t> d_targets(targets);
-    kc::device_buffer<double> d_loss(1);
+    rt::device_buffer<float> d_logits(logits), d_rows(tokens), d_grad(logits.size());
+    rt::device_buffer<std::int32_t> d_targets(targets);
+    rt::device_buffer<double> d_loss(1);
     kc::cross_entropy_fwd_cuda(tokens, vocab, total, d_logits.data(), d_targets.data(),
                                d_rows.data(), d_loss.data());
     kc::cross_entropy_bwd_cuda(tokens, vocab, total, d_logits.data(), d_targets.data(),
                                d_grad.data(), dloss);
-    kc::device_synchronize();
+    rt::device_synchronize();
     // Same fp32-vs-double argument as above; the gradient scale is dloss / total.
     EXPECT_NEAR(d_loss.to_host()[0], loss_ref, 1e-5 * loss_ref);
     expect_close(d_grad.to_host(), grad_ref, 1e-6f * dloss / total, 1e-5f, "dlogits");
@@ -100,11 +104,11 @@ TEST(gpu_cross_entropy, bad_target_poisons_only_its_row) {
     const std::size_t tokens = 4, vocab = 10;
     const auto logits = seeded(tokens * vocab, 5);
     std::vector<std::int32_t> targets = {1, -1, 3, 10}; // rows 1 and 3 out of range
-    kc::device_buffer<float> d_logits(logits), d_rows(tokens), d_grad(logits.size());
-    kc::device_buffer<std::int32_t> d_targets(targets);
+    rt::device_buffer<float> d_logits(logits), d_rows(tokens), d_grad(logits.size());
+    rt::device_buffer<std::int32_t> d_targets(targets);
     kc::cross_entropy_fwd_bwd_cuda(tokens, vocab, tokens, d_logits.data(), d_targets.data(),
                                    d_rows.data(), nullptr, d_grad.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     const auto rows = d_rows.to_host(), grad = d_grad.to_host();
     EXPECT_TRUE(std::isfinite(rows[0]) && std::isfinite(rows[2]));
     EXPECT_TRUE(std::isnan(rows[1]) && std::isnan(rows[3]));
@@ -140,12 +144,12 @@ TEST(gpu_dense, forward_and_backward_match_cpu_reference) {
     linear_bwd_ref(s, x.data(), w.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data());
 
     kc::cublas_context ctx;
-    kc::device_buffer<float> d_x(x), d_w(w), d_b(b), d_y(s.tokens * s.out), d_dy(dy),
+    rt::device_buffer<float> d_x(x), d_w(w), d_b(b), d_y(s.tokens * s.out), d_dy(dy),
         d_dx(s.tokens * s.in), d_dw(dw0), d_db(db0);
     kc::linear_fwd_cuda(ctx, s, d_x.data(), d_w.data(), d_b.data(), d_y.data());
     kc::linear_bwd_cuda(ctx, s, d_x.data(), d_w.data(), d_dy.data(), d_dx.data(), d_dw.data(),
                         d_db.data());
-    kc::device_synchronize();
+    rt::device_synchronize();
     expect_close(d_y.to_host(), y_ref, 1e-4f, 1e-5f, "y");
     expect_close(d_dx.to_host(), dx_ref, 1e-4f, 1e-5f, "dx");
     expect_close(d_dw.to_host(), dw_ref, 1e-4f, 1e-5f, "dw (accumulated)");
@@ -163,13 +167,13 @@ TEST(gpu_dense, optional_outputs_skip_and_dw_accumulates_twice) {
         linear_bwd_ref(s, x.data(), w.data(), dy.data(), nullptr, dw_ref.data(), nullptr);
 
     kc::cublas_context ctx;
-    kc::device_buffer<float> d_x(x), d_w(w), d_y(std::vector<float>(s.tokens * s.out, 9.0f)),
+    rt::device_buffer<float> d_x(x), d_w(w), d_y(std::vector<float>(s.tokens * s.out, 9.0f)),
         d_dy(dy), d_dw(std::vector<float>(s.out * s.in, 0.0f));
     kc::linear_fwd_cuda(ctx, s, d_x.data(), d_w.data(), nullptr, d_y.data()); // overwrites 9s
     for (int step = 0; step < 2; ++step)
         kc::linear_bwd_cuda(ctx, s, d_x.data(), d_w.data(), d_dy.data(), nullptr, d_dw.data(),
                             nullptr);
-    kc::device_synchronize();
+    rt::device_synchronize();
     expect_close(d_y.to_host(), y_ref, 1e-5f, 1e-5f, "y (no bias)");
     expect_close(d_dw.to_host(), dw_ref, 1e-5f, 1e-5f, "dw");
 }
@@ -185,13 +189,13 @@ TEST(gpu_dense, large_shape_fp32_and_tf32) {
     std::vector<float> y_ref(s.tokens * s.out);
     linear_fwd(s, x.data(), w.data(), b.data(), y_ref.data());
 
-    kc::device_buffer<float> d_x(x), d_w(w), d_b(b), d_y(s.tokens * s.out);
+    rt::device_buffer<float> d_x(x), d_w(w), d_b(b), d_y(s.tokens * s.out);
     for (const bool tf32 : {false, true}) {
         kc::cublas_context made(nullptr, tf32);
         kc::cublas_context ctx = std::move(made); // the handle moves with the context
         EXPECT_EQ(made.handle(), nullptr);
         kc::linear_fwd_cuda(ctx, s, d_x.data(), d_w.data(), d_b.data(), d_y.data());
-        kc::device_synchronize();
+        rt::device_synchronize();
         expect_close(d_y.to_host(), y_ref, tf32 ? 3e-2f : 1e-4f, tf32 ? 0.0f : 1e-4f,
                      tf32 ? "y (tf32)" : "y (fp32)");
     }

@@ -6,10 +6,10 @@
 // accumulator layout. Inputs are small integers, so every product and sum is exact in fp32
 // and the comparisons are exact. bf16 only (the fp16 instructions differ in one word; the
 // attention tests cover them). Skips, saying why, without a device or where sm90 cannot run.
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_fwd_sm90.cuh"
-#include "kernels/cuda/attention_path.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/tma_desc.hpp"
+#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
@@ -20,6 +20,7 @@
 #include <vector>
 
 namespace kc = ringscale::kernels::cuda;
+namespace rt = ringscale::cuda_runtime;
 namespace sm90 = ringscale::kernels::cuda::sm90;
 using bf16 = __nv_bfloat16;
 
@@ -122,8 +123,9 @@ __global__ void gemm_probe(const __grid_constant__ CUtensorMap tq,
 #define RINGSCALE_SKIP_WITHOUT_SM90()                                                              \
     RINGSCALE_SKIP_WITHOUT_DEVICE();                                                               \
     try {                                                                                          \
-        kc::resolve_attention_path(kc::attn_path::sm90, kc::sm90_compiled(), device_cc(0),         \
-                                   device_cc(1));                                                  \
+        ringscale::kernels::resolve_attention_path(ringscale::kernels::attn_path::sm90,            \
+                                                   ringscale::kernels::sm90_compiled(),            \
+                                                   device_cc(0), device_cc(1));                    \
     } catch (const ringscale::config_error& e) {                                                   \
         GTEST_SKIP() << e.what();                                                                  \
     }
@@ -144,12 +146,12 @@ TEST(gpu_sm90_primitives, tma_loads_a_swizzled_box_and_zero_fills_past_the_tenso
     const auto dev = upload_bf16(host);
     const CUtensorMap map =
         kc::make_tma_desc_3d(kc::attn_dtype::bf16, dev.data(), outer, rows, cols, n, 64);
-    kc::device_buffer<float> out(n * 64);
+    rt::device_buffer<float> out(n * 64);
     RINGSCALE_CUDA_CALL(
         cudaFuncSetAttribute(tma_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, probe_smem));
     tma_probe<<<1, 128, probe_smem>>>(map, 64, 0, 1, out.data());
     RINGSCALE_CUDA_CALL(cudaGetLastError());
-    kc::device_synchronize();
+    rt::device_synchronize();
     const auto got = out.to_host();
     for (int r = 0; r < n; ++r)
         for (int c = 0; c < 64; ++c) {
@@ -163,17 +165,17 @@ TEST(gpu_sm90_primitives, wgmma_scores_and_pv_match_cpu_products) {
     const auto q = small_ints(n * n, 2, 5), k = small_ints(n * n, 3, 5),
                v = small_ints(n * n, 4, 5), p = small_ints(64 * n, 5, 3);
     const auto dq = upload_bf16(q), dk = upload_bf16(k), dv = upload_bf16(v);
-    const kc::device_buffer<float> dp(p);
-    auto map = [](const kc::device_buffer<std::uint16_t>& t) {
+    const rt::device_buffer<float> dp(p);
+    auto map = [](const rt::device_buffer<std::uint16_t>& t) {
         return kc::make_tma_desc_3d(kc::attn_dtype::bf16, t.data(), 1, n, n, n, 64);
     };
-    kc::device_buffer<float> s_out(64 * n), o_out(64 * n);
+    rt::device_buffer<float> s_out(64 * n), o_out(64 * n);
     RINGSCALE_CUDA_CALL(
         cudaFuncSetAttribute(gemm_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, probe_smem));
     gemm_probe<<<1, 128, probe_smem>>>(map(dq), map(dk), map(dv), dp.data(), s_out.data(),
                                        o_out.data());
     RINGSCALE_CUDA_CALL(cudaGetLastError());
-    kc::device_synchronize();
+    rt::device_synchronize();
     const auto s = s_out.to_host(), o = o_out.to_host();
     int bad_s = 0, bad_o = 0;
     for (int r = 0; r < 64; ++r)

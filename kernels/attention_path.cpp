@@ -1,0 +1,72 @@
+// The attention path's parse/resolve logic: built with or without CUDA (no CUDA calls).
+#include "kernels/attention_path.hpp"
+
+#include "src/base/error.hpp"
+
+#include <atomic>
+#include <fmt/format.h>
+
+namespace ringscale::kernels {
+
+namespace {
+std::atomic<attn_path> g_requested{attn_path::automatic};
+} // namespace
+
+const char* to_string(attn_path path) {
+    switch (path) {
+    case attn_path::sm80:
+        return "sm80";
+    case attn_path::sm90:
+        return "sm90";
+    default:
+        return "auto";
+    }
+}
+
+attn_path parse_attn_path(const std::string& text) {
+    if (text == "auto")
+        return attn_path::automatic;
+    if (text == "sm80")
+        return attn_path::sm80;
+    if (text == "sm90")
+        return attn_path::sm90;
+    throw config_error(fmt::format("--attn-kernel: '{}' is not auto, sm80 or sm90", text));
+}
+
+void set_attention_path(attn_path path) {
+    g_requested.store(path);
+}
+
+attn_path attention_path() {
+    return g_requested.load();
+}
+
+bool sm90_compiled() {
+#ifdef RINGSCALE_HAVE_SM90A
+    return true;
+#else
+    return false;
+#endif
+}
+
+attn_path resolve_attention_path(attn_path requested, bool compiled, int cc_major, int cc_minor) {
+    // sm_90a code runs on compute capability 9.0 only (arch-specific features).
+    const bool hopper = cc_major == 9 && cc_minor == 0;
+    switch (requested) {
+    case attn_path::sm80:
+        return attn_path::sm80;
+    case attn_path::sm90:
+        if (!compiled)
+            throw config_error("--attn-kernel sm90: this ringscale was built without the sm_90a "
+                               "target (configure with CMAKE_CUDA_ARCHITECTURES including 90a)");
+        if (!hopper)
+            throw config_error(fmt::format("--attn-kernel sm90: needs a compute capability 9.0 "
+                                           "GPU (H100/H200), this one is {}.{}",
+                                           cc_major, cc_minor));
+        return attn_path::sm90;
+    default:
+        return compiled && hopper ? attn_path::sm90 : attn_path::sm80;
+    }
+}
+
+} // namespace ringscale::kernels

@@ -1,0 +1,392 @@
+#include "kernels/cpu/attention_cpu.hpp"
+
+#include "kernels/layout.hpp"
+#include "kernels/threads.hpp"
+#include "src/base/error.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cblas.h>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+// Row kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks
+// one at run time (ifunc), so the binary runs on CPUs without AVX-512.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define RINGSCALE_VEC_CLONES                                                                       \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define RINGSCALE_VEC_CLONES
+#endif
+
+namespace ringscale::kernels::cpu {
+
+namespace {
+
+constexpr float k_log2e = 1.44269504088896341f;
+constexpr float k_ln2 = 0.693147180559945309f;
+constexpr float k_neg_inf = -std::numeric_limits<float>::infinity();
+constexpr int k_lanes = 16; // one AVX-512 register; two AVX2 registers
+
+/// 2^x for x <= ~0 (clamped below at -126): round-to-nearest split x = n + f, |f| <= 1/2,
+/// Cephes' degree-6 polynomial for 2^f (relative error ~2e-7), 2^n built in the exponent
+/// bits. Branch-free, so GCC vectorises loops that call it.
+inline __attribute__((always_inline)) float exp2_poly(float x) {
+    x = x < -126.0f ? -126.0f : x;
+    const float magic = 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
+    const float t = x + magic;
+    const float f = x - (t - magic);
+    float p = 1.535336188319500e-4f;
+    p = p * f + 1.339887440266574e-3f;
+    p = p * f + 9.618437357674640e-3f;
+    p = p * f + 5.550332471162809e-2f;
+    p = p * f + 2.402264791363012e-1f;
+    p = p * f + 6.931472028550421e-1f;
+    p = p * f + 1.0f;
+    std::int32_t t_bits, magic_bits;
+    std::memcpy(&t_bits, &t, sizeof(t));
+    std::memcpy(&magic_bits, &magic, sizeof(magic));
+    const std::int32_t bits = (t_bits - magic_bits + 127) * (1 << 23);
+    float two_n;
+    std::memcpy(&two_n, &bits, sizeof(bits));
+    return p * two_n;
+}
+
+/// Maximum of x[0, n); -inf when n == 0. Lane-wise partials let GCC vectorise without
+/// -ffast-math.
+RINGSCALE_VEC_CLONES float row_max(const float* x, std::int64_t n) {
+    float lanes[k_lanes];
+    for (int l = 0; l < k_lanes; ++l)
+        lanes[l] = k_neg_inf;
+    std::int64_t j = 0;
+    for (; j + k_lanes <= n; j += k_lanes)
+        for (int l = 0; l < k_lanes; ++l)
+            lanes[l] = x[j + l] > lanes[l] ? x[j + l] : lanes[l];
+    float m = k_neg_inf;
+    for (; j < n; ++j)
+        m = x[j] > m ? x[j] : m;
+    for (int l = 0; l < k_lanes; ++l)
+        m = lanes[l] > m ? lanes[l] : m;
+    return m;
+}
+
+/// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum.
+RINGSCALE_VEC_CLONES float row_exp2_sum(float* x, std::int64_t n, float m) {
+    float lanes[k_lanes] = {};
+    std::int64_t j = 0;
+    for (; j + k_lanes <= n; j += k_lanes)
+        for (int l = 0; l < k_lanes; ++l) {
+            const float e = exp2_poly(x[j + l] - m);
+            x[j + l] = e;
+            lanes[l] += e;
+        }
+    float sum = 0.0f;
+    for (; j < n; ++j) {
+        x[j] = exp2_poly(x[j] - m);
+        sum += x[j];
+    }
+    for (int l = 0; l < k_lanes; ++l)
+        sum += lanes[l];
+    return sum;
+}
+
+/// dS = P * (dP - delta) * scale, in place over p, n entries.
+RINGSCALE_VEC_CLONES void row_ds(float* p, const float* dp, std::int64_t n, float delta,
+                                 float scale) {
+    for (std::int64_t j = 0; j < n; ++j)
+        p[j] = p[j] * (dp[j] - delta) * scale;
+}
+
+/// x[0, n) *= a.
+RINGSCALE_VEC_CLONES void row_scale(float* x, std::int64_t n, float a) {
+    for (std::int64_t j = 0; j < n; ++j)
+        x[j] *= a;
+}
+
+void row_zero(float* x, std::int64_t n) {
+    std::fill(x, x + n, 0.0f);
+}
+
+/// Keys of a tile visible to query position `qp`: all of them unless the tile is partial.
+std::int64_t visible_keys(const std::int64_t* kp, std::int64_t cols, std::int64_t qp,
+                          bool partial) {
+    return partial ? std::upper_bound(kp, kp + cols, qp) - kp : cols;
+}
+
+/// One (b, h) pair's tensors, already offset to the head.
+struct head_view {
+    const float* q;
+    const float* k;
+    const float* v;
+    const float* d_o;
+    const float* lse_in;
+    const float* delta;
+    float* o;
+    float* lse;
+    float* dq;
+    float* dk;
+    float* dv;
+};
+
+/// One worker's slice of the workspace.
+struct scratch {
+    std::int64_t q_tile;
+    std::int64_t k_tile;
+    float* scores;
+    float* dp;
+    float* row_max;
+    float* row_sum;
+};
+
+scratch scratch_of(attention_workspace& ws, int worker) {
+    const std::int64_t tile = ws.m_tiles.q_tile * ws.m_tiles.k_tile;
+    float* rows = ws.m_rows.data() + 2 * ws.m_tiles.q_tile * worker;
+    return {ws.m_tiles.q_tile,
+            ws.m_tiles.k_tile,
+            ws.m_scores.data() + tile * worker,
+            ws.m_dp.data() + tile * worker,
+            rows,
+            rows + ws.m_tiles.q_tile};
+}
+
+/// Online-softmax step on a [rows, cols] score tile (log2 units): update the running max
+/// and sum, turn the tile into P (0 where masked), rescale the output rows.
+void fwd_tile_softmax(float* s, std::int64_t rows, std::int64_t cols, bool partial,
+                      const std::int64_t* qp, const std::int64_t* kp, std::int64_t dim, float* o,
+                      const scratch& ws) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+        float* sr = s + r * cols;
+        const std::int64_t cnt = visible_keys(kp, cols, qp[r], partial);
+        if (cnt == 0) {
+            row_zero(sr, cols);
+            continue;
+        }
+        const float m_old = ws.row_max[r];
+        const float m_new = std::max(m_old, row_max(sr, cnt));
+        const float sum = row_exp2_sum(sr, cnt, m_new);
+        row_zero(sr + cnt, cols - cnt);
+        const float a = std::exp2(m_old - m_new); // 0 when nothing was seen yet
+        ws.row_sum[r] = ws.row_sum[r] * a + sum;
+        ws.row_max[r] = m_new;
+        if (a == 0.0f)
+            row_zero(o + r * dim, dim);
+        else if (a != 1.0f)
+            row_scale(o + r * dim, dim, a);
+    }
+}
+
+/// Forward for query rows [i0, i0 + rows) of one head against all keys of the block.
+void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+                const std::int64_t* q_pos, const std::int64_t* k_pos, const scratch& ws) {
+    const std::int64_t D = s.head_dim;
+    const std::int64_t* qp = q_pos + i0;
+    float* o = h.o + i0 * D;
+    float* lse = h.lse + i0;
+    // Resume from the accumulator: running max = LSE, running sum = 1 (O is normalised).
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const bool seen = lse[r] != k_neg_inf;
+        ws.row_max[r] = seen ? lse[r] * k_log2e : k_neg_inf;
+        ws.row_sum[r] = seen ? 1.0f : 0.0f;
+    }
+    const std::int64_t k_end =
+        s.causal ? std::upper_bound(k_pos, k_pos + s.k_len, qp[rows - 1]) - k_pos : s.k_len;
+    const float alpha = attention_scale(s) * k_log2e;
+    for (std::int64_t j0 = 0; j0 < k_end; j0 += ws.k_tile) {
+        const std::int64_t cols = std::min(ws.k_tile, k_end - j0);
+        const block_mask mask = classify_block(qp, rows, k_pos + j0, cols, s.causal);
+        if (mask == block_mask::masked)
+            continue;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, alpha, h.q + i0 * D, D,
+                    h.k + j0 * D, D, 0.0f, ws.scores, cols);
+        fwd_tile_softmax(ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D, o,
+                         ws);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, ws.scores, cols,
+                    h.v + j0 * D, D, 1.0f, o, D);
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const float l = ws.row_sum[r];
+        if (l == 0.0f) { // no visible key in any block so far
+            row_zero(o + r * D, D);
+            lse[r] = k_neg_inf;
+            continue;
+        }
+        row_scale(o + r * D, D, 1.0f / l);
+        lse[r] = (ws.row_max[r] + std::log2(l)) * k_ln2;
+    }
+}
+
+/// Backward for query rows [i0, i0 + rows) against key rows [j0, j0 + cols) of one head.
+void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+              std::int64_t j0, std::int64_t cols, bool partial, const std::int64_t* qp,
+              const std::int64_t* kp, const scratch& ws) {
+    const std::int64_t D = s.head_dim;
+    const float scale = attention_scale(s);
+    float* p = ws.scores;
+    float* dp = ws.dp;
+    const float* q = h.q + i0 * D;
+    const float* d_o = h.d_o + i0 * D;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, scale * k_log2e, q, D,
+                h.k + j0 * D, D, 0.0f, p, cols);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        float* pr = p + r * cols;
+        const float lse = h.lse_in[i0 + r];
+        const std::int64_t cnt = lse == k_neg_inf ? 0 : visible_keys(kp, cols, qp[r], partial);
+        row_exp2_sum(pr, cnt, lse * k_log2e); // P recomputed from the final LSE
+        row_zero(pr + cnt, cols - cnt);
+    }
+    // dV_j += P^T dO_i;  dP = dO_i V_j^T
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, d_o, D, 1.0f,
+                h.dv + j0 * D, D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, 1.0f, d_o, D, h.v + j0 * D,
+                D, 0.0f, dp, cols);
+    for (std::int64_t r = 0; r < rows; ++r)
+        row_ds(p + r * cols, dp + r * cols, cols, h.delta[i0 + r], scale);
+    // dQ_i += dS K_j;  dK_j += dS^T Q_i
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, p, cols,
+                h.k + j0 * D, D, 1.0f, h.dq + i0 * D, D);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, q, D, 1.0f,
+                h.dk + j0 * D, D);
+}
+
+/// Backward of one query head against the whole K/V block. Key tiles outer, so a tile's
+/// dK/dV rows stay in cache across the query tiles.
+void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* q_pos,
+              const std::int64_t* k_pos, const scratch& ws) {
+    for (std::int64_t j0 = 0; j0 < s.k_len; j0 += ws.k_tile) {
+        const std::int64_t cols = std::min(ws.k_tile, s.k_len - j0);
+        const std::int64_t i_begin =
+            s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
+        for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += ws.q_tile) {
+            const std::int64_t rows = std::min(ws.q_tile, s.q_len - i0);
+            const block_mask mask = classify_block(q_pos + i0, rows, k_pos + j0, cols, s.causal);
+            if (mask != block_mask::masked)
+                bwd_tile(s, h, i0, rows, j0, cols, mask == block_mask::partial, q_pos + i0,
+                         k_pos + j0, ws);
+        }
+    }
+}
+
+/// Offsets of head (b, h): query-side rows and kv-side rows, in elements.
+struct head_offsets {
+    std::int64_t q;
+    std::int64_t kv;
+    std::int64_t row;
+};
+
+head_offsets offsets_of(const attention_shape& s, std::int64_t b, std::int64_t h) {
+    const std::int64_t group = s.heads / s.kv_heads;
+    const std::int64_t row = (b * s.heads + h) * s.q_len;
+    return {row * s.head_dim, (b * s.kv_heads + h / group) * s.k_len * s.head_dim, row};
+}
+
+/// Run fn(worker, item) for every item in [0, items) on up to `threads` threads, taking
+/// items dynamically. With more than one thread OpenBLAS is set to one thread meanwhile
+/// (each worker's small GEMMs run in that worker) and restored afterwards.
+template <class Fn>
+void parallel_items(int threads, std::int64_t items, const Fn& fn) {
+    threads = static_cast<int>(std::min<std::int64_t>(threads, items));
+    if (threads <= 1) {
+        for (std::int64_t i = 0; i < items; ++i)
+            fn(0, i);
+        return;
+    }
+    const int blas_saved = blas_threads();
+    set_blas_threads(1);
+    std::atomic<std::int64_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&](int worker) {
+        try {
+            for (std::int64_t i = next++; i < items; i = next++)
+                fn(worker, i);
+        } catch (...) {
+            const std::lock_guard<std::mutex> lock(failure_mutex);
+            failure = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < threads; ++w)
+        pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool)
+        t.join();
+    set_blas_threads(blas_saved);
+    if (failure)
+        std::rethrow_exception(failure);
+}
+
+/// Worker threads for a call: the workspace's, capped by the launcher's BLAS budget.
+int call_threads(attention_workspace& ws) {
+    const auto tile = static_cast<std::size_t>(ws.m_tiles.q_tile * ws.m_tiles.k_tile);
+    if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers)
+        attention_workspace_reserve(ws, ws.m_tiles, ws.m_workers);
+    return std::max(1, std::min(ws.m_workers, blas_threads()));
+}
+
+} // namespace
+
+void attention_fwd_init(const attention_shape& shape, float* o, float* lse) {
+    std::fill(o, o + attention_q_elems(shape), 0.0f);
+    std::fill(lse, lse + shape.batch * shape.heads * shape.q_len, k_neg_inf);
+}
+
+void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k, const float* v,
+                       const std::int64_t* q_pos, const std::int64_t* k_pos, float* o, float* lse,
+                       attention_workspace& ws) {
+    check_attention_cpu_shape(s);
+    const int threads = call_threads(ws);
+    if (s.k_len == 0 || s.q_len == 0)
+        return;
+    const std::int64_t bq = ws.m_tiles.q_tile;
+    const std::int64_t q_tiles = (s.q_len + bq - 1) / bq;
+    // Items: (query tile, batch * head), each independent in the forward. Last query tiles
+    // first: under a causal mask they see the most keys, so the costliest go out first.
+    const std::int64_t heads = s.batch * s.heads;
+    parallel_items(threads, heads * q_tiles, [&](int worker, std::int64_t item) {
+        const std::int64_t bh = item % heads, i0 = (q_tiles - 1 - item / heads) * bq;
+        const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
+        const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
+                             o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
+        fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, scratch_of(ws, worker));
+    });
+}
+
+void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta) {
+    const std::int64_t rows = s.batch * s.heads * s.q_len;
+    for (std::int64_t r = 0; r < rows; ++r) {
+        double sum = 0.0;
+        for (std::int64_t d = 0; d < s.head_dim; ++d)
+            sum += static_cast<double>(o[r * s.head_dim + d]) * d_o[r * s.head_dim + d];
+        delta[r] = static_cast<float>(sum);
+    }
+}
+
+void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k, const float* v,
+                       const float* d_o, const float* lse, const float* delta,
+                       const std::int64_t* q_pos, const std::int64_t* k_pos, float* dq, float* dk,
+                       float* dv, attention_workspace& ws) {
+    check_attention_cpu_shape(s);
+    const int threads = call_threads(ws);
+    if (s.k_len == 0 || s.q_len == 0)
+        return;
+    const std::int64_t group = s.heads / s.kv_heads;
+    // Items: (batch, kv head); each owns its dK/dV rows and its query heads' dQ rows.
+    parallel_items(threads, s.batch * s.kv_heads, [&](int worker, std::int64_t item) {
+        for (std::int64_t g = 0; g < group; ++g) {
+            const head_offsets off =
+                offsets_of(s, item / s.kv_heads, (item % s.kv_heads) * group + g);
+            const head_view view{q + off.q,     k + off.kv,      v + off.kv, d_o + off.q,
+                                 lse + off.row, delta + off.row, nullptr,    nullptr,
+                                 dq + off.q,    dk + off.kv,     dv + off.kv};
+            bwd_head(s, view, q_pos, k_pos, scratch_of(ws, worker));
+        }
+    });
+}
+
+} // namespace ringscale::kernels::cpu

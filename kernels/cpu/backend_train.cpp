@@ -1,0 +1,89 @@
+// The CPU backend's training-step layers (kernels/kernels.inc): each is the CPU kernel's call,
+// unchanged, so a model run through the executor computes bit for bit what the kernels
+// compute when called directly. GEMMs are fp32 (OpenBLAS); TF32 is refused.
+#include "kernels/cpu/adamw.hpp"
+#include "kernels/cpu/backend.hpp"
+#include "kernels/cpu/cross_entropy.hpp"
+#include "kernels/cpu/embedding.hpp"
+#include "kernels/cpu/gelu.hpp"
+#include "kernels/cpu/layout_bhsd.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/rmsnorm.hpp"
+#include "src/base/error.hpp"
+
+namespace ringscale::kernels::cpu {
+
+void embedding_fwd(executor&, std::size_t t, std::size_t v, std::size_t d, const float* table,
+                   const std::int32_t* ids, float* out) {
+    embedding_fwd(t, v, d, table, ids, out);
+}
+
+void embedding_bwd(executor&, std::size_t t, std::size_t v, std::size_t d, const std::int32_t* ids,
+                   const float* dout, float* dtable) {
+    embedding_bwd(t, v, d, ids, dout, dtable);
+}
+
+void rmsnorm_fwd(executor&, std::size_t rows, std::size_t dim, float eps, const float* x,
+                 const float* gamma, float* y, float* inv_rms) {
+    rmsnorm_fwd(rows, dim, eps, x, gamma, y, inv_rms);
+}
+
+void rmsnorm_bwd(executor&, std::size_t rows, std::size_t dim, const float* x, const float* gamma,
+                 const float* inv_rms, const float* dy, float* dx, float* dgamma) {
+    rmsnorm_bwd(rows, dim, x, gamma, inv_rms, dy, dx, dgamma);
+}
+
+void prepare_gemm(executor&, gemm_math math) {
+    if (math == gemm_math::tf32)
+        throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
+                           "CPU kernels compute in fp32)");
+}
+
+void linear_fwd(executor&, gemm_math, const linear_shape& s, const float* x, const float* w,
+                const float* b, float* y) {
+    linear_fwd(s, x, w, b, y);
+}
+
+void linear_bwd(executor&, gemm_math, const linear_shape& s, const float* x, const float* w,
+                const float* dy, float* dx, float* dw, float* db) {
+    linear_bwd(s, x, w, dy, dx, dw, db);
+}
+
+void gelu_fwd(executor&, std::size_t n, const float* x, float* y) {
+    gelu_fwd(n, x, y);
+}
+
+void gelu_bwd(executor&, std::size_t n, const float* x, const float* dy, float* dx) {
+    gelu_bwd(n, x, dy, dx);
+}
+
+void to_bhsd(executor&, const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
+             std::int64_t cols, std::int64_t col0, float* dst) {
+    to_bhsd(s, heads, d, src, cols, col0, dst);
+}
+
+void from_bhsd(executor&, const batch_shape& s, std::int64_t heads, std::int64_t d,
+               const float* src, std::int64_t cols, std::int64_t col0, float* dst) {
+    from_bhsd(s, heads, d, src, cols, col0, dst);
+}
+
+double cross_entropy_fwd(executor&, std::size_t t, std::size_t v, std::size_t total,
+                         const float* logits, const std::int32_t* targets, loss_scratch&) {
+    return cross_entropy_fwd(t, v, total, logits, targets);
+}
+
+void cross_entropy_bwd(executor&, std::size_t t, std::size_t v, std::size_t total,
+                       const float* logits, const std::int32_t* targets, float* dlogits) {
+    cross_entropy_bwd(t, v, total, logits, targets, dlogits);
+}
+
+void adamw_step(executor&, const adamw_params& hp, std::int64_t step, std::size_t n, float* param,
+                const float* grad, float* m, float* v) {
+    adamw_step(hp, step, n, param, grad, m, v);
+}
+
+std::string train_precision(executor&, gemm_math) {
+    return "fp32 (CPU kernels)";
+}
+
+} // namespace ringscale::kernels::cpu

@@ -1,0 +1,114 @@
+#include "kernels/cpu/linear.hpp"
+
+#include "kernels/parallel.hpp"
+#include "kernels/threads.hpp"
+#include "src/base/error.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <cblas.h>
+#include <climits>
+#include <string>
+#include <vector>
+
+namespace ringscale::kernels::cpu {
+
+namespace {
+
+// db[o] += Σ_t dy[t, o] for columns [begin, end): over thousands of tokens, accumulated in
+// double (a block of columns at a time, on the stack) and added once.
+void bias_grad_cols(const linear_shape& s, const float* dy, std::size_t begin, std::size_t end,
+                    float* db) {
+    constexpr std::size_t block = 64;
+    for (std::size_t o0 = begin; o0 < end; o0 += block) {
+        const std::size_t width = std::min(block, end - o0);
+        std::array<double, block> sum{};
+        for (std::size_t t = 0; t < s.tokens; ++t) {
+            const float* row = dy + t * s.out + o0;
+            for (std::size_t o = 0; o < width; ++o)
+                sum[o] += row[o];
+        }
+        for (std::size_t o = 0; o < width; ++o)
+            db[o0 + o] += static_cast<float>(sum[o]);
+    }
+}
+
+// Rows per chunk: token rows for y and dx, output rows for dW. Each chunk's GEMM packs the
+// shared operand again, so chunks stay large (up to `most` rows), but never so large that
+// some of the rank's threads get none (down to 32 rows).
+std::size_t rows_grain(std::size_t rows, int threads, std::size_t most) {
+    const std::size_t share = rows / static_cast<std::size_t>(std::max(1, threads));
+    return std::max<std::size_t>(32, std::min(most, share));
+}
+
+// The rank's thread budget for this call; OpenBLAS runs single-threaded meanwhile (each of
+// our threads calls it on its own block) and gets the budget back afterwards, so its own
+// workers never spin beside ours.
+class serial_blas {
+  public:
+    serial_blas() : m_threads(blas_threads()) {
+        if (m_threads > 1)
+            set_blas_threads(1);
+    }
+    ~serial_blas() {
+        if (m_threads > 1)
+            set_blas_threads(m_threads);
+    }
+    serial_blas(const serial_blas&) = delete;
+    serial_blas& operator=(const serial_blas&) = delete;
+    int threads() const { return m_threads; }
+
+  private:
+    int m_threads;
+};
+
+} // namespace
+
+void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y) {
+    linear_check(s);
+    const int n = static_cast<int>(s.out), k = static_cast<int>(s.in);
+    const serial_blas budget;
+    // Token rows split over the rank's threads, each a single-threaded GEMM on its rows.
+    parallel_for(
+        s.tokens, rows_grain(s.tokens, budget.threads(), 256),
+        [&](std::size_t t0, std::size_t t1) {
+            float beta = 0.0f;
+            if (b) { // seed y with the bias so the GEMM with beta = 1 adds the product to it
+                for (std::size_t t = t0; t < t1; ++t)
+                    std::copy(b, b + s.out, y + t * s.out);
+                beta = 1.0f;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t1 - t0), n, k,
+                        1.0f, x + t0 * s.in, k, w, k, beta, y + t0 * s.out, n);
+        },
+        budget.threads());
+}
+
+void linear_bwd(const linear_shape& s, const float* x, const float* w, const float* dy, float* dx,
+                float* dw, float* db) {
+    linear_check(s);
+    const int tokens = static_cast<int>(s.tokens), in = static_cast<int>(s.in);
+    const int out = static_cast<int>(s.out);
+    const serial_blas budget;
+    if (dx) // dx[tokens, in] = dy[tokens, out]·W[out, in], by token rows
+        parallel_for(
+            s.tokens, rows_grain(s.tokens, budget.threads(), 256),
+            [&](std::size_t t0, std::size_t t1) {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t1 - t0),
+                            in, out, 1.0f, dy + t0 * s.out, out, w, in, 0.0f, dx + t0 * s.in, in);
+            },
+            budget.threads());
+    // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in] and db[out] += Σ dy, by output rows.
+    parallel_for(
+        s.out, rows_grain(s.out, budget.threads(), 128),
+        [&](std::size_t o0, std::size_t o1) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in,
+                        tokens, 1.0f, dy + o0, out, x, in, 1.0f, dw + o0 * s.in, in);
+            if (db)
+                bias_grad_cols(s, dy, o0, o1, db);
+        },
+        budget.threads());
+}
+
+} // namespace ringscale::kernels::cpu

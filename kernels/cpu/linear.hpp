@@ -1,0 +1,22 @@
+// Fully connected layer y = x·Wᵀ + b in fp32 on the CPU, every product through OpenBLAS
+// cblas_sgemm (shape and checks: kernels/linear.hpp; the oracle: kernels/reference/linear_ref).
+// All buffers are row-major, owned by the caller, and must not overlap unless stated.
+#pragma once
+
+#include "kernels/linear.hpp"
+
+namespace ringscale::kernels::cpu {
+
+/// y[tokens, out] = x[tokens, in]·W[out, in]ᵀ + b[out]; `b` may be null (no bias).
+/// Overwrites y. The rank's threads (blas_threads()) each run a single-threaded cblas_sgemm
+/// on a block of token rows (kernels/parallel).
+void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y);
+
+/// Backward of linear_fwd given dy[tokens, out]:
+/// dx[tokens, in] = dy·W is OVERWRITTEN (dx may be null to skip it);
+/// dw[out, in] += dyᵀ·x and db[out] += Σ_tokens dy are ACCUMULATED (db may be null),
+/// so gradient accumulation over micro-batches and bucketed all-reduce work unchanged.
+void linear_bwd(const linear_shape& s, const float* x, const float* w, const float* dy, float* dx,
+                float* dw, float* db);
+
+} // namespace ringscale::kernels::cpu

@@ -1,0 +1,95 @@
+// The CUDA backend's training-step layers (kernels/kernels.inc): the nn kernels of this folder
+// on the executor's compute stream, GEMMs through the executor's cuBLAS handle of the asked
+// arithmetic (fp32, or TF32 tensor cores).
+#include "kernels/cuda/adamw.cuh"
+#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cross_entropy.cuh"
+#include "kernels/cuda/dense.cuh"
+#include "kernels/cuda/executor.hpp"
+#include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/train_layout.cuh"
+
+namespace ringscale::kernels::cuda {
+
+void embedding_fwd(executor& exec, std::size_t t, std::size_t v, std::size_t d, const float* table,
+                   const std::int32_t* ids, float* out) {
+    embedding_fwd_cuda(t, v, d, table, ids, out, exec.stream());
+}
+
+void embedding_bwd(executor& exec, std::size_t t, std::size_t v, std::size_t d,
+                   const std::int32_t* ids, const float* dout, float* dtable) {
+    embedding_bwd_cuda(t, v, d, ids, dout, dtable, exec.stream());
+}
+
+void rmsnorm_fwd(executor& exec, std::size_t rows, std::size_t dim, float eps, const float* x,
+                 const float* gamma, float* y, float* inv_rms) {
+    rmsnorm_fwd_cuda(rows, dim, eps, x, gamma, y, inv_rms, exec.stream());
+}
+
+void rmsnorm_bwd(executor& exec, std::size_t rows, std::size_t dim, const float* x,
+                 const float* gamma, const float* inv_rms, const float* dy, float* dx,
+                 float* dgamma) {
+    rmsnorm_bwd_cuda(rows, dim, x, gamma, inv_rms, dy, dx, dgamma, exec.stream());
+}
+
+void prepare_gemm(executor& exec, gemm_math math) {
+    as_cuda(exec).blas(math);
+}
+
+void linear_fwd(executor& exec, gemm_math math, const linear_shape& s, const float* x,
+                const float* w, const float* b, float* y) {
+    linear_fwd_cuda(as_cuda(exec).blas(math), s, x, w, b, y);
+}
+
+void linear_bwd(executor& exec, gemm_math math, const linear_shape& s, const float* x,
+                const float* w, const float* dy, float* dx, float* dw, float* db) {
+    linear_bwd_cuda(as_cuda(exec).blas(math), s, x, w, dy, dx, dw, db);
+}
+
+void gelu_fwd(executor& exec, std::size_t n, const float* x, float* y) {
+    gelu_fwd_cuda(n, x, y, exec.stream());
+}
+
+void gelu_bwd(executor& exec, std::size_t n, const float* x, const float* dy, float* dx) {
+    gelu_bwd_cuda(n, x, dy, dx, exec.stream());
+}
+
+void to_bhsd(executor& exec, const batch_shape& s, std::int64_t heads, std::int64_t d,
+             const float* src, std::int64_t cols, std::int64_t col0, float* dst) {
+    to_bhsd_cuda(s.batch, s.rows, heads, d, src, cols, col0, dst, exec.stream());
+}
+
+void from_bhsd(executor& exec, const batch_shape& s, std::int64_t heads, std::int64_t d,
+               const float* src, std::int64_t cols, std::int64_t col0, float* dst) {
+    from_bhsd_cuda(s.batch, s.rows, heads, d, src, cols, col0, dst, exec.stream());
+}
+
+double cross_entropy_fwd(executor& exec, std::size_t t, std::size_t v, std::size_t total,
+                         const float* logits, const std::int32_t* targets, loss_scratch& scratch) {
+    if (scratch.total.empty())
+        scratch.total.allocate(exec, 1);
+    if (scratch.rows.size() < t)
+        scratch.rows.allocate(exec, t);
+    cross_entropy_fwd_cuda(t, v, total, logits, targets, scratch.rows.data(), scratch.total.data(),
+                           exec.stream());
+    return scratch.total.download(1)[0]; // waits for the stream
+}
+
+void cross_entropy_bwd(executor& exec, std::size_t t, std::size_t v, std::size_t total,
+                       const float* logits, const std::int32_t* targets, float* dlogits) {
+    cross_entropy_bwd_cuda(t, v, total, logits, targets, dlogits, 1.0f, exec.stream());
+}
+
+void adamw_step(executor& exec, const adamw_params& hp, std::int64_t step, std::size_t n,
+                float* param, const float* grad, float* m, float* v) {
+    adamw_step_cuda(hp, step, n, param, grad, m, v, exec.stream());
+}
+
+std::string train_precision(executor&, gemm_math math) {
+    return math == gemm_math::tf32
+               ? "fp32 storage, TF32 GEMMs (cuBLAS), attention Q/K/V/dO in bf16"
+               : "fp32 (GEMMs in fp32 through cuBLAS), attention Q/K/V/dO in bf16";
+}
+
+} // namespace ringscale::kernels::cuda

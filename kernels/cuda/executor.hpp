@@ -1,0 +1,59 @@
+// The CUDA executor on the current GPU: one non-blocking compute stream, device memory counted
+// by the CUDA runtime helpers, phases timed by pairs of events on the compute stream and
+// resolved once per iteration, and the cuBLAS handles the dense layers use on that stream.
+// Free of CUDA types.
+#pragma once
+
+#include "kernels/cuda/cublas_context.hpp"
+#include "kernels/executor.hpp"
+#include "kernels/kernels.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace ringscale::kernels::cuda {
+
+class cuda_executor final : public executor {
+  public:
+    cuda_executor();
+    ~cuda_executor() override;
+
+    void* allocate(std::size_t bytes) override;
+    void release(void* ptr, std::size_t bytes) noexcept override;
+    void transfer(void* dst, const void* src, std::size_t bytes, copy_dir dir) override;
+    void zero(void* dst, std::size_t bytes) override;
+    std::uint64_t device_peak_bytes() const override;
+    void reset_device_peak() override;
+
+    void synchronize() override;
+    mark record() override;
+    void host_wait(const mark& m) override;
+    void stream_wait(void* other, const mark& m) override;
+    std::size_t begin_phase() override { return record_timing_event(); }
+    void end_phase(phase_timer&, phase p, std::size_t token) override {
+        m_pending.push_back({p, token, record_timing_event()});
+    }
+    void finish_iteration(phase_timer& timer) override;
+
+    /// The cuBLAS handle for GEMMs of `math`, bound to the compute stream; created on first
+    /// use and kept while the executor lives (creating one costs milliseconds).
+    cublas_context& blas(gemm_math math);
+
+  private:
+    struct pending_phase {
+        phase p;
+        std::size_t start, stop; // indices into m_events
+    };
+    // Record the next pooled timing event on the compute stream; returns its index.
+    std::size_t record_timing_event();
+
+    std::vector<void*> m_events; // cudaEvent_t, reused every iteration
+    std::size_t m_used = 0;
+    std::vector<pending_phase> m_pending;
+    std::unique_ptr<cublas_context> m_blas[2]; // by gemm_math
+};
+
+/// `exec` as the CUDA executor it is (config_error otherwise).
+cuda_executor& as_cuda(executor& exec);
+
+} // namespace ringscale::kernels::cuda

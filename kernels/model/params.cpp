@@ -1,0 +1,121 @@
+#include "kernels/model/params.hpp"
+
+#include "kernels/random.hpp"
+#include "src/base/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::kernels::model {
+
+void model_check(const model_config& cfg) {
+    if (cfg.layers <= 0 || cfg.hidden <= 0 || cfg.heads <= 0 || cfg.vocab <= 0)
+        throw config_error("train_step: --layers, --hidden, --heads and --vocab must be > 0");
+    if (cfg.hidden % cfg.heads != 0)
+        throw config_error(
+            fmt::format("--hidden {} is not divisible by --heads {}", cfg.hidden, cfg.heads));
+    if (cfg.head_dim() != 64 && cfg.head_dim() != 128)
+        throw config_error(fmt::format("--hidden {} / --heads {} = head dimension {}: the CPU "
+                                       "attention kernel supports 64 or 128",
+                                       cfg.hidden, cfg.heads, cfg.head_dim()));
+    if (cfg.vocab > (std::int64_t{1} << 30))
+        throw config_error(fmt::format("--vocab {} is too large", cfg.vocab));
+}
+
+param_layout::param_layout(const model_config& cfg) {
+    const auto h = static_cast<std::size_t>(cfg.hidden);
+    const auto v = static_cast<std::size_t>(cfg.vocab);
+    std::size_t at = 0;
+    auto take = [&at](std::size_t n) {
+        const std::size_t off = at;
+        at += n;
+        return off;
+    };
+    m_block.norm1 = take(h);
+    m_block.wqkv = take(3 * h * h);
+    m_block.wo = take(h * h);
+    m_block.bo = take(h);
+    m_block.norm2 = take(h);
+    m_block.w1 = take(4 * h * h);
+    m_block.b1 = take(4 * h);
+    m_block.w2 = take(4 * h * h);
+    m_block.b2 = take(h);
+    m_block.size = at;
+    at = 0;
+    m_head.norm = take(h);
+    m_head.wout = take(v * h);
+    m_head.bout = take(v);
+    m_head.size = at;
+    m_units.push_back({0, v * h});
+    for (std::int64_t l = 0; l < cfg.layers; ++l)
+        m_units.push_back({m_units.back().offset + m_units.back().size, m_block.size});
+    m_units.push_back({m_units.back().offset + m_units.back().size, m_head.size});
+    m_total = m_units.back().offset + m_units.back().size;
+}
+
+std::size_t param_layout::max_unit() const {
+    std::size_t m = 0;
+    for (const auto& u : m_units)
+        m = std::max(m, u.size);
+    return m;
+}
+
+namespace {
+
+// Fill n elements at flat offset `at` from the seeded stream, indexed by flat position so
+// the value of an element never depends on who fills it.
+void fill(float* flat, std::size_t at, std::size_t n, std::uint64_t stream, float scale) {
+    fill_uniform(flat + at, n, stream, at, scale);
+}
+
+void fill_const(float* flat, std::size_t at, std::size_t n, float value) {
+    std::fill(flat + at, flat + at + n, value);
+}
+
+} // namespace
+
+void init_params(const model_config& cfg, const param_layout& layout, std::uint64_t seed,
+                 float* flat) {
+    const std::uint64_t stream = mix64(seed * 0x5851f42d4c957f2dull + 17);
+    const auto h = static_cast<std::size_t>(cfg.hidden);
+    const float w_h = 1.0f / std::sqrt(static_cast<float>(h));
+    const float w_4h = 1.0f / std::sqrt(static_cast<float>(4 * h));
+    fill(flat, 0, layout.unit(0).size, stream, 1.0f);
+    const block_offsets& b = layout.block();
+    for (std::int64_t l = 0; l < cfg.layers; ++l) {
+        const std::size_t base = layout.unit(static_cast<int>(l) + 1).offset;
+        fill_const(flat, base, b.size, 0.0f); // biases
+        fill_const(flat, base + b.norm1, h, 1.0f);
+        fill_const(flat, base + b.norm2, h, 1.0f);
+        fill(flat, base + b.wqkv, 3 * h * h, stream, w_h);
+        fill(flat, base + b.wo, h * h, stream, w_h);
+        fill(flat, base + b.w1, 4 * h * h, stream, w_h);
+        fill(flat, base + b.w2, 4 * h * h, stream, w_4h);
+    }
+    const head_offsets& hd = layout.head();
+    const std::size_t base = layout.unit(layout.head_unit()).offset;
+    fill_const(flat, base, hd.size, 0.0f);
+    fill_const(flat, base + hd.norm, h, 1.0f);
+    fill(flat, base + hd.wout, static_cast<std::size_t>(cfg.vocab) * h, stream, w_h);
+}
+
+namespace {
+std::int64_t progression(std::uint64_t seed, std::int64_t vocab, std::int64_t seq,
+                         std::int64_t pos) {
+    const std::uint64_t key = mix64(seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(seq));
+    const auto start = static_cast<std::int64_t>(key % static_cast<std::uint64_t>(vocab));
+    const auto stride = static_cast<std::int64_t>((key >> 32) % 7) + 1;
+    return (start + pos * stride) % vocab;
+}
+} // namespace
+
+std::int32_t token_at(std::uint64_t seed, std::int64_t vocab, std::int64_t seq, std::int64_t pos) {
+    return static_cast<std::int32_t>(progression(seed, vocab, seq, pos));
+}
+
+std::int32_t target_at(std::uint64_t seed, std::int64_t vocab, std::int64_t seq, std::int64_t pos) {
+    return static_cast<std::int32_t>(progression(seed, vocab, seq, pos + 1));
+}
+
+} // namespace ringscale::kernels::model

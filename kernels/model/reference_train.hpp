@@ -1,0 +1,35 @@
+// The training step's data and its single-rank reference: seeded token batches for any
+// (sequence, position) shard, and plain AdamW steps on a whole global batch with no
+// communication (the oracle every distributed variant is validated against).
+#pragma once
+
+#include "kernels/adamw.hpp"
+#include "kernels/model/params.hpp"
+#include "kernels/model/train_context.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ringscale::kernels::model {
+
+/// ids/targets [nseq, positions.size()] of sequences first_seq .. first_seq+nseq-1 at the
+/// global positions `positions` (token_at / target_at). Caller owns both buffers.
+void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, std::int64_t nseq,
+                const std::vector<std::int64_t>& positions, std::int32_t* ids,
+                std::int32_t* targets);
+
+/// The single-rank reference: `steps` AdamW steps (step numbers 1..steps) of the model on the
+/// global batch of `sequences` sequences of `seq_len` tokens, updating `params` [total] in
+/// place. Gradients are accumulated one sequence at a time (the cross-entropy is normalised
+/// by the global token count, so the sum is the whole-batch gradient) to keep activation
+/// memory at one sequence. Returns each step's mean loss (nats); `first_grads` [total], when
+/// not null, receives step 1's whole-batch gradient. `params` and `first_grads` are host
+/// memory; the run computes on `ctx`'s executor (default: the CPU kernels), so on CUDA it is
+/// the single-rank GPU run. Not collective.
+std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
+                                    std::int64_t sequences, std::int64_t seq_len, int steps,
+                                    const adamw_params& hp, float* params,
+                                    float* first_grads = nullptr,
+                                    train_context& ctx = default_cpu_context());
+
+} // namespace ringscale::kernels::model

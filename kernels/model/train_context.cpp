@@ -1,0 +1,24 @@
+#include "kernels/model/train_context.hpp"
+
+#include <memory>
+
+namespace ringscale::kernels::model {
+
+train_context::train_context(executor& exec, bool allow_tf32)
+    : m_exec(exec), m_math(allow_tf32 ? gemm_math::tf32 : gemm_math::fp32) {
+    prepare_gemm(m_exec, m_math);
+}
+
+void optimizer_step(train_context& ctx, const adamw_params& hp, std::int64_t step, std::size_t n,
+                    float* param, const float* grad, float* m, float* v) {
+    const op_profile::scope timed(ctx.profile(), op_kind::optimizer);
+    adamw_step(ctx.exec(), hp, step, n, param, grad, m, v);
+}
+
+train_context& default_cpu_context() {
+    static const std::unique_ptr<executor> exec = make_executor(device_kind::cpu);
+    static train_context ctx(*exec, false);
+    return ctx;
+}
+
+} // namespace ringscale::kernels::model

@@ -1,0 +1,56 @@
+// What the training step computes with: an executor, the arithmetic of its GEMMs, the loss
+// kernel's scratch and where operations are timed (train_step --profile on). Not
+// polymorphic: every operation is a kernel of kernels/kernels.hpp, chosen by the executor's
+// kind. One per case; the transformer, the single-rank reference and the data-parallel
+// strategies share it.
+//
+// Precision: fp32 everywhere (parameters, gradients, AdamW moments, activations), except that
+// on CUDA the attention kernels read Q, K, V and dO rounded to bf16 (O, LSE and their
+// gradients stay fp32), and that GEMMs may use TF32 tensor cores when asked for.
+#pragma once
+
+#include "kernels/kernels.hpp"
+#include "kernels/op_profile.hpp"
+
+#include <string>
+
+namespace ringscale::kernels::model {
+
+class train_context {
+  public:
+    /// GEMMs in TF32 when `allow_tf32` (config_error on the CPU). `exec` must outlive the
+    /// context. Not collective.
+    train_context(executor& exec, bool allow_tf32);
+    train_context(const train_context&) = delete;
+    train_context& operator=(const train_context&) = delete;
+
+    /// The executor every buffer lives on and every operation runs on.
+    executor& exec() const { return m_exec; }
+    /// The arithmetic of the dense layers' GEMMs.
+    gemm_math math() const { return m_math; }
+    /// One line naming the arithmetic, recorded with a case (e.g. "fp32 (CPU kernels)").
+    std::string precision() const { return train_precision(m_exec, m_math); }
+    /// Scratch of the loss kernel.
+    loss_scratch& scratch() { return m_scratch; }
+
+    /// Where the model and the optimizer time their operations; null (the default): nothing
+    /// is timed. Not owned. Host clock: meaningful on the CPU only.
+    void set_profile(op_profile* p) { m_profile = p; }
+    op_profile* profile() const { return m_profile; }
+
+  private:
+    executor& m_exec;
+    gemm_math m_math;
+    loss_scratch m_scratch;
+    op_profile* m_profile = nullptr;
+};
+
+/// One AdamW update (kernels::adamw_step) on ctx's executor, timed as the optimizer in ctx's
+/// profile when one is set.
+void optimizer_step(train_context& ctx, const adamw_params& hp, std::int64_t step, std::size_t n,
+                    float* param, const float* grad, float* m, float* v);
+
+/// A process-wide context on a CPU executor of its own (tests and the CPU reference).
+train_context& default_cpu_context();
+
+} // namespace ringscale::kernels::model

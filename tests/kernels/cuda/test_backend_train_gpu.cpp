@@ -1,0 +1,150 @@
+// The CUDA backend's training-step layers (kernels/cuda/backend_train.cpp) against the CPU
+// backend on seeded inputs: the embedding and the BHSD transposes exactly (the gradient up to the
+// order of its atomic sums), the whole model's loss and gradient within the bf16-attention error,
+// and the single-rank reference run on the GPU. Skips, with the reason, without a GPU.
+#include "kernels/model/reference_train.hpp"
+#include "kernels/model/transformer.hpp"
+#include "tests/support/gpu_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace ringscale;
+using namespace ringscale::kernels;
+using namespace ringscale::kernels::model;
+using testing_support::seeded;
+
+namespace {
+
+model_config small_model() {
+    model_config c;
+    c.layers = 2;
+    c.hidden = 128;
+    c.heads = 2;
+    c.vocab = 96;
+    return c;
+}
+
+template <class T>
+std::vector<T> on_host(const dev_buffer<T>& b) {
+    return b.download();
+}
+
+double max_abs(const std::vector<float>& v) {
+    double m = 0;
+    for (float x : v)
+        m = std::max(m, static_cast<double>(std::fabs(x)));
+    return m;
+}
+
+// Loss and whole-batch gradient of `cfg` on 2 sequences of 64 tokens on `ctx`.
+double loss_and_grads(train_context& ctx, const model_config& cfg, std::vector<float>& grads) {
+    executor& dev = ctx.exec();
+    const param_layout layout(cfg);
+    std::vector<float> params(layout.total());
+    init_params(cfg, layout, 3, params.data());
+    std::vector<std::int64_t> pos(64);
+    std::iota(pos.begin(), pos.end(), 0);
+    std::vector<std::int32_t> ids(128), targets(128);
+    fill_batch(5, cfg.vocab, 0, 2, pos, ids.data(), targets.data());
+    dev_buffer<float> p(dev, params), g(dev, layout.total());
+    dev.zero(g.data(), g.bytes());
+    dev_buffer<std::int32_t> ids_dev(dev, ids), targets_dev(dev, targets);
+    local_attention_core core(dev, pos);
+    transformer model(cfg, {2, 64}, core, ctx);
+    model.reserve();
+    full_access access(layout, p.data(), g.data());
+    phase_timer timer;
+    const double loss = model.forward(access, ids_dev.data(), targets_dev.data(), 128, timer);
+    model.backward(access, timer);
+    dev.finish_iteration(timer);
+    grads = g.download();
+    return loss;
+}
+
+} // namespace
+
+class gpu_train_ops : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        RINGSCALE_SKIP_WITHOUT_DEVICE();
+        m_dev = make_executor(device_kind::cuda);
+        m_ops = std::make_unique<train_context>(*m_dev, false);
+    }
+    std::unique_ptr<executor> m_dev;
+    std::unique_ptr<train_context> m_ops;
+};
+
+TEST_F(gpu_train_ops, embedding_and_transposes_match_the_cpu_backend) {
+    executor& cpu = default_cpu_context().exec();
+    const std::size_t t = 96, v = 50, h = 128;
+    const auto table = seeded(v * h, 1), dout = seeded(t * h, 2), x = seeded(t * 3 * h, 3);
+    std::vector<std::int32_t> ids(t);
+    for (std::size_t i = 0; i < t; ++i)
+        ids[i] = static_cast<std::int32_t>((i * 7) % v); // repeated ids: atomics collide
+    std::vector<float> want(t * h), dwant(v * h, 0.25f);
+    kernels::embedding_fwd(cpu, t, v, h, table.data(), ids.data(), want.data());
+    kernels::embedding_bwd(cpu, t, v, h, ids.data(), dout.data(), dwant.data());
+    executor& d = *m_dev;
+    dev_buffer<float> tab(d, table), out(d, t * h), dtab(d, std::vector<float>(v * h, 0.25f)),
+        dout_d(d, dout), x_d(d, x), bh(d, t * h), back(d, std::vector<float>(t * 3 * h, 0.0f));
+    dev_buffer<std::int32_t> ids_d(d, ids);
+    kernels::embedding_fwd(d, t, v, h, tab.data(), ids_d.data(), out.data());
+    kernels::embedding_bwd(d, t, v, h, ids_d.data(), dout_d.data(), dtab.data());
+    EXPECT_EQ(on_host(out), want);
+    testing_support::expect_close(on_host(dtab), dwant, 1e-5f, 1e-6f, "embedding_bwd");
+    const batch_shape s{3, 32};
+    std::vector<float> bwant(t * h), backwant(t * 3 * h, 0.0f);
+    kernels::to_bhsd(cpu, s, 2, 64, x.data(), 3 * h, h, bwant.data());
+    kernels::from_bhsd(cpu, s, 2, 64, bwant.data(), 3 * h, h, backwant.data());
+    kernels::to_bhsd(d, s, 2, 64, x_d.data(), 3 * h, h, bh.data());
+    kernels::from_bhsd(d, s, 2, 64, bh.data(), 3 * h, h, back.data());
+    EXPECT_EQ(on_host(bh), bwant);
+    EXPECT_EQ(on_host(back), backwant);
+}
+
+// The model through the CUDA backend against the CPU backend: the attention reads bf16 Q, K,
+// V, dO on the GPU (unit roundoff 2^-9), so the two agree to the bf16 level, not to fp32.
+TEST_F(gpu_train_ops, the_model_matches_the_cpu_backend_to_the_bf16_attention_error) {
+    const model_config cfg = small_model();
+    std::vector<float> g_cpu, g_gpu;
+    const double l_cpu = loss_and_grads(default_cpu_context(), cfg, g_cpu);
+    const double l_gpu = loss_and_grads(*m_ops, cfg, g_gpu);
+    EXPECT_NEAR(l_gpu, l_cpu, 1e-3 * l_cpu);
+    const double gmax = max_abs(g_cpu);
+    ASSERT_GT(gmax, 0.0);
+    testing_support::expect_close(g_gpu, g_cpu, static_cast<float>(2e-2 * gmax), 0.0f,
+                                  "whole-model gradient");
+}
+
+TEST_F(gpu_train_ops, the_gpu_reference_run_trains_and_tracks_the_cpu_run) {
+    const model_config cfg = small_model();
+    const param_layout layout(cfg);
+    std::vector<float> a(layout.total()), b(layout.total());
+    init_params(cfg, layout, 4, a.data());
+    b = a;
+    adamw_params hp;
+    const auto l_cpu = reference_train(cfg, 3, 2, 64, 4, hp, a.data());
+    const auto l_gpu = reference_train(cfg, 3, 2, 64, 4, hp, b.data(), nullptr, *m_ops);
+    ASSERT_EQ(l_gpu.size(), l_cpu.size());
+    EXPECT_LT(l_gpu.back(), l_gpu.front());
+    for (std::size_t i = 0; i < l_cpu.size(); ++i)
+        EXPECT_NEAR(l_gpu[i], l_cpu[i], 1e-3 * l_cpu[i]) << "step " << i + 1;
+    EXPECT_GT(m_dev->device_peak_bytes(), 4u * 4u * layout.total()); // state on the device
+}
+
+TEST_F(gpu_train_ops, tf32_is_recorded_and_stays_close) {
+    const auto tf32 = std::make_unique<train_context>(*m_dev, true);
+    EXPECT_NE(tf32->precision().find("TF32"), std::string::npos) << tf32->precision();
+    EXPECT_EQ(m_ops->precision().find("TF32"), std::string::npos) << m_ops->precision();
+    const model_config cfg = small_model();
+    std::vector<float> g_fp32, g_tf32;
+    const double l_fp32 = loss_and_grads(*m_ops, cfg, g_fp32);
+    const double l_tf32 = loss_and_grads(*tf32, cfg, g_tf32);
+    EXPECT_NEAR(l_tf32, l_fp32, 1e-3 * l_fp32);
+    testing_support::expect_close(g_tf32, g_fp32, static_cast<float>(2e-2 * max_abs(g_fp32)), 0.0f,
+                                  "TF32 gradient");
+}
