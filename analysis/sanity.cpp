@@ -105,7 +105,7 @@ std::optional<peak> case_peak(const case_data& c, const sanity_limits& limits) {
 }
 
 link_ceiling known_link(const std::string& device, const std::string& device_name) {
-    if (device == "cpu")
+    if (find_device_kind(device) == device_kind::cpu)
         return {cpu_link_gbs, fmt::format("CPU ceiling {:g} GB/s (memory copy bandwidth; "
                                           "--link-gbs states yours)",
                                           cpu_link_gbs)};
