@@ -60,7 +60,7 @@ std::vector<scaling_result> all_scaling(const std::vector<family>& families, con
             continue;
         if (const std::string why = scaling_refusal(f); !why.empty()) {
             if (refused++ == 0)
-                note(why + (families.size() > 1 ? " (and every such family)" : ""));
+                note(why);
             continue;
         }
         if (auto r = analyse_scaling(f, {o.base_p, o.bootstrap, o.seed, o.level, o.min_launches}))
@@ -68,6 +68,8 @@ std::vector<scaling_result> all_scaling(const std::vector<family>& families, con
         else
             note(fmt::format("family {}: no case at base P={}", f.label, o.base_p.value_or(0)));
     }
+    if (refused > 1)
+        note(fmt::format("... and so for all {} collectives families", refused));
     return out;
 }
 

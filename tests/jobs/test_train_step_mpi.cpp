@@ -106,8 +106,9 @@ TEST(train_step_mpi, zero1_gradients_take_no_more_than_a_shard_beyond_ddp) {
     const double full = ddp.per_rank.at("grad_bytes").at(0);
     const double extra = p > 1 ? full / p : 0.0;
     EXPECT_NEAR(zero1.per_rank.at("grad_bytes").at(0), full + extra, 64.0 * p);
-    if (p == 1)
+    if (p == 1) {
         EXPECT_EQ(jobs::attr_number(zero1.flat(), "comm_bytes_per_iter"), 0.0);
+    }
 }
 
 class train_step_cp : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
