@@ -114,7 +114,8 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
     if (cmd == "crossover" || cmd == "report")
         d.add_options()("tie-floor", po::value<double>(&o.tie_floor)->default_value(1.0, "1%"),
                         "least noise between cases, in percent: a margin must clear it (raised "
-                        "to the median spread of identical work, P=1 schemes, where measured)");
+                        "to the median spread between layouts of one scheme at P=1, identical "
+                        "work, where measured)");
     if (cmd != "compare" && cmd != "profile" && cmd != "export" && cmd != "model")
         d.add_options()("pool-resources", po::bool_switch(&o.pool_resources),
                         "pool launches of a case that ran with different threads or CPU "

@@ -175,7 +175,8 @@ std::vector<crossover_cell> scheme_cells(const std::vector<pooled_case>& pooled)
         cell.seq_len = case_seq(c);
         cell.same_work = c.world_size == 1;
         std::vector<double> steps = c.steps();
-        cell.schemes.push_back({scheme_name(c), &c, median_inplace(steps), peak_bytes(c)});
+        cell.schemes.push_back({scheme_name(c), &c, median_inplace(steps), peak_bytes(c),
+                                c.job + "|" + c.variant.substr(0, c.variant.find('/'))});
     }
     std::vector<crossover_cell> out;
     for (auto& [key, cell] : cells) {
@@ -194,17 +195,29 @@ std::vector<crossover_cell> scheme_cells(const std::vector<pooled_case>& pooled)
 
 noise_floor between_case_noise(const std::vector<crossover_cell>& cells, double min_floor) {
     noise_floor out{min_floor, fmt::format("the least floor, {:g}%", 100 * min_floor)};
-    std::vector<double> spreads; // slowest / fastest - 1 of each cell of identical work
-    for (const crossover_cell& c : cells)
-        if (c.same_work && c.schemes.size() >= 2)
-            spreads.push_back(c.schemes.back().median_s / c.schemes.front().median_s - 1);
+    std::vector<double> spreads; // slowest / fastest - 1 of each group of identical work
+    for (const crossover_cell& c : cells) {
+        if (!c.same_work)
+            continue;
+        std::map<std::string, std::pair<double, double>> by_work; // work -> (fastest, slowest)
+        std::map<std::string, int> count;
+        for (const scheme_point& s : c.schemes) {
+            auto [it, first] = by_work.try_emplace(s.work, s.median_s, s.median_s);
+            it->second.first = std::min(it->second.first, s.median_s);
+            it->second.second = std::max(it->second.second, s.median_s);
+            ++count[s.work];
+        }
+        for (const auto& [work, range] : by_work)
+            if (count[work] >= 2 && range.first > 0)
+                spreads.push_back(range.second / range.first - 1);
+    }
     if (spreads.empty())
         return out;
     const std::size_t n = spreads.size();
     const double typical = median_inplace(spreads); // one disturbed cell does not set it
     if (typical > out.fraction)
-        out = {typical, fmt::format("identical work (P=1) differed by {:.1f}%, the median of {} "
-                                    "cell(s)",
+        out = {typical, fmt::format("identical work (layouts of one scheme at P=1) differed by "
+                                    "{:.1f}%, the median of {} pair(s)",
                                     100 * typical, n)};
     return out;
 }

@@ -18,6 +18,9 @@ struct scheme_point {
     const pooled_case* source = nullptr;
     double median_s = 0;
     double peak_bytes = 0; ///< the largest rank's peak (device on a GPU, else host buffers)
+    /// The algorithm without its layout ("ring_attention|ring", "context_parallel|ulysses"):
+    /// at P=1 two schemes with the same `work` compute exactly the same thing.
+    std::string work;
 };
 
 /// Every scheme measured at one (S, P) of one problem shape, fastest first.
@@ -76,7 +79,8 @@ struct crossover_options {
     double min_floor = 0.01;      ///< the noise floor's least value
 };
 
-/// The noise between cases: over the cells of identical work (P=1), the median of each cell's
+/// The noise between cases: at P=1, schemes of the same `work` (layouts of one algorithm)
+/// compute the same thing, so their time ratio is noise; the median over such groups of
 /// slowest / fastest - 1, never below `min_floor`.
 noise_floor between_case_noise(const std::vector<crossover_cell>& cells, double min_floor);
 

@@ -98,14 +98,17 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
         double compute, comm, other; // percent of the step
     };
     std::vector<bar> bars;
-    std::vector<const pooled_case*> cases;
+    // One rank has nothing to communicate; a collective is all communication.
+    auto drawn = [](const pooled_case& c) {
+        return !c.launches.empty() && c.world_size >= 2 && c.job != "collectives";
+    };
+    std::vector<const pooled_case*> cases; // labels drop what all drawn cases share
     for (const case_summary& r : rows)
-        cases.push_back(r.source);
+        if (drawn(*r.source))
+            cases.push_back(r.source);
     const param_list common = common_params(cases);
     for (const case_summary& r : rows) {
-        // One rank has nothing to communicate; a collective is all communication.
-        if (r.source->launches.empty() || r.source->world_size < 2 ||
-            r.source->job == "collectives")
+        if (!drawn(*r.source))
             continue;
         const time_breakdown b = breakdown(*r.source);
         const double c = std::isfinite(b.compute_s) ? b.compute_s : 0;
@@ -153,7 +156,7 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
         data += "\n\n";
     }
     write_plot_file(path_in(dir, stem + ".dat"), data);
-    const int label_px = static_cast<int>(std::min<std::size_t>(longest, 110) * 7);
+    const int label_px = static_cast<int>(longest * 7); // Sans 9: every label whole
     std::string gp =
         header(stem + ".png", 700 + label_px, 160 + 34 * static_cast<int>(bars.size()));
     const std::size_t grouped = bars.size() > top ? rest_count : 0;

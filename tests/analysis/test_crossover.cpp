@@ -162,7 +162,9 @@ TEST(analysis_crossover, identical_work_sets_the_noise_floor) {
     crossover_cell same;
     same.same_work = true;
     same.seq_len = 1024;
-    same.schemes = {{"ring/zigzag", nullptr, 1.0, 0}, {"ring/contiguous", nullptr, 1.05, 0}};
+    same.schemes = {{"ring/zigzag", nullptr, 1.0, 0, "ring_attention|ring"},
+                    {"ring/contiguous", nullptr, 1.05, 0, "ring_attention|ring"},
+                    {"ulysses", nullptr, 4.0, 0, "context_parallel|ulysses"}}; // other work
     crossover_cell quiet = same, disturbed = same;
     quiet.schemes[1].median_s = 1.02;
     disturbed.schemes[1].median_s = 2.5; // one cell hit by a neighbour's burst
