@@ -84,11 +84,21 @@ void heatmaps(const report_inputs& in, const report_options& opt, std::string& m
     std::stable_sort(order.begin(), order.end(), [](const case_summary* a, const case_summary* b) {
         return a->imbalance > b->imbalance;
     });
+    // One case per job/variant: the sizes of one operation share its pattern, so six
+    // heatmaps of one collective would repeat one picture.
+    std::set<std::string> shown;
+    order.erase(
+        std::remove_if(order.begin(), order.end(),
+                       [&](const case_summary* s) {
+                           return !shown.insert(s->source->job + "/" + s->source->variant).second;
+                       }),
+        order.end());
     if (order.size() > opt.max_heatmaps)
         order.resize(opt.max_heatmaps);
-    md += "\n## Per-rank heatmaps\n\nCases with the largest imbalance (slowest / mean of per-rank "
-          "medians), first launch of each. A bright row is a straggling rank; a gradient across "
-          "ranks in compute_s is structural (e.g. causal) imbalance.\n";
+    md += "\n## Per-rank heatmaps\n\nThe most imbalanced case (slowest / mean of per-rank "
+          "medians) of each job and variant, the largest first, first launch of each. A bright "
+          "row is a straggling rank; a gradient across ranks in compute_s is structural (e.g. "
+          "causal) imbalance.\n";
     std::size_t i = 0;
     for (const case_summary* s : order) {
         const std::string stem = fmt::format("heatmap_{:02}", ++i);

@@ -77,6 +77,9 @@ TEST(analysis_report, writes_markdown_and_plots) {
     // The collectives at P=1 moved nothing: not drawn, and the report says so.
     EXPECT_NE(md.find("not rated"), std::string::npos);
     EXPECT_EQ(slurp(o.out_dir + "/busbw.dat").find("P=1"), std::string::npos);
+    // One heatmap per job/variant (its most imbalanced case), not six of one family.
+    EXPECT_TRUE(is_png(o.out_dir + "/heatmap_02.png"));
+    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/heatmap_03.png"));
     std::filesystem::remove_all(dir);
 }
 
