@@ -171,7 +171,7 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
           "\n";
     gp += fmt::format("set lmargin at screen {:.3f}\n",
                       static_cast<double>(label_px + 20) / (700 + label_px));
-    gp += "set xrange [0:100]\nset xlabel '% of step time'\nset key below horizontal\n"
+    gp += "set xrange [0:100]\nset xlabel '% of step time'\nset key above horizontal\n"
           "unset grid\nset grid xtics\nset style fill solid 0.85 border -1\n";
     gp += fmt::format("set yrange [-0.6:{}]\nset ytics ({}) font ',9'\n",
                       static_cast<double>(bars.size()) - 0.4, tics);
