@@ -187,6 +187,25 @@ bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& di
     return true;
 }
 
+namespace {
+
+/// A logarithmic colour scale where one panel's values span more than a decade (a few
+/// disturbed iterations would otherwise paint every ordinary one black), else linear.
+std::string colour_scale(const case_data& c, const std::vector<std::size_t>& rows,
+                         const std::vector<double>& v) {
+    double lo = INFINITY, hi = 0;
+    for (std::size_t r : rows)
+        for (std::size_t k = 0; k < c.world; ++k) {
+            lo = std::min(lo, v[r * c.world + k]);
+            hi = std::max(hi, v[r * c.world + k]);
+        }
+    if (lo > 0 && hi > 10 * lo)
+        return "set logscale cb\nset cblabel 'ms (log scale)'\n";
+    return "unset logscale cb\nset cblabel 'ms'\n";
+}
+
+} // namespace
+
 void plot_heatmap(const case_data& c, const std::string& title, const std::string& dir,
                   const std::string& stem) {
     const auto rows = c.measured_rows();
@@ -207,18 +226,20 @@ void plot_heatmap(const case_data& c, const std::string& title, const std::strin
         write_plot_file(path_in(dir, stem + "_compute.dat"), matrix(c.compute_s));
     std::string gp = header(stem + ".png", 1100, with_compute ? 720 : 420);
     gp += "set palette rgbformulae 34,35,36\nunset grid\nset xlabel 'measured iteration'\n"
-          "set ylabel 'rank'\nset cblabel 'ms'\n";
+          "set ylabel 'rank'\n";
     gp += fmt::format("set yrange [-0.5:{}]\nset xrange [-0.5:{}]\n", c.world - 0.5,
                       rows.size() - 0.5);
     gp += c.world <= 32 ? "set ytics 1\n" : "";
     if (with_compute)
         gp += "set multiplot layout 2,1 title " + gnuplot_wrapped(title, 115) + " noenhanced\n";
+    gp += colour_scale(c, rows, c.time_s);
     gp += fmt::format("set title {} noenhanced\nplot {} matrix w image notitle\n",
                       with_compute ? gnuplot_string("time_s per rank (whole step)")
                                    : gnuplot_wrapped(title + ": time_s per rank", 115),
                       gnuplot_string(stem + "_time.dat"));
     if (with_compute)
-        gp += fmt::format("set title 'compute_s per rank' noenhanced\nplot {} matrix w image "
+        gp += colour_scale(c, rows, c.compute_s) +
+              fmt::format("set title 'compute_s per rank' noenhanced\nplot {} matrix w image "
                           "notitle\nunset multiplot\n",
                           gnuplot_string(stem + "_compute.dat"));
     write_plot_file(path_in(dir, stem + ".gp"), gp);

@@ -145,6 +145,27 @@ TEST(analysis_report, axes_hold_every_point_and_bar) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(analysis_report, heatmap_colours_span_decades_on_a_log_scale) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_heat");
+    case_data c;
+    c.world_size = c.world = 2;
+    c.rows = 4;
+    c.is_warmup = {1, 0, 0, 0};
+    // One disturbed iteration 50x the others; compute within one decade.
+    c.time_s = {1e-3, 1e-3, 1e-3, 1.2e-3, 50e-3, 50e-3, 1e-3, 1.1e-3};
+    c.compute_s = {5e-4, 5e-4, 5e-4, 6e-4, 5e-4, 6e-4, 5e-4, 6e-4};
+    plot_heatmap(c, "disturbed", dir, "heat");
+    const std::string gp = slurp(dir + "/heat.gp");
+    const auto compute = gp.find("compute_s per rank");
+    ASSERT_NE(compute, std::string::npos) << gp;
+    EXPECT_NE(gp.substr(0, compute).find("set logscale cb"), std::string::npos) << gp;
+    EXPECT_NE(gp.rfind("unset logscale cb", compute), std::string::npos) << gp; // compute: linear
+    EXPECT_TRUE(is_png(dir + "/heat.png"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST(analysis_report, wrap_never_cuts) {
     EXPECT_EQ(wrap_text("aa bb cc", 5), "aa bb\ncc");
     EXPECT_EQ(wrap_text("averyveryverylongword b", 4), "averyveryverylongword\nb");
