@@ -199,9 +199,19 @@ std::string colour_scale(const case_data& c, const std::vector<std::size_t>& row
             lo = std::min(lo, v[r * c.world + k]);
             hi = std::max(hi, v[r * c.world + k]);
         }
-    if (lo > 0 && hi > 10 * lo)
-        return "set logscale cb\nset cblabel 'ms (log scale)'\n";
-    return "unset logscale cb\nset cblabel 'ms'\n";
+    if (!(lo > 0 && hi > 10 * lo))
+        return "unset logscale cb\nset cbrange [*:*]\nset cbtics autofreq\nset cblabel 'ms'\n";
+    // Labelled 1-2-5 tics over the range (gnuplot's log tics label decades only).
+    std::string tics;
+    for (double decade = std::pow(10.0, std::floor(std::log10(lo * 1e3))); decade <= hi * 1e3;
+         decade *= 10)
+        for (double m : {1.0, 2.0, 5.0})
+            if (m * decade >= lo * 1e3 && m * decade <= hi * 1e3)
+                tics +=
+                    fmt::format("{}'{:g}' {:g}", tics.empty() ? "" : ", ", m * decade, m * decade);
+    return fmt::format("set logscale cb\nset cbrange [{:g}:{:g}]\nset cbtics ({})\n"
+                       "set cblabel 'ms (log scale)' offset 2,0\n",
+                       lo * 1e3, hi * 1e3, tics);
 }
 
 } // namespace
