@@ -60,6 +60,32 @@ std::string crossing_text(const crossover_point& c) {
                        c.confirmed ? "confirmed" : c.verdict);
 }
 
+/// A shape's parameters, those that tell it from the study's other shapes first (pass=fwd
+/// vs pass=fwd+bwd), the shared ones after them in parentheses.
+std::string distinct_first(const std::string& shape, const std::vector<std::string>& shapes) {
+    std::vector<std::string> own, shared;
+    std::size_t at = 0;
+    while (at < shape.size()) {
+        const std::size_t end = std::min(shape.find(' ', at), shape.size());
+        const std::string word = shape.substr(at, end - at);
+        const bool everywhere = std::all_of(shapes.begin(), shapes.end(), [&](const auto& o) {
+            return (" " + o + " ").find(" " + word + " ") != std::string::npos;
+        });
+        if (!word.empty())
+            (everywhere ? shared : own).push_back(word);
+        at = end + 1;
+    }
+    auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const std::string& w : v)
+            out += (out.empty() ? "" : " ") + w;
+        return out;
+    };
+    if (own.empty() || shared.empty())
+        return shape;
+    return join(own) + " (" + join(shared) + ")";
+}
+
 std::string attention_plots(const question_inputs& in, const row_index& rows,
                             const std::string& dir, std::vector<std::string>& pngs) {
     const std::vector<crossover_cell> cells = scheme_cells(*in.pooled);
@@ -135,7 +161,7 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
         sort_points(vs_s);
         sort_points(mem);
         ++n;
-        const std::string what = "Attention schemes, " + shape;
+        const std::string what = "Attention schemes, " + distinct_first(shape, shapes);
         if (by_p.size() >= 2) {
             const std::string stem = fmt::format("schemes_vs_p_{:02}", n);
             if (draw_panels(vs_p,

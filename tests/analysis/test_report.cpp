@@ -83,6 +83,38 @@ TEST(analysis_report, writes_markdown_and_plots) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(analysis_report, a_scheme_plot_title_leads_with_what_sets_it_apart) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_titles");
+    fixture_file f;
+    for (const char* pass : {"fwd", "fwd+bwd"})
+        for (int p : {1, 2}) {
+            fixture_case c;
+            c.world_size = p;
+            c.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"pass", pass}};
+            c.rank_skew.assign(static_cast<std::size_t>(p), 1.0);
+            f.cases.push_back(c);
+        }
+    write_fixture_file(dir + "/passes.h5", f);
+    cli_options o;
+    o.command = "report";
+    o.out_dir = dir + "/out";
+    o.inputs = {dir + "/passes.h5"};
+    o.bootstrap = 50;
+    std::ostringstream out;
+    EXPECT_EQ(run_command(o, out), 0);
+    // Each figure's pass comes before the parameters both figures share.
+    for (const char* stem : {"schemes_vs_p_01", "schemes_vs_p_02"}) {
+        const std::string gp = slurp(o.out_dir + "/" + stem + ".gp");
+        const auto pass = gp.find("pass=fwd"), device = gp.find("device=cpu");
+        ASSERT_NE(pass, std::string::npos) << stem;
+        ASSERT_NE(device, std::string::npos) << stem;
+        EXPECT_LT(pass, device) << gp;
+    }
+    std::filesystem::remove_all(dir);
+}
+
 TEST(analysis_report, too_few_iterations_for_a_ci_still_plots) {
     if (!have_gnuplot())
         GTEST_SKIP() << "gnuplot is not installed";
