@@ -201,11 +201,15 @@ std::string colour_scale(const case_data& c, const std::vector<std::size_t>& row
         }
     if (!(lo > 0 && hi > 10 * lo))
         return "unset logscale cb\nset cbrange [*:*]\nset cbtics autofreq\nset cblabel 'ms'\n";
-    // Labelled 1-2-5 tics over the range (gnuplot's log tics label decades only).
+    // Labelled 1-2-5 tics over the range (gnuplot's log tics label decades only), fewer
+    // where it spans more decades.
+    const std::vector<double> steps = hi > 1e4 * lo   ? std::vector<double>{1}
+                                      : hi > 100 * lo ? std::vector<double>{1, 3}
+                                                      : std::vector<double>{1, 2, 5};
     std::string tics;
     for (double decade = std::pow(10.0, std::floor(std::log10(lo * 1e3))); decade <= hi * 1e3;
          decade *= 10)
-        for (double m : {1.0, 2.0, 5.0})
+        for (double m : steps)
             if (m * decade >= lo * 1e3 && m * decade <= hi * 1e3)
                 tics +=
                     fmt::format("{}'{:g}' {:g}", tics.empty() ? "" : ", ", m * decade, m * decade);
