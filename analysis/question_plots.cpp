@@ -162,6 +162,12 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
         sort_points(mem);
         ++n;
         const std::string what = "Attention schemes, " + distinct_first(shape, shapes);
+        if (by_p.size() < 2)
+            md += fmt::format("\nOnly P={0} measured for {1}: no plot against P. Launches at "
+                              "other rank counts into the same results add the schemes and "
+                              "their memory against P; the Crossovers table gives each "
+                              "scheme's memory at P={0}.\n",
+                              by_p.begin()->first, shape);
         if (by_p.size() >= 2) {
             const std::string stem = fmt::format("schemes_vs_p_{:02}", n);
             if (draw_panels(vs_p,

@@ -115,6 +115,35 @@ TEST(analysis_report, a_scheme_plot_title_leads_with_what_sets_it_apart) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(analysis_report, a_study_at_one_p_says_why_nothing_is_drawn_against_p) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_one_p");
+    fixture_file f;
+    for (const char* variant : {"zigzag", "contiguous"})
+        for (std::int64_t s : {512, 1024}) {
+            fixture_case c;
+            c.variant = variant;
+            c.world_size = 2;
+            c.int_params = {{"seq_len", s}};
+            c.rank_skew = {1.0, 1.0};
+            f.cases.push_back(c);
+        }
+    write_fixture_file(dir + "/one_p.h5", f);
+    cli_options o;
+    o.command = "report";
+    o.out_dir = dir + "/out";
+    o.inputs = {dir + "/one_p.h5"};
+    o.bootstrap = 50;
+    std::ostringstream out;
+    EXPECT_EQ(run_command(o, out), 0);
+    const std::string md = slurp(o.out_dir + "/report.md");
+    EXPECT_NE(md.find("Only P=2 measured"), std::string::npos) << md;
+    EXPECT_TRUE(is_png(o.out_dir + "/schemes_vs_s_01.png"));
+    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/schemes_vs_p_01.png"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST(analysis_report, too_few_iterations_for_a_ci_still_plots) {
     if (!have_gnuplot())
         GTEST_SKIP() << "gnuplot is not installed";
