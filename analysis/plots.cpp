@@ -200,7 +200,8 @@ std::string colour_scale(const case_data& c, const std::vector<std::size_t>& row
             hi = std::max(hi, v[r * c.world + k]);
         }
     if (!(lo > 0 && hi > 10 * lo))
-        return "unset logscale cb\nset cbrange [*:*]\nset cbtics autofreq\nset cblabel 'ms'\n";
+        return "unset logscale cb\nset cbrange [*:*]\nset cbtics autofreq\nset cblabel 'ms' offset "
+               "1,0\n";
     // Labelled 1-2-5 tics over the range (gnuplot's log tics label decades only), fewer
     // where it spans more decades.
     const std::vector<double> steps = hi > 1e4 * lo   ? std::vector<double>{1}
