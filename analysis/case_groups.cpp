@@ -38,14 +38,8 @@ attr_value integer_value(const std::string& text) {
 /// ringscale/1 recorded a train_step case with every option of its launch, other jobs'
 /// (--op, --seq-len, ...) included: keep the launcher's own and train_step's.
 void drop_foreign_train_options(std::map<std::string, attr_value>& identity) {
-    static const std::set<std::string> own = {
-        "job",   "variant",       "world_size",    "device",    "comm",
-        "dtype", "threads",       "scaling",       "layers",    "hidden",
-        "heads", "vocab",         "train_seq_len", "tokens",    "dp",
-        "cp",    "dp_variant",    "cp_variant",    "bucket_mb", "prefetch",
-        "lr",    "steps_validate"};
     for (auto it = identity.begin(); it != identity.end();)
-        it = own.count(it->first) ? std::next(it) : identity.erase(it);
+        it = schema::v1_train_step_identity(it->first) ? std::next(it) : identity.erase(it);
 }
 
 } // namespace
@@ -70,25 +64,39 @@ void rebuild_v1_identity(case_data& c, const std::string& config_text) {
             c.identity.emplace(name, value);
     // ringscale/1 overwrote these options with values resolved from P; the job file keeps
     // what the user chose when it was one value (not a sweep list).
-    const std::string threads = config_value(config_text, "threads");
+    const std::string threads = config_value(config_text, schema::attr::threads);
     if (!threads.empty())
-        c.identity["threads"] = integer_value(threads);
+        c.identity[schema::attr::threads] = integer_value(threads);
     if (c.job == "train_step") {
         drop_foreign_train_options(c.identity);
-        if (!config_value(config_text, "dp").empty())
-            c.identity["dp"] = integer_value(config_value(config_text, "dp"));
+        if (!config_value(config_text, schema::attr::dp).empty())
+            c.identity[schema::attr::dp] =
+                integer_value(config_value(config_text, schema::attr::dp));
     }
     if (c.job == "context_parallel") {
         const std::string u = config_value(config_text, "ulysses-degree");
         if (!u.empty())
-            c.identity["ulysses_degree"] = integer_value(u);
+            c.identity[schema::attr::ulysses_degree] = integer_value(u);
         if (c.variant.rfind("hybrid/", 0) == 0) // "hybrid/u2": the degree P gave it
-            c.identity["variant"].text = c.variant = "hybrid";
+            c.identity[schema::attr::variant].text = c.variant = "hybrid";
+    }
+}
+
+void add_identity_defaults(case_data& c) {
+    for (const auto& [name, text] : schema::identity_defaults(c.job, c.world_size)) {
+        if (c.identity.count(name))
+            continue;
+        attr_value v = integer_value(text);
+        if (!v.is_integer)
+            v.text = text;
+        c.identity[name] = v;
+        c.attrs.emplace(name, v);
     }
 }
 
 bool is_identity_param(const std::string& name) {
-    return name != "job" && name != "variant" && !schema::is_scaling_axis(name);
+    return name != schema::attr::job && name != schema::attr::variant &&
+           !schema::is_scaling_axis(name);
 }
 
 } // namespace ringscale::analysis

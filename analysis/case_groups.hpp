@@ -20,4 +20,9 @@ void rebuild_v1_identity(case_data& c, const std::string& config_text);
 /// Attribute names of c.identity that make its key: all but job, variant and world_size.
 bool is_identity_param(const std::string& name);
 
+/// Add to `c`'s identity (and flat attributes) what files written before them lack, with
+/// what those cases ran (schema::identity_defaults: nodes 1, ranks_per_node = world_size,
+/// scope world ...), so old and new launches of one case pool. Needs c.job, c.world_size.
+void add_identity_defaults(case_data& c);
+
 } // namespace ringscale::analysis

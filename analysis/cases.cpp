@@ -3,12 +3,15 @@
 #include "bootstrap.hpp"
 #include "case_groups.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <iterator>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace ringscale::analysis {
 
@@ -101,8 +104,20 @@ param_list case_params(const case_data& c) {
     return out; // std::map iteration is already sorted by name
 }
 
+namespace {
+
+/// The case's topology: nodes and ranks per node (one node of every rank when unrecorded).
+std::pair<int, int> topology(const case_data& c) {
+    const int nodes = static_cast<int>(c.number(schema::attr::nodes).value_or(1));
+    return {nodes, static_cast<int>(c.number(schema::attr::ranks_per_node).value_or(c.world_size))};
+}
+
+} // namespace
+
 std::string case_key(const case_data& c) {
-    std::string key = fmt::format("{}|{}|P={}", c.job, c.variant, c.world_size);
+    const auto [nodes, per_node] = topology(c);
+    std::string key =
+        fmt::format("{}|{}|P={}|nodes={}x{}", c.job, c.variant, c.world_size, nodes, per_node);
     for (const auto& [k, v] : case_params(c))
         key += fmt::format("|{}={}", k, v);
     return key;
@@ -185,7 +200,8 @@ std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases, bool po
             p.job = c.job;
             p.variant = c.variant;
             p.world_size = c.world_size;
-            p.scaling = c.text("scaling", "strong");
+            std::tie(p.nodes, p.ranks_per_node) = topology(c);
+            p.scaling = c.text(schema::attr::scaling, "strong");
             p.params = case_params(c);
         }
         if (c.ok() && !c.step_s.empty())
@@ -203,10 +219,40 @@ std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases, bool po
             return a.variant < b.variant;
         if (a.params != b.params)
             return params_less(a.params, b.params);
-        return a.world_size < b.world_size;
+        if (a.world_size != b.world_size)
+            return a.world_size < b.world_size;
+        return a.nodes < b.nodes;
     });
     return out;
 }
+
+namespace {
+
+/// May `c` join a family whose first member is `ref`, as far as the topology goes? Over P on
+/// one node, or over the node count at the same ranks per node.
+bool same_topology_axis(const pooled_case& ref, const pooled_case& c) {
+    if (ref.nodes == 1 || c.nodes == 1)
+        return ref.nodes == 1 && c.nodes == 1;
+    return ref.ranks_per_node == c.ranks_per_node;
+}
+
+/// A family over nodes starts from the one-node case of the same ranks per node, when there
+/// is one: 1, 2, 4 nodes of 2 ranks.
+void add_one_node_base(family& fam, const std::vector<const pooled_case*>& todo) {
+    const pooled_case& ref = *fam.members.front();
+    for (const pooled_case* c : todo) {
+        std::set<std::string> scaled;
+        if (c->nodes == 1 && c->ranks_per_node == ref.ranks_per_node && c->job == ref.job &&
+            c->variant == ref.variant && c->scaling == ref.scaling &&
+            c->world_size < ref.world_size &&
+            (c->scaling == "weak" ? weak_match(ref, *c, scaled) : ref.params == c->params)) {
+            fam.members.insert(fam.members.begin(), c);
+            return;
+        }
+    }
+}
+
+} // namespace
 
 std::vector<family> find_families(const std::vector<pooled_case>& pooled) {
     std::vector<const pooled_case*> todo;
@@ -224,7 +270,7 @@ std::vector<family> find_families(const std::vector<pooled_case>& pooled) {
             family& fam = out[f];
             const pooled_case& ref = *fam.members.front();
             if (ref.job != c->job || ref.variant != c->variant || ref.scaling != c->scaling ||
-                fam.members.back()->world_size == c->world_size)
+                fam.members.back()->world_size == c->world_size || !same_topology_axis(ref, *c))
                 continue;
             std::set<std::string> scaled = scaled_sets[f];
             const bool match =
@@ -241,6 +287,11 @@ std::vector<family> find_families(const std::vector<pooled_case>& pooled) {
         }
     }
     for (std::size_t f = 0; f < out.size(); ++f) {
+        if (out[f].members.front()->nodes > 1) {
+            out[f].label += fmt::format(" (over nodes, {} ranks per node)",
+                                        out[f].members.front()->ranks_per_node);
+            add_one_node_base(out[f], todo);
+        }
         out[f].scaled_params.assign(scaled_sets[f].begin(), scaled_sets[f].end());
         if (!out[f].scaled_params.empty())
             out[f].label +=

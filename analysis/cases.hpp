@@ -29,7 +29,9 @@ struct pooled_case {
     std::string job;
     std::string variant;
     int world_size = 0;
-    std::string scaling; ///< strong | weak (strong when unrecorded)
+    int nodes = 1;          ///< the nodes the case ran on (1 in files without the topology)
+    int ranks_per_node = 0; ///< the most ranks on one node (world_size in those files)
+    std::string scaling;    ///< strong | weak (strong when unrecorded)
     param_list params;
     std::vector<const case_data*> launches; ///< status ok, with timings
     std::vector<const case_data*> not_ok;   ///< failed or skipped

@@ -4,6 +4,8 @@
 #include "hierarchical.hpp"
 #include "views.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -17,9 +19,12 @@ namespace {
 
 /// Parameters that name the scheme or the study's axes, not the problem's shape.
 bool is_scheme_or_axis(const std::string& name) {
-    static const std::set<std::string> names = {"seq_len",        "seq_len_per_rank", "seq_rule",
-                                                "scaling",        "layout",           "overlap",
-                                                "ulysses_degree", "variant"};
+    static const std::set<std::string> names = {
+        schema::attr::seq_len,          schema::attr::seq_len_per_rank,
+        schema::attr::seq_rule,         schema::attr::scaling,
+        schema::attr::layout,           schema::attr::overlap,
+        schema::attr::ulysses_degree,   schema::attr::variant,
+        schema::attr::ulysses_placement};
     return names.count(name) > 0;
 }
 
@@ -33,13 +38,15 @@ std::string param(const pooled_case& c, const std::string& name) {
 std::string scheme_name(const pooled_case& c) {
     std::string s = c.variant;
     if (c.job == "ring_attention") {
-        if (param(c, "overlap") == "off")
+        if (param(c, schema::attr::overlap) == "off")
             s += " overlap=off";
         return s;
     }
-    if (const std::string u = param(c, "ulysses_degree"); !u.empty() && u != "0")
+    if (const std::string u = param(c, schema::attr::ulysses_degree); !u.empty() && u != "0")
         s += " u=" + u;
-    if (const std::string l = param(c, "layout"); !l.empty() && l != "zigzag")
+    if (c.variant == "hybrid" && param(c, schema::attr::ulysses_placement) == "across")
+        s += " across";
+    if (const std::string l = param(c, schema::attr::layout); !l.empty() && l != "zigzag")
         s += " layout=" + l;
     return s;
 }
@@ -49,17 +56,19 @@ std::string shape_label(const pooled_case& c) {
     for (const auto& [k, v] : c.params)
         if (!is_scheme_or_axis(k))
             s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+    if (c.nodes > 1) // the same P on several nodes is another problem than on one
+        s += fmt::format(" nodes={}x{}", c.nodes, c.ranks_per_node);
     return s;
 }
 
 double case_seq(const pooled_case& c) {
-    return c.launches.empty() ? 0 : c.launches.front()->number("seq_len").value_or(0.0);
+    return c.launches.empty() ? 0 : c.launches.front()->number(schema::attr::seq_len).value_or(0.0);
 }
 
 double peak_bytes(const pooled_case& c) {
     double out = 0;
     for (const case_data* d : c.launches)
-        for (const char* name : {"peak_device_bytes", "peak_host_bytes"})
+        for (const char* name : {schema::ds_peak_device_bytes, schema::ds_peak_host_bytes})
             if (auto v = d->max_memory(name); v && *v > 0) {
                 out = std::max(out, *v);
                 break;

@@ -42,8 +42,8 @@ std::uint64_t file_hash(const std::string& path, std::uint64_t& size) {
 std::string launch_key(const std::string& path, const std::map<std::string, attr_value>& root) {
     const std::string id = root_text(root, schema::root_attr::launch_id);
     if (!id.empty())
-        return fmt::format("id:{}|{}|{}", root_text(root, "created_utc"),
-                           root_text(root, "git_commit"), id);
+        return fmt::format("id:{}|{}|{}", root_text(root, schema::root_attr::created_utc),
+                           root_text(root, schema::root_attr::git_commit), id);
     std::uint64_t size = 0;
     const std::uint64_t h = file_hash(path, size);
     return fmt::format("content:{}:{:016x}", size, h);
@@ -75,9 +75,16 @@ std::string launch_registry::earlier_file(const file_info& info) {
     return "";
 }
 
+void launch_registry::replace_file(const file_info& info, const std::string& old_path) {
+    for (std::string& p : m_paths[info.launch])
+        if (p == old_path)
+            p = info.path;
+}
+
 std::string run_key(const case_data& c) {
     std::string key = case_key(c);
-    for (const char* name : {"warmup", "iterations", "seed", "repeat"})
+    for (const char* name :
+         {schema::attr::warmup, schema::attr::iterations, schema::attr::seed, schema::attr::repeat})
         key += fmt::format("|{}={}", name, c.text(name));
     return key;
 }

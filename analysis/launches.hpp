@@ -27,6 +27,9 @@ class launch_registry {
     /// already gave it. A content key counts as seen only when the bytes are equal.
     std::string earlier_file(const file_info& info);
 
+    /// `info`'s file gives its launch from now on, in place of `old_path` (a fuller copy).
+    void replace_file(const file_info& info, const std::string& old_path);
+
   private:
     std::map<std::string, std::vector<std::string>> m_paths; // launch key -> files
 };

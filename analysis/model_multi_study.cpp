@@ -3,6 +3,8 @@
 #include "bootstrap.hpp"
 #include "views.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
@@ -14,8 +16,8 @@ namespace {
 
 /// The study's axes and what only weak scaling adds: not part of a group's key.
 bool is_axis(const std::string& name) {
-    return name == "seq_len" || name == "seq_len_per_rank" || name == "seq_rule" ||
-           name == "scaling";
+    return name == schema::attr::seq_len || name == schema::attr::seq_len_per_rank ||
+           name == schema::attr::seq_rule || name == schema::attr::scaling;
 }
 
 std::string group_label(const pooled_case& c) {
@@ -35,20 +37,12 @@ std::string size_text(double s) {
     return fmt::format("{}", v);
 }
 
-cell time_cell(double s) {
-    return number_cell(s, format_time(s));
-}
-
-cell ratio_cell(double v, const char* spec) {
-    return number_cell(v, fmt::format(fmt::runtime(spec), v));
-}
-
 } // namespace
 
 double case_seq_len(const pooled_case& c) {
     if (c.launches.empty())
         return 0;
-    return c.launches.front()->number("seq_len").value_or(0.0);
+    return c.launches.front()->number(schema::attr::seq_len).value_or(0.0);
 }
 
 std::vector<study_model> fit_study_models(const std::vector<pooled_case>& pooled,
@@ -85,44 +79,26 @@ std::vector<study_model> fit_study_models(const std::vector<pooled_case>& pooled
 }
 
 table study_model_table(const std::vector<study_model>& models) {
-    table t;
-    t.add_column("group", "group");
-    t.add_column("points", "points");
-    t.add_column("model t(p, S) [s]", "formula");
-    t.add_column("SMAPE %", "smape");
-    t.add_column("LOO-CV SMAPE %", "cv_smape");
-    t.add_column("R^2", "r2");
+    std::vector<model_row> rows;
     for (const auto& m : models)
-        t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(m.pts.size())),
-                          text_cell(m.fit.formula()), ratio_cell(m.fit.smape, "{:.2f}"),
-                          ratio_cell(m.fit.cv_smape, "{:.2f}"), ratio_cell(m.fit.r2, "{:.4f}")});
-    return t;
+        rows.push_back(
+            {m.label, m.pts.size(), m.fit.formula(), m.fit.smape, m.fit.cv_smape, m.fit.r2});
+    return fit_table("group", "model t(p, S) [s]", rows);
 }
 
 table study_prediction_table(const std::vector<study_model>& models) {
-    table t;
-    t.add_column("group", "group");
-    t.add_column("P", "world_size");
-    t.add_column("S", "seq_len");
-    t.add_column("predicted", "predicted_s");
-    t.add_column("95% band", "band_lo_s");
-    t.add_column("", "band_hi_s", true);
-    t.add_column("extrapolated", "extrapolated");
+    std::vector<prediction_row> rows;
     for (const auto& m : models) {
         double pmax = 0, smax = 0;
         for (const point2& x : m.pts) {
             pmax = std::max(pmax, x.p);
             smax = std::max(smax, x.s);
         }
-        for (const auto& pr : m.predictions) {
-            const bool beyond = pr.p > pmax || pr.s > smax;
-            t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(pr.p)),
-                              cell{size_text(pr.s), pr.s}, time_cell(pr.value),
-                              number_cell(pr.lo, format_interval(pr.lo, pr.hi, true)),
-                              number_cell(pr.hi, ""), text_cell(beyond ? "yes" : "no")});
-        }
+        for (const auto& pr : m.predictions)
+            rows.push_back({m.label, pr.p, cell{size_text(pr.s), pr.s}, pr.value, pr.lo, pr.hi,
+                            pr.p > pmax || pr.s > smax ? "yes" : "no"});
     }
-    return t;
+    return predictions_table("group", true, rows);
 }
 
 } // namespace ringscale::analysis

@@ -1,6 +1,7 @@
 #include "peak.hpp"
 
 #include "src/base/backend.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -96,16 +97,18 @@ mfu_figure case_mfu(const case_data& c, const std::optional<double>& flops_per_r
     mfu_figure f;
     if (!flops_per_rank)
         return f;
-    const std::string recorded = c.text("mfu_dtype", c.text("dtype"));
+    const std::string recorded = c.text(schema::attr::mfu_dtype, c.text(schema::attr::dtype));
     if (peak_tflops) {
         f.peak = dense_peak{"--peak", mfu_dtype_of(recorded), *peak_tflops};
     } else {
-        std::string device = c.text("device");
+        std::string device = c.text(schema::attr::device);
         std::string name;
         if (c.file) {
-            if (auto it = c.file->meta.find("device"); device.empty() && it != c.file->meta.end())
+            if (auto it = c.file->meta.find(schema::attr::device);
+                device.empty() && it != c.file->meta.end())
                 device = it->second.text;
-            if (auto it = c.file->meta.find("device_name"); it != c.file->meta.end())
+            if (auto it = c.file->meta.find(schema::meta_attr::device_name);
+                it != c.file->meta.end())
                 name = it->second.text;
         }
         if (find_device_kind(device) != device_kind::cuda)

@@ -2,6 +2,8 @@
 
 #include "views.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <sstream>
@@ -22,9 +24,9 @@ std::vector<std::string> split_commas(const std::string& s) {
 } // namespace
 
 std::vector<profile_op> profile_ops(const case_data& c) {
-    const auto steps = c.number("profile_steps");
-    const auto step_total = c.number("profile_step_s");
-    const std::vector<std::string> names = split_commas(c.text("profile_ops"));
+    const auto steps = c.number(schema::attr::profile_steps);
+    const auto step_total = c.number(schema::attr::profile_step_s);
+    const std::vector<std::string> names = split_commas(c.text(schema::attr::profile_ops));
     if (!steps || !step_total || *steps < 1 || !(*step_total > 0) || names.empty())
         return {};
     const double step_s = *step_total / *steps;
@@ -33,8 +35,9 @@ std::vector<profile_op> profile_ops(const case_data& c) {
     for (const std::string& name : names) {
         profile_op op;
         op.name = name;
-        op.per_step_s = c.number("profile_" + name + "_s").value_or(0.0) / *steps;
-        op.calls_per_step = c.number("profile_" + name + "_calls").value_or(0.0) / *steps;
+        op.per_step_s = c.number(schema::attr::profile_prefix + name + "_s").value_or(0.0) / *steps;
+        op.calls_per_step =
+            c.number(schema::attr::profile_prefix + name + "_calls").value_or(0.0) / *steps;
         op.share = op.per_step_s / step_s;
         timed += op.per_step_s;
         out.push_back(op);
@@ -60,7 +63,7 @@ table profile_table(const std::vector<case_data>& cases) {
             continue;
         if (t.caption.empty())
             t.caption = fmt::format("profiled on rank {} (host clock), per timed step",
-                                    c.text("profile_rank", "0"));
+                                    c.text(schema::attr::profile_rank, "0"));
         // Short on purpose: a profiled case carries ~70 profile_* attributes.
         const std::string label =
             fmt::format("{}/{} P={} #{}", c.job, c.variant, c.world_size, c.group);

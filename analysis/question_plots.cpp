@@ -2,6 +2,7 @@
 
 #include "plot_panels.hpp"
 #include "resources.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -222,7 +223,7 @@ std::string training_plots(const question_inputs& in, const row_index& rows, con
         plot_panel tokens = make_panel("throughput", "P (ranks)", "tokens/s (all ranks)");
         std::vector<plot_panel> memory;
         for (const memory_figure& m : memory_figures())
-            if (std::string(m.dataset) != "peak_rss_bytes")
+            if (std::string(m.dataset) != schema::ds_peak_rss_bytes)
                 memory.push_back(make_panel(m.title, "P (ranks)", "MiB per rank (max)"));
         for (const pooled_case* c : cases) {
             ps.insert(c->world_size);
@@ -235,7 +236,7 @@ std::string training_plots(const question_inputs& in, const row_index& rows, con
                     .points.push_back({double(c->world_size), *row.tokens_per_s, NAN, NAN});
             std::size_t i = 0;
             for (const memory_figure& m : memory_figures()) {
-                if (std::string(m.dataset) == "peak_rss_bytes")
+                if (std::string(m.dataset) == schema::ds_peak_rss_bytes)
                     continue;
                 if (auto v = peak_memory(*c, m.dataset))
                     series_named(memory[i], name)
@@ -277,16 +278,16 @@ std::string busbw_plots(const std::vector<case_summary>& rows, const std::string
             continue;
         }
         const case_data& c = *p.launches.front();
-        const double bytes = c.number("bytes").value_or(0);
-        const double factor = c.number("busbw_factor").value_or(1.0);
-        const std::string op = c.text("op", p.variant);
+        const double bytes = c.number(schema::attr::bytes).value_or(0);
+        const double factor = c.number(schema::attr::busbw_factor).value_or(1.0);
+        const std::string op = c.text(schema::attr::op, p.variant);
         plot_panel& panel = by_op[op];
         panel.title = op;
         panel.x_sizes = true;
         panel.xlabel = "message size (bytes)";
         panel.ylabel = "busbw (GB/s), 95% CI";
         const double bw = *s.busbw / 1e9;
-        series_named(panel, fmt::format("P={} {}", p.world_size, c.text("device")))
+        series_named(panel, fmt::format("P={} {}", p.world_size, c.text(schema::attr::device)))
             .points.push_back({bytes, bw, bytes * factor / s.median.hi / 1e9,
                                bytes * factor / s.median.lo / 1e9});
     }

@@ -2,6 +2,7 @@
 
 #include "file_probe.hpp"
 #include "launches.hpp"
+#include "record_cases.hpp"
 
 #include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
@@ -32,66 +33,18 @@ std::string short_reason(const std::string& what) {
 
 using stored::read_attrs;
 
-void compute_steps(case_data& c) {
-    c.step_s.clear();
-    c.step_s.reserve(c.rows);
-    for (std::size_t r = 0; r < c.rows; ++r) {
-        if (r < c.is_warmup.size() && c.is_warmup[r])
-            continue;
-        const double* row = c.time_s.data() + r * c.world;
-        c.step_s.push_back(*std::max_element(row, row + c.world));
-    }
-}
-
-/// A ringscale/1 case: flat attributes, the identity rebuilt from the launch's config, then
-/// the datasets through the same checks as ringscale/2 (src/base/stored_case.hpp).
-void read_case_v1(const h5::group& g, case_data& c, const std::string& config_text,
-                  std::uint64_t max_bytes) {
-    c.attrs = read_attrs(g);
-    c.job = c.text("job");
-    c.variant = c.text("variant");
-    rebuild_v1_identity(c, config_text);
-    c.status = c.text("status", "ok");
-    if (c.job.empty())
-        throw error(error_kind::hdf5, "attribute 'job' is missing");
-    if (!g.exists(schema::ds_time_s)) {
-        if (c.ok())
-            throw error(error_kind::hdf5, "dataset 'time_s' is missing");
-        return; // a failed or skipped case may carry no timings
-    }
-    static_cast<stored::case_arrays&>(c) = stored::read_case_arrays(g, c.attrs, c.ok(), max_bytes);
-}
-
-/// The world size of a case without timings: its attribute, when a plausible rank count.
-int world_size_attribute(const case_data& c) {
-    const auto p = c.number("world_size");
-    return p && *p >= 1 && *p <= 1e9 && *p == static_cast<int>(*p) ? static_cast<int>(*p) : 0;
-}
-
 /// `max_bytes`: no dataset of a file can hold more than the file's own size.
 case_data read_case(const h5::group& cases, const std::string& name,
                     const std::shared_ptr<const file_info>& info, const std::string& config_text,
                     std::uint64_t max_bytes) {
-    case_data c;
-    c.file = info;
-    c.group = terminal_text(name);
     const h5::group g = cases.open_group(name);
-    if (info->schema == schema::version_1) {
-        read_case_v1(g, c, config_text, max_bytes);
-    } else {
-        stored::stored_case s = stored::read_case_v2(g, max_bytes);
-        c.attrs = std::move(s.flat);
-        c.identity = std::move(s.identity);
-        c.status = s.status;
-        c.job = c.identity.at("job").text;
-        c.variant = c.identity.count("variant") ? c.identity.at("variant").text : "";
-        static_cast<stored::case_arrays&>(c) = std::move(s.data);
-    }
-    c.error = c.text("error");
-    // The checks made world_size (where given) equal to the data's rank columns.
-    c.world_size = c.world > 0 ? static_cast<int>(c.world) : world_size_attribute(c);
-    if (c.world > 0)
-        compute_steps(c);
+    const bool v1 = info->schema == schema::version_1;
+    case_data c = case_from_record(v1 ? stored::read_v1_case_record(g, max_bytes)
+                                      : stored::read_case_record(g, max_bytes),
+                                   info, terminal_text(name));
+    if (v1) // ringscale/1: the identity rebuilt from the launch's config (case_groups.hpp)
+        rebuild_v1_identity(c, config_text);
+    add_identity_defaults(c); // files written before the topology ran on one node
     return c;
 }
 
@@ -173,9 +126,9 @@ std::vector<case_data> read_results_file(const std::string& path,
     }();
     try {
         const h5::group root = f.root();
-        if (!root.has_attr("schema"))
+        if (!root.has_attr(schema::root_attr::schema))
             throw error(error_kind::hdf5, "not a ringscale results file (no 'schema' attribute)");
-        const std::string schema = root.attr_string("schema");
+        const std::string schema = root.attr_string(schema::root_attr::schema);
         if (!schema::readable(schema))
             throw error(error_kind::config,
                         fmt::format("unknown schema version '{}' (this tool reads {} and {})",
@@ -188,24 +141,24 @@ std::vector<case_data> read_results_file(const std::string& path,
             auto it = root_attrs.find(k);
             return it == root_attrs.end() ? std::string() : it->second.text;
         };
-        info->complete = get("complete") != "0" && !ends_with(path, ".part");
-        info->git_commit = get("git_commit");
-        info->tool_version = get("tool_version");
-        info->created_utc = get("created_utc");
+        info->complete = get(schema::root_attr::complete) != "0" && !ends_with(path, ".part");
+        info->git_commit = get(schema::root_attr::git_commit);
+        info->tool_version = get(schema::root_attr::tool_version);
+        info->created_utc = get(schema::root_attr::created_utc);
         info->launch = launch_key(path, root_attrs);
         std::string config_text;
-        if (root.exists("meta")) {
-            const h5::group meta = root.open_group("meta");
+        if (root.exists(schema::meta_group)) {
+            const h5::group meta = root.open_group(schema::meta_group);
             info->meta = read_attrs(meta);
-            if (meta.exists("config"))
-                config_text = meta.read_string("config");
+            if (meta.exists(schema::meta_config))
+                config_text = meta.read_string(schema::meta_config);
         }
-        if (!root.exists("cases")) {
+        if (!root.exists(schema::cases_group)) {
             if (info->complete)
                 throw error(error_kind::hdf5, "no /cases group");
             return out;
         }
-        out = read_cases(root.open_group("cases"), info, config_text, warnings);
+        out = read_cases(root.open_group(schema::cases_group), info, config_text, warnings);
     } catch (const error& e) {
         if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
             throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));
@@ -281,11 +234,28 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
             const std::string earlier =
                 cases.empty() ? "" : launches.earlier_file(*cases.front().file);
             if (!earlier.empty()) {
+                // Copies of one launch (same launch_id) can differ when one is damaged: the
+                // copy with more readable cases counts, whichever path sorts first.
+                const auto from_earlier = [&](const case_data& c) {
+                    return c.file->path == earlier;
+                };
+                const auto kept = static_cast<std::size_t>(
+                    std::count_if(rs.cases.begin(), rs.cases.end(), from_earlier));
+                const bool fuller = cases.size() > kept;
                 rs.notes.push_back(terminal_text(fmt::format(
-                    "{} holds the same launch as {} ({}): counted once", path, earlier,
+                    "{} holds the same launch as {} ({}): counted once{}", path, earlier,
                     cases.front().file->launch.rfind("id:", 0) == 0 ? "same launch_id"
-                                                                    : "identical bytes")));
-                continue;
+                                                                    : "identical bytes",
+                    fuller ? fmt::format(", from {} ({} readable cases against {})", path,
+                                         cases.size(), kept)
+                           : "")));
+                if (!fuller)
+                    continue;
+                rs.cases.erase(std::remove_if(rs.cases.begin(), rs.cases.end(), from_earlier),
+                               rs.cases.end());
+                rs.files.erase(std::remove(rs.files.begin(), rs.files.end(), earlier),
+                               rs.files.end());
+                launches.replace_file(*cases.front().file, earlier);
             }
             rs.files.push_back(path);
             for (auto& c : cases)

@@ -4,12 +4,10 @@ namespace ringscale::analysis {
 
 namespace {
 
-attr_value from_record(const results::attr_value& v) {
-    attr_value out;
-    out.text = results::attr_text(v);
-    out.number = results::attr_number(v);
-    out.is_integer = std::holds_alternative<std::int64_t>(v);
-    return out;
+/// The world size of a case without timings: its attribute, when a plausible rank count.
+int world_size_attribute(const case_data& c) {
+    const auto p = c.number(schema::attr::world_size);
+    return p && *p >= 1 && *p <= 1e9 && *p == static_cast<int>(*p) ? static_cast<int>(*p) : 0;
 }
 
 } // namespace
@@ -17,36 +15,22 @@ attr_value from_record(const results::attr_value& v) {
 case_data case_from_record(const results::case_record& rec,
                            const std::shared_ptr<const file_info>& file, const std::string& group) {
     case_data c;
+    static_cast<stored::case_arrays&>(c) = stored::arrays_of(rec);
     c.file = file;
     c.group = group;
-    for (const auto& [name, value] : rec.flat())
-        c.attrs[name] = from_record(value);
-    for (const auto& [name, value] : rec.identity)
-        c.identity[name] = from_record(value);
-    c.job = c.text(schema::attr::job);
-    c.variant = c.text(schema::attr::variant);
-    c.status = c.text(schema::attr::status, schema::status::ok);
-    c.error = c.text(schema::attr::error);
-    c.world_size = static_cast<int>(c.number(schema::attr::world_size).value_or(rec.world));
-    c.rows = static_cast<std::size_t>(rec.rows);
-    c.world = static_cast<std::size_t>(rec.world);
-    c.is_warmup = rec.is_warmup;
-    c.time_s = rec.time_s;
-    c.compute_s = rec.compute_s;
-    c.comm_wait_s = rec.comm_wait_s;
-    c.step_s = rec.slowest_timed(rec.time_s);
-    const auto per_rank = [](const std::vector<std::uint64_t>& v) {
-        return std::vector<double>(v.begin(), v.end());
+    c.attrs = stored::view_of(rec.flat());
+    c.identity = stored::view_of(rec.identity);
+    const auto identity_text = [&](const char* name) {
+        const auto it = c.identity.find(name);
+        return it == c.identity.end() ? c.text(name) : it->second.text;
     };
-    c.memory_bytes[schema::ds_peak_host_bytes] = per_rank(rec.peak_host_bytes);
-    c.memory_bytes[schema::ds_peak_device_bytes] = per_rank(rec.peak_device_bytes);
-    c.memory_bytes[schema::ds_peak_rss_bytes] = per_rank(rec.peak_rss_bytes);
-    for (const auto& [name, values] : rec.per_rank)
-        c.memory_bytes[name] = values;
-    if (auto it = rec.per_iteration.find(schema::ds_loss); it != rec.per_iteration.end())
-        c.loss = it->second;
-    c.threads.assign(rec.threads.begin(), rec.threads.end());
-    c.affinity_cores.assign(rec.affinity_cores.begin(), rec.affinity_cores.end());
+    c.job = identity_text(schema::attr::job);
+    c.variant = identity_text(schema::attr::variant);
+    c.status = stored::status_of(rec);
+    c.error = c.text(schema::attr::error);
+    // The checks made world_size (where given) equal to the data's rank columns.
+    c.world_size = c.world > 0 ? static_cast<int>(c.world) : world_size_attribute(c);
+    c.step_s = rec.slowest_timed(rec.time_s);
     return c;
 }
 

@@ -1,5 +1,7 @@
 #include "resources.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -14,15 +16,15 @@ constexpr double mib = 1024.0 * 1024.0;
 
 const std::vector<memory_figure>& memory_figures() {
     static const std::vector<memory_figure> figures = {
-        {"peak_host_bytes", "host MiB", "peak_host_mib"},
-        {"peak_device_bytes", "device MiB", "peak_device_mib"},
-        {"peak_rss_bytes", "RSS MiB", "peak_rss_mib"},
-        {"param_bytes", "params MiB", "param_mib"},
-        {"grad_bytes", "grads MiB", "grad_mib"},
-        {"optimizer_bytes", "optimizer MiB", "optimizer_mib"},
-        {"activation_bytes", "activations MiB", "activation_mib"},
-        {"comm_buffer_bytes", "comm buffers MiB", "comm_buffer_mib"},
-        {"step_peak_device_bytes", "step device MiB", "step_peak_device_mib"}};
+        {schema::ds_peak_host_bytes, "host MiB", "peak_host_mib"},
+        {schema::ds_peak_device_bytes, "device MiB", "peak_device_mib"},
+        {schema::ds_peak_rss_bytes, "RSS MiB", "peak_rss_mib"},
+        {schema::ds_param_bytes, "params MiB", "param_mib"},
+        {schema::ds_grad_bytes, "grads MiB", "grad_mib"},
+        {schema::ds_optimizer_bytes, "optimizer MiB", "optimizer_mib"},
+        {schema::ds_activation_bytes, "activations MiB", "activation_mib"},
+        {schema::ds_comm_buffer_bytes, "comm buffers MiB", "comm_buffer_mib"},
+        {schema::ds_step_peak_device_bytes, "step device MiB", "step_peak_device_mib"}};
     return figures;
 }
 
@@ -83,9 +85,10 @@ std::vector<std::string> suspect_efficiencies(const std::vector<scaling_result>&
 std::vector<memory_change> memory_regressions(const comparison& cmp, double threshold) {
     std::vector<memory_change> out;
     for (const case_comparison& m : cmp.matched)
-        for (const char* name : {"peak_host_bytes", "peak_device_bytes", "peak_rss_bytes"}) {
+        for (const char* name : {schema::ds_peak_host_bytes, schema::ds_peak_device_bytes,
+                                 schema::ds_peak_rss_bytes}) {
             const auto a = peak_memory(*m.base, name), b = peak_memory(*m.next, name);
-            const double floor = std::string(name) == "peak_rss_bytes" ? 16 * mib : mib;
+            const double floor = std::string(name) == schema::ds_peak_rss_bytes ? 16 * mib : mib;
             if (a && b && *b > *a * (1 + threshold) && *b - *a > floor)
                 out.push_back({&m, name, *a, *b});
         }

@@ -1,6 +1,7 @@
 #include "sanity.hpp"
 
 #include "src/base/backend.hpp"
+#include "src/base/results_schema.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -99,9 +100,10 @@ std::optional<peak> case_peak(const case_data& c, const sanity_limits& limits) {
         auto it = c.file->meta.find(k);
         return it == c.file->meta.end() ? attr_value{} : it->second;
     };
-    const std::string device = c.text("device", meta("device").text);
-    const int threads = static_cast<int>(meta("threads_per_rank").number.value_or(0));
-    return known_peak(device, meta("device_name").text, c.text("dtype", "fp32"), threads);
+    const std::string device = c.text(schema::attr::device, meta(schema::attr::device).text);
+    const int threads = static_cast<int>(meta(schema::attr::threads_per_rank).number.value_or(0));
+    return known_peak(device, meta(schema::meta_attr::device_name).text,
+                      c.text(schema::attr::dtype, "fp32"), threads);
 }
 
 link_ceiling known_link(const std::string& device, const std::string& device_name) {
@@ -124,7 +126,8 @@ link_ceiling case_link(const case_data& c, const sanity_limits& limits) {
         auto it = c.file->meta.find(k);
         return it == c.file->meta.end() ? std::string() : it->second.text;
     };
-    return known_link(c.text("device", meta("device")), meta("device_name"));
+    return known_link(c.text(schema::attr::device, meta(schema::attr::device)),
+                      meta(schema::meta_attr::device_name));
 }
 
 std::string noop_reason(const std::string& job, int world_size) {

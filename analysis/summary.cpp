@@ -3,6 +3,8 @@
 #include "bootstrap.hpp"
 #include "peak.hpp"
 
+#include "src/base/results_schema.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -48,15 +50,15 @@ void throughput(const pooled_case& p, case_summary& s, const summary_options& op
     if (!(t > 0))
         return;
     const double P = p.world_size;
-    if (auto f = c.number("flops_per_iter"); f && *f > 0)
+    if (auto f = c.number(schema::attr::flops_per_iter); f && *f > 0)
         s.flops_per_rank = *f / t / P;
-    if (auto tok = c.number("tokens_per_iter"); tok && *tok > 0)
+    if (auto tok = c.number(schema::attr::tokens_per_iter); tok && *tok > 0)
         s.tokens_per_s = *tok / t;
-    if (auto b = c.number("bytes"); b && p.job == "collectives") {
+    if (auto b = c.number(schema::attr::bytes); b && p.job == "collectives") {
         s.algbw = *b / t;
-        s.busbw = *s.algbw * c.number("busbw_factor").value_or(1.0);
+        s.busbw = *s.algbw * c.number(schema::attr::busbw_factor).value_or(1.0);
     }
-    if (auto cb = c.number("comm_bytes_per_iter"); cb && *cb > 0)
+    if (auto cb = c.number(schema::attr::comm_bytes_per_iter); cb && *cb > 0)
         s.comm_bw_per_rank = *cb / t;
     const std::string who = fmt::format("case {} P={}", p.label(), p.world_size);
     if (!noop_reason(p.job, p.world_size).empty()) { // not an impossible figure: no figure

@@ -2,6 +2,9 @@
 
 #include "resources.hpp"
 
+#include "src/base/results_schema.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -82,7 +85,7 @@ std::string status_text(const case_summary& s) {
     std::string out = s.status;
     if (!s.error.empty())
         out += ": " + s.error;
-    if (s.not_ok > 0 && s.status == "ok")
+    if (s.not_ok > 0 && s.status == schema::status::ok)
         out += fmt::format(" ({} launch(es) not ok)", s.not_ok);
     if (s.incomplete)
         out += " [incomplete file]";
@@ -253,39 +256,61 @@ table scaling_table(const std::vector<scaling_result>& results) {
     return t;
 }
 
-table model_table(const std::vector<family_model>& models) {
+table fit_table(const char* what, const char* model, const std::vector<model_row>& rows) {
     table t;
-    t.add_column("family", "family");
+    t.add_column(what, what);
     t.add_column("points", "points");
-    t.add_column("model t(p) [s]", "formula");
+    t.add_column(model, "formula");
     t.add_column("SMAPE %", "smape");
     t.add_column("LOO-CV SMAPE %", "cv_smape");
     t.add_column("R^2", "r2");
-    for (const auto& m : models)
-        t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(m.p.size())),
-                          text_cell(m.fit.formula()), ratio_cell(m.fit.smape, "{:.2f}"),
-                          ratio_cell(m.fit.cv_smape, "{:.2f}"), ratio_cell(m.fit.r2, "{:.4f}")});
+    for (const model_row& m : rows)
+        t.rows.push_back({text_cell(m.label), int_cell(static_cast<long long>(m.points)),
+                          text_cell(m.formula), ratio_cell(m.smape, "{:.2f}"),
+                          ratio_cell(m.cv_smape, "{:.2f}"), ratio_cell(m.r2, "{:.4f}")});
     return t;
 }
 
-table prediction_table(const std::vector<family_model>& models) {
+table predictions_table(const char* what, bool with_s, const std::vector<prediction_row>& rows) {
     table t;
-    t.add_column("family", "family");
+    t.add_column(what, what);
     t.add_column("P", "world_size");
+    if (with_s)
+        t.add_column("S", "seq_len");
     t.add_column("predicted", "predicted_s");
     t.add_column("95% band", "band_lo_s");
     t.add_column("", "band_hi_s", true);
     t.add_column("extrapolated", "extrapolated");
+    for (const prediction_row& r : rows) {
+        std::vector<cell> row = {text_cell(r.label), int_cell(static_cast<long long>(r.p))};
+        if (with_s)
+            row.push_back(r.s.value_or(cell{"", nullptr}));
+        for (cell c : {time_cell(r.value), number_cell(r.lo, format_interval(r.lo, r.hi, true)),
+                       number_cell(r.hi, ""), text_cell(r.extrapolated)})
+            row.push_back(std::move(c));
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
+table model_table(const std::vector<family_model>& models) {
+    std::vector<model_row> rows;
+    for (const auto& m : models)
+        rows.push_back(
+            {m.label, m.p.size(), m.fit.formula(), m.fit.smape, m.fit.cv_smape, m.fit.r2});
+    return fit_table("family", "model t(p) [s]", rows);
+}
+
+table prediction_table(const std::vector<family_model>& models) {
+    std::vector<prediction_row> rows;
     for (const auto& m : models)
         for (const auto& pr : m.predictions) {
             const double pmax = *std::max_element(m.p.begin(), m.p.end());
-            t.rows.push_back(
-                {text_cell(m.label), int_cell(static_cast<long long>(pr.p)), time_cell(pr.value),
-                 number_cell(pr.lo, format_interval(pr.lo, pr.hi, true)), number_cell(pr.hi, ""),
-                 text_cell(pr.p > pmax ? fmt::format("yes ({:g}x beyond data)", pr.p / pmax)
-                                       : "no")});
+            rows.push_back(
+                {m.label, pr.p, std::nullopt, pr.value, pr.lo, pr.hi,
+                 pr.p > pmax ? fmt::format("yes ({:g}x beyond data)", pr.p / pmax) : "no"});
         }
-    return t;
+    return predictions_table("family", false, rows);
 }
 
 table compare_table(const comparison& cmp) {

@@ -7,6 +7,7 @@
 #include "summary.hpp"
 #include "table.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,32 @@ struct family_model {
     model_fit fit;
     std::vector<prediction> predictions;
 };
+
+/// A fitted model as a row of a model table: what it models, its points and its fit.
+struct model_row {
+    std::string label;
+    std::size_t points = 0;
+    std::string formula;
+    double smape = 0, cv_smape = 0, r2 = 0;
+};
+
+/// A predicted point as a row of a prediction table; `s`: the sequence-length cell of a
+/// two-parameter model (t(p, S)), none for t(p).
+struct prediction_row {
+    std::string label;
+    double p = 0;
+    std::optional<cell> s;
+    double value = 0, lo = 0, hi = 0;
+    std::string extrapolated; ///< "no", "yes", "yes (2x beyond data)"
+};
+
+/// The one writer of model tables: one row per model, its formula and fit errors.
+/// `what`: the label column ("family", "group"); `model`: the formula's title.
+table fit_table(const char* what, const char* model, const std::vector<model_row>& rows);
+
+/// The one writer of prediction tables: one row per predicted point, with its band; the S
+/// column (each row's `s`) when `with_s`.
+table predictions_table(const char* what, bool with_s, const std::vector<prediction_row>& rows);
 
 /// One row per family: the chosen formula and its fit error.
 table model_table(const std::vector<family_model>& models);

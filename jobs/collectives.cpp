@@ -1,8 +1,9 @@
 // Job `collectives`: nccl-tests-style bandwidth of allreduce, allgather, reduce-scatter,
 // all-to-all, send/recv and broadcast on float32 data, out of place or in place, in the
 // device's memory (host MPI on the CPU; NCCL or staged MPI on CUDA), every result checked
-// exactly.
+// exactly; over the whole world, within each node or across the nodes (--scope).
 #include "jobs/collectives_ops.hpp"
+#include "jobs/collectives_scope.hpp"
 #include "jobs/device_exchange.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "src/base/error.hpp"
@@ -49,9 +50,13 @@ bool reduces(const collective_op& op) {
 
 class collectives_case final : public case_runner {
   public:
-    collectives_case(const collective_op& op, const collective_sizes& sz, int root, bool inplace,
-                     run_context& ctx)
-        : m_op(op), m_sz(sz), m_root(root), m_inplace(inplace), m_comm(ctx.world), m_dev(ctx.dev) {}
+    // Splitting by scope is collective: every rank builds the case in the same order.
+    collectives_case(const collective_op& op, std::uint64_t bytes, int root, bool inplace,
+                     const collective_scope& scope, run_context& ctx)
+        : m_op(op), m_root(root), m_inplace(inplace), m_scope(scope),
+          m_sub(split_scope(ctx.world, ctx.launch.nodes, scope, m_active)),
+          m_comm(m_sub ? *m_sub : ctx.world), m_dev(ctx.dev), m_sz(op.sizes(bytes, m_comm.size())) {
+    }
 
     attr_map describe() const override {
         const int p = m_comm.size();
@@ -61,10 +66,14 @@ class collectives_case final : public case_runner {
                 {attr::busbw_factor, m_op.busbw_factor(p)},
                 {attr::comm_bytes_per_iter, static_cast<double>(m_sz.bytes) * m_op.busbw_factor(p)},
                 {attr::flops_per_iter, 0.0},
+                {attr::scope_ranks, static_cast<std::int64_t>(m_scope.ranks)},
+                {attr::scope_groups, static_cast<std::int64_t>(m_scope.groups)},
                 {"root", static_cast<std::int64_t>(m_root)}};
     }
 
     void setup() override {
+        if (!m_active) // --scope inter: this rank's node talks through its first rank
+            return;
         if (m_inplace) {
             m_buf.allocate(m_dev, m_sz.inplace_count);
             load_inputs();
@@ -77,11 +86,13 @@ class collectives_case final : public case_runner {
     }
 
     void before_iteration() override {
-        if (m_inplace && m_magnitude * m_comm.size() > k_magnitude_limit)
+        if (m_active && m_inplace && m_magnitude * m_comm.size() > k_magnitude_limit)
             load_inputs();
     }
 
     void iterate(phase_timer& timer) override {
+        if (!m_active)
+            return;
         // The inputs were written on the compute stream: order the communication after them.
         order_comm_after(m_comm, m_dev, m_dev.record());
         // The whole operation is communication; on CUDA timed by events on the compute stream.
@@ -92,6 +103,10 @@ class collectives_case final : public case_runner {
     }
 
     validation validate() override {
+        validation v;
+        v.checked = true;
+        if (!m_active)
+            return v; // nothing received: nothing to check
         // Fresh inputs (in place, the timed iterations consumed them) and a sentinel in every
         // output element, so a stale buffer from an earlier iteration can never pass.
         if (m_inplace)
@@ -100,8 +115,6 @@ class collectives_case final : public case_runner {
             fill(m_dev, m_recv.data(), 0, m_recv.size(), -1);
         order_comm_after(m_comm, m_dev, m_dev.record());
         run_once();
-        validation v;
-        v.checked = true;
         v.wrong = count_wrong();
         v.ok = v.wrong == 0;
         v.tolerance = 0;
@@ -147,11 +160,14 @@ class collectives_case final : public case_runner {
     }
 
     const collective_op& m_op;
-    collective_sizes m_sz;
     int m_root;
     bool m_inplace;
+    collective_scope m_scope;
+    bool m_active = true; // set by split_scope (declared before m_sub, initialised first)
+    std::unique_ptr<comm::communicator> m_sub; // intra, inter: the scope's communicator
     comm::communicator& m_comm;
     kernels::executor& m_dev;
+    collective_sizes m_sz;
     kernels::dev_buffer<float> m_send, m_recv; // out of place
     kernels::dev_buffer<float> m_buf;          // in place
     double m_magnitude = 50;                   // bound on |element| of the in-place buffer
@@ -170,7 +186,7 @@ std::string in_place_refusal(const collective_op& op, const launch_info& launch)
 /// One planned case of `bytes` requested, in place or not: skipped, with the reason, when the
 /// message is below one float32 per rank or the operation has no in-place form here.
 case_plan plan_case(const collective_op& op, std::uint64_t bytes, int root, bool inplace,
-                    const launch_info& launch) {
+                    const collective_scope& scope, const launch_info& launch) {
     case_plan c;
     c.job = "collectives";
     c.variant = op.name;
@@ -178,7 +194,8 @@ case_plan plan_case(const collective_op& op, std::uint64_t bytes, int root, bool
     c.values.set("root", integer_value(root));
     c.values.set("requested_bytes", size_value(bytes));
     c.values.set("inplace", flag_value(inplace));
-    const collective_sizes sz = op.sizes(bytes, launch.world_size);
+    c.values.set("scope", text_value(scope.name));
+    const collective_sizes sz = op.sizes(bytes, scope.ranks);
     // The device's memory (tracked host memory on the CPU): one buffer in place, two out of it.
     c.bytes_per_rank = (inplace ? sz.inplace_count : sz.send_count + sz.recv_count) * sizeof(float);
     const std::string refusal = inplace ? in_place_refusal(op, launch) : "";
@@ -216,7 +233,11 @@ class collectives_job final : public job {
                 option_decl::integer("root", "0", 0, k_max_ranks).help("root rank of broadcast"),
                 option_decl::flag("inplace", "0")
                     .sweeps()
-                    .help("0 out of place, 1 in place (one buffer; 0,1 runs both, as nccl-tests)")};
+                    .help("0 out of place, 1 in place (one buffer; 0,1 runs both, as nccl-tests)"),
+                option_decl::choice("scope", "world", {"world", "intra", "inter"})
+                    .sweeps()
+                    .help("ranks taking part: world (all) | intra (within each node, the nodes "
+                          "side by side) | inter (one rank per node; the link between nodes)")};
     }
 
     std::vector<case_plan> plan(const std::vector<params>& sweep,
@@ -224,10 +245,11 @@ class collectives_job final : public job {
 
     std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         const collective_op& op = find_op(plan.values.text("op"));
-        const auto bytes = plan.values.size("requested_bytes");
+        const collective_scope scope =
+            plan_scope(plan.values.text("scope"), ctx.launch.nodes, ctx.world.size());
         return std::make_unique<collectives_case>(
-            op, op.sizes(bytes, ctx.world.size()), static_cast<int>(plan.values.integer("root")),
-            plan.values.has("inplace") && plan.values.flag("inplace"), ctx);
+            op, plan.values.size("requested_bytes"), static_cast<int>(plan.values.integer("root")),
+            plan.values.has("inplace") && plan.values.flag("inplace"), scope, ctx);
     }
 
     std::vector<metric> metrics(const case_plan& plan,
@@ -241,6 +263,7 @@ class collectives_job final : public job {
         const bool checked = rec.number(attr::validated).value_or(0) != 0;
         return {
             metric::of_text("op", plan.variant),
+            metric::of_text("scope", plan.values.text("scope")),
             metric::of("size", bytes, "B", metric_hint::count),
             metric::of("count", rec.number(attr::count).value_or(none), "", metric_hint::count),
             metric::of_text("placement", plan.values.flag("inplace") ? "in-place" : "out-of-place"),
@@ -264,6 +287,15 @@ std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
     if (root >= launch.world_size)
         throw config_error(fmt::format("--root: {} is not a rank of this {}-rank launch", root,
                                        launch.world_size));
+    std::vector<collective_scope> scopes; // each --scope value, checked on this launch's nodes
+    for (const params& p : sweep) {
+        const collective_scope s = plan_scope(p.text("scope"), launch.nodes, launch.world_size);
+        if (root >= s.ranks)
+            throw config_error(fmt::format("--root: {} is not a rank of the {}-rank --scope {} "
+                                           "communicator",
+                                           root, s.ranks, s.name));
+        scopes.push_back(s);
+    }
     std::vector<case_plan> cases;
     std::string refused; // an in-place refusal, reported if nothing else would run
     // The points come op by op (op varies slowest), each op with every --inplace value: all
@@ -275,7 +307,8 @@ std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
             for (std::uint64_t bytes = lo; bytes <= hi; bytes *= f) {
                 for (std::size_t k = i; k < j; ++k) {
                     const bool inplace = sweep[k].flag("inplace");
-                    cases.push_back(plan_case(*op, bytes, static_cast<int>(root), inplace, launch));
+                    cases.push_back(
+                        plan_case(*op, bytes, static_cast<int>(root), inplace, scopes[k], launch));
                     if (inplace && !in_place_refusal(*op, launch).empty())
                         refused = in_place_refusal(*op, launch);
                 }

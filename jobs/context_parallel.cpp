@@ -16,32 +16,91 @@
 namespace ringscale::jobs {
 
 std::string cp_scheme::name() const {
-    return variant == "hybrid" ? fmt::format("hybrid/u{}", ulysses_degree) : variant;
+    if (variant != "hybrid")
+        return variant;
+    return fmt::format("hybrid/u{}{}", ulysses_degree,
+                       placement == comm::group_placement::across ? "/across" : "");
 }
 
-cp_scheme read_cp_scheme(const params& p, int ranks) {
+namespace {
+
+/// The hybrid's automatic degree (see read_cp_scheme).
+int auto_ulysses_degree(const attention_problem& pr, const comm::node_layout& nodes, int ranks) {
+    int u = 1;
+    if (nodes.nodes() == 1) { // the largest divisor of P not above sqrt(P)
+        for (int d = 1; d * d <= ranks; ++d)
+            if (ranks % d == 0)
+                u = d;
+        return u;
+    }
+    auto fits = [&](int d) {
+        for (int n = 0; n < nodes.nodes(); ++n)
+            if (nodes.node_size(n) % d != 0)
+                return false;
+        return ranks % d == 0 && pr.heads % d == 0 && pr.kv_heads % d == 0 && pr.kv_heads >= d;
+    };
+    for (int d = 1; d <= nodes.ranks_per_node(); ++d)
+        if (fits(d))
+            u = d;
+    return u;
+}
+
+} // namespace
+
+cp_scheme read_cp_scheme(const params& p, const attention_problem& pr,
+                         const comm::node_layout& nodes, int ranks) {
     cp_scheme s;
     s.variant = p.text("variant");
+    if (p.has("ulysses-placement"))
+        s.placement = comm::parse_group_placement(p.text("ulysses-placement"), "ulysses-placement");
     if (s.variant == "allgather")
         s.ulysses_degree = 1;
     else if (s.variant == "ulysses")
         s.ulysses_degree = ranks;
     else {
         const std::uint64_t u = p.size("ulysses-degree"); // at most 2^20, its declared range
-        s.ulysses_degree = static_cast<int>(u);
-        if (u == 0) // auto: the largest divisor of P not above sqrt(P)
-            for (int d = 1; d * d <= ranks; ++d)
-                if (ranks % d == 0)
-                    s.ulysses_degree = d;
+        s.ulysses_degree =
+            u == 0 ? auto_ulysses_degree(pr, nodes.for_world(ranks), ranks) : static_cast<int>(u);
     }
     return s;
 }
 
-void check_cp_case(const cp_scheme& scheme, const attention_problem& pr, int ranks) {
+std::string cp_placement_note(const cp_scheme& scheme, const comm::node_layout& nodes, int ranks) {
+    const comm::node_layout l = nodes.for_world(ranks);
+    const int u = scheme.ulysses_degree;
+    if (scheme.variant != "hybrid" || scheme.placement != comm::group_placement::node ||
+        l.nodes() == 1 || u <= 1 || ranks % u != 0 ||
+        comm::groups_inside_nodes(l, cp_rank_order(scheme, l, ranks), u))
+        return "";
+    return fmt::format("context_parallel {}: some Ulysses groups span nodes ({}): their "
+                       "all-to-all crosses the link between nodes",
+                       scheme.name(), l.describe());
+}
+
+std::vector<int> cp_rank_order(const cp_scheme& scheme, const comm::node_layout& nodes, int ranks) {
+    const int u = scheme.ulysses_degree;
+    if (u <= 1 || u >= ranks) {
+        std::vector<int> order(static_cast<std::size_t>(ranks));
+        for (int r = 0; r < ranks; ++r)
+            order[static_cast<std::size_t>(r)] = r;
+        return order;
+    }
+    return comm::group_order(nodes.for_world(ranks), scheme.placement);
+}
+
+void check_cp_case(const cp_scheme& scheme, const attention_problem& pr,
+                   const comm::node_layout& nodes, int ranks) {
     kernels::check_layout(pr.layout, pr.seq_len, ranks);
     if (scheme.variant == "allgather")
         return;
     const int u = scheme.ulysses_degree;
+    const comm::node_layout l = nodes.for_world(ranks);
+    if (scheme.variant == "hybrid" && scheme.placement == comm::group_placement::node &&
+        u > l.ranks_per_node())
+        throw config_error(fmt::format("--ulysses-degree {} cannot fit a node: the largest holds "
+                                       "{} ranks ({}; --ulysses-placement across spreads the "
+                                       "groups over nodes)",
+                                       u, l.ranks_per_node(), l.describe()));
     // Name the constraint the way the user set it: ulysses shards heads over all P ranks.
     const std::string degree =
         scheme.variant == "ulysses"
@@ -101,15 +160,21 @@ class context_parallel_job final : public job {
         opts.push_back(option_decl::size("ulysses-degree", "0", 0, 1 << 20)
                            .sweeps()
                            .help("hybrid only: ranks per Ulysses group u; divides P, heads and "
-                                 "kv-heads; ring degree P/u; 0 = the largest divisor of P with "
-                                 "u*u <= P"));
+                                 "kv-heads; ring degree P/u; 0 = on one node the largest "
+                                 "divisor of P with u*u <= P, on several the ranks per node "
+                                 "(as far as the heads allow)"));
+        opts.push_back(option_decl::choice("ulysses-placement", "node", {"node", "across"})
+                           .sweeps()
+                           .help("hybrid only: each Ulysses group inside one node (node) or "
+                                 "its ranks on different nodes (across; to measure the cost)"));
         return opts;
     }
     std::vector<case_plan> plan(const std::vector<params>& sweep,
                                 const launch_info& launch) const override;
     std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         const auto pr = read_attention_problem(plan.values);
-        const cp_scheme scheme = read_cp_scheme(plan.values, ctx.world.size());
+        const cp_scheme scheme =
+            read_cp_scheme(plan.values, pr, ctx.launch.nodes, ctx.world.size());
         if (scheme.variant == "allgather")
             return make_allgather_case(pr, ctx);
         return make_ulysses_case(pr, scheme, ctx);
@@ -135,26 +200,36 @@ class context_parallel_job final : public job {
 
 std::vector<case_plan> context_parallel_job::plan(const std::vector<params>& sweep,
                                                   const launch_info& launch) const {
+    const comm::node_layout& nodes = launch.nodes;
     auto cases = plan_attention_cases(
-        name(), sweep, launch, {"variant", "ulysses-degree"},
-        [](const params& p, const attention_problem& pr, int ranks) {
-            check_cp_case(read_cp_scheme(p, ranks), pr, ranks);
+        name(), sweep, launch, {"variant", "ulysses-degree", "ulysses-placement"},
+        [&](const params& p, const attention_problem& pr, int ranks) {
+            check_cp_case(read_cp_scheme(p, pr, nodes, ranks), pr, nodes, ranks);
         },
-        [](const params& p, const attention_problem& pr, int ranks, bool validate) {
-            return cp_bytes_per_rank(read_cp_scheme(p, ranks), pr, ranks, validate);
+        [&](const params& p, const attention_problem& pr, int ranks, bool validate) {
+            return cp_bytes_per_rank(read_cp_scheme(p, pr, nodes, ranks), pr, ranks, validate);
         },
-        [&](const params& p) { return read_cp_scheme(p, launch.world_size).name(); });
-    // --ulysses-degree only shapes the hybrid, and 0 may resolve to a degree also listed: a
-    // sweep over it must not repeat a case.
+        [&](const params& p) {
+            return read_cp_scheme(p, read_attention_problem(p), nodes, launch.world_size).name();
+        });
+    // --ulysses-degree and --ulysses-placement only shape the hybrid, and 0 may resolve to a
+    // degree also listed: a sweep over them must not repeat a case.
     std::set<std::string> seen;
     std::vector<case_plan> kept;
     for (auto& c : cases) {
+        const bool hybrid = c.values.text("variant") == "hybrid";
         std::string key = c.variant;
         for (const auto& [k, v] : c.values.values())
-            if (k != "ulysses-degree")
+            if (k != "ulysses-degree" && (hybrid || k != "ulysses-placement"))
                 key += "|" + k + "=" + v.text;
-        if (seen.insert(key).second)
-            kept.push_back(std::move(c));
+        if (!seen.insert(key).second)
+            continue;
+        if (hybrid) {
+            const auto pr = read_attention_problem(c.values);
+            c.note = cp_placement_note(read_cp_scheme(c.values, pr, nodes, launch.world_size),
+                                       nodes, launch.world_size);
+        }
+        kept.push_back(std::move(c));
     }
     return kept;
 }

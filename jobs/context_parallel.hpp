@@ -4,6 +4,7 @@
 // (and dQ, dK, dV) in that same layout, so both are validated the same way.
 #pragma once
 
+#include "comm/topology.hpp"
 #include "jobs/attention_common.hpp"
 
 #include <memory>
@@ -16,17 +17,34 @@ namespace ringscale::jobs {
 struct cp_scheme {
     std::string variant;
     int ulysses_degree = 1;
-    /// The name in the results file: "allgather", "ulysses", "hybrid/u<u>".
+    /// hybrid: each Ulysses group inside one node (node) or spread over the nodes (across).
+    comm::group_placement placement = comm::group_placement::node;
+    /// The name in the results file: "allgather", "ulysses", "hybrid/u<u>" ("hybrid/u<u>/across"
+    /// with its groups spread over the nodes).
     std::string name() const;
 };
 
-/// Read --variant and --ulysses-degree of one case on `ranks` ranks (0 = auto: the largest
-/// divisor u of P with u*u <= P). config_error for an unknown variant.
-cp_scheme read_cp_scheme(const params& p, int ranks);
+/// Read --variant, --ulysses-degree and --ulysses-placement of one case of `pr` on `ranks`
+/// ranks placed on `nodes` (empty: one node). --ulysses-degree 0 = auto: on one node the
+/// largest divisor u of P with u*u <= P; on several, the ranks per node when the heads allow
+/// (else the largest u dividing every node's ranks, the heads and the kv-heads), so each
+/// Ulysses group fits in a node. config_error for an unknown variant or placement.
+cp_scheme read_cp_scheme(const params& p, const attention_problem& pr,
+                         const comm::node_layout& nodes, int ranks);
 
 /// Throws config_error (one line naming the constraint) unless the case can run on `ranks`
-/// ranks: the layout divides S; u divides P; heads and kv-heads divisible by u, kv-heads >= u.
-void check_cp_case(const cp_scheme& scheme, const attention_problem& pr, int ranks);
+/// ranks: the layout divides S; a hybrid placed by node has u no larger than the largest
+/// node; u divides P; heads and kv-heads divisible by u, kv-heads >= u.
+void check_cp_case(const cp_scheme& scheme, const attention_problem& pr,
+                   const comm::node_layout& nodes, int ranks);
+
+/// The warning for a hybrid placed by node whose Ulysses groups cannot all stay inside a
+/// node (u does not divide every node's ranks); "" otherwise. Pure.
+std::string cp_placement_note(const cp_scheme& scheme, const comm::node_layout& nodes, int ranks);
+
+/// The order of the ranks the hybrid's groups are cut from (comm::group_order; rank order
+/// when u is 1 or P: one ring of every rank, one group of every rank). Pure.
+std::vector<int> cp_rank_order(const cp_scheme& scheme, const comm::node_layout& nodes, int ranks);
 
 /// Estimated peak tracked host bytes per rank (inputs, outputs, exchange buffers,
 /// validation when `validate`). All-gather's grows with S: it holds every rank's K/V.

@@ -1,9 +1,11 @@
 // context_parallel --variant ulysses (DeepSpeed-Ulysses) and hybrid (2D, as in USP).
 // Ulysses: one all-to-all turns sequence-sharded Q, K, V into head-sharded ones (H/u heads,
 // every row of the group), attention runs locally, and an all-to-all turns O back; the
-// backward does the same for dO and dQ, dK, dV. Hybrid: Ulysses inside groups of u
-// consecutive ranks, and jobs/ring_core's ring across the P/u groups on the group's rows.
-// Pure Ulysses is the case u = P: one group, no ring.
+// backward does the same for dO and dQ, dK, dV. Hybrid: Ulysses inside groups of u ranks
+// consecutive in cp_rank_order (by default the ranks of one node), and jobs/ring_core's ring
+// across the P/u groups on the group's rows. Pure Ulysses is the case u = P: one group, no
+// ring. Every rank keeps its own sequence shard (rank r: the layout's rows of r), whatever
+// group it joins, so the result is validated as the other schemes are.
 #include "jobs/context_parallel.hpp"
 #include "jobs/ring_core.hpp"
 #include "jobs/ulysses_exchange.hpp"
@@ -19,13 +21,16 @@ class ulysses_case final : public case_runner {
   public:
     ulysses_case(const attention_problem& pr, const cp_scheme& scheme, run_context& ctx)
         : m_pr(pr), m_seed(ctx.seed), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev),
-          m_u(scheme.ulysses_degree) {
-        const int rank = m_world.rank(), p = m_world.size();
-        // Collective: every rank splits in the same order, before anything can fail.
+          m_u(scheme.ulysses_degree),
+          m_order(cp_rank_order(scheme, ctx.launch.nodes, ctx.world.size())),
+          m_at(comm::positions_of(m_order)[static_cast<std::size_t>(ctx.world.rank())]) {
+        const int p = m_world.size();
+        // Collective: every rank splits in the same order, before anything can fail. Group
+        // g is positions g*u .. g*u+u-1 of m_order; ring rank g holds group g's rows.
         if (m_u < p)
-            m_group = m_world.split(rank / m_u, rank);
+            m_group = m_world.split(m_at / m_u, m_at);
         if (m_u > 1 && m_u < p)
-            m_ring_comm = m_world.split(rank % m_u, rank);
+            m_ring_comm = m_world.split(m_at % m_u, m_at);
         m_ring.comm = m_ring_comm ? m_ring_comm.get() : nullptr;
         m_ring.dev = &m_dev;
         m_ring.type = pr.type;
@@ -78,6 +83,8 @@ class ulysses_case final : public case_runner {
     comm::communicator& m_control;
     kernels::executor& m_dev;
     int m_u;
+    std::vector<int> m_order; // the rank at each position; groups are cut from it
+    int m_at;                 // this rank's position in m_order
     std::unique_ptr<comm::communicator> m_group, m_ring_comm;
     std::vector<std::vector<std::int64_t>> m_pos;
     std::vector<kernels::dev_positions> m_ring_pos;
@@ -112,13 +119,15 @@ void ulysses_case::setup() {
     const int p = m_world.size(), rank = m_world.rank();
     for (int r = 0; r < p; ++r)
         m_pos.push_back(kernels::layout_positions(m_pr.layout, m_pr.seq_len, p, r));
-    // Group g holds ranks g*u .. g*u+u-1; ring rank g holds group g's rows.
+    // Group g holds the ranks at positions g*u .. g*u+u-1; ring rank g holds group g's rows.
     for (int g = 0; g < p / m_u; ++g) {
-        std::vector<std::vector<std::int64_t>> members(m_pos.begin() + g * m_u,
-                                                       m_pos.begin() + (g + 1) * m_u);
+        std::vector<std::vector<std::int64_t>> members;
+        for (int i = g * m_u; i < (g + 1) * m_u; ++i)
+            members.push_back(
+                m_pos[static_cast<std::size_t>(m_order[static_cast<std::size_t>(i)])]);
         auto lay = make_ulysses_layout(group(), m_dev, m_pr.batch, m_pr.head_dim, members);
         m_ring_pos.emplace_back(m_dev, lay.group_pos);
-        if (g == rank / m_u)
+        if (g == m_at / m_u)
             m_lay = std::move(lay);
     }
     m_group_pos = kernels::dev_positions(m_dev, m_lay.group_pos);

@@ -129,6 +129,10 @@ std::vector<option_decl> train_options() {
         d::choice("cp-variant", "ring", {"ring", "allgather", "ulysses"})
             .sweeps()
             .help("attention across cp ranks"),
+        d::choice("cp-placement", "node", {"node", "across"})
+            .sweeps()
+            .help("each replica's cp ranks inside one node (node) or on different nodes "
+                  "(across; to measure the cost)"),
         d::flag("prefetch", "off").sweeps().help("FSDP: gather the next layer's parameters early"),
         d::number("bucket-mb", "25", 0.001, 1e6).sweeps().help("DDP gradient bucket size in MiB"),
         d::number("lr", "0.001", 0, 1).help("AdamW learning rate, above 0 and below 1"),
@@ -185,6 +189,8 @@ train_problem read_train_problem(const params& p, int world_size) {
                                        "divisible over {} data-parallel ranks",
                                        pr.global_tokens, pr.sequences, pr.dp));
     pr.cp_variant = p.text("cp-variant");
+    if (p.has("cp-placement"))
+        pr.cp_placement = comm::parse_group_placement(p.text("cp-placement"), "cp-placement");
     if (pr.cp > 1) {
         if (pr.cp_variant == "ulysses" && pr.model.heads % pr.cp != 0)
             throw config_error(fmt::format("--cp-variant ulysses: heads ({}) must be divisible "
@@ -203,6 +209,26 @@ train_problem read_train_problem(const params& p, int world_size) {
     pr.tf32 = p.flag("tf32");
     pr.profile = p.flag("profile");
     return pr;
+}
+
+std::vector<int> train_problem::grid_order(const comm::node_layout& nodes) const {
+    const int world = dp * cp;
+    if (cp > 1 && cp < world)
+        return comm::group_order(nodes.for_world(world), cp_placement);
+    std::vector<int> order(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r)
+        order[static_cast<std::size_t>(r)] = r;
+    return order;
+}
+
+std::string train_problem::placement_note(const comm::node_layout& nodes) const {
+    const comm::node_layout l = nodes.for_world(dp * cp);
+    if (cp <= 1 || cp_placement != comm::group_placement::node || l.nodes() == 1 ||
+        comm::groups_inside_nodes(l, grid_order(l), cp))
+        return "";
+    return fmt::format("train_step --cp {}: some context-parallel groups span nodes ({}): their "
+                       "attention exchange crosses the link between nodes",
+                       cp, l.describe());
 }
 
 } // namespace ringscale::jobs

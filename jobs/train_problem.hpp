@@ -3,6 +3,7 @@
 // bad-input rule, plus its FLOP, communication and memory figures for preflight and reports.
 #pragma once
 
+#include "comm/topology.hpp"
 #include "jobs/train/data_parallel.hpp"
 #include "kernels/model/params.hpp"
 #include "src/engine/job.hpp"
@@ -21,6 +22,8 @@ struct train_problem {
     std::string scaling = "strong";
     int dp = 1, cp = 1;
     std::string cp_variant = "ring";
+    /// --cp-placement: each replica's cp ranks inside one node (node) or on different nodes.
+    comm::group_placement cp_placement = comm::group_placement::node;
     train::dp_settings dp_set;
     int steps_validate = 3;
     bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
@@ -28,6 +31,11 @@ struct train_problem {
 
     std::int64_t local_sequences() const { return sequences / dp; }
     std::int64_t local_rows() const { return seq_len / cp; }
+    /// The order the dp x cp grid is cut from: position i = d*cp + c holds replica d's cp rank
+    /// c (comm::group_order by cp_placement; rank order when cp is 1 or every rank). Pure.
+    std::vector<int> grid_order(const comm::node_layout& nodes) const;
+    /// The warning when cp groups placed by node cannot all stay inside one node; "".
+    std::string placement_note(const comm::node_layout& nodes) const;
     /// FLOPs per step, convention flop_convention().
     double flops_per_step() const;
     /// Bytes per step and rank: dp_comm_bytes_per_step() + cp_comm_bytes_per_step().

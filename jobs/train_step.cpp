@@ -1,11 +1,12 @@
 // Job `train_step`: whole training steps of a small transformer (kernels/model/transformer) on a
-// dp x cp grid. Ranks r = d*cp + c: the cp ranks of replica d are consecutive (they talk
-// every layer). Replica d takes sequences [d*B, (d+1)*B) of the seeded global batch; cp rank
-// c takes the zigzag positions of every one of them. Data parallelism: --dp-variant ddp |
-// zero1 | fsdp (jobs/train/data_parallel.hpp); attention across cp ranks: --cp-variant ring |
-// allgather | ulysses (jobs/train/cp_core.hpp). Loss = sum over ranks of shard losses, each
-// normalised by the global token count. validate() reruns --steps-validate steps from the initial
-// parameters and compares with the single-rank reference run.
+// dp x cp grid. Positions i = d*cp + c of train_problem::grid_order: the cp ranks of replica d
+// are consecutive there, by default the ranks of one node (they talk every layer). Replica d takes
+// sequences [d*B, (d+1)*B) of the seeded global batch; cp rank c takes the zigzag positions of
+// every one of them. Data parallelism: --dp-variant ddp | zero1 | fsdp
+// (jobs/train/data_parallel.hpp); attention across cp ranks: --cp-variant ring | allgather |
+// ulysses (jobs/train/cp_core.hpp). Loss = sum over ranks of shard losses, each normalised by the
+// global token count. validate() reruns --steps-validate steps from the initial parameters and
+// compares with the single-rank reference run.
 //
 // The step computes through a training context on the launch's executor
 // (kernels/model/train_context): the CPU kernels, or on --device cuda the CUDA kernels on the
@@ -38,9 +39,11 @@ class train_case final : public case_runner {
     train_case(const train_problem& pr, run_context& ctx)
         : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
           m_warmup(ctx.warmup), m_layout(pr.model),
-          m_train(std::make_unique<kernels::model::train_context>(ctx.dev, pr.tf32)) {
+          m_train(std::make_unique<kernels::model::train_context>(ctx.dev, pr.tf32)),
+          m_at(comm::positions_of(
+              pr.grid_order(ctx.launch.nodes))[static_cast<std::size_t>(ctx.world.rank())]) {
         if (pr.cp > 1)
-            m_cp = ctx.world.split(ctx.world.rank() / pr.cp, ctx.world.rank() % pr.cp);
+            m_cp = ctx.world.split(m_at / pr.cp, m_at % pr.cp);
     }
 
     attr_map describe() const override {
@@ -60,7 +63,7 @@ class train_case final : public case_runner {
     }
 
     void setup() override {
-        const int r = m_world.rank();
+        const int r = m_at; // replica r / cp, cp rank r % cp
         const std::int64_t nseq = m_pr.local_sequences();
         const auto pos =
             train::cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
@@ -190,6 +193,7 @@ class train_case final : public case_runner {
     int m_warmup;
     kernels::model::param_layout m_layout;
     std::unique_ptr<kernels::model::train_context> m_train;
+    int m_at; // this rank's position in the grid order
     std::unique_ptr<comm::communicator> m_cp;
     std::unique_ptr<kernels::model::attention_core> m_core;
     std::unique_ptr<kernels::model::transformer> m_model;
@@ -227,7 +231,8 @@ class train_step_job final : public job {
             c.variant = pr.dp_set.variant +
                         (pr.dp_set.variant == "fsdp" && pr.dp_set.prefetch ? "+prefetch" : "");
             if (pr.cp > 1)
-                c.variant += "/cp-" + pr.cp_variant;
+                c.variant += "/cp-" + pr.cp_variant +
+                             (pr.cp_placement == comm::group_placement::across ? "/across" : "");
             // The user's --dp (0 = ranks / cp) stays in the plan: it is the case's identity at
             // every P; the resolved grid goes into the file as derived dp.
             c.values = p.only(train_case_options());
@@ -236,6 +241,7 @@ class train_step_job final : public job {
             c.validate_by_default = pr.reference_flops() <= (on_device ? 1e13 : 1e10);
             c.bytes_per_rank = on_device ? pr.device_bytes_per_rank(c.validate_by_default)
                                          : pr.bytes_per_rank(c.validate_by_default);
+            c.note = pr.placement_note(launch.nodes);
             cases.push_back(std::move(c));
         }
         return cases;

@@ -39,6 +39,13 @@ gpu_info current_gpu_info();
 /// Free bytes of device memory on the current device (cudaMemGetInfo).
 std::uint64_t gpu_free_bytes();
 
+/// The link and peer access between every pair of this process's visible GPUs: the link from
+/// NVML when the driver has it (NVLink, or PCIe PIX/PXB/PHB/NODE/SYS as nvidia-smi topo names
+/// the path; else unknown), access from the CUDA runtime (cudaDeviceGetP2PAttribute):
+/// "0-1 link=NVLink access=1 perf_rank=0 atomics=1, 0-2 ..." for i < j;
+/// "" with fewer than two GPUs or without CUDA. Never throws.
+std::string gpu_peer_topology();
+
 /// "13.0" from 13000 (CUDA's version integers).
 inline std::string cuda_version_text(int version) {
     return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);

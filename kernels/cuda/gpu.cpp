@@ -1,5 +1,7 @@
 #include "kernels/gpu.hpp"
 
+#include "nvml_link.hpp"
+
 #include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
@@ -33,6 +35,37 @@ int attribute(cudaDeviceAttr attr, int device) {
 
 int gpu_count() {
     return cuda_runtime::cuda_device_count();
+}
+
+std::string gpu_peer_topology() {
+    const int n = gpu_count();
+    std::string out;
+    auto p2p = [](cudaDeviceP2PAttr attr, int a, int b) {
+        int value = 0;
+        if (cudaDeviceGetP2PAttribute(&value, attr, a, b) != cudaSuccess) {
+            cudaGetLastError(); // unknown reads as -1
+            return -1;
+        }
+        return value;
+    };
+    auto bus_id = [](int device) {
+        char id[32] = {};
+        if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) {
+            cudaGetLastError();
+            return std::string();
+        }
+        return std::string(id);
+    };
+    for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b) {
+            const std::string link = cuda::nvml_link(bus_id(a), bus_id(b));
+            out += fmt::format("{}{}-{} link={} access={} perf_rank={} atomics={}",
+                               out.empty() ? "" : ", ", a, b, link.empty() ? "unknown" : link,
+                               p2p(cudaDevP2PAttrAccessSupported, a, b),
+                               p2p(cudaDevP2PAttrPerformanceRank, a, b),
+                               p2p(cudaDevP2PAttrNativeAtomicSupported, a, b));
+        }
+    return out;
 }
 
 void bind_gpu(int local_rank, int local_size) {

@@ -32,6 +32,10 @@ void bind_gpu(int, int) {
     not_compiled("--device cuda");
 }
 
+std::string gpu_peer_topology() {
+    return "";
+}
+
 gpu_info current_gpu_info() {
     not_compiled("GPU information");
 }

@@ -1,54 +1,11 @@
 #include "src/base/case_record.hpp"
 
-#include "src/base/error.hpp"
-
 #include <algorithm>
 #include <fmt/format.h>
 
 namespace ringscale::results {
 
-namespace {
-
 using schema::attr_group;
-
-void read_group_attrs(const h5::object& obj, attr_map& out) {
-    for (const std::string& name : obj.attr_names()) {
-        switch (obj.attr_kind(name)) {
-        case h5::attr_type::string:
-            out[name] = obj.attr_string(name);
-            break;
-        case h5::attr_type::integer:
-            out[name] = obj.attr_int(name);
-            break;
-        case h5::attr_type::floating:
-            out[name] = obj.attr_double(name);
-            break;
-        default:
-            out[name] = std::string("?");
-        }
-    }
-}
-
-/// A [rows, world] float64 dataset, or empty when absent; an hdf5 error on another shape.
-std::vector<double> read_matrix(const h5::group& g, const char* name, const case_record& rec,
-                                std::uint64_t max_bytes) {
-    if (!g.exists(name))
-        return {};
-    std::vector<hsize_t> dims;
-    auto data = g.read<double>(name, &dims, max_bytes);
-    const auto rows = static_cast<hsize_t>(rec.rows), world = static_cast<hsize_t>(rec.world);
-    if (dims.size() != 2 || dims[0] != rows || dims[1] != world)
-        throw error(error_kind::hdf5, fmt::format("dataset '{}' has shape [{}], expected [{}, {}]",
-                                                  name, fmt::join(dims, ", "), rows, world));
-    return data;
-}
-
-template <class T>
-std::vector<T> read_if(const h5::group& g, const char* name, std::uint64_t max_bytes) {
-    return g.exists(name) ? g.read<T>(name, nullptr, max_bytes) : std::vector<T>{};
-}
-
-} // namespace
 
 std::string attr_text(const attr_value& v) {
     return std::visit([](const auto& x) { return fmt::format("{}", x); }, v);
@@ -153,46 +110,6 @@ void write_case_record(const h5::group& g, const case_record& rec) {
         g.write<double>(name, values, {world});
     if (!rec.case_key.empty())
         g.write_string(schema::ds_case_key, rec.case_key);
-}
-
-case_record read_case_attributes(const h5::group& g) {
-    case_record rec;
-    for (const attr_group group : schema::all_groups)
-        if (const char* name = schema::group_name(group); g.exists(name))
-            read_group_attrs(g.open_group(name), rec.group(group));
-    if (g.exists(schema::ds_case_key))
-        rec.case_key = g.read_string(schema::ds_case_key);
-    return rec;
-}
-
-void read_case_datasets(const h5::group& g, case_record& rec, std::uint64_t max_bytes) {
-    if (!g.exists(schema::ds_time_s))
-        throw error(error_kind::hdf5, fmt::format("dataset '{}' is missing", schema::ds_time_s));
-    std::vector<hsize_t> dims;
-    rec.time_s = g.read<double>(schema::ds_time_s, &dims, max_bytes);
-    if (dims.size() != 2)
-        throw error(error_kind::hdf5,
-                    fmt::format("dataset '{}' is not 2-D [iterations, world]", schema::ds_time_s));
-    rec.rows = static_cast<int>(dims[0]);
-    rec.world = static_cast<int>(dims[1]);
-    rec.compute_s = read_matrix(g, schema::ds_compute_s, rec, max_bytes);
-    rec.comm_wait_s = read_matrix(g, schema::ds_comm_wait_s, rec, max_bytes);
-    rec.is_warmup = read_if<std::uint8_t>(g, schema::ds_is_warmup, max_bytes);
-    if (g.exists(schema::ds_is_warmup) && rec.is_warmup.size() != dims[0])
-        throw error(error_kind::hdf5, fmt::format("dataset '{}' length differs from {} rows",
-                                                  schema::ds_is_warmup, schema::ds_time_s));
-    rec.peak_host_bytes = read_if<std::uint64_t>(g, schema::ds_peak_host_bytes, max_bytes);
-    rec.peak_device_bytes = read_if<std::uint64_t>(g, schema::ds_peak_device_bytes, max_bytes);
-    rec.peak_rss_bytes = read_if<std::uint64_t>(g, schema::ds_peak_rss_bytes, max_bytes);
-    rec.threads = read_if<std::int32_t>(g, schema::ds_threads, max_bytes);
-    rec.affinity_cores = read_if<std::int32_t>(g, schema::ds_affinity_cores, max_bytes);
-    // affinity_list stays unread: variable-length strings have no size cap in h5::group, and
-    // no reader needs them.
-    if (g.exists(schema::ds_loss))
-        rec.per_iteration[schema::ds_loss] = g.read<double>(schema::ds_loss, nullptr, max_bytes);
-    for (const std::string& name : schema::training_memory_datasets())
-        if (g.exists(name))
-            rec.per_rank[name] = g.read<double>(name, nullptr, max_bytes);
 }
 
 } // namespace ringscale::results

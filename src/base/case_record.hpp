@@ -1,7 +1,8 @@
 // One case of a results file (schema ringscale/2, names in results_schema.hpp): the one type
 // for a case record. The launcher's run loop fills it, its writer stores it
-// (write_case_record), --resume reads it back (read_case_attributes, read_case_datasets), and
-// the live table and the closing comparison present it. No MPI.
+// (write_case_record); --resume and ringscale-stats' reader read it back, checked
+// (stored::read_case_record, src/base/stored_case.hpp); the live table and the closing
+// comparison present it. No MPI.
 #pragma once
 
 #include "src/base/h5.hpp"
@@ -75,14 +76,5 @@ void write_attrs(const h5::object& obj, const attr_map& attrs);
 
 /// Write `rec` into the new, empty case group `g`: its four attribute groups and datasets.
 void write_case_record(const h5::group& g, const case_record& rec);
-
-/// The attributes of case group `g` (the four groups; one that is absent stays empty) and its
-/// case_key. Throws an hdf5 error when HDF5 cannot read them.
-case_record read_case_attributes(const h5::group& g);
-
-/// Read the datasets of case group `g` into `rec` (rows and world from time_s; all but
-/// affinity_list): throws an hdf5 error naming the dataset when time_s is missing or not 2-D,
-/// or another timing dataset has a different shape; no dataset may need more than `max_bytes`.
-void read_case_datasets(const h5::group& g, case_record& rec, std::uint64_t max_bytes);
 
 } // namespace ringscale::results

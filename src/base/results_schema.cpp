@@ -63,8 +63,31 @@ attr_group v1_attr_group(const std::string& name) {
     return derived.count(name) > 0 ? attr_group::derived : attr_group::identity;
 }
 
+bool v1_train_step_identity(const std::string& name) {
+    static const std::set<std::string> own = {
+        attr::job,   attr::variant,       attr::world_size,    attr::device,    attr::comm,
+        attr::dtype, attr::threads,       attr::scaling,       attr::layers,    attr::hidden,
+        attr::heads, attr::vocab,         attr::train_seq_len, attr::tokens,    attr::dp,
+        attr::cp,    attr::dp_variant,    attr::cp_variant,    attr::bucket_mb, attr::prefetch,
+        attr::lr,    attr::steps_validate};
+    return own.count(name) > 0;
+}
+
 bool is_scaling_axis(const std::string& name) {
-    return name == attr::world_size;
+    return name == attr::world_size || name == attr::nodes || name == attr::ranks_per_node;
+}
+
+std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
+                                                                   long long world_size) {
+    std::vector<std::pair<std::string, std::string>> out = {
+        {attr::nodes, "1"}, {attr::ranks_per_node, std::to_string(world_size)}};
+    if (job == "collectives")
+        out.emplace_back(attr::scope, "world");
+    if (job == "context_parallel")
+        out.emplace_back(attr::ulysses_placement, "node");
+    if (job == "train_step")
+        out.emplace_back(attr::cp_placement, "node");
+    return out;
 }
 
 bool readable(const std::string& schema) {

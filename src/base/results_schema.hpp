@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ringscale::schema {
@@ -39,9 +40,21 @@ attr_group job_attr_group(const std::string& name);
 /// on the case group and derived values overwrote the user's (known table). Pure.
 attr_group v1_attr_group(const std::string& name);
 
-/// True for the identity attributes that name the scaling axis (world_size): a family is
-/// the cases whose identities agree on everything else.
+/// True for the identity attributes a ringscale/1 train_step case keeps: the launcher's own
+/// and train_step's options (ringscale/1 recorded every option of the launch). Pure.
+bool v1_train_step_identity(const std::string& name);
+
+/// True for the identity attributes that name the scaling axes (world_size, and the topology
+/// nodes and ranks_per_node): a family is the cases whose identities agree on everything else
+/// (over P on one node, or over nodes at fixed ranks per node).
 bool is_scaling_axis(const std::string& name);
+
+/// Identity attributes added after files were written, with what a case without them ran:
+/// {name, value} for the case of `job` on `world_size` ranks: nodes 1, ranks_per_node =
+/// world_size, scope world (collectives), ulysses_placement node (context_parallel),
+/// cp_placement node (train_step). Integers are given as text. Pure.
+std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
+                                                                   long long world_size);
 
 /// Whether `schema` is a version readers accept (version or version_1).
 bool readable(const std::string& schema);
@@ -66,8 +79,15 @@ inline constexpr const char* launch_id = "launch_id";
 inline constexpr const char* meta_group = "meta";
 inline constexpr const char* ranks_group = "ranks";
 inline constexpr const char* cases_group = "cases";
-inline constexpr const char* meta_cmdline = "cmdline";        ///< strings [argc]
-inline constexpr const char* meta_hosts = "hosts";            ///< strings [numhosts]
+inline constexpr const char* meta_cmdline = "cmdline"; ///< strings [argc]
+inline constexpr const char* meta_hosts = "hosts";     ///< strings [numhosts]
+/// strings [numhosts]: each host's network interfaces with their link speed from sysfs
+/// ("eth0 10000 Mbit/s, ib0 unknown"; loopback left out; a veth reports its nominal speed,
+/// not a tc shaping).
+inline constexpr const char* meta_net_interfaces = "net_interfaces";
+/// strings [numhosts], --device cuda: peer access between the host's visible GPUs from the
+/// CUDA runtime ("0-1 access=1 perf_rank=0 atomics=1, ..."; "" with fewer than two GPUs).
+inline constexpr const char* meta_gpu_peers = "gpu_peers";
 inline constexpr const char* meta_config = "config";          ///< string: the resolved job file
 inline constexpr const char* meta_resumed = "resumed";        ///< strings [cases] (--resume)
 inline constexpr const char* ranks_host_index = "host_index"; ///< i32 [world]
@@ -109,6 +129,10 @@ inline constexpr const char* gpu_mem_bus_width_bits = "gpu_mem_bus_width_bits";
 inline constexpr const char* cuda_driver_version = "cuda_driver_version";
 inline constexpr const char* cuda_runtime_version = "cuda_runtime_version";
 inline constexpr const char* gpu_ranks_sharing = "gpu_ranks_sharing";
+/// Open MPI's transport selection as set in its MCA parameters, read through MPI_T
+/// ("pml=ob1; btl=tcp,self,vader; btl_tcp_if_include=10.0.0.0/24"; "^x" excludes x), or
+/// "unknown" where the MPI library reports none.
+inline constexpr const char* mpi_transport = "mpi_transport";
 } // namespace meta_attr
 
 /// Case attributes every job's cases carry (identity, run, derived, outcome; DESIGN.md) and
@@ -127,6 +151,35 @@ inline constexpr const char* attn_kernel = "attn_kernel";
 inline constexpr const char* seq_len = "seq_len";
 inline constexpr const char* seq_len_per_rank = "seq_len_per_rank";
 inline constexpr const char* kv_heads = "kv_heads";
+// job options ringscale-stats reads (named after the options, "-" as "_")
+inline constexpr const char* op = "op";
+inline constexpr const char* seq_rule = "seq_rule";
+inline constexpr const char* layout = "layout";
+inline constexpr const char* overlap = "overlap";
+// train_step options ringscale/1 files carry (v1_train_step_identity)
+inline constexpr const char* layers = "layers";
+inline constexpr const char* hidden = "hidden";
+inline constexpr const char* heads = "heads";
+inline constexpr const char* vocab = "vocab";
+inline constexpr const char* train_seq_len = "train_seq_len";
+inline constexpr const char* tokens = "tokens";
+inline constexpr const char* dp_variant = "dp_variant";
+inline constexpr const char* cp_variant = "cp_variant";
+inline constexpr const char* bucket_mb = "bucket_mb";
+inline constexpr const char* prefetch = "prefetch";
+inline constexpr const char* lr = "lr";
+inline constexpr const char* steps_validate = "steps_validate";
+/// Where the case ran: nodes, and the most ranks on one node (every node's count unless
+/// uneven_nodes = 1, present only then). Files without them ran on one node.
+inline constexpr const char* nodes = "nodes";
+inline constexpr const char* ranks_per_node = "ranks_per_node";
+inline constexpr const char* uneven_nodes = "uneven_nodes";
+/// collectives --scope (world | intra | inter); files without it: world.
+inline constexpr const char* scope = "scope";
+/// context_parallel --ulysses-placement, train_step --cp-placement (node | across); files
+/// without them: node.
+inline constexpr const char* ulysses_placement = "ulysses_placement";
+inline constexpr const char* cp_placement = "cp_placement";
 // run
 inline constexpr const char* warmup = "warmup";
 inline constexpr const char* iterations = "iterations";
@@ -140,6 +193,9 @@ inline constexpr const char* variant_label = "variant_label";
 inline constexpr const char* bytes = "bytes";
 inline constexpr const char* count = "count";
 inline constexpr const char* busbw_factor = "busbw_factor";
+/// collectives: ranks in each communicator of the scope, and how many ran side by side.
+inline constexpr const char* scope_ranks = "scope_ranks";
+inline constexpr const char* scope_groups = "scope_groups";
 inline constexpr const char* tokens_per_iter = "tokens_per_iter";
 inline constexpr const char* mfu_dtype = "mfu_dtype";
 inline constexpr const char* flop_convention = "flop_convention";

@@ -4,6 +4,8 @@
 #include "results_schema.hpp"
 #include "text_escape.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -92,38 +94,14 @@ std::vector<double> read_like_time(const h5::group& g, const char* name, const c
 
 } // namespace
 
-attr_map read_attrs(const h5::object& obj) {
-    attr_map out;
-    for (const std::string& name : obj.attr_names()) {
-        attr_value v;
-        switch (obj.attr_kind(name)) {
-        case h5::attr_type::string:
-            v.text = terminal_text(obj.attr_string(name));
-            break;
-        case h5::attr_type::integer: {
-            const std::int64_t i = obj.attr_int(name);
-            v.text = std::to_string(i);
-            v.number = static_cast<double>(i);
-            v.is_integer = true;
-            break;
-        }
-        case h5::attr_type::floating:
-            v.number = obj.attr_double(name);
-            v.text = fmt::format("{}", *v.number);
-            break;
-        default:
-            v.text = "?";
-        }
-        out.emplace(terminal_text(name), std::move(v));
-    }
-    return out;
-}
+namespace {
 
+/// The datasets of case group `g`, each shape checked before its data, then data_problem().
 case_arrays read_case_arrays(const h5::group& g, const attr_map& attrs, bool ok,
                              std::uint64_t max_bytes) {
     case_arrays d;
     const h5::dataset_info t = g.inspect(schema::ds_time_s);
-    if (t.dims.size() != 2)
+    if (t.dims.size() != 2 || t.dims[0] > INT_MAX || t.dims[1] > INT_MAX)
         refuse(fmt::format("dataset 'time_s' has shape [{}], not [iterations, ranks]",
                            fmt::join(t.dims, ", ")));
     d.rows = t.dims[0];
@@ -143,28 +121,148 @@ case_arrays read_case_arrays(const h5::group& g, const attr_map& attrs, bool ok,
     return d;
 }
 
-stored_case read_case_v2(const h5::group& g, std::uint64_t max_bytes) {
-    stored_case c;
+/// A byte count checked finite and >= 0 (data_problem) as the record holds it.
+std::vector<std::uint64_t> to_bytes(const std::vector<double>& v) {
+    std::vector<std::uint64_t> out;
+    out.reserve(v.size());
+    for (const double x : v)
+        out.push_back(x >= 18446744073709551615.0 ? UINT64_MAX : static_cast<std::uint64_t>(x));
+    return out;
+}
+
+/// Put the checked datasets `d` into `rec`.
+void fill_datasets(case_arrays d, results::case_record& rec) {
+    rec.rows = static_cast<int>(d.rows);
+    rec.world = static_cast<int>(d.world);
+    rec.time_s = std::move(d.time_s);
+    rec.compute_s = std::move(d.compute_s);
+    rec.comm_wait_s = std::move(d.comm_wait_s);
+    rec.is_warmup = std::move(d.is_warmup);
+    if (!d.loss.empty())
+        rec.per_iteration[schema::ds_loss] = std::move(d.loss);
+    for (auto& [name, v] : d.memory_bytes) {
+        if (name == schema::ds_peak_host_bytes)
+            rec.peak_host_bytes = to_bytes(v);
+        else if (name == schema::ds_peak_device_bytes)
+            rec.peak_device_bytes = to_bytes(v);
+        else if (name == schema::ds_peak_rss_bytes)
+            rec.peak_rss_bytes = to_bytes(v);
+        else
+            rec.per_rank[name] = std::move(v);
+    }
+    rec.threads.assign(d.threads.begin(), d.threads.end());
+    rec.affinity_cores.assign(d.affinity_cores.begin(), d.affinity_cores.end());
+}
+
+/// Every attribute of `obj` as the record holds it, text through terminal_text.
+void read_record_attrs(const h5::object& obj, results::attr_map& out) {
+    for (const std::string& name : obj.attr_names()) {
+        results::attr_value v;
+        switch (obj.attr_kind(name)) {
+        case h5::attr_type::string:
+            v = terminal_text(obj.attr_string(name));
+            break;
+        case h5::attr_type::integer:
+            v = obj.attr_int(name);
+            break;
+        case h5::attr_type::floating:
+            v = obj.attr_double(name);
+            break;
+        default:
+            v = std::string("?");
+        }
+        out.emplace(terminal_text(name), std::move(v)); // names alike once escaped: the first
+    }
+}
+
+/// The record's datasets after its attributes: time_s required of an ok case.
+void read_record_data(const h5::group& g, results::case_record& rec, std::uint64_t max_bytes) {
+    const std::string status = status_of(rec);
+    if (!g.exists(schema::ds_time_s)) {
+        if (status == schema::status::ok)
+            refuse("dataset 'time_s' is missing");
+        return; // a failed or skipped case may carry no timings
+    }
+    fill_datasets(read_case_arrays(g, view_of(rec.flat()), status == schema::status::ok, max_bytes),
+                  rec);
+}
+
+} // namespace
+
+attr_map read_attrs(const h5::object& obj) {
+    results::attr_map m;
+    read_record_attrs(obj, m);
+    return view_of(m);
+}
+
+attr_value view_of(const results::attr_value& v) {
+    attr_value out;
+    out.text = results::attr_text(v);
+    out.number = results::attr_number(v);
+    out.is_integer = std::holds_alternative<std::int64_t>(v);
+    return out;
+}
+
+attr_map view_of(const results::attr_map& m) {
+    attr_map out;
+    for (const auto& [name, value] : m)
+        out.emplace(name, view_of(value));
+    return out;
+}
+
+case_arrays arrays_of(const results::case_record& rec) {
+    case_arrays d;
+    d.rows = static_cast<std::size_t>(std::max(rec.rows, 0));
+    d.world = static_cast<std::size_t>(std::max(rec.world, 0));
+    d.is_warmup = rec.is_warmup;
+    d.time_s = rec.time_s;
+    d.compute_s = rec.compute_s;
+    d.comm_wait_s = rec.comm_wait_s;
+    for (const auto& [name, v] : {std::pair{schema::ds_peak_host_bytes, &rec.peak_host_bytes},
+                                  {schema::ds_peak_device_bytes, &rec.peak_device_bytes},
+                                  {schema::ds_peak_rss_bytes, &rec.peak_rss_bytes}})
+        if (!v->empty())
+            d.memory_bytes[name].assign(v->begin(), v->end());
+    for (const auto& [name, v] : rec.per_rank)
+        d.memory_bytes[name] = v;
+    if (const auto it = rec.per_iteration.find(schema::ds_loss); it != rec.per_iteration.end())
+        d.loss = it->second;
+    d.threads.assign(rec.threads.begin(), rec.threads.end());
+    d.affinity_cores.assign(rec.affinity_cores.begin(), rec.affinity_cores.end());
+    return d;
+}
+
+std::string status_of(const results::case_record& rec) {
+    return rec.find(schema::attr::status) ? rec.status() : schema::status::ok;
+}
+
+results::case_record read_case_record(const h5::group& g, std::uint64_t max_bytes) {
+    results::case_record rec;
     for (const schema::attr_group group : schema::all_groups) {
         const char* name = schema::group_name(group);
         if (!g.exists(name))
             refuse(fmt::format("attribute group '{}' is missing", name));
-        for (auto& [k, v] : read_attrs(g.open_group(name))) {
-            if (group == schema::attr_group::identity)
-                c.identity[k] = v;
-            c.flat[k] = std::move(v); // later groups win: outcome over derived over identity
-        }
+        read_record_attrs(g.open_group(name), rec.group(group));
     }
-    const auto status = c.flat.find(schema::attr::status);
-    c.status = status == c.flat.end() ? schema::status::ok : status->second.text;
-    if (!c.identity.count("job") || c.identity.at("job").text.empty())
+    const auto job = rec.identity.find(schema::attr::job);
+    if (job == rec.identity.end() || results::attr_text(job->second).empty())
         refuse("attribute 'job' is missing");
-    c.has_data = g.exists(schema::ds_time_s);
-    if (!c.has_data && c.status == schema::status::ok)
-        refuse("dataset 'time_s' is missing");
-    if (c.has_data)
-        c.data = read_case_arrays(g, c.flat, c.status == schema::status::ok, max_bytes);
-    return c;
+    read_record_data(g, rec, max_bytes);
+    if (g.exists(schema::ds_case_key))
+        rec.case_key = g.read_string(schema::ds_case_key);
+    return rec;
+}
+
+results::case_record read_v1_case_record(const h5::group& g, std::uint64_t max_bytes) {
+    results::case_record rec;
+    results::attr_map flat;
+    read_record_attrs(g, flat);
+    for (auto& [name, value] : flat)
+        rec.group(schema::v1_attr_group(name))[name] = std::move(value);
+    if (rec.text(schema::attr::job).empty())
+        refuse("attribute 'job' is missing");
+    read_record_data(g, rec, max_bytes);
+    return rec;
 }
 
 } // namespace ringscale::stored

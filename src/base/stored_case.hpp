@@ -1,5 +1,6 @@
-// One case group of a results file as read back, and whether its data can be trusted. The
-// one reading ringscale-stats' reader (analysis/reader.cpp) and the launcher's --resume
+// One case group of a results file read back as the one case record (results::case_record,
+// src/base/case_record.hpp, what the writer stores), and whether its data can be trusted.
+// The one reading ringscale-stats' reader (analysis/reader.cpp) and the launcher's --resume
 // (src/engine/resume.cpp) both use, so the two can never disagree about which cases count:
 // a case the statistics refuse is run again by --resume, and one they use is not.
 //
@@ -7,6 +8,7 @@
 // refuses links and storage outside the file), then the values against their physics.
 #pragma once
 
+#include "case_record.hpp"
 #include "h5.hpp"
 
 #include <cstddef>
@@ -18,7 +20,8 @@
 
 namespace ringscale::stored {
 
-/// One attribute value: text always, number when it was stored as an integer or float.
+/// One attribute value as the checks and ringscale-stats see it: text always, number when it was
+/// stored as an integer or float.
 struct attr_value {
     std::string text;
     std::optional<double> number;
@@ -32,7 +35,8 @@ using attr_map = std::map<std::string, attr_value>;
 /// an hdf5 error naming the first attribute that is not a single value.
 attr_map read_attrs(const h5::object& obj);
 
-/// The datasets of one case (warm-up rows kept and flagged), as their checks leave them.
+/// The datasets of one case as numbers (warm-up rows kept and flagged): what the checks
+/// look at, and the statistics' view of a case record (arrays_of).
 struct case_arrays {
     std::size_t rows = 0;                ///< iterations stored, warm-up included
     std::size_t world = 0;               ///< columns of the timing arrays
@@ -65,25 +69,30 @@ std::string data_problem(const case_arrays& d, const attr_map& attrs, bool ok);
 /// fit the rows, so the caller can refuse to guess.
 std::vector<std::uint8_t> warmup_from_attribute(std::size_t rows, const attr_map& attrs);
 
-/// Read the datasets of case group `g`, each shape checked before its data, then
-/// data_problem(); throws an hdf5 error with the first reason, naming the dataset. `attrs`:
-/// the case's attributes (all groups, flat); `ok`: its status is ok; `max_bytes`: the
-/// file's size (no dataset can need more).
-case_arrays read_case_arrays(const h5::group& g, const attr_map& attrs, bool ok,
-                             std::uint64_t max_bytes);
+/// An attribute of a case record as text and number (integers exactly as the file has them).
+attr_value view_of(const results::attr_value& v);
+/// Every attribute of `m` through view_of.
+attr_map view_of(const results::attr_map& m);
 
-/// A ringscale/2 case as read back.
-struct stored_case {
-    attr_map identity;  ///< what the user chose
-    attr_map flat;      ///< every group (outcome over derived over run over identity)
-    std::string status; ///< ok | failed | skipped ("ok" when the file says nothing)
-    bool has_data = false;
-    case_arrays data;
-};
+/// The datasets of `rec` as numbers: the per-rank memory datasets it has (peaks and training
+/// categories, each only when recorded), loss when recorded. Pure.
+case_arrays arrays_of(const results::case_record& rec);
 
-/// Read a ringscale/2 case group: its four attribute groups and, where it has time_s (an ok
-/// case must), its datasets through read_case_arrays. Throws (hdf5 error with the reason)
-/// when the case cannot be used: ringscale-stats drops it, --resume runs it again.
-stored_case read_case_v2(const h5::group& g, std::uint64_t max_bytes);
+/// The status of a case as read back: outcome's status, "ok" when the file says nothing.
+std::string status_of(const results::case_record& rec);
+
+/// Read ringscale/2 case group `g` into a case record: its four attribute groups (text
+/// through terminal_text), its case_key and, where it has time_s (an ok case must), its
+/// datasets, each shape checked before its data, then data_problem(). Throws an hdf5 error
+/// with the first reason (naming the dataset) when the case cannot be used:
+/// ringscale-stats drops it, --resume runs it again. `max_bytes`: the file's size (no
+/// dataset can need more). The datasets of a case with no is_warmup dataset get the flags
+/// of warmup_from_attribute; the peak byte counts, checked as numbers, are held as whole
+/// bytes (u64, as the writer stores them); affinity_list stays unread.
+results::case_record read_case_record(const h5::group& g, std::uint64_t max_bytes);
+
+/// Read a ringscale/1 case group (attributes on the group itself, each put in the group
+/// schema::v1_attr_group names) with the same checks as read_case_record.
+results::case_record read_v1_case_record(const h5::group& g, std::uint64_t max_bytes);
 
 } // namespace ringscale::stored

@@ -17,7 +17,10 @@ std::string value_text(const jobs::attr_value& v) {
 
 } // namespace
 
-jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg, int world_size) {
+jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg,
+                             const jobs::launch_info& launch) {
+    const int world_size = launch.world_size;
+    const comm::node_layout nodes = launch.nodes.for_world(world_size);
     jobs::attr_map id = param_attrs(pc.plan.values);
     // Weak scaling of the attention jobs: the user chose tokens per rank and a rule; the
     // global length they give at this P is derived (sort_job_attrs puts it there).
@@ -29,6 +32,11 @@ jobs::attr_map case_identity(const scheduled_case& pc, const launch_config& cfg,
         id[schema::attr::variant] = pc.plan.variant;
     id[schema::attr::job] = pc.plan.job;
     id[schema::attr::world_size] = static_cast<std::int64_t>(world_size);
+    // 4 ranks on 1 node and 4 ranks on 4 nodes are different cases.
+    id[schema::attr::nodes] = static_cast<std::int64_t>(nodes.nodes());
+    id[schema::attr::ranks_per_node] = static_cast<std::int64_t>(nodes.ranks_per_node());
+    if (!nodes.uniform())
+        id[schema::attr::uneven_nodes] = std::int64_t{1};
     id[schema::attr::device] = std::string(to_string(cfg.device));
     id[schema::attr::comm] = std::string(to_string(cfg.comm));
     id.emplace(schema::attr::dtype, std::string("float32"));
@@ -68,15 +76,26 @@ void sort_job_attrs(const jobs::attr_map& from_job, jobs::attr_map& identity,
 }
 
 std::string case_key(const jobs::attr_map& identity, const jobs::attr_map& run) {
+    jobs::attr_map keyed = identity;
+    const auto job = identity.find(schema::attr::job);
+    const auto p = identity.find(schema::attr::world_size);
+    if (job != identity.end() && p != identity.end())
+        for (const auto& [name, value] : schema::identity_defaults(
+                 value_text(job->second), std::stoll(value_text(p->second)))) {
+            const auto it = keyed.find(name);
+            if (it != keyed.end() && value_text(it->second) == value)
+                keyed.erase(it);
+        }
     std::string text;
-    for (const auto* group : {&identity, &run})
+    for (const jobs::attr_map* group : {static_cast<const jobs::attr_map*>(&keyed), &run})
         for (const auto& [k, v] : *group) // std::map: sorted, stable
             text += fmt::format("{}={}\n", k, value_text(v));
     return fmt::format("{:016x}", fnv1a64(text));
 }
 
-std::string case_key(const scheduled_case& pc, const launch_config& cfg, int world_size) {
-    return case_key(case_identity(pc, cfg, world_size), case_run_attrs(cfg));
+std::string case_key(const scheduled_case& pc, const launch_config& cfg,
+                     const jobs::launch_info& launch) {
+    return case_key(case_identity(pc, cfg, launch), case_run_attrs(cfg));
 }
 
 } // namespace ringscale

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
+#include "comm/topology.hpp"
 #include "kernels/executor.hpp"
 #include "src/base/backend.hpp"
 #include "src/base/case_record.hpp"
@@ -29,6 +30,8 @@ struct launch_info {
     /// --device cuda: device memory a rank may use (its GPU's free memory over the ranks
     /// sharing it, less a reserve); a case estimated above it is skipped.
     std::uint64_t device_bytes_per_rank = 0;
+    /// The node of every rank (comm/topology.hpp); empty: every rank on one node.
+    comm::node_layout nodes;
 };
 
 /// One planned case: its parameters and what preflight needs to know.
@@ -40,6 +43,7 @@ struct case_plan {
     bool skippable = false;           ///< from a preset sweep: record as skipped instead of failing
     std::string skip_reason;          ///< non-empty: skip this case (recorded, sweep goes on)
     bool validate_by_default = true;  ///< what --validate auto means for this case
+    std::string note; ///< one line the launcher prints once per launch (a group spans nodes)
 };
 
 /// What the run loop hands a case.

@@ -20,6 +20,8 @@ struct run_metadata {
     /// More per-rank datasets of /ranks (e.g. gpu_index; gpu_uuid), each [world].
     std::map<std::string, std::vector<std::int32_t>> rank_ints;
     std::map<std::string, std::vector<std::string>> rank_strings;
+    /// Per-host datasets of /meta (net_interfaces, gpu_peers), each [numhosts].
+    std::map<std::string, std::vector<std::string>> host_strings;
     int my_local_rank = 0;
     int my_local_size = 1;
 };

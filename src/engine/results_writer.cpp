@@ -144,6 +144,8 @@ void results_writer::write_metadata(const launch_config& cfg, const run_metadata
     results::write_attrs(meta, md.attrs);
     meta.write_strings(schema::meta_cmdline, cfg.cmdline);
     meta.write_strings(schema::meta_hosts, md.hosts);
+    for (const auto& [name, values] : md.host_strings)
+        meta.write_strings(name, values);
     meta.write_string(schema::meta_config, cfg.resolved_text);
     auto ranks = root.create_group(schema::ranks_group);
     const hsize_t world = md.host_index.size();

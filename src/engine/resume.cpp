@@ -37,17 +37,17 @@ std::string short_reason(const std::string& what) {
 
 /// Case `name` of `cases`, when it counts as completed: the case_key of a case whose status
 /// is ok and which ringscale-stats would use. Whether it is usable is decided by the reader's
-/// own code (stored::read_case_v2), so a case the statistics refuse is run again. "" when
+/// own code (stored::read_case_record), so a case the statistics refuse is run again. "" when
 /// it is not completed; a case that says ok but cannot be used is named on stderr.
 std::string completed_key(const h5::group& cases, const std::string& name,
                           const std::string& file_name, std::uint64_t max_bytes) {
     std::string key;
     try {
-        const h5::group c = cases.open_group(name);
-        const stored::stored_case s = stored::read_case_v2(c, max_bytes);
-        if (s.status != schema::status::ok || !c.exists(schema::ds_case_key))
+        const results::case_record rec =
+            stored::read_case_record(cases.open_group(name), max_bytes);
+        if (stored::status_of(rec) != schema::status::ok)
             return "";
-        key = c.read_string(schema::ds_case_key);
+        key = rec.case_key;
     } catch (const error& e) {
         std::fprintf(stderr,
                      "ringscale: warning: --resume: %s:/cases/%s cannot be used (%s); it "

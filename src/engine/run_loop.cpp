@@ -146,7 +146,7 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     kernels::executor& dev = ctx.dev;
     case_record rec;
     rec.world = world.size();
-    rec.identity = case_identity(pc, cfg, world.size());
+    rec.identity = case_identity(pc, cfg, ctx.launch);
     rec.run = case_run_attrs(cfg);
     if (cfg.repeat > 1) // which repetition: a replicate, not part of the case's identity
         rec.run[schema::attr::repeat] = static_cast<std::int64_t>(pc.repeat);

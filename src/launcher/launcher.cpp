@@ -11,6 +11,7 @@
 #include "src/engine/device_binding.hpp"
 #include "src/engine/guard.hpp"
 #include "src/engine/metadata.hpp"
+#include "src/engine/node_metadata.hpp"
 #include "src/engine/results_writer.hpp"
 #include "src/engine/resume.hpp"
 #include "src/engine/run_loop.hpp"
@@ -22,6 +23,7 @@
 #include <fmt/format.h>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 namespace ringscale {
@@ -69,6 +71,8 @@ void check_output(prepared& p) {
 std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
                               std::string& message, std::string& error_text) {
     try {
+        // Collective, before anything that may fail on one rank alone.
+        const comm::node_layout nodes = comm::detect_node_layout(world);
         cli_result cli = parse_cli(argc, argv);
         if (!cli.config) {
             message = cli.message;
@@ -80,6 +84,7 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
         local_rank_info(local_rank, local_size);
         p.threads = kernels::threads_per_rank(p.cfg.threads, local_size);
         p.launch.world_size = world.size();
+        p.launch.nodes = nodes;
         p.launch.device = p.cfg.device;
         p.launch.comm = p.cfg.comm;
         // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
@@ -107,10 +112,15 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
         if (p.cases.empty())
             throw config_error("no cases to run");
         for (const auto& pc : p.cases)
-            p.keys.push_back(case_key(pc, p.cfg, world.size()));
-        if (world.rank() == 0)
+            p.keys.push_back(case_key(pc, p.cfg, p.launch));
+        if (world.rank() == 0) {
             for (const auto& note : p.cfg.notes)
                 std::fprintf(stderr, "ringscale: note: %s\n", note.c_str());
+            std::set<std::string> warned; // each once, however many cases share it
+            for (const auto& pc : p.cases)
+                if (!pc.plan.note.empty() && warned.insert(pc.plan.note).second)
+                    std::fprintf(stderr, "ringscale: warning: %s\n", pc.plan.note.c_str());
+        }
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
             check_output(p);
@@ -229,6 +239,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     kernels::set_blas_threads(p.threads);
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
     add_gpu_metadata(md, gpu, world);
+    add_node_metadata(md, world, p.cfg.device == device_kind::cuda);
     warn_about_binding(world, md.my_local_size, p.threads);
     // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
     // host memory. The host-memory world stays the control plane (results, agreement).

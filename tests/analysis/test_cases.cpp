@@ -31,9 +31,10 @@ TEST(analysis_cases, key_is_identity_only) {
     const result_set rs = load_results({dir}, false);
     ASSERT_EQ(rs.cases.size(), 2u);
     EXPECT_EQ(case_key(rs.cases[0]), case_key(rs.cases[1]));
-    EXPECT_EQ(case_key(rs.cases[0]),
-              "ring_attention|zigzag|P=4|comm=mpi|device=cpu|dtype=fp32|heads=8|scaling=strong|"
-              "seq_len=4096|threads=0");
+    EXPECT_EQ(
+        case_key(rs.cases[0]),
+        "ring_attention|zigzag|P=4|nodes=1x4|comm=mpi|device=cpu|dtype=fp32|heads=8|scaling=strong|"
+        "seq_len=4096|threads=0");
     const auto pooled = pool_cases(rs.cases);
     ASSERT_EQ(pooled.size(), 1u);
     EXPECT_EQ(pooled[0].launches.size(), 2u);
@@ -128,4 +129,37 @@ TEST(analysis_cases, common_parameters_are_stripped_from_labels) {
     EXPECT_EQ(common, (param_list{{"device", "cpu"}}));
     EXPECT_EQ(strip_params("job/v device=cpu seq_len=4096", common), "job/v seq_len=4096");
     EXPECT_TRUE(common_params({&a}).empty());
+}
+
+TEST(analysis_cases, families_over_p_on_one_node_and_over_nodes_at_fixed_ranks_per_node) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("cases_nodes");
+    auto on = [](int nodes, int per_node) {
+        fixture_case c = make(nodes * per_node, 4096);
+        c.int_params.push_back({"nodes", nodes});
+        c.int_params.push_back({"ranks_per_node", per_node});
+        return c;
+    };
+    fixture_file f, old;
+    f.cases = {on(1, 2), on(2, 2), on(4, 2), on(1, 4), on(4, 1)};
+    old.cases = {make(1, 4096)}; // written before the topology: one node of 1 rank
+    write_fixture_file(dir + "/a.h5", f);
+    write_fixture_file(dir + "/old.h5", old);
+    const result_set rs = load_results({dir}, false);
+    const auto pooled = pool_cases(rs.cases);
+    ASSERT_EQ(pooled.size(), 6u); // 4 ranks on 1 node and on 4 nodes stay apart
+    const auto fams = find_families(pooled);
+    ASSERT_EQ(fams.size(), 3u);
+    std::vector<std::string> got;
+    for (const auto& fam : fams) {
+        std::string members;
+        for (const pooled_case* c : fam.members)
+            members += std::to_string(c->nodes) + "x" + std::to_string(c->ranks_per_node) + " ";
+        got.push_back(members);
+    }
+    // Over P on one node (the old file's P=1 with them); over nodes at 2 ranks per node from
+    // the one-node case of 2 ranks, and at 1 rank per node from the one of 1 rank.
+    EXPECT_EQ(got, (std::vector<std::string>{"1x1 1x2 1x4 ", "1x2 2x2 4x2 ", "1x1 4x1 "}));
+    EXPECT_NE(fams[1].label.find("over nodes, 2 ranks per node"), std::string::npos)
+        << fams[1].label;
+    std::filesystem::remove_all(dir);
 }

@@ -2,6 +2,7 @@
 // same, with its types; the step-time statistics the live table and the closing comparison use.
 #include "src/base/case_record.hpp"
 #include "src/base/error.hpp"
+#include "src/base/stored_case.hpp"
 
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -54,14 +55,12 @@ TEST(case_record, writes_and_reads_back_with_types) {
     }
     const auto f = h5::file::open_read(path);
     const h5::group g = f.root().open_group("0000");
-    case_record r = results::read_case_attributes(g);
+    const case_record r = stored::read_case_record(g, 1 << 20);
     EXPECT_EQ(r.identity, w.identity);
     EXPECT_EQ(r.run, w.run);
     EXPECT_EQ(r.derived, w.derived);
     EXPECT_EQ(r.outcome, w.outcome);
     EXPECT_EQ(r.case_key, w.case_key);
-    EXPECT_TRUE(r.time_s.empty()); // attributes only
-    results::read_case_datasets(g, r, 1 << 20);
     EXPECT_EQ(r.rows, 3);
     EXPECT_EQ(r.world, 2);
     EXPECT_EQ(r.time_s, w.time_s);
@@ -86,14 +85,30 @@ TEST(case_record, refuses_timings_of_the_wrong_shape) {
         w.comm_wait_s.pop_back(); // written as [2, 2]: one row short
         w.rows = 2;
         auto g = f.root().create_group("0000");
+        auto h = f.root().create_group("0001");
+        for (const schema::attr_group group : schema::all_groups) {
+            results::write_attrs(g.create_group(schema::group_name(group)), w.group(group));
+            results::write_attrs(h.create_group(schema::group_name(group)), w.group(group));
+        }
         g.write<double>(schema::ds_time_s, w.time_s, {3, 2});
         g.write<double>(schema::ds_comm_wait_s, w.comm_wait_s, {2, 2});
-        f.root().create_group("0001").write<double>(schema::ds_time_s, {1, 2, 3}, {3});
+        h.write<double>(schema::ds_time_s, {1, 2, 3}, {3});
     }
     const auto f = h5::file::open_read(path);
-    case_record r;
-    EXPECT_THROW(results::read_case_datasets(f.root().open_group("0000"), r, 1 << 20), error);
-    EXPECT_THROW(results::read_case_datasets(f.root().open_group("0001"), r, 1 << 20), error);
+    const auto refusal = [&](const char* group) {
+        try {
+            stored::read_case_record(f.root().open_group(group), 1 << 20);
+        } catch (const error& e) {
+            return std::string(e.what());
+        }
+        return std::string("read");
+    };
+    EXPECT_NE(refusal("0000").find("dataset 'comm_wait_s' has shape [2, 2], expected [3, 2]"),
+              std::string::npos)
+        << refusal("0000");
+    EXPECT_NE(refusal("0001").find("dataset 'time_s' has shape [3], not [iterations, ranks]"),
+              std::string::npos)
+        << refusal("0001");
     std::remove(path.c_str());
 }
 

@@ -1,6 +1,7 @@
 // The MPI communicator against values every rank can compute by itself; independent of
 // the rank count (run at np=1, 2, 4).
 #include "comm/communicator.hpp"
+#include "comm/topology.hpp"
 #include "src/base/error.hpp"
 
 #include <gtest/gtest.h>
@@ -127,6 +128,15 @@ TEST(comm_mpi, split_into_even_and_odd) {
     int one = 1, total = 0;
     sub->allreduce(&one, &total, 1, dtype::i32, reduce_op::sum);
     EXPECT_EQ(total, sub->size());
+}
+
+TEST(comm_mpi, node_layout_by_host_name) {
+    // Every rank of these tests runs on this host: one node of all ranks.
+    auto c = world();
+    const node_layout l = detect_node_layout(*c);
+    EXPECT_EQ(l.world(), c->size());
+    EXPECT_EQ(l.nodes(), 1);
+    EXPECT_EQ(l.ranks_per_node(), c->size());
 }
 
 TEST(comm_mpi, unknown_and_uncompiled_backends) {

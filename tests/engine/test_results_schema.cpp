@@ -29,9 +29,12 @@ std::vector<jobs::attr_map> identities(const launch_config& cfg, int world) {
     launch.host_bytes_per_rank = 1ull << 40;
     std::vector<jobs::attr_map> out;
     for (const auto& pc : plan_launch(cfg, launch)) {
-        out.push_back(case_identity(pc, cfg, world));
+        out.push_back(case_identity(pc, cfg, launch));
         EXPECT_EQ(std::get<std::int64_t>(out.back().at("world_size")), world);
+        EXPECT_EQ(std::get<std::int64_t>(out.back().at("nodes")), 1); // one node: all ranks
+        EXPECT_EQ(std::get<std::int64_t>(out.back().at("ranks_per_node")), world);
         out.back().erase("world_size");
+        out.back().erase("ranks_per_node");
     }
     return out;
 }
@@ -95,6 +98,39 @@ TEST(results_schema, case_key_is_identity_and_run_only) {
     other["world_size"] = std::int64_t{4};
     EXPECT_NE(key, case_key(other, run));
     EXPECT_NE(key, case_key(id, {{"iterations", std::int64_t{50}}}));
+}
+
+TEST(results_schema, topology_is_in_the_identity_and_old_keys_still_match) {
+    const launch_config cfg = parse(
+        {"--job", "collectives", "--op", "allreduce", "-b", "1K", "-e", "1K", "--scope", "inter"});
+    jobs::launch_info launch;
+    launch.world_size = 4;
+    launch.host_bytes_per_rank = 1ull << 40;
+    launch.nodes = comm::node_layout::blocks(4, 1);
+    const auto cases = plan_launch(cfg, launch);
+    ASSERT_EQ(cases.size(), 1u);
+    const jobs::attr_map across = case_identity(cases[0], cfg, launch);
+    EXPECT_EQ(std::get<std::int64_t>(across.at("nodes")), 4);
+    EXPECT_EQ(std::get<std::int64_t>(across.at("ranks_per_node")), 1);
+    EXPECT_EQ(std::get<std::string>(across.at("scope")), "inter");
+    EXPECT_EQ(across.count("uneven_nodes"), 0u);
+    launch.nodes = comm::layout_of_hosts({0, 0, 0, 1}); // 3 + 1: recorded as uneven
+    const jobs::attr_map uneven = case_identity(cases[0], cfg, launch);
+    EXPECT_EQ(std::get<std::int64_t>(uneven.at("ranks_per_node")), 3);
+    EXPECT_EQ(std::get<std::int64_t>(uneven.at("uneven_nodes")), 1);
+    EXPECT_NE(case_key(across, {}), case_key(uneven, {}));
+    // A file written before the topology was recorded ran on one node, scope world: its key
+    // is the key of the same case written now.
+    const jobs::attr_map old = {{"job", std::string("collectives")},
+                                {"world_size", std::int64_t{4}}};
+    jobs::attr_map now = old;
+    now["nodes"] = std::int64_t{1};
+    now["ranks_per_node"] = std::int64_t{4};
+    now["scope"] = std::string("world");
+    EXPECT_EQ(case_key(old, {}), case_key(now, {}));
+    now["nodes"] = std::int64_t{4};
+    now["ranks_per_node"] = std::int64_t{1};
+    EXPECT_NE(case_key(old, {}), case_key(now, {}));
 }
 
 TEST(results_schema, training_identity_does_not_depend_on_p) {

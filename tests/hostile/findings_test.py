@@ -161,6 +161,22 @@ if rc != 0 or "unconfirmed (1 launch)" not in text(out) or "regression" in text(
     fail(f"compare of one launch per side (seen several times): exit {rc}, "
          f"{text(out)[:300]} {text(err)[:300]}")
 
+# A damaged copy of a launch (a case group lost) whose path sorts first does not hide the
+# full copy: the copy with more readable cases counts, and the note says which.
+copies = os.path.join(WORK, "copies")
+os.makedirs(copies)
+launch_like(os.path.join(copies, "c.h5"), 1.0, "c" * 32)
+shutil.copy(os.path.join(copies, "c.h5"), os.path.join(copies, "0_partial.h5"))
+with h5py.File(os.path.join(copies, "0_partial.h5"), "r+") as f:
+    del f["cases"][sorted(f["cases"].keys())[0]]
+    want = len(f["cases"]) + 1
+rc, out, err = run("summary", "--format", "json", copies)
+got = len(json.loads(out)["cases"]) if rc == 0 else -1
+notes = [l for l in text(err).splitlines() if "counted once, from" in l and "c.h5" in l]
+if rc != 0 or got != want or len(notes) != 1:
+    fail(f"a partial copy sorted first: {got} cases (want {want}), {len(notes)} notes naming "
+         f"the full copy; exit {rc}: {text(err)[:300]}")
+
 # 5. export never overwrites a results file: not an input (any path to it), not another .h5.
 victim = os.path.join(WORK, "victim.h5")
 shutil.copy(SEED, victim)

@@ -1,4 +1,5 @@
 #include "jobs/collectives_ops.hpp"
+#include "jobs/collectives_scope.hpp"
 #include "jobs/registry.hpp"
 #include "src/base/error.hpp"
 #include "src/engine/sweep.hpp"
@@ -183,4 +184,33 @@ TEST(collectives_ops, inplace_layout_follows_nccl) {
     EXPECT_TRUE(has_input(find_op("broadcast"), 1, 1));
     EXPECT_FALSE(has_input(find_op("broadcast"), 0, 1));
     EXPECT_NE(find_op("sendrecv").no_in_place, nullptr);
+}
+
+TEST(collectives_plan, scope_sizes_and_refusals) {
+    const auto& j = find_job("collectives");
+    auto l = lists("allreduce", "1K", "1K");
+    l["scope"] = {"world", "intra", "inter"};
+    launch_info two_by_two = world(4);
+    two_by_two.nodes = comm::node_layout::blocks(2, 2);
+    const auto cases = plan_job(j, l, two_by_two);
+    ASSERT_EQ(cases.size(), 3u);
+    EXPECT_EQ(cases[1].values.text("scope"), "intra");
+    EXPECT_EQ(cases[2].values.text("scope"), "inter");
+    const collective_scope intra = plan_scope("intra", two_by_two.nodes, 4);
+    EXPECT_EQ(intra.ranks, 2);
+    EXPECT_EQ(intra.groups, 2);
+    const collective_scope inter = plan_scope("inter", comm::node_layout::blocks(4, 2), 8);
+    EXPECT_EQ(inter.ranks, 4);
+    EXPECT_EQ(inter.groups, 1);
+    EXPECT_EQ(plan_scope("world", {}, 4).ranks, 4);
+    // inter on one node, intra on uneven nodes, a root outside the scope.
+    l["scope"] = {"inter"};
+    EXPECT_THROW(plan_job(j, l, world(2)), config_error);
+    launch_info uneven = world(3);
+    uneven.nodes = comm::layout_of_hosts({0, 0, 1});
+    l["scope"] = {"intra"};
+    EXPECT_THROW(plan_job(j, l, uneven), config_error);
+    l["op"] = {"broadcast"};
+    l["root"] = {"2"};
+    EXPECT_THROW(plan_job(j, l, two_by_two), config_error);
 }

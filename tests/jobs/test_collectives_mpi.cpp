@@ -165,3 +165,40 @@ TEST(collectives_mpi, in_place_reductions_stay_finite_over_many_iterations) {
     EXPECT_GE(watch.reductions, 2 * 2 * 303);
     EXPECT_EQ(watch.non_finite, 0);
 }
+
+// --scope on (pretended) nodes of 2 ranks (np=2: 2 nodes of 1): within each node every node
+// runs its own communicator, across them only each node's first rank; every operation's
+// result is checked exactly on every rank that took part.
+TEST(collectives_mpi, intra_and_inter_scopes_validate) {
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    const int p = world->size();
+    if (p < 2)
+        GTEST_SKIP() << "needs two (pretended) nodes: runs at np=2 and 4";
+    launch_config cfg = config("all", "64", "2K");
+    cfg.params["scope"] = {"intra", "inter"};
+    jobs::launch_info launch;
+    launch.world_size = p;
+    launch.host_bytes_per_rank = 1ull << 30;
+    launch.nodes = comm::node_layout::blocks(2, p / 2);
+    const auto cases = plan_launch(cfg, launch);
+    const auto dev = kernels::make_executor(device_kind::cpu);
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
+    int ran = 0;
+    for (const auto& pc : cases) {
+        const std::string scope = pc.plan.values.text("scope");
+        const std::string what = pc.plan.variant + " --scope " + scope + " inplace " +
+                                 pc.plan.values.text("inplace") + " " +
+                                 pc.plan.values.text("requested_bytes");
+        const case_record rec = run_case(pc, cfg, ctx);
+        if (text(rec, "status") == "skipped")
+            continue; // sendrecv in place; a message below a float per rank
+        ASSERT_EQ(text(rec, "status"), "ok") << what << ": " << text(rec, "error");
+        EXPECT_EQ(jobs::attr_number(rec.flat(), "wrong_elements"), 0) << what;
+        EXPECT_EQ(jobs::attr_number(rec.identity, "nodes"), 2) << what;
+        EXPECT_EQ(jobs::attr_number(rec.derived, "scope_ranks"), scope == "intra" ? p / 2 : 2)
+            << what;
+        EXPECT_EQ(jobs::attr_number(rec.derived, "scope_groups"), scope == "intra" ? 2 : 1) << what;
+        ++ran;
+    }
+    EXPECT_GE(ran, 6 * 2); // every op ran at both scopes
+}

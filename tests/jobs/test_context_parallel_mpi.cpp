@@ -25,13 +25,24 @@ namespace {
 struct cp_case {
     std::string variant = "allgather", causal = "1", pass = "fwd", layout = "zigzag";
     std::string u = "0", kv_heads = "4";
+    std::string placement = "node";
+    comm::node_layout nodes; ///< as if on these nodes (empty: one node)
 };
 
 jobs::param_lists lists_of(const cp_case& c) {
-    return {{"seq-len", {"256"}},   {"seq-preset", {""}},       {"batch", {"2"}},
-            {"heads", {"4"}},       {"kv-heads", {c.kv_heads}}, {"head-dim", {"64"}},
-            {"causal", {c.causal}}, {"pass", {c.pass}},         {"layout", {c.layout}},
-            {"overlap", {"on"}},    {"variant", {c.variant}},   {"ulysses-degree", {c.u}}};
+    return {{"seq-len", {"256"}},
+            {"seq-preset", {""}},
+            {"batch", {"2"}},
+            {"heads", {"4"}},
+            {"kv-heads", {c.kv_heads}},
+            {"head-dim", {"64"}},
+            {"causal", {c.causal}},
+            {"pass", {c.pass}},
+            {"layout", {c.layout}},
+            {"overlap", {"on"}},
+            {"variant", {c.variant}},
+            {"ulysses-degree", {c.u}},
+            {"ulysses-placement", {c.placement}}};
 }
 
 jobs::launch_info launch_of(const comm::communicator& world) {
@@ -49,7 +60,8 @@ case_record run(const cp_case& c) {
     cfg.warmup = 1;
     cfg.iters = 2;
     cfg.validate = validate_mode::on;
-    const auto launch = launch_of(*world);
+    auto launch = launch_of(*world);
+    launch.nodes = c.nodes;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
     const auto dev = kernels::make_executor(device_kind::cpu);
@@ -60,7 +72,8 @@ case_record run(const cp_case& c) {
 void expect_valid(const cp_case& c) {
     const auto rec = run(c);
     const std::string what = c.variant + " u=" + c.u + " causal=" + c.causal + " " + c.pass + " " +
-                             c.layout + " kv-heads=" + c.kv_heads;
+                             c.layout + " kv-heads=" + c.kv_heads + " " + c.placement + " on " +
+                             c.nodes.describe();
     EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
     EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
@@ -130,6 +143,28 @@ TEST(context_parallel_mpi_extra, other_layouts_and_gqa_match_reference) {
         c.pass = "fwd+bwd";
         expect_valid(c);
     }
+}
+
+// The hybrid placed on (pretended) nodes: Ulysses groups inside each node or spread across
+// them, with nodes filled in order or round robin; every placement matches the reference and
+// the identity records the topology.
+TEST(context_parallel_mpi_extra, hybrid_on_nodes_in_every_placement_matches_reference) {
+    if (world_size() != 4)
+        GTEST_SKIP() << "needs 4 ranks (2 nodes x 2), runs at np=4";
+    cp_case c;
+    c.variant = "hybrid";
+    c.pass = "fwd+bwd";
+    for (const auto& nodes :
+         {comm::node_layout::blocks(2, 2), comm::node_layout::round_robin(2, 4)})
+        for (const char* placement : {"node", "across"}) {
+            c.nodes = nodes;
+            c.placement = placement;
+            expect_valid(c);
+            const auto rec = run(c);
+            EXPECT_EQ(jobs::attr_number(rec.identity, "nodes"), 2);
+            EXPECT_EQ(jobs::attr_number(rec.identity, "ranks_per_node"), 2);
+            EXPECT_EQ(jobs::attr_number(rec.derived, "ulysses_degree"), 2); // auto: a node
+        }
 }
 
 // Rows land where they belong: head h, global position s of tensor [B, H, S, D] holds the

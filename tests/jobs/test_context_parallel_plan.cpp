@@ -86,7 +86,11 @@ TEST(context_parallel_plan, bad_input_names_the_constraint) {
 
     e = plan_error(base("hybrid", "3"), 4);
     EXPECT_NE(e.find("--ulysses-degree 3 does not divide the 4 ranks"), std::string::npos) << e;
-    e = plan_error(base("hybrid", "8"), 4);
+    e = plan_error(base("hybrid", "8"), 4); // placed by node: above the node's 4 ranks
+    EXPECT_NE(e.find("--ulysses-degree 8 cannot fit a node"), std::string::npos) << e;
+    auto across = base("hybrid", "8");
+    across["ulysses-placement"] = {"across"};
+    e = plan_error(across, 4);
     EXPECT_NE(e.find("does not divide"), std::string::npos) << e;
 
     l = base("hybrid", "4");
@@ -138,4 +142,47 @@ TEST(context_parallel_plan, allgather_memory_grows_with_the_sequence) {
     EXPECT_NEAR(bytes("ulysses", "64K", 8) / bytes("ulysses", "64K", 32), 4.0, 1e-9);
     EXPECT_GT(bytes("allgather", "64K", 32), 2 * bytes("ulysses", "64K", 32));
     EXPECT_GT(bytes("hybrid", "64K", 8), bytes("ulysses", "64K", 8)); // ring buffers on top
+}
+
+namespace {
+launch_info on_nodes(int nodes, int per_node) {
+    launch_info l = ranks(nodes * per_node);
+    l.nodes = comm::node_layout::blocks(nodes, per_node);
+    return l;
+}
+} // namespace
+
+TEST(context_parallel_plan, hybrid_on_several_nodes_takes_a_node_per_ulysses_group) {
+    // 2 nodes x 4: u = 4 (the ranks per node), not the one-node rule's 2.
+    EXPECT_EQ(plan_job(cp(), base("hybrid"), on_nodes(2, 4)).at(0).variant, "hybrid/u4");
+    // The heads allow 2 of the 4 (kv-heads 2): the largest u that fits them and the node.
+    auto narrow = base("hybrid");
+    narrow["kv-heads"] = {"2"};
+    EXPECT_EQ(plan_job(cp(), narrow, on_nodes(2, 4)).at(0).variant, "hybrid/u2");
+    // Placed by node, groups that tile the nodes raise no warning; u = 4 on nodes of 6 ranks
+    // does not divide them, so a group spans two nodes: one warning line.
+    EXPECT_EQ(plan_job(cp(), base("hybrid"), on_nodes(2, 4)).at(0).note, "");
+    auto six = base("hybrid", "4");
+    six["seq-len"] = {"1152"}; // divisible by 2 x 12 zigzag chunks
+    const auto spans = plan_job(cp(), six, on_nodes(2, 6));
+    EXPECT_NE(spans.at(0).note.find("span nodes"), std::string::npos) << spans.at(0).note;
+    // Forced across: no warning, the user asked for it.
+    six["ulysses-placement"] = {"across"};
+    EXPECT_EQ(plan_job(cp(), six, on_nodes(2, 6)).at(0).note, "");
+}
+
+TEST(context_parallel_plan, ulysses_degree_that_cannot_fit_a_node) {
+    try {
+        plan_job(cp(), base("hybrid", "4"), on_nodes(2, 2));
+        ADD_FAILURE() << "u = 4 on nodes of 2 ranks planned";
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("--ulysses-degree 4 cannot fit a node"),
+                  std::string::npos)
+            << e.what();
+    }
+    auto across = base("hybrid", "4");
+    across["ulysses-placement"] = {"across"}; // spread over the nodes: allowed
+    EXPECT_EQ(plan_job(cp(), across, on_nodes(2, 2)).at(0).variant, "hybrid/u4/across");
+    // One node: a degree above its ranks says so too.
+    EXPECT_NE(plan_error(base("hybrid", "4"), 2).find("cannot fit a node"), std::string::npos);
 }

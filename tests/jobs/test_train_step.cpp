@@ -57,6 +57,9 @@ TEST(train_plan, grid_variants_and_flops) {
     ASSERT_EQ(cases.size(), 3u);
     EXPECT_EQ(cases[0].variant, "ddp/cp-ring");
     EXPECT_EQ(cases[2].variant, "fsdp+prefetch/cp-ring");
+    l["cp-placement"] = {"across"}; // named, so the live table tells the placements apart
+    EXPECT_EQ(plan_job(train_job(), l, ranks(4))[0].variant, "ddp/cp-ring/across");
+    l["cp-placement"] = {"node"};
     EXPECT_EQ(cases[1].values.text("dp"), "0"); // as given: the identity; P resolves it
     EXPECT_EQ(read_train_problem(cases[1].values, 4).dp, 2);
     const auto pr = read_train_problem(cases[0].values, 4);

@@ -34,7 +34,8 @@ jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
 }
 
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
-                const std::string& prefetch = "off") {
+                const std::string& prefetch = "off", const comm::node_layout& nodes = {},
+                const std::string& placement = "node") {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
@@ -44,12 +45,14 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     cfg.params["cp"] = {std::to_string(cp)};
     cfg.params["cp-variant"] = {cp_variant};
     cfg.params["prefetch"] = {prefetch};
+    cfg.params["cp-placement"] = {placement};
     cfg.warmup = 1;
     cfg.iters = 2;
     cfg.validate = validate_mode::on;
     jobs::launch_info launch;
     launch.world_size = world->size();
     launch.host_bytes_per_rank = 1ull << 30;
+    launch.nodes = nodes;
     const auto cases = plan_launch(cfg, launch);
     EXPECT_EQ(cases.size(), 1u);
     const auto dev = kernels::make_executor(device_kind::cpu);
@@ -161,3 +164,19 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
 
 INSTANTIATE_TEST_SUITE_P(all, train_step_cp_bytes,
                          ::testing::Values("ring", "allgather", "ulysses"));
+
+// The 2 x 2 grid on (pretended) 2 nodes of 2 ranks, cp groups inside each node or across the
+// nodes, nodes filled in order or round robin: the same training as the single-rank run.
+TEST(train_step_grid, cp_placement_on_nodes_matches_reference) {
+    if (world_size() != 4)
+        GTEST_SKIP() << "needs 4 ranks (2 nodes x 2), runs at np=4";
+    for (const auto& nodes :
+         {comm::node_layout::blocks(2, 2), comm::node_layout::round_robin(2, 4)})
+        for (const char* placement : {"node", "across"}) {
+            SCOPED_TRACE(nodes.describe() + ", cp placement " + placement);
+            const case_record rec = run("zero1", 2, "ring", "off", nodes, placement);
+            expect_valid(rec);
+            EXPECT_EQ(jobs::attr_number(rec.identity, "nodes"), 2);
+            EXPECT_EQ(std::get<std::string>(rec.identity.at("cp_placement")), placement);
+        }
+}

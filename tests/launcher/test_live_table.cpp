@@ -63,8 +63,8 @@ TEST(live_table, headers_carry_the_unit) {
 
 TEST(live_table, every_job_keeps_its_columns) {
     using v = std::vector<std::string>;
-    EXPECT_EQ(headers("collectives"),
-              (v{"op", "size(B)", "count", "placement", "algbw(GB/s)", "busbw(GB/s)", "#wrong"}));
+    EXPECT_EQ(headers("collectives"), (v{"op", "scope", "size(B)", "count", "placement",
+                                         "algbw(GB/s)", "busbw(GB/s)", "#wrong"}));
     EXPECT_EQ(headers("ring_attention"), (v{"seq", "H/Hkv", "D", "causal", "pass", "layout",
                                             "overlap", "tok/s", "GF/s/rank", "max_err"}));
     EXPECT_EQ(headers("context_parallel"),
