@@ -1,5 +1,6 @@
 #include "jobs/attention_common.hpp"
 
+#include "kernels/mask_count.hpp"
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
@@ -29,10 +30,15 @@ kernels::attention_shape attention_problem::local_shape(int ranks) const {
     s.head_dim = head_dim;
     s.causal = causal;
     s.q_len = s.k_len = seq_len / ranks;
+    s.mask = mask_view();
     return s;
 }
 
-double attention_problem::flops() const {
+kernels::mask_view attention_problem::mask_view() const {
+    return mask ? mask->view() : kernels::mask_view{};
+}
+
+double attention_problem::dense_flops() const {
     const double s = static_cast<double>(seq_len);
     double fwd = 4.0 * batch * s * s * heads * head_dim;
     if (causal)
@@ -40,11 +46,18 @@ double attention_problem::flops() const {
     return backward ? fwd * 3.5 : fwd;
 }
 
+double attention_problem::flops() const {
+    if (!mask)
+        return dense_flops();
+    const double fwd = 4.0 * batch * heads * head_dim * static_cast<double>(mask_pairs);
+    return backward ? fwd * 3.5 : fwd;
+}
+
 std::vector<option_decl> attention_options() {
     std::vector<std::string> presets;
     for (const auto& [name, lengths] : seq_presets())
         presets.push_back(name);
-    return {
+    std::vector<option_decl> opts = {
         option_decl::size("seq-len", "4K", 1, k_max_seq_len)
             .sweeps()
             .help("global sequence length S in tokens (K = 1024)"),
@@ -70,19 +83,23 @@ std::vector<option_decl> attention_options() {
         option_decl::size("head-dim", "64", 1, 1024).sweeps().help("head dimension D: 64 or 128"),
         option_decl::flag("causal", "1").sweeps().help("causal mask"),
         option_decl::choice("pass", "fwd", {"fwd", "fwd+bwd"}).sweeps().help("what runs"),
-        option_decl::choice("layout", "zigzag", {"contiguous", "zigzag", "striped"})
+        option_decl::choice("layout", "zigzag", {"contiguous", "zigzag", "striped", "balanced"})
             .sweeps()
-            .help("sequence sharding"),
+            .help("sequence sharding; zigzag with --docs cuts each document into 2P chunks; "
+                  "balanced deals units (the sparse block, else S/(4P)) by their visible work"),
         option_decl::choice("dtype", "auto",
                             {"auto", "fp32", "bf16", "fp16", "float32", "bfloat16", "float16"})
             .sweeps()
             .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation); auto "
                   "= fp32 on cpu, bf16 on cuda")};
+    const auto masks = mask_options();
+    opts.insert(opts.end(), masks.begin(), masks.end());
+    return opts;
 }
 
 std::vector<std::string> attention_case_options() {
-    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim",
-            "causal",  "pass",  "layout", "dtype"};
+    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim", "causal",  "pass",
+            "layout",  "dtype", "window", "docs",     "sparsity", "dilation"};
 }
 
 const std::map<std::string, std::vector<std::string>>& seq_presets() {
@@ -116,6 +133,12 @@ attention_problem read_attention_problem(const params& p) {
     if (pr.head_dim != 64 && pr.head_dim != 128)
         throw config_error(
             fmt::format("--head-dim: {} is not supported (use 64 or 128)", pr.head_dim));
+    const kernels::mask_spec spec = read_mask_spec(p);
+    if (spec.any()) {
+        pr.mask = std::make_shared<const kernels::attention_mask>(spec, pr.seq_len, pr.causal);
+        const std::vector<std::int64_t> all = kernels::all_positions(pr.seq_len);
+        pr.mask_pairs = kernels::count_visible(pr.mask_view(), pr.causal, all, all);
+    }
     return pr;
 }
 
@@ -136,13 +159,23 @@ kernels::elem resolve_attention_dtype(const std::string& text, device_kind devic
 
 attr_map attention_attrs(const attention_problem& pr) {
     namespace attr = schema::attr;
-    return {{attr::seq_len, pr.seq_len},
-            {attr::kv_heads, pr.kv_heads},
-            {attr::dtype, std::string(kernels::elem_name(pr.type))},
-            {attr::mfu_dtype, std::string(kernels::elem_short_name(pr.type))},
-            {attr::flops_per_iter, pr.flops()},
-            {attr::tokens_per_iter, static_cast<double>(pr.batch * pr.seq_len)},
-            {attr::flop_convention, std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
+    attr_map a = {{attr::seq_len, pr.seq_len},
+                  {attr::kv_heads, pr.kv_heads},
+                  {attr::dtype, std::string(kernels::elem_name(pr.type))},
+                  {attr::mfu_dtype, std::string(kernels::elem_short_name(pr.type))},
+                  {attr::flops_per_iter, pr.flops()},
+                  {attr::tokens_per_iter, static_cast<double>(pr.batch * pr.seq_len)},
+                  {attr::flop_convention, std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
+    if (pr.mask) {
+        a[attr::flop_convention] = std::string("fwd 4*B*H*D per visible (query, key) pair of the "
+                                               "mask (visible_pairs, counted exactly), bwd "
+                                               "2.5*fwd; dense_flops_per_iter without the mask");
+        a[attr::visible_pairs] = pr.mask_pairs;
+        a[attr::dense_flops_per_iter] = pr.dense_flops();
+        a[attr::compute_reduction] = pr.flops() > 0 ? pr.dense_flops() / pr.flops()
+                                                    : std::numeric_limits<double>::infinity();
+    }
+    return a;
 }
 
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
@@ -181,6 +214,9 @@ case_plan plan_one(
     c.values = p;
     c.skippable = from_preset;
     c.validate_by_default = pr.seq_len <= 8192;
+    if (pr.mask && launch.device == device_kind::cuda)
+        throw config_error("attention masks (--window, --docs, --sparsity, --dilation) are not "
+                           "implemented in the CUDA attention kernels; use --device cpu");
     try {
         check(p, pr, launch.world_size);
     } catch (const config_error& e) {
@@ -220,6 +256,8 @@ std::vector<case_plan> plan_attention_cases(
             throw config_error("--seq-preset and --seq-len-per-rank exclude each other: pick one");
         // The case's identity: the shape, the weak-scaling rule when weak, the job's own.
         auto names = attention_case_options();
+        if (point.has("sparsity")) // the block pattern is part of the mask only with it
+            names.insert(names.end(), {"sparse-pattern", "sparse-block"});
         if (weak)
             names.insert(names.begin() + 1, {"seq-len-per-rank", "seq-rule"});
         names.insert(names.end(), extra_options.begin(), extra_options.end());
@@ -313,7 +351,8 @@ std::vector<metric> attention_shape_metrics(const case_plan& plan) {
             metric::of("D", static_cast<double>(pr.head_dim), "", metric_hint::count),
             metric::of_text("causal", pr.causal ? "yes" : "no"),
             metric::of_text("pass", plan.values.text("pass")),
-            metric::of_text("layout", plan.values.text("layout"))};
+            metric::of_text("layout", plan.values.text("layout")),
+            metric::of_text("mask", read_mask_spec(plan.values).label())};
 }
 
 std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
@@ -324,10 +363,19 @@ std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
     const double flops = rec.number(attr::flops_per_iter).value_or(none);
     const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
     const bool checked = rec.number(attr::validated).value_or(0) != 0;
-    return {metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
-            metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
-            metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
-                       metric_hint::error)};
+    // With a mask: the compute it saves (dense / masked FLOPs) and the rate a dense kernel
+    // would need to match this time (dense-equivalent GF/s per rank); "-" without one.
+    const double reduction = rec.number(attr::compute_reduction).value_or(none);
+    const double dense = rec.number(attr::dense_flops_per_iter).value_or(none);
+    return {
+        metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
+        metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
+        metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e9 : none, "GF/s", metric_hint::rate),
+        metric::of("reduce", reduction, "x", metric_hint::number),
+        metric::of("imbal", rec.number(attr::work_imbalance).value_or(none), "",
+                   metric_hint::number),
+        metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
+                   metric_hint::error)};
 }
 
 } // namespace ringscale::jobs

@@ -6,10 +6,12 @@
 #include "kernels/dev_buffer.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/layout.hpp"
+#include "kernels/mask_spec.hpp"
 #include "src/engine/job.hpp"
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,12 +24,20 @@ struct attention_problem {
     bool backward = false; ///< --pass fwd+bwd
     kernels::layout layout = kernels::layout::zigzag;
     kernels::elem type = kernels::elem::f32; ///< --dtype of Q, K, V, dO (resolved, never auto)
+    /// The mask beyond causal (--window, --docs, --sparsity, --dilation) made concrete for
+    /// seq_len, and its exact count of visible (query, key) pairs per head; null without one.
+    std::shared_ptr<const kernels::attention_mask> mask;
+    std::int64_t mask_pairs = 0;
 
-    /// Shape of one rank's local problem: q_len = k_len = seq_len / ranks.
+    /// Shape of one rank's local problem: q_len = k_len = seq_len / ranks, with the mask.
     kernels::attention_shape local_shape(int ranks) const;
-    /// FLOPs per iteration of the whole job (DESIGN.md: fwd 4·B·S²·H·D, halved when causal;
-    /// bwd 2.5 x fwd).
+    /// The mask as kernels see it (no rule without one).
+    kernels::mask_view mask_view() const;
+    /// FLOPs per iteration of the whole job: 4·B·H·D per visible (query, key) pair forward,
+    /// bwd 2.5 x fwd; without a mask DESIGN.md's 4·B·S²·H·D, halved when causal.
     double flops() const;
+    /// The same without the mask (causal alone): what a dense kernel would compute.
+    double dense_flops() const;
 };
 
 /// Options shared by the attention jobs, in sweep order (seq-len, seq-len-per-rank, seq-rule,
@@ -48,9 +58,29 @@ std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernel
 /// "scaling" to "weak".
 void set_weak_seq_len(params& p, int ranks);
 
-/// One case's problem from its typed parameters, checked against the shape rules (no rank
-/// count): config_error.
+/// The mask options (window, docs, sparsity, sparse-pattern, sparse-block, dilation), the
+/// last of attention_options().
+std::vector<option_decl> mask_options();
+
+/// The mask options of a case (--window, --docs, --sparsity, --sparse-pattern, --sparse-block,
+/// --dilation), each off when absent.
+kernels::mask_spec read_mask_spec(const params& p);
+
+/// One case's problem from its typed parameters, checked against the shape and mask rules (no
+/// rank count): config_error.
 attention_problem read_attention_problem(const params& p);
+
+/// The largest over the mean of `pairs` (visible pairs per rank): 1 when balanced, NaN when
+/// there is no work.
+double work_imbalance(const std::vector<std::int64_t>& pairs);
+
+/// Visible (query, key) pairs per head of each rank's queries against the whole sequence.
+std::vector<std::int64_t> pairs_per_rank(const attention_problem& pr,
+                                         const std::vector<std::vector<std::int64_t>>& positions);
+
+/// Global positions of every rank's rows under pr.layout and the mask
+/// (kernels/mask_layout.hpp): [ranks][seq_len / ranks].
+std::vector<std::vector<std::int64_t>> attention_positions(const attention_problem& pr, int ranks);
 
 /// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
 /// attention kernels cannot take is a config_error naming the choices.
@@ -58,8 +88,12 @@ kernels::elem resolve_attention_dtype(const std::string& text, device_kind devic
 
 /// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype
 /// (the peak to compare with: fp32|bf16|fp16), seq_len, kv_heads, flops_per_iter,
-/// tokens_per_iter (B*S) and the FLOP convention.
+/// tokens_per_iter (B*S) and the FLOP convention; with a mask also its visible pairs per head,
+/// the dense FLOPs and the compute reduction (dense / masked FLOPs).
 attr_map attention_attrs(const attention_problem& pr);
+/// attention_attrs plus work_imbalance of the ranks' `positions`.
+attr_map attention_attrs(const attention_problem& pr,
+                         const std::vector<std::vector<std::int64_t>>& positions);
 
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
 /// came from fill_shard with the same type).

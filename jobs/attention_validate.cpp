@@ -95,6 +95,7 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
     shape.q_len = shape.k_len = s;
     shape.head_dim = d;
     shape.causal = pr.causal;
+    shape.mask = pr.mask_view();
     const auto q_elems = static_cast<std::size_t>(g * s * d),
                kv_elems = static_cast<std::size_t>(s * d);
     // This rank's groups, spread over its threads (the reference is single-threaded and

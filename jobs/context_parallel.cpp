@@ -4,6 +4,8 @@
 // the analysis code that `ringscale-stats crossover` uses).
 #include "jobs/context_parallel.hpp"
 
+#include "kernels/mask_layout.hpp"
+
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -90,7 +92,7 @@ std::vector<int> cp_rank_order(const cp_scheme& scheme, const comm::node_layout&
 
 void check_cp_case(const cp_scheme& scheme, const attention_problem& pr,
                    const comm::node_layout& nodes, int ranks) {
-    kernels::check_layout(pr.layout, pr.seq_len, ranks);
+    kernels::check_mask_layout(pr.layout, pr.seq_len, ranks, pr.mask.get());
     if (scheme.variant == "allgather")
         return;
     const int u = scheme.ulysses_degree;

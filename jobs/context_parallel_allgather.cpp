@@ -8,6 +8,7 @@
 // the scheme.) Memory grows with S: each rank holds all of K and V.
 #include "jobs/context_parallel.hpp"
 #include "jobs/device_exchange.hpp"
+#include "kernels/mask_count.hpp"
 #include "src/base/results_schema.hpp"
 
 namespace ringscale::jobs {
@@ -22,10 +23,11 @@ class allgather_case final : public case_runner {
   public:
     allgather_case(const attention_problem& pr, run_context& ctx)
         : m_pr(pr), m_seed(ctx.seed), m_comm(ctx.world), m_control(ctx.control), m_dev(ctx.dev),
-          m_shape(pr.local_shape(ctx.world.size())) {}
+          m_shape(pr.local_shape(ctx.world.size())),
+          m_pos(attention_positions(pr, ctx.world.size())) {}
 
     attr_map describe() const override {
-        attr_map a = attention_attrs(m_pr);
+        attr_map a = attention_attrs(m_pr, m_pos);
         a[schema::attr::ulysses_degree] = std::int64_t{1};
         a[schema::attr::ring_degree] = std::int64_t{1};
         a[schema::attr::gathered_kv_bytes] = static_cast<double>(gathered_bytes());
@@ -35,10 +37,8 @@ class allgather_case final : public case_runner {
 
     void setup() override {
         const int p = m_comm.size();
-        for (int r = 0; r < p; ++r) {
-            m_pos.push_back(kernels::layout_positions(m_pr.layout, m_pr.seq_len, p, r));
-            m_dev_pos.emplace_back(m_dev, m_pos.back());
-        }
+        for (int r = 0; r < p; ++r)
+            m_dev_pos.emplace_back(m_dev, m_pos[static_cast<std::size_t>(r)]);
         const auto& mine = m_pos[static_cast<std::size_t>(m_comm.rank())];
         const std::size_t qe = q_elems(), kve = kv_elems();
         std::vector<float> host(qe);
@@ -108,8 +108,8 @@ class allgather_case final : public case_runner {
     }
     bool masked(int src) const {
         const auto q = pos(m_comm.rank()), k = pos(src);
-        return kernels::classify_block(q.host, q.count, k.host, k.count, m_pr.causal) ==
-               kernels::block_mask::masked;
+        return !kernels::any_visible(m_shape.mask, m_shape.causal, q.host, q.count, k.host,
+                                     k.count);
     }
 
     void block_backward(int src, pending_exchange* pending);

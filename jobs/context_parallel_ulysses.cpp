@@ -11,6 +11,8 @@
 #include "jobs/ulysses_exchange.hpp"
 #include "src/base/results_schema.hpp"
 
+#include <algorithm>
+
 namespace ringscale::jobs {
 
 namespace {
@@ -41,10 +43,13 @@ class ulysses_case final : public case_runner {
         m_ring.positions = &m_ring_pos;
         if (m_u == 1 && p > 1) // no Ulysses exchange to speak of: the ring spans the world
             m_ring.comm = &m_world;
+        m_pos = attention_positions(pr, p);
+        m_ring.steps = ring_steps_needed(m_ring.shape, group_positions());
     }
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr);
+        a[schema::attr::work_imbalance] = work_imbalance(pairs_per_rank(m_pr, group_positions()));
         a[schema::attr::ulysses_degree] = static_cast<std::int64_t>(m_u);
         a[schema::attr::ring_degree] = static_cast<std::int64_t>(m_world.size() / m_u);
         a[schema::attr::comm_bytes_per_iter] = bytes_sent();
@@ -61,6 +66,19 @@ class ulysses_case final : public case_runner {
 
   private:
     comm::communicator& group() { return m_group ? *m_group : m_world; }
+    // Each Ulysses group's rows (its members' positions, sorted): the ring's ranks, and the
+    // work every member of the group shares by heads.
+    std::vector<std::vector<std::int64_t>> group_positions() const {
+        std::vector<std::vector<std::int64_t>> out(m_pos.size() / static_cast<std::size_t>(m_u));
+        for (std::size_t i = 0; i < m_pos.size(); ++i) { // group g: ranks m_order[g*u, g*u+u)
+            const auto& member = m_pos[static_cast<std::size_t>(m_order[i])];
+            auto& g = out[i / static_cast<std::size_t>(m_u)];
+            g.insert(g.end(), member.begin(), member.end());
+        }
+        for (auto& g : out)
+            std::sort(g.begin(), g.end());
+        return out;
+    }
     bool has_ring() const { return m_ring.comm != nullptr; }
     std::size_t q_elems() const { return ring_q_elems(m_ring); } // same count in both shardings
     std::size_t kv_elems() const { return ring_kv_elems(m_ring); }
@@ -117,8 +135,6 @@ double ulysses_case::bytes_sent() const {
 
 void ulysses_case::setup() {
     const int p = m_world.size(), rank = m_world.rank();
-    for (int r = 0; r < p; ++r)
-        m_pos.push_back(kernels::layout_positions(m_pr.layout, m_pr.seq_len, p, r));
     // Group g holds the ranks at positions g*u .. g*u+u-1; ring rank g holds group g's rows.
     for (int g = 0; g < p / m_u; ++g) {
         std::vector<std::vector<std::int64_t>> members;

@@ -3,6 +3,7 @@
 // --overlap on the next block's exchange is posted before the current block is computed.
 #include "jobs/attention_common.hpp"
 #include "jobs/ring_core.hpp"
+#include "kernels/mask_layout.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
 
@@ -20,20 +21,19 @@ class ring_case final : public case_runner {
         m_spec.shape = pr.local_shape(ctx.world.size());
         m_spec.positions = &m_pos;
         m_spec.overlap = overlap;
+        m_host_pos = attention_positions(pr, ctx.world.size());
+        m_spec.steps = ring_steps_needed(m_spec.shape, m_host_pos);
     }
 
     attr_map describe() const override {
-        attr_map a = attention_attrs(m_pr);
+        attr_map a = attention_attrs(m_pr, m_host_pos);
         a[schema::attr::comm_bytes_per_iter] = ring_bytes_sent(m_spec, m_pr.backward);
         return a;
     }
 
     void setup() override {
-        const int p = m_spec.comm->size();
-        for (int r = 0; r < p; ++r) {
-            m_host_pos.push_back(kernels::layout_positions(m_pr.layout, m_pr.seq_len, p, r));
-            m_pos.emplace_back(m_dev, m_host_pos.back());
-        }
+        for (const auto& pos : m_host_pos)
+            m_pos.emplace_back(m_dev, pos);
         const auto& mine = m_host_pos[static_cast<std::size_t>(m_spec.comm->rank())];
         const std::size_t qe = ring_q_elems(m_spec), kve = ring_kv_elems(m_spec);
         const std::size_t rows = qe / static_cast<std::size_t>(m_pr.head_dim);
@@ -110,7 +110,7 @@ class ring_attention_job final : public job {
         return plan_attention(
             name(), sweep, launch, {"overlap"},
             [](const attention_problem& pr, int ranks) {
-                kernels::check_layout(pr.layout, pr.seq_len, ranks);
+                kernels::check_mask_layout(pr.layout, pr.seq_len, ranks, pr.mask.get());
             },
             memory_estimate, [](const params& p) { return "ring/" + p.text("layout"); });
     }

@@ -1,6 +1,7 @@
 #include "jobs/ring_core.hpp"
 
 #include "kernels/layout.hpp"
+#include "kernels/mask_count.hpp"
 
 namespace ringscale::jobs {
 
@@ -21,11 +22,14 @@ kernels::row_positions pos_of(const ring_spec& s, int rank) {
     return (*s.positions)[static_cast<std::size_t>(rank)].view();
 }
 
-bool masked(const ring_spec& s, int src) {
-    const auto q = pos_of(s, s.comm->rank());
+bool masked_for(const ring_spec& s, int rank, int src) {
+    const auto q = pos_of(s, rank);
     const auto k = pos_of(s, src);
-    return kernels::classify_block(q.host, q.count, k.host, k.count, s.shape.causal) ==
-           kernels::block_mask::masked;
+    return !kernels::any_visible(s.shape.mask, s.shape.causal, q.host, q.count, k.host, k.count);
+}
+
+int steps_of(const ring_spec& s) {
+    return s.steps > 0 ? s.steps : s.comm->size();
 }
 
 std::size_t kv_bytes(const ring_spec& s) {
@@ -48,6 +52,20 @@ void finish(const ring_spec& s, pending_exchange& x, phase_timer& timer) {
     finish_exchange(*s.comm, *s.dev, x, timer);
 }
 
+// The last step's dK/dV sum of block `owner` goes home; ours comes from the rank as far ahead
+// as the owner is behind (the next rank when the ring ran all P steps; a copy when 1).
+void send_home(const ring_spec& s, const float* sum, float* ours, std::size_t elems, int owner,
+               pending_exchange& x, const mark& summed, phase_timer& timer) {
+    const int p = s.comm->size(), me = s.comm->rank();
+    if (owner == me) {
+        s.dev->copy(ours, sum, elems * sizeof(float));
+        return;
+    }
+    const int from = (2 * me - owner + p) % p;
+    x = post_sendrecv(*s.comm, *s.dev, sum, ours, elems * sizeof(float), owner, from, 2, summed,
+                      summed, !s.overlap, timer);
+}
+
 } // namespace
 
 std::size_t ring_kv_elems(const ring_spec& s) {
@@ -57,7 +75,28 @@ std::size_t ring_q_elems(const ring_spec& s) {
     return static_cast<std::size_t>(kernels::attention_q_elems(s.shape));
 }
 
+int ring_steps_needed(const kernels::attention_shape& shape,
+                      const std::vector<std::vector<std::int64_t>>& positions) {
+    const int p = static_cast<int>(positions.size());
+    if (!kernels::mask_active(shape.mask))
+        return p;
+    int last = 0;
+    for (int r = 0; r < p; ++r)
+        for (int s = p - 1; s > last; --s) {
+            const auto src = static_cast<std::size_t>(kernels::ring_source_rank(r, s, p));
+            if (kernels::any_visible(shape.mask, shape.causal,
+                                     positions[static_cast<std::size_t>(r)], positions[src])) {
+                last = s;
+                break;
+            }
+        }
+    return last + 1;
+}
+
 void ring_buffers::reserve(const ring_spec& spec, bool backward) {
+    if (static_cast<int>(visible.size()) != spec.comm->size()) // the mask is fixed per case
+        for (int r = 0; r < spec.comm->size(); ++r)
+            visible.push_back(!masked_for(spec, spec.comm->rank(), r));
     const std::size_t block = 2 * kv_bytes(spec);
     for (auto& b : kv)
         if (b.size() != (spec.comm->size() > 1 ? block : 0))
@@ -71,10 +110,8 @@ void ring_buffers::reserve(const ring_spec& spec, bool backward) {
 double ring_bytes_sent(const ring_spec& spec, bool backward) {
     const double block = 2.0 * static_cast<double>(kv_bytes(spec));
     const double grads = 2.0 * static_cast<double>(ring_kv_elems(spec)) * sizeof(float);
-    const int p = spec.comm->size();
-    if (p <= 1)
-        return 0; // one rank sends nothing: its K/V and their gradients stay home
-    return (p - 1) * block + (backward ? (p - 1) * block + p * grads : 0.0);
+    const int n = steps_of(spec);
+    return (n - 1) * block + (backward ? (n - 1) * block + (n > 1 ? n : 0) * grads : 0.0);
 }
 
 void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o, float* lse,
@@ -88,13 +125,14 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
         kernels::attention_fwd_init(dev, spec.shape, o, lse);
     }
     mark last_read = bufs.last_read; // the compute that read the buffer the next receive fills
-    for (int s = 0; s < p; ++s) {
+    const int steps = steps_of(spec);
+    for (int s = 0; s < steps; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
         pending_exchange x;
-        if (s < p - 1)
+        if (s < steps - 1)
             x = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
-        if (!masked(spec, src)) {
+        if (bufs.visible[static_cast<std::size_t>(src)]) {
             phase_scope compute(dev, timer, phase::compute);
             kernels::attention_fwd(dev, spec.shape, spec.type, q, block, block + kvb, q_pos,
                                    pos_of(spec, src), o, lse, kernels::attention_split::per_group,
@@ -121,17 +159,18 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
     // `dkv` receives the partial sums from prev; at the end it holds our block's total.
     pending_exchange x_dkv;
     mark last_read = bufs.last_read;
-    for (int s = 0; s < p; ++s) {
+    const int steps = steps_of(spec);
+    for (int s = 0; s < steps; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
         pending_exchange x_kv;
-        if (s < p - 1)
+        if (s < steps - 1)
             x_kv = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
         float* local = bufs.dkv_local.data();
         {
             phase_scope compute(dev, timer, phase::compute);
             dev.zero(local, grad_elems * sizeof(float));
-            if (!masked(spec, src))
+            if (bufs.visible[static_cast<std::size_t>(src)])
                 kernels::attention_bwd(dev, spec.shape, spec.type, q, block, block + kvb, d_o, lse,
                                        delta, q_pos, pos_of(spec, src), dq, local, local + kve,
                                        kernels::attention_split::per_group, tester(&x_kv, &x_dkv));
@@ -148,14 +187,12 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
             else
                 dev.copy(out, local, grad_elems * sizeof(float));
         }
-        if (p == 1) { // one rank: the sum is already home, a copy and not a message
-            phase_scope compute(dev, timer, phase::compute);
-            dev.copy(dkv, bufs.dkv_send.data(), grad_elems * sizeof(float));
-        } else {
-            const mark summed = dev.record(); // produced dkv_send, last read dkv
+        const mark summed = dev.record(); // produced dkv_send, last read dkv
+        if (s < steps - 1)
             x_dkv = post(spec, bufs.dkv_send.data(), dkv, grad_elems * sizeof(float), 2, summed,
                          summed, timer);
-        }
+        else // the sum is complete: home to the block's owner, ours from the rank holding it
+            send_home(spec, bufs.dkv_send.data(), dkv, grad_elems, src, x_dkv, summed, timer);
         finish(spec, x_kv, timer);
     }
     finish(spec, x_dkv, timer);

@@ -27,10 +27,20 @@ struct ring_spec {
     kernels::attention_shape shape;
     const std::vector<kernels::dev_positions>* positions = nullptr;
     bool overlap = true; ///< post the next exchange before computing the current block
+    int steps = 0;       ///< ring steps a pass runs (ring_steps_needed); 0 = all P
 };
+
+/// How many ring steps a pass must run for ring ranks holding `positions` ([P][rows], sorted):
+/// 1 + the largest step s at which some rank's queries see a key of the block it holds then
+/// (rank r - s's); later steps and their exchanges are skipped (a causal sliding window
+/// within a shard needs 2: the own block and the previous rank's). P without a mask beyond
+/// causal. Pure: every rank computes the same.
+int ring_steps_needed(const kernels::attention_shape& shape,
+                      const std::vector<std::vector<std::int64_t>>& positions);
 
 /// Scratch reused across iterations: two K/V ring buffers, dK/dV partial sums.
 struct ring_buffers {
+    std::vector<char> visible; ///< [P]: whether our queries see a key of rank r's block
     kernels::dev_buffer<unsigned char> kv[2];
     kernels::dev_buffer<float> dkv_local, dkv_send;
     /// The compute that last read kv[0] or kv[1]: a forward's last steps read them while the
@@ -57,8 +67,8 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
                    const void* d_o, const float* lse, float* delta, float* dq, float* dkv,
                    ring_buffers& bufs, phase_timer& timer);
 
-/// Bytes this rank sends per pass: forward (P-1) K/V blocks; backward (P-1) K/V blocks and P
-/// dK/dV partial sums (fp32).
+/// Bytes this rank sends per pass with n = spec.steps (0: P): forward (n-1) K/V blocks;
+/// backward (n-1) K/V blocks and n dK/dV partial sums (fp32; none when n = 1).
 double ring_bytes_sent(const ring_spec& spec, bool backward);
 
 } // namespace ringscale::jobs

@@ -2,6 +2,7 @@
 
 #include "jobs/train/cp_core.hpp"
 #include "kernels/layout.hpp"
+#include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
@@ -12,14 +13,17 @@ namespace ringscale::jobs {
 
 const char* flop_convention() {
     return "6 * (parameters except the embedding table) * global tokens + attention "
-           "12 * layers * sequences * seq_len^2 * hidden / 2 (causal); fwd+bwd, per step";
+           "12 * layers * sequences * seq_len^2 * hidden / 2 (causal; with --docs "
+           "12 * layers * sequences * hidden per visible (query, key) pair, counted exactly); "
+           "fwd+bwd, per step";
 }
 
 double train_problem::flops_per_step() const {
     const kernels::model::param_layout layout(model);
     const double dense = static_cast<double>(layout.total() - layout.unit(0).size);
     const double s = static_cast<double>(seq_len);
-    const double attn = 12.0 * model.layers * sequences * s * s * model.hidden / 2;
+    const double pairs = docs ? static_cast<double>(doc_pairs) : s * s / 2;
+    const double attn = 12.0 * model.layers * sequences * pairs * model.hidden;
     return 6.0 * dense * global_tokens + attn;
 }
 
@@ -95,6 +99,9 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
 void check_train_device(const train_problem& pr, device_kind device) {
     if (device != device_kind::cpu && pr.cp > 1 && pr.cp_variant != "ring")
         throw config_error(train::cp_device_refusal(pr.cp_variant, device));
+    if (device != device_kind::cpu && pr.docs)
+        throw config_error("--docs: attention masks are not implemented in the CUDA attention "
+                           "kernels; use --device cpu");
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
@@ -116,6 +123,10 @@ std::vector<option_decl> train_options() {
             .sweeps()
             .help("train_step: sequence length in tokens (the attention jobs' --seq-len is "
                   "separate)"),
+        d::text("docs", "")
+            .sweeps()
+            .help("documents packed into each sequence, attention only within one: fixed:L | "
+                  "uniform:LO-HI (seeded lengths) | L1+L2+... (summing to the sequence)"),
         d::size("tokens", "4096", 1, 1ull << 40)
             .sweeps()
             .help("train_step: global batch in tokens per step (weak scaling: per rank)"),
@@ -208,6 +219,13 @@ train_problem read_train_problem(const params& p, int world_size) {
     pr.steps_validate = static_cast<int>(p.integer("steps-validate"));
     pr.tf32 = p.flag("tf32");
     pr.profile = p.flag("profile");
+    if (p.has("docs")) {
+        kernels::mask_spec spec;
+        spec.docs = p.text("docs");
+        pr.docs = std::make_shared<const kernels::attention_mask>(spec, pr.seq_len, true);
+        const auto all = kernels::all_positions(pr.seq_len);
+        pr.doc_pairs = kernels::count_visible(pr.docs->view(), true, all, all);
+    }
     return pr;
 }
 

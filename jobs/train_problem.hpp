@@ -4,6 +4,10 @@
 #pragma once
 
 #include "comm/topology.hpp"
+#include "kernels/mask_spec.hpp"
+
+#include <memory>
+
 #include "jobs/train/data_parallel.hpp"
 #include "kernels/model/params.hpp"
 #include "src/engine/job.hpp"
@@ -28,6 +32,10 @@ struct train_problem {
     int steps_validate = 3;
     bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
     bool profile = false; ///< --profile: per-operation host-clock breakdown (cpu only)
+    /// --docs: documents packed into each sequence (attention within a document only), and
+    /// the visible (query, key) pairs of one sequence; null without --docs.
+    std::shared_ptr<const kernels::attention_mask> docs;
+    std::int64_t doc_pairs = 0;
 
     std::int64_t local_sequences() const { return sequences / dp; }
     std::int64_t local_rows() const { return seq_len / cp; }

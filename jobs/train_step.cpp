@@ -78,6 +78,8 @@ class train_case final : public case_runner {
         m_core = train::make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
         m_model = std::make_unique<kernels::model::transformer>(
             m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_train);
+        if (m_pr.docs)
+            m_model->set_attention_mask(m_pr.docs->view());
         m_model->reserve();
         m_dp = train::make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
         m_dp->load(m_init.data());
@@ -105,7 +107,8 @@ class train_case final : public case_runner {
         want.first_grads.resize(m_layout.total());
         want.losses = kernels::model::reference_train(
             m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
-            want.params.data(), want.first_grads.data(), *m_train);
+            want.params.data(), want.first_grads.data(), *m_train,
+            m_pr.docs ? m_pr.docs->view() : kernels::mask_view{});
         // The same steps distributed, from the same initial parameters.
         m_dp->load(m_init.data());
         m_step = 0;

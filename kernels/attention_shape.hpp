@@ -2,8 +2,11 @@
 // (reference, CPU, CUDA): tensors are row-major BHSD: Q, O, dO, dQ [batch, heads, q_len,
 // head_dim]; K, V, dK, dV [batch, kv_heads, k_len, head_dim]; LSE and delta [batch, heads,
 // q_len]. Query head h reads kv head h / (heads / kv_heads). Key j is visible to query i iff
-// !causal or k_pos[j] <= q_pos[i]; positions are global token indices, sorted ascending.
+// mask_visible(mask, causal, q_pos[i], k_pos[j]) (kernels/mask.hpp): !causal or k_pos[j] <=
+// q_pos[i], and the mask's rules; positions are global token indices, sorted ascending.
 #pragma once
+
+#include "kernels/mask.hpp"
 
 #include <cstdint>
 
@@ -19,6 +22,7 @@ struct attention_shape {
     std::int64_t head_dim = 64;
     bool causal = false;
     float scale = 0.0f; ///< softmax scale; 0 means 1/sqrt(head_dim)
+    mask_view mask;     ///< rules beyond causal (window, documents, block-sparse, dilation)
 };
 
 /// Throws config_error (one line) unless sizes are positive (q_len, k_len may be 0) and

@@ -14,7 +14,10 @@ layout parse_layout(const std::string& text) {
         return layout::zigzag;
     if (text == "striped")
         return layout::striped;
-    throw config_error("unknown layout '" + text + "' (expected contiguous, zigzag or striped)");
+    if (text == "balanced")
+        return layout::balanced;
+    throw config_error("unknown layout '" + text +
+                       "' (expected contiguous, zigzag, striped or balanced)");
 }
 
 const char* to_string(layout value) {
@@ -25,6 +28,8 @@ const char* to_string(layout value) {
         return "zigzag";
     case layout::striped:
         return "striped";
+    case layout::balanced:
+        return "balanced";
     }
     return "unknown";
 }
@@ -69,6 +74,8 @@ std::vector<std::int64_t> layout_positions(layout value, std::int64_t seq_len, i
         for (std::int64_t i = 0; i < local; ++i)
             pos.push_back(i * ranks + rank);
         break;
+    case layout::balanced:
+        throw config_error("the balanced layout depends on the mask: use mask_layout_positions");
     }
     return pos;
 }

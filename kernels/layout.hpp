@@ -3,16 +3,20 @@
 // which (query block, key block) pairs a causal mask leaves visible.
 #pragma once
 
+#include "kernels/mask.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace ringscale::kernels {
 
-/// Sequence sharding: contiguous ranges, zigzag (chunks r and 2P-1-r), striped (i mod P).
-enum class layout { contiguous, zigzag, striped };
+/// Sequence sharding: contiguous ranges, zigzag (chunks r and 2P-1-r), striped (i mod P),
+/// balanced (units of equal visible work dealt greedily; kernels/mask_layout.hpp).
+enum class layout { contiguous, zigzag, striped, balanced };
 
-/// Parse "contiguous" | "zigzag" | "striped"; throws config_error naming the choices.
+/// Parse "contiguous" | "zigzag" | "striped" | "balanced"; throws config_error naming the
+/// choices.
 layout parse_layout(const std::string& text);
 
 /// Name of a layout, as parse_layout accepts it.
@@ -23,7 +27,8 @@ const char* to_string(layout value);
 void check_layout(layout value, std::int64_t seq_len, int ranks);
 
 /// Global token positions held by `rank`, sorted ascending; seq_len / ranks of them.
-/// Validates with check_layout and 0 <= rank < ranks.
+/// Validates with check_layout and 0 <= rank < ranks. `balanced` depends on the mask: ask
+/// mask_layout_positions (kernels/mask_layout.hpp); here it is a config_error.
 std::vector<std::int64_t> layout_positions(layout value, std::int64_t seq_len, int ranks, int rank);
 
 /// Copy rows `pos` of global [outer, seq_len, dim] into local [outer, pos.size(), dim]
@@ -52,9 +57,6 @@ inline int ring_next(int rank, int ranks) {
 inline int ring_prev(int rank, int ranks) {
     return (rank - 1 + ranks) % ranks;
 }
-
-/// Visibility of a (query rows, key rows) block under the mask.
-enum class block_mask { visible, masked, partial };
 
 /// Classify a block from its sorted positions: visible when every key is visible to every
 /// query (always when !causal), masked when none is (or either side is empty), else partial.

@@ -1,5 +1,7 @@
 #include "jobs/train/cp_core.hpp"
 
+#include "kernels/mask_count.hpp"
+
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/layout.hpp"
 #include "src/base/error.hpp"
@@ -161,9 +163,8 @@ class allgather_core final : public kernels::model::attention_core {
         return m_pos[static_cast<std::size_t>(m_cp.rank())];
     }
     bool masked(const attention_shape& s, int r) const {
-        return kernels::classify_block(mine().data(), s.q_len,
-                                       m_pos[static_cast<std::size_t>(r)].data(), s.k_len,
-                                       s.causal) == kernels::block_mask::masked;
+        return !kernels::any_visible(s.mask, s.causal, mine().data(), s.q_len,
+                                     m_pos[static_cast<std::size_t>(r)].data(), s.k_len);
     }
     comm::communicator& m_cp;
     std::vector<std::vector<std::int64_t>> m_pos;

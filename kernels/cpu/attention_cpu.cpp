@@ -1,4 +1,5 @@
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_tiles.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
@@ -113,10 +114,12 @@ void row_zero(float* x, std::int64_t n) {
     std::fill(x, x + n, 0.0f);
 }
 
-/// Keys of a tile visible to query position `qp`: all of them unless the tile is partial.
-std::int64_t visible_keys(const std::int64_t* kp, std::int64_t cols, std::int64_t qp,
-                          bool partial) {
-    return partial ? std::upper_bound(kp, kp + cols, qp) - kp : cols;
+/// x[j] = 0 where x[j] <= FLT_MIN: exp2_poly of a -inf score (a key the mask drops inside a
+/// row's key range) is clamped to exactly FLT_MIN; anything that small contributes nothing.
+RINGSCALE_VEC_CLONES void row_zero_clamped(float* x, std::int64_t n) {
+    const float tiny = std::numeric_limits<float>::min();
+    for (std::int64_t j = 0; j < n; ++j)
+        x[j] = x[j] <= tiny ? 0.0f : x[j];
 }
 
 /// One (b, h) pair's tensors, already offset to the head.
@@ -134,43 +137,27 @@ struct head_view {
     float* dv;
 };
 
-/// One worker's slice of the workspace.
-struct scratch {
-    std::int64_t q_tile;
-    std::int64_t k_tile;
-    float* scores;
-    float* dp;
-    float* row_max;
-    float* row_sum;
-};
-
-scratch scratch_of(attention_workspace& ws, int worker) {
-    const std::int64_t tile = ws.m_tiles.q_tile * ws.m_tiles.k_tile;
-    float* rows = ws.m_rows.data() + 2 * ws.m_tiles.q_tile * worker;
-    return {ws.m_tiles.q_tile,
-            ws.m_tiles.k_tile,
-            ws.m_scores.data() + tile * worker,
-            ws.m_dp.data() + tile * worker,
-            rows,
-            rows + ws.m_tiles.q_tile};
-}
-
 /// Online-softmax step on a [rows, cols] score tile (log2 units): update the running max
 /// and sum, turn the tile into P (0 where masked), rescale the output rows.
-void fwd_tile_softmax(float* s, std::int64_t rows, std::int64_t cols, bool partial,
-                      const std::int64_t* qp, const std::int64_t* kp, std::int64_t dim, float* o,
-                      const scratch& ws) {
+void fwd_tile_softmax(const attention_shape& shape, float* s, std::int64_t rows, std::int64_t cols,
+                      bool partial, const std::int64_t* qp, const std::int64_t* kp,
+                      std::int64_t dim, float* o, const scratch& ws) {
     for (std::int64_t r = 0; r < rows; ++r) {
         float* sr = s + r * cols;
-        const std::int64_t cnt = visible_keys(kp, cols, qp[r], partial);
-        if (cnt == 0) {
+        const key_span keys = row_keys(shape, partial, qp[r], kp, cols, sr);
+        const std::int64_t cnt = keys.b - keys.a;
+        const float tile_max = cnt > 0 ? row_max(sr + keys.a, cnt) : k_neg_inf;
+        if (tile_max == k_neg_inf) { // no visible key in this tile
             row_zero(sr, cols);
             continue;
         }
         const float m_old = ws.row_max[r];
-        const float m_new = std::max(m_old, row_max(sr, cnt));
-        const float sum = row_exp2_sum(sr, cnt, m_new);
-        row_zero(sr + cnt, cols - cnt);
+        const float m_new = std::max(m_old, tile_max);
+        const float sum = row_exp2_sum(sr + keys.a, cnt, m_new);
+        if (keys.pair_masked)
+            row_zero_clamped(sr + keys.a, cnt);
+        row_zero(sr, keys.a);
+        row_zero(sr + keys.b, cols - keys.b);
         const float a = std::exp2(m_old - m_new); // 0 when nothing was seen yet
         ws.row_sum[r] = ws.row_sum[r] * a + sum;
         ws.row_max[r] = m_new;
@@ -199,13 +186,13 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
     const float alpha = attention_scale(s) * k_log2e;
     for (std::int64_t j0 = 0; j0 < k_end; j0 += ws.k_tile) {
         const std::int64_t cols = std::min(ws.k_tile, k_end - j0);
-        const block_mask mask = classify_block(qp, rows, k_pos + j0, cols, s.causal);
+        const block_mask mask = tile_class(s, qp, rows, k_pos + j0, cols);
         if (mask == block_mask::masked)
             continue;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, alpha, h.q + i0 * D, D,
                     h.k + j0 * D, D, 0.0f, ws.scores, cols);
-        fwd_tile_softmax(ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D, o,
-                         ws);
+        fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D,
+                         o, ws);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, ws.scores, cols,
                     h.v + j0 * D, D, 1.0f, o, D);
     }
@@ -236,9 +223,13 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
         const float lse = h.lse_in[i0 + r];
-        const std::int64_t cnt = lse == k_neg_inf ? 0 : visible_keys(kp, cols, qp[r], partial);
-        row_exp2_sum(pr, cnt, lse * k_log2e); // P recomputed from the final LSE
-        row_zero(pr + cnt, cols - cnt);
+        const key_span keys =
+            lse == k_neg_inf ? key_span{} : row_keys(s, partial, qp[r], kp, cols, pr);
+        row_exp2_sum(pr + keys.a, keys.b - keys.a, lse * k_log2e); // P from the final LSE
+        if (keys.pair_masked)
+            row_zero_clamped(pr + keys.a, keys.b - keys.a);
+        row_zero(pr, keys.a);
+        row_zero(pr + keys.b, cols - keys.b);
     }
     // dV_j += P^T dO_i;  dP = dO_i V_j^T
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, d_o, D, 1.0f,
@@ -264,7 +255,7 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
             s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
         for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += ws.q_tile) {
             const std::int64_t rows = std::min(ws.q_tile, s.q_len - i0);
-            const block_mask mask = classify_block(q_pos + i0, rows, k_pos + j0, cols, s.causal);
+            const block_mask mask = tile_class(s, q_pos + i0, rows, k_pos + j0, cols);
             if (mask != block_mask::masked)
                 bwd_tile(s, h, i0, rows, j0, cols, mask == block_mask::partial, q_pos + i0,
                          k_pos + j0, ws);
@@ -343,7 +334,8 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
     const int threads = call_threads(ws);
     if (s.k_len == 0 || s.q_len == 0)
         return;
-    const std::int64_t bq = ws.m_tiles.q_tile;
+    const attention_tiles tiles = call_tiles(ws, s);
+    const std::int64_t bq = tiles.q_tile;
     const std::int64_t q_tiles = (s.q_len + bq - 1) / bq;
     // Items: (query tile, batch * head), each independent in the forward. Last query tiles
     // first: under a causal mask they see the most keys, so the costliest go out first.
@@ -353,7 +345,8 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
         const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
         const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
                              o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
-        fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, scratch_of(ws, worker));
+        fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos,
+                   scratch_of(ws, worker, tiles));
     });
 }
 
@@ -376,6 +369,7 @@ void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k,
     if (s.k_len == 0 || s.q_len == 0)
         return;
     const std::int64_t group = s.heads / s.kv_heads;
+    const attention_tiles tiles = call_tiles(ws, s);
     // Items: (batch, kv head); each owns its dK/dV rows and its query heads' dQ rows.
     parallel_items(threads, s.batch * s.kv_heads, [&](int worker, std::int64_t item) {
         for (std::int64_t g = 0; g < group; ++g) {
@@ -384,7 +378,7 @@ void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k,
             const head_view view{q + off.q,     k + off.kv,      v + off.kv, d_o + off.q,
                                  lse + off.row, delta + off.row, nullptr,    nullptr,
                                  dq + off.q,    dk + off.kv,     dv + off.kv};
-            bwd_head(s, view, q_pos, k_pos, scratch_of(ws, worker));
+            bwd_head(s, view, q_pos, k_pos, scratch_of(ws, worker, tiles));
         }
     });
 }

@@ -17,6 +17,13 @@ attn_dtype attn_type(elem e) {
     return e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
 }
 
+// The CUDA kernels know causal masking only: a mask beyond it is refused rather than ignored.
+void require_no_mask(const attention_shape& s) {
+    if (mask_active(s.mask))
+        throw config_error("attention masks (--window, --docs, --sparsity, --dilation) are not "
+                           "implemented in the CUDA attention kernels; use --device cpu");
+}
+
 attention_positions positions(const row_positions& q, const row_positions& k) {
     attention_positions p;
     p.q_pos = q.contiguous ? nullptr : q.dev;
@@ -41,6 +48,7 @@ void attention_fwd_init(executor& exec, const attention_shape& s, float* o, floa
 void attention_fwd(executor& exec, const attention_shape& s, elem e, const void* q, const void* k,
                    const void* v, const row_positions& qp, const row_positions& kp, float* o,
                    float* lse, attention_split, const progress_fn&) {
+    require_no_mask(s);
     attention_fwd_cuda(s, attn_type(e), q, k, v, positions(qp, kp), o, lse, exec.stream());
 }
 
@@ -53,6 +61,7 @@ void attention_bwd(executor& exec, const attention_shape& s, elem e, const void*
                    const void* v, const void* d_o, const float* lse, const float* delta,
                    const row_positions& qp, const row_positions& kp, float* dq, float* dk,
                    float* dv, attention_split, const progress_fn&) {
+    require_no_mask(s);
     attention_bwd_cuda(s, attn_type(e), q, k, v, d_o, lse, delta, positions(qp, kp), dq, dk, dv,
                        exec.stream());
 }

@@ -22,13 +22,14 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
                                     const adamw_params& hp, float* params, float* first_grads,
-                                    train_context& ctx) {
+                                    train_context& ctx, const mask_view& mask) {
     const param_layout layout(cfg);
     executor& dev = ctx.exec();
     std::vector<std::int64_t> pos(static_cast<std::size_t>(seq_len));
     std::iota(pos.begin(), pos.end(), 0);
     local_attention_core core(dev, pos);
     transformer model(cfg, {1, seq_len}, core, ctx);
+    model.set_attention_mask(mask);
     model.reserve();
     const std::size_t n = layout.total();
     dev_buffer<float> p(dev, n), grads(dev, n), m(dev, n), v(dev, n);

@@ -25,11 +25,13 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 /// memory at one sequence. Returns each step's mean loss (nats); `first_grads` [total], when
 /// not null, receives step 1's whole-batch gradient. `params` and `first_grads` are host
 /// memory; the run computes on `ctx`'s executor (default: the CPU kernels), so on CUDA it is
-/// the single-rank GPU run. Not collective.
+/// the single-rank GPU run. Attention is causal and masked by `mask` (packed documents). Not
+/// collective.
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
                                     const adamw_params& hp, float* params,
                                     float* first_grads = nullptr,
-                                    train_context& ctx = default_cpu_context());
+                                    train_context& ctx = default_cpu_context(),
+                                    const mask_view& mask = {});
 
 } // namespace ringscale::kernels::model

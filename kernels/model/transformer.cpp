@@ -19,6 +19,7 @@ attention_shape transformer::attn_shape() const {
     s.q_len = s.k_len = m_shape.rows;
     s.head_dim = m_cfg.head_dim();
     s.causal = true;
+    s.mask = m_mask;
     return s;
 }
 

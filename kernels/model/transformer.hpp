@@ -80,8 +80,10 @@ class transformer {
     void backward(unit_access& access, phase_timer& timer);
 
     const param_layout& layout() const { return m_layout; }
-    /// The local attention problem: B sequences, H heads, rows x rows, causal.
+    /// The local attention problem: B sequences, H heads, rows x rows, causal, the mask.
     attention_shape attn_shape() const;
+    /// Attend through `mask` too (packed documents); its arrays must outlive the model.
+    void set_attention_mask(const mask_view& mask) { m_mask = mask; }
 
   private:
     void block_fwd(int l, const float* p, const float* x, float* x_out, phase_timer& timer);
@@ -94,6 +96,7 @@ class transformer {
     model_config m_cfg;
     batch_shape m_shape;
     attention_core& m_core;
+    mask_view m_mask;
     train_context& m_ctx;
     executor& m_exec;
     param_layout m_layout;

@@ -17,7 +17,7 @@ double scores_row(const attention_shape& s, const float* qi, const float* kh, st
                   const std::int64_t* k_pos, double scale, std::vector<double>& out) {
     double m = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < s.k_len; ++j) {
-        if (s.causal && k_pos[j] > qp) {
+        if (!mask_visible(s.mask, s.causal, qp, k_pos[j])) {
             out[j] = -std::numeric_limits<double>::infinity();
             continue;
         }

@@ -1,5 +1,6 @@
-// Reference attention (the oracle): plain loops, double accumulation, causal masking by
-// global token positions, grouped-query attention. Slow on purpose; tests and validation
+// Reference attention (the oracle): plain loops, double accumulation, masking pair by pair
+// (causal and the shape's mask, kernels/mask.hpp) by global token positions, grouped-query
+// attention. Slow on purpose; tests and validation
 // compare every fast kernel against it. Shapes and conventions: kernels/attention_shape.hpp.
 #pragma once
 

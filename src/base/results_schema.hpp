@@ -151,6 +151,13 @@ inline constexpr const char* attn_kernel = "attn_kernel";
 inline constexpr const char* seq_len = "seq_len";
 inline constexpr const char* seq_len_per_rank = "seq_len_per_rank";
 inline constexpr const char* kv_heads = "kv_heads";
+/// The attention mask options (absent when not given; sparse_* only with sparsity).
+inline constexpr const char* window = "window";
+inline constexpr const char* docs = "docs";
+inline constexpr const char* sparsity = "sparsity";
+inline constexpr const char* sparse_pattern = "sparse_pattern";
+inline constexpr const char* sparse_block = "sparse_block";
+inline constexpr const char* dilation = "dilation";
 // job options ringscale-stats reads (named after the options, "-" as "_")
 inline constexpr const char* op = "op";
 inline constexpr const char* seq_rule = "seq_rule";
@@ -199,6 +206,13 @@ inline constexpr const char* scope_groups = "scope_groups";
 inline constexpr const char* tokens_per_iter = "tokens_per_iter";
 inline constexpr const char* mfu_dtype = "mfu_dtype";
 inline constexpr const char* flop_convention = "flop_convention";
+/// With an attention mask: visible (query, key) pairs per head, the FLOPs a dense kernel
+/// (causal alone) would compute, and their ratio to flops_per_iter (the compute reduction).
+inline constexpr const char* visible_pairs = "visible_pairs";
+inline constexpr const char* dense_flops_per_iter = "dense_flops_per_iter";
+inline constexpr const char* compute_reduction = "compute_reduction";
+/// Attention jobs: the largest rank's visible pairs over the mean (1 = balanced).
+inline constexpr const char* work_imbalance = "work_imbalance";
 inline constexpr const char* memory_convention = "memory_convention";
 inline constexpr const char* dp = "dp";
 inline constexpr const char* cp = "cp";

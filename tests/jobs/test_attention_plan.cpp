@@ -139,3 +139,30 @@ TEST(attention_data, shards_are_rows_of_the_global_tensor) {
             for (int d = 0; d < 64; ++d)
                 EXPECT_EQ(shard[(bh * 2 + i) * 64 + d], global[(bh * 16 + pos[i]) * 64 + d]);
 }
+
+// The mask options sweep and enter the identity (the block pattern only with --sparsity);
+// FLOPs come from the exact visible pairs; CUDA refuses a mask at plan time.
+TEST(attention_plan, masks_sweep_and_count_flops_exactly) {
+    auto l = base();
+    l["window"] = {"128", "256"};
+    l["sparsity"] = {"0.5"};
+    l["sparse-block"] = {"64"};
+    const auto cases = plan_job(find_job("ring_attention"), l, ranks(2));
+    ASSERT_EQ(cases.size(), 2u);
+    EXPECT_EQ(cases[1].values.text("window"), "256");
+    EXPECT_TRUE(cases[0].values.has("sparse-pattern"));
+    const auto pr = read_attention_problem(cases[0].values);
+    ASSERT_TRUE(pr.mask);
+    EXPECT_GT(pr.mask_pairs, 0);
+    EXPECT_LT(pr.mask_pairs, 1024 * 128);
+    EXPECT_DOUBLE_EQ(pr.flops(), 4.0 * 8 * 64 * static_cast<double>(pr.mask_pairs));
+    EXPECT_GT(pr.dense_flops() / pr.flops(), 8.0); // window 128 of 1K causal, half the blocks
+    auto plain = base();
+    const auto dense = plan_job(find_job("ring_attention"), plain, ranks(2));
+    EXPECT_FALSE(dense[0].values.has("sparse-pattern")); // no mask: the identity as before
+    EXPECT_FALSE(dense[0].values.has("window"));
+    launch_info cuda = ranks(2);
+    cuda.device = device_kind::cuda;
+    l["dtype"] = {"bf16"};
+    EXPECT_THROW(plan_job(find_job("ring_attention"), l, cuda), config_error);
+}

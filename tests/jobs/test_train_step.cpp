@@ -194,6 +194,22 @@ TEST(train_step_device_plan, only_the_ring_cp_core_runs_on_cuda_the_others_are_r
     EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
 }
 
+// The CUDA attention kernels take no mask: packed documents on a GPU are refused with one
+// line at plan time, not trained densely; the same case plans on the CPU.
+TEST(train_step_device_plan, packed_documents_are_refused_on_cuda) {
+    launch_config cfg = train_config("1", "off");
+    cfg.params["docs"] = {"fixed:128"};
+    const std::string why = thrown_by([&] { plan_launch(cfg, gpu_launch(1, 1ull << 40)); });
+    EXPECT_NE(why.find("--docs: attention masks are not implemented in the CUDA"),
+              std::string::npos)
+        << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos);
+    jobs::launch_info cpu = gpu_launch(1, 0);
+    cpu.device = device_kind::cpu;
+    cpu.comm = comm_kind::mpi;
+    EXPECT_EQ(plan_launch(cfg, cpu).size(), 1u);
+}
+
 TEST(train_step_device_plan, the_device_estimate_skips_a_case_that_cannot_fit) {
     const auto fits = plan_launch(train_config("1", "on"), gpu_launch(1, 1ull << 40));
     ASSERT_EQ(fits.size(), 1u);

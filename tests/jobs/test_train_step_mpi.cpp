@@ -35,7 +35,7 @@ jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
 
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
                 const std::string& prefetch = "off", const comm::node_layout& nodes = {},
-                const std::string& placement = "node") {
+                const std::string& placement = "node", const std::string& docs = "") {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
@@ -46,6 +46,8 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     cfg.params["cp-variant"] = {cp_variant};
     cfg.params["prefetch"] = {prefetch};
     cfg.params["cp-placement"] = {placement};
+    if (!docs.empty())
+        cfg.params["docs"] = {docs};
     cfg.warmup = 1;
     cfg.iters = 2;
     cfg.validate = validate_mode::on;
@@ -179,4 +181,21 @@ TEST(train_step_grid, cp_placement_on_nodes_matches_reference) {
             EXPECT_EQ(jobs::attr_number(rec.identity, "nodes"), 2);
             EXPECT_EQ(std::get<std::string>(rec.identity.at("cp_placement")), placement);
         }
+}
+
+// Packed documents (attention within each one; they cross the cp ranks' zigzag chunks):
+// every cp core against the single-rank run with the same documents, and the documents
+// change the loss (the mask is applied, not ignored).
+TEST(train_step_docs, packed_documents_match_the_single_rank_run) {
+    const int cp = std::min(world_size(), 2);
+    const std::string docs = "8+24+20+12";
+    for (const char* variant : {"ring", "allgather", "ulysses"})
+        expect_valid(run("ddp", cp, variant, "off", {}, "node", docs));
+    if (world_size() == 4)
+        expect_valid(run("fsdp", 4, "ring", "off", {}, "node", docs));
+    const auto packed = run("ddp", 1, "ring", "off", {}, "node", docs);
+    const auto dense = run("ddp", 1, "ring", "off");
+    EXPECT_NE(packed.per_iteration.at("loss").front(), dense.per_iteration.at("loss").front());
+    EXPECT_LT(jobs::attr_number(packed.flat(), "flops_per_iter"),
+              jobs::attr_number(dense.flat(), "flops_per_iter"));
 }

@@ -65,11 +65,16 @@ TEST(live_table, every_job_keeps_its_columns) {
     using v = std::vector<std::string>;
     EXPECT_EQ(headers("collectives"), (v{"op", "scope", "size(B)", "count", "placement",
                                          "algbw(GB/s)", "busbw(GB/s)", "#wrong"}));
-    EXPECT_EQ(headers("ring_attention"), (v{"seq", "H/Hkv", "D", "causal", "pass", "layout",
-                                            "overlap", "tok/s", "GF/s/rank", "max_err"}));
-    EXPECT_EQ(headers("context_parallel"),
-              (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "tok/s", "GF/s/rank",
-                 "max_err", "sent/rank", "peak/rank"}));
+    // The attention jobs' mask columns: the mask, the dense-equivalent rate, the compute
+    // reduction and the work imbalance ("-" where a case has no mask). Rates in GF/s per
+    // rank, as the comparison table, train_step and the README.
+    EXPECT_EQ(headers("ring_attention"),
+              (v{"seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "overlap", "tok/s",
+                 "GF/s/rank", "dense-eq(GF/s)", "reduce(x)", "imbal", "max_err"}));
+    EXPECT_EQ(
+        headers("context_parallel"),
+        (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "tok/s", "GF/s/rank",
+           "dense-eq(GF/s)", "reduce(x)", "imbal", "max_err", "sent/rank", "peak/rank"}));
     EXPECT_EQ(headers("train_step"), (v{"variant", "dpxcp", "tokens", "params(M)", "tok/s",
                                         "GF/s/rank", "loss", "max_err"}));
 }

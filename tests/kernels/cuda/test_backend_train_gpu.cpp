@@ -2,8 +2,10 @@
 // backend on seeded inputs: the embedding and the BHSD transposes exactly (the gradient up to the
 // order of its atomic sums), the whole model's loss and gradient within the bf16-attention error,
 // and the single-rank reference run on the GPU. Skips, with the reason, without a GPU.
+#include "kernels/mask_spec.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
+#include "src/base/error.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -40,8 +42,10 @@ double max_abs(const std::vector<float>& v) {
     return m;
 }
 
-// Loss and whole-batch gradient of `cfg` on 2 sequences of 64 tokens on `ctx`.
-double loss_and_grads(train_context& ctx, const model_config& cfg, std::vector<float>& grads) {
+// Loss and whole-batch gradient of `cfg` on 2 sequences of 64 tokens on `ctx`, attending
+// through `mask` too when it is given.
+double loss_and_grads(train_context& ctx, const model_config& cfg, std::vector<float>& grads,
+                      const mask_view& mask = {}) {
     executor& dev = ctx.exec();
     const param_layout layout(cfg);
     std::vector<float> params(layout.total());
@@ -55,6 +59,7 @@ double loss_and_grads(train_context& ctx, const model_config& cfg, std::vector<f
     dev_buffer<std::int32_t> ids_dev(dev, ids), targets_dev(dev, targets);
     local_attention_core core(dev, pos);
     transformer model(cfg, {2, 64}, core, ctx);
+    model.set_attention_mask(mask);
     model.reserve();
     full_access access(layout, p.data(), g.data());
     phase_timer timer;
@@ -147,4 +152,21 @@ TEST_F(gpu_train_ops, tf32_is_recorded_and_stays_close) {
     EXPECT_NEAR(l_tf32, l_fp32, 1e-3 * l_fp32);
     testing_support::expect_close(g_tf32, g_fp32, static_cast<float>(2e-2 * max_abs(g_fp32)), 0.0f,
                                   "TF32 gradient");
+}
+
+// The CUDA attention kernels take no mask beyond causal: packed documents are refused with one
+// line, not trained as if attention crossed the documents.
+TEST_F(gpu_train_ops, a_mask_is_refused_not_computed_densely) {
+    mask_spec spec;
+    spec.docs = "fixed:32";
+    const attention_mask docs(spec, 64, true);
+    std::vector<float> grads;
+    try {
+        loss_and_grads(*m_ops, small_model(), grads, docs.view());
+        ADD_FAILURE() << "the masked forward ran";
+    } catch (const config_error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("not implemented in the CUDA attention kernels"), std::string::npos)
+            << what;
+    }
 }
