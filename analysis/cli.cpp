@@ -23,6 +23,8 @@ const char* usage_line(const std::string& cmd) {
         return "ringscale-stats compare [options] BASE NEW";
     if (cmd == "report")
         return "ringscale-stats report [options] DIR INPUT...";
+    if (cmd == "predict")
+        return "ringscale-stats predict [options] CALIB... [--validate HELDOUT...]";
     return nullptr;
 }
 
@@ -56,6 +58,11 @@ const char* purpose(const std::string& cmd) {
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
         return "Write DIR/report.md and PNG plots (gnuplot).";
+    if (cmd == "predict")
+        return "A cost model of every job and scheme calibrated on CALIB (compute rate from "
+               "compute_s, alpha/beta per link level from collectives): predictions at --at "
+               "with bands and the dominant figure, --validate on held-out cases, --map of the "
+               "fastest scheme at scale, --hardware what-ifs.";
     if (cmd == "profile")
         return "Where a step's time goes: per-operation time per step and % of step of "
                "train_step cases run with --profile on.";
@@ -81,7 +88,7 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
         d.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                         "output: text, md, csv or json");
     if (cmd == "scaling" || cmd == "model" || cmd == "report" || cmd == "compare" ||
-        cmd == "crossover")
+        cmd == "crossover" || cmd == "predict")
         d.add_options()("bootstrap", po::value<std::size_t>(&o.bootstrap)->default_value(2000),
                         "bootstrap replicates")(
             "seed", po::value<std::uint64_t>(&o.seed)->default_value(1), "bootstrap seed");
@@ -120,6 +127,18 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
         d.add_options()("pool-resources", po::bool_switch(&o.pool_resources),
                         "pool launches of a case that ran with different threads or CPU "
                         "affinity (default: kept apart, each labelled with its threads/cores)");
+    if (cmd == "predict")
+        d.add_options()("at", po::value<std::string>(&o.at),
+                        "predict at these identity fields, e.g. 'nodes=64,ranks_per_node=8,"
+                        "seq_len=1M' (a bare item adds a value: 'nodes=1,2,4' sweeps)")(
+            "validate", po::value<std::vector<std::string>>(&o.validate_inputs)->multitoken(),
+            "held-out results: predict each case from CALIB alone; last line: median |error| "
+            "and band coverage")("map", po::bool_switch(&o.map),
+                                 "crossover map of the attention schemes up to P=4096, S=10M");
+    if (cmd == "predict" || cmd == "report")
+        d.add_options()("hardware", po::value<std::string>(&o.hardware),
+                        "assumed hardware: h100 (built-in: H100 SXM, NVLink, 400 Gb/s "
+                        "InfiniBand) or a profile file (report: the map's, default h100)");
     if (cmd == "report")
         d.add_options()("max-heatmaps", po::value<std::size_t>(&o.max_heatmaps)->default_value(6),
                         "heatmaps for the most imbalanced cases")(
@@ -175,6 +194,8 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
     if (vm.count("base-p"))
         o.base_p = static_cast<int>(in_range("base-p", vm["base-p"].as<int>(), rank_count));
     in_range("alpha", o.alpha, probability);
+    if (cmd == "predict" && vm["confidence"].defaulted())
+        o.level = 0.9; // a 90% band: the validation's coverage target
     RINGSCALE_REQUIRE(o.level > 0 && o.level < 1, "--confidence must be in (0, 1)");
     RINGSCALE_REQUIRE(o.min_launches >= 2, "--min-launches must be at least 2 (one launch says "
                                            "nothing about launch-to-launch noise)");
@@ -225,8 +246,8 @@ std::string tool_help() {
                     "usage: ringscale-stats COMMAND [options] INPUT...\n"
                     "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
                     "globs.\n\ncommands:\n";
-    for (const char* c :
-         {"summary", "scaling", "model", "crossover", "compare", "export", "report", "profile"})
+    for (const char* c : {"summary", "scaling", "model", "crossover", "compare", "export", "report",
+                          "profile", "predict"})
         s += fmt::format("  {:<9} {}\n", c, purpose(c));
     s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
          "1 regression (compare), 2 error.\n";

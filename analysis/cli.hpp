@@ -13,8 +13,8 @@
 namespace ringscale::analysis {
 
 struct cli_options {
-    std::string
-        command; ///< summary | scaling | model | crossover | compare | export | report | profile
+    std::string command; ///< summary | scaling | model | crossover | compare | export | report |
+                         ///< profile | predict
     std::vector<std::string> inputs;
     std::string base_input; ///< compare BASE
     std::string new_input;  ///< compare NEW
@@ -39,7 +39,11 @@ struct cli_options {
     std::size_t max_heatmaps = 6;
     bool pool_resources = false; ///< pool launches run with different threads / affinity
     std::string family_plots;    ///< report: families (label substring, or "all") to plot alone
-    std::string help_text;       ///< non-empty: print it and exit 0
+    std::string at;              ///< predict --at 'field=value,...'
+    std::vector<std::string> validate_inputs; ///< predict --validate HELDOUT...
+    std::string hardware;                     ///< predict, report --hardware h100|FILE
+    bool map = false;                         ///< predict --map
+    std::string help_text;                    ///< non-empty: print it and exit 0
 };
 
 /// Parse argv. Throws config_error on bad input (unknown subcommand or option, bad value).

@@ -5,6 +5,8 @@
 #include "crossover.hpp"
 #include "export.hpp"
 #include "model_multi_study.hpp"
+#include "predict/command.hpp"
+#include "predict/map.hpp"
 #include "profile.hpp"
 #include "reader.hpp"
 #include "report.hpp"
@@ -178,6 +180,9 @@ void write_to(const std::string& path, const std::function<void(std::ostream&)>&
 }
 
 int cmd_report(const cli_options& o, std::ostream& out) {
+    // The map's hardware first: a bad profile file is refused before anything is read.
+    const predict::hardware_profile hw =
+        predict::load_hardware(o.hardware.empty() ? "h100" : o.hardware);
     const result_set rs = load(o.inputs, o);
     const auto pooled = pool_cases(rs.cases, o.pool_resources);
     for (const std::string& line : resource_notes(pooled))
@@ -199,6 +204,10 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     in.crossover = &crossover;
     const auto studies = fit_study_models(pooled, {}, o.bootstrap, o.seed, o.level);
     in.study_models = &studies;
+    // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
+    const auto map = predict::report_map(pooled, hw);
+    if (map)
+        in.predict_map = &*map;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
     const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, o.family_plots});
@@ -228,16 +237,21 @@ std::vector<family_model> fit_family_models(const std::vector<family>& families,
             m.p.push_back(c->world_size);
             m.t.push_back(median_inplace(s));
         }
-        m.fit = select_model(m.p, m.t);
+        // Work per rank falls as 1/p in strong scaling and stays put in weak scaling: a
+        // model falling faster is not physical (model.hpp).
+        const double min_e = f.scaling == "weak" ? weak_elasticity : strong_elasticity;
+        m.fit = select_model(m.p, m.t, min_e);
         if (!o.predict.empty())
-            m.predictions =
-                predict_with_band(m.p, samples, m.fit, o.predict, o.bootstrap, o.seed, o.level);
+            m.predictions = predict_with_band(m.p, samples, m.fit, o.predict, o.bootstrap, o.seed,
+                                              o.level, min_e);
         out.push_back(std::move(m));
     }
     return out;
 }
 
 int run_command(const cli_options& o, std::ostream& out) {
+    if (o.command == "predict")
+        return predict::run_predict(o, out);
     if (o.command == "compare")
         return cmd_compare(o, out);
     if (o.command == "report")

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <set>
 
 namespace ringscale::analysis {
@@ -128,7 +129,24 @@ double loo_smape(const hypothesis& h, const std::vector<double>& p, const std::v
     return smape(t, held);
 }
 
-model_fit select_model(const std::vector<double>& p, const std::vector<double>& t) {
+bool plausible(const model_fit& f, double min_elasticity) {
+    double prev_t = f.eval(1), prev_p = 1;
+    if (!(prev_t > 0) || !std::isfinite(prev_t))
+        return false;
+    for (int i = 1; i <= 96; ++i) {
+        const double p = std::exp2(i * 0.25), t = f.eval(p);
+        if (!(t > 0) || !std::isfinite(t))
+            return false;
+        if (std::log(t / prev_t) / std::log(p / prev_p) < min_elasticity - 1e-6)
+            return false;
+        prev_t = t;
+        prev_p = p;
+    }
+    return true;
+}
+
+model_fit select_model(const std::vector<double>& p, const std::vector<double>& t,
+                       double min_elasticity) {
     const std::set<double> distinct(p.begin(), p.end());
     if (distinct.size() < 3)
         throw config_error(
@@ -138,19 +156,35 @@ model_fit select_model(const std::vector<double>& p, const std::vector<double>& 
     for (const hypothesis& h : hypothesis_set()) {
         const double cv = loo_smape(h, p, t);
         if (cv < best_cv - 1e-9) { // strictly better: ties keep the simpler, earlier one
+            model_fit f = fit_hypothesis(h, p, t);
+            if (!h.constant && !plausible(f, min_elasticity))
+                continue;
             best_cv = cv;
-            best = fit_hypothesis(h, p, t);
+            best = f;
             best.cv_smape = cv;
         }
     }
     return best;
 }
 
+std::string extrapolation_refusal(const std::vector<double>& p, double at) {
+    const double lo = *std::min_element(p.begin(), p.end());
+    const double hi = *std::max_element(p.begin(), p.end());
+    const double limit = hi * (hi / lo);
+    if (at < 1)
+        return fmt::format("P={:g} is below 1", at);
+    if (at > limit * (1 + 1e-9))
+        return fmt::format("not predicted: P={:g} is {:g}x beyond the largest measured P; the "
+                           "data (P={:g}..{:g}) supports extrapolation to P={:g}",
+                           at, at / hi, lo, hi, limit);
+    return "";
+}
+
 std::vector<prediction> predict_with_band(const std::vector<double>& p,
                                           const std::vector<std::vector<double>>& samples,
                                           const model_fit& chosen, const std::vector<double>& at,
-                                          std::size_t replicates, std::uint64_t seed,
-                                          double level) {
+                                          std::size_t replicates, std::uint64_t seed, double level,
+                                          double min_elasticity) {
     splitmix64 rng(seed);
     std::vector<std::vector<double>> preds(at.size());
     std::vector<double> t(p.size());
@@ -160,15 +194,21 @@ std::vector<prediction> predict_with_band(const std::vector<double>& p,
             resample(samples[i], buf, rng);
             t[i] = median_inplace(buf);
         }
-        const model_fit refit = select_model(p, t);
+        const model_fit refit = select_model(p, t, min_elasticity);
         for (std::size_t j = 0; j < at.size(); ++j)
             preds[j].push_back(refit.eval(at[j]));
     }
     std::vector<prediction> out;
     for (std::size_t j = 0; j < at.size(); ++j) {
+        const std::string why = extrapolation_refusal(p, at[j]);
+        if (!why.empty()) {
+            const double nan = std::numeric_limits<double>::quiet_NaN();
+            out.push_back({at[j], nan, nan, nan, why});
+            continue;
+        }
         const interval band = replicates > 0 ? percentile_interval(preds[j], level)
                                              : interval{chosen.eval(at[j]), chosen.eval(at[j])};
-        out.push_back({at[j], chosen.eval(at[j]), band.lo, band.hi});
+        out.push_back({at[j], chosen.eval(at[j]), band.lo, band.hi, ""});
     }
     return out;
 }

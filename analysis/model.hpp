@@ -1,7 +1,10 @@
 // Empirical performance models in Extra-P's performance-model normal form (Calotoiu et al.,
 // SC13) restricted to one parameter p and one term: t(p) = c0 + c1 · p^e · log2(p)^k, with
 // e and k from a fixed hypothesis set. Each hypothesis is fitted by least squares (Eigen);
-// the one with the smallest leave-one-out cross-validated SMAPE is chosen.
+// the one with the smallest leave-one-out cross-validated SMAPE among the physically
+// plausible ones is chosen: positive for every p from 1 to 2^24, and never falling faster
+// than the work per rank (d ln t / d ln p >= -1 in strong scaling, >= 0 in weak scaling).
+// A prediction further beyond the data than the data spans (in log p) is refused.
 #pragma once
 
 #include <cstdint>
@@ -43,22 +46,39 @@ model_fit fit_hypothesis(const hypothesis& h, const std::vector<double>& p,
 /// Leave-one-out cross-validated SMAPE (%) of a hypothesis.
 double loo_smape(const hypothesis& h, const std::vector<double>& p, const std::vector<double>& t);
 
-/// Fit every hypothesis and choose by LOO SMAPE (ties: the earlier, simpler hypothesis).
-/// Throws config_error when fewer than 3 distinct p are given.
-model_fit select_model(const std::vector<double>& p, const std::vector<double>& t);
+/// Smallest elasticity d ln t / d ln p a model may have: -1 when work per rank falls as 1/p
+/// (strong scaling), 0 when it does not fall (weak scaling).
+inline constexpr double strong_elasticity = -1;
+inline constexpr double weak_elasticity = 0;
+
+/// True when `f` is positive and finite for p in [1, 2^24] and its elasticity (on a grid of
+/// 97 points evenly spaced in log p) is at least `min_elasticity` (tolerance 1e-6).
+bool plausible(const model_fit& f, double min_elasticity);
+
+/// Fit every hypothesis and choose the plausible one with the smallest LOO SMAPE (ties: the
+/// earlier, simpler hypothesis; the constant model is the fallback). Throws config_error
+/// when fewer than 3 distinct p are given.
+model_fit select_model(const std::vector<double>& p, const std::vector<double>& t,
+                       double min_elasticity = strong_elasticity);
+
+/// "" when a prediction at `at` is supported by data at `p`: at most as far beyond the
+/// largest measured p (in log p) as the data spans, and not below 1; else the reason.
+std::string extrapolation_refusal(const std::vector<double>& p, double at);
 
 /// Prediction with a percentile band from refitting (model selection included) on
 /// bootstrap resamples of each p's raw iteration times.
 struct prediction {
     double p;
-    double value;
+    double value; ///< NaN when refused
     double lo;
     double hi;
+    std::string refusal; ///< non-empty: no number, and why
 };
 std::vector<prediction> predict_with_band(const std::vector<double>& p,
                                           const std::vector<std::vector<double>>& samples,
                                           const model_fit& chosen, const std::vector<double>& at,
                                           std::size_t replicates, std::uint64_t seed,
-                                          double level = 0.95);
+                                          double level = 0.95,
+                                          double min_elasticity = strong_elasticity);
 
 } // namespace ringscale::analysis

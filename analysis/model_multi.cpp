@@ -1,9 +1,11 @@
 #include "model_multi.hpp"
 
 #include "bootstrap.hpp"
+#include "model.hpp"
 #include "src/base/error.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -202,6 +204,26 @@ multi_model fit_multi(const std::vector<multi_term>& terms, const std::vector<po
     return m;
 }
 
+bool plausible(const multi_model& m, const std::vector<point2>& pts) {
+    double s_lo = pts.front().s, s_hi = pts.front().s;
+    for (const point2& x : pts) {
+        s_lo = std::min(s_lo, x.s);
+        s_hi = std::max(s_hi, x.s);
+    }
+    const double from = std::log2(s_lo) - 1, to = std::log2(s_hi) + 12;
+    for (double ls = from; ls <= to + 1e-9; ls += 0.5)
+        for (double lp = 0; lp <= 24 + 1e-9; lp += 0.5) {
+            const double s = std::exp2(ls), p = std::exp2(lp), t = m.eval(p, s);
+            if (!(t > 0) || !std::isfinite(t))
+                return false;
+            const double tp = m.eval(p * std::sqrt(2.0), s), ts = m.eval(p, s * std::sqrt(2.0));
+            if (std::log(tp / t) / std::log(std::sqrt(2.0)) < strong_elasticity - 1e-6 ||
+                !(ts >= t * (1 - 1e-9)))
+                return false;
+        }
+    return true;
+}
+
 multi_model select_multi_model(const std::vector<point2>& pts, const std::vector<double>& t,
                                int max_terms) {
     check_points(pts, t);
@@ -216,6 +238,11 @@ multi_model select_multi_model(const std::vector<point2>& pts, const std::vector
         const double cv = loo(d, cols, tv);
         // Strictly better by a margin: ties keep the simpler, earlier hypothesis.
         if (cv < best_cv * (1 - 1e-6) - 1e-9) {
+            std::vector<multi_term> terms;
+            for (Eigen::Index j : cols)
+                terms.push_back(all[static_cast<std::size_t>(j)]);
+            if (!cols.empty() && !plausible(fit_multi(terms, pts, t), pts))
+                continue;
             best_cv = cv;
             best = cols;
         }
@@ -242,15 +269,39 @@ std::vector<multi_prediction> predict_multi(const std::vector<point2>& pts,
             t[i] = median_inplace(buf);
         }
         const multi_model refit = fit_multi(chosen.terms, pts, t);
+        if (!chosen.terms.empty() && !plausible(refit, pts))
+            continue; // a resample the chosen terms cannot fit plausibly: left out of the band
         for (std::size_t j = 0; j < at.size(); ++j)
             preds[j].push_back(refit.eval(at[j].p, at[j].s));
     }
+    std::vector<double> ps, ss;
+    for (const point2& x : pts) {
+        ps.push_back(x.p);
+        ss.push_back(x.s);
+    }
     std::vector<multi_prediction> out;
     for (std::size_t j = 0; j < at.size(); ++j) {
-        const double v = chosen.eval(at[j].p, at[j].s);
+        multi_prediction pr{at[j].p, at[j].s, 0, 0, 0, extrapolation_refusal(ps, at[j].p)};
+        if (pr.refusal.empty() && !extrapolation_refusal(ss, at[j].s).empty())
+            pr.refusal = fmt::format("not predicted: S={:g} is {:g}x beyond the largest measured "
+                                     "S; the data supports extrapolation to S={:g}",
+                                     at[j].s, at[j].s / *std::max_element(ss.begin(), ss.end()),
+                                     *std::max_element(ss.begin(), ss.end()) *
+                                         *std::max_element(ss.begin(), ss.end()) /
+                                         *std::min_element(ss.begin(), ss.end()));
+        if (!pr.refusal.empty() || (replicates > 0 && preds[j].size() < replicates / 2)) {
+            if (pr.refusal.empty())
+                pr.refusal = "not predicted: most bootstrap refits are not plausible";
+            pr.value = pr.lo = pr.hi = std::numeric_limits<double>::quiet_NaN();
+            out.push_back(pr);
+            continue;
+        }
+        pr.value = chosen.eval(at[j].p, at[j].s);
         const interval band =
-            replicates > 0 ? percentile_interval(preds[j], level) : interval{v, v};
-        out.push_back({at[j].p, at[j].s, v, band.lo, band.hi});
+            replicates > 0 ? percentile_interval(preds[j], level) : interval{pr.value, pr.value};
+        pr.lo = band.lo;
+        pr.hi = band.hi;
+        out.push_back(pr);
     }
     return out;
 }

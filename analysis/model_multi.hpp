@@ -2,9 +2,12 @@
 // (Calotoiu et al., "Fast multi-parameter performance modeling", CLUSTER 2016):
 //   t(p, S) = c0 + sum_k c_k * p^(i_k) * log2(p)^(j_k) * S^(m_k) * log2(S)^(l_k)
 // with at most two terms whose exponents come from small fixed sets. Every hypothesis is
-// fitted by least squares (Eigen) and the one with the smallest leave-one-out
+// fitted by least squares (Eigen) and the plausible one with the smallest leave-one-out
 // cross-validated SMAPE is chosen (ties: fewer terms, then the earlier hypothesis), as the
-// single-parameter model (model.hpp) does.
+// single-parameter model (model.hpp) does: plausible means positive over p in [1, 2^24] and
+// S from half the smallest to 4096x the largest measured, never falling faster than the work
+// per rank in p (d ln t / d ln p >= -1) and never falling as S grows. A prediction further
+// beyond the data than the data spans in log p or log S is refused.
 #pragma once
 
 #include <cstdint>
@@ -57,8 +60,12 @@ struct multi_model {
 multi_model fit_multi(const std::vector<multi_term>& terms, const std::vector<point2>& pts,
                       const std::vector<double>& t);
 
-/// Fit every hypothesis of up to `max_terms` terms and choose by LOO SMAPE. config_error
-/// when fewer than 3 distinct p or 3 distinct S, or fewer than 6 points, are given.
+/// True when `m` is plausible (see above) for data spanning `pts`.
+bool plausible(const multi_model& m, const std::vector<point2>& pts);
+
+/// Fit every hypothesis of up to `max_terms` terms and choose the plausible one with the
+/// smallest LOO SMAPE (the constant model is the fallback). config_error when fewer than 3
+/// distinct p or 3 distinct S, or fewer than 6 points, are given.
 multi_model select_multi_model(const std::vector<point2>& pts, const std::vector<double>& t,
                                int max_terms = 2);
 
@@ -66,6 +73,7 @@ multi_model select_multi_model(const std::vector<point2>& pts, const std::vector
 /// bootstrap resamples of each point's raw iteration times.
 struct multi_prediction {
     double p = 0, s = 0, value = 0, lo = 0, hi = 0;
+    std::string refusal; ///< non-empty: beyond what the data supports, no number
 };
 std::vector<multi_prediction> predict_multi(const std::vector<point2>& pts,
                                             const std::vector<std::vector<double>>& samples,

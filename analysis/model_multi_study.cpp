@@ -96,7 +96,7 @@ table study_prediction_table(const std::vector<study_model>& models) {
         }
         for (const auto& pr : m.predictions)
             rows.push_back({m.label, pr.p, cell{size_text(pr.s), pr.s}, pr.value, pr.lo, pr.hi,
-                            pr.p > pmax || pr.s > smax ? "yes" : "no"});
+                            pr.p > pmax || pr.s > smax ? "yes" : "no", pr.refusal});
     }
     return predictions_table("group", true, rows);
 }

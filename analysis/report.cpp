@@ -181,6 +181,8 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
               render(study_model_table(*in.study_models), output_format::md);
     if (in.crossover)
         md += crossover_section(*in.crossover);
+    if (in.predict_map)
+        md += predict::map_section(*in.predict_map, opt.dir, plots, pngs);
     if (plots) {
         const std::string bw = busbw_plots(*in.rows, opt.dir, pngs);
         if (!bw.empty())

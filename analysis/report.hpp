@@ -4,6 +4,7 @@
 
 #include "crossover.hpp"
 #include "model_multi_study.hpp"
+#include "predict/map.hpp"
 #include "reader.hpp"
 #include "summary.hpp"
 #include "views.hpp"
@@ -24,6 +25,7 @@ struct report_inputs {
     const std::vector<study_model>* study_models = nullptr; ///< t(p, S) models; may be null
     const std::vector<pooled_case>* pooled = nullptr;       ///< for the question plots; may be null
     std::vector<std::string> notes;                         ///< lines for the Inputs section
+    const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
 };
 
 struct report_options {

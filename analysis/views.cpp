@@ -285,6 +285,13 @@ table predictions_table(const char* what, bool with_s, const std::vector<predict
         std::vector<cell> row = {text_cell(r.label), int_cell(static_cast<long long>(r.p))};
         if (with_s)
             row.push_back(r.s.value_or(cell{"", nullptr}));
+        if (!r.refusal.empty()) { // beyond what the data supports: no number
+            for (cell c :
+                 {cell{"-", nullptr}, cell{"-", nullptr}, cell{"", nullptr}, text_cell(r.refusal)})
+                row.push_back(std::move(c));
+            t.rows.push_back(std::move(row));
+            continue;
+        }
         for (cell c : {time_cell(r.value), number_cell(r.lo, format_interval(r.lo, r.hi, true)),
                        number_cell(r.hi, ""), text_cell(r.extrapolated)})
             row.push_back(std::move(c));
@@ -308,7 +315,8 @@ table prediction_table(const std::vector<family_model>& models) {
             const double pmax = *std::max_element(m.p.begin(), m.p.end());
             rows.push_back(
                 {m.label, pr.p, std::nullopt, pr.value, pr.lo, pr.hi,
-                 pr.p > pmax ? fmt::format("yes ({:g}x beyond data)", pr.p / pmax) : "no"});
+                 pr.p > pmax ? fmt::format("yes ({:g}x beyond data)", pr.p / pmax) : "no",
+                 pr.refusal});
         }
     return predictions_table("family", false, rows);
 }

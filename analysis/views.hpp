@@ -49,6 +49,8 @@ struct prediction_row {
     std::optional<cell> s;
     double value = 0, lo = 0, hi = 0;
     std::string extrapolated; ///< "no", "yes", "yes (2x beyond data)"
+    /// Non-empty: beyond what the data supports; no number, this text in `extrapolated`.
+    std::string refusal;
 };
 
 /// The one writer of model tables: one row per model, its formula and fit errors.

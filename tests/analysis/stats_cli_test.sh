@@ -160,5 +160,42 @@ fi
 expect 0 "--peak for an unknown GPU" -- "$stats" summary --peak 100 --format csv "$dir/gpu_x"
 expect_stdout ",mfu_pct,"
 
+# predict: the cost model; bad input is one line and exit 2.
+expect 0 "predict in sample" -- "$stats" predict --bootstrap 100 "$dir/a"
+expect_stdout "in sample: median |error| "
+expect 0 "predict on assumed hardware" -- "$stats" predict --bootstrap 100 --at P=64 \
+    --hardware h100 "$dir/a"
+expect_stdout "assumed: H100 SXM"
+expect 2 "predict --at unknown field" -- "$stats" predict --at bogus=1 "$dir/a"
+expect_one_line
+expect_stderr "--at: unknown field 'bogus'"
+expect 2 "predict --at P not a multiple of ranks per node" -- \
+    "$stats" predict --at world_size=12,ranks_per_node=8 "$dir/a"
+expect_one_line
+expect_stderr "P=12 is not a multiple of ranks_per_node=8"
+profile="name = test
+peak_tflops = 100
+efficiency = 0.5
+memory_gbs = 1000
+call_overhead_us = 5
+device_memory_gib = 40
+ranks_per_node = 4
+intra_alpha_us = 2
+intra_busbw_gbs = 100"
+printf '%s\n' "$profile" >"$dir/missing.hw"
+expect 2 "predict --hardware with a missing figure" -- \
+    "$stats" predict --hardware "$dir/missing.hw" "$dir/a"
+expect_one_line
+expect_stderr "missing figure 'inter_alpha_us'"
+printf '%s\ninter_alpha_us = 0\ninter_busbw_gbs = 10\n' "$profile" >"$dir/zero.hw"
+expect 2 "predict --hardware with a non-positive figure" -- \
+    "$stats" predict --hardware "$dir/zero.hw" "$dir/a"
+expect_one_line
+expect_stderr "inter_alpha_us = '0' is not a positive number"
+printf '%s\ninter_alpha_us = 8\ninter_busbw_gbs = 10\n' "$profile" >"$dir/ok.hw"
+expect 0 "predict --map on a profile file" -- \
+    "$stats" predict --map --hardware "$dir/ok.hw" "$dir/a"
+expect_stdout "crossover map at scale"
+
 echo "$failures failure(s)"
 [[ "$failures" == 0 ]]

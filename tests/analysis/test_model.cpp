@@ -104,3 +104,62 @@ TEST(stats_model, prediction_band_widens_with_noise) {
     EXPECT_LT(pred[0].lo, pred[0].value);
     EXPECT_GT(pred[0].hi, pred[0].value);
 }
+
+namespace {
+/// The hypothesis plain LOO SMAPE picks, without the plausibility constraints.
+model_fit unconstrained(const std::vector<double>& p, const std::vector<double>& t) {
+    model_fit best;
+    double best_cv = 1e300;
+    for (const hypothesis& h : hypothesis_set()) {
+        const double cv = loo_smape(h, p, t);
+        if (cv < best_cv - 1e-9) {
+            best_cv = cv;
+            best = fit_hypothesis(h, p, t);
+        }
+    }
+    return best;
+}
+} // namespace
+
+TEST(stats_model, plausibility_is_positivity_and_work_per_rank) {
+    const hypothesis inv{-1, 0, false, "-1"}, log_only{0, 1, false, "0"};
+    model_fit f = fit_hypothesis(inv, {1, 2, 4}, {9, 5, 3}); // 1 + 8/p
+    EXPECT_TRUE(plausible(f, strong_elasticity));
+    EXPECT_FALSE(plausible(f, weak_elasticity));   // falls although work per rank does not
+    f = fit_hypothesis(inv, {1, 2, 4}, {7, 3, 1}); // -1 + 8/p: zero at p = 8
+    EXPECT_FALSE(plausible(f, strong_elasticity));
+    f = fit_hypothesis(log_only, {1, 2, 4}, {2, 1, 0.5}); // goes negative
+    EXPECT_FALSE(plausible(f, strong_elasticity));
+    f = fit_hypothesis(log_only, {1, 2, 4}, {1, 2, 3}); // 1 + log2 p
+    EXPECT_TRUE(plausible(f, weak_elasticity));
+}
+
+TEST(stats_model, extrapolation_is_refused_beyond_the_span_of_the_data) {
+    EXPECT_EQ(extrapolation_refusal({1, 2, 4}, 16), "");
+    EXPECT_EQ(extrapolation_refusal({1, 2, 4}, 3), "");
+    EXPECT_EQ(extrapolation_refusal({1, 2, 4}, 64),
+              "not predicted: P=64 is 16x beyond the largest measured P; the data (P=1..4) "
+              "supports extrapolation to P=16");
+    EXPECT_EQ(extrapolation_refusal({8, 16, 32}, 0.5), "P=0.5 is below 1");
+}
+
+TEST(stats_model, three_point_study_never_predicts_a_negative_time) {
+    // A train_step-like study at P = 1, 2, 4 flattening out: plain LOO selection picks
+    // 10 - 0.5 log2(p)^2, which is -8 s at P=64 (the example).
+    const std::vector<double> p = {1, 2, 4}, t = {10, 9.5, 8};
+    ASSERT_LT(unconstrained(p, t).eval(64), 0) << unconstrained(p, t).formula();
+    const model_fit f = select_model(p, t);
+    EXPECT_TRUE(plausible(f, strong_elasticity)) << f.formula();
+    const std::vector<std::vector<double>> samples = {
+        {10.1, 9.9, 10.0, 10.2}, {9.4, 9.6, 9.5, 9.55}, {7.9, 8.1, 8.0, 8.05}};
+    const auto pred = predict_with_band(p, samples, f, {8, 64, 1024}, 200, 1, 0.95);
+    ASSERT_EQ(pred.size(), 3u);
+    EXPECT_TRUE(pred[0].refusal.empty());
+    EXPECT_GT(pred[0].value, 0);
+    EXPECT_GT(pred[0].lo, 0);
+    EXPECT_LE(pred[0].lo, pred[0].hi);
+    for (std::size_t i : {1u, 2u}) {
+        EXPECT_TRUE(std::isnan(pred[i].value));
+        EXPECT_NE(pred[i].refusal.find("not predicted"), std::string::npos);
+    }
+}

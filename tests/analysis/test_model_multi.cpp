@@ -88,9 +88,42 @@ TEST(stats_model_multi, a_sum_of_single_parameter_terms) {
     const auto pts = grid();
     std::vector<double> t;
     for (const auto& x : pts)
-        t.push_back(1e-3 + 5e-6 * x.s - 2e-4 * std::sqrt(x.p));
+        t.push_back(1e-3 + 5e-6 * x.s + 2e-4 * std::sqrt(x.p));
     const multi_model m = select_multi_model(pts, t);
     EXPECT_EQ(term_texts(m), (std::set<std::string>{"S", "p^(1/2)"})) << m.formula();
+}
+
+TEST(stats_model_multi, a_model_that_goes_negative_at_scale_is_not_chosen) {
+    // 1e-3 + 5e-6 S - 2e-4 sqrt(p) fits the grid exactly but is negative beyond p ~ 900 at
+    // S = 1K: not physical, so another (plausible) model is chosen.
+    const auto pts = grid();
+    std::vector<double> t;
+    for (const auto& x : pts)
+        t.push_back(1e-3 + 5e-6 * x.s - 2e-4 * std::sqrt(x.p));
+    const multi_model m = select_multi_model(pts, t);
+    EXPECT_TRUE(plausible(m, pts)) << m.formula();
+    EXPECT_NE(term_texts(m), (std::set<std::string>{"S", "p^(1/2)"})) << m.formula();
+    for (double p : {1024.0, 65536.0, 16777216.0})
+        EXPECT_GT(m.eval(p, 1024), 0) << m.formula();
+}
+
+TEST(stats_model_multi, predictions_beyond_the_data_are_refused) {
+    const auto pts = grid(); // P 1..16, S 1K..8K: supported to P 256, S 64K
+    std::vector<double> t;
+    std::vector<std::vector<double>> samples;
+    for (const auto& x : pts) {
+        t.push_back(planted(x));
+        samples.push_back({planted(x)});
+    }
+    const multi_model m = select_multi_model(pts, t);
+    const auto pred =
+        predict_multi(pts, samples, m, {{256, 65536}, {512, 8192}, {16, 1 << 20}}, 20, 1);
+    ASSERT_EQ(pred.size(), 3u);
+    EXPECT_TRUE(pred[0].refusal.empty()) << pred[0].refusal;
+    EXPECT_NEAR(pred[0].value, planted({256, 65536}), 1e-6 * planted({256, 65536}));
+    EXPECT_NE(pred[1].refusal.find("P=512"), std::string::npos) << pred[1].refusal;
+    EXPECT_NE(pred[2].refusal.find("S=1.04858e+06"), std::string::npos) << pred[2].refusal;
+    EXPECT_TRUE(std::isnan(pred[2].value));
 }
 
 TEST(stats_model_multi, too_few_points_are_refused) {

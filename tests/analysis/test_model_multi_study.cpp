@@ -114,3 +114,52 @@ TEST(analysis_model_multi, report_lists_the_two_parameter_model) {
     EXPECT_NE(md.str().find("Two-parameter models t(p, S)"), std::string::npos);
     EXPECT_NE(md.str().find("S^(2) * p^(-1)"), std::string::npos);
 }
+
+TEST(analysis_model_multi, model_predict_on_a_three_point_study_prints_no_negative_time) {
+    // The case: a train_step study at P = 1, 2, 4 whose times flatten out; plain
+    // leave-one-out selection extrapolated it to a negative time at P=64.
+    const std::string dir = ringscale::test_fixture::fixture_dir("model_three_point");
+    fixture_file f;
+    const double base[] = {10, 9.5, 8};
+    for (int i = 0; i < 3; ++i) {
+        fixture_case c;
+        c.job = "train_step";
+        c.variant = "zero1";
+        c.world_size = 1 << i;
+        c.int_params = {{"layers", 4}, {"hidden", 512}};
+        c.base_time_s = base[i];
+        c.noise = 0.02;
+        c.seed = static_cast<std::uint64_t>(7 + i);
+        f.cases.push_back(c);
+    }
+    write_fixture_file(dir + "/study.h5", f);
+    for (const char* format : {"json", "text"}) {
+        cli_options o = parse(
+            {"model", dir, "--format", format, "--bootstrap", "200", "--predict", "8,64,1024"});
+        std::ostringstream out;
+        ASSERT_EQ(run_command(o, out), 0);
+        if (std::string(format) == "text") {
+            // No time in the predictions table is negative: no "-<digit>" after the header.
+            const std::string text = out.str();
+            const std::string table = text.substr(text.find("predicted"));
+            for (std::size_t at = table.find('-'); at != std::string::npos;
+                 at = table.find('-', at + 1))
+                EXPECT_FALSE(at + 1 < table.size() && std::isdigit(table[at + 1]) &&
+                             (at == 0 || table[at - 1] == ' ' || table[at - 1] == '['))
+                    << table;
+            for (const char* bad : {"nan", "inf", "NaN", "Inf"}) // nor a non-finite one
+                EXPECT_EQ(table.find(bad), std::string::npos) << table;
+            continue;
+        }
+        const auto j = nlohmann::json::parse(out.str());
+        const auto& preds = j.at("predictions");
+        ASSERT_EQ(preds.size(), 3u);
+        EXPECT_GT(preds[0].at("predicted_s").get<double>(), 0);
+        EXPECT_GT(preds[0].at("band_lo_s").get<double>(), 0);
+        for (int i : {1, 2}) {
+            EXPECT_TRUE(preds[i].at("predicted_s").is_null()) << preds[i];
+            EXPECT_NE(preds[i].at("extrapolated").get<std::string>().find("not predicted"),
+                      std::string::npos);
+        }
+    }
+}

@@ -18,6 +18,9 @@ printf 'job = collectives\n=5\n' >"$work/fix/eq.ini"
 head -c 4096 /dev/urandom >"$work/fix/corrupt.h5"
 mkfifo "$work/fix/fifo"                 # a job file that would block a reader for ever
 truncate -s 1G "$work/fix/sparse.ini"   # a job file of 1 GiB that takes no disk
+printf 'name = half\npeak_tflops = 989\n' >"$work/fix/missing.hw"
+printf 'name = zero\npeak_tflops = 0\n' >"$work/fix/zero.hw"
+printf 'name = negative\npeak_tflops = -5\n' >"$work/fix/negative.hw"
 "$mpiexec" -q -np 2 --oversubscribe "$ringscale" --op allreduce -b 1K -e 1K -w 1 -n 8 \
     -o "$work/fix/good.h5" </dev/null >/dev/null 2>"$work/fixture.log" ||
     { echo "cannot make the good.h5 fixture:"; cat "$work/fixture.log"; exit 1; }

@@ -1,0 +1,93 @@
+// Calibration: the figures of cost.hpp fitted to measured cases.
+//   compute: each case's measured compute_s (mean over ranks, per iteration) against the work
+//            its job's model gives each rank over the rank's width, by non-negative least
+//            squares on relative error, per device: seconds per attention FLOP, per GEMM
+//            FLOP, per byte of memory-bound work and per kernel call; on a CPU also the
+//            speed-up of threads beyond a rank's first (the grid 0, 0.05, ..., 1 searched for
+//            the smallest residual, 1 where every case ran the same threads); and the
+//            rank-to-rank jitter of compute (median over cases at P >= 2 of the SD of log
+//            rank / mean-rank compute per iteration) that the slowest rank adds;
+//   links:   collectives cases' step times against steps(op, g) and bytes x busbw_factor
+//            (nccl-tests), per link level (scope intra|inter, or inter-node for a world-scope
+//            case over several nodes): alpha and beta, and per collective where one was
+//            measured at two or more sizes.
+// Bootstrap replicates resample every case's launches, then iterations within them, and fit
+// again, so a band carries the calibration's uncertainty.
+#pragma once
+
+#include "../hierarchical.hpp"
+#include "nnls.hpp"
+#include "target.hpp"
+
+#include <array>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis::predict {
+
+/// One case's compute: features (work / width per figure, mean over ranks) and samples.
+struct compute_obs {
+    std::string device_key;
+    std::array<double, 4> x{}; ///< attention FLOP, GEMM FLOP, memory bytes, calls (width 1)
+    launch_samples y;          ///< mean-rank compute_s per iteration, by launch
+    double threads = 1;        ///< per rank (rank_threads)
+    double share = 1;          ///< cores a rank can use (rank_share)
+    bool gpu = false;
+    double jitter = std::numeric_limits<double>::quiet_NaN(); ///< this case's (P >= 2)
+    int world_size = 1;
+    std::size_t case_index = 0; ///< into calibration_set::cases
+};
+
+/// One collectives case.
+struct link_obs {
+    coll op = coll::sendrecv;
+    link_level level = link_level::intra;
+    int group = 2;
+    double bytes = 0;
+    /// Bytes x this is what crosses the level's links per rank, as predictions price it:
+    /// busbw_factor(op, group); an all-to-all over nodes (g ranks, r per node) (g - r) / g.
+    double byte_factor = 1;
+    launch_samples y; ///< step times by launch
+};
+
+/// Everything a calibration reads from CALIB.
+struct calibration_set {
+    std::vector<compute_obs> compute;
+    std::vector<link_obs> links;
+    double node_cores = 1;          ///< the largest CPU affinity any rank recorded
+    std::vector<target> cases;      ///< non-collectives cases with timings (for residuals)
+    std::vector<std::string> notes; ///< cases left out, and why
+};
+
+/// The observations of the pooled cases (status ok, with timings).
+calibration_set gather_calibration(const std::vector<pooled_case>& pooled);
+
+/// Fitted figures: compute per device key, links shared.
+struct calibration {
+    std::map<std::string, compute_figures> compute;
+    std::map<std::string, double> thread_efficiency;
+    std::map<std::string, double> rank_jitter;
+    std::map<std::string, bool> gpu;
+    std::array<link_figures, 2> links;
+    std::array<std::map<coll, link_figures>, 2> per_op;
+    double node_cores = 1;
+    /// Figures for a target on `device_key` (compute NaN when that device was not measured).
+    figures for_device(const std::string& device_key) const;
+};
+
+/// Fit from one statistic per observation (`cy` per compute obs, `ly` per link obs; NaN
+/// leaves an observation out).
+calibration fit_calibration(const calibration_set& set, const std::vector<double>& cy,
+                            const std::vector<double>& ly);
+
+/// The pooled medians of every observation.
+void observation_medians(const calibration_set& set, std::vector<double>& cy,
+                         std::vector<double>& ly);
+
+/// `replicates` fits on two-level resamples (fixed seed).
+std::vector<calibration> bootstrap_calibrations(const calibration_set& set, std::size_t replicates,
+                                                std::uint64_t seed);
+
+} // namespace ringscale::analysis::predict

@@ -1,0 +1,151 @@
+#include "command.hpp"
+
+#include "../reader.hpp"
+#include "map.hpp"
+#include "tables.hpp"
+
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+#include <set>
+
+namespace ringscale::analysis::predict {
+
+namespace {
+
+void note(const std::string& line) {
+    std::fprintf(stderr, "ringscale-stats: %s\n", terminal_text(line).c_str());
+}
+
+std::vector<pooled_case> pooled_of(const result_set& rs) {
+    return pool_cases(rs.cases);
+}
+
+/// One target per distinct case (identity without P); collectives only when --at asks for
+/// one of their fields.
+std::vector<target> templates(const std::vector<pooled_case>& pooled,
+                              const std::vector<at_field>& at) {
+    bool collectives = false;
+    for (const at_field& f : at)
+        collectives = collectives || f.name == "op" || f.name == "requested_bytes" ||
+                      f.name == "scope" || f.name == "inplace" || f.name == "root";
+    std::set<std::string> seen;
+    std::vector<target> out;
+    for (const pooled_case& c : pooled) {
+        if (c.launches.empty() || (c.job == "collectives") != collectives)
+            continue;
+        if (seen.insert(c.label()).second)
+            out.push_back(target_of(c));
+    }
+    return out;
+}
+
+struct outputs {
+    std::vector<std::pair<std::string, table>> tables;
+    std::string last_line;
+};
+
+void print(const outputs& o, output_format format, std::ostream& out) {
+    if (format == output_format::json) {
+        nlohmann::json j = nlohmann::json::object();
+        for (const auto& [name, t] : o.tables)
+            j[name] = to_json(t);
+        if (!o.last_line.empty())
+            j["summary"] = o.last_line;
+        out << j.dump(2) << "\n";
+        return;
+    }
+    for (std::size_t i = 0; i < o.tables.size(); ++i) {
+        if (format != output_format::csv)
+            out << (i ? "\n" : "") << o.tables[i].first << ":\n";
+        out << render(o.tables[i].second, format);
+    }
+    if (!o.last_line.empty())
+        out << o.last_line << "\n";
+}
+
+/// Validation of every case of HELDOUT from CALIB alone.
+void validate(const cli_options& o, const figure_source& src, const model_error& err,
+              outputs& res) {
+    const result_set held = load_results(o.validate_inputs, o.strict);
+    if (held.cases.empty())
+        throw config_error(
+            fmt::format("--validate: no results cases in {}", fmt::join(o.validate_inputs, " ")));
+    const std::vector<pooled_case> pooled = pooled_of(held);
+    std::vector<target> targets;
+    for (const pooled_case& c : pooled)
+        if (!c.launches.empty())
+            targets.push_back(target_of(c));
+    if (targets.empty())
+        throw config_error("--validate: no held-out case has status ok");
+    const auto rows = predict_all(targets, src, err, o.level, o.seed + 1);
+    validation_summary sum;
+    res.tables.emplace_back("validation", validation_table(rows, o.level, sum));
+    res.tables.emplace_back("memory per rank: measured peak against the formula",
+                            memory_table(rows));
+    if (sum.cases == 0)
+        throw config_error("--validate: no held-out case could be predicted (see the notes)");
+    res.last_line = summary_line(sum, o.level);
+}
+
+} // namespace
+
+int run_predict(const cli_options& o, std::ostream& out) {
+    const std::vector<at_field> at = o.at.empty() ? std::vector<at_field>{} : parse_at(o.at);
+    std::unique_ptr<hardware_profile> hw;
+    if (!o.hardware.empty())
+        hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
+    const result_set calib = load_results(o.inputs, o.strict);
+    if (calib.cases.empty())
+        throw config_error(fmt::format("no results cases found in {}", fmt::join(o.inputs, " ")));
+    const std::vector<pooled_case> pooled = pooled_of(calib);
+    const calibration_set set = gather_calibration(pooled);
+    for (const std::string& n : set.notes)
+        note(n);
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    const calibration point = fit_calibration(set, cy, ly);
+    const std::vector<calibration> reps =
+        hw ? std::vector<calibration>{} : bootstrap_calibrations(set, o.bootstrap, o.seed);
+    const model_error err = calibration_error(set, point, cy, ly);
+    const figure_source src{&point, &reps, hw.get()};
+    outputs res;
+    res.tables.emplace_back("figures", figures_table(point, reps, hw.get(), err, o.level));
+    if (hw)
+        note(describe(*hw));
+    if (!at.empty()) {
+        const std::vector<target> tpl = templates(pooled, at);
+        if (tpl.empty())
+            throw config_error("--at: CALIB has no case to start from");
+        const auto rows = predict_all(expand_at(tpl, at, hw.get()), src, err, o.level, o.seed);
+        res.tables.emplace_back("predictions", prediction_table(rows, hw.get(), o.level));
+    }
+    if (o.map) {
+        const hardware_profile map_hw = hw ? *hw : builtin_h100();
+        const crossover_map m = build_map(set.cases, at, map_hw);
+        if (!m.refusal.empty())
+            throw config_error("--map: " + m.refusal);
+        if (!hw)
+            note(describe(map_hw) + " (the map's hardware; --hardware changes it)");
+        res.tables.emplace_back("crossover map at scale", map_table(m));
+    }
+    if (!o.validate_inputs.empty())
+        validate(o, src, err, res);
+    if (at.empty() && o.validate_inputs.empty() && !o.map) { // how well the model fits CALIB
+        const auto rows = predict_all(set.cases, src, err, o.level, o.seed);
+        validation_summary sum;
+        res.tables.emplace_back("calibration cases (in sample)",
+                                validation_table(rows, o.level, sum));
+        res.tables.emplace_back("memory per rank: measured peak against the formula",
+                                memory_table(rows));
+        if (sum.cases > 0)
+            res.last_line = "in sample: " + summary_line(sum, o.level);
+    }
+    print(res, o.format, out);
+    return 0;
+}
+
+} // namespace ringscale::analysis::predict

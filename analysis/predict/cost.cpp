@@ -1,0 +1,216 @@
+#include "cost.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::analysis::predict {
+
+const char* to_string(link_level l) {
+    return l == link_level::intra ? "intra" : "inter";
+}
+
+bool parse_coll(const std::string& op, coll& out) {
+    static const std::map<std::string, coll> names = {
+        {"sendrecv", coll::sendrecv},   {"allreduce", coll::allreduce},
+        {"allgather", coll::allgather}, {"reduce_scatter", coll::reduce_scatter},
+        {"alltoall", coll::alltoall},   {"broadcast", coll::broadcast}};
+    const auto it = names.find(op);
+    if (it == names.end())
+        return false;
+    out = it->second;
+    return true;
+}
+
+const char* to_string(coll op) {
+    switch (op) {
+    case coll::sendrecv:
+        return "sendrecv";
+    case coll::allreduce:
+        return "allreduce";
+    case coll::allgather:
+        return "allgather";
+    case coll::reduce_scatter:
+        return "reduce_scatter";
+    case coll::alltoall:
+        return "alltoall";
+    case coll::broadcast:
+        return "broadcast";
+    }
+    return "?";
+}
+
+double busbw_factor(coll op, int group) {
+    const double g = group;
+    switch (op) {
+    case coll::allreduce:
+        return 2 * (g - 1) / g;
+    case coll::allgather:
+    case coll::reduce_scatter:
+    case coll::alltoall:
+        return (g - 1) / g;
+    default:
+        return 1;
+    }
+}
+
+double alg_steps(coll op, int group) {
+    const double g = group;
+    switch (op) {
+    case coll::allreduce:
+        return 2 * (g - 1);
+    case coll::allgather:
+    case coll::reduce_scatter:
+    case coll::alltoall:
+        return g - 1;
+    case coll::broadcast:
+        return std::ceil(std::log2(g));
+    default:
+        return 1;
+    }
+}
+
+work& work::operator+=(const work& o) {
+    attn_flop += o.attn_flop;
+    gemm_flop += o.gemm_flop;
+    mem_bytes += o.mem_bytes;
+    calls += o.calls;
+    return *this;
+}
+
+work operator*(const work& w, double f) {
+    return {w.attn_flop * f, w.gemm_flop * f, w.mem_bytes * f, w.calls * f};
+}
+
+double cost::total() const {
+    return compute() + alpha[0] + alpha[1] + beta[0] + beta[1];
+}
+
+cost& cost::operator+=(const cost& o) {
+    attn += o.attn;
+    gemm += o.gemm;
+    mem += o.mem;
+    calls += o.calls;
+    for (int l = 0; l < 2; ++l) {
+        alpha[l] += o.alpha[l];
+        beta[l] += o.beta[l];
+    }
+    return *this;
+}
+
+cost operator*(const cost& c, double f) {
+    cost out = c;
+    out.attn *= f;
+    out.gemm *= f;
+    out.mem *= f;
+    out.calls *= f;
+    for (int l = 0; l < 2; ++l) {
+        out.alpha[l] *= f;
+        out.beta[l] *= f;
+    }
+    return out;
+}
+
+cost operator+(cost a, const cost& b) {
+    return a += b;
+}
+
+const cost& longer(const cost& a, const cost& b) {
+    if (std::isnan(b.total())) // an unpriced part stays visible to the caller
+        return b;
+    return b.total() > a.total() ? b : a;
+}
+
+namespace {
+
+/// units * seconds-per-unit, 0 when there is no such work (an uncalibrated figure is only
+/// an error where the rank has that work).
+double priced(double units, double s_per_unit) {
+    return units == 0 ? 0.0 : units * s_per_unit;
+}
+
+link_figures level_figures(coll op, link_level level, const figures& f) {
+    const auto l = static_cast<std::size_t>(level);
+    const auto it = f.per_op[l].find(op);
+    return it != f.per_op[l].end() ? it->second : f.links[l];
+}
+
+} // namespace
+
+cost compute_cost(const work& w, const compute_figures& f, double width) {
+    cost c;
+    c.attn = priced(w.attn_flop, f.s_per_attn_flop) / width;
+    c.gemm = priced(w.gemm_flop, f.s_per_gemm_flop) / width;
+    c.mem = priced(w.mem_bytes, f.s_per_mem_byte) / width;
+    c.calls = priced(w.calls, f.s_per_call);
+    return c;
+}
+
+cost coll_cost(coll op, double bytes, int group, link_level level, const figures& f) {
+    cost c;
+    if (group <= 1 || bytes <= 0)
+        return c;
+    const link_figures lf = level_figures(op, level, f);
+    const auto l = static_cast<std::size_t>(level);
+    c.alpha[l] = alg_steps(op, group) * lf.alpha_s;
+    c.beta[l] = bytes * busbw_factor(op, group) / lf.beta_bps;
+    return c;
+}
+
+cost alltoall_cost(double bytes, int group, int per_node, const figures& f) {
+    if (per_node >= group)
+        return coll_cost(coll::alltoall, bytes, group, link_level::intra, f);
+    // Each rank sends (g - per_node) / g of its buffer off the node and (per_node - 1) / g
+    // inside it, both at once: the slower of the two, latency of all g - 1 peers.
+    const double g = group;
+    cost inside, outside;
+    inside.beta[0] =
+        bytes * (per_node - 1) / g / level_figures(coll::alltoall, link_level::intra, f).beta_bps;
+    const link_figures lf = level_figures(coll::alltoall, link_level::inter, f);
+    outside.alpha[1] = (g - 1) * lf.alpha_s;
+    outside.beta[1] = bytes * (g - per_node) / g / lf.beta_bps;
+    return longer(outside, inside);
+}
+
+double expected_max_normal(int p) {
+    if (p <= 1)
+        return 0;
+    // Simpson's rule on [-10, 10]: the integrand is smooth and negligible beyond.
+    const int n = 4000;
+    const double a = -10, h = 20.0 / n;
+    double sum = 0;
+    for (int i = 0; i <= n; ++i) {
+        const double x = a + i * h;
+        const double phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+        const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+        const double f = x * p * phi * std::pow(cdf, p - 1);
+        sum += f * (i == 0 || i == n ? 1 : i % 2 ? 4 : 2);
+    }
+    return sum * h / 3;
+}
+
+cost with_rank_jitter(const cost& c, double jitter, int ranks) {
+    if (!(jitter > 0) || ranks <= 1)
+        return c;
+    const double k = std::exp(jitter * expected_max_normal(ranks));
+    cost out = c;
+    out.attn *= k;
+    out.gemm *= k;
+    out.mem *= k;
+    out.calls *= k;
+    return out;
+}
+
+std::pair<std::string, double> dominant(const cost& c) {
+    const std::pair<const char*, double> parts[] = {
+        {"compute attention", c.attn}, {"compute GEMM", c.gemm},    {"compute memory", c.mem},
+        {"compute calls", c.calls},    {"alpha intra", c.alpha[0]}, {"beta intra", c.beta[0]},
+        {"alpha inter", c.alpha[1]},   {"beta inter", c.beta[1]}};
+    std::pair<std::string, double> best{"-", 0};
+    for (const auto& [name, v] : parts)
+        if (v > best.second)
+            best = {name, v};
+    const double t = c.total();
+    return {best.first, t > 0 ? best.second / t : 0};
+}
+
+} // namespace ringscale::analysis::predict

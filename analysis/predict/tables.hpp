@@ -1,0 +1,41 @@
+// The tables of `ringscale-stats predict`: the figures a prediction rests on (calibrated, with
+// bands, or assumed), predictions, a validation against held-out cases, and the memory
+// formulas against measured peaks.
+#pragma once
+
+#include "../table.hpp"
+#include "evaluate.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis::predict {
+
+/// Every figure, its value, band and source.
+table figures_table(const calibration& point, const std::vector<calibration>& reps,
+                    const hardware_profile* hw, const model_error& err, double level);
+
+/// One row per target: predicted step, band, efficiency, memory per rank and whether it fits
+/// (with a hardware profile), the dominant figure, or why there is no prediction.
+table prediction_table(const std::vector<predicted>& rows, const hardware_profile* hw,
+                       double level);
+
+struct validation_summary {
+    std::size_t cases = 0;
+    double median_abs_error = unknown; ///< fraction
+    double coverage = unknown;         ///< fraction of measured medians inside their band
+};
+
+/// One row per held-out case: measured, predicted [band], error; fills `sum`.
+table validation_table(const std::vector<predicted>& rows, double level, validation_summary& sum);
+
+/// `median |error| X% over N cases; 90% band coverage Y%`.
+std::string summary_line(const validation_summary& sum, double level);
+
+/// Measured peak memory per rank against the scheme's formula (measured cases only).
+table memory_table(const std::vector<predicted>& rows);
+
+/// "65536" -> "64K", "1048576" -> "1M" for a size field in labels.
+std::string short_label(const target& t);
+
+} // namespace ringscale::analysis::predict
