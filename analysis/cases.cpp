@@ -151,16 +151,51 @@ bool pooled_case::incomplete() const {
 }
 
 std::string pooled_case::label() const {
-    return fmt::format("{}/{}{}", job, variant, join_params(params));
+    const std::string tag =
+        kept_apart && !resources.empty() ? " [" + resources.front() + "]" : std::string();
+    return fmt::format("{}/{}{}{}", job, variant, join_params(params), tag);
 }
 
-std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases) {
+std::string resource_signature(const case_data& c) {
+    if (c.threads.empty() || c.affinity_cores.empty())
+        return "";
+    return fmt::format("threads={} cores={}", *std::max_element(c.threads.begin(), c.threads.end()),
+                       *std::min_element(c.affinity_cores.begin(), c.affinity_cores.end()));
+}
+
+std::vector<std::string> resource_notes(const std::vector<pooled_case>& pooled) {
+    std::vector<std::string> out;
+    std::set<std::string> apart;
+    for (const pooled_case& p : pooled) {
+        if (p.resources.size() > 1)
+            out.push_back(fmt::format("{} P={}: launches with {} pooled (--pool-resources); "
+                                      "its statistics mix them",
+                                      p.label(), p.world_size, fmt::join(p.resources, " and ")));
+        if (p.kept_apart && apart.insert(p.key).second)
+            out.push_back(fmt::format("{}/{}{} P={}: launches ran with different threads or CPU "
+                                      "cores; kept apart, each labelled [threads=T cores=C] "
+                                      "(--pool-resources pools them)",
+                                      p.job, p.variant, join_params(p.params), p.world_size));
+    }
+    return out;
+}
+
+std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases, bool pool_resources) {
     std::map<std::string, pooled_case> by_key;
+    std::map<std::string, std::set<std::string>> signatures; // case key -> resource signatures
+    for (const case_data& c : cases)
+        if (c.ok())
+            signatures[case_key(c)].insert(resource_signature(c));
     for (const case_data& c : cases) {
         const std::string key = case_key(c);
-        auto [it, inserted] = by_key.try_emplace(key);
+        const std::string sig = resource_signature(c);
+        const bool apart = !pool_resources && signatures[key].size() > 1;
+        auto [it, inserted] = by_key.try_emplace(apart ? key + "|" + sig : key);
         pooled_case& p = it->second;
+        if (c.ok() && std::find(p.resources.begin(), p.resources.end(), sig) == p.resources.end())
+            p.resources.push_back(sig);
         if (inserted) {
+            p.kept_apart = apart;
             p.key = key;
             p.job = c.job;
             p.variant = c.variant;

@@ -35,6 +35,12 @@ struct pooled_case {
     param_list params;
     std::vector<const case_data*> launches; ///< status ok, with timings
     std::vector<const case_data*> not_ok;   ///< failed or skipped
+    /// The distinct "threads=T cores=C" of its launches (largest threads and fewest allowed
+    /// cores over ranks; empty where not recorded): more than one only when pooled on request.
+    std::vector<std::string> resources;
+    /// Set when launches of this case ran with other threads or cores and were kept apart:
+    /// label() then ends with " [threads=T cores=C]".
+    bool kept_apart = false;
 
     /// Measured iteration times of all launches, concatenated (launch order).
     std::vector<double> steps() const;
@@ -46,9 +52,20 @@ struct pooled_case {
     std::string label() const;
 };
 
+/// "threads=T cores=C" of one launch of a case (largest threads, fewest allowed cores over
+/// its ranks), "" when the file did not record them.
+std::string resource_signature(const case_data& c);
+
 /// Pool cases by key, sorted by job, variant, parameters (numbers numerically), then P.
-/// The result refers into `cases`, which must outlive it.
-std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases);
+/// Launches of one key that ran with different threads or cores (resource_signature) are
+/// kept apart as separate pooled cases unless `pool_resources`. The result refers into
+/// `cases`, which must outlive it.
+std::vector<pooled_case> pool_cases(const std::vector<case_data>& cases,
+                                    bool pool_resources = false);
+
+/// One line per case whose launches ran with different threads or cores: kept apart, or (when
+/// they were pooled on request) pooled.
+std::vector<std::string> resource_notes(const std::vector<pooled_case>& pooled);
 
 /// Cases differing only in P (strong), or in P and parameters proportional to P (weak).
 struct family {

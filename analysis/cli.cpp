@@ -31,11 +31,14 @@ const char* usage_line(const std::string& cmd) {
 const char* purpose(const std::string& cmd) {
     if (cmd == "summary")
         return "One row per case: median step time with its 95% CI, percentiles, outliers, "
-               "imbalance, communication share, throughput and peak memory per rank.";
+               "imbalance (the median over launches of each launch's slowest / mean per-rank "
+               "median), communication share, throughput and peak memory per rank. Rates above "
+               "the hardware's ceiling read 'impossible', collectives at P=1 'no-op'.";
     if (cmd == "scaling")
         return "Speedup, efficiency (bootstrap CIs) and Karp-Flatt serial fraction per family "
                "of cases differing only in P, against a base case; memory against P; an "
-               "efficiency above 1.1 is flagged as suspect.";
+               "efficiency above 1.1 and a Karp-Flatt value outside [0, 1] are flagged; "
+               "collectives are refused (busbw against P is their measure).";
     if (cmd == "model")
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
                "selection) and t(p, S) per group of attention cases measured at 3+ P and S; "
@@ -47,8 +50,10 @@ const char* purpose(const std::string& cmd) {
                "error.";
     if (cmd == "crossover")
         return "Which attention scheme is fastest at each (S, P), its margin over the "
-               "runner-up (bootstrap CI) and peak memory per rank beside it; where two schemes "
-               "trade places along S at fixed P.";
+               "runner-up (bootstrap CI over launches, then iterations) and peak memory per rank "
+               "beside it; where two schemes trade places along S at fixed P. A verdict is "
+               "confirmed only with 2+ launches of each scheme and a CI clear of the noise "
+               "between cases; at P=1 every scheme does the same work and none is ranked.";
     if (cmd == "export")
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
     if (cmd == "report")
@@ -109,6 +114,19 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
         d.add_options()("csv", po::value<std::string>(&o.csv_path),
                         "long-format CSV file ('-': stdout)")(
             "json", po::value<std::string>(&o.json_path), "JSON summaries file ('-': stdout)");
+    if (cmd == "crossover")
+        d.add_options()("min-launches", po::value<std::size_t>(&o.min_launches)->default_value(2),
+                        "launches of each scheme (at least 2) needed to confirm a fastest "
+                        "scheme or a crossing; the CIs resample launches, then iterations");
+    if (cmd == "crossover" || cmd == "report")
+        d.add_options()("tie-floor", po::value<double>(&o.tie_floor)->default_value(1.0, "1%"),
+                        "least noise between cases, in percent: a margin must clear it (raised "
+                        "to the median spread between layouts of one scheme at P=1, identical "
+                        "work, where measured)");
+    if (cmd != "compare" && cmd != "profile" && cmd != "export" && cmd != "model")
+        d.add_options()("pool-resources", po::bool_switch(&o.pool_resources),
+                        "pool launches of a case that ran with different threads or CPU "
+                        "affinity (default: kept apart, each labelled with its threads/cores)");
     if (cmd == "predict")
         d.add_options()("at", po::value<std::string>(&o.at),
                         "predict at these identity fields, e.g. 'nodes=64,ranks_per_node=8,"
@@ -123,7 +141,10 @@ void add_specific(const std::string& cmd, po::options_description& d, cli_option
                         "InfiniBand) or a profile file (report: the map's, default h100)");
     if (cmd == "report")
         d.add_options()("max-heatmaps", po::value<std::size_t>(&o.max_heatmaps)->default_value(6),
-                        "heatmaps for the most imbalanced cases");
+                        "heatmaps for the most imbalanced cases")(
+            "family-plots", po::value<std::string>(&o.family_plots),
+            "also draw one scaling plot per family whose label contains this text ('all': "
+            "every family); the question plots cover every family either way");
 }
 
 /// "p=64,S=1M;p=8,S=128K" -> (64, 1048576), (8, 131072); config_error naming the item.
@@ -168,6 +189,8 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
         o.limits.peak_tflops = in_range("peak", vm["peak"].as<double>(), positive_rate);
     if (vm.count("link-gbs"))
         o.limits.link_gbs = in_range("link-gbs", vm["link-gbs"].as<double>(), positive_rate);
+    if (vm.count("tie-floor"))
+        o.tie_floor = in_range("tie-floor", o.tie_floor, threshold_percent) / 100.0;
     if (vm.count("base-p"))
         o.base_p = static_cast<int>(in_range("base-p", vm["base-p"].as<int>(), rank_count));
     in_range("alpha", o.alpha, probability);

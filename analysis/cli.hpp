@@ -33,10 +33,13 @@ struct cli_options {
     double threshold = 0.05; ///< fraction
     double alpha = 0.05;
     std::size_t min_launches = 2;
+    double tie_floor = 0.01; ///< crossover: least noise floor between cases (fraction)
     std::string csv_path;
     std::string json_path;
     std::size_t max_heatmaps = 6;
-    std::string at;                           ///< predict --at 'field=value,...'
+    bool pool_resources = false; ///< pool launches run with different threads / affinity
+    std::string family_plots;    ///< report: families (label substring, or "all") to plot alone
+    std::string at;              ///< predict --at 'field=value,...'
     std::vector<std::string> validate_inputs; ///< predict --validate HELDOUT...
     std::string hardware;                     ///< predict, report --hardware h100|FILE
     bool map = false;                         ///< predict --map

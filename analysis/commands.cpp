@@ -15,7 +15,10 @@
 #include "src/base/text_escape.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
@@ -39,16 +42,36 @@ summary_options summary_opts(const cli_options& o) {
     return {o.remove_outliers, o.level, o.limits};
 }
 
+crossover_options crossover_opts(const cli_options& o) {
+    return {o.bootstrap, o.seed, o.level, o.min_launches, o.tie_floor};
+}
+
+/// What the crossover verdicts rest on, for stderr.
+void note_crossover_noise(const crossover_result& r) {
+    note(fmt::format("crossover: a margin counts only above the noise floor of {:.1f}% ({}) and "
+                     "with 2 or more launches of each scheme (ringscale --repeat N); P=1 cells "
+                     "are identical work and never ranked",
+                     100 * r.floor.fraction, r.floor.source));
+}
+
 std::vector<scaling_result> all_scaling(const std::vector<family>& families, const cli_options& o) {
     std::vector<scaling_result> out;
+    std::size_t refused = 0;
     for (const family& f : families) {
         if (f.members.size() < 2)
             continue;
+        if (const std::string why = scaling_refusal(f); !why.empty()) {
+            if (refused++ == 0)
+                note(why);
+            continue;
+        }
         if (auto r = analyse_scaling(f, {o.base_p, o.bootstrap, o.seed, o.level, o.min_launches}))
             out.push_back(*r);
         else
             note(fmt::format("family {}: no case at base P={}", f.label, o.base_p.value_or(0)));
     }
+    if (refused > 1)
+        note(fmt::format("... and so for all {} collectives families", refused));
     return out;
 }
 
@@ -81,6 +104,11 @@ void print_tables(std::ostream& out, output_format fmt,
 
 /// Report withheld figures; with --strict an impossible figure is an error (exit 2).
 void warn_rejected(const std::vector<case_summary>& rows, bool strict) {
+    std::size_t noop = 0;
+    for (const auto& s : rows)
+        noop += s.flags.count("busbw_gbs") && s.flags.at("busbw_gbs") == "no-op";
+    if (noop > 0)
+        note(fmt::format("{} collectives case(s) at P=1: {}", noop, noop_reason("collectives", 1)));
     for (const auto& s : rows)
         for (const auto& r : s.rejected) {
             if (strict)
@@ -102,8 +130,9 @@ void warn_mfu(const std::vector<case_summary>& rows) {
 int cmd_compare(const cli_options& o, std::ostream& out) {
     const result_set base = load({o.base_input}, o);
     const result_set next = load({o.new_input}, o);
-    const auto pb = pool_cases(base.cases);
-    const auto pn = pool_cases(next.cases);
+    // Matched by identity: a launch's threads and cores are compared, not split on.
+    const auto pb = pool_cases(base.cases, true);
+    const auto pn = pool_cases(next.cases, true);
     const comparison cmp =
         compare_sets(pb, pn, {o.threshold, o.alpha, o.min_launches, o.bootstrap, o.seed, o.level});
     print_tables(out, o.format, {{"comparisons", compare_table(cmp)}});
@@ -135,8 +164,16 @@ void write_to(const std::string& path, const std::function<void(std::ostream&)>&
         return;
     }
     std::ofstream f(path);
-    if (!f)
-        throw error(error_kind::io, fmt::format("cannot write {}", path));
+    if (!f) {
+        const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+        std::error_code ec;
+        if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+            throw error(error_kind::io,
+                        fmt::format("cannot write {}: directory {} does not exist (create it "
+                                    "first)",
+                                    path, parent.string()));
+        throw error(error_kind::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
     body(f);
     if (!f)
         throw error(error_kind::io, fmt::format("error writing {}", path));
@@ -147,16 +184,23 @@ int cmd_report(const cli_options& o, std::ostream& out) {
     const predict::hardware_profile hw =
         predict::load_hardware(o.hardware.empty() ? "h100" : o.hardware);
     const result_set rs = load(o.inputs, o);
-    const auto pooled = pool_cases(rs.cases);
+    const auto pooled = pool_cases(rs.cases, o.pool_resources);
+    for (const std::string& line : resource_notes(pooled))
+        note(line);
     const auto rows = summarize_all(pooled, summary_opts(o));
     warn_rejected(rows, o.strict);
     warn_mfu(rows);
     const auto families = find_families(pooled);
     const auto scaling = all_scaling(families, o);
-    report_inputs in{&rs, &rows, &scaling, nullptr, {}, ""};
+    report_inputs in;
+    in.results = &rs;
+    in.rows = &rows;
+    in.scaling = &scaling;
+    in.pooled = &pooled;
+    in.notes = resource_notes(pooled);
     const auto models = fit_family_models(families, o, in.model_refusals);
     in.models = &models;
-    const crossover_result crossover = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
+    const crossover_result crossover = find_crossovers(pooled, crossover_opts(o));
     in.crossover = &crossover;
     const auto studies = fit_study_models(pooled, {}, o.bootstrap, o.seed, o.level);
     in.study_models = &studies;
@@ -166,7 +210,7 @@ int cmd_report(const cli_options& o, std::ostream& out) {
         in.predict_map = &*map;
     in.settings = fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}",
                               o.level, o.bootstrap, o.seed, o.remove_outliers ? "removed" : "kept");
-    const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, 12});
+    const auto pngs = write_report(in, {o.out_dir, o.max_heatmaps, o.family_plots});
     out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", o.out_dir, pngs.size(),
                        fmt::join(pngs, " "));
     return 0;
@@ -227,7 +271,9 @@ int run_command(const cli_options& o, std::ostream& out) {
         print_tables(out, o.format, {{"profile", t}});
         return 0;
     }
-    const auto pooled = pool_cases(rs.cases);
+    const auto pooled = pool_cases(rs.cases, o.pool_resources);
+    for (const std::string& line : resource_notes(pooled))
+        note(line);
     if (o.command == "summary" || o.command == "export") {
         const auto rows = summarize_all(pooled, summary_opts(o));
         warn_rejected(rows, o.strict);
@@ -244,13 +290,14 @@ int run_command(const cli_options& o, std::ostream& out) {
         return 0;
     }
     if (o.command == "crossover") {
-        const crossover_result r = find_crossovers(pooled, o.bootstrap, o.seed, o.level);
+        const crossover_result r = find_crossovers(pooled, crossover_opts(o));
         if (r.cells.empty())
             throw config_error("no (S, P) with two or more attention schemes "
                                "(ring_attention, context_parallel) measured");
         print_tables(out, o.format,
                      {{"fastest scheme", crossover_cell_table(r)},
                       {"crossovers", crossover_point_table(r)}});
+        note_crossover_noise(r);
         return 0;
     }
     const auto families = find_families(pooled);

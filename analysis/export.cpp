@@ -69,6 +69,7 @@ nlohmann::json summaries_json(const std::vector<case_summary>& rows) {
         cases[i]["variant"] = rows[i].source->variant;
         cases[i]["params"] = params;
         cases[i]["rejected"] = rows[i].rejected;
+        cases[i]["flags"] = rows[i].flags; // column -> "no-op" | "impossible"; its value is null
     }
     return {{"schema", "ringscale-stats/summary/1"}, {"cases", cases}};
 }

@@ -33,21 +33,12 @@ void run_gnuplot(const std::string& dir, const std::string& script);
 /// (strong scaling) Amdahl's bound for the Karp-Flatt serial fraction. Writes `stem`.png.
 void plot_scaling(const scaling_result& r, const std::string& dir, const std::string& stem);
 
-/// busbw against message size for collectives cases, one line per op/variant and P.
-/// Returns false (and draws nothing) when there are no collectives cases.
-bool plot_busbw(const std::vector<case_summary>& rows, const std::string& dir,
-                const std::string& stem);
-
-/// Stacked bars of the mean share of compute, exposed communication and the rest of the
-/// step time per case (x labels c1, c2, ... in `rows` order). False when no case has the
-/// compute_s/comm_wait_s datasets.
+/// Horizontal stacked bars of compute, exposed communication and the rest of the step time:
+/// the `top` cases (P > 1, collectives aside: all communication) whose communication is most
+/// exposed, labelled in full, and the rest
+/// as one bar of their mean. False when no such case has compute_s/comm_wait_s.
 bool plot_breakdown(const std::vector<case_summary>& rows, const std::string& dir,
-                    const std::string& stem);
-
-/// Peak RSS and peak host buffers per rank (max over ranks) against P, one line per family
-/// (the first `max_families`). False (nothing drawn) when no family recorded memory.
-bool plot_memory(const std::vector<scaling_result>& results, const std::string& dir,
-                 const std::string& stem, std::size_t max_families);
+                    const std::string& stem, std::size_t top = 12);
 
 /// Per-rank heatmap of time_s (and compute_s when recorded) over the measured iterations of
 /// one launch, in ms: stragglers show as bright rows, causal imbalance as a rank gradient.

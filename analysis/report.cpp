@@ -2,6 +2,7 @@
 
 #include "crossover_report.hpp"
 #include "plots.hpp"
+#include "question_plots.hpp"
 #include "resources.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
@@ -23,48 +24,55 @@ const char* methodology =
     "- Launches of the same case (same job, variant and parameters) are pooled as repetitions.\n"
     "- Median with a distribution-free 95% CI from Binomial(n, 1/2) order-statistic ranks "
     "(Le Boudec 2010; Hoefler & Belli, SC15); no CI for n < 6.\n"
+    "- Launches that ran one case with different threads or CPU cores are kept apart (labelled "
+    "[threads=T cores=C]) unless --pool-resources.\n"
     "- Percentiles by linear interpolation (Hyndman-Fan type 7, as numpy); CV = sample sd / "
     "mean. Outliers: Tukey fences at 1.5 IQR, counted, removed only with --remove-outliers.\n"
-    "- Imbalance = slowest / mean of per-rank median times; comm % = sum comm_wait_s / sum "
-    "time_s.\n"
+    "- Imbalance = slowest / mean of per-rank median times, per launch; over launches the "
+    "median of the per-launch values. comm % = sum comm_wait_s / sum time_s over ranks and "
+    "iterations.\n"
     "- Throughput at the median time: GFLOP/s per rank = flops_per_iter / time / P "
     "(attention FLOPs: forward 4·B·S²·H·D, halved for causal; backward 2.5x forward); "
     "algbw = bytes / time, busbw = algbw x busbw_factor (nccl-tests convention). Figures above "
-    "a device's peak or a stated link rate are withheld (sanity gate). MFU = GFLOP/s per rank "
+    "a device's peak or a link/memory ceiling (a table by device, or --link-gbs, --peak-gflops) "
+    "are withheld and shown as 'impossible' (sanity gate, on by default); collectives at P=1 "
+    "move nothing and are not rated ('no-op'). MFU = GFLOP/s per rank "
     "as % of the device's dense peak for the case's dtype (vendor datasheets, no sparsity: "
     "H100 SXM/PCIe/NVL, H200, A100, L40S; bf16, fp16, tf32, fp32), or of --peak.\n"
     "- Scaling: strong E = T0·p0 / (p·Tp), weak E = T0 / Tp against the stated base P0; "
     "percentile-bootstrap CIs, two-level where both cases have two or more launches "
     "(launches, then iterations within them; `--repeat` repetitions count as launches), "
     "else over iterations only (launch-to-launch noise unknown); Karp-Flatt e = (1/S - 1/p) / (1 - "
-    "1/p) with p relative to P0. Amdahl bound "
-    "drawn with s = median Karp-Flatt value.\n"
+    "1/p) with p relative to P0, flagged (!) outside [0, 1]; collectives get no scaling "
+    "arithmetic (a fixed message does not split among ranks).\n"
+    "- Crossovers: a fastest scheme or a crossing is confirmed only when the CI of the time "
+    "ratio, resampling launches then iterations, clears 1 + a noise floor (at least 1%, or the "
+    "median spread between layouts of one scheme at P=1 where larger) with two or more launches of "
+    "each "
+    "scheme; "
+    "at P=1 every scheme does the same work and none is ranked.\n"
     "- Models: t(p) = c0 + c1·p^e·log2(p)^k (Extra-P normal form, one term), least squares, "
     "chosen by leave-one-out cross-validated SMAPE; at least 3 distinct P.\n\n";
 
-void scaling_plots(const report_inputs& in, const report_options& opt, std::string& md,
-                   std::vector<std::string>& pngs) {
-    // Compute jobs first: collectives have the busbw plot, and their many message sizes
-    // would otherwise crowd the attention and training families out of the plot budget.
-    std::vector<const scaling_result*> order;
-    for (const scaling_result& r : *in.scaling)
-        order.push_back(&r);
-    std::stable_partition(order.begin(), order.end(), [](const scaling_result* r) {
-        return r->label.rfind("collectives/", 0) != 0;
-    });
+/// One scaling plot (time and efficiency against P) per family whose label contains
+/// `which` ("all": every family); the question plots cover every family either way.
+void family_plots(const report_inputs& in, const std::string& which, const std::string& dir,
+                  std::string& md, std::vector<std::string>& pngs) {
+    if (which.empty())
+        return;
     std::size_t i = 0;
-    for (const scaling_result* rp : order) {
-        const scaling_result& r = *rp;
-        if (i == opt.max_scaling_plots) {
-            md += fmt::format("\n({} more families not plotted.)\n", in.scaling->size() - i);
-            break;
-        }
+    md += "\n### Scaling of single families (--family-plots)\n";
+    for (const scaling_result& r : *in.scaling) {
+        if (which != "all" && r.label.find(which) == std::string::npos)
+            continue;
         const std::string stem = fmt::format("scaling_{:02}", ++i);
-        plot_scaling(r, opt.dir, stem);
+        plot_scaling(r, dir, stem);
         pngs.push_back(stem + ".png");
         md += fmt::format("\n**{}** ({} scaling, base P={})\n\n![{}]({}.png)\n", r.label, r.scaling,
                           r.base_p, stem, stem);
     }
+    if (i == 0)
+        md += fmt::format("\nNo family's label contains '{}'.\n", which);
 }
 
 void heatmaps(const report_inputs& in, const report_options& opt, std::string& md,
@@ -76,11 +84,21 @@ void heatmaps(const report_inputs& in, const report_options& opt, std::string& m
     std::stable_sort(order.begin(), order.end(), [](const case_summary* a, const case_summary* b) {
         return a->imbalance > b->imbalance;
     });
+    // One case per job/variant: the sizes of one operation share its pattern, so six
+    // heatmaps of one collective would repeat one picture.
+    std::set<std::string> shown;
+    order.erase(
+        std::remove_if(order.begin(), order.end(),
+                       [&](const case_summary* s) {
+                           return !shown.insert(s->source->job + "/" + s->source->variant).second;
+                       }),
+        order.end());
     if (order.size() > opt.max_heatmaps)
         order.resize(opt.max_heatmaps);
-    md += "\n## Per-rank heatmaps\n\nCases with the largest imbalance (slowest / mean of per-rank "
-          "medians), first launch of each. A bright row is a straggling rank; a gradient across "
-          "ranks in compute_s is structural (e.g. causal) imbalance.\n";
+    md += "\n## Per-rank heatmaps\n\nThe most imbalanced case (slowest / mean of per-rank "
+          "medians) of each job and variant, the largest first, first launch of each. A bright "
+          "row is a straggling rank; a gradient across ranks in compute_s is structural (e.g. "
+          "causal) imbalance.\n";
     std::size_t i = 0;
     for (const case_summary* s : order) {
         const std::string stem = fmt::format("heatmap_{:02}", ++i);
@@ -105,6 +123,8 @@ std::string inputs_section(const report_inputs& in) {
     for (const auto& p : in.results->problems)
         md += fmt::format("- problem: {}\n", p);
     for (const auto& n : in.results->notes)
+        md += fmt::format("- note: {}\n", n);
+    for (const auto& n : in.notes)
         md += fmt::format("- note: {}\n", n);
     return md;
 }
@@ -143,8 +163,13 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         md += "\n### Suspect efficiencies\n\n";
     for (const std::string& line : suspect)
         md += "- " + line + "\n";
-    if (plots)
-        scaling_plots(in, opt, md, pngs);
+    if (plots && in.pooled) {
+        md += "\n## The study's questions, one plot each\n\nEvery attention and training case "
+              "is in one of these plots (collectives: Bus bandwidth below); error bars are the "
+              "95% CI of the median over all iterations of all launches.\n";
+        md += question_plots({in.pooled, in.rows, in.crossover}, opt.dir, pngs);
+        family_plots(in, opt.family_plots, opt.dir, md, pngs);
+    }
     md += "\n## Models\n\n";
     if (!in.models->empty())
         md += render(model_table(*in.models), output_format::md);
@@ -155,28 +180,26 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
               "S:\n\n" +
               render(study_model_table(*in.study_models), output_format::md);
     if (in.crossover)
-        md += crossover_section(*in.crossover, opt.dir, plots, opt.max_scaling_plots, pngs);
+        md += crossover_section(*in.crossover);
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, opt.dir, plots, pngs);
-    if (plots && plot_busbw(*in.rows, opt.dir, "busbw")) {
-        pngs.push_back("busbw.png");
-        md += "\n## Bus bandwidth\n\n![busbw](busbw.png)\n";
+    if (plots) {
+        const std::string bw = busbw_plots(*in.rows, opt.dir, pngs);
+        if (!bw.empty())
+            md += "\n## Bus bandwidth\n" + bw;
     }
     if (plots && plot_breakdown(*in.rows, opt.dir, "breakdown")) {
         pngs.push_back("breakdown.png");
-        md += "\n## Compute vs exposed communication\n\n![breakdown](breakdown.png)\n\n";
-        for (std::size_t i = 0; i < in.rows->size(); ++i)
-            md += fmt::format("- c{}: {} P={}\n", i + 1, (*in.rows)[i].source->label(),
-                              (*in.rows)[i].source->world_size);
+        md += "\n## Compute vs exposed communication\n\nThe cases whose communication is "
+              "least hidden, labelled in full; every other case with P > 1 is in the last bar "
+              "(their mean). One rank has nothing to communicate and a collective is all "
+              "communication: both are left out.\n\n"
+              "![breakdown](breakdown.png)\n";
     }
     md += "\n## Memory\n\nPeak memory per rank (max over ranks and launches) is in the "
           "Summary's MiB columns: host = buffers the job allocated, RSS = the process's peak "
           "resident set, device = GPU memory; params/grads/optimizer/activations/comm buffers are "
-          "train_step's categories.\n";
-    if (plots && plot_memory(*in.scaling, opt.dir, "memory", opt.max_scaling_plots)) {
-        pngs.push_back("memory.png");
-        md += "\n![memory](memory.png)\n";
-    }
+          "train_step's categories. The memory plots against P are with the questions above.\n";
     if (plots)
         heatmaps(in, opt, md, pngs);
     std::ofstream f(opt.dir + "/report.md");

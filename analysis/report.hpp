@@ -23,13 +23,15 @@ struct report_inputs {
     std::string settings;                        ///< one line: the options used
     const crossover_result* crossover = nullptr; ///< attention schemes by (S, P); may be null
     const std::vector<study_model>* study_models = nullptr; ///< t(p, S) models; may be null
+    const std::vector<pooled_case>* pooled = nullptr;       ///< for the question plots; may be null
+    std::vector<std::string> notes;                         ///< lines for the Inputs section
     const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
 };
 
 struct report_options {
     std::string dir;
     std::size_t max_heatmaps = 6;
-    std::size_t max_scaling_plots = 12;
+    std::string family_plots; ///< families to plot alone (label substring, "all"; "": none)
 };
 
 /// Write DIR/report.md and DIR/*.png (creates DIR). Plots are skipped, with a note in the

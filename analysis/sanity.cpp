@@ -30,6 +30,21 @@ constexpr gpu_peak gpu_table[] = {
     {"MI250X", 95.7, 95.7, 383, 383, 0},
 };
 
+struct gpu_link {
+    const char* name; ///< matched as a substring of the upper-cased device name
+    double gbs;       ///< GB/s, both directions of all links of one device
+};
+
+// NVLink / Infinity Fabric per device, both directions summed (vendor datasheets): NVLS
+// in-switch reductions can lift an all-reduce's busbw above one direction, never above both.
+constexpr gpu_link link_table[] = {{"B200", 1800}, {"B100", 1800},   {"H200", 900},
+                                   {"H100", 900},  {"H800", 900},    {"A100", 600},
+                                   {"A800", 400},  {"V100", 300},    {"L40S", 64},
+                                   {"L4", 64},     {"MI300X", 1024}, {"MI250X", 800}};
+
+constexpr double cpu_link_gbs = 1000;    // above any socket's memory copy bandwidth
+constexpr double unknown_gpu_gbs = 1800; // the fastest device the table knows
+
 std::string upper(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
                    [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
@@ -89,6 +104,36 @@ std::optional<peak> case_peak(const case_data& c, const sanity_limits& limits) {
     const int threads = static_cast<int>(meta(schema::attr::threads_per_rank).number.value_or(0));
     return known_peak(device, meta(schema::meta_attr::device_name).text,
                       c.text(schema::attr::dtype, "fp32"), threads);
+}
+
+link_ceiling known_link(const std::string& device, const std::string& device_name) {
+    if (find_device_kind(device) == device_kind::cpu)
+        return {cpu_link_gbs, fmt::format("CPU ceiling {:g} GB/s (memory copy bandwidth; "
+                                          "--link-gbs states yours)",
+                                          cpu_link_gbs)};
+    const std::string name = upper(device_name);
+    for (const gpu_link& g : link_table)
+        if (name.find(g.name) != std::string::npos)
+            return {g.gbs, fmt::format("{} links {:g} GB/s (both directions)", g.name, g.gbs)};
+    return {unknown_gpu_gbs,
+            fmt::format("GPU ceiling {:g} GB/s (device not in the table)", unknown_gpu_gbs)};
+}
+
+link_ceiling case_link(const case_data& c, const sanity_limits& limits) {
+    if (limits.link_gbs)
+        return {*limits.link_gbs, fmt::format("--link-gbs {:g}", *limits.link_gbs)};
+    auto meta = [&](const char* k) {
+        auto it = c.file->meta.find(k);
+        return it == c.file->meta.end() ? std::string() : it->second.text;
+    };
+    return known_link(c.text(schema::attr::device, meta(schema::attr::device)),
+                      meta(schema::meta_attr::device_name));
+}
+
+std::string noop_reason(const std::string& job, int world_size) {
+    if (job == "collectives" && world_size <= 1)
+        return "no-op at P=1 (a collective on one rank moves no data): not rated";
+    return "";
 }
 
 } // namespace ringscale::analysis

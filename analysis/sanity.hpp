@@ -1,5 +1,7 @@
-// The sanity gate: derived figures that cannot be true (FLOP/s above the device's peak,
-// bandwidth above a stated link rate) are withheld with a reason instead of reported.
+// The sanity gate, on by default: derived figures that cannot be true (FLOP/s above the
+// device's peak, bandwidth above what the device's links or memory can move) are withheld with
+// a reason instead of reported, and no-op cases (a collective on one rank moves nothing) are
+// not rated at all.
 #pragma once
 
 #include "results.hpp"
@@ -12,7 +14,7 @@ namespace ringscale::analysis {
 /// Limits the user stated on the command line (override the built-in table).
 struct sanity_limits {
     std::optional<double> peak_gflops; ///< per rank (one device per rank)
-    std::optional<double> link_gbs;    ///< GB/s (1e9 B/s) per rank, one direction
+    std::optional<double> link_gbs;    ///< GB/s (1e9 B/s) per rank (overrides the table)
     std::optional<double> peak_tflops; ///< --peak: dense peak per rank for MFU, TFLOP/s
 };
 
@@ -34,5 +36,24 @@ std::optional<peak> known_peak(const std::string& device, const std::string& dev
 
 /// Peak for a case: the user's --peak-gflops, else the table, else nullopt (unchecked).
 std::optional<peak> case_peak(const case_data& c, const sanity_limits& limits);
+
+/// The most bytes per second one rank can move, and where the number came from.
+struct link_ceiling {
+    double gbs; ///< GB/s (1e9 B/s), both directions of the rank's links together
+    std::string source;
+};
+
+/// Built-in ceiling on a rank's bus or link bandwidth: GPUs by name (NVLink / Infinity Fabric
+/// total of both directions, e.g. H100 900 GB/s, A100 600, B200 1800; 1800 for a GPU the table
+/// does not know), CPUs 1000 GB/s (more than any socket's memory copy bandwidth, which bounds
+/// shared-memory MPI). A figure above it is impossible, not fast.
+link_ceiling known_link(const std::string& device, const std::string& device_name);
+
+/// Ceiling for a case: the user's --link-gbs, else known_link of its device.
+link_ceiling case_link(const case_data& c, const sanity_limits& limits);
+
+/// Why a case must not be rated ("" when it may): a collective on one rank moves no data, so
+/// any bandwidth it shows is a copy or nothing at all.
+std::string noop_reason(const std::string& job, int world_size);
 
 } // namespace ringscale::analysis

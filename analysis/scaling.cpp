@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <limits>
 
 namespace ringscale::analysis {
@@ -61,6 +62,26 @@ double karp_flatt(double speedup, double p) {
     return (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p);
 }
 
+std::string scaling_refusal(const family& fam) {
+    if (!fam.members.empty() && fam.members.front()->job == "collectives")
+        return fmt::format("{}: no speedup, efficiency or Karp-Flatt (a collective moves a "
+                           "message of the same size at every P: its time is not work divided "
+                           "among ranks; busbw against P is its measure, see summary)",
+                           fam.label);
+    return "";
+}
+
+std::string karp_flatt_note(double e) {
+    if (!std::isfinite(e) || (e >= 0 && e <= 1))
+        return "";
+    if (e < 0)
+        return fmt::format("Karp-Flatt {:.3g} < 0: superlinear speedup, not a serial fraction "
+                           "(check the base case's cores and cache effects)",
+                           e);
+    return fmt::format("Karp-Flatt {:.3g} > 1: slower than at the base P, not a serial fraction",
+                       e);
+}
+
 std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_options& opt) {
     if (fam.members.size() < 2)
         return std::nullopt;
@@ -107,6 +128,7 @@ std::optional<scaling_result> analyse_scaling(const family& fam, const scaling_o
                 set_interval(pt, percentile_interval(m.b, opt.level));
         }
         pt.karp_flatt = weak ? nan : karp_flatt(pt.speedup, rel_p);
+        pt.karp_flatt_note = karp_flatt_note(pt.karp_flatt);
         if (std::isfinite(pt.karp_flatt))
             kf.push_back(pt.karp_flatt);
         r.points.push_back(pt);

@@ -29,7 +29,10 @@ struct scaling_point {
     double time = 0, time_lo = 0, time_hi = 0;          ///< median iteration time and its CI, s
     double speedup = 0, speedup_lo = 0, speedup_hi = 0; ///< weak: scaled speedup (p/p0)·E
     double efficiency = 0, efficiency_lo = 0, efficiency_hi = 0;
-    double karp_flatt = 0;    ///< strong scaling, p > p0 only
+    double karp_flatt = 0; ///< strong scaling, p > p0 only
+    /// Set when karp_flatt lies outside [0, 1]: then it is no serial fraction (superlinear
+    /// speedup below 0, a slowdown above 1) and says so instead of passing for one.
+    std::string karp_flatt_note;
     std::string resampled;    ///< "launches" (two-level) or "iterations"
     std::size_t launches = 0; ///< launches of this case
 };
@@ -46,6 +49,14 @@ struct scaling_result {
 /// Karp-Flatt serial fraction e = (1/S - 1/p) / (1 - 1/p) for speedup S on p (relative)
 /// processors; NaN for p <= 1.
 double karp_flatt(double speedup, double p);
+
+/// Why strong- or weak-scaling arithmetic has no meaning for a family ("" when it has):
+/// collectives move a message of a fixed size whatever P is, so their time is not work divided
+/// among ranks; bus bandwidth against P is their measure.
+std::string scaling_refusal(const family& fam);
+
+/// "" for a Karp-Flatt value in [0, 1] (or NaN); otherwise what a value outside means.
+std::string karp_flatt_note(double e);
 
 /// Scaling of one family (needs at least two members and a member at the base P; returns
 /// nullopt otherwise). The bootstrap resamples launches, then iterations within them, when

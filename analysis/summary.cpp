@@ -37,6 +37,13 @@ double share(const pooled_case& p, std::vector<double> case_data::*member) {
     return total > 0 ? part / total : nan;
 }
 
+/// Withhold a rate: the figure is cleared and the column keyed `key` shows `flag`.
+void withhold(case_summary& s, std::optional<double>& v, const std::string& key,
+              const std::string& flag) {
+    v.reset();
+    s.flags[key] = flag;
+}
+
 void throughput(const pooled_case& p, case_summary& s, const summary_options& opt) {
     const case_data& c = *p.launches.front();
     const double t = s.median.value;
@@ -54,31 +61,35 @@ void throughput(const pooled_case& p, case_summary& s, const summary_options& op
     if (auto cb = c.number(schema::attr::comm_bytes_per_iter); cb && *cb > 0)
         s.comm_bw_per_rank = *cb / t;
     const std::string who = fmt::format("case {} P={}", p.label(), p.world_size);
+    if (!noop_reason(p.job, p.world_size).empty()) { // not an impossible figure: no figure
+        withhold(s, s.algbw, "algbw_gbs", "no-op");
+        withhold(s, s.busbw, "busbw_gbs", "no-op");
+        s.comm_bw_per_rank.reset();
+    }
     if (auto pk = case_peak(c, opt.limits);
         pk && s.flops_per_rank && *s.flops_per_rank > pk->gflops * 1e9) {
         s.rejected.push_back(fmt::format("{}: {:.4g} GFLOP/s per rank is above the peak ({}); "
                                          "FLOP/s withheld",
                                          who, *s.flops_per_rank / 1e9, pk->source));
-        s.flops_per_rank.reset();
+        withhold(s, s.flops_per_rank, "gflops_per_rank", "impossible");
     }
     const mfu_figure mfu = case_mfu(c, s.flops_per_rank, opt.limits.peak_tflops);
     s.mfu_percent = mfu.percent;
     s.mfu_note = mfu.note;
-    if (opt.limits.link_gbs) {
-        const double link = *opt.limits.link_gbs * 1e9;
-        auto gate = [&](std::optional<double>& v, const char* what) {
-            if (v && *v > link) {
-                s.rejected.push_back(fmt::format("{}: {} {:.4g} GB/s is above the link rate "
-                                                 "--link-gbs {:g}; bandwidth withheld",
-                                                 who, what, *v / 1e9, *opt.limits.link_gbs));
-                s.algbw.reset();
-                s.busbw.reset();
-                s.comm_bw_per_rank.reset();
-            }
-        };
-        gate(s.busbw, "busbw");
-        gate(s.comm_bw_per_rank, "per-rank communication bandwidth");
-    }
+    const link_ceiling link = case_link(c, opt.limits);
+    auto gate = [&](std::optional<double>& v, const char* what) {
+        if (!v || *v <= link.gbs * 1e9)
+            return;
+        s.rejected.push_back(fmt::format("{}: {} {:.4g} GB/s is above the ceiling ({}); "
+                                         "bandwidth withheld",
+                                         who, what, *v / 1e9, link.source));
+        withhold(s, s.algbw, "algbw_gbs", "impossible");
+        withhold(s, s.busbw, "busbw_gbs", "impossible");
+        s.comm_bw_per_rank.reset();
+    };
+    gate(s.busbw, "busbw");
+    gate(s.algbw, "algbw");
+    gate(s.comm_bw_per_rank, "per-rank communication bandwidth");
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "descriptive.hpp"
 #include "sanity.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,9 +32,11 @@ struct case_summary {
     bool incomplete = false;
     estimate median{};
     double p10 = 0, p90 = 0, p99 = 0, min = 0, mean = 0, cv = 0;
-    double imbalance = 0;     ///< slowest / mean of per-rank median times (median over launches)
-    double comm_share = 0;    ///< sum comm_wait_s / sum time_s (NaN when not recorded)
-    double compute_share = 0; ///< sum compute_s / sum time_s (NaN when not recorded)
+    /// Slowest / mean of per-rank median times, taken per launch; over launches, the median
+    /// of those per-launch values (a straggler in one launch does not move it).
+    double imbalance = 0;
+    double comm_share = 0;                ///< sum comm_wait_s / sum time_s (NaN when not recorded)
+    double compute_share = 0;             ///< sum compute_s / sum time_s (NaN when not recorded)
     std::optional<double> flops_per_rank; ///< FLOP/s per rank at the median time
     std::optional<double> mfu_percent;    ///< flops_per_rank as % of the dense peak (peak.hpp)
     std::string mfu_note;                 ///< why a GPU case has no MFU (unknown device)
@@ -42,6 +45,9 @@ struct case_summary {
     std::optional<double> busbw;            ///< B/s
     std::optional<double> comm_bw_per_rank; ///< comm_bytes_per_iter / median time, B/s
     std::vector<std::string> rejected;      ///< sanity-gate reasons; the figures above are cleared
+    /// Column key (summary table) -> what its cell shows instead of a number: "no-op" (not
+    /// rated: nothing was moved) or "impossible" (above the hardware's ceiling).
+    std::map<std::string, std::string> flags;
 };
 
 /// Summarise one pooled case (works for cases with no ok launch: status rows only).

@@ -74,6 +74,13 @@ void add_memory_columns(table& t) {
         t.add_column(m.title, m.key);
 }
 
+/// The cell of column `key`, or the sanity gate's flag in its place (value null: JSON and CSV
+/// never carry a withheld number).
+cell flagged(const case_summary& s, const std::string& key, cell c) {
+    auto it = s.flags.find(key);
+    return it == s.flags.end() ? c : cell{it->second, nullptr};
+}
+
 std::string status_text(const case_summary& s) {
     std::string out = s.status;
     if (!s.error.empty())
@@ -85,6 +92,22 @@ std::string status_text(const case_summary& s) {
     if (!s.rejected.empty())
         out += " [figure withheld]";
     return out;
+}
+
+/// The verdict, saying what decided it where the CI alone would suggest otherwise: a
+/// bootstrap CI that excludes 0 beside "no significant change" means Welch's test on the
+/// launch medians (or Holm's adjustment over the cases) did not reject.
+std::string verdict_text(const case_comparison& c) {
+    const std::string v = to_string(c.result);
+    const bool ci_excludes_zero = c.change_lo > 0 || c.change_hi < 0;
+    if (c.result != verdict::not_significant || !ci_excludes_zero)
+        return v;
+    if (c.unit == "launches")
+        return v + fmt::format(" (the CI excludes 0 but Welch's test on the launch medians "
+                               "decided: p {:.3g}, Holm {:.3g}; the bootstrap CI alone is too "
+                               "narrow with few launches)",
+                               c.p_value, c.p_adjusted);
+    return v + fmt::format(" (Holm over the cases: p {:.3g})", c.p_adjusted);
 }
 
 } // namespace
@@ -112,7 +135,7 @@ void drop_empty_columns(table& t) {
     for (std::size_t c = t.keys.size(); c-- > 0;) {
         bool empty = true;
         for (const auto& row : t.rows)
-            empty = empty && row[c].value.is_null();
+            empty = empty && row[c].value.is_null() && (row[c].text.empty() || row[c].text == "-");
         if (!empty || t.rows.empty())
             continue;
         t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
@@ -150,6 +173,7 @@ table summary_table(const std::vector<case_summary>& rows) {
         t.add_column(c[0], c[1], c[0][0] == '\0');
     add_memory_columns(t);
     t.add_column("status", "status");
+    t.add_column("", "withheld", true); // csv/json: "column=flag ..." for each withheld figure
     std::vector<const pooled_case*> cases;
     for (const case_summary& s : rows)
         cases.push_back(s.source);
@@ -173,13 +197,17 @@ table summary_table(const std::vector<case_summary>& rows) {
                           {outl, static_cast<long long>(s.outliers)},
                           ratio_cell(s.imbalance),
                           number_cell(s.comm_share, fmt::format("{:.1f}", 100 * s.comm_share)),
-                          opt_cell(s.flops_per_rank, 1e9),
+                          flagged(s, "gflops_per_rank", opt_cell(s.flops_per_rank, 1e9)),
                           mfu_cell(s.mfu_percent),
                           opt_cell(s.tokens_per_s, 1),
-                          opt_cell(s.algbw, 1e9),
-                          opt_cell(s.busbw, 1e9)});
+                          flagged(s, "algbw_gbs", opt_cell(s.algbw, 1e9)),
+                          flagged(s, "busbw_gbs", opt_cell(s.busbw, 1e9))});
         add_memory_cells(p, t.rows.back());
         t.rows.back().push_back(text_cell(status_text(s)));
+        std::string withheld;
+        for (const auto& [key, flag] : s.flags)
+            withheld += fmt::format("{}{}={}", withheld.empty() ? "" : " ", key, flag);
+        t.rows.back().push_back(withheld.empty() ? cell{"", nullptr} : text_cell(withheld));
     }
     drop_empty_columns(t);
     return t;
@@ -213,10 +241,15 @@ table scaling_table(const std::vector<scaling_result>& results) {
                  number_cell(p.speedup_hi, ""), ratio_cell(p.efficiency),
                  number_cell(p.efficiency_lo,
                              format_interval(p.efficiency_lo, p.efficiency_hi, false)),
-                 number_cell(p.efficiency_hi, ""), ratio_cell(p.karp_flatt, "{:.4f}"),
+                 number_cell(p.efficiency_hi, ""),
+                 p.karp_flatt_note.empty()
+                     ? ratio_cell(p.karp_flatt, "{:.4f}")
+                     : cell{fmt::format("{:.4f} (!)", p.karp_flatt), p.karp_flatt},
                  text_cell(p.resampled)});
             add_memory_cells(*p.source, t.rows.back());
-            const std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
+            std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
+            if (!p.karp_flatt_note.empty())
+                note += (note.empty() ? "" : "; ") + p.karp_flatt_note;
             t.rows.back().push_back(note.empty() ? cell{"", nullptr} : text_cell(note));
         }
     drop_empty_columns(t);
@@ -330,7 +363,7 @@ table compare_table(const comparison& cmp) {
              int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
              p_cell(c.p_value), p_cell(c.p_adjusted), p_cell(c.test.p_value),
              ratio_cell(c.test.cliffs_delta), text_cell(cliffs_delta_label(c.test.cliffs_delta)),
-             maybe_pct(c.launch_noise), maybe_pct(c.detectable), text_cell(to_string(c.result))});
+             maybe_pct(c.launch_noise), maybe_pct(c.detectable), text_cell(verdict_text(c))});
     return t;
 }
 

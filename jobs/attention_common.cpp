@@ -364,13 +364,13 @@ std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
     const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
     const bool checked = rec.number(attr::validated).value_or(0) != 0;
     // With a mask: the compute it saves (dense / masked FLOPs) and the rate a dense kernel
-    // would need to match this time (dense-equivalent TF/s); "-" without one.
+    // would need to match this time (dense-equivalent GF/s per rank); "-" without one.
     const double reduction = rec.number(attr::compute_reduction).value_or(none);
     const double dense = rec.number(attr::dense_flops_per_iter).value_or(none);
     return {
         metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
-        metric::of("", t > 0 ? flops / t / ranks / 1e12 : none, "TF/s/rank", metric_hint::rate),
-        metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e12 : none, "TF/s", metric_hint::rate),
+        metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
+        metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e9 : none, "GF/s", metric_hint::rate),
         metric::of("reduce", reduction, "x", metric_hint::number),
         metric::of("imbal", rec.number(attr::work_imbalance).value_or(none), "",
                    metric_hint::number),

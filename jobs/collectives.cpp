@@ -258,7 +258,8 @@ class collectives_job final : public job {
         constexpr double none = std::numeric_limits<double>::quiet_NaN();
         const double t = rec.median_step_s();
         const double bytes = rec.number(attr::bytes).value_or(none);
-        const double algbw = t > 0 ? bytes / t / 1e9 : none;
+        // One rank moves nothing: a rate would be a copy or nothing at all (a no-op).
+        const double algbw = t > 0 && rec.world > 1 ? bytes / t / 1e9 : none;
         const bool checked = rec.number(attr::validated).value_or(0) != 0;
         return {
             metric::of_text("op", plan.variant),

@@ -30,6 +30,8 @@ double train_problem::flops_per_step() const {
 double train_problem::dp_comm_bytes_per_step() const {
     const kernels::model::param_layout layout(model);
     const int p = dp * cp;
+    if (p <= 1)
+        return 0; // one rank sends nothing: its all-reduce or reduce-scatter is a no-op
     if (dp_set.variant == "ddp")
         return layout.total() * 4.0;
     if (dp_set.variant == "zero1")

@@ -145,13 +145,17 @@ class zero1 final : public full_state {
           kernels::model::train_context& ctx)
         : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
           m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
-          m_gshard(m_dev, m_shard), m_pshard(m_dev, m_shard) {
+          m_pshard(m_dev, m_shard) {
+        // On one rank the shard is the whole gradient: reduce-scattering it would copy it
+        // into a second buffer of the same size for nothing.
+        if (group.size() > 1)
+            m_gshard.allocate(m_dev, m_shard);
         m_m.allocate(m_dev, m_shard);
         m_v.allocate(m_dev, m_shard);
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {
         after_compute();
-        {
+        if (m_group.size() > 1) {
             phase_scope wait(m_dev, timer, phase::comm_wait);
             m_group.reduce_scatter(m_grads.data(), m_gshard.data(), m_shard, comm::dtype::f32,
                                    comm::reduce_op::sum);
@@ -163,7 +167,7 @@ class zero1 final : public full_state {
                 m_params.data() + m_shard * static_cast<std::size_t>(m_group.rank());
             m_dev.copy(m_pshard.data(), mine, m_pshard.bytes());
             kernels::model::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(),
-                                           m_gshard.data(), m_m.data(), m_v.data());
+                                           grad_shard(), m_m.data(), m_v.data());
         }
         after_compute();
         phase_scope wait(m_dev, timer, phase::comm_wait);
@@ -172,20 +176,24 @@ class zero1 final : public full_state {
     void gather_grads(float* full) override {
         kernels::dev_buffer<float> all(m_dev, m_params.size());
         after_compute();
-        m_group.all_gather(m_gshard.data(), all.data(), m_shard, comm::dtype::f32);
+        m_group.all_gather(grad_shard(), all.data(), m_shard, comm::dtype::f32);
         const std::vector<float> g = all.download(m_layout.total());
         std::copy(g.begin(), g.end(), full);
     }
     dp_memory memory() const override {
         const double n = static_cast<double>(m_params.size()) * sizeof(float);
         const double shard = static_cast<double>(m_shard) * sizeof(float);
-        return {n, n + shard, 2 * shard, shard};
+        const double grad_shard_bytes = m_group.size() > 1 ? shard : 0; // P=1: the gradient
+        return {n, n + grad_shard_bytes, 2 * shard, shard};
     }
     double comm_bytes_per_step() const override {
-        return 2.0 * static_cast<double>(m_params.size()) * sizeof(float);
+        return m_group.size() > 1 ? 2.0 * static_cast<double>(m_params.size()) * sizeof(float)
+                                  : 0.0; // one rank sends nothing
     }
 
   private:
+    float* grad_shard() { return m_group.size() > 1 ? m_gshard.data() : m_grads.data(); }
+
     kernels::adamw_params m_hp;
     std::size_t m_shard;
     kernels::dev_buffer<float> m_gshard, m_pshard;

@@ -50,4 +50,23 @@ std::string affinity_warning(int min_cores, int node_cores, int ranks_per_node) 
         min_cores, share, node_cores, ranks_per_node, share, share);
 }
 
+std::string oversubscription_warning(int ranks_per_node, int threads_per_rank, int node_cores,
+                                     int min_cores) {
+    const int threads = std::max(1, ranks_per_node) * std::max(1, threads_per_rank);
+    if (threads > node_cores)
+        return fmt::format(
+            "ringscale: warning: oversubscribed: {} rank(s) x {} thread(s) = {} threads on {} "
+            "core(s) of this node: ranks wait for a core, so times grow and a parallel "
+            "efficiency cannot pass {:.2f} (run at most {} rank(s) per node, or fewer --threads)",
+            ranks_per_node, threads_per_rank, threads, node_cores,
+            static_cast<double>(node_cores) / threads,
+            std::max(1, node_cores / std::max(1, threads_per_rank)));
+    if (threads_per_rank > min_cores)
+        return fmt::format("ringscale: warning: oversubscribed: a rank runs {} thread(s) on the "
+                           "{} core(s) it may use: its threads take turns (--threads {}, or bind "
+                           "with mpirun --bind-to none or --map-by slot:PE={})",
+                           threads_per_rank, min_cores, min_cores, threads_per_rank);
+    return "";
+}
+
 } // namespace ringscale

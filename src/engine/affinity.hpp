@@ -24,4 +24,11 @@ std::string core_list_text(const std::vector<int>& cores);
 /// for mpirun and srun. Pure.
 std::string affinity_warning(int min_cores, int node_cores, int ranks_per_node);
 
+/// One warning line (no newline) when the threads of a node's ranks outnumber the cores they
+/// may use: `ranks_per_node` x `threads_per_rank` above `node_cores`, or `threads_per_rank`
+/// above `min_cores` (the fewest cores a rank may use); "" otherwise. Oversubscribed ranks wait
+/// for a core, so their times and any efficiency computed from them are limited by it. Pure.
+std::string oversubscription_warning(int ranks_per_node, int threads_per_rank, int node_cores,
+                                     int min_cores);
+
 } // namespace ringscale

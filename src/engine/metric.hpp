@@ -14,7 +14,7 @@ enum class metric_hint {
     count,  ///< a whole number
     size,   ///< a whole number with a binary suffix, as typed on the command line: 4K
     number, ///< a real number
-    rate,   ///< an amount per second, already in `unit`: GB/s, tok/s, TF/s/rank
+    rate,   ///< an amount per second, already in `unit`: GB/s, tok/s, GF/s/rank
     bytes,  ///< a byte count, shown with a binary unit: 1.50 MiB
     time,   ///< seconds
     error,  ///< an error's magnitude, shown in scientific notation

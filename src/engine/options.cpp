@@ -123,8 +123,18 @@ std::string describe_values(const option_decl& d) {
         break;
     case option_type::choice:
         what = fmt::format("{}", fmt::join(d.values, "|"));
-        if (!d.lists_of.empty())
+        if (!d.lists_of.empty() && d.lists) { // what each name holds: "document: 512,1K,2K,4K"
+            std::vector<std::string> named;
+            for (const std::string& v : d.values) {
+                const auto it = d.lists->find(v);
+                named.push_back(it == d.lists->end()
+                                    ? v
+                                    : fmt::format("{}: {}", v, fmt::join(it->second, ",")));
+            }
+            what = fmt::format("{}; each a list of --{}", fmt::join(named, " | "), d.lists_of);
+        } else if (!d.lists_of.empty()) {
             what += fmt::format(", each a list of --{}", d.lists_of);
+        }
         break;
     case option_type::flag:
         what = d.values.empty() ? "on|off" : fmt::format("on|off|{}", fmt::join(d.values, "|"));

@@ -207,18 +207,24 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
 }
 
 // Collective: rank 0 warns once when the MPI launcher's binding leaves a rank fewer cores
-// than its share of the node (e.g. Open MPI binds to one core at np <= 2).
-void warn_about_binding(comm::communicator& world, int local_size) {
+// than its share of the node (e.g. Open MPI binds to one core at np <= 2), and once when the
+// ranks' threads outnumber the cores they may use (np=4 on 2 cores).
+void warn_about_binding(comm::communicator& world, int local_size, int threads) {
     const std::int64_t mine[3] = {current_affinity().cores, -sysconf(_SC_NPROCESSORS_ONLN),
                                   -local_size};
     std::int64_t least[3] = {0, 0, 0}; // fewest cores; most node cores and ranks per node
     world.allreduce(mine, least, 3, comm::dtype::i64, comm::reduce_op::min);
-    const std::string line = affinity_warning(
-        static_cast<int>(least[0]), static_cast<int>(-least[1]), static_cast<int>(-least[2]));
-    if (world.rank() == 0 && !line.empty()) {
-        std::fprintf(stderr, "%s\n", line.c_str());
-        std::fflush(stderr);
-    }
+    const int min_cores = static_cast<int>(least[0]);
+    const int node_cores = static_cast<int>(-least[1]);
+    const int ranks_per_node = static_cast<int>(-least[2]);
+    if (world.rank() != 0)
+        return;
+    for (const std::string& line :
+         {affinity_warning(min_cores, node_cores, ranks_per_node),
+          oversubscription_warning(ranks_per_node, threads, node_cores, min_cores)})
+        if (!line.empty())
+            std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
 }
 
 int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
@@ -234,7 +240,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
     add_gpu_metadata(md, gpu, world);
     add_node_metadata(md, world, p.cfg.device == device_kind::cuda);
-    warn_about_binding(world, md.my_local_size);
+    warn_about_binding(world, md.my_local_size, p.threads);
     // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
     // host memory. The host-memory world stays the control plane (results, agreement).
     std::unique_ptr<comm::communicator> device_world;

@@ -63,6 +63,25 @@ case_record kept_for_comparison(const case_record& rec) {
     return kept;
 }
 
+/// comm% as ringscale-stats summary computes it: sum of comm_wait_s over sum of time_s, over
+/// every rank and measured iteration (the slowest rank alone waits least and would show ~0).
+double comm_share_percent(const case_record& rec) {
+    double wait = 0, total = 0;
+    const std::size_t n = std::min(rec.comm_wait_s.size(), rec.time_s.size());
+    for (std::size_t r = 0; r < static_cast<std::size_t>(rec.rows); ++r) {
+        if (r < rec.is_warmup.size() && rec.is_warmup[r])
+            continue;
+        for (std::size_t k = 0; k < static_cast<std::size_t>(rec.world); ++k) {
+            const std::size_t i = r * static_cast<std::size_t>(rec.world) + k;
+            if (i < n) {
+                wait += rec.comm_wait_s[i];
+                total += rec.time_s[i];
+            }
+        }
+    }
+    return total > 0 ? 100.0 * wait / total : 0;
+}
+
 } // namespace
 
 std::string metric_cell(const jobs::metric& m) {
@@ -123,12 +142,48 @@ std::vector<table_column> job_columns(const jobs::job& job,
     return columns;
 }
 
+double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<double>& durations_s) {
+    const std::size_t done = std::min(durations_s.size(), cases.size());
+    std::map<int, std::pair<double, double>> per_job; // job -> (seconds, weight) finished
+    double all_s = 0, all_w = 0;
+    for (std::size_t i = 0; i < done; ++i) {
+        auto& [sec, w] = per_job[cases[i].job];
+        sec += durations_s[i];
+        w += cases[i].weight;
+        all_s += durations_s[i];
+        all_w += cases[i].weight;
+    }
+    double left = 0;
+    for (std::size_t i = done; i < cases.size(); ++i) {
+        const eta_case& c = cases[i];
+        if (c.same_as >= 0 && static_cast<std::size_t>(c.same_as) < done) {
+            left += durations_s[static_cast<std::size_t>(c.same_as)];
+            continue;
+        }
+        const auto it = per_job.find(c.job);
+        const auto [sec, w] = it != per_job.end() ? it->second : std::make_pair(all_s, all_w);
+        left += w > 0 ? c.weight * sec / w : 0;
+    }
+    return left;
+}
+
 live_table::live_table(const std::vector<const scheduled_case*>& cases, int world,
                        bool stderr_is_tty)
     : m_total(static_cast<int>(cases.size())), m_tty(stderr_is_tty), m_start_s(now_s()) {
     std::map<const jobs::job*, std::vector<const scheduled_case*>> by_job;
-    for (const scheduled_case* sc : cases)
+    std::map<const jobs::job*, int> job_ids;
+    std::map<std::pair<const jobs::job*, std::string>, int> first_copy; // repetitions
+    for (const scheduled_case* sc : cases) {
         by_job[sc->job].push_back(sc);
+        const int job = job_ids.emplace(sc->job, static_cast<int>(job_ids.size())).first->second;
+        std::string text = sc->plan.variant; // the case without its repetition
+        for (const auto& [name, value] : sc->plan.values.values())
+            text += "|" + name + "=" + value.text;
+        const auto key = std::make_pair(sc->job, text);
+        const auto [it, first] = first_copy.emplace(key, static_cast<int>(m_eta.size()));
+        m_eta.push_back({job, std::max(1.0, static_cast<double>(sc->plan.bytes_per_rank)),
+                         first ? -1 : it->second});
+    }
     for (const auto& [job, its] : by_job)
         m_columns[job] = job_columns(*job, its, world);
 }
@@ -136,11 +191,12 @@ live_table::live_table(const std::vector<const scheduled_case*>& cases, int worl
 std::string live_table::progress_text(int done) const {
     const double elapsed = now_s() - m_start_s;
     const std::string eta =
-        done > 0 ? clock_text(elapsed / done * (m_total - done)) : std::string("?");
+        done > 0 ? clock_text(estimate_left_s(m_eta, m_durations_s)) : std::string("?");
     return fmt::format("case {}/{}, elapsed {}, ETA {}", done, m_total, clock_text(elapsed), eta);
 }
 
 void live_table::begin_case(int index, const scheduled_case& sc) {
+    m_case_start_s = now_s();
     if (m_tty)
         std::fprintf(stderr, "\r\033[K[%s] running %s %s", progress_text(index).c_str(),
                      sc.plan.job.c_str(), sc.plan.variant.c_str());
@@ -155,6 +211,8 @@ void live_table::print_header(const jobs::job& j) {
 }
 
 void live_table::end_case(int index, const scheduled_case& sc, const case_record& rec) {
+    if (m_durations_s.size() == static_cast<std::size_t>(index))
+        m_durations_s.push_back(now_s() - m_case_start_s);
     if (m_tty)
         std::fprintf(stderr, "\r\033[K");
     if (sc.job != m_last_job) {
@@ -169,7 +227,7 @@ void live_table::end_case(int index, const scheduled_case& sc, const case_record
             fmt::format("{:>{}} ", metric_cell(row[i]), i < columns.size() ? columns[i].width : 4);
     const bool ran = rec.rows > 0;
     const double t = rec.median_step_s();
-    const double share = t > 0 ? 100.0 * rec.median_slowest(rec.comm_wait_s) / t : 0;
+    const double share = comm_share_percent(rec);
     line += fmt::format("{:>10} {:>6} {:>8}", ran ? format_seconds(t) : "-",
                         ran ? fmt::format("{:.0f}", share) : "-", status_cell(rec));
     std::printf(" %s\n", line.c_str());

@@ -33,6 +33,19 @@ std::string metric_header(const jobs::metric& m);
 std::vector<table_column> job_columns(const jobs::job& job,
                                       const std::vector<const scheduled_case*>& cases, int world);
 
+/// What the ETA knows of a case before it runs.
+struct eta_case {
+    int job = 0;       ///< which job (cases of a job share a cost per unit of weight)
+    double weight = 1; ///< relative cost within its job: the plan's bytes per rank
+    int same_as = -1;  ///< an earlier repetition of the same case, or -1
+};
+
+/// Seconds the cases after the first `durations_s.size()` (which took those seconds) will
+/// take: an earlier repetition's measured time where there is one, else the case's weight
+/// times its job's seconds per unit of weight so far (the launch's, before any case of the
+/// job finished). Pure.
+double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<double>& durations_s);
+
 class live_table {
   public:
     /// `cases` will run on `world` ranks, in this order; progress is redrawn in place when
@@ -53,6 +66,9 @@ class live_table {
     int m_total;
     bool m_tty;
     double m_start_s;
+    double m_case_start_s = 0;
+    std::vector<eta_case> m_eta;       ///< every case, in run order
+    std::vector<double> m_durations_s; ///< of the cases finished so far
     const jobs::job* m_last_job = nullptr;
     std::map<const jobs::job*, std::vector<table_column>> m_columns;
     std::vector<case_record> m_ran; ///< finished attention cases, for the closing comparison

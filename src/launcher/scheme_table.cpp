@@ -37,27 +37,30 @@ std::string problem_text(const analysis::crossover_cell& cell, const case_data& 
                        c.text("head_dim"), c.text("batch"));
 }
 
-/// Median over the launches' timed rows of the slowest rank's time blocked on communication.
-double median_comm_wait_s(const analysis::pooled_case& p) {
-    std::vector<double> waits;
+/// Share of time blocked on communication, as ringscale-stats summary computes it: sum of
+/// comm_wait_s over sum of time_s, every rank and timed row of every launch.
+double comm_share(const analysis::pooled_case& p) {
+    double wait = 0, total = 0;
     for (const case_data* c : p.launches)
         if (c->comm_wait_s.size() == c->rows * c->world)
-            for (const std::size_t r : c->measured_rows()) {
-                const double* row = c->comm_wait_s.data() + r * c->world;
-                waits.push_back(*std::max_element(row, row + c->world));
-            }
-    return waits.empty() ? 0 : analysis::median_inplace(waits);
+            for (const std::size_t r : c->measured_rows())
+                for (std::size_t k = 0; k < c->world; ++k) {
+                    wait += c->comm_wait_s[r * c->world + k];
+                    total += c->time_s[r * c->world + k];
+                }
+    return total > 0 ? wait / total : 0;
 }
 
-std::string row_text(const std::string& problem, const analysis::scheme_point& s, bool fastest) {
+std::string row_text(const std::string& problem, const analysis::scheme_point& s,
+                     const char* mark) {
     const case_data& c = *s.source->launches.front();
     const double t = s.median_s;
     const double gf = c.number(attr::flops_per_iter).value_or(0) / t / c.world_size / 1e9;
     return fmt::format("{} {:>12} {:>10} {:>9} {:>9.2f} {:>5.0f} {:>10} {:>10}{}\n", problem,
                        scheme_label(c), c.text("layout"), format_seconds(t), gf,
-                       100.0 * median_comm_wait_s(*s.source) / t,
+                       100.0 * comm_share(*s.source),
                        format_bytes(c.number(attr::comm_bytes_per_iter).value_or(0)),
-                       format_bytes(s.peak_bytes), fastest ? "  <- fastest" : "");
+                       format_bytes(s.peak_bytes), mark);
 }
 
 } // namespace
@@ -82,7 +85,8 @@ std::string scheme_table(const std::vector<results::case_record>& records) {
         return {};
     std::string out =
         "#\n# comparison of context-parallel schemes, quickest first as ringscale-stats crossover "
-        "ranks them (time: median of the slowest rank;\n# comm%: time blocked on communication; "
+        "ranks them (time: median of the slowest rank;\n# comm%: share of all ranks' time blocked "
+        "on communication; "
         "sent: bytes sent per rank per iteration; peak: memory of the largest rank)\n";
     out += fmt::format("#{:>7} {:>5} {:>7} {:>6} {:>7} {:>4} {:>3} {:>12} {:>10} {:>9} {:>9} "
                        "{:>5} {:>10} {:>10}\n",
@@ -90,8 +94,13 @@ std::string scheme_table(const std::vector<results::case_record>& records) {
                        "time", "GF/s/rank", "comm%", "sent/rank", "peak/rank");
     for (const analysis::crossover_cell& cell : analysis::scheme_cells(pooled)) {
         const std::string problem = problem_text(cell, *cell.schemes.front().source->launches[0]);
+        // One rank: every scheme does the same work, so none is ranked.
         for (std::size_t i = 0; i < cell.schemes.size(); ++i)
-            out += row_text(problem, cell.schemes[i], i == 0 && cell.schemes.size() > 1);
+            out += row_text(problem, cell.schemes[i],
+                            cell.schemes.size() < 2 ? ""
+                            : cell.same_work ? (i == 0 ? "  (P=1: same work, not ranked)" : "")
+                            : i == 0         ? "  <- fastest"
+                                             : "");
     }
     return out;
 }

@@ -43,6 +43,35 @@ TEST(analysis_cases, key_is_identity_only) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(analysis_cases, launches_with_other_threads_are_kept_apart) {
+    // The same case launched with 1 thread per rank and with 2 (default threads follow the
+    // cores, so they differ between machines and launchers): two peaks if pooled.
+    const std::string dir = ringscale::test_fixture::fixture_dir("cases_threads");
+    fixture_file one, two;
+    one.cases = {make(2, 4096)};
+    two.cases = {make(2, 4096)};
+    two.threads_per_rank = 2;
+    two.git_commit = "fixture0002";
+    write_fixture_file(dir + "/one.h5", one);
+    write_fixture_file(dir + "/two.h5", two);
+    const result_set rs = load_results({dir}, false);
+    const auto apart = pool_cases(rs.cases);
+    ASSERT_EQ(apart.size(), 2u);
+    EXPECT_TRUE(apart[0].kept_apart && apart[1].kept_apart);
+    EXPECT_NE(apart[0].label().find("[threads="), std::string::npos) << apart[0].label();
+    EXPECT_NE(apart[0].label(), apart[1].label());
+    const auto notes = resource_notes(apart);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("kept apart"), std::string::npos) << notes[0];
+    const auto pooled = pool_cases(rs.cases, true); // --pool-resources
+    ASSERT_EQ(pooled.size(), 1u);
+    EXPECT_EQ(pooled[0].launches.size(), 2u);
+    EXPECT_EQ(pooled[0].resources.size(), 2u);
+    ASSERT_EQ(resource_notes(pooled).size(), 1u);
+    EXPECT_NE(resource_notes(pooled)[0].find("pooled"), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(analysis_cases, strong_families_differ_only_in_p) {
     const std::string dir = ringscale::test_fixture::fixture_dir("cases_strong");
     fixture_file f;

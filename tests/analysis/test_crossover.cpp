@@ -2,6 +2,7 @@
 // short sequences, the ring at long ones, trading places between S = 4K and 8K at P = 4.
 #include "analysis/cli.hpp"
 #include "analysis/commands.hpp"
+#include "analysis/crossover.hpp"
 #include "analysis/plots.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
@@ -40,22 +41,56 @@ fixture_case scheme(const std::string& job, const std::string& variant, std::int
     return c;
 }
 
-std::string study_dir() {
+/// The planted study, launched `launches` times (one file each, seeds differ).
+std::string study_dir(int launches = 2) {
     const std::string dir = ringscale::test_fixture::fixture_dir("crossover");
-    fixture_file f;
-    for (std::int64_t s : {1024, 2048, 4096, 8192, 16384}) {
-        fixture_case ring = scheme("ring_attention", "ring/zigzag", s);
-        ring.text_params.emplace_back("overlap", "on");
-        ring.base_time_s = ring_time(static_cast<double>(s));
-        ring.peak_host_bytes = 1u << 20;
-        f.cases.push_back(ring);
-        fixture_case ag = scheme("context_parallel", "allgather", s);
-        ag.int_params.emplace_back("ulysses_degree", 0);
-        ag.base_time_s = allgather_time(static_cast<double>(s));
-        ag.peak_host_bytes = 4u << 20;
-        f.cases.push_back(ag);
+    for (int l = 0; l < launches; ++l) {
+        fixture_file f;
+        for (std::int64_t s : {1024, 2048, 4096, 8192, 16384}) {
+            fixture_case ring = scheme("ring_attention", "ring/zigzag", s);
+            ring.text_params.emplace_back("overlap", "on");
+            ring.base_time_s = ring_time(static_cast<double>(s));
+            ring.peak_host_bytes = 1u << 20;
+            ring.seed += 1000 * l;
+            f.cases.push_back(ring);
+            fixture_case ag = scheme("context_parallel", "allgather", s);
+            ag.int_params.emplace_back("ulysses_degree", 0);
+            ag.base_time_s = allgather_time(static_cast<double>(s));
+            ag.peak_host_bytes = 4u << 20;
+            ag.seed += 1000 * l;
+            f.cases.push_back(ag);
+        }
+        f.git_commit = "fixture000" + std::to_string(l);
+        write_fixture_file(dir + "/study" + std::to_string(l) + ".h5", f);
     }
-    write_fixture_file(dir + "/study.h5", f);
+    return dir;
+}
+
+/// Ring attention at P=1 in two layouts: identical work, with a slow drift that makes the
+/// later case look 1% slower at every S, alternating which layout ran later.
+std::string identical_work_dir() {
+    const std::string dir = ringscale::test_fixture::fixture_dir("crossover_p1");
+    for (int l = 0; l < 2; ++l) {
+        fixture_file f;
+        int k = 0;
+        for (std::int64_t s : {512, 1024, 2048, 4096})
+            for (const char* layout : {"contiguous", "zigzag"}) {
+                fixture_case c = scheme("ring_attention", std::string("ring/") + layout, s);
+                c.world_size = 1;
+                c.text_params = {{"device", "cpu"},
+                                 {"comm", "mpi"},
+                                 {"dtype", "float32"},
+                                 {"layout", layout},
+                                 {"overlap", "on"}};
+                const bool later = (s / 512 + (layout[0] == 'z')) % 2 == 0;
+                c.base_time_s = ring_time(static_cast<double>(s)) * (later ? 1.012 : 1.0);
+                c.noise = 0.001;
+                c.seed = static_cast<std::uint64_t>(++k + 100 * l);
+                f.cases.push_back(c);
+            }
+        f.git_commit = "fixturep1" + std::to_string(l);
+        write_fixture_file(dir + "/p1_" + std::to_string(l) + ".h5", f);
+    }
     return dir;
 }
 
@@ -97,7 +132,46 @@ TEST(analysis_crossover, finds_the_planted_crossover) {
     EXPECT_EQ(cross[0].at("s_above").get<double>(), 8192);
     // The true boundary is S = sqrt(3e7) = 5477; interpolation in log S lands near it.
     EXPECT_NEAR(cross[0].at("boundary").get<double>(), 5477, 0.12 * 5477);
-    EXPECT_EQ(cross[0].at("confirmed"), true); // 20% apart at both ends, 1% noise
+    EXPECT_EQ(cross[0].at("confirmed"), true); // 20% apart at both ends, 1% noise, 2 launches
+    EXPECT_GT(cross[0].at("ratio_below_lo").get<double>(), 1.01);
+    EXPECT_GT(cross[0].at("ratio_above_lo").get<double>(), 1.01);
+    EXPECT_EQ(cells[0].at("verdict"), "confirmed");
+}
+
+TEST(analysis_crossover, one_launch_confirms_nothing) {
+    // The same planted crossover from one launch: launch-to-launch noise is unknown.
+    const auto j = run({"crossover", study_dir(1), "--format", "json", "--bootstrap", "200"});
+    const auto& cross = j.at("crossovers");
+    ASSERT_EQ(cross.size(), 1u) << cross.dump(1);
+    EXPECT_EQ(cross[0].at("confirmed"), false);
+    for (const auto& c : j.at("fastest scheme"))
+        EXPECT_EQ(c.at("verdict"), "one launch");
+}
+
+TEST(analysis_crossover, identical_work_at_one_rank_is_never_ranked) {
+    // At P=1 both layouts compute the same attention; a 1.2% drift alternates which looks
+    // faster, and iteration noise alone (0.1%) would call each order certain.
+    const auto j =
+        run({"crossover", identical_work_dir(), "--format", "json", "--bootstrap", "200"});
+    for (const auto& c : j.at("fastest scheme"))
+        EXPECT_EQ(c.at("verdict"), "same work (P=1)") << c.dump();
+    EXPECT_TRUE(j.at("crossovers").empty()) << j.at("crossovers").dump(1);
+}
+
+TEST(analysis_crossover, identical_work_sets_the_noise_floor) {
+    crossover_cell same;
+    same.same_work = true;
+    same.seq_len = 1024;
+    same.schemes = {{"ring/zigzag", nullptr, 1.0, 0, "ring_attention|ring"},
+                    {"ring/contiguous", nullptr, 1.05, 0, "ring_attention|ring"},
+                    {"ulysses", nullptr, 4.0, 0, "context_parallel|ulysses"}}; // other work
+    crossover_cell quiet = same, disturbed = same;
+    quiet.schemes[1].median_s = 1.02;
+    disturbed.schemes[1].median_s = 2.5; // one cell hit by a neighbour's burst
+    const noise_floor f = between_case_noise({same, quiet, disturbed}, 0.01);
+    EXPECT_NEAR(f.fraction, 0.05, 1e-12); // the median spread, not the largest
+    EXPECT_NE(f.source.find("identical work"), std::string::npos);
+    EXPECT_NEAR(between_case_noise({}, 0.01).fraction, 0.01, 1e-12);
 }
 
 TEST(analysis_crossover, one_scheme_is_refused) {
@@ -125,6 +199,6 @@ TEST(analysis_crossover, report_has_the_section_and_plot) {
     EXPECT_NE(md.str().find("## Crossovers"), std::string::npos);
     EXPECT_NE(md.str().find("| allgather"), std::string::npos);
     if (have_gnuplot()) {
-        EXPECT_TRUE(std::filesystem::exists(out_dir + "/crossover_01.png"));
+        EXPECT_TRUE(std::filesystem::exists(out_dir + "/schemes_vs_s_01.png"));
     }
 }

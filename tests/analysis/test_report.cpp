@@ -1,7 +1,10 @@
 #include "analysis/commands.hpp"
+#include "analysis/plot_panels.hpp"
 #include "analysis/plots.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -60,14 +63,84 @@ TEST(analysis_report, writes_markdown_and_plots) {
     o.out_dir = dir + "/out";
     o.inputs = {dir + "/study.h5"};
     o.bootstrap = 200;
+    o.family_plots = "all";
     std::ostringstream out;
     EXPECT_EQ(run_command(o, out), 0);
     const std::string md = slurp(o.out_dir + "/report.md");
-    for (const char* section : {"## Summary", "## Scaling", "## Models", "## Bus bandwidth",
-                                "## Compute vs exposed communication", "## Per-rank heatmaps"})
+    for (const char* section :
+         {"## Summary", "## Scaling", "## The study's questions", "## Models", "## Bus bandwidth",
+          "## Compute vs exposed communication", "## Per-rank heatmaps"})
         EXPECT_NE(md.find(section), std::string::npos) << section;
-    for (const char* png : {"scaling_01.png", "busbw.png", "breakdown.png", "heatmap_01.png"})
+    for (const char* png : {"schemes_vs_p_01.png", "memory_vs_p_01.png", "scaling_01.png",
+                            "busbw.png", "breakdown.png", "heatmap_01.png"})
         EXPECT_TRUE(is_png(o.out_dir + "/" + png)) << png;
+    // The collectives at P=1 moved nothing: not drawn, and the report says so.
+    EXPECT_NE(md.find("not rated"), std::string::npos);
+    EXPECT_EQ(slurp(o.out_dir + "/busbw.dat").find("P=1"), std::string::npos);
+    // One heatmap per job/variant (its most imbalanced case), not six of one family.
+    EXPECT_TRUE(is_png(o.out_dir + "/heatmap_02.png"));
+    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/heatmap_03.png"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_report, a_scheme_plot_title_leads_with_what_sets_it_apart) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_titles");
+    fixture_file f;
+    for (const char* pass : {"fwd", "fwd+bwd"})
+        for (int p : {1, 2}) {
+            fixture_case c;
+            c.world_size = p;
+            c.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"pass", pass}};
+            c.rank_skew.assign(static_cast<std::size_t>(p), 1.0);
+            f.cases.push_back(c);
+        }
+    write_fixture_file(dir + "/passes.h5", f);
+    cli_options o;
+    o.command = "report";
+    o.out_dir = dir + "/out";
+    o.inputs = {dir + "/passes.h5"};
+    o.bootstrap = 50;
+    std::ostringstream out;
+    EXPECT_EQ(run_command(o, out), 0);
+    // Each figure's pass comes before the parameters both figures share.
+    for (const char* stem : {"schemes_vs_p_01", "schemes_vs_p_02"}) {
+        const std::string gp = slurp(o.out_dir + "/" + stem + ".gp");
+        const auto pass = gp.find("pass=fwd"), device = gp.find("device=cpu");
+        ASSERT_NE(pass, std::string::npos) << stem;
+        ASSERT_NE(device, std::string::npos) << stem;
+        EXPECT_LT(pass, device) << gp;
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_report, a_study_at_one_p_says_why_nothing_is_drawn_against_p) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_one_p");
+    fixture_file f;
+    for (const char* variant : {"zigzag", "contiguous"})
+        for (std::int64_t s : {512, 1024}) {
+            fixture_case c;
+            c.variant = variant;
+            c.world_size = 2;
+            c.int_params = {{"seq_len", s}};
+            c.rank_skew = {1.0, 1.0};
+            f.cases.push_back(c);
+        }
+    write_fixture_file(dir + "/one_p.h5", f);
+    cli_options o;
+    o.command = "report";
+    o.out_dir = dir + "/out";
+    o.inputs = {dir + "/one_p.h5"};
+    o.bootstrap = 50;
+    std::ostringstream out;
+    EXPECT_EQ(run_command(o, out), 0);
+    const std::string md = slurp(o.out_dir + "/report.md");
+    EXPECT_NE(md.find("Only P=2 measured"), std::string::npos) << md;
+    EXPECT_TRUE(is_png(o.out_dir + "/schemes_vs_s_01.png"));
+    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/schemes_vs_p_01.png"));
     std::filesystem::remove_all(dir);
 }
 
@@ -99,5 +172,63 @@ TEST(analysis_report, too_few_iterations_for_a_ci_still_plots) {
     std::ostringstream out;
     EXPECT_EQ(run_command(o, out), 0);
     EXPECT_TRUE(is_png(o.out_dir + "/busbw.png"));
-    EXPECT_TRUE(is_png(o.out_dir + "/scaling_01.png"));
+    // Collectives get no scaling arithmetic, so no per-family plot either.
+    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/scaling_01.png"));
+}
+
+TEST(analysis_report, axes_hold_every_point_and_bar) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_axes");
+    // Times from 0.5 ms to 400 ms (three decades) with bars reaching 0.2 and 900.
+    plot_panel p = make_panel("a title long enough to need a second line when it is wrapped at "
+                              "the width of one panel of the figure, never cut",
+                              "P (ranks)", "ms");
+    p.series = {{"ring", {{1, 0.5, 0.2, 0.7}, {2, 3, 2, 4}, {4, 400, 300, 900}}},
+                {"ulysses", {{1, 0.6, NAN, NAN}, {4, 100, 90, 110}}}};
+    ASSERT_TRUE(draw_panels({p}, "figure", dir, "axes", 2));
+    const std::string gp = slurp(dir + "/axes.gp");
+    EXPECT_NE(gp.find("set logscale y"), std::string::npos) << gp; // values span decades
+    const auto at = gp.find("set yrange [");
+    ASSERT_NE(at, std::string::npos);
+    double lo = 0, hi = 0;
+    ASSERT_EQ(std::sscanf(gp.c_str() + at, "set yrange [%lf:%lf]", &lo, &hi), 2);
+    EXPECT_LT(lo, 0.2); // below the lowest bar
+    EXPECT_GT(hi, 900); // above the highest bar
+    const auto xat = gp.find("set xrange [");
+    double xlo = 0, xhi = 0;
+    ASSERT_EQ(std::sscanf(gp.c_str() + xat, "set xrange [%lf:%lf]", &xlo, &xhi), 2);
+    EXPECT_LT(xlo, 1 / 1.06); // the dodged series stay inside
+    EXPECT_GT(xhi, 4 * 1.06);
+    EXPECT_NE(gp.find("'1' 1, '2' 2, '4' 4"), std::string::npos) << gp; // tics at measured P
+    EXPECT_EQ(gp.find("..."), std::string::npos);                       // nothing cut
+    EXPECT_TRUE(is_png(dir + "/axes.png"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_report, heatmap_colours_span_decades_on_a_log_scale) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_heat");
+    case_data c;
+    c.world_size = c.world = 2;
+    c.rows = 4;
+    c.is_warmup = {1, 0, 0, 0};
+    // One disturbed iteration 50x the others; compute within one decade.
+    c.time_s = {1e-3, 1e-3, 1e-3, 1.2e-3, 50e-3, 50e-3, 1e-3, 1.1e-3};
+    c.compute_s = {5e-4, 5e-4, 5e-4, 6e-4, 5e-4, 6e-4, 5e-4, 6e-4};
+    plot_heatmap(c, "disturbed", dir, "heat");
+    const std::string gp = slurp(dir + "/heat.gp");
+    const auto compute = gp.find("compute_s per rank");
+    ASSERT_NE(compute, std::string::npos) << gp;
+    EXPECT_NE(gp.substr(0, compute).find("set logscale cb"), std::string::npos) << gp;
+    EXPECT_NE(gp.rfind("unset logscale cb", compute), std::string::npos) << gp; // compute: linear
+    EXPECT_TRUE(is_png(dir + "/heat.png"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_report, wrap_never_cuts) {
+    EXPECT_EQ(wrap_text("aa bb cc", 5), "aa bb\ncc");
+    EXPECT_EQ(wrap_text("averyveryverylongword b", 4), "averyveryverylongword\nb");
+    EXPECT_EQ(wrap_text("", 10), "");
 }

@@ -101,3 +101,23 @@ TEST(stats_scaling, launches_are_resampled_when_both_cases_have_two) {
     three.min_launches = 3;
     EXPECT_EQ(analyse_scaling(fam, three)->points[1].resampled, "iterations");
 }
+
+TEST(stats_scaling, karp_flatt_outside_zero_one_is_flagged) {
+    EXPECT_EQ(karp_flatt_note(0.0), "");
+    EXPECT_EQ(karp_flatt_note(0.3), "");
+    EXPECT_EQ(karp_flatt_note(std::nan("")), "");
+    EXPECT_NE(karp_flatt_note(-0.2).find("superlinear"), std::string::npos);
+    EXPECT_NE(karp_flatt_note(61853).find("not a serial fraction"), std::string::npos);
+}
+
+TEST(stats_scaling, collectives_get_no_strong_scaling_arithmetic) {
+    pooled_case a, b;
+    a.job = b.job = "collectives";
+    a.world_size = 1;
+    b.world_size = 2;
+    family f{"collectives/broadcast bytes=16777216", "strong", {}, {&a, &b}};
+    EXPECT_NE(scaling_refusal(f).find("busbw"), std::string::npos);
+    a.job = b.job = "ring_attention";
+    family g{"ring_attention/ring", "strong", {}, {&a, &b}};
+    EXPECT_EQ(scaling_refusal(g), "");
+}

@@ -1,7 +1,9 @@
 #include "analysis/reader.hpp"
 #include "analysis/summary.hpp"
+#include "analysis/views.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -107,7 +109,70 @@ TEST(analysis_summary, collectives_bandwidth_and_sanity_gate) {
     EXPECT_FALSE(g.busbw.has_value());
     ASSERT_FALSE(g.rejected.empty());
     EXPECT_NE(g.rejected[0].find("collectives/allreduce"), std::string::npos);
-    EXPECT_NE(g.rejected[0].find("above the link rate"), std::string::npos);
+    EXPECT_NE(g.rejected[0].find("above the ceiling (--link-gbs 1)"), std::string::npos);
+    EXPECT_EQ(g.flags.at("busbw_gbs"), "impossible");
+}
+
+namespace {
+
+fixture_case broadcast(int world, double time_s) {
+    fixture_case c;
+    c.job = "collectives";
+    c.variant = "broadcast";
+    c.world_size = world;
+    c.base_time_s = time_s;
+    c.noise = 0;
+    c.text_params = {{"device", "cpu"}, {"dtype", "fp32"}, {"op", "broadcast"}};
+    c.int_params = {{"bytes", 16 << 20}};
+    c.float_params = {{"busbw_factor", 1.0}, {"comm_bytes_per_iter", 16 << 20}};
+    return c;
+}
+
+} // namespace
+
+TEST(analysis_summary, a_collective_on_one_rank_is_not_rated) {
+    // np=1 broadcast of 16 MiB in 0.13 us: "129,055 GB/s" before the gate; a no-op.
+    fixture_file f;
+    f.cases = {broadcast(1, 1.3e-7)};
+    loaded l(f, "summary_noop");
+    const case_summary s = summarize(l.pooled.at(0), {});
+    EXPECT_FALSE(s.busbw.has_value());
+    EXPECT_FALSE(s.algbw.has_value());
+    EXPECT_EQ(s.flags.at("busbw_gbs"), "no-op");
+    EXPECT_TRUE(s.rejected.empty()); // not an impossible figure: no figure at all
+    const table t = summary_table({s});
+    const auto col = std::find(t.keys.begin(), t.keys.end(), "busbw_gbs") - t.keys.begin();
+    ASSERT_LT(static_cast<std::size_t>(col), t.keys.size());
+    EXPECT_EQ(t.rows[0][col].text, "no-op");
+    EXPECT_TRUE(t.rows[0][col].value.is_null()); // JSON and CSV carry no number
+    EXPECT_EQ(to_json(t)[0].at("withheld"), "algbw_gbs=no-op busbw_gbs=no-op");
+}
+
+TEST(analysis_summary, bandwidth_above_the_default_ceiling_is_withheld) {
+    // 16 MiB in 1 us on 2 CPU ranks: 16,777 GB/s, above the 1000 GB/s CPU ceiling.
+    fixture_file f;
+    f.cases = {broadcast(2, 1e-6)};
+    loaded l(f, "summary_ceiling");
+    const case_summary s = summarize(l.pooled.at(0), {});
+    EXPECT_FALSE(s.busbw.has_value());
+    EXPECT_EQ(s.flags.at("busbw_gbs"), "impossible");
+    ASSERT_FALSE(s.rejected.empty());
+    EXPECT_NE(s.rejected[0].find("CPU ceiling 1000 GB/s"), std::string::npos) << s.rejected[0];
+    // A believable rate passes: 16 MiB in 10 ms.
+    fixture_file ok;
+    ok.cases = {broadcast(2, 1e-2)};
+    loaded l2(ok, "summary_ceiling_ok");
+    EXPECT_TRUE(summarize(l2.pooled.at(0), {}).busbw.has_value());
+}
+
+TEST(analysis_summary, link_ceilings_by_device) {
+    EXPECT_EQ(known_link("cpu", "").gbs, 1000);
+    EXPECT_EQ(known_link("cuda", "NVIDIA H100 80GB HBM3").gbs, 900);
+    EXPECT_EQ(known_link("cuda", "NVIDIA A100-SXM4-80GB").gbs, 600);
+    EXPECT_EQ(known_link("cuda", "Some Future GPU").gbs, 1800);
+    EXPECT_EQ(noop_reason("collectives", 2), "");
+    EXPECT_NE(noop_reason("collectives", 1), "");
+    EXPECT_EQ(noop_reason("ring_attention", 1), "");
 }
 
 TEST(analysis_summary, flops_above_peak_are_withheld) {

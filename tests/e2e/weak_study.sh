@@ -21,8 +21,8 @@ for np in 1 2 4; do
     fi
 done
 echo "ok: 3 launches"
-check "live table shows tok/s and TF/s/rank" bash -c \
-    'grep -q "tok/s" "$1" && grep -q "TF/s/rank" "$1"' _ "$work/launch_np4.log"
+check "live table shows tok/s and GF/s/rank" bash -c \
+    'grep -q "tok/s" "$1" && grep -q "GF/s/rank" "$1"' _ "$work/launch_np4.log"
 "$stats" scaling --format csv "$work/out" >"$work/scaling.csv" 2>"$work/scaling.err"
 "$stats" summary --format csv "$work/out" >"$work/summary.csv" 2>"$work/summary.err"
 for f in ring_attention/ring/zigzag context_parallel/allgather context_parallel/ulysses \

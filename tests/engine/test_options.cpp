@@ -67,7 +67,8 @@ TEST(options, values_are_typed_and_checked_against_the_declaration) {
 TEST(options, help_shows_the_range_or_the_values_and_whether_a_list_sweeps) {
     const auto d = decls();
     EXPECT_EQ(describe_values(d[0]), "(1 to 1G; a list sweeps)");
-    EXPECT_EQ(describe_values(d[1]), "(small|large, each a list of --len; a list sweeps)");
+    EXPECT_EQ(describe_values(d[1]),
+              "(small: 1K,2K | large: 1M; each a list of --len; a list sweeps)");
     EXPECT_EQ(describe_values(d[3]), "(-2 to 10)");
     EXPECT_EQ(describe_values(d[4]), "(0 to 1)");
     EXPECT_EQ(describe_values(d[5]), "(on|off|auto)");

@@ -230,3 +230,20 @@ TEST(affinity, warning_names_the_fix) {
     EXPECT_EQ(affinity_warning(4, 16, 4), "");
     EXPECT_EQ(affinity_warning(1, 2, 4), ""); // oversubscribed: a share below one core
 }
+
+TEST(affinity, oversubscription_is_warned) {
+    // np=4 on 2 cores, unbound, one thread each: 4 threads on 2 cores.
+    const std::string w = oversubscription_warning(4, 1, 2, 2);
+    EXPECT_NE(w.find("oversubscribed: 4 rank(s) x 1 thread(s) = 4 threads on 2 core(s)"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("cannot pass 0.50"), std::string::npos) << w;
+    EXPECT_EQ(w.find('\n'), std::string::npos);
+    EXPECT_NE(oversubscription_warning(2, 2, 2, 2), "");   // 2 x 2 threads on 2 cores
+    EXPECT_EQ(oversubscription_warning(2, 1, 2, 1), "");   // np=2 bound to a core each
+    EXPECT_EQ(oversubscription_warning(1, 2, 2, 2), "");   // one rank, both cores
+    EXPECT_EQ(oversubscription_warning(4, 4, 16, 16), ""); // 16 threads on 16 cores
+    // One rank asked for more threads than the cores it may use.
+    const std::string bound = oversubscription_warning(1, 4, 16, 2);
+    EXPECT_NE(bound.find("runs 4 thread(s) on the 2 core(s)"), std::string::npos) << bound;
+}

@@ -71,6 +71,18 @@ TEST(ring_attention_mpi_extra, comm_bytes_match_the_ring) {
     EXPECT_DOUBLE_EQ(jobs::attr_number(rec.flat(), "comm_bytes_per_iter"), (p - 1) * kv_bytes);
 }
 
+TEST(ring_attention_mpi_extra, backward_sends_nothing_on_one_rank) {
+    // fwd+bwd: K, V out and their gradients home again, P-1 steps each; one rank sends nothing.
+    const auto rec = run("zigzag", "1", "fwd+bwd", "on");
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    const double sent = jobs::attr_number(rec.flat(), "comm_bytes_per_iter");
+    if (world->size() == 1) {
+        EXPECT_EQ(sent, 0.0);
+    } else {
+        EXPECT_GT(sent, 0.0);
+    }
+}
+
 TEST(validate_attention, rejects_a_wrong_result) {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     jobs::attention_problem pr;

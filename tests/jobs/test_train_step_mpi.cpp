@@ -103,6 +103,19 @@ TEST(train_step_mpi, sharded_state_shrinks_with_ranks) {
               ddp.per_rank.at("param_bytes").at(0) / p + 64.0 * p * 8);
 }
 
+TEST(train_step_mpi, zero1_gradients_take_no_more_than_a_shard_beyond_ddp) {
+    // ZeRO-1 keeps the full local gradient and, on P > 1 ranks, its reduced shard; on one
+    // rank the shard is the gradient itself, so its gradient memory equals DDP's.
+    const auto ddp = run("ddp", 1), zero1 = run("zero1", 1);
+    const int p = world_size();
+    const double full = ddp.per_rank.at("grad_bytes").at(0);
+    const double extra = p > 1 ? full / p : 0.0;
+    EXPECT_NEAR(zero1.per_rank.at("grad_bytes").at(0), full + extra, 64.0 * p);
+    if (p == 1) {
+        EXPECT_EQ(jobs::attr_number(zero1.flat(), "comm_bytes_per_iter"), 0.0);
+    }
+}
+
 class train_step_cp : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
 
 TEST_P(train_step_cp, dp_by_cp_grid_matches_single_rank_run) {

@@ -66,14 +66,31 @@ TEST(live_table, every_job_keeps_its_columns) {
     EXPECT_EQ(headers("collectives"), (v{"op", "scope", "size(B)", "count", "placement",
                                          "algbw(GB/s)", "busbw(GB/s)", "#wrong"}));
     // The attention jobs' mask columns: the mask, the dense-equivalent rate, the compute
-    // reduction and the work imbalance ("-" where a case has no mask).
+    // reduction and the work imbalance ("-" where a case has no mask). Rates in GF/s per
+    // rank, as the comparison table, train_step and the README.
     EXPECT_EQ(headers("ring_attention"),
               (v{"seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "overlap", "tok/s",
-                 "TF/s/rank", "dense-eq(TF/s)", "reduce(x)", "imbal", "max_err"}));
+                 "GF/s/rank", "dense-eq(GF/s)", "reduce(x)", "imbal", "max_err"}));
     EXPECT_EQ(
         headers("context_parallel"),
-        (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "tok/s", "TF/s/rank",
-           "dense-eq(TF/s)", "reduce(x)", "imbal", "max_err", "sent/rank", "peak/rank"}));
+        (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "tok/s", "GF/s/rank",
+           "dense-eq(GF/s)", "reduce(x)", "imbal", "max_err", "sent/rank", "peak/rank"}));
     EXPECT_EQ(headers("train_step"), (v{"variant", "dpxcp", "tokens", "params(M)", "tok/s",
                                         "GF/s/rank", "loss", "max_err"}));
+}
+
+TEST(live_table, eta_weighs_cases_by_their_cost) {
+    using ringscale::estimate_left_s;
+    using ringscale::eta_case;
+    // Two cheap collectives done in 1 s each; two attention cases to come, four times the
+    // weight of the first attention case, which took 10 s.
+    const std::vector<eta_case> cases = {
+        {0, 1, -1}, {0, 1, -1}, {1, 1, -1}, {1, 4, -1}, {1, 4, -1}};
+    EXPECT_DOUBLE_EQ(estimate_left_s(cases, {1, 1, 10}), 80.0); // not 2 x 4 s per case
+    // Before any attention case finished, the launch's seconds per weight stand in.
+    EXPECT_DOUBLE_EQ(estimate_left_s(cases, {1, 1}), 9.0);
+    // A repetition costs what its first copy took.
+    const std::vector<eta_case> repeated = {{0, 1, -1}, {0, 100, -1}, {0, 1, 0}, {0, 100, 1}};
+    EXPECT_DOUBLE_EQ(estimate_left_s(repeated, {2, 30}), 32.0);
+    EXPECT_DOUBLE_EQ(estimate_left_s(repeated, {2, 30, 2, 30}), 0.0);
 }
