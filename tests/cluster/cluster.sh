@@ -4,7 +4,7 @@
 #
 #   cluster.sh check                      can one be made here? exit 0, or 77 with the reason
 #   cluster.sh up [--nodes N] [--rate R] [--slots S] [--id ID|auto] [--owner PID]
-#                 [--private-tmp]
+#                 [--private-tmp [--share-tmp DIR]...]
 #                                         create (or keep) cluster ID; prints its state dir
 #   cluster.sh down [--id ID]             tear it down (processes in its nodes killed)
 #   cluster.sh exec ID NODE CMD...        run CMD on node NODE (0..N-1 or its name)
@@ -29,7 +29,9 @@
 #              hostname, own /tmp from tmp/NODE, cgroups mounted again); `cluster.sh exec`
 #   tmp/NODE   with --private-tmp, the node's own /tmp, as on a real cluster (Slurm's PMIx
 #              plugin needs it: its per-step directory in /tmp has no host name in it);
-#              results written under /tmp on a node then stay there
+#              results written under /tmp on a node then stay there; each --share-tmp DIR
+#              (a directory under /tmp, e.g. a checkout or build there) stays visible on
+#              every node at its own path (listed in shared_tmp)
 #   agent      the rsh agent Open MPI runs: `agent NODE CMD-LINE...` (through `run`)
 #   owner      PID and start time of the owning process (--owner); `sweep` and every `up`
 #              remove clusters whose owner has ended, so a killed test leaves nothing behind
@@ -170,8 +172,10 @@ shape_node() { # id k rate
 }
 
 # ---- up ---------------------------------------------------------------------------------------
-write_files() { # id nodes slots rate private_tmp
+write_files() { # id nodes slots rate private_tmp [shared tmp dir]...
     local id=$1 n=$2 slots=$3 rate=$4 private_tmp=$5 dir=$state_root/$1 k names=()
+    shift 5
+    printf '%s\n' "$@" | grep . >"$dir/shared_tmp" || true
     for ((k = 0; k < n; k++)); do names+=("$(node_name "$id" "$k")"); done
     printf '%s slots='"$slots"'\n' "${names[@]}" >"$dir/hostfile"
     if [ "$private_tmp" = 1 ]; then
@@ -197,7 +201,13 @@ $prefix${id}n[0-9]*) ;;
 esac
 exec ip netns exec "\$node" unshare --uts /bin/sh -c '
     hostname "\$0" || exit 1
-    if [ -d "$dir/tmp/\$0" ]; then mount --bind "$dir/tmp/\$0" /tmp || exit 1; fi
+    if [ -d "$dir/tmp/\$0" ]; then
+        while read -r keep; do
+            mkdir -p "$dir/tmp/\$0/\${keep#/tmp/}" &&
+                mount --bind "\$keep" "$dir/tmp/\$0/\${keep#/tmp/}" || exit 1
+        done <"$dir/shared_tmp"
+        mount --rbind "$dir/tmp/\$0" /tmp || exit 1
+    fi
     while read -r fs src opt mp; do
         mkdir -p "\$mp" 2>/dev/null
         mount -t "\$fs" -o "\$opt" "\$src" "\$mp" 2>/dev/null
@@ -226,7 +236,7 @@ ENV
 }
 
 up() {
-    local n=2 rate=300mbit id=1 owner=0 slots=2 private_tmp=0
+    local n=2 rate=300mbit id=1 owner=0 slots=2 private_tmp=0 shares=()
     while [ $# -gt 0 ]; do
         case $1 in
         --nodes) n=${2:-}; shift 2 || die "--nodes needs a value" ;;
@@ -235,6 +245,10 @@ up() {
         --owner) owner=${2:-}; shift 2 || die "--owner needs a value" ;;
         --slots) slots=${2:-}; shift 2 || die "--slots needs a value" ;;
         --private-tmp) private_tmp=1; shift ;;
+        --share-tmp)
+            [[ ${2:-} == /tmp/?* && -d ${2:-} && ${2:-} != *$'\n'* ]] ||
+                die "--share-tmp: '${2:-}' is not a directory under /tmp"
+            shares+=("$2"); shift 2 ;;
         *) die "up: unknown option '$1' (see --help)" ;;
         esac
     done
@@ -250,7 +264,7 @@ up() {
     local dir=$state_root/$id k ns
     if [ -f "$dir/spec" ] && [ "$(cut -d' ' -f1-2 "$dir/spec")" = "$n $rate" ] &&
         [ "$(ip netns list | grep -cE "^$prefix${id}n[0-9]+( |$)")" -eq "$n" ]; then
-        write_files "$id" "$n" "$slots" "$rate" "$private_tmp" # same cluster: keep it (new owner/slots)
+        write_files "$id" "$n" "$slots" "$rate" "$private_tmp" "${shares[@]}" # same cluster: keep it
         [ "$owner" = 0 ] && echo "0 0" >"$dir/owner" || echo "$owner $(start_time "$owner")" >"$dir/owner"
         echo "$dir"
         return 0
@@ -286,7 +300,7 @@ up() {
         ip -n "$ns" link set lo up
         shape_node "$id" "$k" "$rate"
     done
-    write_files "$id" "$n" "$slots" "$rate" "$private_tmp"
+    write_files "$id" "$n" "$slots" "$rate" "$private_tmp" "${shares[@]}"
     trap - ERR INT TERM
     echo "$dir"
 }

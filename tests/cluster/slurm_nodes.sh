@@ -12,7 +12,15 @@ ringscale=$1 stats=$2 src=$3
 source "$src/tests/cluster/lib.sh"
 source "$src/tests/slurm/lib.sh"
 cluster_before_down() { slurm_stop "$1"; }
-cluster_up 4 1gbit 2 --private-tmp # PMIx's per-step directory is /tmp/spmix_appdir_UID_STEP
+# A checkout or build under /tmp (a clone in /tmp, say) stays visible on the nodes.
+shares=()
+for p in "$src" "$(dirname -- "$ringscale")" "$(dirname -- "$stats")"; do
+    p=$(realpath -- "$p")
+    [[ $p == /tmp/?* ]] || continue
+    p=${p#/tmp/} && p=/tmp/${p%%/*} # the top directory under /tmp
+    [[ " ${shares[*]} " == *" $p "* ]] || shares+=(--share-tmp "$p")
+done
+cluster_up 4 1gbit 2 --private-tmp "${shares[@]}" # PMIx's per-step directory is /tmp/spmix_appdir_UID_STEP
 slurm_tmp_base=/var/tmp # the daemons' files, seen by every node (each node has its own /tmp)
 slurm_begin
 
