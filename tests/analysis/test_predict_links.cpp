@@ -210,7 +210,8 @@ TEST(analysis_predict_links, congested_shared_flows_give_back_the_curve_and_pric
         EXPECT_NEAR(predict_target(t, f).time.total(), want, 0.05 * want) << bytes;
         figures plain = f; // the same figures without the curve: off by the planted factor
         plain.congestion.clear();
-        if (planted_congestion(flow_bytes) > 1)
+        if (planted_congestion(flow_bytes) > 1) {
             EXPECT_LT(predict_target(t, plain).time.total(), 0.6 * want) << bytes;
+        }
     }
 }
