@@ -233,6 +233,28 @@ double fit_node_links(const link_rows& by_op) {
     return best;
 }
 
+/// Congestion curve of one collective (calibration::congestion): its shared-link observations'
+/// measured / modelled time under `lf` and node_links, the median per bytes per flow.
+std::vector<std::pair<double, double>> congestion_curve(const std::vector<const link_obs*>& obs,
+                                                        const std::vector<double>& y,
+                                                        const link_figures& lf, double node_links) {
+    figures f;
+    f.node_links = node_links;
+    std::map<double, std::vector<double>> ratios;
+    for (std::size_t i = 0; i < obs.size(); ++i) {
+        if (!(std::isfinite(y[i]) && y[i] > 0) || link_share(obs[i]->flows, f) <= 1)
+            continue;
+        const std::vector<double> x = link_row(*obs[i], node_links);
+        const double v = x[0] * lf.alpha_s + x[1] / lf.beta_bps;
+        if (v > 0 && std::isfinite(v))
+            ratios[obs[i]->bytes * obs[i]->byte_factor].push_back(y[i] / v);
+    }
+    std::vector<std::pair<double, double>> curve;
+    for (auto& [bytes, r] : ratios)
+        curve.emplace_back(bytes, median_inplace(r));
+    return curve;
+}
+
 } // namespace
 
 calibration_set gather_calibration(const std::vector<pooled_case>& pooled) {
@@ -291,6 +313,7 @@ figures calibration::for_device(const std::string& device_key) const {
     f.per_op = per_op;
     f.node_cores = node_cores;
     f.node_links = node_links;
+    f.congestion = congestion;
     return f;
 }
 
@@ -344,8 +367,15 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
         if (level == link_level::inter)
             cal.node_links = fit_node_links(fitted);
         cal.links[l] = fit_link(all, all_y, cal.node_links);
-        for (const auto& [op, rows] : fitted)
+        for (const auto& [op, rows] : fitted) {
             cal.per_op[l][op] = fit_link(rows.first, rows.second, cal.node_links);
+            if (level != link_level::inter || cal.node_links <= 0)
+                continue;
+            auto curve =
+                congestion_curve(rows.first, rows.second, cal.per_op[l][op], cal.node_links);
+            if (!curve.empty())
+                cal.congestion[op] = std::move(curve);
+        }
     }
     return cal;
 }

@@ -13,7 +13,9 @@
 //            measured at two or more sizes; and how many links a node's ranks share to
 //            other nodes (links.hpp), when link tests ran at 1 and at r > 1 ranks per node:
 //            the node_links (1 to r, step 0.05) under which both give the same per-collective
-//            figures (smallest relative residual), 0 (none shared) when r fits best.
+//            figures (smallest relative residual), 0 (none shared) when r fits best; and
+//            where r ranks outnumber those links, how much slower than their share the
+//            shared flows ran, by bytes per flow (links.hpp congestion_factor).
 // Bootstrap replicates resample every case's launches, then iterations within them, and fit
 // again, so a band carries the calibration's uncertainty.
 #pragma once
@@ -82,6 +84,9 @@ struct calibration {
     std::array<std::map<coll, link_figures>, 2> per_op;
     double node_cores = 1;
     double node_links = 0; ///< links.hpp; 0: not measured, or no sharing seen
+    /// figures::congestion: per collective measured at two or more sizes, its link tests
+    /// whose flows outnumbered node_links, as (bytes per flow, median measured / modelled).
+    std::map<coll, std::vector<std::pair<double, double>>> congestion;
     /// Figures for a target on `device_key` (compute NaN when that device was not measured).
     figures for_device(const std::string& device_key) const;
 };

@@ -11,6 +11,8 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ringscale::analysis::predict {
 
@@ -79,6 +81,10 @@ struct figures {
     /// Links from a node to the others that its ranks' concurrent flows share (links.hpp);
     /// 0: each rank has its own (the default: nothing calibrated or stated says otherwise).
     double node_links = 0;
+    /// Congestion of shared links (links.hpp), per collective: (bytes one flow moves across,
+    /// measured time over the shared-link model's) from link tests whose ranks outnumbered
+    /// their node's links, sorted by bytes. Empty: none measured (a profile states none).
+    std::map<coll, std::vector<std::pair<double, double>>> congestion;
 };
 
 /// Seconds of a prediction by the figure that priced them (the critical path only).

@@ -1,11 +1,30 @@
 #include "links.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ringscale::analysis::predict {
 
 double link_share(double flows, const figures& f) {
     return f.node_links > 0 ? std::max(1.0, flows / f.node_links) : 1.0;
+}
+
+double congestion_factor(coll op, double flow_bytes, double flows, const figures& f) {
+    const auto it = f.congestion.find(op);
+    if (link_share(flows, f) <= 1 || it == f.congestion.end() || it->second.empty() ||
+        !(flow_bytes > 0))
+        return 1;
+    const auto& curve = it->second;
+    if (flow_bytes <= curve.front().first)
+        return curve.front().second;
+    if (flow_bytes >= curve.back().first)
+        return curve.back().second;
+    const auto hi =
+        std::lower_bound(curve.begin(), curve.end(), flow_bytes,
+                         [](const std::pair<double, double>& p, double b) { return p.first < b; });
+    const auto lo = hi - 1;
+    const double w = std::log(flow_bytes / lo->first) / std::log(hi->first / lo->first);
+    return lo->second + w * (hi->second - lo->second);
 }
 
 cost shared_inter(const cost& c, double flows, const figures& f) {
@@ -30,7 +49,9 @@ cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figu
     inside.beta[0] = bytes * (per_node - 1) / g / level_figures(op, link_level::intra, f).beta_bps;
     const link_figures lf = level_figures(op, link_level::inter, f);
     outside.alpha[1] = (g - 1) * lf.alpha_s;
-    outside.beta[1] = bytes * (g - per_node) / g * link_share(per_node, f) / lf.beta_bps;
+    const double flow_bytes = bytes * (g - per_node) / g;
+    outside.beta[1] = flow_bytes * link_share(per_node, f) / lf.beta_bps *
+                      congestion_factor(op, flow_bytes, per_node, f);
     return longer(outside, inside);
 }
 

@@ -17,6 +17,14 @@ namespace ringscale::analysis::predict {
 /// Factor on an inter-node transfer's time when `flows` ranks of a node send across at once.
 double link_share(double flows, const figures& f);
 
+/// Congestion factor of `op` when `flows` ranks of a node send across at once, each moving
+/// `flow_bytes`: 1 when the node's links are not shared (link_share 1) or nothing was measured;
+/// else figures::congestion interpolated in log bytes, held at the nearest end beyond the
+/// measured sizes. Several large flows on one link were measured slower than their share of
+/// it (the emulated cluster's 2 ranks per node: 1.0 up to 256 KiB per flow, 1.3-2.0x at
+/// 1-2 MiB), so one shared-link figure cannot price both small and large exchanges.
+double congestion_factor(coll op, double flow_bytes, double flows, const figures& f);
+
 /// `c` with its inter-node transfer time scaled by link_share(flows).
 cost shared_inter(const cost& c, double flows, const figures& f);
 
@@ -27,8 +35,9 @@ bool every_rank_crosses(coll op);
 /// A collective over `group` ranks placed `per_node` to a node, as ringscale's jobs and the
 /// collectives job run it: inside one node coll_cost intra; over nodes, an every-rank op sends
 /// each rank's off-node share (g - per_node) / g over the inter level, shared by the node's
-/// per_node flows, while the (per_node - 1) / g staying inside overlaps it (the slower of the
-/// two; latency of all g - 1 peers); any other op is a ring with one flow per node.
+/// per_node flows (times their congestion_factor), while the (per_node - 1) / g
+/// staying inside overlaps it (the slower of the two; latency of all g - 1 peers); any other op is
+/// a ring with one flow per node.
 cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f);
 
 /// Alltoall over `group` ranks of which `per_node` share a node (placed_coll_cost).

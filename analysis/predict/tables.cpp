@@ -3,6 +3,8 @@
 #include "../bootstrap.hpp"
 #include "../views.hpp"
 
+#include "src/base/parse.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -161,6 +163,25 @@ void add_link_rows(table& t, const calibration& point, const std::vector<calibra
     }
 }
 
+/// One row per collective: its shared-link congestion at the largest bytes per flow measured.
+void add_congestion_rows(table& t, const calibration& point, const std::vector<calibration>& reps,
+                         double level) {
+    for (const auto& [op, curve] : point.congestion) {
+        const auto& [bytes, factor] = curve.back();
+        std::vector<double> r;
+        for (const calibration& c : reps) {
+            const auto it = c.congestion.find(op);
+            if (it != c.congestion.end() && it->second.back().first == bytes)
+                r.push_back(it->second.back().second);
+        }
+        t.rows.push_back(
+            figure_row(fmt::format("shared-link congestion ({}) at {} per flow (x {:.3g} at {})",
+                                   to_string(op), format_bytes(bytes), curve.front().second,
+                                   format_bytes(curve.front().first)),
+                       factor, r, level, "x", "calibrated (link tests with ranks sharing a link)"));
+    }
+}
+
 } // namespace
 
 std::string short_label(const target& t) {
@@ -203,6 +224,7 @@ table figures_table(const calibration& point, const std::vector<calibration>& re
                                         "calibrated (link tests at 1 and r ranks "
                                         "per node)"));
         }
+        add_congestion_rows(t, point, reps, level);
         t.rows.push_back(figure_row("node cores (CPU width)", point.node_cores, {}, level, "",
                                     "largest CPU affinity recorded"));
     }

@@ -4,6 +4,8 @@
 // sharing (node_links = 1); the schemes whose ranks send across nodes at once are then priced
 // with it (a hybrid's ring across Ulysses groups, MPI's all-gather), those with one flow per
 // node are not (a plain ring); and a hardware profile with a NIC per rank shares nothing.
+// Shared flows that run slower than their share by a planted factor growing with the bytes
+// per flow give that factor back (the congestion curve) and price 4 nodes with it.
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/hardware.hpp"
 #include "analysis/predict/links.hpp"
@@ -24,7 +26,14 @@ const double alpha = 10e-6, beta = 2e9; // one node link: latency per step, byte
 /// A world-scope collective on `nodes` x `per_node` ranks, timed as one link per node carries
 /// it: an every-rank op moves (g - r) / g of each rank's buffer off the node, r flows on the
 /// one link; a sendrecv ring one flow per node.
-fixture_case link_test(const std::string& op, int nodes, int per_node, std::int64_t bytes) {
+/// Planted congestion of shared flows (links.hpp congestion_factor): none up to 256 KiB per
+/// flow, 1.5x at 1 MiB, 2x from 4 MiB.
+double planted_congestion(double flow_bytes) {
+    return flow_bytes <= (256 << 10) ? 1.0 : flow_bytes <= (1 << 20) ? 1.5 : 2.0;
+}
+
+fixture_case link_test(const std::string& op, int nodes, int per_node, std::int64_t bytes,
+                       bool congested = false) {
     const int g = nodes * per_node;
     fixture_case f;
     f.job = "collectives";
@@ -33,24 +42,27 @@ fixture_case link_test(const std::string& op, int nodes, int per_node, std::int6
     f.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"op", op}, {"scope", "world"}};
     f.int_params = {{"requested_bytes", bytes}, {"nodes", nodes}, {"ranks_per_node", per_node}};
     f.float_params = {{"bytes", static_cast<double>(bytes)}};
-    f.base_time_s = op == "sendrecv"
-                        ? alpha + bytes / beta
-                        : (g - 1) * alpha + bytes * (g - per_node) / g * per_node / beta;
+    const double flow_bytes = static_cast<double>(bytes) * (g - per_node) / g;
+    const double congestion = congested && per_node > 1 ? planted_congestion(flow_bytes) : 1.0;
+    f.base_time_s = op == "sendrecv" ? alpha + bytes / beta
+                                     : (g - 1) * alpha + flow_bytes * per_node / beta * congestion;
     f.noise = 0.005;
     f.seed = static_cast<std::uint64_t>(bytes * 7 + g + op.size());
     return f;
 }
 
-calibration calibrate_links(bool with_single_rank_test) {
-    const std::string dir = ringscale::test_fixture::fixture_dir(
-        with_single_rank_test ? "predict_links" : "predict_links_2x2");
+calibration calibrate_links(bool with_single_rank_test, bool congested = false) {
+    const std::string dir =
+        ringscale::test_fixture::fixture_dir(congested               ? "predict_links_congested"
+                                             : with_single_rank_test ? "predict_links"
+                                                                     : "predict_links_2x2");
     for (int per_node : {1, 2}) {
         if (per_node == 1 && !with_single_rank_test)
             continue;
         fixture_file file;
         for (const char* op : {"allgather", "alltoall", "sendrecv"})
             for (std::int64_t bytes = 65536; bytes <= (16 << 20); bytes *= 4)
-                file.cases.push_back(link_test(op, 2, per_node, bytes));
+                file.cases.push_back(link_test(op, 2, per_node, bytes, congested));
         write_fixture_file(dir + "/link_2x" + std::to_string(per_node) + ".h5", file);
     }
     const result_set rs = load_results({dir}, true);
@@ -135,4 +147,47 @@ TEST(analysis_predict_links, hardware_profiles_state_the_nics_per_node) {
     const figures two = profile_figures(parse_hardware(text, "two nics"));
     EXPECT_DOUBLE_EQ(link_share(8, two), 4);
     EXPECT_THROW(parse_hardware(text + "nics_per_node = 0\n", "zero"), std::exception);
+}
+
+TEST(analysis_predict_links, congestion_factor_interpolates_in_log_bytes_on_shared_links_only) {
+    figures f;
+    f.node_links = 1;
+    f.congestion[coll::alltoall] = {{1 << 20, 1.0}, {4 << 20, 2.0}};
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 2 << 20, 2, f), 1.5);  // log midpoint
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 1 << 10, 2, f), 1.0);  // held below
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 1 << 30, 2, f), 2.0);  // held above
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 4 << 20, 1, f), 1.0);  // a link each
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::allgather, 4 << 20, 2, f), 1.0); // not measured
+    f.node_links = 0;                                                         // nothing shared
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 4 << 20, 2, f), 1.0);
+}
+
+TEST(analysis_predict_links, congested_shared_flows_give_back_the_curve_and_price_four_nodes) {
+    const calibration cal = calibrate_links(true, true);
+    EXPECT_NEAR(cal.node_links, 1, 0.05);
+    for (coll op : {coll::allgather, coll::alltoall}) {
+        ASSERT_TRUE(cal.congestion.count(op)) << to_string(op);
+        for (const auto& [flow_bytes, factor] : cal.congestion.at(op))
+            EXPECT_NEAR(factor, planted_congestion(flow_bytes), 0.05 * factor)
+                << to_string(op) << " at " << flow_bytes << " bytes per flow";
+    }
+    EXPECT_EQ(cal.congestion.count(coll::sendrecv), 0u); // one flow per node: never shared
+    // MPI's all-to-all on 4 nodes x 2 ranks: at 8 MiB each flow moves 6 MiB (measured on
+    // 2 x 2 at 2 and 8 MiB per flow, both 2x), at 128 KiB 96 KiB (32 and 128 KiB: 1x).
+    const figures f = comm_bound(cal);
+    for (std::int64_t bytes : {std::int64_t{128} << 10, std::int64_t{8} << 20}) {
+        target t;
+        t.job = "collectives";
+        t.variant = "alltoall";
+        t.identity = {
+            {"op", "alltoall"}, {"scope", "world"}, {"requested_bytes", std::to_string(bytes)}};
+        t.where = {8, 4, 2};
+        const double flow_bytes = static_cast<double>(bytes) * 6 / 8;
+        const double want = 7 * alpha + flow_bytes * 2 / beta * planted_congestion(flow_bytes);
+        EXPECT_NEAR(predict_target(t, f).time.total(), want, 0.05 * want) << bytes;
+        figures plain = f; // the same figures without the curve: off by the planted factor
+        plain.congestion.clear();
+        if (planted_congestion(flow_bytes) > 1)
+            EXPECT_LT(predict_target(t, plain).time.total(), 0.6 * want) << bytes;
+    }
 }
