@@ -45,7 +45,10 @@ void fill(kernels::executor& dev, float* dst, std::size_t first, std::size_t n, 
 }
 
 bool reduces(const collective_op& op) {
-    return op.name == "allreduce" || op.name == "reduce_scatter";
+    for (const char* name : {"allreduce", "reduce_scatter", "iallreduce", "ireduce_scatter"})
+        if (op.name == name)
+            return true;
+    return false;
 }
 
 class collectives_case final : public case_runner {
@@ -220,7 +223,10 @@ class collectives_job final : public job {
         for (const collective_op& op : all_ops())
             ops.push_back(op.name);
         ops.push_back("all");
-        return {option_decl::choice("op", "all", ops).sweeps().help("operations; all = each"),
+        return {option_decl::choice("op", "all", ops)
+                    .sweeps()
+                    .help("operations; all = the six blocking ones (the "
+                          "i-forms are nonblocking: posted, then waited for)"),
                 option_decl::size("min-bytes", "1K", 1, k_max_bytes)
                     .short_option('b')
                     .help("smallest message in bytes"),

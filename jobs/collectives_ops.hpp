@@ -52,6 +52,9 @@ struct collective_op {
     bool input_on_root_only = false;
     /// Why the operation has no in-place form; nullptr when it has one.
     const char* no_in_place = nullptr;
+    /// Part of `--op all` (the six blocking operations); the nonblocking forms (iallreduce,
+    /// iallgather, ireduce_scatter: posted, then waited for, as the jobs call them) are named.
+    bool in_all = true;
 };
 
 /// Whether `rank` supplies input to `op` (every rank, or only the root for broadcast).
@@ -70,7 +73,7 @@ inline float collective_value(int rank, std::size_t i) {
     return static_cast<float>(static_cast<long>((rank + 1) * 7 + (i % 1021) * 13) % 101 - 50);
 }
 
-/// Every operation, in the order `--op all` runs them.
+/// Every operation: those of `--op all` in the order it runs them, then the nonblocking forms.
 const std::vector<collective_op>& all_ops();
 const collective_op& find_op(const std::string& name);
 /// Operations named in a --op list ("all" expands); config_error for unknown names.

@@ -145,10 +145,12 @@ double max_affinity(const std::vector<pooled_case>& pooled) {
 void add_link(const pooled_case& c, calibration_set& set) {
     target t = target_of(c);
     coll op;
-    if (c.world_size < 2 || !t.identity.count("op") || !parse_coll(t.identity.at("op"), op))
+    mpi_call call = mpi_call::blocking;
+    if (c.world_size < 2 || !t.identity.count("op") || !parse_coll(t.identity.at("op"), op, &call))
         return;
     link_obs o;
     o.op = op;
+    o.call = call;
     o.level = case_level(t);
     const std::string scope = t.identity.count("scope") ? t.identity.at("scope") : "world";
     o.group = scope == "intra"   ? t.where.ranks_per_node
@@ -231,6 +233,19 @@ double fit_node_links(const link_rows& by_op) {
         }
     }
     return best;
+}
+
+/// The rows of one kind of call.
+std::pair<std::vector<const link_obs*>, std::vector<double>>
+only_calls(const std::pair<std::vector<const link_obs*>, std::vector<double>>& rows,
+           mpi_call call) {
+    std::pair<std::vector<const link_obs*>, std::vector<double>> out;
+    for (std::size_t i = 0; i < rows.first.size(); ++i)
+        if (rows.first[i]->call == call) {
+            out.first.push_back(rows.first[i]);
+            out.second.push_back(rows.second[i]);
+        }
+    return out;
 }
 
 /// Congestion curve of one collective (calibration::congestion): its shared-link observations'
@@ -356,13 +371,15 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
                 by_op[set.links[i].op].first.push_back(&set.links[i]);
                 by_op[set.links[i].op].second.push_back(ly[i]);
             }
-        link_rows fitted; // the collectives measured at two or more sizes
-        for (const auto& [op, rows] : by_op) {
+        link_rows fitted; // the collectives measured at two or more sizes (blocking calls
+        for (const auto& [op, rows] : by_op) { // where there are, the jobs' usual kind)
+            const auto pick = only_calls(rows, mpi_call::blocking);
+            const auto& use = pick.first.empty() ? rows : pick;
             std::set<double> sizes;
-            for (const link_obs* o : rows.first)
+            for (const link_obs* o : use.first)
                 sizes.insert(o->bytes);
             if (sizes.size() >= 2)
-                fitted[op] = rows;
+                fitted[op] = use;
         }
         if (level == link_level::inter)
             cal.node_links = fit_node_links(fitted);
@@ -371,10 +388,13 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
             cal.per_op[l][op] = fit_link(rows.first, rows.second, cal.node_links);
             if (level != link_level::inter || cal.node_links <= 0)
                 continue;
-            auto curve =
-                congestion_curve(rows.first, rows.second, cal.per_op[l][op], cal.node_links);
-            if (!curve.empty())
-                cal.congestion[op] = std::move(curve);
+            for (mpi_call call : {mpi_call::blocking, mpi_call::nonblocking}) {
+                const auto mine = only_calls(by_op.at(op), call);
+                auto curve =
+                    congestion_curve(mine.first, mine.second, cal.per_op[l][op], cal.node_links);
+                if (!curve.empty())
+                    cal.congestion[{op, call}] = std::move(curve);
+            }
         }
     }
     return cal;

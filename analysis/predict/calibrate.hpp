@@ -48,6 +48,7 @@ struct compute_obs {
 /// One collectives case.
 struct link_obs {
     coll op = coll::sendrecv;
+    mpi_call call = mpi_call::blocking; ///< the op's i-form (iallgather...): nonblocking
     link_level level = link_level::intra;
     int group = 2;
     double bytes = 0;
@@ -84,9 +85,10 @@ struct calibration {
     std::array<std::map<coll, link_figures>, 2> per_op;
     double node_cores = 1;
     double node_links = 0; ///< links.hpp; 0: not measured, or no sharing seen
-    /// figures::congestion: per collective measured at two or more sizes, its link tests
-    /// whose flows outnumbered node_links, as (bytes per flow, median measured / modelled).
-    std::map<coll, std::vector<std::pair<double, double>>> congestion;
+    /// figures::congestion: per collective measured at two or more sizes and per call, its
+    /// link tests whose flows outnumbered node_links, as (bytes per flow, median measured /
+    /// modelled under the collective's figures, fitted on its blocking calls where measured).
+    congestion_curves congestion;
     /// Figures for a target on `device_key` (compute NaN when that device was not measured).
     figures for_device(const std::string& device_key) const;
 };

@@ -9,16 +9,25 @@ const char* to_string(link_level l) {
     return l == link_level::intra ? "intra" : "inter";
 }
 
-bool parse_coll(const std::string& op, coll& out) {
+bool parse_coll(const std::string& op, coll& out, mpi_call* call) {
     static const std::map<std::string, coll> names = {
         {"sendrecv", coll::sendrecv},   {"allreduce", coll::allreduce},
         {"allgather", coll::allgather}, {"reduce_scatter", coll::reduce_scatter},
         {"alltoall", coll::alltoall},   {"broadcast", coll::broadcast}};
-    const auto it = names.find(op);
-    if (it == names.end())
-        return false;
-    out = it->second;
-    return true;
+    static const std::map<std::string, coll> nonblocking = {
+        {"iallreduce", coll::allreduce},
+        {"iallgather", coll::allgather},
+        {"ireduce_scatter", coll::reduce_scatter}};
+    for (const auto* table : {&names, &nonblocking}) {
+        const auto it = table->find(op);
+        if (it == table->end())
+            continue;
+        out = it->second;
+        if (call)
+            *call = table == &names ? mpi_call::blocking : mpi_call::nonblocking;
+        return true;
+    }
+    return false;
 }
 
 const char* to_string(coll op) {

@@ -26,8 +26,14 @@ const char* to_string(link_level l);
 /// and sendrecv; the gathered output for allgather; the input for reduce_scatter; one rank's
 /// send buffer for alltoall.
 enum class coll { sendrecv, allreduce, allgather, reduce_scatter, alltoall, broadcast };
-/// Parse a collectives job's `op`; false when it is not one of the six.
-bool parse_coll(const std::string& op, coll& out);
+/// How a job calls a collective: blocking, or posted and waited for later (MPI_Iallgather...,
+/// which Open MPI runs with other algorithms, libnbc's; on the emulated cluster a 16 MiB
+/// all-gather over 2 nodes x 2 ranks took 608 ms nonblocking against 864 ms blocking).
+enum class mpi_call { blocking, nonblocking };
+
+/// Parse a collectives job's `op`: one of the six, or a nonblocking form (iallreduce,
+/// iallgather, ireduce_scatter), which sets `call`; false when it is neither.
+bool parse_coll(const std::string& op, coll& out, mpi_call* call = nullptr);
 const char* to_string(coll op);
 
 /// nccl-tests' bus factor: 2(g-1)/g allreduce; (g-1)/g allgather, reduce_scatter, alltoall;
@@ -47,6 +53,10 @@ struct work {
     work& operator+=(const work& o);
 };
 work operator*(const work& w, double f);
+
+/// Per (collective, call): points (bytes per flow, factor) sorted by bytes (links.hpp).
+using congestion_curves =
+    std::map<std::pair<coll, mpi_call>, std::vector<std::pair<double, double>>>;
 
 /// Seconds per unit on one core-equivalent. NaN: not calibrated.
 struct compute_figures {
@@ -81,10 +91,11 @@ struct figures {
     /// Links from a node to the others that its ranks' concurrent flows share (links.hpp);
     /// 0: each rank has its own (the default: nothing calibrated or stated says otherwise).
     double node_links = 0;
-    /// Congestion of shared links (links.hpp), per collective: (bytes one flow moves across,
-    /// measured time over the shared-link model's) from link tests whose ranks outnumbered
-    /// their node's links, sorted by bytes. Empty: none measured (a profile states none).
-    std::map<coll, std::vector<std::pair<double, double>>> congestion;
+    /// Congestion of shared links (links.hpp), per collective and call: (bytes one flow moves
+    /// across, measured time over the shared-link model's) from link tests whose ranks
+    /// outnumbered their node's links, sorted by bytes. Empty: none measured (a profile
+    /// states none).
+    congestion_curves congestion;
 };
 
 /// Seconds of a prediction by the figure that priced them (the critical path only).

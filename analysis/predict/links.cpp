@@ -9,8 +9,11 @@ double link_share(double flows, const figures& f) {
     return f.node_links > 0 ? std::max(1.0, flows / f.node_links) : 1.0;
 }
 
-double congestion_factor(coll op, double flow_bytes, double flows, const figures& f) {
-    const auto it = f.congestion.find(op);
+double congestion_factor(coll op, double flow_bytes, double flows, const figures& f,
+                         mpi_call call) {
+    auto it = f.congestion.find({op, call});
+    if (it == f.congestion.end())
+        it = f.congestion.find({op, mpi_call::blocking});
     if (link_share(flows, f) <= 1 || it == f.congestion.end() || it->second.empty() ||
         !(flow_bytes > 0))
         return 1;
@@ -37,7 +40,8 @@ bool every_rank_crosses(coll op) {
     return op == coll::allgather || op == coll::reduce_scatter || op == coll::alltoall;
 }
 
-cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f) {
+cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
+                      mpi_call call) {
     if (per_node >= group)
         return coll_cost(op, bytes, group, link_level::intra, f);
     if (!every_rank_crosses(op))
@@ -51,7 +55,7 @@ cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figu
     outside.alpha[1] = (g - 1) * lf.alpha_s;
     const double flow_bytes = bytes * (g - per_node) / g;
     outside.beta[1] = flow_bytes * link_share(per_node, f) / lf.beta_bps *
-                      congestion_factor(op, flow_bytes, per_node, f);
+                      congestion_factor(op, flow_bytes, per_node, f, call);
     return longer(outside, inside);
 }
 

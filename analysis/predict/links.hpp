@@ -23,7 +23,9 @@ double link_share(double flows, const figures& f);
 /// measured sizes. Several large flows on one link were measured slower than their share of
 /// it (the emulated cluster's 2 ranks per node: 1.0 up to 256 KiB per flow, 1.3-2.0x at
 /// 1-2 MiB), so one shared-link figure cannot price both small and large exchanges.
-double congestion_factor(coll op, double flow_bytes, double flows, const figures& f);
+/// A nonblocking call without a curve of its own takes the blocking call's (the nearest measured).
+double congestion_factor(coll op, double flow_bytes, double flows, const figures& f,
+                         mpi_call call = mpi_call::blocking);
 
 /// `c` with its inter-node transfer time scaled by link_share(flows).
 cost shared_inter(const cost& c, double flows, const figures& f);
@@ -38,7 +40,8 @@ bool every_rank_crosses(coll op);
 /// per_node flows (times their congestion_factor), while the (per_node - 1) / g
 /// staying inside overlaps it (the slower of the two; latency of all g - 1 peers); any other op is
 /// a ring with one flow per node.
-cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f);
+cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
+                      mpi_call call = mpi_call::blocking);
 
 /// Alltoall over `group` ranks of which `per_node` share a node (placed_coll_cost).
 cost alltoall_cost(double bytes, int group, int per_node, const figures& f);

@@ -120,8 +120,9 @@ cost allgather_rank(const attention_problem& a, const placement& w, int me, cons
     const double q = a.batch * a.heads * rows * a.head_dim * 4;
     cost t = compute_cost(memory_pass(q / 2), f.compute, width);
     const double gathered = 2 * kv_block_bytes(a, rows, a.kv_heads) * p;
-    t += longer(block(me, false),
-                placed_coll_cost(coll::allgather, gathered, p, w.ranks_per_node, f));
+    t +=
+        longer(block(me, false), placed_coll_cost(coll::allgather, gathered, p, w.ranks_per_node, f,
+                                                  mpi_call::nonblocking)); // the job's iall_gather
     for (int s = 1; s < p; ++s)
         t += block((me - s + p) % p, false);
     if (!a.backward)

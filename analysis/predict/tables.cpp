@@ -166,17 +166,18 @@ void add_link_rows(table& t, const calibration& point, const std::vector<calibra
 /// One row per collective: its shared-link congestion at the largest bytes per flow measured.
 void add_congestion_rows(table& t, const calibration& point, const std::vector<calibration>& reps,
                          double level) {
-    for (const auto& [op, curve] : point.congestion) {
+    for (const auto& [key, curve] : point.congestion) {
         const auto& [bytes, factor] = curve.back();
         std::vector<double> r;
         for (const calibration& c : reps) {
-            const auto it = c.congestion.find(op);
+            const auto it = c.congestion.find(key);
             if (it != c.congestion.end() && it->second.back().first == bytes)
                 r.push_back(it->second.back().second);
         }
         t.rows.push_back(
-            figure_row(fmt::format("shared-link congestion ({}) at {} per flow (x {:.3g} at {})",
-                                   to_string(op), format_bytes(bytes), curve.front().second,
+            figure_row(fmt::format("shared-link congestion ({}{}) at {} per flow (x {:.3g} at {})",
+                                   key.second == mpi_call::nonblocking ? "i" : "",
+                                   to_string(key.first), format_bytes(bytes), curve.front().second,
                                    format_bytes(curve.front().first)),
                        factor, r, level, "x", "calibrated (link tests with ranks sharing a link)"));
     }

@@ -98,7 +98,8 @@ step_prediction predict_collective(const target& t, const figures& f) {
     coll op;
     const std::string name = field(t, "op");
     out.label = name;
-    if (!parse_coll(name, op)) {
+    mpi_call call = mpi_call::blocking;
+    if (!parse_coll(name, op, &call)) {
         out.refusal = fmt::format("collective '{}' has no cost model", name.substr(0, 40));
         return out;
     }
@@ -108,7 +109,7 @@ step_prediction predict_collective(const target& t, const figures& f) {
                                          : t.where.world;
     const double bytes = number(t, "requested_bytes", 0);
     out.time = scope == "world" && t.where.nodes > 1
-                   ? placed_coll_cost(op, bytes, group, t.where.ranks_per_node, f) // as the jobs
+                   ? placed_coll_cost(op, bytes, group, t.where.ranks_per_node, f, call)
                    : coll_cost(op, bytes, group, case_level(t), f);
     return out;
 }

@@ -126,7 +126,8 @@ cost ddp_step(const train_problem& t, const unit_costs& c, const placement& w, c
         sim.compute(c.bwd[static_cast<std::size_t>(u)]);
         bucket += unit_params(t, u);
         if (bucket * 4 >= t.bucket_bytes || u == 0) { // jobs/train_ddp.cpp make_buckets
-            last = placed_coll_cost(coll::allreduce, bucket * 4, w.world, w.ranks_per_node, f);
+            last = placed_coll_cost(coll::allreduce, bucket * 4, w.world, w.ranks_per_node, f,
+                                    mpi_call::nonblocking); // iallreduce
             sim.post(last);
             bucket = 0;
         }
@@ -149,22 +150,22 @@ cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w,
 
 cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, const figures& f) {
     const int n = unit_count(t), p = w.world;
-    auto gather = [&](int u) {
+    auto gather = [&](int u, mpi_call call) { // jobs/train/fsdp.cpp: prefetched ones nonblocking
         return placed_coll_cost(coll::allgather, padded(unit_params(t, u), p) * 4, p,
-                                w.ranks_per_node, f);
+                                w.ranks_per_node, f, call);
     };
     channel_sim sim;
     int pending = -1; // the unit whose gather was prefetched
     double pending_done = 0;
     auto params = [&](int u, int next, bool more) {
         if (pending == u)
-            sim.wait(pending_done, gather(u));
+            sim.wait(pending_done, gather(u, mpi_call::nonblocking));
         else
-            sim.blocking(gather(u));
+            sim.blocking(gather(u, mpi_call::blocking));
         pending = -1;
         if (t.prefetch && more) {
             pending = next;
-            pending_done = sim.post(gather(next));
+            pending_done = sim.post(gather(next, mpi_call::nonblocking));
         }
     };
     for (int u = 0; u < n; ++u) {
@@ -180,7 +181,7 @@ cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, 
         sim.wait(rs_done[k], rs_cost[k]); // the scratch buffer's previous reduce-scatter
         sim.compute(c.bwd[static_cast<std::size_t>(u)]);
         rs_cost[k] = placed_coll_cost(coll::reduce_scatter, padded(unit_params(t, u), p) * 4, p,
-                                      w.ranks_per_node, f);
+                                      w.ranks_per_node, f, mpi_call::nonblocking);
         rs_done[k] = sim.post(rs_cost[k]);
         k = 1 - k;
     }

@@ -43,7 +43,9 @@ fixture_case link_test(const std::string& op, int nodes, int per_node, std::int6
     f.int_params = {{"requested_bytes", bytes}, {"nodes", nodes}, {"ranks_per_node", per_node}};
     f.float_params = {{"bytes", static_cast<double>(bytes)}};
     const double flow_bytes = static_cast<double>(bytes) * (g - per_node) / g;
-    const double congestion = congested && per_node > 1 ? planted_congestion(flow_bytes) : 1.0;
+    double congestion = congested && per_node > 1 ? planted_congestion(flow_bytes) : 1.0;
+    if (op[0] == 'i') // the nonblocking form: half the excess
+        congestion = 1 + (congestion - 1) / 2;
     f.base_time_s = op == "sendrecv" ? alpha + bytes / beta
                                      : (g - 1) * alpha + flow_bytes * per_node / beta * congestion;
     f.noise = 0.005;
@@ -60,9 +62,12 @@ calibration calibrate_links(bool with_single_rank_test, bool congested = false) 
         if (per_node == 1 && !with_single_rank_test)
             continue;
         fixture_file file;
-        for (const char* op : {"allgather", "alltoall", "sendrecv"})
+        for (const char* op : {"allgather", "alltoall", "sendrecv", "iallgather"}) {
+            if (op[0] == 'i' && !congested)
+                continue;
             for (std::int64_t bytes = 65536; bytes <= (16 << 20); bytes *= 4)
                 file.cases.push_back(link_test(op, 2, per_node, bytes, congested));
+        }
         write_fixture_file(dir + "/link_2x" + std::to_string(per_node) + ".h5", file);
     }
     const result_set rs = load_results({dir}, true);
@@ -152,7 +157,7 @@ TEST(analysis_predict_links, hardware_profiles_state_the_nics_per_node) {
 TEST(analysis_predict_links, congestion_factor_interpolates_in_log_bytes_on_shared_links_only) {
     figures f;
     f.node_links = 1;
-    f.congestion[coll::alltoall] = {{1 << 20, 1.0}, {4 << 20, 2.0}};
+    f.congestion[{coll::alltoall, mpi_call::blocking}] = {{1 << 20, 1.0}, {4 << 20, 2.0}};
     EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 2 << 20, 2, f), 1.5);  // log midpoint
     EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 1 << 10, 2, f), 1.0);  // held below
     EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 1 << 30, 2, f), 2.0);  // held above
@@ -166,12 +171,30 @@ TEST(analysis_predict_links, congested_shared_flows_give_back_the_curve_and_pric
     const calibration cal = calibrate_links(true, true);
     EXPECT_NEAR(cal.node_links, 1, 0.05);
     for (coll op : {coll::allgather, coll::alltoall}) {
-        ASSERT_TRUE(cal.congestion.count(op)) << to_string(op);
-        for (const auto& [flow_bytes, factor] : cal.congestion.at(op))
+        ASSERT_TRUE(cal.congestion.count({op, mpi_call::blocking})) << to_string(op);
+        for (const auto& [flow_bytes, factor] : cal.congestion.at({op, mpi_call::blocking}))
             EXPECT_NEAR(factor, planted_congestion(flow_bytes), 0.05 * factor)
                 << to_string(op) << " at " << flow_bytes << " bytes per flow";
     }
-    EXPECT_EQ(cal.congestion.count(coll::sendrecv), 0u); // one flow per node: never shared
+    EXPECT_EQ(cal.congestion.count({coll::sendrecv, mpi_call::blocking}), 0u); // never shared
+    // The nonblocking all-gather's own curve (half the excess), beside the blocking one's; a
+    // nonblocking all-to-all, never measured, takes the blocking one's.
+    ASSERT_TRUE(cal.congestion.count({coll::allgather, mpi_call::nonblocking}));
+    for (const auto& [flow_bytes, factor] :
+         cal.congestion.at({coll::allgather, mpi_call::nonblocking}))
+        EXPECT_NEAR(factor, 1 + (planted_congestion(flow_bytes) - 1) / 2, 0.05 * factor)
+            << "iallgather at " << flow_bytes << " bytes per flow";
+    const figures nb = comm_bound(cal);
+    EXPECT_NEAR(congestion_factor(coll::allgather, 8 << 20, 2, nb, mpi_call::nonblocking), 1.5,
+                0.08);
+    EXPECT_NEAR(congestion_factor(coll::allgather, 8 << 20, 2, nb, mpi_call::blocking), 2.0, 0.1);
+    EXPECT_DOUBLE_EQ(congestion_factor(coll::alltoall, 8 << 20, 2, nb, mpi_call::nonblocking),
+                     congestion_factor(coll::alltoall, 8 << 20, 2, nb, mpi_call::blocking));
+    coll parsed;
+    mpi_call call = mpi_call::blocking;
+    ASSERT_TRUE(parse_coll("iallgather", parsed, &call));
+    EXPECT_EQ(parsed, coll::allgather);
+    EXPECT_EQ(call, mpi_call::nonblocking);
     // MPI's all-to-all on 4 nodes x 2 ranks: at 8 MiB each flow moves 6 MiB (measured on
     // 2 x 2 at 2 and 8 MiB per flow, both 2x), at 128 KiB 96 KiB (32 and 128 KiB: 1x).
     const figures f = comm_bound(cal);

@@ -34,6 +34,13 @@ launch_info nccl_world(int p) {
     l.comm = comm_kind::nccl;
     return l;
 }
+/// The operations `--op all` runs: the six blocking ones.
+std::size_t ops_in_all() {
+    std::size_t n = 0;
+    for (const auto& op : all_ops())
+        n += op.in_all ? 1 : 0;
+    return n;
+}
 } // namespace
 
 TEST(collectives_plan, sizes_like_nccl_tests) {
@@ -42,7 +49,20 @@ TEST(collectives_plan, sizes_like_nccl_tests) {
     ASSERT_EQ(cases.size(), 3u); // 1K, 4K, 16K
     EXPECT_EQ(cases[2].values.text("requested_bytes"), "16384");
     EXPECT_EQ(cases[2].bytes_per_rank, 2u * 16384u);
-    EXPECT_EQ(plan_job(j, lists("all", "1K", "1K"), world(4)).size(), all_ops().size());
+    EXPECT_EQ(ops_in_all(), 6u);
+    const auto every = plan_job(j, lists("all", "1K", "1K"), world(4));
+    EXPECT_EQ(every.size(), ops_in_all());
+    for (const auto& c : every)
+        EXPECT_NE(c.variant[0], 'i') << c.variant << ": a nonblocking form is named, not in all";
+    // The nonblocking forms size as their blocking ones.
+    for (const char* op : {"allreduce", "allgather", "reduce_scatter"}) {
+        const auto a = plan_job(j, lists(op, "64K", "64K"), world(4));
+        const auto b = plan_job(j, lists(std::string("i") + op, "64K", "64K"), world(4));
+        ASSERT_EQ(b.size(), 1u) << op;
+        EXPECT_EQ(b[0].bytes_per_rank, a[0].bytes_per_rank) << op;
+        EXPECT_DOUBLE_EQ(find_op(std::string("i") + op).busbw_factor(4),
+                         find_op(op).busbw_factor(4));
+    }
 }
 
 TEST(collectives_plan, bad_input) {
@@ -137,7 +157,7 @@ TEST(collectives_plan, inplace_needs_one_buffer) {
 TEST(collectives_plan, no_inplace_form_is_skipped_in_a_sweep_and_refused_alone) {
     const auto& j = find_job("collectives");
     auto sweep = plan_job(j, with_inplace(lists("all", "1K", "1K"), {"0", "1"}), world(2));
-    ASSERT_EQ(sweep.size(), 2 * all_ops().size());
+    ASSERT_EQ(sweep.size(), 2 * ops_in_all());
     int skipped = 0;
     for (const auto& c : sweep)
         if (!c.skip_reason.empty()) {
