@@ -178,6 +178,11 @@ attr_map attention_attrs(const attention_problem& pr) {
     return a;
 }
 
+void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device) {
+    if (masked && device == device_kind::cuda)
+        a[schema::attr::attn_kernel] = std::string("sm80");
+}
+
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
                                              const std::vector<float>& values) {
     kernels::dev_buffer<unsigned char> out(dev, values.size() * kernels::elem_bytes(type));
@@ -214,9 +219,12 @@ case_plan plan_one(
     c.values = p;
     c.skippable = from_preset;
     c.validate_by_default = pr.seq_len <= 8192;
+    // The masked CUDA kernels (issue 28) are compile-checked, not yet validated on a GPU: stay
+    // refused for users until tests/kernels/cuda/test_attention_mask_gpu.cpp has passed on one.
     if (pr.mask && launch.device == device_kind::cuda)
-        throw config_error("attention masks (--window, --docs, --sparsity, --dilation) are not "
-                           "implemented in the CUDA attention kernels; use --device cpu");
+        throw config_error("attention masks (--window, --docs, --sparsity, --dilation) on --device "
+                           "cuda: the masked CUDA attention kernels exist but are not yet "
+                           "validated on a GPU; use --device cpu");
     try {
         check(p, pr, launch.world_size);
     } catch (const config_error& e) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/dev_buffer.hpp"
+#include "kernels/dev_mask.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_spec.hpp"
@@ -94,6 +95,11 @@ attr_map attention_attrs(const attention_problem& pr);
 /// attention_attrs plus work_imbalance of the ranks' `positions`.
 attr_map attention_attrs(const attention_problem& pr,
                          const std::vector<std::vector<std::int64_t>>& positions);
+
+/// The attention path a case runs where it is not the launch's (/meta attn_kernel): a mask
+/// beyond causal (`masked`) on cuda runs the sm80 kernels whatever --attn-kernel resolved to
+/// (the sm90 kernels take no mask), so `a` gets attn_kernel = "sm80"; otherwise unchanged.
+void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device);
 
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
 /// came from fill_shard with the same type).

@@ -28,6 +28,7 @@ class allgather_case final : public case_runner {
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr, m_pos);
+        add_masked_attn_kernel(a, m_pr.mask != nullptr, m_dev.kind());
         a[schema::attr::ulysses_degree] = std::int64_t{1};
         a[schema::attr::ring_degree] = std::int64_t{1};
         a[schema::attr::gathered_kv_bytes] = static_cast<double>(gathered_bytes());
@@ -39,6 +40,8 @@ class allgather_case final : public case_runner {
         const int p = m_comm.size();
         for (int r = 0; r < p; ++r)
             m_dev_pos.emplace_back(m_dev, m_pos[static_cast<std::size_t>(r)]);
+        m_mask = kernels::dev_mask(m_dev, m_pr.mask); // the mask's arrays where kernels read them
+        m_shape.mask = m_mask.view();
         const auto& mine = m_pos[static_cast<std::size_t>(m_comm.rank())];
         const std::size_t qe = q_elems(), kve = kv_elems();
         std::vector<float> host(qe);
@@ -124,6 +127,7 @@ class allgather_case final : public case_runner {
     attention_shape m_shape;
     std::vector<std::vector<std::int64_t>> m_pos;
     std::vector<kernels::dev_positions> m_dev_pos;
+    kernels::dev_mask m_mask;
     kernels::dev_buffer<unsigned char> m_q, m_kv, m_all, m_do; // m_pr.type
     kernels::dev_buffer<float> m_o, m_lse, m_dq, m_delta, m_dkv;
     kernels::dev_buffer<float> m_dkv_local, m_dkv_send, m_dkv_recv; // ring reduce-scatter

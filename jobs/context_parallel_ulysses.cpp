@@ -49,6 +49,7 @@ class ulysses_case final : public case_runner {
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr);
+        add_masked_attn_kernel(a, m_pr.mask != nullptr, m_dev.kind());
         a[schema::attr::work_imbalance] = work_imbalance(pairs_per_rank(m_pr, group_positions()));
         a[schema::attr::ulysses_degree] = static_cast<std::int64_t>(m_u);
         a[schema::attr::ring_degree] = static_cast<std::int64_t>(m_world.size() / m_u);
@@ -107,6 +108,7 @@ class ulysses_case final : public case_runner {
     std::vector<std::vector<std::int64_t>> m_pos;
     std::vector<kernels::dev_positions> m_ring_pos;
     kernels::dev_positions m_group_pos;
+    kernels::dev_mask m_mask;
     ulysses_layout m_lay;
     ulysses_scratch m_scratch;
     ring_spec m_ring;
@@ -147,6 +149,8 @@ void ulysses_case::setup() {
             m_lay = std::move(lay);
     }
     m_group_pos = kernels::dev_positions(m_dev, m_lay.group_pos);
+    m_mask = kernels::dev_mask(m_dev, m_pr.mask); // the mask's arrays where kernels read them
+    m_ring.shape.mask = m_mask.view();
     const auto& mine = m_pos[static_cast<std::size_t>(rank)];
     const std::size_t qe = q_elems(), kve = kv_elems(), rows = qe / m_pr.head_dim;
     std::vector<float> host(qe);

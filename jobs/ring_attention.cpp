@@ -27,6 +27,7 @@ class ring_case final : public case_runner {
 
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr, m_host_pos);
+        add_masked_attn_kernel(a, m_pr.mask != nullptr, m_dev.kind());
         a[schema::attr::comm_bytes_per_iter] = ring_bytes_sent(m_spec, m_pr.backward);
         return a;
     }
@@ -34,6 +35,8 @@ class ring_case final : public case_runner {
     void setup() override {
         for (const auto& pos : m_host_pos)
             m_pos.emplace_back(m_dev, pos);
+        m_mask = kernels::dev_mask(m_dev, m_pr.mask); // the mask's arrays where kernels read them
+        m_spec.shape.mask = m_mask.view();
         const auto& mine = m_host_pos[static_cast<std::size_t>(m_spec.comm->rank())];
         const std::size_t qe = ring_q_elems(m_spec), kve = ring_kv_elems(m_spec);
         const std::size_t rows = qe / static_cast<std::size_t>(m_pr.head_dim);
@@ -86,6 +89,7 @@ class ring_case final : public case_runner {
     ring_spec m_spec;
     std::vector<std::vector<std::int64_t>> m_host_pos;
     std::vector<kernels::dev_positions> m_pos;
+    kernels::dev_mask m_mask;
     kernels::dev_buffer<unsigned char> m_q, m_kv, m_do; // m_pr.type
     kernels::dev_buffer<float> m_o, m_lse, m_dq, m_delta, m_dkv;
     ring_buffers m_bufs;

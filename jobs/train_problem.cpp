@@ -100,8 +100,8 @@ void check_train_device(const train_problem& pr, device_kind device) {
     if (device != device_kind::cpu && pr.cp > 1 && pr.cp_variant != "ring")
         throw config_error(train::cp_device_refusal(pr.cp_variant, device));
     if (device != device_kind::cpu && pr.docs)
-        throw config_error("--docs: attention masks are not implemented in the CUDA attention "
-                           "kernels; use --device cpu");
+        throw config_error("--docs on --device cuda: the masked CUDA attention kernels exist but "
+                           "are not yet validated on a GPU; use --device cpu");
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");

@@ -14,9 +14,11 @@
 // memory and the data-parallel collectives on device buffers through ctx.world (NCCL or staged
 // MPI). On CUDA the reference is the single-rank GPU run, recomputed by every rank on its own
 // device.
+#include "jobs/attention_common.hpp"
 #include "jobs/train/cp_core.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
+#include "kernels/dev_mask.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
@@ -48,18 +50,20 @@ class train_case final : public case_runner {
 
     attr_map describe() const override {
         const double tokens = static_cast<double>(m_pr.global_tokens);
-        return {{attr::scaling, m_pr.scaling},
-                {attr::dp, static_cast<std::int64_t>(m_pr.dp)},
-                {attr::cp, static_cast<std::int64_t>(m_pr.cp)},
-                {attr::sequences, m_pr.sequences},
-                {attr::parameters, static_cast<std::int64_t>(m_layout.total())},
-                {attr::tokens_per_iter, tokens},
-                {attr::flops_per_iter, m_pr.flops_per_step()},
-                {attr::flop_convention, std::string(flop_convention())},
-                {attr::comm_bytes_per_iter, m_pr.comm_bytes_per_step()},
-                {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
-                {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
-                {attr::precision, m_train->precision()}};
+        attr_map a = {{attr::scaling, m_pr.scaling},
+                      {attr::dp, static_cast<std::int64_t>(m_pr.dp)},
+                      {attr::cp, static_cast<std::int64_t>(m_pr.cp)},
+                      {attr::sequences, m_pr.sequences},
+                      {attr::parameters, static_cast<std::int64_t>(m_layout.total())},
+                      {attr::tokens_per_iter, tokens},
+                      {attr::flops_per_iter, m_pr.flops_per_step()},
+                      {attr::flop_convention, std::string(flop_convention())},
+                      {attr::comm_bytes_per_iter, m_pr.comm_bytes_per_step()},
+                      {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
+                      {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
+                      {attr::precision, m_train->precision()}};
+        add_masked_attn_kernel(a, m_pr.docs != nullptr, m_dev.kind());
+        return a;
     }
 
     void setup() override {
@@ -78,8 +82,8 @@ class train_case final : public case_runner {
         m_core = train::make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
         m_model = std::make_unique<kernels::model::transformer>(
             m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_train);
-        if (m_pr.docs)
-            m_model->set_attention_mask(m_pr.docs->view());
+        m_docs = kernels::dev_mask(m_dev, m_pr.docs); // the documents where kernels read them
+        m_model->set_attention_mask(m_docs.view());
         m_model->reserve();
         m_dp = train::make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
         m_dp->load(m_init.data());
@@ -107,8 +111,7 @@ class train_case final : public case_runner {
         want.first_grads.resize(m_layout.total());
         want.losses = kernels::model::reference_train(
             m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
-            want.params.data(), want.first_grads.data(), *m_train,
-            m_pr.docs ? m_pr.docs->view() : kernels::mask_view{});
+            want.params.data(), want.first_grads.data(), *m_train, m_docs.view());
         // The same steps distributed, from the same initial parameters.
         m_dp->load(m_init.data());
         m_step = 0;
@@ -196,7 +199,8 @@ class train_case final : public case_runner {
     int m_warmup;
     kernels::model::param_layout m_layout;
     std::unique_ptr<kernels::model::train_context> m_train;
-    int m_at; // this rank's position in the grid order
+    kernels::dev_mask m_docs; // --docs (no rule without it)
+    int m_at;                 // this rank's position in the grid order
     std::unique_ptr<comm::communicator> m_cp;
     std::unique_ptr<kernels::model::attention_core> m_core;
     std::unique_ptr<kernels::model::transformer> m_model;

@@ -66,7 +66,8 @@ class attention_mask {
     /// `spec` for `seq_len` tokens (check_mask_spec's errors).
     attention_mask(const mask_spec& spec, std::int64_t seq_len, bool causal);
 
-    /// The view kernels take (host pointers into this object; no device copies).
+    /// The view kernels take (host pointers into this object; no device copies: a dev_mask,
+    /// kernels/dev_mask.hpp, adds them for the CUDA kernels).
     mask_view view() const;
     const mask_spec& spec() const { return m_spec; }
     std::int64_t seq_len() const { return m_seq_len; }

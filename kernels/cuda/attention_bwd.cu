@@ -1,6 +1,8 @@
 #include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
+#include "kernels/cuda/attention_bwd_block.cuh"
 #include "kernels/cuda/attention_device.cuh"
+#include "kernels/cuda/attention_mask.cuh"
 #include "kernels/cuda/attention_sm90.cuh"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 
@@ -12,75 +14,13 @@ namespace {
 
 using namespace attn;
 
-// A block owns 64 keys of one (batch, kv head), 16 per warp, keeps their dK and dV in
-// registers, and walks the query tiles (64 rows) of every query head of the group. Each warp
-// computes the transposed products for its keys (S^T = K Q^T, dP^T = V dO^T), so P^T and dS^T
-// sit in accumulator registers and re-pack as A operands of dV += P^T dO and dK += dS^T Q.
-// dQ = dS K needs all 64 keys of a query row: dS^T goes through shared memory and each warp
-// then owns 16 query rows, adding its share to dQ with atomics.
-constexpr int bwd_warps = 4;
-constexpr int bwd_threads = bwd_warps * 32;
-constexpr int bwd_keys = bwd_warps * 16;
-constexpr int bwd_rows = 64;
-
-struct bwd_params {
-    const void* q;
-    const void* k;
-    const void* v;
-    const void* d_o;
-    const float* lse;
-    const float* delta;
-    float* dq;
-    float* dk;
-    float* dv;
-    attention_positions pos;
-    std::int64_t heads, kv_heads, q_len, k_len;
-    float scale;
-    float scale_log2;
-    bool causal;
-};
-
-/// Shared memory of one block: K, V (its keys), Q, dO (the query tile), dS^T [keys][rows] and,
-/// per query row, its LSE in log2 units (+inf where no gradient flows), delta and position.
-template <typename T, int D>
-struct bwd_smem {
-    T* k;
-    T* v;
-    T* q;
-    T* d_o;
-    T* ds;
-    float* lse2;
-    float* delta;
-    std::int64_t* qpos;
-
-    static constexpr int bytes =
-        ((2 * bwd_keys + 2 * bwd_rows) * D + bwd_keys * bwd_rows) * static_cast<int>(sizeof(T)) +
-        bwd_rows * static_cast<int>(2 * sizeof(float) + sizeof(std::int64_t));
-
-    __device__ explicit bwd_smem(unsigned char* raw) {
-        k = reinterpret_cast<T*>(raw);
-        v = k + bwd_keys * D;
-        q = v + bwd_keys * D;
-        d_o = q + bwd_rows * D;
-        ds = d_o + bwd_rows * D;
-        qpos = reinterpret_cast<std::int64_t*>(ds + bwd_keys * bwd_rows); // 8-byte aligned
-        lse2 = reinterpret_cast<float*>(qpos + bwd_rows);
-        delta = lse2 + bwd_rows;
-    }
-};
-
-/// Per-thread facts about its two key rows (g and g + 8 of its warp's 16).
-struct key_rows {
-    std::int64_t first_pos, last_pos; // positions of the warp's first and last valid key
-    std::int64_t pos[2];
-    bool valid[2];
-    bool live; // the warp has at least one key < k_len
-};
-
 /// P^T (in place over S^T): exp2(S * scale * log2e - LSE * log2e), 0 where masked.
-__device__ __forceinline__ void bwd_probs(const bwd_params& p, float (&s)[bwd_rows / 8][4],
-                                          const float* lse2, const std::int64_t* qpos,
-                                          const key_rows& kr, bool partial, int lane) {
+template <typename T, int D, bool masked>
+__device__ __forceinline__ void bwd_probs(const bwd_args<masked>& p, float (&s)[bwd_rows / 8][4],
+                                          const bwd_smem<T, D, masked>& sm, const key_rows& kr,
+                                          bool partial, int lane) {
+    const float* lse2 = sm.lse2;
+    const std::int64_t* qpos = sm.qpos;
 #pragma unroll
     for (int n = 0; n < bwd_rows / 8; ++n)
 #pragma unroll
@@ -89,8 +29,15 @@ __device__ __forceinline__ void bwd_probs(const bwd_params& p, float (&s)[bwd_ro
             const int r = i / 2;
             // lse2 is +inf for rows with no gradient (and rows past q_len): exp2(-inf) = 0.
             const float x = exp2f(s[n][i] * p.scale_log2 - lse2[col]);
-            const bool masked = partial && (!kr.valid[r] || (p.causal && kr.pos[r] > qpos[col]));
-            s[n][i] = masked ? 0.0f : x;
+            bool drop;
+            if constexpr (masked)
+                drop =
+                    partial && (!kr.valid[r] ||
+                                !mask_visible_in(p.mask, key_range{sm.key_lo[col], sm.key_hi[col]},
+                                                 qpos[col], kr.pos[r]));
+            else
+                drop = partial && (!kr.valid[r] || (p.causal && kr.pos[r] > qpos[col]));
+            s[n][i] = drop ? 0.0f : x;
         }
 }
 
@@ -150,13 +97,13 @@ __device__ __forceinline__ void store_ds(T* ds, const float (&x)[bwd_rows / 8][4
 
 /// One warp's 16 keys against the current query tile: dV += P^T dO, dK += dS^T Q, and dS^T
 /// stored to shared memory for the dQ step; at most two 16x64 fp32 tiles live beside dK, dV.
-template <typename T, int D>
+template <typename T, int D, bool masked>
 __device__ __forceinline__ void
-bwd_warp_tile(const bwd_params& p, const bwd_smem<T, D>& sm, float (&dk)[D / 8][4],
+bwd_warp_tile(const bwd_args<masked>& p, const bwd_smem<T, D, masked>& sm, float (&dk)[D / 8][4],
               float (&dv)[D / 8][4], const key_rows& kr, bool partial, int warp, int lane) {
     float s[bwd_rows / 8][4] = {};
     warp_abt<T, D>(s, sm.k, warp * 16, sm.q, lane); // S^T
-    bwd_probs(p, s, sm.lse2, sm.qpos, kr, partial, lane);
+    bwd_probs<T, D, masked>(p, s, sm, kr, partial, lane);
     warp_xb<T, D>(dv, s, sm.d_o, lane);
     float ds[bwd_rows / 8][4] = {};
     warp_abt<T, D>(ds, sm.v, warp * 16, sm.d_o, lane); // dP^T
@@ -180,9 +127,9 @@ __device__ __forceinline__ void zero_ds_rows(T* ds, int warp, int lane) {
 }
 
 /// dQ rows [i0 + 16 warp, +16) += dS K over the block's 64 keys, 64 columns at a time.
-template <typename T, int D>
-__device__ __forceinline__ void bwd_dq(const bwd_params& p, const bwd_smem<T, D>& sm, float* dq,
-                                       std::int64_t i0, int warp, int lane) {
+template <typename T, int D, bool masked>
+__device__ __forceinline__ void bwd_dq(const bwd_params& p, const bwd_smem<T, D, masked>& sm,
+                                       float* dq, std::int64_t i0, int warp, int lane) {
 #pragma unroll
     for (int dc = 0; dc < D / 64; ++dc) {
         float acc[8][4] = {};
@@ -215,9 +162,10 @@ __device__ __forceinline__ void bwd_dq(const bwd_params& p, const bwd_smem<T, D>
 
 /// Stage the query tile at row i0 of head bh: Q and dO by cp.async, LSE / delta / position
 /// per row by plain loads. Rows past q_len: zero Q, dO, delta and LSE +inf (no gradient).
-template <typename T, int D>
-__device__ __forceinline__ void bwd_load_q_tile(const bwd_params& p, const bwd_smem<T, D>& sm,
-                                                std::int64_t bh, std::int64_t i0) {
+template <typename T, int D, bool masked>
+__device__ __forceinline__ void bwd_load_q_tile(const bwd_args<masked>& p,
+                                                const bwd_smem<T, D, masked>& sm, std::int64_t bh,
+                                                std::int64_t i0) {
     load_tile_async<bwd_rows, D, bwd_threads>(sm.q, static_cast<const T*>(p.q) + bh * p.q_len * D,
                                               i0, p.q_len);
     load_tile_async<bwd_rows, D, bwd_threads>(
@@ -229,60 +177,46 @@ __device__ __forceinline__ void bwd_load_q_tile(const bwd_params& p, const bwd_s
         const float lse = valid ? p.lse[bh * p.q_len + row] : -INFINITY;
         sm.lse2[threadIdx.x] = lse == -INFINITY ? INFINITY : lse * log2e;
         sm.delta[threadIdx.x] = valid ? p.delta[bh * p.q_len + row] : 0.0f;
-        sm.qpos[threadIdx.x] = position_at(p.pos.q_pos, p.pos.q_first, valid ? row : p.q_len - 1);
+        const std::int64_t qp = position_at(p.pos.q_pos, p.pos.q_first, valid ? row : p.q_len - 1);
+        sm.qpos[threadIdx.x] = qp;
+        if constexpr (masked) {
+            const key_range r = mask_row_range(p.mask, p.causal, qp);
+            sm.key_lo[threadIdx.x] = r.lo;
+            sm.key_hi[threadIdx.x] = r.hi;
+        }
     }
     cp_async_wait<0>();
     __syncthreads();
 }
 
-__device__ __forceinline__ key_rows make_key_rows(const bwd_params& p, std::int64_t kw0, int lane) {
-    key_rows kr;
-    kr.live = kw0 < p.k_len;
-    const std::int64_t last = min(kw0 + 15, p.k_len - 1);
-    kr.first_pos = kr.live ? position_at(p.pos.k_pos, p.pos.k_first, kw0) : 0;
-    kr.last_pos = kr.live ? position_at(p.pos.k_pos, p.pos.k_first, last) : 0;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const std::int64_t key = kw0 + lane / 4 + 8 * r;
-        kr.valid[r] = key < p.k_len;
-        kr.pos[r] = kr.valid[r] ? position_at(p.pos.k_pos, p.pos.k_first, key) : 0;
+/// The query rows [begin, end) of the call that may see the block's keys from j0.
+template <bool masked>
+__device__ __forceinline__ row_span bwd_query_rows(const bwd_args<masked>& p, std::int64_t j0) {
+    const attention_positions& pos = p.pos;
+    if constexpr (masked) {
+        const std::int64_t j_last = min(j0 + bwd_keys, p.k_len) - 1;
+        const key_range rows =
+            mask_rows_of_keys(p.mask, p.causal, position_at(pos.k_pos, pos.k_first, j0),
+                              position_at(pos.k_pos, pos.k_first, j_last));
+        return rows_within(pos.q_pos, pos.q_first, p.q_len, rows);
     }
-    return kr;
+    // Causal: query rows before the first key's position see none of this block's keys.
+    return {p.causal ? count_at_most(pos.q_pos, pos.q_first, p.q_len,
+                                     position_at(pos.k_pos, pos.k_first, j0) - 1)
+                     : 0,
+            p.q_len};
 }
 
-/// Add the block's dK or dV rows (fp32 C fragments of its warps) into global memory.
-template <int D>
-__device__ __forceinline__ void add_rows(float* out, const float (&acc)[D / 8][4],
-                                         const key_rows& kr, std::int64_t kw0, int lane) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        if (!kr.valid[r])
-            continue;
-        float* row = out + (kw0 + lane / 4 + 8 * r) * D + 2 * (lane % 4);
-#pragma unroll
-        for (int d = 0; d < D / 8; ++d) {
-            float2 x = *reinterpret_cast<const float2*>(row + d * 8);
-            x.x += acc[d][2 * r];
-            x.y += acc[d][2 * r + 1];
-            *reinterpret_cast<float2*>(row + d * 8) = x;
-        }
-    }
-}
-
-template <typename T, int D>
-__global__ void __launch_bounds__(bwd_threads, 1) attention_bwd_kernel(bwd_params p) {
+template <typename T, int D, bool masked>
+__global__ void __launch_bounds__(bwd_threads, 1) attention_bwd_kernel(bwd_args<masked> p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    const bwd_smem<T, D> sm(smem_raw);
+    const bwd_smem<T, D, masked> sm(smem_raw);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const std::int64_t kv_row = blockIdx.y; // b * kv_heads + kv head
     const std::int64_t b = kv_row / p.kv_heads, group = p.heads / p.kv_heads;
     const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * bwd_keys;
-    // Causal: query rows before the first key's position see none of this block's keys.
-    const std::int64_t i_begin =
-        p.causal ? count_at_most(p.pos.q_pos, p.pos.q_first, p.q_len,
-                                 position_at(p.pos.k_pos, p.pos.k_first, j0) - 1)
-                 : 0;
-    if (i_begin >= p.q_len)
+    const row_span rows = bwd_query_rows<masked>(p, j0);
+    if (rows.begin >= rows.end)
         return; // no query row sees these keys: nothing to add
 
     load_tile_async<bwd_keys, D, bwd_threads>(
@@ -296,30 +230,39 @@ __global__ void __launch_bounds__(bwd_threads, 1) attention_bwd_kernel(bwd_param
 
     for (std::int64_t g = 0; g < group; ++g) {
         const std::int64_t bh = b * p.heads + (kv_row % p.kv_heads) * group + g;
-        for (std::int64_t i0 = i_begin / bwd_rows * bwd_rows; i0 < p.q_len; i0 += bwd_rows) {
+        for (std::int64_t i0 = rows.begin / bwd_rows * bwd_rows; i0 < rows.end; i0 += bwd_rows) {
             __syncthreads(); // the previous tile's shared memory is no longer read
-            bwd_load_q_tile<T, D>(p, sm, bh, i0);
+            bwd_load_q_tile<T, D, masked>(p, sm, bh, i0);
             const bool full_rows = i0 + bwd_rows <= p.q_len;
             const std::int64_t q_first = sm.qpos[0], q_last = sm.qpos[bwd_rows - 1];
-            const bool skip = !kr.live || (p.causal && kr.first_pos > q_last);
-            const bool full =
-                full_rows && kw0 + 16 <= p.k_len && (!p.causal || kr.last_pos <= q_first);
+            bool skip, full;
+            if constexpr (masked) {
+                const block_mask c =
+                    kr.live ? mask_tile(p.mask, p.causal, q_first, q_last, kr.first_pos,
+                                        kr.last_pos, !full_rows || kw0 + 16 > p.k_len)
+                            : block_mask::masked;
+                skip = c == block_mask::masked;
+                full = c == block_mask::visible;
+            } else {
+                skip = !kr.live || (p.causal && kr.first_pos > q_last);
+                full = full_rows && kw0 + 16 <= p.k_len && (!p.causal || kr.last_pos <= q_first);
+            }
             if (skip)
                 zero_ds_rows(sm.ds, warp, lane);
             else
-                bwd_warp_tile<T, D>(p, sm, dk, dv, kr, !full, warp, lane);
+                bwd_warp_tile<T, D, masked>(p, sm, dk, dv, kr, !full, warp, lane);
             __syncthreads(); // dS^T complete
-            bwd_dq<T, D>(p, sm, p.dq + bh * p.q_len * D, i0, warp, lane);
+            bwd_dq<T, D, masked>(p, sm, p.dq + bh * p.q_len * D, i0, warp, lane);
         }
     }
     add_rows<D>(p.dk + kv_row * p.k_len * D, dk, kr, kw0, lane);
     add_rows<D>(p.dv + kv_row * p.k_len * D, dv, kr, kw0, lane);
 }
 
-template <typename T, int D>
-void launch_bwd(const bwd_params& p, std::int64_t batch_kv_heads, cudaStream_t stream) {
-    constexpr int smem_bytes = bwd_smem<T, D>::bytes;
-    const auto kernel = attention_bwd_kernel<T, D>;
+template <typename T, int D, bool masked>
+void launch_bwd(const bwd_args<masked>& p, std::int64_t batch_kv_heads, cudaStream_t stream) {
+    constexpr int smem_bytes = bwd_smem<T, D, masked>::bytes;
+    const auto kernel = attention_bwd_kernel<T, D, masked>;
     RINGSCALE_CUDA_CALL(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
     const dim3 grid(static_cast<unsigned>((p.k_len + bwd_keys - 1) / bwd_keys),
@@ -328,44 +271,21 @@ void launch_bwd(const bwd_params& p, std::int64_t batch_kv_heads, cudaStream_t s
     RINGSCALE_CUDA_CALL(cudaGetLastError());
 }
 
-/// One warp per row: delta = sum_d O * dO.
+/// The instantiation for head_dim D, with the mask when one beyond causal is active.
 template <typename T>
-__global__ void delta_kernel(std::int64_t rows, int dim, const float* o, const T* d_o,
-                             float* delta) {
-    const int lane = threadIdx.x % 32;
-    const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 32;
-    for (std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
-         r < rows; r += warps) {
-        float sum = 0.0f;
-        for (int d = lane; d < dim; d += 32)
-            sum += o[r * dim + d] * static_cast<float>(d_o[r * dim + d]);
-        for (int offset = 16; offset > 0; offset /= 2)
-            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-        if (lane == 0)
-            delta[r] = sum;
+void launch_bwd_of(const bwd_params& p, const mask_view& mask, std::int64_t batch_kv_heads,
+                   std::int64_t head_dim, cudaStream_t stream) {
+    if (mask_active(mask)) {
+        const bwd_masked_params pm{p, mask};
+        head_dim == 64 ? launch_bwd<T, 64, true>(pm, batch_kv_heads, stream)
+                       : launch_bwd<T, 128, true>(pm, batch_kv_heads, stream);
+    } else {
+        head_dim == 64 ? launch_bwd<T, 64, false>(p, batch_kv_heads, stream)
+                       : launch_bwd<T, 128, false>(p, batch_kv_heads, stream);
     }
 }
 
 } // namespace
-
-void attention_bwd_delta_cuda(const attention_shape& shape, attn_dtype dtype, const float* o,
-                              const void* d_o, float* delta, void* stream) {
-    check_attention_shape(shape);
-    const std::int64_t rows = shape.batch * shape.heads * shape.q_len;
-    if (rows == 0)
-        return;
-    constexpr int threads = 256;
-    const std::int64_t blocks = (rows + threads / 32 - 1) / (threads / 32);
-    const int grid = static_cast<int>(blocks < 65535 ? blocks : 65535);
-    const auto s = static_cast<cudaStream_t>(stream);
-    const int dim = static_cast<int>(shape.head_dim);
-    if (dtype == attn_dtype::bf16)
-        delta_kernel<<<grid, threads, 0, s>>>(rows, dim, o, static_cast<const __nv_bfloat16*>(d_o),
-                                              delta);
-    else
-        delta_kernel<<<grid, threads, 0, s>>>(rows, dim, o, static_cast<const __half*>(d_o), delta);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
-}
 
 void attention_bwd_cuda(const attention_shape& shape, attn_dtype dtype, const void* q,
                         const void* k, const void* v, const void* d_o, const float* lse,
@@ -374,9 +294,11 @@ void attention_bwd_cuda(const attention_shape& shape, attn_dtype dtype, const vo
     check_attention_launch("attention_bwd_cuda", shape, {q, k, v, d_o}, {dq, dk, dv});
     RINGSCALE_REQUIRE(shape.batch * shape.kv_heads <= 65535,
                       "attention_bwd_cuda: batch * kv_heads must be <= 65535");
+    check_mask_launch("attention_bwd_cuda", shape.mask);
     if (shape.q_len == 0 || shape.k_len == 0)
         return;
-    // The Hopper kernel where the attention path resolves to sm90 and it takes the shape.
+    // The Hopper kernel where the attention path resolves to sm90 and it takes the shape (no
+    // mask beyond causal: attention_bwd_sm90_supports).
     int device = 0;
     RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
     if (resolve_attention_path(device) == attn_path::sm90 && attention_bwd_sm90_supports(shape)) {
@@ -390,11 +312,9 @@ void attention_bwd_cuda(const attention_shape& shape, attn_dtype dtype, const vo
     const std::int64_t bkv = shape.batch * shape.kv_heads;
     const auto s = static_cast<cudaStream_t>(stream);
     if (dtype == attn_dtype::bf16)
-        shape.head_dim == 64 ? launch_bwd<__nv_bfloat16, 64>(p, bkv, s)
-                             : launch_bwd<__nv_bfloat16, 128>(p, bkv, s);
+        launch_bwd_of<__nv_bfloat16>(p, shape.mask, bkv, shape.head_dim, s);
     else
-        shape.head_dim == 64 ? launch_bwd<__half, 64>(p, bkv, s)
-                             : launch_bwd<__half, 128>(p, bkv, s);
+        launch_bwd_of<__half>(p, shape.mask, bkv, shape.head_dim, s);
 }
 
 } // namespace ringscale::kernels::cuda

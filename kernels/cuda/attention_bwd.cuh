@@ -2,7 +2,8 @@
 // kernels::cpu::attention_bwd_cpu (kernels/cpu/attention_cpu.hpp), given the final LSE of the
 // forward over all blocks and delta = rowsum(dO * O). Inputs bf16 or fp16 (attn_dtype), the five
 // products on Tensor Cores (mma.sync m16n8k16) with fp32 accumulation, gradients fp32.
-// head_dim 64 or 128, causal or not, GQA. Declarations only, free of CUDA types.
+// head_dim 64 or 128, causal or not, GQA, any mask of kernels/mask.hpp (as the forward).
+// Declarations only, free of CUDA types.
 // attention_bwd_cuda runs the Hopper kernel instead (attention_sm90.cuh, attention_bwd_sm90:
 // wgmma and TMA, same contract and rounding) where attention_path.hpp resolves to sm90 and
 // that kernel takes the shape; the mma.sync kernel otherwise.
@@ -34,9 +35,10 @@ void attention_bwd_delta_cuda(const attention_shape& shape, attn_dtype dtype, co
 /// kernels::cpu::attention_bwd_cpu. q, k, v, d_o are `dtype`, 16-byte aligned; lse, delta, dq, dk,
 /// dv fp32, dq, dk, dv 8-byte aligned; every pointer is DEVICE memory owned by the caller.
 /// Asynchronous on `stream`.
-/// Throws config_error for a bad shape, head_dim other than 64 or 128, or misaligned
-/// pointers; a cuda error if the launch fails. dQ's float atomics make its last bits depend
-/// on scheduling; dK and dV are deterministic.
+/// A mask beyond causal runs the sm80 kernel on its device arrays, as attention_fwd_cuda.
+/// Throws config_error for a bad shape, head_dim other than 64 or 128, misaligned pointers or
+/// a mask without its device arrays; a cuda error if the launch fails. dQ's float atomics make its
+/// last bits depend on scheduling; dK and dV are deterministic.
 void attention_bwd_cuda(const attention_shape& shape, attn_dtype dtype, const void* q,
                         const void* k, const void* v, const void* d_o, const float* lse,
                         const float* delta, const attention_positions& pos, float* dq, float* dk,

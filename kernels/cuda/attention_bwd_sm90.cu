@@ -234,7 +234,8 @@ void attention_bwd_sm90(const attention_shape& shape, attn_dtype dtype, const vo
                       "(configure with CMAKE_CUDA_ARCHITECTURES including 90a)");
     RINGSCALE_REQUIRE(bwd90::supported(shape),
                       "attention_bwd_sm90: shape outside the kernel's limits (head_dim 64 or "
-                      "128, batch * kv_heads <= 65535, lengths below 2^31)");
+                      "128, batch * kv_heads <= 65535, lengths below 2^31, no mask beyond "
+                      "causal)");
     int device = 0, major = 0, minor = 0;
     RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
     RINGSCALE_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));

@@ -108,11 +108,13 @@ RINGSCALE_HOST_DEVICE inline int ds_store_offset(int w, int warp, int lane, int 
 }
 
 /// Whether attention_bwd_sm90 takes this shape: head_dim 64 or 128, grid rows
-/// (batch * kv_heads) <= 65535, and lengths and head counts TMA's int32 coordinates reach.
+/// (batch * kv_heads) <= 65535, lengths and head counts TMA's int32 coordinates reach, and
+/// no mask beyond causal (the sm90 kernels take none: a masked call runs the sm80 kernel).
 inline bool supported(const attention_shape& s) {
     constexpr std::int64_t int32_max = 2147483647;
     return (s.head_dim == 64 || s.head_dim == 128) && s.batch * s.kv_heads <= 65535 &&
-           s.batch * s.heads <= int32_max && s.q_len <= int32_max && s.k_len <= int32_max;
+           s.batch * s.heads <= int32_max && s.q_len <= int32_max && s.k_len <= int32_max &&
+           !mask_active(s.mask);
 }
 
 } // namespace ringscale::kernels::cuda::bwd90

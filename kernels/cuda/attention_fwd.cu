@@ -1,10 +1,12 @@
 #include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_device.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cuda/attention_mask.cuh"
 #include "kernels/cuda/attention_sm90.cuh"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
+#include <type_traits>
 
 namespace ringscale::kernels::cuda {
 
@@ -14,7 +16,9 @@ using namespace attn;
 
 // A block owns 128 query rows of one (batch, head), 16 per warp, and walks the K/V block in
 // tiles of 64 keys, double-buffered with cp.async. Q stays in registers as A fragments; S
-// and P stay in registers (P re-packed as the A operand of P V).
+// and P stay in registers (P re-packed as the A operand of P V). Under a mask beyond causal
+// (`masked`; kernels/mask_tiles.hpp) a block loads only the key tiles its rows may see, and
+// each warp skips, takes whole or masks per element each tile as mask_tile says.
 constexpr int fwd_warps = 8;
 constexpr int fwd_threads = fwd_warps * 32;
 constexpr int fwd_rows = fwd_warps * 16;
@@ -31,6 +35,15 @@ struct fwd_params {
     float scale_log2; // softmax scale * log2(e): the softmax runs on exp2
     bool causal;
 };
+
+// The masked instantiation's parameters: the mask rides beside, so the unmasked kernel's
+// parameters (and its register allocation) stay as they were.
+struct fwd_masked_params : fwd_params {
+    mask_view mask; // device arrays
+};
+
+template <bool masked>
+using fwd_args = std::conditional_t<masked, fwd_masked_params, fwd_params>;
 
 /// Running softmax state of one thread: rows g and g + 8 of its warp's 16 rows.
 template <int D>
@@ -100,8 +113,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[fwd_keys / 8][4], fwd_
 }
 
 /// One warp's 16 query rows against one 64-key tile: S = Q K^T, online softmax, O += P V.
-template <typename T, int D>
-__device__ __forceinline__ void fwd_warp_tile(const fwd_params& p, const T* sk, const T* sv,
+template <typename T, int D, bool masked>
+__device__ __forceinline__ void fwd_warp_tile(const fwd_args<masked>& p, const T* sk, const T* sv,
                                               const std::uint32_t (&qf)[D / 16][4],
                                               fwd_state<D>& st, std::int64_t j0, bool partial,
                                               const std::int64_t (&row_pos)[2], int lane) {
@@ -115,8 +128,12 @@ __device__ __forceinline__ void fwd_warp_tile(const fwd_params& p, const T* sk, 
             mma_16816<T>(s[2 * nb], qf[kk], b[0], b[1]);
             mma_16816<T>(s[2 * nb + 1], qf[kk], b[2], b[3]);
         }
-    if (partial)
-        mask_scores(p, s, j0, row_pos, lane);
+    if (partial) {
+        if constexpr (masked)
+            mask_tile_scores(p.mask, p.causal, p.pos, p.k_len, s, j0, row_pos, lane);
+        else
+            mask_scores(p, s, j0, row_pos, lane);
+    }
     online_softmax<D>(s, st, p.scale_log2);
 #pragma unroll
     for (int kk = 0; kk < fwd_keys / 16; ++kk) {
@@ -142,9 +159,11 @@ __device__ __forceinline__ void fwd_merge_out(const fwd_params& p, fwd_state<D>&
 }
 
 // D=128 needs ~220 registers (one block per SM); D=64 is capped at 128 so two blocks share
-// an SM (ptxas: 16 bytes of spill, CUDA 13).
-template <typename T, int D>
-__global__ void __launch_bounds__(fwd_threads, D == 64 ? 2 : 1) attention_fwd_kernel(fwd_params p) {
+// an SM (ptxas: 16 bytes of spill, CUDA 13). The masked D=64 kernel runs one block per SM:
+// capped at 128 its mask arithmetic spilled ~320 bytes; uncapped it takes ~190 registers.
+template <typename T, int D, bool masked>
+__global__ void __launch_bounds__(fwd_threads, D == 64 && !masked ? 2 : 1)
+    attention_fwd_kernel(fwd_args<masked> p) {
     extern __shared__ __align__(16) unsigned char smem[];
     T* sq = reinterpret_cast<T*>(smem);
     T* sk = sq + fwd_rows * D; // two buffers of fwd_keys x D
@@ -157,19 +176,30 @@ __global__ void __launch_bounds__(fwd_threads, D == 64 ? 2 : 1) attention_fwd_ke
     const std::int64_t i0 = static_cast<std::int64_t>(gridDim.x - 1 - blockIdx.x) * fwd_rows;
     const std::int64_t i_last = min(i0 + fwd_rows, p.q_len) - 1;
     const attention_positions& pos = p.pos;
-    const std::int64_t k_end = p.causal ? count_at_most(pos.k_pos, pos.k_first, p.k_len,
-                                                        position_at(pos.q_pos, pos.q_first, i_last))
-                                        : p.k_len;
-    const int tiles = static_cast<int>((k_end + fwd_keys - 1) / fwd_keys);
-    if (tiles == 0)
-        return; // no row of this block sees a key of this K/V block: O, LSE unchanged
+    int t_first = 0, tiles = 0; // key tiles [t_first, tiles)
+    if constexpr (masked) {
+        const row_span keys = mask_key_rows(p.mask, p.causal, pos, p.k_len, i0, i_last);
+        if (keys.begin >= keys.end)
+            return; // no row of this block sees a key of this K/V block: O, LSE unchanged
+        t_first = static_cast<int>(keys.begin / fwd_keys);
+        tiles = static_cast<int>((keys.end + fwd_keys - 1) / fwd_keys);
+    } else {
+        const std::int64_t k_end = p.causal
+                                       ? count_at_most(pos.k_pos, pos.k_first, p.k_len,
+                                                       position_at(pos.q_pos, pos.q_first, i_last))
+                                       : p.k_len;
+        tiles = static_cast<int>((k_end + fwd_keys - 1) / fwd_keys);
+        if (tiles == 0)
+            return; // no row of this block sees a key of this K/V block: O, LSE unchanged
+    }
 
     const T* k = static_cast<const T*>(p.k) + kvh * p.k_len * D;
     const T* v = static_cast<const T*>(p.v) + kvh * p.k_len * D;
     load_tile_async<fwd_rows, D, fwd_threads>(sq, static_cast<const T*>(p.q) + bh * p.q_len * D, i0,
                                               p.q_len);
-    load_tile_async<fwd_keys, D, fwd_threads>(sk, k, 0, p.k_len);
-    load_tile_async<fwd_keys, D, fwd_threads>(sv, v, 0, p.k_len);
+    const std::int64_t k_row0 = static_cast<std::int64_t>(t_first) * fwd_keys;
+    load_tile_async<fwd_keys, D, fwd_threads>(sk, k, k_row0, p.k_len);
+    load_tile_async<fwd_keys, D, fwd_threads>(sv, v, k_row0, p.k_len);
     cp_async_commit();
 
     const std::int64_t w0 = i0 + warp * 16; // this warp's first query row
@@ -193,8 +223,8 @@ __global__ void __launch_bounds__(fwd_threads, D == 64 ? 2 : 1) attention_fwd_ke
     st.row_sum[0] = st.row_sum[1] = 0.0f;
     std::uint32_t qf[D / 16][4];
 
-    for (int t = 0; t < tiles; ++t) {
-        const int buf = t & 1;
+    for (int t = t_first; t < tiles; ++t) {
+        const int buf = (t - t_first) & 1;
         if (t + 1 < tiles) { // prefetch the next tile into the other buffer
             const std::int64_t next = static_cast<std::int64_t>(t + 1) * fwd_keys;
             load_tile_async<fwd_keys, D, fwd_threads>(sk + (buf ^ 1) * fwd_keys * D, k, next,
@@ -207,35 +237,56 @@ __global__ void __launch_bounds__(fwd_threads, D == 64 ? 2 : 1) attention_fwd_ke
             cp_async_wait<0>();
         }
         __syncthreads();
-        if (t == 0)
+        if (t == t_first)
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk)
                 load_a<D>(qf[kk], sq, warp * 16, kk * 2, lane);
         // Warp-level mask of this tile (warp-uniform): skip, full, or masked per element.
         const std::int64_t j0 = static_cast<std::int64_t>(t) * fwd_keys;
-        const bool skip =
-            !warp_live || (p.causal && position_at(pos.k_pos, pos.k_first, j0) > w_last);
-        const bool full =
-            j0 + fwd_keys <= p.k_len &&
-            (!p.causal || position_at(pos.k_pos, pos.k_first, j0 + fwd_keys - 1) <= w_first);
+        bool skip, full;
+        if constexpr (masked) {
+            const block_mask c = warp_live ? mask_key_tile<fwd_keys>(p.mask, p.causal, pos, p.k_len,
+                                                                     w_first, w_last, j0)
+                                           : block_mask::masked;
+            skip = c == block_mask::masked;
+            full = c == block_mask::visible;
+        } else {
+            skip = !warp_live || (p.causal && position_at(pos.k_pos, pos.k_first, j0) > w_last);
+            full = j0 + fwd_keys <= p.k_len &&
+                   (!p.causal || position_at(pos.k_pos, pos.k_first, j0 + fwd_keys - 1) <= w_first);
+        }
         if (!skip)
-            fwd_warp_tile<T, D>(p, sk + buf * fwd_keys * D, sv + buf * fwd_keys * D, qf, st, j0,
-                                !full, row_pos, lane);
+            fwd_warp_tile<T, D, masked>(p, sk + buf * fwd_keys * D, sv + buf * fwd_keys * D, qf, st,
+                                        j0, !full, row_pos, lane);
         __syncthreads(); // every warp is done with this buffer before it is refilled
     }
     fwd_merge_out<D>(p, st, bh, w0, lane);
 }
 
-template <typename T, int D>
-void launch_fwd(const fwd_params& p, std::int64_t batch_heads, cudaStream_t stream) {
+template <typename T, int D, bool masked>
+void launch_fwd(const fwd_args<masked>& p, std::int64_t batch_heads, cudaStream_t stream) {
     constexpr int smem_bytes = (fwd_rows + 4 * fwd_keys) * D * static_cast<int>(sizeof(T));
-    const auto kernel = attention_fwd_kernel<T, D>;
+    const auto kernel = attention_fwd_kernel<T, D, masked>;
     RINGSCALE_CUDA_CALL(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
     const dim3 grid(static_cast<unsigned>((p.q_len + fwd_rows - 1) / fwd_rows),
                     static_cast<unsigned>(batch_heads));
     kernel<<<grid, fwd_threads, smem_bytes, stream>>>(p);
     RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
+
+/// The instantiation for head_dim D, with the mask when one beyond causal is active.
+template <typename T>
+void launch_fwd_of(const fwd_params& p, const mask_view& mask, std::int64_t batch_heads,
+                   std::int64_t head_dim, cudaStream_t stream) {
+    if (mask_active(mask)) {
+        const fwd_masked_params pm{p, mask};
+        head_dim == 64 ? launch_fwd<T, 64, true>(pm, batch_heads, stream)
+                       : launch_fwd<T, 128, true>(pm, batch_heads, stream);
+    } else {
+        head_dim == 64 ? launch_fwd<T, 64, false>(p, batch_heads, stream)
+                       : launch_fwd<T, 128, false>(p, batch_heads, stream);
+    }
 }
 
 template <typename T>
@@ -316,10 +367,12 @@ void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const vo
                         const void* k, const void* v, const attention_positions& pos, float* o,
                         float* lse, void* stream) {
     check_attention_launch("attention_fwd_cuda", shape, {q, k, v}, {o});
+    check_mask_launch("attention_fwd_cuda", shape.mask);
     if (shape.q_len == 0 || shape.k_len == 0)
         return;
     int device = 0;
     RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
+    // The sm90 kernels take no mask (attention_fwd_sm90_supports): a mask runs sm80.
     if (resolve_attention_path(device) == attn_path::sm90 && attention_fwd_sm90_supports(shape)) {
         attention_fwd_sm90(shape, dtype, q, k, v, pos, o, lse, stream);
         return;
@@ -339,10 +392,9 @@ void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const vo
     const std::int64_t bh = shape.batch * shape.heads;
     const auto s = static_cast<cudaStream_t>(stream);
     if (dtype == attn_dtype::bf16)
-        shape.head_dim == 64 ? launch_fwd<__nv_bfloat16, 64>(p, bh, s)
-                             : launch_fwd<__nv_bfloat16, 128>(p, bh, s);
+        launch_fwd_of<__nv_bfloat16>(p, shape.mask, bh, shape.head_dim, s);
     else
-        shape.head_dim == 64 ? launch_fwd<__half, 64>(p, bh, s) : launch_fwd<__half, 128>(p, bh, s);
+        launch_fwd_of<__half>(p, shape.mask, bh, shape.head_dim, s);
 }
 
 } // namespace ringscale::kernels::cuda

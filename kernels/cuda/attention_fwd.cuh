@@ -2,7 +2,8 @@
 // kernels::cpu::attention_fwd_cpu (kernels/cpu/attention_cpu.hpp). Inputs are bf16 or fp16 in BHSD
 // layout (Q [B,H,Sq,D], K and V [B,Hkv,Sk,D]), products run on Tensor Cores (mma.sync
 // m16n8k16) with fp32 accumulation, and the result is merged into a running fp32 (O, LSE)
-// so a ring calls it once per arriving block. head_dim 64 or 128, causal or not, GQA.
+// so a ring calls it once per arriving block. head_dim 64 or 128, causal or not, GQA, and any
+// mask of kernels/mask.hpp (sm80 kernel only; compile-checked, not yet run on a GPU).
 // Declarations only, free of CUDA types.
 //
 // Accuracy against the double reference on the same (rounded) inputs, as
@@ -57,8 +58,11 @@ void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse,
 /// masked per element. q, k, v are `dtype` elements, 16-byte aligned; o 8-byte aligned;
 /// every pointer (positions included) is DEVICE memory owned by the caller. Asynchronous on
 /// `stream` (a cudaStream_t; nullptr: default). Runs the sm90 kernels (attention_sm90.cuh) where
-/// resolve_attention_path (attention_path.hpp) gives sm90. Throws config_error for a bad shape,
-/// head_dim other than 64 or 128, or misaligned pointers; a cuda error if the launch fails.
+/// resolve_attention_path (attention_path.hpp) gives sm90, except under a mask beyond causal
+/// (shape.mask), which always runs the sm80 kernel and reads the mask's arrays from
+/// shape.mask's device copies (kernels/dev_mask.hpp). Throws config_error for a bad shape,
+/// head_dim other than 64 or 128, misaligned pointers or a mask without its device arrays; a
+/// cuda error if the launch fails.
 void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const void* q,
                         const void* k, const void* v, const attention_positions& pos, float* o,
                         float* lse, void* stream = nullptr);

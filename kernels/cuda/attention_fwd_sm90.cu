@@ -322,7 +322,7 @@ void attention_fwd_sm90(const attention_shape& shape, attn_dtype dtype, const vo
                            "target (configure with CMAKE_CUDA_ARCHITECTURES including 90a)");
     RINGSCALE_REQUIRE(fwd90::supported(shape),
                       "attention_fwd_sm90: shape outside the kernel's limits (head_dim 64 or "
-                      "128, batch * heads <= 65535, lengths below 2^31)");
+                      "128, batch * heads <= 65535, lengths below 2^31, no mask beyond causal)");
     // Elsewhere the kernel's image is __trap(): refuse before launching it (as the backward).
     int device = 0, major = 0, minor = 0;
     RINGSCALE_CUDA_CALL(cudaGetDevice(&device));

@@ -67,11 +67,12 @@ RINGSCALE_FWD90_HD constexpr int pv_lbo() {
 
 /// Whether attention_fwd_sm90 takes this shape: head_dim 64 or 128, grid rows (batch *
 /// heads) <= 65535, and lengths TMA's int32 coordinates reach (the kernel passes query row,
-/// key row and batch * head indices as int).
+/// key row and batch * head indices as int), and no mask beyond causal (the sm90 kernels take
+/// none: a masked call runs the sm80 kernel).
 inline bool supported(const attention_shape& s) {
     constexpr std::int64_t int32_max = 2147483647;
     return (s.head_dim == 64 || s.head_dim == 128) && s.batch * s.heads <= 65535 &&
-           s.q_len <= int32_max && s.k_len <= int32_max;
+           s.q_len <= int32_max && s.k_len <= int32_max && !mask_active(s.mask);
 }
 
 } // namespace ringscale::kernels::cuda::fwd90

@@ -15,7 +15,8 @@ namespace ringscale::kernels::cuda {
 bool sm90_overlap();
 
 /// True when the sm90 forward takes `shape` (head_dim 64 or 128, batch * heads <= 65535,
-/// lengths below 2^31: TMA's int32 coordinates); otherwise attention_fwd_cuda runs sm80.
+/// lengths below 2^31: TMA's int32 coordinates; no mask beyond causal); otherwise
+/// attention_fwd_cuda runs sm80.
 bool attention_fwd_sm90_supports(const attention_shape& shape);
 
 /// attention_fwd_cuda on the sm90 path: forward over one K/V block merged into the running
@@ -27,7 +28,7 @@ void attention_fwd_sm90(const attention_shape& shape, attn_dtype dtype, const vo
                         float* lse, void* stream = nullptr);
 
 /// True when the sm90 backward takes `shape` (head_dim 64 or 128, batch * kv_heads <= 65535,
-/// lengths and batch * heads below 2^31: TMA's int32 coordinates).
+/// lengths and batch * heads below 2^31: TMA's int32 coordinates; no mask beyond causal).
 bool attention_bwd_sm90_supports(const attention_shape& shape);
 
 /// attention_bwd_cuda on the sm90 path: backward over one K/V block, ADDING to dQ (atomics),

@@ -1,6 +1,8 @@
 // The CUDA backend's attention blocks and data movement (kernels/kernels.inc): the
 // tensor-core attention kernels (attention_fwd.cuh, attention_bwd.cuh) and the row and sum
-// kernels (rows.cuh), each on the executor's compute stream.
+// kernels (rows.cuh), each on the executor's compute stream. A mask beyond causal runs the
+// sm80 kernels' masked instantiation, its arrays read from device memory (kernels/dev_mask.hpp:
+// the kernels refuse a mask without its device copies).
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/backend.hpp"
 #include "kernels/cuda/rows.cuh"
@@ -15,13 +17,6 @@ attn_dtype attn_type(elem e) {
         throw config_error("the CUDA attention kernels take bf16 or fp16 inputs, not fp32 "
                            "(use --dtype bf16 or fp16)");
     return e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
-}
-
-// The CUDA kernels know causal masking only: a mask beyond it is refused rather than ignored.
-void require_no_mask(const attention_shape& s) {
-    if (mask_active(s.mask))
-        throw config_error("attention masks (--window, --docs, --sparsity, --dilation) are not "
-                           "implemented in the CUDA attention kernels; use --device cpu");
 }
 
 attention_positions positions(const row_positions& q, const row_positions& k) {
@@ -48,7 +43,6 @@ void attention_fwd_init(executor& exec, const attention_shape& s, float* o, floa
 void attention_fwd(executor& exec, const attention_shape& s, elem e, const void* q, const void* k,
                    const void* v, const row_positions& qp, const row_positions& kp, float* o,
                    float* lse, attention_split, const progress_fn&) {
-    require_no_mask(s);
     attention_fwd_cuda(s, attn_type(e), q, k, v, positions(qp, kp), o, lse, exec.stream());
 }
 
@@ -61,7 +55,6 @@ void attention_bwd(executor& exec, const attention_shape& s, elem e, const void*
                    const void* v, const void* d_o, const float* lse, const float* delta,
                    const row_positions& qp, const row_positions& kp, float* dq, float* dk,
                    float* dv, attention_split, const progress_fn&) {
-    require_no_mask(s);
     attention_bwd_cuda(s, attn_type(e), q, k, v, d_o, lse, delta, positions(qp, kp), dq, dk, dv,
                        exec.stream());
 }

@@ -141,7 +141,8 @@ TEST(attention_data, shards_are_rows_of_the_global_tensor) {
 }
 
 // The mask options sweep and enter the identity (the block pattern only with --sparsity);
-// FLOPs come from the exact visible pairs; CUDA refuses a mask at plan time.
+// FLOPs come from the exact visible pairs; CUDA refuses a mask at plan time (the masked CUDA
+// kernels are not yet validated on a GPU), with one line saying so.
 TEST(attention_plan, masks_sweep_and_count_flops_exactly) {
     auto l = base();
     l["window"] = {"128", "256"};
@@ -164,5 +165,26 @@ TEST(attention_plan, masks_sweep_and_count_flops_exactly) {
     launch_info cuda = ranks(2);
     cuda.device = device_kind::cuda;
     l["dtype"] = {"bf16"};
-    EXPECT_THROW(plan_job(find_job("ring_attention"), l, cuda), config_error);
+    try {
+        plan_job(find_job("ring_attention"), l, cuda);
+        ADD_FAILURE() << "a mask planned on cuda";
+    } catch (const config_error& e) {
+        const std::string why = e.what();
+        EXPECT_NE(why.find("not yet validated on a GPU"), std::string::npos) << why;
+        EXPECT_EQ(why.find('\n'), std::string::npos);
+    }
+}
+
+// A masked case on cuda runs the sm80 kernels whatever --attn-kernel resolved to (the sm90
+// kernels take no mask): its record says so; unmasked cases and the CPU add nothing.
+TEST(attention_plan, a_masked_cuda_case_records_the_sm80_path) {
+    attr_map a;
+    add_masked_attn_kernel(a, true, device_kind::cuda);
+    ASSERT_EQ(a.count("attn_kernel"), 1u);
+    EXPECT_EQ(std::get<std::string>(a.at("attn_kernel")), "sm80");
+    attr_map b, c;
+    add_masked_attn_kernel(b, false, device_kind::cuda);
+    add_masked_attn_kernel(c, true, device_kind::cpu);
+    EXPECT_TRUE(b.empty());
+    EXPECT_TRUE(c.empty());
 }

@@ -133,6 +133,17 @@ TEST(attention_bwd_sm90_plan, supported_shapes) {
     EXPECT_FALSE(bwd90::supported(s));
 }
 
+TEST(attention_bwd_sm90_plan, a_mask_beyond_causal_runs_sm80) {
+    attention_shape s;
+    s.q_len = s.k_len = 4096;
+    s.causal = true;
+    EXPECT_TRUE(bwd90::supported(s)); // causal alone stays on sm90
+    const std::int64_t starts[] = {0, 1000, 4096};
+    s.mask.docs = 2;
+    s.mask.doc_start = starts;
+    EXPECT_FALSE(bwd90::supported(s));
+}
+
 // ---- operand layouts on an emulated shared memory (tests/sm90_smem_emulation.hpp) --------
 // The kernel's offsets must make the descriptors read exactly the matrices each GEMM needs.
 namespace {

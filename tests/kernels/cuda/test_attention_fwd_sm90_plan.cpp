@@ -41,6 +41,19 @@ TEST(attention_fwd_sm90_plan, supported_shapes) {
     EXPECT_FALSE(fwd90::supported(s));
 }
 
+TEST(attention_fwd_sm90_plan, a_mask_beyond_causal_runs_sm80) {
+    attention_shape s;
+    s.q_len = s.k_len = 4096;
+    s.causal = true;
+    EXPECT_TRUE(fwd90::supported(s)); // causal alone stays on sm90
+    s.mask.window = 512;
+    EXPECT_FALSE(fwd90::supported(s));
+    s.mask = mask_view{};
+    s.mask.dilations = 1;
+    s.mask.segment[0] = s.mask.rate[0] = 1;
+    EXPECT_FALSE(fwd90::supported(s));
+}
+
 TEST(attention_fwd_sm90_plan, shared_memory_map_is_aligned_and_fits) {
     // Every tile and 64-column block starts on a 1024-byte swizzle atom (TMA 128B swizzle and
     // wgmma descriptors with base offset 0 assume it), in order, without overlap; the

@@ -2,25 +2,15 @@
 // (kernels/attention_ref.hpp) on seeded inputs first rounded to bf16 / fp16, so the reference
 // sees exactly the values the kernels read. Every test skips without a device.
 //
-// Tolerances, with u the unit roundoff of the input type (bf16 2^-8, fp16 2^-11): the kernels
-// round P (and dS) to the input type before their GEMMs and accumulate in fp32, so
-//   O:          |O - O_ref| <= 2u * max|V|     (P rounding moves O by at most u * max|V|)
-//   LSE:        |LSE - LSE_ref| <= 1e-3        (scores and sums stay fp32; -inf exact)
-//   dQ, dK, dV: |g - g_ref| <= 4u * max|g_ref| (P and dS rounding, errors add up randomly)
-// A masking or fragment-layout bug moves values by O(max|ref|), far outside these.
+// Tolerances and helpers: tests/kernels/cuda/attention_gpu_support.hpp.
 //
 // The kernel tests run once per attention path (attention_path.hpp): sm80 (mma.sync) and
 // sm90 (wgmma + TMA; skipped, saying why, unless this build has sm_90a and the GPU is 9.0).
 #include "kernels/attention_path.hpp"
 #include "kernels/cpu/attention_cpu.hpp"
-#include "kernels/cuda/attention_bwd.cuh"
-#include "kernels/cuda/attention_fwd.cuh"
 #include "kernels/layout.hpp"
-#include "kernels/random.hpp"
-#include "kernels/reference/attention_ref.hpp"
-#include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
-#include "tests/support/gpu_test_support.hpp"
+#include "tests/kernels/cuda/attention_gpu_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -37,11 +27,7 @@
 
 using namespace ringscale::kernels;
 using namespace ringscale::kernels::cpu;
-using namespace ringscale::kernels::reference;
-namespace kc = ringscale::kernels::cuda;
-namespace rt = ringscale::cuda_runtime;
-using pos_t = std::vector<std::int64_t>;
-using kc::attn_dtype;
+using namespace ringscale::test_attention;
 
 namespace ringscale::kernels::cuda {
 // Test names show the dtype by name ("GetParam() = (bf16, 64, true)").
@@ -54,95 +40,6 @@ void PrintTo(attn_path path, std::ostream* os) {
 } // namespace ringscale::kernels::cuda
 
 namespace {
-
-float unit_roundoff(attn_dtype dtype) {
-    return dtype == attn_dtype::bf16 ? 0x1p-8f : 0x1p-11f;
-}
-
-pos_t iota_pos(std::int64_t n, std::int64_t first = 0) {
-    pos_t p(static_cast<std::size_t>(n));
-    std::iota(p.begin(), p.end(), first);
-    return p;
-}
-
-float max_abs(const std::vector<float>& x) {
-    float m = 0.0f;
-    for (const float v : x)
-        m = std::isfinite(v) ? std::max(m, std::fabs(v)) : m;
-    return m;
-}
-
-/// |got - want| <= tol everywhere (infinities must match exactly); reports the worst error
-/// either way, so a first GPU run can calibrate the tolerances.
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float tol,
-                  const std::string& what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    std::size_t bad = 0, worst_at = 0;
-    float worst = 0.0f;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        const bool inf = std::isinf(want[i]);
-        const float err = inf ? (got[i] == want[i] ? 0.0f : INFINITY) : std::fabs(got[i] - want[i]);
-        if (!(err <= worst)) { // also catches NaN
-            worst = std::isnan(err) ? INFINITY : err;
-            worst_at = i;
-        }
-        if (!(err <= tol) && bad++ < 3)
-            ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs ref " << want[i];
-    }
-    std::printf("[   info   ] %-6s max |err| %.3g at %zu (tol %.3g)\n", what.c_str(), worst,
-                worst_at, tol);
-    EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " outside " << tol;
-}
-
-/// A tensor on the device in the input type, and the fp32 values it holds (the seeded fp32
-/// values rounded to nearest-even by the device, widened back).
-struct dev_input {
-    rt::device_buffer<std::uint16_t> data;
-    std::vector<float> rounded;
-};
-
-dev_input to_device(const std::vector<float>& host, attn_dtype dtype) {
-    rt::device_buffer<float> f32(host);
-    dev_input t{rt::device_buffer<std::uint16_t>(host.size()), {}};
-    kc::to_attn_dtype_cuda(dtype, host.size(), f32.data(), t.data.data());
-    kc::from_attn_dtype_cuda(dtype, host.size(), t.data.data(), f32.data());
-    t.rounded = f32.to_host();
-    return t;
-}
-
-std::vector<float> seeded(std::int64_t n, std::uint64_t seed, float scale) {
-    std::vector<float> v(static_cast<std::size_t>(n));
-    fill_uniform(v.data(), v.size(), seed, 0, scale);
-    return v;
-}
-
-/// B=2, H=4, Hkv=2 (GQA), sizes not multiples of any tile. Q, K in [-2, 2) (peaked softmax),
-/// V, dO in [-1, 1).
-attention_shape make_shape(std::int64_t q_len, std::int64_t k_len, std::int64_t head_dim,
-                           bool causal) {
-    attention_shape s;
-    s.batch = 2;
-    s.heads = 4;
-    s.kv_heads = 2;
-    s.q_len = q_len;
-    s.k_len = k_len;
-    s.head_dim = head_dim;
-    s.causal = causal;
-    return s;
-}
-
-struct ref_fwd {
-    std::vector<float> o, lse;
-};
-
-ref_fwd reference_fwd(const attention_shape& s, const std::vector<float>& q,
-                      const std::vector<float>& k, const std::vector<float>& v, const pos_t& qp,
-                      const pos_t& kp) {
-    ref_fwd r{std::vector<float>(q.size()), std::vector<float>(s.batch * s.heads * s.q_len)};
-    attention_fwd_ref(s, q.data(), k.data(), v.data(), qp.data(), kp.data(), r.o.data(),
-                      r.lse.data());
-    return r;
-}
 
 /// (dtype, head_dim, causal, path) for the parameterised tests, named e.g.
 /// bf16_d128_causal_sm90.

@@ -2,6 +2,7 @@
 // backend on seeded inputs: the embedding and the BHSD transposes exactly (the gradient up to the
 // order of its atomic sums), the whole model's loss and gradient within the bf16-attention error,
 // and the single-rank reference run on the GPU. Skips, with the reason, without a GPU.
+#include "kernels/dev_mask.hpp"
 #include "kernels/mask_spec.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 using namespace ringscale;
@@ -154,19 +156,34 @@ TEST_F(gpu_train_ops, tf32_is_recorded_and_stays_close) {
                                   "TF32 gradient");
 }
 
-// The CUDA attention kernels take no mask beyond causal: packed documents are refused with one
-// line, not trained as if attention crossed the documents.
-TEST_F(gpu_train_ops, a_mask_is_refused_not_computed_densely) {
+// Packed documents on the GPU: the masked model's loss and gradient track the CPU's with the same
+// mask (its arrays on the device through kernels::dev_mask), the dense gradient lies outside that
+// tolerance (so the mask was applied), and a mask whose arrays are only in host memory is
+// refused with one line, never computed densely.
+TEST_F(gpu_train_ops, a_docs_mask_runs_masked_not_densely) {
+    const model_config cfg = small_model();
     mask_spec spec;
     spec.docs = "fixed:32";
-    const attention_mask docs(spec, 64, true);
-    std::vector<float> grads;
+    const auto docs = std::make_shared<const attention_mask>(spec, 64, true);
+    std::vector<float> g_gpu, g_cpu, g_dense;
     try {
-        loss_and_grads(*m_ops, small_model(), grads, docs.view());
-        ADD_FAILURE() << "the masked forward ran";
+        loss_and_grads(*m_ops, cfg, g_gpu, docs->view());
+        ADD_FAILURE() << "the masked forward ran on host arrays";
     } catch (const config_error& e) {
         const std::string what = e.what();
-        EXPECT_NE(what.find("not implemented in the CUDA attention kernels"), std::string::npos)
-            << what;
+        EXPECT_NE(what.find("device memory"), std::string::npos) << what;
     }
+    const dev_mask on_gpu(*m_dev, docs);
+    const double l_gpu = loss_and_grads(*m_ops, cfg, g_gpu, on_gpu.view());
+    const double l_cpu = loss_and_grads(default_cpu_context(), cfg, g_cpu, docs->view());
+    loss_and_grads(default_cpu_context(), cfg, g_dense);
+    EXPECT_NEAR(l_gpu, l_cpu, 1e-3 * l_cpu);
+    const double gmax = max_abs(g_cpu);
+    ASSERT_GT(gmax, 0.0);
+    testing_support::expect_close(g_gpu, g_cpu, static_cast<float>(2e-2 * gmax), 0.0f,
+                                  "masked whole-model gradient");
+    double dense_off = 0;
+    for (std::size_t i = 0; i < g_cpu.size(); ++i)
+        dense_off = std::max(dense_off, static_cast<double>(std::fabs(g_dense[i] - g_cpu[i])));
+    EXPECT_GT(dense_off, 2e-2 * gmax);
 }

@@ -1,0 +1,268 @@
+// The CUDA attention kernels under the masks of kernels/mask.hpp (the sm80 kernels' masked
+// instantiation, which also runs where the sm90 path is resolved) against the double reference
+// with the same mask, on seeded inputs rounded to bf16 / fp16. Each mask runs as a ring over
+// 2 ranks: positions as arrays (zigzag: 4 chunks, the documents and windows crossing the
+// blocks) and as contiguous runs (the kernels' no-load fast path), GQA (4 query heads on 2
+// K/V heads), head_dim 64 and 128. The mask's arrays reach the device through
+// kernels::dev_mask on the CUDA executor. Tolerances: attention_gpu_support.hpp. Every test
+// skips without a device.
+#include "kernels/dev_mask.hpp"
+#include "kernels/executor.hpp"
+#include "kernels/layout.hpp"
+#include "kernels/mask_spec.hpp"
+#include "src/base/error.hpp"
+#include "tests/kernels/cuda/attention_gpu_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace ringscale::kernels;
+using namespace ringscale::test_attention;
+
+namespace {
+
+constexpr std::int64_t seq = 300; // 2 ranks x 150 rows: zigzag chunks of 75, ragged tiles
+constexpr int ranks = 2;
+
+struct mask_case {
+    const char* name;
+    bool causal;
+    std::int64_t window;
+    const char* docs;
+    double sparsity;
+    const char* pattern;
+    std::int64_t block;
+    const char* dilation;
+};
+
+// Documents 137..256 cross both layouts' block boundaries (contiguous: 150; zigzag: 75, 225);
+// the narrow window leaves whole 128-row query blocks without a key of the other rank's
+// block; the dilation leaves rows with no visible key at all (O = 0, LSE = -inf).
+const mask_case k_masks[] = {
+    {"window_causal", true, 40, "", -1, "random", 128, ""},
+    {"window", false, 50, "", -1, "random", 128, ""},
+    {"window_narrow", true, 12, "", -1, "random", 128, ""},
+    {"docs_causal", true, 0, "100+37+120+43", -1, "random", 128, ""},
+    {"docs", false, 0, "fixed:64", -1, "random", 128, ""},
+    {"docs_window", true, 30, "uniform:16-96", -1, "random", 128, ""},
+    {"sparse_random_causal", true, 0, "", 0.5, "random", 16, ""},
+    {"sparse_random", false, 0, "", 0.6, "random", 32, ""},
+    {"sparse_local_global", true, 0, "", 0.7, "local_global", 16, ""},
+    {"dilation", true, 0, "", -1, "random", 128, "60:2+150:5"},
+};
+
+std::shared_ptr<const attention_mask> make_mask(const mask_case& c) {
+    mask_spec spec;
+    spec.window = c.window;
+    spec.docs = c.docs;
+    spec.sparsity = c.sparsity;
+    spec.pattern = c.pattern;
+    spec.block = c.block;
+    spec.dilation = c.dilation;
+    return std::make_shared<const attention_mask>(spec, seq, c.causal);
+}
+
+// (mask index, dtype, head_dim, layout of the positions)
+using mask_param = std::tuple<int, attn_dtype, int, layout>;
+
+std::string param_name(const testing::TestParamInfo<mask_param>& info) {
+    const auto [m, dtype, dim, lay] = info.param;
+    return std::string(k_masks[m].name) + "_" + kc::to_string(dtype) + "_d" + std::to_string(dim) +
+           "_" + to_string(lay);
+}
+
+// Positions of a call's side: arrays, or (contiguous layout) nullptr + first.
+struct side {
+    pos_t host;
+    rt::device_buffer<std::int64_t> dev;
+    bool contiguous;
+};
+
+side side_of(layout lay, pos_t p) {
+    side s{std::move(p), {}, lay == layout::contiguous};
+    if (!s.contiguous)
+        s.dev = rt::device_buffer<std::int64_t>(s.host);
+    return s;
+}
+
+kc::attention_positions positions(const side& q, const side& k) {
+    kc::attention_positions p;
+    p.q_pos = q.contiguous ? nullptr : q.dev.data();
+    p.k_pos = k.contiguous ? nullptr : k.dev.data();
+    p.q_first = q.host.front();
+    p.k_first = k.host.front();
+    return p;
+}
+
+std::size_t count_inf(const std::vector<float>& x) {
+    std::size_t n = 0;
+    for (const float v : x)
+        n += std::isinf(v);
+    return n;
+}
+
+class gpu_attention_mask : public testing::TestWithParam<mask_param> {
+  protected:
+    void SetUp() override {
+        RINGSCALE_SKIP_WITHOUT_DEVICE();
+        m_exec = make_executor(ringscale::device_kind::cuda);
+        m_mask = make_mask(k_masks[std::get<0>(GetParam())]);
+        m_dev_mask = std::make_unique<dev_mask>(*m_exec, m_mask);
+    }
+
+    /// The shape with the mask (host arrays and their device copies).
+    attention_shape shape(std::int64_t q_len, std::int64_t k_len) const {
+        attention_shape s = make_shape(q_len, k_len, std::get<2>(GetParam()), m_mask->causal());
+        s.mask = m_dev_mask->view();
+        return s;
+    }
+
+    std::unique_ptr<executor> m_exec;
+    std::shared_ptr<const attention_mask> m_mask;
+    std::unique_ptr<dev_mask> m_dev_mask;
+};
+
+} // namespace
+
+// Each rank's queries against its own K/V block and then the other rank's, merged into one
+// (O, LSE), against the reference of those queries over the whole sequence.
+TEST_P(gpu_attention_mask, forward_ring_matches_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [m, dtype, dim, lay] = GetParam();
+    const attention_shape global = shape(seq, seq);
+    const dev_input q = to_device(seeded(attention_q_elems(global), 61, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(global), 62, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(global), 63, 1.0f), dtype);
+    const attention_shape s = shape(seq / ranks, seq / ranks);
+    std::size_t unseen = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+        const side qs = side_of(lay, layout_positions(lay, seq, ranks, rank));
+        std::vector<float> q_local(attention_q_elems(s));
+        scatter_rows(q.rounded.data(), s.batch * s.heads, seq, dim, qs.host, q_local.data());
+        attention_shape ref_shape = s;
+        ref_shape.k_len = seq;
+        const ref_fwd want =
+            reference_fwd(ref_shape, q_local, k.rounded, v.rounded, qs.host, iota_pos(seq));
+        unseen += count_inf(want.lse);
+
+        const dev_input q_dev = to_device(q_local, dtype); // exact: already rounded
+        rt::device_buffer<float> o(want.o.size()), lse(want.lse.size());
+        kc::attention_fwd_init_cuda(s, o.data(), lse.data());
+        for (int step = 0; step < ranks; ++step) {
+            const side ks = side_of(
+                lay, layout_positions(lay, seq, ranks, ring_source_rank(rank, step, ranks)));
+            std::vector<float> k_blk(attention_kv_elems(s)), v_blk(k_blk.size());
+            scatter_rows(k.rounded.data(), s.batch * s.kv_heads, seq, dim, ks.host, k_blk.data());
+            scatter_rows(v.rounded.data(), s.batch * s.kv_heads, seq, dim, ks.host, v_blk.data());
+            const dev_input dk = to_device(k_blk, dtype), dv = to_device(v_blk, dtype);
+            kc::attention_fwd_cuda(s, dtype, q_dev.data.data(), dk.data.data(), dv.data.data(),
+                                   positions(qs, ks), o.data(), lse.data());
+            rt::device_synchronize(); // the block's buffers are freed at the end of the step
+        }
+        const std::string tag = "r" + std::to_string(rank);
+        expect_close(o.to_host(), want.o, 2.0f * unit_roundoff(dtype) * max_abs(v.rounded),
+                     tag + " O");
+        expect_close(lse.to_host(), want.lse, 1e-3f, tag + " LSE");
+    }
+    std::printf("[   info   ] %zu rows see no key (LSE -inf)\n", unseen);
+    if (std::string(k_masks[m].name) == "dilation") {
+        EXPECT_GT(unseen, 0u); // the case exists to check those rows
+    }
+}
+
+// All queries against each rank's K/V block in turn, given the reference's final O and LSE:
+// dQ accumulates over the blocks, each block's dK, dV land in its rows of the global gradient.
+TEST_P(gpu_attention_mask, backward_ring_matches_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [m, dtype, dim, lay] = GetParam();
+    const attention_shape global = shape(seq, seq);
+    const pos_t all = iota_pos(seq);
+    const dev_input q = to_device(seeded(attention_q_elems(global), 71, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(global), 72, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(global), 73, 1.0f), dtype);
+    const dev_input d_o = to_device(seeded(attention_q_elems(global), 74, 1.0f), dtype);
+    const ref_fwd fwd = reference_fwd(global, q.rounded, k.rounded, v.rounded, all, all);
+    std::vector<float> dq_ref(q.rounded.size()), dk_ref(k.rounded.size()), dv_ref(dk_ref.size());
+    attention_bwd_ref(global, q.rounded.data(), k.rounded.data(), v.rounded.data(),
+                      d_o.rounded.data(), all.data(), all.data(), dq_ref.data(), dk_ref.data(),
+                      dv_ref.data());
+
+    attention_shape s = global;
+    s.k_len = seq / ranks;
+    const std::int64_t outer = s.batch * s.kv_heads;
+    const side qs = side_of(lay, all);
+    rt::device_buffer<float> o(fwd.o), lse(fwd.lse), delta(fwd.lse.size());
+    rt::device_buffer<float> dq(std::vector<float>(dq_ref.size(), 0.0f));
+    kc::attention_bwd_delta_cuda(global, dtype, o.data(), d_o.data.data(), delta.data());
+    std::vector<float> dk_got(dk_ref.size()), dv_got(dv_ref.size());
+    for (int r = 0; r < ranks; ++r) {
+        const side ks = side_of(lay, layout_positions(lay, seq, ranks, r));
+        std::vector<float> k_blk(attention_kv_elems(s)), v_blk(k_blk.size());
+        scatter_rows(k.rounded.data(), outer, seq, dim, ks.host, k_blk.data());
+        scatter_rows(v.rounded.data(), outer, seq, dim, ks.host, v_blk.data());
+        const dev_input dk_in = to_device(k_blk, dtype), dv_in = to_device(v_blk, dtype);
+        rt::device_buffer<float> dk(std::vector<float>(k_blk.size(), 0.0f)),
+            dv(std::vector<float>(k_blk.size(), 0.0f));
+        kc::attention_bwd_cuda(s, dtype, q.data.data(), dk_in.data.data(), dv_in.data.data(),
+                               d_o.data.data(), lse.data(), delta.data(), positions(qs, ks),
+                               dq.data(), dk.data(), dv.data());
+        gather_rows(dk.to_host().data(), outer, seq, dim, ks.host, dk_got.data());
+        gather_rows(dv.to_host().data(), outer, seq, dim, ks.host, dv_got.data());
+    }
+    const float u4 = 4.0f * unit_roundoff(dtype);
+    expect_close(dq.to_host(), dq_ref, u4 * max_abs(dq_ref), "dQ");
+    expect_close(dk_got, dk_ref, u4 * max_abs(dk_ref), "dK");
+    expect_close(dv_got, dv_ref, u4 * max_abs(dv_ref), "dV");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    kernels, gpu_attention_mask,
+    testing::Combine(testing::Range(0, static_cast<int>(sizeof(k_masks) / sizeof(k_masks[0]))),
+                     testing::Values(attn_dtype::bf16, attn_dtype::fp16), testing::Values(64, 128),
+                     testing::Values(layout::zigzag, layout::contiguous)),
+    param_name);
+
+// The mask's arrays on the CUDA executor: copies of the host arrays, made once.
+TEST(gpu_dev_mask, uploads_the_arrays_once) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto exec = make_executor(ringscale::device_kind::cuda);
+    mask_spec spec;
+    spec.docs = "fixed:70";
+    spec.sparsity = 0.5;
+    spec.block = 16;
+    const auto mask = std::make_shared<const attention_mask>(spec, seq, true);
+    const dev_mask dm(*exec, mask);
+    const mask_view a = dm.view(), b = dm.view();
+    ASSERT_NE(a.doc_start_dev, nullptr);
+    ASSERT_NE(a.keep_dev, nullptr);
+    EXPECT_NE(a.doc_start_dev, a.doc_start); // device memory, not the host array
+    EXPECT_EQ(a.doc_start_dev, b.doc_start_dev);
+    EXPECT_EQ(a.keep_dev, b.keep_dev);
+    std::vector<std::int64_t> starts(mask->doc_starts().size());
+    std::vector<std::uint8_t> keep(mask->keep().size());
+    rt::copy_device_to_host(starts.data(), a.doc_start_dev, starts.size() * sizeof(starts[0]));
+    rt::copy_device_to_host(keep.data(), a.keep_dev, keep.size());
+    EXPECT_EQ(starts, mask->doc_starts());
+    EXPECT_EQ(keep, mask->keep());
+}
+
+// A mask whose arrays have no device copy is refused, not read from host memory.
+TEST(gpu_dev_mask, a_mask_without_device_arrays_is_refused) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    mask_spec spec;
+    spec.docs = "fixed:64";
+    const attention_mask mask(spec, 128, true);
+    attention_shape s = make_shape(128, 128, 64, true);
+    s.mask = mask.view(); // host pointers only
+    rt::device_buffer<std::uint16_t> x(static_cast<std::size_t>(attention_q_elems(s)));
+    rt::device_buffer<float> o(x.size()), lse(static_cast<std::size_t>(s.batch * s.heads * 128));
+    EXPECT_THROW(kc::attention_fwd_cuda(s, attn_dtype::bf16, x.data(), x.data(), x.data(), {},
+                                        o.data(), lse.data()),
+                 ringscale::config_error);
+}
