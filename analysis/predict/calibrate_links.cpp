@@ -35,7 +35,9 @@ link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector
     return {c[0], c[1] > 0 ? 1 / c[1] : std::numeric_limits<double>::infinity()};
 }
 
-using link_rows = std::map<coll, std::pair<std::vector<const link_obs*>, std::vector<double>>>;
+/// Observations of one collective and their statistics.
+using link_set = std::pair<std::vector<const link_obs*>, std::vector<double>>;
+using link_rows = std::map<coll, link_set>;
 
 /// Sum over collectives of the squared relative residuals of their fits under `node_links`.
 double per_op_rss(const link_rows& by_op, double node_links) {
@@ -78,10 +80,8 @@ double fit_node_links(const link_rows& by_op) {
 }
 
 /// The rows of one kind of call.
-std::pair<std::vector<const link_obs*>, std::vector<double>>
-only_calls(const std::pair<std::vector<const link_obs*>, std::vector<double>>& rows,
-           mpi_call call) {
-    std::pair<std::vector<const link_obs*>, std::vector<double>> out;
+link_set only_calls(const link_set& rows, mpi_call call) {
+    link_set out;
     for (std::size_t i = 0; i < rows.first.size(); ++i)
         if (rows.first[i]->call == call) {
             out.first.push_back(rows.first[i]);
