@@ -76,15 +76,6 @@ double peak_bytes(const pooled_case& c) {
     return out;
 }
 
-std::string size_text(double s) {
-    const auto v = static_cast<long long>(std::llround(s));
-    if (v >= (1 << 20) && v % (1 << 20) == 0)
-        return fmt::format("{}M", v >> 20);
-    if (v >= 1024 && v % 1024 == 0)
-        return fmt::format("{}K", v >> 10);
-    return fmt::format("{}", v);
-}
-
 cell mib_cell(double bytes) {
     return bytes > 0 ? number_cell(bytes / 1048576.0, fmt::format("{:.1f}", bytes / 1048576.0))
                      : cell{"-", nullptr};

@@ -28,15 +28,6 @@ std::string group_label(const pooled_case& c) {
     return s;
 }
 
-std::string size_text(double s) {
-    const auto v = static_cast<long long>(s);
-    if (v >= (1 << 20) && v % (1 << 20) == 0)
-        return fmt::format("{}M", v >> 20);
-    if (v >= 1024 && v % 1024 == 0)
-        return fmt::format("{}K", v >> 10);
-    return fmt::format("{}", v);
-}
-
 } // namespace
 
 double case_seq_len(const pooled_case& c) {

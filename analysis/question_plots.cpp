@@ -3,6 +3,7 @@
 #include "plot_panels.hpp"
 #include "resources.hpp"
 #include "src/base/results_schema.hpp"
+#include "views.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,15 +16,6 @@ namespace ringscale::analysis {
 namespace {
 
 constexpr double mib = 1024.0 * 1024.0;
-
-std::string size_text(double s) {
-    const auto v = static_cast<long long>(std::llround(s));
-    if (v >= (1 << 20) && v % (1 << 20) == 0)
-        return fmt::format("{}M", v >> 20);
-    if (v >= 1024 && v % 1024 == 0)
-        return fmt::format("{}K", v >> 10);
-    return fmt::format("{}", v);
-}
 
 /// Summary row of each pooled case.
 using row_index = std::map<const pooled_case*, const case_summary*>;

@@ -112,6 +112,15 @@ std::string verdict_text(const case_comparison& c) {
 
 } // namespace
 
+std::string size_text(double s) {
+    const auto v = static_cast<long long>(std::llround(s));
+    if (v >= (1 << 20) && v % (1 << 20) == 0)
+        return fmt::format("{}M", v >> 20);
+    if (v >= 1024 && v % 1024 == 0)
+        return fmt::format("{}K", v >> 10);
+    return fmt::format("{}", v);
+}
+
 std::string format_time(double s) {
     if (!std::isfinite(s))
         return "-";

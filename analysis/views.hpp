@@ -15,6 +15,8 @@ namespace ringscale::analysis {
 
 /// "1.234 ms", "56.78 us", "2.345 s": four significant digits; "-" for NaN.
 std::string format_time(double seconds);
+/// A size as the options write it: "16M", "4K", "512" (whole MiB or KiB, else bytes).
+std::string size_text(double bytes);
 /// "[1.230 ms, 1.240 ms]" or "-" when either end is NaN.
 std::string format_interval(double lo, double hi, bool as_time);
 
