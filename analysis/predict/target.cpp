@@ -238,9 +238,28 @@ std::string unknown_choice(const target& t) {
     return "";
 }
 
+/// Why the cost models cannot price `t` although its job runs it ("" when they can): attention
+/// masks, whose per-rank work and skipped exchanges they do not know (they would price the dense
+/// case), and groups placed across nodes (they place every group inside nodes).
+std::string unmodelled(const target& t) {
+    for (const char* mask : {"window", "docs", "sparsity", "dilation"})
+        if (!field(t, mask).empty())
+            return fmt::format("attention masks (--{}) have no cost model yet: it would price "
+                               "the dense case",
+                               mask);
+    for (const char* name : {schema::attr::ulysses_placement, schema::attr::cp_placement})
+        if (field(t, name, "node") != "node")
+            return fmt::format("{} '{}' has no cost model yet: it places every group inside "
+                               "nodes",
+                               name, field(t, name).substr(0, 40));
+    return "";
+}
+
 step_prediction predict_target(const target& t, const figures& f, int only_rank) {
     step_prediction out;
     out.refusal = unknown_choice(t);
+    if (out.ok())
+        out.refusal = unmodelled(t);
     if (!out.ok())
         return out;
     try {

@@ -291,3 +291,41 @@ TEST(predict_cost, the_slowest_rank_of_p_scales_compute_by_its_expected_jitter) 
     EXPECT_DOUBLE_EQ(j.beta[0], 1); // communication is not a rank's own compute
     EXPECT_DOUBLE_EQ(with_rank_jitter(c, 0.1, 1).attn, 2);
 }
+
+// A masked case does less work, and skips exchanges, in ways the models do not know: priced as
+// the dense case it would be off by up to the mask's density; groups placed across nodes
+// exchange over other links than the models place them on. Both are refused, with the reason.
+TEST(predict_cost, masks_and_groups_across_nodes_are_refused_not_priced_dense) {
+    const figures f = simple(1e12, 1e-5, 1e9);
+    target dense;
+    dense.job = "ring_attention";
+    dense.variant = "ring";
+    dense.identity = {{"seq_len", "4096"}, {"layout", "zigzag"}, {"heads", "8"}, {"kv_heads", "8"}};
+    dense.where = {2, 1, 2};
+    ASSERT_TRUE(predict_target(dense, f).ok()) << predict_target(dense, f).refusal;
+    for (const auto& [mask, value] : std::vector<std::pair<std::string, std::string>>{
+             {"window", "512"}, {"docs", "1K"}, {"sparsity", "0.5"}, {"dilation", "1K:2"}}) {
+        target t = dense;
+        t.identity[mask] = value;
+        const step_prediction p = predict_target(t, f);
+        EXPECT_FALSE(p.ok()) << mask;
+        EXPECT_NE(p.refusal.find("masks (--" + mask + ")"), std::string::npos) << p.refusal;
+    }
+    target hybrid = dense;
+    hybrid.job = "context_parallel";
+    hybrid.variant = "hybrid";
+    hybrid.identity["ulysses_degree"] = "2";
+    hybrid.identity["ulysses_placement"] = "node";
+    EXPECT_TRUE(predict_target(hybrid, f).ok()) << predict_target(hybrid, f).refusal;
+    hybrid.identity["ulysses_placement"] = "across";
+    EXPECT_NE(predict_target(hybrid, f).refusal.find("ulysses_placement 'across'"),
+              std::string::npos)
+        << predict_target(hybrid, f).refusal;
+    target train;
+    train.job = "train_step";
+    train.variant = "ddp";
+    train.identity = {{"dp", "2"}, {"cp", "2"}, {"cp_placement", "across"}};
+    train.where = {4, 2, 2};
+    EXPECT_NE(predict_target(train, f).refusal.find("cp_placement 'across'"), std::string::npos)
+        << predict_target(train, f).refusal;
+}
