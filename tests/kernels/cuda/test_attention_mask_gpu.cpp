@@ -2,10 +2,11 @@
 // instantiation, which also runs where the sm90 path is resolved) against the double reference
 // with the same mask, on seeded inputs rounded to bf16 / fp16. Each mask runs as a ring over
 // 2 ranks: positions as arrays (zigzag: 4 chunks, the documents and windows crossing the
-// blocks) and as contiguous runs (the kernels' no-load fast path), GQA (4 query heads on 2
-// K/V heads), head_dim 64 and 128. The mask's arrays reach the device through
-// kernels::dev_mask on the CUDA executor. Tolerances: attention_gpu_support.hpp. Every test
-// skips without a device.
+// blocks; striped: every other token, so no tile is a contiguous run) and as contiguous runs
+// (the kernels' no-load fast path), GQA (4 query heads on 2 K/V heads), head_dim 64 and 128;
+// the backward both with every query at once and with each rank's own queries. The mask's arrays
+// reach the device through kernels::dev_mask on the CUDA executor. Tolerances:
+// attention_gpu_support.hpp. Every test skips without a device.
 #include "kernels/dev_mask.hpp"
 #include "kernels/executor.hpp"
 #include "kernels/layout.hpp"
@@ -43,19 +44,32 @@ struct mask_case {
 
 // Documents 137..256 cross both layouts' block boundaries (contiguous: 150; zigzag: 75, 225);
 // the narrow window leaves whole 128-row query blocks without a key of the other rank's
-// block; the dilation leaves rows with no visible key at all (O = 0, LSE = -inf).
+// block; the wide windows span more than a 128-row query block and a 64-key block, so whole
+// warp tiles are visible (the no-test path) beside partial and skipped ones; the 100-token
+// sparse blocks straddle the 64-key tiles; the dilations leave rows with no visible key at
+// all (O = 0, LSE = -inf; no gradient).
 const mask_case k_masks[] = {
     {"window_causal", true, 40, "", -1, "random", 128, ""},
     {"window", false, 50, "", -1, "random", 128, ""},
     {"window_narrow", true, 12, "", -1, "random", 128, ""},
+    {"window_wide_causal", true, 200, "", -1, "random", 128, ""},
+    {"window_wide", false, 170, "", -1, "random", 128, ""},
     {"docs_causal", true, 0, "100+37+120+43", -1, "random", 128, ""},
     {"docs", false, 0, "fixed:64", -1, "random", 128, ""},
     {"docs_window", true, 30, "uniform:16-96", -1, "random", 128, ""},
     {"sparse_random_causal", true, 0, "", 0.5, "random", 16, ""},
     {"sparse_random", false, 0, "", 0.6, "random", 32, ""},
+    {"sparse_random_b100", false, 0, "", 0.4, "random", 100, ""},
     {"sparse_local_global", true, 0, "", 0.7, "local_global", 16, ""},
+    {"window_local_global", true, 90, "", 0.5, "local_global", 32, ""},
     {"dilation", true, 0, "", -1, "random", 128, "60:2+150:5"},
+    {"docs_dilation", false, 0, "fixed:120", -1, "random", 128, "20:4+300:3"},
 };
+
+// The cases whose masks leave some query row with no visible key in the whole sequence.
+bool has_unseen_rows(const std::string& name) {
+    return name == "dilation" || name == "docs_dilation";
+}
 
 std::shared_ptr<const attention_mask> make_mask(const mask_case& c) {
     mask_spec spec;
@@ -171,7 +185,7 @@ TEST_P(gpu_attention_mask, forward_ring_matches_reference) {
         expect_close(lse.to_host(), want.lse, 1e-3f, tag + " LSE");
     }
     std::printf("[   info   ] %zu rows see no key (LSE -inf)\n", unseen);
-    if (std::string(k_masks[m].name) == "dilation") {
+    if (has_unseen_rows(k_masks[m].name)) {
         EXPECT_GT(unseen, 0u); // the case exists to check those rows
     }
 }
@@ -221,11 +235,81 @@ TEST_P(gpu_attention_mask, backward_ring_matches_reference) {
     expect_close(dv_got, dv_ref, u4 * max_abs(dv_ref), "dV");
 }
 
+// As a ring runs the backward: each rank's own queries (the layout's positions, zigzag and
+// striped ones not a contiguous run) against every K/V block, with that rank's rows of the
+// final O, LSE and dO. dQ accumulates over the blocks on the query's rank; a block's dK, dV
+// accumulate over the ranks whose queries it met.
+TEST_P(gpu_attention_mask, backward_local_queries_match_reference) {
+    RINGSCALE_SKIP_WITHOUT_DEVICE();
+    const auto [m, dtype, dim, lay] = GetParam();
+    const attention_shape global = shape(seq, seq);
+    const pos_t all = iota_pos(seq);
+    const dev_input q = to_device(seeded(attention_q_elems(global), 81, 2.0f), dtype);
+    const dev_input k = to_device(seeded(attention_kv_elems(global), 82, 2.0f), dtype);
+    const dev_input v = to_device(seeded(attention_kv_elems(global), 83, 1.0f), dtype);
+    const dev_input d_o = to_device(seeded(attention_q_elems(global), 84, 1.0f), dtype);
+    const ref_fwd fwd = reference_fwd(global, q.rounded, k.rounded, v.rounded, all, all);
+    std::vector<float> dq_ref(q.rounded.size()), dk_ref(k.rounded.size()), dv_ref(dk_ref.size());
+    attention_bwd_ref(global, q.rounded.data(), k.rounded.data(), v.rounded.data(),
+                      d_o.rounded.data(), all.data(), all.data(), dq_ref.data(), dk_ref.data(),
+                      dv_ref.data());
+
+    const attention_shape s = shape(seq / ranks, seq / ranks);
+    const std::int64_t q_outer = s.batch * s.heads, kv_outer = s.batch * s.kv_heads;
+    std::vector<side> sides;
+    std::vector<dev_input> k_blk, v_blk;
+    std::vector<rt::device_buffer<float>> dk, dv;
+    for (int r = 0; r < ranks; ++r) {
+        sides.push_back(side_of(lay, layout_positions(lay, seq, ranks, r)));
+        std::vector<float> kb(attention_kv_elems(s)), vb(kb.size());
+        scatter_rows(k.rounded.data(), kv_outer, seq, dim, sides.back().host, kb.data());
+        scatter_rows(v.rounded.data(), kv_outer, seq, dim, sides.back().host, vb.data());
+        k_blk.push_back(to_device(kb, dtype));
+        v_blk.push_back(to_device(vb, dtype));
+        dk.emplace_back(std::vector<float>(kb.size(), 0.0f));
+        dv.emplace_back(std::vector<float>(kb.size(), 0.0f));
+    }
+    std::vector<float> dq_got(dq_ref.size()), dk_got(dk_ref.size()), dv_got(dv_ref.size());
+    for (int rank = 0; rank < ranks; ++rank) {
+        const pos_t& qp = sides[static_cast<std::size_t>(rank)].host;
+        std::vector<float> q_loc(attention_q_elems(s)), do_loc(q_loc.size()), o_loc(q_loc.size());
+        std::vector<float> lse_loc(static_cast<std::size_t>(q_outer * s.q_len));
+        scatter_rows(q.rounded.data(), q_outer, seq, dim, qp, q_loc.data());
+        scatter_rows(d_o.rounded.data(), q_outer, seq, dim, qp, do_loc.data());
+        scatter_rows(fwd.o.data(), q_outer, seq, dim, qp, o_loc.data());
+        scatter_rows(fwd.lse.data(), q_outer, seq, 1, qp, lse_loc.data());
+        const dev_input q_dev = to_device(q_loc, dtype), do_dev = to_device(do_loc, dtype);
+        rt::device_buffer<float> o(o_loc), lse(lse_loc), delta(lse_loc.size());
+        rt::device_buffer<float> dq(std::vector<float>(q_loc.size(), 0.0f));
+        kc::attention_bwd_delta_cuda(s, dtype, o.data(), do_dev.data.data(), delta.data());
+        for (int step = 0; step < ranks; ++step) {
+            const auto src = static_cast<std::size_t>(ring_source_rank(rank, step, ranks));
+            kc::attention_bwd_cuda(s, dtype, q_dev.data.data(), k_blk[src].data.data(),
+                                   v_blk[src].data.data(), do_dev.data.data(), lse.data(),
+                                   delta.data(),
+                                   positions(sides[static_cast<std::size_t>(rank)], sides[src]),
+                                   dq.data(), dk[src].data(), dv[src].data());
+        }
+        gather_rows(dq.to_host().data(), q_outer, seq, dim, qp, dq_got.data());
+    }
+    for (int r = 0; r < ranks; ++r) {
+        const pos_t& kp = sides[static_cast<std::size_t>(r)].host;
+        gather_rows(dk[static_cast<std::size_t>(r)].to_host().data(), kv_outer, seq, dim, kp,
+                    dk_got.data());
+        gather_rows(dv[static_cast<std::size_t>(r)].to_host().data(), kv_outer, seq, dim, kp,
+                    dv_got.data());
+    }
+    const float u4 = 4.0f * unit_roundoff(dtype);
+    expect_close(dq_got, dq_ref, u4 * max_abs(dq_ref), "dQ");
+    expect_close(dk_got, dk_ref, u4 * max_abs(dk_ref), "dK");
+    expect_close(dv_got, dv_ref, u4 * max_abs(dv_ref), "dV");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     kernels, gpu_attention_mask,
     testing::Combine(testing::Range(0, static_cast<int>(sizeof(k_masks) / sizeof(k_masks[0]))),
                      testing::Values(attn_dtype::bf16, attn_dtype::fp16), testing::Values(64, 128),
-                     testing::Values(layout::zigzag, layout::contiguous)),
+                     testing::Values(layout::zigzag, layout::striped, layout::contiguous)),
     param_name);
 
 // The mask's arrays on the CUDA executor: copies of the host arrays, made once.
