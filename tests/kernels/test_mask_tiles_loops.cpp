@@ -29,8 +29,6 @@ using ringscale::kernels::cuda::attention_positions;
 
 namespace {
 
-constexpr std::int64_t seq = 420; // 2 ranks: 210 rows; 3 ranks: 140; zigzag chunks of 105, 70
-
 // attention_fwd.cu: blocks of 128 query rows, 16 per warp, key tiles of 64.
 constexpr int fwd_rows = 128, fwd_warps = 8, fwd_keys = 64;
 // attention_bwd_block.cuh: blocks of 64 keys, 16 per warp, query tiles of 64 rows.
@@ -47,6 +45,7 @@ struct mask_case {
     bool causal;
 };
 
+// Over a sequence of 420 tokens: 2 ranks hold 210 rows, 3 ranks 140 (zigzag chunks of 105, 70).
 const mask_case k_masks[] = {
     {"window causal", 40, "", -1, "random", 128, "", true},
     {"window", 50, "", -1, "random", 128, "", false},
@@ -61,6 +60,18 @@ const mask_case k_masks[] = {
     {"window local_global", 90, "", 0.5, "local_global", 32, "", true},
     {"dilation", 0, "", -1, "random", 128, "60:2+150:5", true},
     {"docs dilation", 0, "fixed:120", -1, "random", 128, "20:4+420:3", false},
+};
+
+// Over 36 tokens: calls of 18 and 12 rows (zigzag chunks of 9 and 6), shorter than a warp's
+// 16 rows or a 64-key tile.
+const mask_case k_tiny_masks[] = {
+    {"tiny window causal", 5, "", -1, "random", 128, "", true},
+    {"tiny window", 7, "", -1, "random", 128, "", false},
+    {"tiny docs causal", 0, "fixed:10", -1, "random", 128, "", true},
+    {"tiny docs window", 4, "7+20+9", -1, "random", 128, "", false},
+    {"tiny sparse causal", 0, "", 0.5, "random", 4, "", true},
+    {"tiny local_global", 0, "", 0.5, "local_global", 8, "", false},
+    {"tiny dilation", 0, "", -1, "random", 128, "12:3+36:4", true},
 };
 
 mask_spec spec_of(const mask_case& c) {
@@ -80,7 +91,7 @@ struct side {
 };
 
 // One rank's rows under each layout (2 and 3 ranks), and the whole sequence.
-std::vector<side> sides() {
+std::vector<side> sides(std::int64_t seq) {
     std::vector<side> out;
     for (const layout lay : {layout::contiguous, layout::zigzag, layout::striped})
         for (const int ranks : {2, 3}) {
@@ -236,27 +247,14 @@ std::int64_t check_seen(const call& c, const seen_t& seen, const std::string& wh
     return bad;
 }
 
-} // namespace
-
-TEST(mask_tiles_loops, rows_at_most_is_upper_bound_on_both_paths) {
-    const pos_t run = {40, 41, 42, 43, 44, 45, 46};
-    const pos_t gaps = {3, 5, 8, 13, 21, 21, 34};
-    for (const pos_t* p : {&run, &gaps})
-        for (std::int64_t limit = -3; limit < 50; ++limit) {
-            const auto want = std::upper_bound(p->begin(), p->end(), limit) - p->begin();
-            EXPECT_EQ(rows_at_most(p->data(), 0, 7, limit), want) << limit;
-            if (p == &run) {
-                EXPECT_EQ(rows_at_most(nullptr, 40, 7, limit), want) << limit;
-            }
-        }
-    EXPECT_EQ(row_position(nullptr, 40, 3), 43);
-    EXPECT_EQ(row_position(gaps.data(), 40, 3), 13);
-}
-
-TEST(mask_tiles_loops, kernels_let_through_each_visible_pair_once) {
-    const std::vector<side> all_sides = sides();
-    std::int64_t calls = 0, visible = 0, skipped_blocks = 0;
-    for (const mask_case& mc : k_masks) {
+// Replay both kernels over every pair of sides for each mask; returns the visible pairs
+// and counts the forward blocks whose key rows start past their call's first key.
+template <std::size_t n>
+std::int64_t replay_all(const mask_case (&masks)[n], std::int64_t seq, std::int64_t& calls,
+                        std::int64_t& skipped_blocks) {
+    const std::vector<side> all_sides = sides(seq);
+    std::int64_t visible = 0;
+    for (const mask_case& mc : masks) {
         const attention_mask mask(spec_of(mc), seq, mc.causal);
         const mask_view m = mask.view();
         for (const side& qs : all_sides)
@@ -280,9 +278,39 @@ TEST(mask_tiles_loops, kernels_let_through_each_visible_pair_once) {
                     ++calls;
                 }
     }
+    return visible;
+}
+
+} // namespace
+
+TEST(mask_tiles_loops, rows_at_most_is_upper_bound_on_both_paths) {
+    const pos_t run = {40, 41, 42, 43, 44, 45, 46};
+    const pos_t gaps = {3, 5, 8, 13, 21, 21, 34};
+    for (const pos_t* p : {&run, &gaps})
+        for (std::int64_t limit = -3; limit < 50; ++limit) {
+            const auto want = std::upper_bound(p->begin(), p->end(), limit) - p->begin();
+            EXPECT_EQ(rows_at_most(p->data(), 0, 7, limit), want) << limit;
+            if (p == &run) {
+                EXPECT_EQ(rows_at_most(nullptr, 40, 7, limit), want) << limit;
+            }
+        }
+    EXPECT_EQ(row_position(nullptr, 40, 3), 43);
+    EXPECT_EQ(row_position(gaps.data(), 40, 3), 13);
+}
+
+TEST(mask_tiles_loops, kernels_let_through_each_visible_pair_once) {
+    std::int64_t calls = 0, skipped_blocks = 0;
+    const std::int64_t visible = replay_all(k_masks, 420, calls, skipped_blocks);
     // The replay is not vacuous: pairs are visible, and blocks skip some of their keys.
     EXPECT_GT(visible, 0);
     EXPECT_GT(skipped_blocks, 0);
     std::printf("[   info   ] %lld calls, %lld visible pairs\n", static_cast<long long>(calls),
                 static_cast<long long>(visible));
+}
+
+TEST(mask_tiles_loops, calls_shorter_than_a_tile) {
+    std::int64_t calls = 0, skipped_blocks = 0;
+    const std::int64_t visible = replay_all(k_tiny_masks, 36, calls, skipped_blocks);
+    EXPECT_GT(visible, 0);
+    EXPECT_GT(skipped_blocks, 0);
 }
