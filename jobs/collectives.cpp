@@ -54,9 +54,9 @@ bool reduces(const collective_op& op) {
 class collectives_case final : public case_runner {
   public:
     // Splitting by scope is collective: every rank builds the case in the same order.
-    collectives_case(const collective_op& op, std::uint64_t bytes, int root, bool inplace,
-                     const collective_scope& scope, run_context& ctx)
-        : m_op(op), m_root(root), m_inplace(inplace), m_scope(scope),
+    collectives_case(const collective_op& op, std::uint64_t bytes, const collective_peers& peers,
+                     bool inplace, const collective_scope& scope, run_context& ctx)
+        : m_op(op), m_peers(peers), m_inplace(inplace), m_scope(scope),
           m_sub(split_scope(ctx.world, ctx.launch.nodes, scope, m_active)),
           m_comm(m_sub ? *m_sub : ctx.world), m_dev(ctx.dev), m_sz(op.sizes(bytes, m_comm.size())) {
     }
@@ -71,7 +71,7 @@ class collectives_case final : public case_runner {
                 {attr::flops_per_iter, 0.0},
                 {attr::scope_ranks, static_cast<std::int64_t>(m_scope.ranks)},
                 {attr::scope_groups, static_cast<std::int64_t>(m_scope.groups)},
-                {"root", static_cast<std::int64_t>(m_root)}};
+                {"root", static_cast<std::int64_t>(m_peers.root)}};
     }
 
     void setup() override {
@@ -131,16 +131,16 @@ class collectives_case final : public case_runner {
         const int me = m_comm.rank();
         if (m_inplace)
             m_op.run(m_comm, m_buf.data() + in_place_input_offset(m_sz, me),
-                     m_buf.data() + in_place_output_offset(m_sz, me), m_sz, m_root);
+                     m_buf.data() + in_place_output_offset(m_sz, me), m_sz, m_peers);
         else
-            m_op.run(m_comm, m_send.data(), m_recv.data(), m_sz, m_root);
+            m_op.run(m_comm, m_send.data(), m_recv.data(), m_sz, m_peers);
     }
 
     /// In place: the rank's input in its place, the sentinel everywhere else.
     void load_inputs() {
         const int me = m_comm.rank();
         const std::size_t at = in_place_input_offset(m_sz, me);
-        const std::size_t n = has_input(m_op, me, m_root) ? m_sz.send_count : 0;
+        const std::size_t n = has_input(m_op, me, m_peers.root) ? m_sz.send_count : 0;
         fill(m_dev, m_buf.data(), 0, at, -1);
         fill(m_dev, m_buf.data() + at, 0, n, me);
         fill(m_dev, m_buf.data() + at + n, 0, m_buf.size() - at - n, -1);
@@ -157,13 +157,13 @@ class collectives_case final : public case_runner {
         for (std::size_t first = 0; first < m_sz.recv_count; first += host.size()) {
             const std::size_t n = std::min(host.size(), m_sz.recv_count - first);
             m_dev.download(host.data(), out + first, n * sizeof(float));
-            wrong += m_op.count_wrong(me, m_comm.size(), host.data(), first, n, m_sz, m_root);
+            wrong += m_op.count_wrong(me, m_comm.size(), host.data(), first, n, m_sz, m_peers);
         }
         return wrong;
     }
 
     const collective_op& m_op;
-    int m_root;
+    collective_peers m_peers;
     bool m_inplace;
     collective_scope m_scope;
     bool m_active = true; // set by split_scope (declared before m_sub, initialised first)
@@ -188,13 +188,17 @@ std::string in_place_refusal(const collective_op& op, const launch_info& launch)
 
 /// One planned case of `bytes` requested, in place or not: skipped, with the reason, when the
 /// message is below one float32 per rank or the operation has no in-place form here.
-case_plan plan_case(const collective_op& op, std::uint64_t bytes, int root, bool inplace,
-                    const collective_scope& scope, const launch_info& launch) {
+case_plan plan_case(const collective_op& op, std::uint64_t bytes, const collective_peers& peers,
+                    bool inplace, const collective_scope& scope, const launch_info& launch) {
     case_plan c;
     c.job = "collectives";
     c.variant = op.name;
     c.values.set("op", text_value(op.name));
-    c.values.set("root", integer_value(root));
+    c.values.set("root", integer_value(peers.root));
+    if (op.name == "sendrecv" && peers.shift != 1) { // the default stays out: older files match
+        c.values.set("shift", integer_value(peers.shift));
+        c.variant += fmt::format("/shift{}", peers.shift);
+    }
     c.values.set("requested_bytes", size_value(bytes));
     c.values.set("inplace", flag_value(inplace));
     c.values.set("scope", text_value(scope.name));
@@ -237,6 +241,10 @@ class collectives_job final : public job {
                     .short_option('f')
                     .help("multiply the size by this between cases"),
                 option_decl::integer("root", "0", 0, k_max_ranks).help("root rank of broadcast"),
+                option_decl::text("shift", "1")
+                    .help("sendrecv: each rank sends to rank + SHIFT, receives from rank - SHIFT; "
+                          "1 = a ring (as nccl-tests), node = the ranks per node: every rank "
+                          "sends to the next node at once, as a hybrid's ring across nodes does"),
                 option_decl::flag("inplace", "0")
                     .sweeps()
                     .help("0 out of place, 1 in place (one buffer; 0,1 runs both, as nccl-tests)"),
@@ -253,8 +261,12 @@ class collectives_job final : public job {
         const collective_op& op = find_op(plan.values.text("op"));
         const collective_scope scope =
             plan_scope(plan.values.text("scope"), ctx.launch.nodes, ctx.world.size());
+        collective_peers peers;
+        peers.root = static_cast<int>(plan.values.integer("root"));
+        if (plan.values.has("shift"))
+            peers.shift = static_cast<int>(plan.values.integer("shift"));
         return std::make_unique<collectives_case>(
-            op, plan.values.size("requested_bytes"), static_cast<int>(plan.values.integer("root")),
+            op, plan.values.size("requested_bytes"), peers,
             plan.values.has("inplace") && plan.values.flag("inplace"), scope, ctx);
     }
 
@@ -283,7 +295,7 @@ class collectives_job final : public job {
 
 std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
                                              const launch_info& launch) const {
-    const params& first = sweep.front(); // min-bytes, max-bytes, step-factor, root: one value
+    const params& first = sweep.front(); // min-bytes, max-bytes, step-factor, root, shift: one
     const std::uint64_t lo = first.size("min-bytes"), hi = first.size("max-bytes");
     const auto f = static_cast<std::uint64_t>(first.integer("step-factor"));
     const std::int64_t root = first.integer("root");
@@ -294,6 +306,8 @@ std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
         throw config_error(fmt::format("--root: {} is not a rank of this {}-rank launch", root,
                                        launch.world_size));
     std::vector<collective_scope> scopes; // each --scope value, checked on this launch's nodes
+    std::vector<int> shifts;              // ... and the sendrecv shift on it
+    bool sendrecv = false;
     for (const params& p : sweep) {
         const collective_scope s = plan_scope(p.text("scope"), launch.nodes, launch.world_size);
         if (root >= s.ranks)
@@ -301,7 +315,14 @@ std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
                                            "communicator",
                                            root, s.ranks, s.name));
         scopes.push_back(s);
+        for (const collective_op* op : ops_from_list({p.text("op")}))
+            sendrecv = sendrecv || op->name == "sendrecv";
     }
+    if (!sendrecv && first.text("shift") != "1")
+        throw config_error("--shift is sendrecv's peer distance, but --op runs no sendrecv");
+    for (const collective_scope& s : scopes)
+        shifts.push_back(
+            sendrecv ? plan_shift(first.text("shift"), launch.nodes, launch.world_size, s) : 1);
     std::vector<case_plan> cases;
     std::string refused; // an in-place refusal, reported if nothing else would run
     // The points come op by op (op varies slowest), each op with every --inplace value: all
@@ -313,8 +334,8 @@ std::vector<case_plan> collectives_job::plan(const std::vector<params>& sweep,
             for (std::uint64_t bytes = lo; bytes <= hi; bytes *= f) {
                 for (std::size_t k = i; k < j; ++k) {
                     const bool inplace = sweep[k].flag("inplace");
-                    cases.push_back(
-                        plan_case(*op, bytes, static_cast<int>(root), inplace, scopes[k], launch));
+                    const collective_peers peers{static_cast<int>(root), shifts[k]};
+                    cases.push_back(plan_case(*op, bytes, peers, inplace, scopes[k], launch));
                     if (inplace && !in_place_refusal(*op, launch).empty())
                         refused = in_place_refusal(*op, launch);
                 }

@@ -50,7 +50,8 @@ collective_sizes all_to_all_sizes(std::uint64_t bytes, int ranks) {
 }
 
 /// Expected output element i on `rank`; `block` is the per-rank block size.
-using expected_fn = float (*)(std::size_t i, int rank, int ranks, int root, std::size_t block);
+using expected_fn = float (*)(std::size_t i, int rank, int ranks, const collective_peers& peers,
+                              std::size_t block);
 
 float sum_over_ranks(std::size_t i, int ranks) {
     float s = 0;
@@ -59,75 +60,78 @@ float sum_over_ranks(std::size_t i, int ranks) {
     return s;
 }
 
-float expect_allreduce(std::size_t i, int, int ranks, int, std::size_t) {
+float expect_allreduce(std::size_t i, int, int ranks, const collective_peers&, std::size_t) {
     return sum_over_ranks(i, ranks);
 }
-float expect_allgather(std::size_t i, int, int, int, std::size_t block) {
+float expect_allgather(std::size_t i, int, int, const collective_peers&, std::size_t block) {
     return collective_value(static_cast<int>(i / block), i % block);
 }
-float expect_reduce_scatter(std::size_t i, int rank, int ranks, int, std::size_t block) {
+float expect_reduce_scatter(std::size_t i, int rank, int ranks, const collective_peers&,
+                            std::size_t block) {
     return sum_over_ranks(static_cast<std::size_t>(rank) * block + i, ranks);
 }
-float expect_alltoall(std::size_t i, int rank, int, int, std::size_t block) {
+float expect_alltoall(std::size_t i, int rank, int, const collective_peers&, std::size_t block) {
     // Block q came from rank q's block `rank`.
     return collective_value(static_cast<int>(i / block),
                             static_cast<std::size_t>(rank) * block + i % block);
 }
-float expect_sendrecv(std::size_t i, int rank, int ranks, int, std::size_t) {
-    return collective_value((rank + ranks - 1) % ranks, i);
+float expect_sendrecv(std::size_t i, int rank, int ranks, const collective_peers& peers,
+                      std::size_t) {
+    return collective_value((rank + ranks - peers.shift % ranks) % ranks, i);
 }
-float expect_broadcast(std::size_t i, int, int, int root, std::size_t) {
-    return collective_value(root, i);
+float expect_broadcast(std::size_t i, int, int, const collective_peers& peers, std::size_t) {
+    return collective_value(peers.root, i);
 }
 
 // Output elements [first, first + n), held in out[0..n), against `expected`.
 template <expected_fn expected>
 std::uint64_t check(int rank, int ranks, const float* out, std::size_t first, std::size_t n,
-                    const collective_sizes& sz, int root) {
+                    const collective_sizes& sz, const collective_peers& peers) {
     std::uint64_t wrong = 0;
     for (std::size_t k = 0; k < n; ++k)
-        wrong += out[k] != expected(first + k, rank, ranks, root, sz.count);
+        wrong += out[k] != expected(first + k, rank, ranks, peers, sz.count);
     return wrong;
 }
 
 std::uint64_t check_broadcast(int rank, int ranks, const float* out, std::size_t first,
-                              std::size_t n, const collective_sizes& sz, int root) {
+                              std::size_t n, const collective_sizes& sz,
+                              const collective_peers& peers) {
     // The root's output is its input (in place) or never written (out of place): not checked.
-    return rank == root ? 0 : check<expect_broadcast>(rank, ranks, out, first, n, sz, root);
+    return rank == peers.root ? 0 : check<expect_broadcast>(rank, ranks, out, first, n, sz, peers);
 }
 
 const std::vector<collective_op> k_ops = {
     {"allreduce", factor_allreduce, whole_buffer,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
-         c.allreduce(s, r, sz.count, dtype::f32, reduce_op::sum);
-     },
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) { c.allreduce(s, r, sz.count, dtype::f32, reduce_op::sum); },
      check<expect_allreduce>},
     {"allgather", factor_gather, gathered_output,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
-         c.all_gather(s, r, sz.count, dtype::f32);
-     },
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) { c.all_gather(s, r, sz.count, dtype::f32); },
      check<expect_allgather>},
     {"reduce_scatter", factor_gather, scattered_input,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
-         c.reduce_scatter(s, r, sz.count, dtype::f32, reduce_op::sum);
-     },
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) { c.reduce_scatter(s, r, sz.count, dtype::f32, reduce_op::sum); },
      check<expect_reduce_scatter>},
     {"alltoall", factor_gather, all_to_all_sizes,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
-         c.all_to_all(s, r, sz.count, dtype::f32);
-     },
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) { c.all_to_all(s, r, sz.count, dtype::f32); },
      check<expect_alltoall>},
     {"sendrecv", factor_one, whole_buffer,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
-         const int p = c.size(), me = c.rank();
-         c.isendrecv(s, sz.count, (me + 1) % p, r, sz.count, (me + p - 1) % p, dtype::f32, 11)
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers& peers) {
+         const int p = c.size(), me = c.rank(), shift = peers.shift % p;
+         c.isendrecv(s, sz.count, (me + shift) % p, r, sz.count, (me + p - shift) % p, dtype::f32,
+                     11)
              ->wait();
      },
      check<expect_sendrecv>, false,
      "send/recv has no in-place form: a ring shift must receive into another buffer than the "
      "one it sends"},
     {"broadcast", factor_one, whole_buffer,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int root) {
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers& peers) {
+         const int root = peers.root;
          // Out of place the root broadcasts its input buffer (left unchanged) and the others
          // receive; in place both are the one buffer.
          void* buf = c.rank() == root ? const_cast<float*>(s) : r;
@@ -137,17 +141,18 @@ const std::vector<collective_op> k_ops = {
     // Nonblocking forms, as jobs call them to overlap compute (MPI runs them with other
     // algorithms than the blocking calls: libnbc in Open MPI).
     {"iallreduce", factor_allreduce, whole_buffer,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) {
          c.iallreduce(s, r, sz.count, dtype::f32, reduce_op::sum)->wait();
      },
      check<expect_allreduce>, false, nullptr, false},
     {"iallgather", factor_gather, gathered_output,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
-         c.iall_gather(s, r, sz.count, dtype::f32)->wait();
-     },
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) { c.iall_gather(s, r, sz.count, dtype::f32)->wait(); },
      check<expect_allgather>, false, nullptr, false},
     {"ireduce_scatter", factor_gather, scattered_input,
-     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz, int) {
+     [](comm::communicator& c, const float* s, float* r, const collective_sizes& sz,
+        const collective_peers&) {
          c.ireduce_scatter(s, r, sz.count, dtype::f32, reduce_op::sum)->wait();
      },
      check<expect_reduce_scatter>, false, nullptr, false},

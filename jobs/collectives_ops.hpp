@@ -36,6 +36,13 @@ inline std::size_t in_place_output_offset(const collective_sizes& sz, int rank) 
     return sz.output_in_own_block ? static_cast<std::size_t>(rank) * sz.count : 0;
 }
 
+/// What a case gives an operation besides its buffers: the root (broadcast) and the peer
+/// distance (sendrecv: each rank sends to rank + shift and receives from rank - shift).
+struct collective_peers {
+    int root = 0;
+    int shift = 1;
+};
+
 struct collective_op {
     std::string name;
     double (*busbw_factor)(int ranks);
@@ -43,11 +50,12 @@ struct collective_op {
     /// Run once (collective). `send`/`recv` hold send_count/recv_count floats; in place they
     /// are the rank's input and output in the one buffer (see in_place_*_offset).
     void (*run)(comm::communicator& c, const float* send, float* recv, const collective_sizes& sz,
-                int root);
+                const collective_peers& peers);
     /// Of output elements [first, first + n), given in `out[0..n)`, those that differ from the
     /// exact expected values on this rank.
     std::uint64_t (*count_wrong)(int rank, int ranks, const float* out, std::size_t first,
-                                 std::size_t n, const collective_sizes& sz, int root);
+                                 std::size_t n, const collective_sizes& sz,
+                                 const collective_peers& peers);
     /// Only the root has an input (broadcast); the others' buffers are output only.
     bool input_on_root_only = false;
     /// Why the operation has no in-place form; nullptr when it has one.
@@ -64,8 +72,8 @@ inline bool has_input(const collective_op& op, int rank, int root) {
 
 /// count_wrong over a whole output of sz.recv_count elements in host memory.
 inline std::uint64_t count_wrong_all(const collective_op& op, int rank, int ranks, const float* out,
-                                     const collective_sizes& sz, int root) {
-    return op.count_wrong(rank, ranks, out, 0, sz.recv_count, sz, root);
+                                     const collective_sizes& sz, const collective_peers& peers) {
+    return op.count_wrong(rank, ranks, out, 0, sz.recv_count, sz, peers);
 }
 
 /// The input value of element `i` on rank `rank`: a small integer, so every sum is exact.

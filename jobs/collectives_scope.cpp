@@ -1,6 +1,7 @@
 #include "jobs/collectives_scope.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/parse.hpp"
 
 #include <fmt/format.h>
 
@@ -27,6 +28,33 @@ collective_scope plan_scope(const std::string& name, const comm::node_layout& la
     s.ranks = name == "intra" ? l.ranks_per_node() : l.nodes();
     s.groups = name == "intra" ? l.nodes() : 1;
     return s;
+}
+
+int plan_shift(const std::string& text, const comm::node_layout& layout, int world,
+               const collective_scope& scope) {
+    if (text == "node") {
+        const comm::node_layout l = layout.for_world(world);
+        if (scope.name != "world")
+            throw config_error(fmt::format("--shift node sends across nodes: it needs --scope "
+                                           "world, not {}",
+                                           scope.name));
+        if (l.nodes() < 2)
+            throw config_error(fmt::format("--shift node sends to the next node, but all {} "
+                                           "ranks run on one node",
+                                           world));
+        if (!l.uniform())
+            throw config_error(fmt::format("--shift node needs the same number of ranks on every "
+                                           "node; this launch has {}",
+                                           l.describe()));
+        return l.ranks_per_node();
+    }
+    const std::int64_t s = parse_int(text, "shift");
+    const std::int64_t most = std::max(1, scope.ranks - 1);
+    if (s < 1 || s > most)
+        throw config_error(fmt::format("--shift {}: a sendrecv peer distance must be 1 to {} on "
+                                       "the {} ranks of --scope {} (or node)",
+                                       s, most, scope.ranks, scope.name));
+    return static_cast<int>(s);
 }
 
 std::unique_ptr<comm::communicator> split_scope(comm::communicator& world,

@@ -23,6 +23,14 @@ struct collective_scope {
 /// for intra or inter on nodes of different sizes, inter on one node, an unknown name. Pure.
 collective_scope plan_scope(const std::string& name, const comm::node_layout& layout, int world);
 
+/// The sendrecv peer distance `text` over `scope` on `layout`: a whole number, or "node" (the
+/// ranks per node, so that every rank's peer is the same local rank on the next node and all
+/// of a node's ranks send across at once). config_error (one line) for a distance outside
+/// 1 .. ranks - 1 (1 alone on one rank), "node" on one node, on nodes of different sizes or
+/// with a scope other than world. Pure.
+int plan_shift(const std::string& text, const comm::node_layout& layout, int world,
+               const collective_scope& scope);
+
 /// The communicator this rank runs a case of `scope` on: split from `world` by node (intra)
 /// or by node-local index (inter); nullptr for world (run on `world` itself). `active` is
 /// false on the ranks that only watch (inter: every rank but each node's first). Collective.

@@ -52,6 +52,7 @@ const std::set<std::string>& known_fields() {
                                             "tf32",
                                             "op",
                                             "root",
+                                            "shift",
                                             "requested_bytes",
                                             "inplace",
                                             "scope"};

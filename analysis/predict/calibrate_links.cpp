@@ -134,6 +134,8 @@ void add_link(const pooled_case& c, calibration_set& set) {
         o.byte_factor = static_cast<double>(o.group - t.where.ranks_per_node) / o.group;
         o.flows = t.where.ranks_per_node;
     }
+    if (op == coll::sendrecv && scope == "world" && t.where.nodes > 1)
+        o.flows = sendrecv_flows(sendrecv_shift(t), o.group, t.where.ranks_per_node);
     const case_data& d = *c.launches.front();
     o.bytes = d.number("bytes").value_or(d.number("requested_bytes").value_or(0));
     o.y = launch_steps(c.launches);

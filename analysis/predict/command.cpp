@@ -31,7 +31,8 @@ std::vector<target> templates(const std::vector<pooled_case>& pooled,
     bool collectives = false;
     for (const at_field& f : at)
         collectives = collectives || f.name == "op" || f.name == "requested_bytes" ||
-                      f.name == "scope" || f.name == "inplace" || f.name == "root";
+                      f.name == "scope" || f.name == "inplace" || f.name == "root" ||
+                      f.name == "shift";
     std::set<std::string> seen;
     std::vector<target> out;
     for (const pooled_case& c : pooled) {

@@ -30,9 +30,10 @@ double congestion_factor(coll op, double flow_bytes, double flows, const figures
     return lo->second + w * (hi->second - lo->second);
 }
 
-cost shared_inter(const cost& c, double flows, const figures& f) {
+cost shared_inter(const cost& c, coll op, double flow_bytes, double flows, const figures& f,
+                  mpi_call call) {
     cost out = c;
-    out.beta[1] *= link_share(flows, f);
+    out.beta[1] *= link_share(flows, f) * congestion_factor(op, flow_bytes, flows, f, call);
     return out;
 }
 
@@ -40,10 +41,22 @@ bool every_rank_crosses(coll op) {
     return op == coll::allgather || op == coll::reduce_scatter || op == coll::alltoall;
 }
 
+int sendrecv_flows(int shift, int group, int per_node) {
+    if (group < 2 || per_node < 1)
+        return 1;
+    int flows = 0;
+    for (int r = 0; r < std::min(per_node, group); ++r) // node 0's ranks
+        flows += ((r + shift) % group + group) % group / per_node != 0;
+    return std::max(flows, 1);
+}
+
 cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
-                      mpi_call call) {
+                      mpi_call call, int shift) {
     if (per_node >= group)
         return coll_cost(op, bytes, group, link_level::intra, f);
+    if (op == coll::sendrecv)
+        return shared_inter(coll_cost(op, bytes, group, link_level::inter, f), op, bytes,
+                            sendrecv_flows(shift, group, per_node), f, call);
     if (!every_rank_crosses(op))
         return coll_cost(op, bytes, group, link_level::inter, f);
     if (group <= 1 || bytes <= 0)

@@ -27,21 +27,29 @@ double link_share(double flows, const figures& f);
 double congestion_factor(coll op, double flow_bytes, double flows, const figures& f,
                          mpi_call call = mpi_call::blocking);
 
-/// `c` with its inter-node transfer time scaled by link_share(flows).
-cost shared_inter(const cost& c, double flows, const figures& f);
+/// `c`, an `op` whose flows of `flow_bytes` leave a node `flows` at a time, with its
+/// inter-node transfer time scaled by link_share(flows) and their congestion_factor.
+cost shared_inter(const cost& c, coll op, double flow_bytes, double flows, const figures& f,
+                  mpi_call call = mpi_call::blocking);
 
 /// Whether `op` over several nodes sends from every rank of a node at once (allgather,
 /// reduce_scatter, alltoall), rather than along one ring.
 bool every_rank_crosses(coll op);
 
+/// A node's ranks that send across nodes at once in a sendrecv to rank + `shift` over `group`
+/// ranks placed `per_node` to a node in order: 1 for the ring (shift 1), every rank of the
+/// node for a shift of per_node (the collectives job's --shift node, a hybrid's ring hop).
+int sendrecv_flows(int shift, int group, int per_node);
+
 /// A collective over `group` ranks placed `per_node` to a node, as ringscale's jobs and the
 /// collectives job run it: inside one node coll_cost intra; over nodes, an every-rank op sends
 /// each rank's off-node share (g - per_node) / g over the inter level, shared by the node's
 /// per_node flows (times their congestion_factor), while the (per_node - 1) / g
-/// staying inside overlaps it (the slower of the two; latency of all g - 1 peers); any other op is
-/// a ring with one flow per node.
+/// staying inside overlaps it (the slower of the two; latency of all g - 1 peers); a sendrecv
+/// to rank + shift sends sendrecv_flows flows per node (times their congestion_factor); any
+/// other op is a ring with one flow per node.
 cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
-                      mpi_call call = mpi_call::blocking);
+                      mpi_call call = mpi_call::blocking, int shift = 1);
 
 /// Alltoall over `group` ranks of which `per_node` share a node (placed_coll_cost).
 cost alltoall_cost(double bytes, int group, int per_node, const figures& f);

@@ -108,9 +108,10 @@ step_prediction predict_collective(const target& t, const figures& f) {
                       : scope == "inter" ? t.where.nodes
                                          : t.where.world;
     const double bytes = number(t, "requested_bytes", 0);
-    out.time = scope == "world" && t.where.nodes > 1
-                   ? placed_coll_cost(op, bytes, group, t.where.ranks_per_node, f, call)
-                   : coll_cost(op, bytes, group, case_level(t), f);
+    out.time =
+        scope == "world" && t.where.nodes > 1
+            ? placed_coll_cost(op, bytes, group, t.where.ranks_per_node, f, call, sendrecv_shift(t))
+            : coll_cost(op, bytes, group, case_level(t), f);
     return out;
 }
 
@@ -140,6 +141,11 @@ std::string device_key(const case_data& c) {
     if (name != c.file->meta.end() && !name->second.text.empty())
         key += " (" + name->second.text.substr(0, 60) + ")";
     return key;
+}
+
+int sendrecv_shift(const target& t) {
+    const double s = number(t, "shift", 1);
+    return s >= 1 && s <= t.where.world ? static_cast<int>(s) : 1;
 }
 
 target target_of(const pooled_case& c) {

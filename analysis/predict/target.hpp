@@ -34,6 +34,10 @@ std::string device_key(const case_data& c);
 /// The target of a measured case.
 target target_of(const pooled_case& c);
 
+/// A collectives case's sendrecv peer distance (`shift`); 1 when absent or not a distance
+/// between its ranks.
+int sendrecv_shift(const target& t);
+
 /// Threads each rank of `t` runs (as recorded, else the identity's; 0: node cores / ranks per
 /// node, at least 1).
 double rank_threads(const target& t, const figures& f);

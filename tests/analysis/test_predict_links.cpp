@@ -32,21 +32,27 @@ double planted_congestion(double flow_bytes) {
     return flow_bytes <= (256 << 10) ? 1.0 : flow_bytes <= (1 << 20) ? 1.5 : 2.0;
 }
 
+/// A sendrecv to rank + `shift` (the job's --shift): with shift = per_node every rank of a node
+/// sends its whole buffer across at once, per_node flows on the link, congested as above.
 fixture_case link_test(const std::string& op, int nodes, int per_node, std::int64_t bytes,
-                       bool congested = false) {
+                       bool congested = false, int shift = 1) {
     const int g = nodes * per_node;
     fixture_case f;
     f.job = "collectives";
-    f.variant = op;
+    f.variant = shift == 1 ? op : op + "/shift" + std::to_string(shift);
     f.world_size = g;
     f.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"op", op}, {"scope", "world"}};
     f.int_params = {{"requested_bytes", bytes}, {"nodes", nodes}, {"ranks_per_node", per_node}};
+    if (shift != 1)
+        f.int_params.emplace_back("shift", shift);
     f.float_params = {{"bytes", static_cast<double>(bytes)}};
     const double flow_bytes = static_cast<double>(bytes) * (g - per_node) / g;
     double congestion = congested && per_node > 1 ? planted_congestion(flow_bytes) : 1.0;
     if (op[0] == 'i') // the nonblocking form: half the excess
         congestion = 1 + (congestion - 1) / 2;
-    f.base_time_s = op == "sendrecv" ? alpha + bytes / beta
+    const int flows = shift == per_node ? per_node : 1;
+    const double shared = flows > 1 && congested ? planted_congestion(bytes) : 1.0;
+    f.base_time_s = op == "sendrecv" ? alpha + bytes * flows / beta * shared
                                      : (g - 1) * alpha + flow_bytes * per_node / beta * congestion;
     f.noise = 0.005;
     f.seed = static_cast<std::uint64_t>(bytes * 7 + g + op.size());
@@ -214,4 +220,67 @@ TEST(analysis_predict_links, congested_shared_flows_give_back_the_curve_and_pric
             EXPECT_LT(predict_target(t, plain).time.total(), 0.6 * want) << bytes;
         }
     }
+}
+
+TEST(analysis_predict_links, sendrecv_flows_count_a_nodes_ranks_sending_across) {
+    EXPECT_EQ(sendrecv_flows(1, 4, 2), 1); // a ring: one flow leaves each node
+    EXPECT_EQ(sendrecv_flows(2, 4, 2), 2); // --shift node: both ranks cross
+    EXPECT_EQ(sendrecv_flows(2, 8, 2), 2);
+    EXPECT_EQ(sendrecv_flows(3, 8, 4), 3);
+    EXPECT_EQ(sendrecv_flows(4, 8, 4), 4);
+    EXPECT_EQ(sendrecv_flows(1, 2, 1), 1);
+    EXPECT_EQ(sendrecv_flows(5, 2, 1), 1);
+}
+
+// A sendrecv link test with every rank of a node crossing (--shift node) gives the shared
+// ring hop its congestion curve: a hybrid's ring across Ulysses groups, whose ranks all cross
+// at once, is priced with it; a plain ring (one flow per node) and the ring test are not.
+TEST(analysis_predict_links, shifted_sendrecv_gives_the_hybrids_ring_hops_their_congestion) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("predict_links_shifted");
+    for (int per_node : {1, 2}) {
+        fixture_file file;
+        for (std::int64_t bytes = 65536; bytes <= (16 << 20); bytes *= 4) {
+            file.cases.push_back(link_test("alltoall", 2, per_node, bytes, true));
+            file.cases.push_back(link_test("sendrecv", 2, per_node, bytes, true));
+            if (per_node == 2)
+                file.cases.push_back(link_test("sendrecv", 2, per_node, bytes, true, 2));
+        }
+        write_fixture_file(dir + "/link_2x" + std::to_string(per_node) + ".h5", file);
+    }
+    const result_set rs = load_results({dir}, true);
+    const calibration_set set = gather_calibration(pool_cases(rs.cases));
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    const calibration cal = fit_calibration(set, cy, ly);
+    EXPECT_NEAR(cal.node_links, 1, 0.05);
+    ASSERT_TRUE(cal.congestion.count({coll::sendrecv, mpi_call::blocking}));
+    for (const auto& [flow_bytes, factor] : cal.congestion.at({coll::sendrecv, mpi_call::blocking}))
+        EXPECT_NEAR(factor, planted_congestion(flow_bytes), 0.05 * factor)
+            << "sendrecv at " << flow_bytes << " bytes per flow";
+    const figures f = comm_bound(cal);
+    figures plain = f;
+    plain.congestion.clear();
+    // The collectives job's own cases on 4 nodes x 2 ranks at 4 MiB: the ring one flow, the
+    // shifted one two flows a link, congested 2x.
+    const double bytes = 4 << 20;
+    target t;
+    t.job = "collectives";
+    t.variant = "sendrecv";
+    t.identity = {{"op", "sendrecv"}, {"scope", "world"}, {"requested_bytes", "4194304"}};
+    t.where = {8, 4, 2};
+    EXPECT_NEAR(predict_target(t, f).time.total(), alpha + bytes / beta, 0.05 * bytes / beta);
+    t.identity["shift"] = "2";
+    const double want = alpha + bytes * 2 / beta * 2;
+    EXPECT_NEAR(predict_target(t, f).time.total(), want, 0.05 * want);
+    EXPECT_LT(predict_target(t, plain).time.total(), 0.6 * want);
+    // The hybrid u=2 on 4 nodes: each hop moves K and V, 2 x 4 heads x 1024 rows x 64 x 4 bytes
+    // = 2 MiB, from both ranks of a node at once: 1.75x, the curve's log midpoint between 1 MiB
+    // (1.5x) and 4 MiB (2x).
+    const step_prediction hybrid = predict_target(attention("context_parallel", "hybrid", 4), f);
+    const step_prediction hybrid_plain =
+        predict_target(attention("context_parallel", "hybrid", 4), plain);
+    ASSERT_TRUE(hybrid.ok()) << hybrid.refusal;
+    EXPECT_NEAR(hybrid.time.beta[1] / hybrid_plain.time.beta[1], 1.75, 0.08);
+    EXPECT_DOUBLE_EQ(predict_target(attention("ring_attention", "ring", 4), f).time.beta[1],
+                     predict_target(attention("ring_attention", "ring", 4), plain).time.beta[1]);
 }

@@ -5,7 +5,8 @@
 # (ddp, zero1, fsdp) at P = 1 and 2 and the collectives at P = 2 all on node 1, plus the one
 # figure a single node cannot measure, the link between nodes: the collectives on 2 nodes x 1
 # rank and 2 nodes x LINK_RANKS ranks (two-host link tests, as nccl-tests would be run before a
-# large job; the two tell how a node's ranks share its link). Then predict the
+# large job; the two tell how a node's ranks share its link), there also a sendrecv with every
+# rank crossing at once (--shift node: the load of a hybrid's ring hops). Then predict the
 # same attention and train_step cases measured on 2 nodes x 2 ranks and 4 nodes x 2 ranks, and
 # the collectives there too (what each scheme's exchanges cost across nodes, to tell a link
 # model that is off from a scheme's composition that is).
@@ -30,7 +31,7 @@ for b in "$ringscale" "$stats"; do
     [[ -x "$b" ]] || { echo "predict_nodes.sh: $b not built" >&2; exit 2; }
 done
 source "$(dirname -- "$0")/../cluster/lib.sh"
-rm -rf "$work" && mkdir -p "$work/calib" "$work/nodes2" "$work/nodes4"
+rm -rf "$work" && mkdir -p "$work/calib" "$work/nodes2" "$work/nodes4" "$work/coll2" "$work/coll4"
 cluster_up 4 "$rate"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 # Waiting ranks yield their core, so the ranks that talk get the CPU TCP needs.
@@ -49,6 +50,8 @@ train=(--job train_step --layers 2 --hidden 256 --heads 4 --vocab 1024 --train-s
 # call them (Open MPI runs them with other algorithms than the blocking calls).
 collectives=(--job collectives
     --op allreduce,allgather,reduce_scatter,alltoall,sendrecv,iallgather,ireduce_scatter -b 64K -e 16M -f 4 -w 2 -n 8 --timeout 120)
+# The sendrecv whose every rank sends to the next node at once, as a hybrid's ring hops do.
+shifted=(--job collectives --op sendrecv --shift node -b 64K -e 16M -f 4 -w 2 -n 8 --timeout 120)
 
 # launch NODES NP OUT ARGS...: one mpirun on the first NODES nodes, filled in order.
 launch() {
@@ -70,8 +73,10 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; results i
 start=$SECONDS
 launch 1 2 "$work/calib/collectives_1node.h5" "${collectives[@]}"
 launch 2 2 "$work/calib/link_2x1.h5" "${collectives[@]}"
-[[ "$link_ranks" == 1 ]] ||
+if [[ "$link_ranks" != 1 ]]; then
     launch 2 $((2 * link_ranks)) "$work/calib/link_2x$link_ranks.h5" "${collectives[@]}"
+    launch 2 $((2 * link_ranks)) "$work/calib/link_2x${link_ranks}_shift.h5" "${shifted[@]}"
+fi
 for np in 1 2; do
     launch 1 "$np" "$work/calib/attention_np$np.h5" "${attention[@]}"
     launch 1 "$np" "$work/calib/train_np$np.h5" "${train[@]}"
@@ -80,7 +85,8 @@ echo "calibration launches took $((SECONDS - start)) s, load $(cut -d' ' -f1-3 /
 for nodes in 2 4; do
     launch "$nodes" $((2 * nodes)) "$work/nodes$nodes/attention.h5" "${attention[@]}"
     launch "$nodes" $((2 * nodes)) "$work/nodes$nodes/train.h5" "${train[@]}"
-    launch "$nodes" $((2 * nodes)) "$work/collectives$nodes.h5" "${collectives[@]}"
+    launch "$nodes" $((2 * nodes)) "$work/coll$nodes/collectives.h5" "${collectives[@]}"
+    launch "$nodes" $((2 * nodes)) "$work/coll$nodes/shifted.h5" "${shifted[@]}"
 done
 echo "all launches took $((SECONDS - start)) s; load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "packets the links dropped: $("$cluster" drops "$cluster_id") (0: the emulated fabric stayed lossless)"
@@ -90,7 +96,7 @@ for nodes in 2 4; do
     echo "\$ ringscale-stats predict $work/calib --validate $work/nodes$nodes"
     "$stats" predict "$work/calib" --validate "$work/nodes$nodes" 2>"$work/predict$nodes.err" |
         sed -n '/^validation:/,/^$/p;$p'
-    echo "\$ ringscale-stats predict $work/calib --validate $work/collectives$nodes.h5"
-    "$stats" predict "$work/calib" --validate "$work/collectives$nodes.h5" \
+    echo "\$ ringscale-stats predict $work/calib --validate $work/coll$nodes"
+    "$stats" predict "$work/calib" --validate "$work/coll$nodes" \
         2>"$work/collectives$nodes.err" | sed -n '/^validation:/,/^$/p;$p'
 done

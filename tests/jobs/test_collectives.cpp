@@ -102,16 +102,16 @@ TEST(collectives_ops, checks_catch_wrong_elements) {
     for (int q = 0; q < 3; ++q)
         for (std::size_t i = 0; i < sz.count; ++i)
             out[q * sz.count + i] = collective_value(q, i);
-    EXPECT_EQ(count_wrong_all(op, 1, 3, out.data(), sz, 0), 0u);
+    EXPECT_EQ(count_wrong_all(op, 1, 3, out.data(), sz, {}), 0u);
     out[20] += 1;
-    EXPECT_EQ(count_wrong_all(op, 1, 3, out.data(), sz, 0), 1u);
+    EXPECT_EQ(count_wrong_all(op, 1, 3, out.data(), sz, {}), 1u);
     // Checked in pieces (as a device buffer is read back), the same element is found.
-    EXPECT_EQ(op.count_wrong(1, 3, out.data(), 0, 20, sz, 0), 0u);
-    EXPECT_EQ(op.count_wrong(1, 3, out.data() + 20, 20, 28, sz, 0), 1u);
+    EXPECT_EQ(op.count_wrong(1, 3, out.data(), 0, 20, sz, {}), 0u);
+    EXPECT_EQ(op.count_wrong(1, 3, out.data() + 20, 20, 28, sz, {}), 1u);
     const auto& ar = find_op("allreduce");
     const auto asz = ar.sizes(64, 2);
     std::vector<float> zero(asz.recv_count, 0.0f);
-    EXPECT_GT(count_wrong_all(ar, 0, 2, zero.data(), asz, 0), 0u);
+    EXPECT_GT(count_wrong_all(ar, 0, 2, zero.data(), asz, {}), 0u);
 }
 
 TEST(collectives_ops, values_are_exact_small_integers) {
@@ -232,5 +232,39 @@ TEST(collectives_plan, scope_sizes_and_refusals) {
     EXPECT_THROW(plan_job(j, l, uneven), config_error);
     l["op"] = {"broadcast"};
     l["root"] = {"2"};
+    EXPECT_THROW(plan_job(j, l, two_by_two), config_error);
+}
+
+TEST(collectives_plan, sendrecv_shift_resolves_node_and_refuses_what_has_no_peer) {
+    const auto& j = find_job("collectives");
+    launch_info two_by_two = world(4);
+    two_by_two.nodes = comm::node_layout::blocks(2, 2);
+    const collective_scope all = plan_scope("world", two_by_two.nodes, 4);
+    EXPECT_EQ(plan_shift("node", two_by_two.nodes, 4, all), 2);
+    EXPECT_EQ(plan_shift("3", two_by_two.nodes, 4, all), 3);
+    EXPECT_EQ(plan_shift("1", {}, 1, plan_scope("world", {}, 1)), 1);
+    // The shift enters a sendrecv case's identity and label only when it is not the ring's 1.
+    auto l = lists("sendrecv", "1K", "1K");
+    l["shift"] = {"node"};
+    auto cases = plan_job(j, l, two_by_two);
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].values.integer("shift"), 2);
+    EXPECT_EQ(cases[0].variant, "sendrecv/shift2");
+    l["shift"] = {"1"};
+    cases = plan_job(j, l, two_by_two);
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_FALSE(cases[0].values.has("shift"));
+    EXPECT_EQ(cases[0].variant, "sendrecv");
+    // No peer at that distance, node on one node or on uneven nodes, node inside a node, a
+    // shift with no sendrecv to take it.
+    for (const char* bad : {"0", "4", "-1", "x"})
+        EXPECT_THROW(plan_shift(bad, two_by_two.nodes, 4, all), config_error) << bad;
+    EXPECT_THROW(plan_shift("node", {}, 4, plan_scope("world", {}, 4)), config_error);
+    const comm::node_layout uneven = comm::layout_of_hosts({0, 0, 1});
+    EXPECT_THROW(plan_shift("node", uneven, 3, plan_scope("world", uneven, 3)), config_error);
+    EXPECT_THROW(plan_shift("node", two_by_two.nodes, 4, plan_scope("intra", two_by_two.nodes, 4)),
+                 config_error);
+    l = lists("allreduce", "1K", "1K");
+    l["shift"] = {"2"};
     EXPECT_THROW(plan_job(j, l, two_by_two), config_error);
 }

@@ -219,3 +219,31 @@ TEST(collectives_mpi, intra_and_inter_scopes_validate) {
     }
     EXPECT_GE(ran, 6 * 2); // every op ran at both scopes
 }
+
+// sendrecv to rank + shift for every shift the launch has, and --shift node on two pretended
+// nodes: each rank receives exactly what rank - shift sent (a ring's shift of 1 would not).
+TEST(collectives_mpi, shifted_sendrecv_validates) {
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    const int p = world->size();
+    if (p < 2)
+        GTEST_SKIP() << "a shift needs two ranks: runs at np=2 and 4";
+    std::vector<std::string> shifts = {"node"};
+    for (int s = 1; s < p; ++s)
+        shifts.push_back(std::to_string(s));
+    for (const std::string& shift : shifts) {
+        launch_config cfg = config("sendrecv", "64", "64K");
+        cfg.params["inplace"] = {"0"};
+        cfg.params["shift"] = {shift};
+        jobs::launch_info launch;
+        launch.world_size = p;
+        launch.host_bytes_per_rank = 1ull << 30;
+        launch.nodes = comm::node_layout::blocks(2, p / 2);
+        const auto cases = plan_launch(cfg, launch);
+        ASSERT_EQ(cases.size(), 3u) << shift;
+        const int want = shift == "node" ? p / 2 : std::stoi(shift);
+        EXPECT_EQ(cases[0].plan.variant,
+                  want == 1 ? std::string("sendrecv") : "sendrecv/shift" + std::to_string(want))
+            << shift;
+        EXPECT_EQ(run_validated(*world, cfg, cases), 0) << shift;
+    }
+}
