@@ -20,6 +20,12 @@
 #else
 #define RINGSCALE_HD inline
 #endif
+// Unroll a loop over a register array in device code (host compilers warn on the pragma).
+#if defined(__CUDA_ARCH__)
+#define RINGSCALE_UNROLL _Pragma("unroll")
+#else
+#define RINGSCALE_UNROLL
+#endif
 
 namespace ringscale::kernels {
 

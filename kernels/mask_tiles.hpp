@@ -2,12 +2,17 @@
 // key positions a run of query rows may see, the query positions that may see a run of keys
 // (so a thread block loads only the tiles that can hold a visible pair), a warp tile's
 // decision (skip, whole, per element), and the per-element test against a row's key range
-// computed once. Host and device (RINGSCALE_HD), free of CUDA types: the tile logic the
-// kernels run is unit-tested on the CPU against mask_visible (tests/kernels/test_mask_tiles.cpp).
+// computed once; then the same over a call's positions as the sm80 kernels take them (the key
+// rows a forward block loads, the query rows a backward block walks, a forward warp tile's
+// decision and its per-element pass over the C fragments). Host and device (RINGSCALE_HD),
+// free of CUDA types: the tile logic the kernels run is unit-tested on the CPU against
+// mask_visible (tests/kernels/test_mask_tiles.cpp, which also replays the kernels' loops).
 #pragma once
 
+#include "kernels/attention_rows.hpp"
 #include "kernels/mask.hpp"
 
+#include <cmath>
 #include <cstdint>
 
 namespace ringscale::kernels {
@@ -73,6 +78,74 @@ RINGSCALE_HD row_span mask_rows_within(const key_range& r, std::int64_t n, Count
     if (r.lo > r.hi)
         return {0, 0};
     return {r.lo <= 0 ? 0 : count(r.lo - 1), r.hi >= k_pos_max ? n : count(r.hi)};
+}
+
+/// Rows [begin, end) of one side of a call (n rows at row_position(pos, first, i)) whose
+/// positions lie in r.
+RINGSCALE_HD row_span mask_side_within(const std::int64_t* pos, std::int64_t first, std::int64_t n,
+                                       const key_range& r) {
+    return mask_rows_within(r, n,
+                            [&](std::int64_t limit) { return rows_at_most(pos, first, n, limit); });
+}
+
+// The kernels' decisions over a call's positions. `Pos` is the kernels' attention_positions
+// (kernels/cuda/attention_fwd.cuh): q_pos, k_pos (arrays, or nullptr) and q_first, k_first.
+
+/// Forward: the key rows [begin, end) of a call that its query rows [i0, i_last] may see.
+template <class Pos>
+RINGSCALE_HD row_span mask_key_rows(const mask_view& m, bool causal, const Pos& pos,
+                                    std::int64_t k_len, std::int64_t i0, std::int64_t i_last) {
+    const key_range keys = mask_keys_of_rows(m, causal, row_position(pos.q_pos, pos.q_first, i0),
+                                             row_position(pos.q_pos, pos.q_first, i_last));
+    return mask_side_within(pos.k_pos, pos.k_first, k_len, keys);
+}
+
+/// Forward: a warp tile's decision (mask_tile): query rows at positions [w_first, w_last]
+/// against the `keys` key rows from j0 < k_len (ragged past k_len).
+template <int keys, class Pos>
+RINGSCALE_HD block_mask mask_key_tile(const mask_view& m, bool causal, const Pos& pos,
+                                      std::int64_t k_len, std::int64_t w_first, std::int64_t w_last,
+                                      std::int64_t j0) {
+    const std::int64_t j_last = (j0 + keys < k_len ? j0 + keys : k_len) - 1;
+    return mask_tile(m, causal, w_first, w_last, row_position(pos.k_pos, pos.k_first, j0),
+                     row_position(pos.k_pos, pos.k_first, j_last), j0 + keys > k_len);
+}
+
+/// Backward: the query rows [begin, end) of a call that may see any of the `keys` key rows
+/// from j0 < k_len.
+template <int keys, class Pos>
+RINGSCALE_HD row_span mask_query_rows(const mask_view& m, bool causal, const Pos& pos,
+                                      std::int64_t q_len, std::int64_t k_len, std::int64_t j0) {
+    const std::int64_t j_last = (j0 + keys < k_len ? j0 + keys : k_len) - 1;
+    const key_range rows = mask_rows_of_keys(m, causal, row_position(pos.k_pos, pos.k_first, j0),
+                                             row_position(pos.k_pos, pos.k_first, j_last));
+    return mask_side_within(pos.q_pos, pos.q_first, q_len, rows);
+}
+
+/// Forward: mask the raw scores of a partial warp tile under `m` (one lane's share of the
+/// m16n8k16 C fragments, kernels/cuda/attention_device.cuh): s[n][i] is row r = i / 2
+/// (position row_pos[r]) against key j0 + 8 n + 2 (lane % 4) + i % 2; -inf where that key is
+/// past k_len or not visible to the row. Each row's key range is computed once.
+template <int nblocks, class Pos>
+RINGSCALE_HD void mask_tile_scores(const mask_view& m, bool causal, const Pos& pos,
+                                   std::int64_t k_len, float (&s)[nblocks][4], std::int64_t j0,
+                                   const std::int64_t (&row_pos)[2], int lane) {
+    const key_range range[2] = {mask_row_range(m, causal, row_pos[0]),
+                                mask_row_range(m, causal, row_pos[1])};
+    RINGSCALE_UNROLL
+    for (int n = 0; n < nblocks; ++n) {
+        RINGSCALE_UNROLL
+        for (int c = 0; c < 2; ++c) {
+            const std::int64_t j = j0 + n * 8 + 2 * (lane % 4) + c;
+            const bool valid = j < k_len;
+            const std::int64_t kp = valid ? row_position(pos.k_pos, pos.k_first, j) : 0;
+            RINGSCALE_UNROLL
+            for (int r = 0; r < 2; ++r) {
+                if (!valid || !mask_visible_in(m, range[r], row_pos[r], kp))
+                    s[n][2 * r + c] = -INFINITY;
+            }
+        }
+    }
 }
 
 } // namespace ringscale::kernels

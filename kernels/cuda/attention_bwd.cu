@@ -193,13 +193,8 @@ __device__ __forceinline__ void bwd_load_q_tile(const bwd_args<masked>& p,
 template <bool masked>
 __device__ __forceinline__ row_span bwd_query_rows(const bwd_args<masked>& p, std::int64_t j0) {
     const attention_positions& pos = p.pos;
-    if constexpr (masked) {
-        const std::int64_t j_last = min(j0 + bwd_keys, p.k_len) - 1;
-        const key_range rows =
-            mask_rows_of_keys(p.mask, p.causal, position_at(pos.k_pos, pos.k_first, j0),
-                              position_at(pos.k_pos, pos.k_first, j_last));
-        return rows_within(pos.q_pos, pos.q_first, p.q_len, rows);
-    }
+    if constexpr (masked)
+        return mask_query_rows<bwd_keys>(p.mask, p.causal, pos, p.q_len, p.k_len, j0);
     // Causal: query rows before the first key's position see none of this block's keys.
     return {p.causal ? count_at_most(pos.q_pos, pos.q_first, p.q_len,
                                      position_at(pos.k_pos, pos.k_first, j0) - 1)

@@ -14,6 +14,7 @@
 // the trick that keeps P (and dS) in registers between the two GEMMs of flash attention.
 #pragma once
 
+#include "kernels/attention_rows.hpp"
 #include "kernels/attention_shape.hpp"
 
 #include "src/base/error.hpp"
@@ -50,28 +51,17 @@ inline void check_attention_launch(const char* who, const attention_shape& s,
                           std::string(who) + ": O, dQ, dK, dV must be 8-byte aligned");
 }
 
-/// Sorted global token position of row `i`: ptr[i], or first + i when ptr is nullptr.
+/// Sorted global token position of row `i`: ptr[i], or first + i when ptr is nullptr
+/// (kernels/attention_rows.hpp, host and device, unit-tested on the CPU).
 __device__ __forceinline__ std::int64_t position_at(const std::int64_t* ptr, std::int64_t first,
                                                     std::int64_t i) {
-    return ptr ? __ldg(ptr + i) : first + i;
+    return row_position(ptr, first, i);
 }
 
 /// Number of rows i < n with position_at(ptr, first, i) <= limit (positions sorted).
 __device__ __forceinline__ std::int64_t count_at_most(const std::int64_t* ptr, std::int64_t first,
                                                       std::int64_t n, std::int64_t limit) {
-    if (!ptr) {
-        const std::int64_t c = limit - first + 1;
-        return c < 0 ? 0 : (c > n ? n : c);
-    }
-    std::int64_t lo = 0, hi = n; // upper_bound
-    while (lo < hi) {
-        const std::int64_t mid = (lo + hi) / 2;
-        if (__ldg(ptr + mid) <= limit)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return rows_at_most(ptr, first, n, limit);
 }
 
 /// Pack two floats into one 32-bit register of two 16-bit elements (lo in the low half).

@@ -144,8 +144,9 @@ done
 
 # 2b. The attention jobs forced onto the sm80 kernels (auto above takes sm90 on an H100/H200
 #     built with 90a; /meta attn_kernel records which), and the sm90 forward and backward
-#     tests and the masked sm80 kernels (their reads of the mask's device arrays) under
-#     compute-sanitizer (memcheck: TMA/wgmma addressing, out-of-bounds accesses) where present.
+#     tests and the masked sm80 kernels (their reads of the mask's device arrays and of
+#     position arrays with gaps: zigzag, striped) under compute-sanitizer (memcheck: TMA/wgmma
+#     addressing, out-of-bounds accesses) where present.
 step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none --oversubscribe \
     -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
     -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
@@ -162,7 +163,7 @@ fi
 if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_mask_gpu ]]; then
     step "compute-sanitizer memcheck: masked sm80 kernels" "$sanitizer" --tool memcheck \
         --error-exitcode 1 "$build/tests/test_cuda_attention_mask_gpu" \
-        --gtest_filter='*bf16_d64_zigzag:*fp16_d128_contiguous:gpu_dev_mask.*'
+        --gtest_filter='*bf16_d64_zigzag:*fp16_d128_striped:gpu_attention_mask_tiny.*:gpu_dev_mask.*'
 fi
 if [[ -x $sanitizer && -x $build/tests/test_cuda_sm90_primitives_gpu ]]; then
     step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \
