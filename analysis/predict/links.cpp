@@ -30,10 +30,9 @@ double congestion_factor(coll op, double flow_bytes, double flows, const figures
     return lo->second + w * (hi->second - lo->second);
 }
 
-cost shared_inter(const cost& c, coll op, double flow_bytes, double flows, const figures& f,
-                  mpi_call call) {
+cost shared_inter(const cost& c, double flows, const figures& f) {
     cost out = c;
-    out.beta[1] *= link_share(flows, f) * congestion_factor(op, flow_bytes, flows, f, call);
+    out.beta[1] *= link_share(flows, f);
     return out;
 }
 
@@ -54,9 +53,12 @@ cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figu
                       mpi_call call, int shift) {
     if (per_node >= group)
         return coll_cost(op, bytes, group, link_level::intra, f);
-    if (op == coll::sendrecv)
-        return shared_inter(coll_cost(op, bytes, group, link_level::inter, f), op, bytes,
-                            sendrecv_flows(shift, group, per_node), f, call);
+    if (op == coll::sendrecv) {
+        const int flows = sendrecv_flows(shift, group, per_node);
+        cost c = shared_inter(coll_cost(op, bytes, group, link_level::inter, f), flows, f);
+        c.beta[1] *= congestion_factor(op, bytes, flows, f, call);
+        return c;
+    }
     if (!every_rank_crosses(op))
         return coll_cost(op, bytes, group, link_level::inter, f);
     if (group <= 1 || bytes <= 0)

@@ -45,9 +45,9 @@ cost ring_forward(const attention_problem& a, const ring_geom& g, int me, const 
                   double width) {
     const double out = a.batch * g.heads * g.rows * (a.head_dim + 1) * 4; // O and LSE, fp32
     cost t = compute_cost(memory_pass(out / 2), f.compute, width);
-    const double kv = 2 * kv_block_bytes(a, g.rows, g.kv_heads);
-    const cost x_kv = shared_inter(coll_cost(coll::sendrecv, kv, g.degree, g.level, f),
-                                   coll::sendrecv, kv, g.flows, f);
+    const cost x_kv = shared_inter(
+        coll_cost(coll::sendrecv, 2 * kv_block_bytes(a, g.rows, g.kv_heads), g.degree, g.level, f),
+        g.flows, f);
     for (int s = 0; s < g.degree; ++s) {
         const int src = (me - s % g.degree + g.degree) % g.degree;
         const cost c = compute_cost(
@@ -68,11 +68,11 @@ cost ring_backward(const attention_problem& a, const ring_geom& g, int me, const
     const double q = a.batch * g.heads * g.rows * a.head_dim * 4;
     const double grad = 2 * a.batch * g.kv_heads * g.rows * a.head_dim * 4; // dK|dV, fp32
     cost t = compute_cost(memory_pass(2 * q), f.compute, width);            // delta, zero dQ
-    const double kv = 2 * kv_block_bytes(a, g.rows, g.kv_heads);
-    const cost x_kv = shared_inter(coll_cost(coll::sendrecv, kv, g.degree, g.level, f),
-                                   coll::sendrecv, kv, g.flows, f);
-    const cost x_dkv = shared_inter(coll_cost(coll::sendrecv, grad, g.degree, g.level, f),
-                                    coll::sendrecv, grad, g.flows, f);
+    const cost x_kv = shared_inter(
+        coll_cost(coll::sendrecv, 2 * kv_block_bytes(a, g.rows, g.kv_heads), g.degree, g.level, f),
+        g.flows, f);
+    const cost x_dkv =
+        shared_inter(coll_cost(coll::sendrecv, grad, g.degree, g.level, f), g.flows, f);
     const cost sum = compute_cost(memory_pass(2 * grad), f.compute, width); // zero, add
     for (int s = 0; s < g.degree; ++s) {
         const int src = (me - s % g.degree + g.degree) % g.degree;

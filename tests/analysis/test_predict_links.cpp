@@ -232,10 +232,11 @@ TEST(analysis_predict_links, sendrecv_flows_count_a_nodes_ranks_sending_across) 
     EXPECT_EQ(sendrecv_flows(5, 2, 1), 1);
 }
 
-// A sendrecv link test with every rank of a node crossing (--shift node) gives the shared
-// ring hop its congestion curve: a hybrid's ring across Ulysses groups, whose ranks all cross
-// at once, is priced with it; a plain ring (one flow per node) and the ring test are not.
-TEST(analysis_predict_links, shifted_sendrecv_gives_the_hybrids_ring_hops_their_congestion) {
+// A sendrecv link test with every rank of a node crossing (--shift node) gives that sendrecv
+// its congestion curve, which prices the collectives job's shifted sendrecv on more nodes. The
+// schemes' ring hops do not take it (links.hpp shared_inter: measured, it made the hybrid's
+// predictions worse): a hybrid's and a plain ring's are priced as without the curve.
+TEST(analysis_predict_links, shifted_sendrecv_gets_its_congestion_curve_the_ring_hops_do_not) {
     const std::string dir = ringscale::test_fixture::fixture_dir("predict_links_shifted");
     for (int per_node : {1, 2}) {
         fixture_file file;
@@ -273,14 +274,11 @@ TEST(analysis_predict_links, shifted_sendrecv_gives_the_hybrids_ring_hops_their_
     const double want = alpha + bytes * 2 / beta * 2;
     EXPECT_NEAR(predict_target(t, f).time.total(), want, 0.05 * want);
     EXPECT_LT(predict_target(t, plain).time.total(), 0.6 * want);
-    // The hybrid u=2 on 4 nodes: each hop moves K and V, 2 x 4 heads x 1024 rows x 64 x 4 bytes
-    // = 2 MiB, from both ranks of a node at once: 1.75x, the curve's log midpoint between 1 MiB
-    // (1.5x) and 4 MiB (2x).
     const step_prediction hybrid = predict_target(attention("context_parallel", "hybrid", 4), f);
-    const step_prediction hybrid_plain =
-        predict_target(attention("context_parallel", "hybrid", 4), plain);
     ASSERT_TRUE(hybrid.ok()) << hybrid.refusal;
-    EXPECT_NEAR(hybrid.time.beta[1] / hybrid_plain.time.beta[1], 1.75, 0.08);
+    EXPECT_DOUBLE_EQ(
+        hybrid.time.beta[1],
+        predict_target(attention("context_parallel", "hybrid", 4), plain).time.beta[1]);
     EXPECT_DOUBLE_EQ(predict_target(attention("ring_attention", "ring", 4), f).time.beta[1],
                      predict_target(attention("ring_attention", "ring", 4), plain).time.beta[1]);
 }
