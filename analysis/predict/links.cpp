@@ -49,6 +49,27 @@ int sendrecv_flows(int shift, int group, int per_node) {
     return std::max(flows, 1);
 }
 
+namespace {
+
+/// An every-rank op over `group` ranks, `per_node` of them on a node, while `flows` ranks of
+/// the node send across at once (placed_coll_cost).
+cost every_rank_cost(coll op, double bytes, int group, int per_node, int flows, const figures& f,
+                     mpi_call call) {
+    if (group <= 1 || bytes <= 0)
+        return {};
+    const double g = group;
+    cost inside, outside;
+    inside.beta[0] = bytes * (per_node - 1) / g / level_figures(op, link_level::intra, f).beta_bps;
+    const link_figures lf = level_figures(op, link_level::inter, f);
+    outside.alpha[1] = (g - 1) * lf.alpha_s;
+    const double flow_bytes = bytes * (g - per_node) / g;
+    outside.beta[1] = flow_bytes * link_share(flows, f) / lf.beta_bps *
+                      congestion_factor(op, flow_bytes, flows, f, call);
+    return longer(outside, inside);
+}
+
+} // namespace
+
 cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
                       mpi_call call, int shift) {
     if (per_node >= group)
@@ -61,21 +82,14 @@ cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figu
     }
     if (!every_rank_crosses(op))
         return coll_cost(op, bytes, group, link_level::inter, f);
-    if (group <= 1 || bytes <= 0)
-        return {};
-    const double g = group;
-    cost inside, outside;
-    inside.beta[0] = bytes * (per_node - 1) / g / level_figures(op, link_level::intra, f).beta_bps;
-    const link_figures lf = level_figures(op, link_level::inter, f);
-    outside.alpha[1] = (g - 1) * lf.alpha_s;
-    const double flow_bytes = bytes * (g - per_node) / g;
-    outside.beta[1] = flow_bytes * link_share(per_node, f) / lf.beta_bps *
-                      congestion_factor(op, flow_bytes, per_node, f, call);
-    return longer(outside, inside);
+    return every_rank_cost(op, bytes, group, per_node, per_node, f, call);
 }
 
-cost alltoall_cost(double bytes, int group, int per_node, const figures& f) {
-    return placed_coll_cost(coll::alltoall, bytes, group, per_node, f);
+cost alltoall_cost(double bytes, int group, int per_node, const figures& f, int flows) {
+    if (per_node >= group)
+        return coll_cost(coll::alltoall, bytes, group, link_level::intra, f);
+    return every_rank_cost(coll::alltoall, bytes, group, per_node, flows > 0 ? flows : per_node, f,
+                           mpi_call::blocking);
 }
 
 } // namespace ringscale::analysis::predict

@@ -55,7 +55,8 @@ int sendrecv_flows(int shift, int group, int per_node);
 cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
                       mpi_call call = mpi_call::blocking, int shift = 1);
 
-/// Alltoall over `group` ranks of which `per_node` share a node (placed_coll_cost).
-cost alltoall_cost(double bytes, int group, int per_node, const figures& f);
+/// Alltoall over `group` ranks of which `per_node` share a node (placed_coll_cost), while
+/// `flows` ranks of a node (0: per_node; more when several groups cross at once) send across.
+cost alltoall_cost(double bytes, int group, int per_node, const figures& f, int flows = 0);
 
 } // namespace ringscale::analysis::predict

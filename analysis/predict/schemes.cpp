@@ -143,10 +143,15 @@ cost ulysses_exchanges(double in, double out, int u, const placement& w, const f
                        double width) {
     if (u <= 1)
         return {};
-    const int per_node = std::min(u, w.ranks_per_node);
+    // Inside nodes a group has min(u, ranks per node) ranks on a node, all of them crossing;
+    // spread over N nodes it has u / N (at least 1) on each, while every rank of the node
+    // crosses at once in its own group's exchange.
+    const bool across = w.groups_across && w.nodes > 1;
+    const int per_node = across ? std::max(1, u / w.nodes) : std::min(u, w.ranks_per_node);
+    const int flows = across ? w.ranks_per_node : per_node;
     cost t = compute_cost(memory_pass(2 * (in + out)), f.compute, width); // pack and unpack
-    t += alltoall_cost(in, u, per_node, f);
-    t += alltoall_cost(out, u, per_node, f);
+    t += alltoall_cost(in, u, per_node, f, flows);
+    t += alltoall_cost(out, u, per_node, f, flows);
     return t;
 }
 
@@ -175,7 +180,9 @@ link_level ring_level(const placement& where) {
     return where.nodes > 1 ? link_level::inter : link_level::intra;
 }
 
-int ulysses_degree(const std::string& variant, int requested, int ranks) {
+int ulysses_degree(const std::string& variant, int requested, const placement& where,
+                   const attention_problem& a) {
+    const int ranks = where.world;
     if (variant == "allgather" || variant == "ring")
         return 1;
     if (variant == "ulysses")
@@ -183,8 +190,15 @@ int ulysses_degree(const std::string& variant, int requested, int ranks) {
     if (requested > 0)
         return requested;
     int u = 1;
-    for (int d = 1; static_cast<long long>(d) * d <= ranks; ++d)
-        if (ranks % d == 0)
+    if (where.nodes <= 1) {
+        for (int d = 1; static_cast<long long>(d) * d <= ranks; ++d)
+            if (ranks % d == 0)
+                u = d;
+        return u;
+    }
+    for (int d = 1; d <= where.ranks_per_node; ++d)
+        if (where.ranks_per_node % d == 0 && ranks % d == 0 && std::fmod(a.heads, d) == 0 &&
+            std::fmod(a.kv_heads, d) == 0 && a.kv_heads >= d)
             u = d;
     return u;
 }
@@ -194,7 +208,7 @@ step_prediction predict_attention(const std::string& scheme, int requested_u,
                                   const figures& f, double width, int only_rank) {
     step_prediction out;
     const int p = where.world;
-    const int u = ulysses_degree(scheme, requested_u, p);
+    const int u = ulysses_degree(scheme, requested_u, where, a);
     out.label = scheme == "hybrid" ? fmt::format("hybrid/u{}", u) : scheme;
     out.memory_kind = f.gpu ? "device" : "host";
     out.refusal = layout_refusal(a, p);
@@ -219,6 +233,12 @@ step_prediction predict_attention(const std::string& scheme, int requested_u,
     g.level = ring_level(where);
     // Group k's rank i sends to group k+1's rank i: min(u, ranks per node) flows leave a node.
     g.flows = std::min(u, where.ranks_per_node);
+    if (where.groups_across && where.nodes > 1) {
+        // Position p (local index x nodes + node) sends to p + u: to another node, every rank
+        // of the node at once, unless u is a multiple of the nodes (then to its own node).
+        g.level = u % where.nodes == 0 ? link_level::intra : link_level::inter;
+        g.flows = where.ranks_per_node;
+    }
     out.time = ring_step(a, g, f, width, only_rank < 0 ? -1 : only_rank / u);
     const double row = a.batch * a.seq_len / p * a.head_dim; // one head's rows on one rank
     out.time += ulysses_exchanges((a.heads + 2 * a.kv_heads) * row * a.elem_bytes,

@@ -7,7 +7,8 @@
 //              ring reduce-scatter of dK/dV overlaps the next block.
 //   ulysses:   two all-to-alls per pass (Q, K, V in and O out; dO in and dQ, dK, dV out),
 //              not hidden, with their packing, around local attention on H/P heads.
-//   hybrid:    Ulysses inside groups of u ranks around a ring across the P/u groups.
+//   hybrid:    Ulysses inside groups of u ranks around a ring across the P/u groups; the
+//              groups inside nodes, or spread over them (placement::groups_across).
 // Memory per rank follows the jobs' own accounting (the buffers each allocates).
 #pragma once
 
@@ -23,6 +24,9 @@ struct placement {
     int world = 1;
     int nodes = 1;
     int ranks_per_node = 1;
+    /// The hybrid's Ulysses groups spread over the nodes (--ulysses-placement across: ranks
+    /// ordered by local index, then node) rather than each inside one node.
+    bool groups_across = false;
 };
 
 /// The link a ring over all nodes is bounded by: inter-node when there are several nodes.
@@ -39,9 +43,13 @@ struct step_prediction {
     bool ok() const { return refusal.empty(); }
 };
 
-/// The Ulysses degree a context_parallel variant runs at P (allgather 1, ulysses P, hybrid
-/// the requested degree or, for 0, the largest divisor of P not above sqrt(P)).
-int ulysses_degree(const std::string& variant, int requested, int ranks);
+/// The Ulysses degree a context_parallel variant runs on `where` (allgather 1, ulysses P,
+/// hybrid the requested degree or, for 0, the job's auto degree: on one node the largest
+/// divisor of P not above sqrt(P); on several the largest d up to the ranks per node that
+/// divides them, P, the heads and the K/V heads, with kv_heads >= d (jobs/context_parallel.cpp
+/// auto_ulysses_degree), so each group sits inside a node).
+int ulysses_degree(const std::string& variant, int requested, const placement& where,
+                   const attention_problem& a);
 
 /// Predict one attention case: `scheme` is "ring" (ring_attention) or a context_parallel
 /// variant; `width` the core-equivalents of every rank. `only_rank` >= 0 prices that rank

@@ -240,18 +240,18 @@ std::string unknown_choice(const target& t) {
 
 /// Why the cost models cannot price `t` although its job runs it ("" when they can): attention
 /// masks, whose per-rank work and skipped exchanges they do not know (they would price the dense
-/// case), and groups placed across nodes (they place every group inside nodes).
+/// case), and train_step's cp groups placed across nodes (priced inside nodes).
 std::string unmodelled(const target& t) {
     for (const char* mask : {"window", "docs", "sparsity", "dilation"})
         if (!field(t, mask).empty())
             return fmt::format("attention masks (--{}) have no cost model yet: it would price "
                                "the dense case",
                                mask);
-    for (const char* name : {schema::attr::ulysses_placement, schema::attr::cp_placement})
-        if (field(t, name, "node") != "node")
-            return fmt::format("{} '{}' has no cost model yet: it places every group inside "
-                               "nodes",
-                               name, field(t, name).substr(0, 40));
+    const std::string cp = field(t, schema::attr::cp_placement, "node");
+    if (cp != "node")
+        return fmt::format("cp_placement '{}' has no cost model yet: it places every cp group "
+                           "inside nodes",
+                           cp.substr(0, 40));
     return "";
 }
 
@@ -268,7 +268,9 @@ step_prediction predict_target(const target& t, const figures& f, int only_rank)
         } else if (t.job == "ring_attention" || t.job == "context_parallel") {
             const std::string scheme = t.job == "ring_attention" ? "ring" : t.variant;
             const int u = static_cast<int>(number(t, "ulysses_degree", 0));
-            out = predict_attention(scheme, u, attention_of(t), t.where, f, rank_width(t, f),
+            placement where = t.where;
+            where.groups_across = field(t, schema::attr::ulysses_placement, "node") == "across";
+            out = predict_attention(scheme, u, attention_of(t), where, f, rank_width(t, f),
                                     only_rank);
         } else if (t.job == "train_step") {
             out = predict_train(train_of(t), t.where, f, rank_width(t, f));

@@ -293,9 +293,10 @@ TEST(predict_cost, the_slowest_rank_of_p_scales_compute_by_its_expected_jitter) 
 }
 
 // A masked case does less work, and skips exchanges, in ways the models do not know: priced as
-// the dense case it would be off by up to the mask's density; groups placed across nodes
-// exchange over other links than the models place them on. Both are refused, with the reason.
-TEST(predict_cost, masks_and_groups_across_nodes_are_refused_not_priced_dense) {
+// the dense case it would be off by up to the mask's density; train_step's cp groups placed
+// across nodes exchange over other links than the model places them on. Both are refused,
+// with the reason.
+TEST(predict_cost, masks_and_cp_groups_across_nodes_are_refused_not_priced_dense) {
     const figures f = simple(1e12, 1e-5, 1e9);
     target dense;
     dense.job = "ring_attention";
@@ -311,16 +312,6 @@ TEST(predict_cost, masks_and_groups_across_nodes_are_refused_not_priced_dense) {
         EXPECT_FALSE(p.ok()) << mask;
         EXPECT_NE(p.refusal.find("masks (--" + mask + ")"), std::string::npos) << p.refusal;
     }
-    target hybrid = dense;
-    hybrid.job = "context_parallel";
-    hybrid.variant = "hybrid";
-    hybrid.identity["ulysses_degree"] = "2";
-    hybrid.identity["ulysses_placement"] = "node";
-    EXPECT_TRUE(predict_target(hybrid, f).ok()) << predict_target(hybrid, f).refusal;
-    hybrid.identity["ulysses_placement"] = "across";
-    EXPECT_NE(predict_target(hybrid, f).refusal.find("ulysses_placement 'across'"),
-              std::string::npos)
-        << predict_target(hybrid, f).refusal;
     target train;
     train.job = "train_step";
     train.variant = "ddp";

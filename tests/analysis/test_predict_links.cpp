@@ -282,3 +282,42 @@ TEST(analysis_predict_links, shifted_sendrecv_gets_its_congestion_curve_the_ring
     EXPECT_DOUBLE_EQ(predict_target(attention("ring_attention", "ring", 4), f).time.beta[1],
                      predict_target(attention("ring_attention", "ring", 4), plain).time.beta[1]);
 }
+
+// --ulysses-placement across: ranks ordered by local index, then node, so a u=2 group holds
+// one rank of each of two nodes. On 4 nodes x 2 its all-to-alls cross the link, every rank of
+// a node at once (half of each buffer off the node, two flows a link), and the ring hop
+// p -> p + 2 still crosses; on 2 nodes x 2 the hop lands on the rank's own node.
+TEST(analysis_predict_links, hybrid_groups_across_nodes_cross_the_link_in_their_all_to_alls) {
+    const figures f = comm_bound(calibrate_links(true));
+    const double exchanged = (8 + 2 * 8) * 4.0 * 512 * 64 + 8 * 4.0 * 512 * 64; // in, out
+    for (int nodes : {4, 2}) {
+        target inside = attention("context_parallel", "hybrid", nodes);
+        inside.identity["ulysses_placement"] = "node";
+        target across = inside;
+        across.identity["ulysses_placement"] = "across";
+        const step_prediction in = predict_target(inside, f), out = predict_target(across, f);
+        ASSERT_TRUE(in.ok() && out.ok()) << in.refusal << out.refusal;
+        EXPECT_EQ(out.label, "hybrid/u2");
+        // 4096 tokens on 2 nodes: rows 1024 a rank, twice the exchange of 4 nodes.
+        const double bytes = exchanged * 4 / nodes;
+        const double hops = nodes == 4 ? in.time.beta[1] : 0; // the ring: the same, or inside
+        EXPECT_NEAR(out.time.beta[1], hops + bytes / beta, 0.05 * (hops + bytes / beta)) << nodes;
+        EXPECT_NEAR(out.time.alpha[1] - (nodes == 4 ? in.time.alpha[1] : 0), 2 * alpha, 0.1 * alpha)
+            << nodes;
+    }
+}
+
+// The hybrid's auto degree (ulysses_degree 0) is the job's: on one node the largest divisor of
+// P not above sqrt(P); on several the largest that fits a node and divides the K/V heads.
+TEST(analysis_predict_links, hybrid_auto_degree_follows_the_job) {
+    const figures f = comm_bound(calibrate_links(true));
+    target t = attention("context_parallel", "hybrid", 2);
+    t.identity["ulysses_degree"] = "0";
+    t.where = {8, 2, 4};
+    EXPECT_EQ(predict_target(t, f).label, "hybrid/u4");
+    t.where = {8, 1, 8};
+    EXPECT_EQ(predict_target(t, f).label, "hybrid/u2");
+    t.where = {8, 2, 4};
+    t.identity["kv_heads"] = "2";
+    EXPECT_EQ(predict_target(t, f).label, "hybrid/u2");
+}

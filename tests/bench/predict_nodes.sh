@@ -40,7 +40,8 @@ export OMPI_MCA_mpi_yield_when_idle=1
 # The cases: attention whose exchanges weigh against its compute at this link rate, a small
 # transformer whose gradients (about 8 MB) cross the link every step, one thread per rank.
 attention=(--job ring_attention,context_parallel --variant allgather,ulysses,hybrid
-    --seq-len 1K --batch 4 --heads 8 --kv-heads 8 --head-dim 64 --causal 1 --layout zigzag
+    --ulysses-placement node,across --seq-len 1K --batch 4 --heads 8 --kv-heads 8 --head-dim 64
+    --causal 1 --layout zigzag
     --pass fwd --threads 1 -w 1 -n 5 --timeout 120)
 train=(--job train_step --layers 2 --hidden 256 --heads 4 --vocab 1024 --train-seq-len 256
     --tokens 2048 --dp-variant ddp,zero1,fsdp --prefetch on --threads 1 -w 1 -n 5 --timeout 120)
