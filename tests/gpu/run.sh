@@ -13,7 +13,9 @@
 #   OUT_DIR  default gpu-run-<UTC time>; created.
 # env: ITERS (benchmark iterations, 10), SEQS (benchmark S list, "4096 8192 16384 32768"),
 #      STEP_TIMEOUT (seconds per step, 300), PYTHON (with torch; default: the pack's or
-#      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only).
+#      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only),
+#      ONLY (an extended regex: run only the steps whose names match it, e.g. to rerun the
+#      failed steps of an earlier run inside a short GPU lease).
 # Exit: 0 every step passed; 1 a step failed; 3 none failed but some found no GPU;
 #       2 bad usage.
 set -uo pipefail
@@ -87,6 +89,7 @@ classify() {
 step() {
     local name=$1 rc f result
     shift
+    [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && return 0
     f=$(mktemp)
     printf '\n===== %s\n$ %s\n' "$name" "$*" >>"$log"
     echo "[$(date -u +%T)] $name" >&2
