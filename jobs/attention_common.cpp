@@ -1,7 +1,6 @@
 #include "jobs/attention_common.hpp"
 
 #include "kernels/mask_count.hpp"
-#include "kernels/random.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -90,16 +89,27 @@ std::vector<option_decl> attention_options() {
         option_decl::choice("dtype", "auto",
                             {"auto", "fp32", "bf16", "fp16", "float32", "bfloat16", "float16"})
             .sweeps()
-            .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation); auto "
-                  "= fp32 on cpu, bf16 on cuda")};
+            .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation; on cpu "
+                  "emulated: rounded where the CUDA kernels round); auto = fp32 on cpu, bf16 on "
+                  "cuda"),
+        option_decl::choice("merge", "fp32", {"fp32", "dtype"})
+            .sweeps()
+            .help("the running O between blocks: fp32 (the kernels' merge) | dtype (rounded to "
+                  "--dtype after each block's merge, as implementations that keep the partial "
+                  "output in bf16 do)"),
+        option_decl::choice("inputs", "uniform", {"uniform", "outliers"})
+            .sweeps()
+            .help("seeded inputs: uniform | outliers (massive channels in Q, K, V and an "
+                  "attention sink on the first token)")};
+
     const auto masks = mask_options();
     opts.insert(opts.end(), masks.begin(), masks.end());
     return opts;
 }
 
 std::vector<std::string> attention_case_options() {
-    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim", "causal",  "pass",
-            "layout",  "dtype", "window", "docs",     "sparsity", "dilation"};
+    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim", "causal",   "pass",    "layout",
+            "dtype",   "merge", "inputs", "window",   "docs",     "sparsity", "dilation"};
 }
 
 const std::map<std::string, std::vector<std::string>>& seq_presets() {
@@ -127,6 +137,9 @@ attention_problem read_attention_problem(const params& p) {
     pr.layout = kernels::parse_layout(p.text("layout"));
     if (p.has("dtype") && p.text("dtype") != "auto")
         pr.type = kernels::parse_elem(p.text("dtype"));
+    if (p.has("inputs"))
+        pr.inputs = kernels::parse_input_kind(p.text("inputs"));
+    pr.merge_in_dtype = p.has("merge") && p.text("merge") == "dtype";
     if (pr.heads % pr.kv_heads != 0)
         throw config_error(
             fmt::format("--heads {} is not divisible by --kv-heads {}", pr.heads, pr.kv_heads));
@@ -147,10 +160,7 @@ kernels::elem resolve_attention_dtype(const std::string& text, device_kind devic
     if (text == "auto")
         return cuda ? kernels::elem::bf16 : kernels::elem::f32;
     const kernels::elem e = kernels::parse_elem(text);
-    if (!cuda && e != kernels::elem::f32)
-        throw config_error(fmt::format("--dtype {}: the CPU attention kernels compute in fp32; "
-                                       "use --dtype fp32, or --device cuda for {}",
-                                       text, text));
+    // The CPU takes every type: bf16 and fp16 emulated (kernels/cpu/attention_cpu.hpp).
     if (cuda && e == kernels::elem::f32)
         throw config_error("--dtype fp32 with --device cuda: the CUDA attention kernels take bf16 "
                            "or fp16 inputs (fp32 accumulation); use --dtype bf16 or fp16");
@@ -313,16 +323,11 @@ std::uint64_t attention_validation_bytes(const attention_problem& pr) {
 void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,
                     std::int64_t h, const std::vector<std::int64_t>& pos, float* out) {
     const bool is_kv = id == tensor_id::k || id == tensor_id::v;
-    const std::int64_t total_heads = is_kv ? pr.kv_heads : pr.heads;
-    const std::uint64_t stream = kernels::mix64(seed * 8 + static_cast<std::uint64_t>(id));
-    // Q and K scaled so scores span a few units: softmax neither flat nor one-hot.
-    const float scale = (id == tensor_id::q || id == tensor_id::k) ? 2.0f : 1.0f;
+    const kernels::attention_inputs in{pr.inputs, seed, pr.seq_len, pr.head_dim};
     const std::int64_t d = pr.head_dim;
     for (std::size_t i = 0; i < pos.size(); ++i) {
-        const std::int64_t global_row = (b * total_heads + h) * pr.seq_len + pos[i];
         float* row = out + static_cast<std::int64_t>(i) * d;
-        kernels::fill_uniform(row, static_cast<std::size_t>(d), stream,
-                              static_cast<std::uint64_t>(global_row * d), scale);
+        kernels::attention_input_row(in, id, b, h, is_kv ? pr.kv_heads : pr.heads, pos[i], row);
         if (pr.type != kernels::elem::f32)
             for (std::int64_t j = 0; j < d; ++j)
                 row[j] = kernels::round_to(pr.type, row[j]);
