@@ -1,4 +1,5 @@
 #include "jobs/attention_common.hpp"
+#include "jobs/attention_accuracy.hpp"
 
 #include "kernels/mask_count.hpp"
 #include "src/base/error.hpp"
@@ -236,11 +237,17 @@ case_plan plan_one(
             throw;
         c.skip_reason = e.what();
     }
+    // --accuracy auto: where the measurement's work is at most 5% of the case's iterations.
+    c.show_accuracy = launch.accuracy == accuracy_mode::on;
+    c.measure_accuracy = c.show_accuracy || (launch.accuracy == accuracy_mode::automatic &&
+                                             accuracy_cost_fraction(pr, launch.accuracy_sample) <=
+                                                 0.05 * launch.iterations);
     // On a GPU validation works in host memory: the device estimate leaves it out.
     if (c.skip_reason.empty())
         c.bytes_per_rank = bytes(p, pr, launch.world_size,
                                  c.validate_by_default && launch.device != device_kind::cuda) +
-                           (launch.device == device_kind::cuda ? mask_device_bytes(pr) : 0);
+                           (launch.device == device_kind::cuda ? mask_device_bytes(pr) : 0) +
+                           (c.measure_accuracy ? accuracy_bytes(pr, launch.accuracy_sample) : 0);
     return c;
 }
 
