@@ -194,6 +194,11 @@ void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device) {
         a[schema::attr::attn_kernel] = std::string("sm80");
 }
 
+void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device) {
+    if (type != kernels::elem::f32 && device == device_kind::cpu)
+        a[schema::attr::dtype_emulation] = std::string("emulated");
+}
+
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
                                              const std::vector<float>& values) {
     kernels::dev_buffer<unsigned char> out(dev, values.size() * kernels::elem_bytes(type));
@@ -269,6 +274,7 @@ std::vector<case_plan> plan_attention_cases(
     const std::function<std::string(const params&)>& variant) {
     std::vector<case_plan> cases;
     std::set<std::string> seen;
+    bool merge_dtype_asked = false, merge_dtype_kept = false;
     for (const params& point : sweep) {
         const bool weak = point.has("seq-len-per-rank");
         const bool from_preset = !point.get("seq-len").from_list.empty();
@@ -285,8 +291,16 @@ std::vector<case_plan> plan_attention_cases(
         if (weak)
             set_weak_seq_len(p, launch.world_size);
         // The resolved element type goes into the file, never "auto".
-        p.set("dtype", text_value(kernels::elem_short_name(
-                           resolve_attention_dtype(p.text("dtype"), launch.device))));
+        const kernels::elem type = resolve_attention_dtype(p.text("dtype"), launch.device);
+        p.set("dtype", text_value(kernels::elem_short_name(type)));
+        // fp32 merges in fp32 whatever --merge says: merge=dtype there is merge=fp32's case.
+        if (p.has("merge") && p.text("merge") == "dtype") {
+            merge_dtype_asked = true;
+            if (type == kernels::elem::f32)
+                p.set("merge", text_value("fp32"));
+            else
+                merge_dtype_kept = true;
+        }
         // Options outside the identity (--seq-rule without --seq-len-per-rank) may repeat a case.
         std::string key;
         for (const auto& [name, value] : p.values())
@@ -296,6 +310,9 @@ std::vector<case_plan> plan_attention_cases(
         cases.push_back(plan_one(job, p, launch, from_preset, check, bytes));
         cases.back().variant = variant(p);
     }
+    if (merge_dtype_asked && !merge_dtype_kept)
+        throw config_error("--merge dtype keeps the running O in --dtype between blocks: with "
+                           "--dtype fp32 there is nothing to round (use --dtype bf16 or fp16)");
     return cases;
 }
 
@@ -364,40 +381,6 @@ std::vector<float> gather_global(comm::communicator& c, const attention_problem&
         kernels::gather_rows(all.data() + per_rank * static_cast<std::size_t>(r), outer, pr.seq_len,
                              pr.head_dim, positions[static_cast<std::size_t>(r)], global.data());
     return global;
-}
-
-std::vector<metric> attention_shape_metrics(const case_plan& plan) {
-    const attention_problem pr = read_attention_problem(plan.values);
-    return {metric::of("seq", static_cast<double>(pr.seq_len), "", metric_hint::size),
-            metric::of_text("H/Hkv", fmt::format("{}/{}", pr.heads, pr.kv_heads)),
-            metric::of("D", static_cast<double>(pr.head_dim), "", metric_hint::count),
-            metric::of_text("causal", pr.causal ? "yes" : "no"),
-            metric::of_text("pass", plan.values.text("pass")),
-            metric::of_text("layout", plan.values.text("layout")),
-            metric::of_text("mask", read_mask_spec(plan.values).label())};
-}
-
-std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
-    namespace attr = schema::attr;
-    constexpr double none = std::numeric_limits<double>::quiet_NaN();
-    const double t = rec.median_step_s();
-    const double ranks = std::max(rec.world, 1);
-    const double flops = rec.number(attr::flops_per_iter).value_or(none);
-    const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
-    const bool checked = rec.number(attr::validated).value_or(0) != 0;
-    // With a mask: the compute it saves (dense / masked FLOPs) and the rate a dense kernel
-    // would need to match this time (dense-equivalent GF/s per rank); "-" without one.
-    const double reduction = rec.number(attr::compute_reduction).value_or(none);
-    const double dense = rec.number(attr::dense_flops_per_iter).value_or(none);
-    return {
-        metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
-        metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
-        metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e9 : none, "GF/s", metric_hint::rate),
-        metric::of("reduce", reduction, "x", metric_hint::number),
-        metric::of("imbal", rec.number(attr::work_imbalance).value_or(none), "",
-                   metric_hint::number),
-        metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
-                   metric_hint::error)};
 }
 
 } // namespace ringscale::jobs

@@ -107,6 +107,10 @@ attr_map attention_attrs(const attention_problem& pr,
 /// (the sm90 kernels take no mask), so `a` gets attn_kernel = "sm80"; otherwise unchanged.
 void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device);
 
+/// bf16 or fp16 on the CPU is emulated (kernels/cpu/attention_cpu.hpp): `a` gets
+/// dtype_emulation = "emulated"; otherwise unchanged.
+void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device);
+
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
 /// came from fill_shard with the same type).
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,

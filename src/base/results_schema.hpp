@@ -260,7 +260,10 @@ inline constexpr const char* acc_key_rows = "acc_key_rows";       ///< per (batc
 inline constexpr const char* acc_reference_s = "acc_reference_s"; ///< the measurement's time
 // Identity options of the attention jobs added with the accuracy study (absent in older
 // files: what those ran, identity_defaults).
-inline constexpr const char* merge = "merge";   ///< fp32 | dtype
+inline constexpr const char* merge = "merge"; ///< fp32 | dtype
+/// derived: "emulated" where a bf16/fp16 attention case ran on the CPU (its kernels emulate
+/// the CUDA kernels' rounding; DESIGN.md, "Emulated dtypes").
+inline constexpr const char* dtype_emulation = "dtype_emulation";
 inline constexpr const char* inputs = "inputs"; ///< uniform | outliers
 
 } // namespace attr
