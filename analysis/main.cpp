@@ -1,6 +1,6 @@
 // ringscale-stats: parse -> analyse -> print. Exit 0 ok, 1 regression (compare), 2 error.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
+#include "analysis/commands/cli.hpp"
+#include "analysis/commands/commands.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 

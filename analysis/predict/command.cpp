@@ -1,6 +1,6 @@
 #include "command.hpp"
 
-#include "../reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "map.hpp"
 #include "tables.hpp"
 

@@ -4,7 +4,7 @@
 // or the crossover map at scale.
 #pragma once
 
-#include "../cli.hpp"
+#include "analysis/commands/cli.hpp"
 
 #include <ostream>
 

@@ -1,9 +1,9 @@
 // `ringscale-stats crossover` on fixture files with a planted crossover: all-gather wins at
 // short sequences, the ring at long ones, trading places between S = 4K and 8K at P = 4.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
-#include "analysis/crossover.hpp"
-#include "analysis/plots.hpp"
+#include "analysis/commands/cli.hpp"
+#include "analysis/commands/commands.hpp"
+#include "analysis/comparisons/crossover.hpp"
+#include "analysis/presentation/plots.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 

@@ -1,8 +1,8 @@
 // `ringscale-stats model` on a synthetic (P, S) study in fixture files: the two-parameter
 // model recovers the planted terms, --predict p=..,S=.. gives a band, and the single-P form
 // still works beside it.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
+#include "analysis/commands/cli.hpp"
+#include "analysis/commands/commands.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 

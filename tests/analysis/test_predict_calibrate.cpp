@@ -3,11 +3,11 @@
 // hybrid and train_step at P = 1, 2 on a 2-core node, collectives at P = 2, 4) is
 // calibrated, the figures come back within 5%, and held-out cases at P = 4 (ranks sharing
 // cores) are predicted within 2%; the command's outputs and its refusals.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
+#include "analysis/commands/cli.hpp"
+#include "analysis/commands/commands.hpp"
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/evaluate.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 

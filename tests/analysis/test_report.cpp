@@ -1,6 +1,6 @@
-#include "analysis/commands.hpp"
-#include "analysis/plot_panels.hpp"
-#include "analysis/plots.hpp"
+#include "analysis/commands/commands.hpp"
+#include "analysis/presentation/plot_panels.hpp"
+#include "analysis/presentation/plots.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <cmath>
