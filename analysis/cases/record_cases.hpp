@@ -1,7 +1,7 @@
 // Case records (src/base/case_record.hpp, what the launcher's writer stores and what the
 // checked read of a results file returns) as the analysis' case_data: the one conversion, so
 // ringscale-stats' reader builds its cases as the launcher's closing comparison of attention
-// schemes does (it ranks them with scheme_cells, crossover.hpp, as `ringscale-stats
+// schemes does (it ranks them with scheme_cells, scheme_cells.hpp, as `ringscale-stats
 // crossover` does).
 #pragma once
 

@@ -2,7 +2,7 @@
 
 #include "analysis/cases/cases.hpp"
 #include "analysis/cases/record_cases.hpp"
-#include "analysis/comparisons/crossover.hpp"
+#include "analysis/cases/scheme_cells.hpp"
 #include "analysis/statistics/bootstrap.hpp"
 #include "src/base/parse.hpp"
 

@@ -30,6 +30,13 @@ check "launcher code linked by job tests or the jobs" \
     "$(cat tests/jobs/CMakeLists.txt tests/jobs/*/CMakeLists.txt jobs/CMakeLists.txt src/engine/CMakeLists.txt 2>/dev/null | grep -v '^\s*#' | grep -c 'ringscale_launcher')" 0 \
     "grep ringscale_launcher tests/jobs/**/CMakeLists.txt jobs/ src/engine/ CMakeLists.txt"
 
+check "includes from the analysis' ground (cases/, statistics/) above it" \
+    "$(git grep -nE '#include\s*"analysis/(reading|measures|comparisons|models|predict|presentation|commands)/' -- analysis/cases analysis/statistics | grep -c .)" 0 \
+    "git grep -nE '#include\\s*\"analysis/(reading|...|commands)/' -- analysis/cases analysis/statistics"
+check "analysis libraries the launcher links besides its ground" \
+    "$(grep -v '^\s*#' src/launcher/CMakeLists.txt | grep -cE 'ringscale_analysis\b([^_]|$)')" 0 \
+    "grep -E 'ringscale_analysis\\b([^_]|\$)' src/launcher/CMakeLists.txt"
+
 # ringscale-stats: a subcommand is its own file plus one line of commands.inc; nothing else
 # names it (no if-chain over subcommand names).
 listed=$(grep -oE '^RINGSCALE_STATS_COMMAND\([a-z_]+\)' analysis/commands/commands.inc |
