@@ -120,8 +120,8 @@ void resample_pair(case_comparison& cc, std::size_t replicates, std::uint64_t se
     cc.change_lo = ci.lo - 1.0;
     cc.change_hi = ci.hi - 1.0;
     // With launches as the unit both the two-level bootstrap and Welch's test on the launch
-    // medians must reject (analysis/launch_test.hpp: the bootstrap alone is too narrow for
-    // a handful of launches).
+    // medians must reject (analysis/statistics/launch_test.hpp: the bootstrap alone is too narrow
+    // for a handful of launches).
     cc.p_value = cc.unit == "launches"
                      ? std::max(bootstrap_p_value(reps, 1.0), welch_log_median_p(next, base))
                      : cc.test.p_value;

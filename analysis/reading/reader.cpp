@@ -222,7 +222,7 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     for (const std::string& path : files) {
         std::vector<std::string> warnings;
         // A damaged file can crash HDF5 itself or declare sizes that exhaust memory: read it
-        // once in a disposable child first (analysis/file_probe.hpp).
+        // once in a disposable child first (analysis/reading/file_probe.hpp).
         const std::string unsafe = probe_in_child([&] { read_results_file(path); });
         if (!unsafe.empty()) {
             report(fmt::format("skipping {}: {}", path, unsafe));

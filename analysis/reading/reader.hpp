@@ -34,7 +34,7 @@ struct result_set {
 std::string mixed_schema_note(const std::vector<case_data>& cases);
 
 /// Read all inputs; a file holding a launch already read (a link, another path, a copy:
-/// analysis/launches.hpp) is read once, with a note. Each problem is also printed to stderr
+/// analysis/reading/launches.hpp) is read once, with a note. Each problem is also printed to stderr
 /// as "ringscale-stats: <problem>" (notes as "ringscale-stats: note: <note>");
 /// with `strict` the first one throws config_error instead, and so does the first problem
 /// when no input yielded any case.

@@ -1,4 +1,4 @@
-// Memory and CPU resources of cases (analysis/resources.hpp): peak memory over ranks and
+// Memory and CPU resources of cases (analysis/measures/resources.hpp): peak memory over ranks and
 // launches, memory regressions in compare, and the note on a superlinear efficiency.
 #include "analysis/cases/cases.hpp"
 #include "analysis/measures/resources.hpp"
