@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include "accuracy_report.hpp"
 #include "analysis/measures/resources.hpp"
 #include "crossover_report.hpp"
 #include "plots.hpp"
@@ -181,6 +182,8 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
               render(study_model_table(*in.study_models), output_format::md);
     if (in.crossover)
         md += crossover_section(*in.crossover);
+    if (in.accuracy)
+        md += accuracy_section(*in.accuracy, opt.dir, plots, pngs);
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, opt.dir, plots, pngs);
     if (plots) {
