@@ -4,7 +4,7 @@
 // exactly; over the whole world, within each node or across the nodes (--scope).
 #include "jobs/collectives_ops.hpp"
 #include "jobs/collectives_scope.hpp"
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"

@@ -7,7 +7,7 @@
 // ~0.1 GB/s, two orders below all-gather, which would measure the MPI library rather than
 // the scheme.) Memory grows with S: each rank holds all of K and V.
 #include "jobs/context_parallel.hpp"
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 #include "kernels/mask_count.hpp"
 #include "src/base/results_schema.hpp"
 

@@ -7,8 +7,8 @@
 // ring. Every rank keeps its own sequence shard (rank r: the layout's rows of r), whatever
 // group it joins, so the result is validated as the other schemes are.
 #include "jobs/context_parallel.hpp"
-#include "jobs/ring_core.hpp"
-#include "jobs/ulysses_exchange.hpp"
+#include "jobs/schemes/ring.hpp"
+#include "jobs/schemes/ulysses_exchange.hpp"
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // the ring (jobs/ring_core): K/V blocks rotate in P-1 steps and merge by log-sum-exp; with
 // --overlap on the next block's exchange is posted before the current block is computed.
 #include "jobs/attention_common.hpp"
-#include "jobs/ring_core.hpp"
+#include "jobs/schemes/ring.hpp"
 #include "kernels/mask_layout.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 #include "kernels/model/params.hpp"
 #include "src/engine/job.hpp"
 

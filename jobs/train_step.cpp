@@ -3,7 +3,7 @@
 // are consecutive there, by default the ranks of one node (they talk every layer). Replica d takes
 // sequences [d*B, (d+1)*B) of the seeded global batch; cp rank c takes the zigzag positions of
 // every one of them. Data parallelism: --dp-variant ddp | zero1 | fsdp
-// (jobs/train/data_parallel.hpp); attention across cp ranks: --cp-variant ring | allgather |
+// (jobs/schemes/data_parallel.hpp); attention across cp ranks: --cp-variant ring | allgather |
 // ulysses (jobs/train/cp_core.hpp). Loss = sum over ranks of shard losses, each normalised by the
 // global token count. validate() reruns --steps-validate steps from the initial parameters and
 // compares with the single-rank reference run.

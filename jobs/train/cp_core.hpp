@@ -9,7 +9,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "jobs/ring_core.hpp"
+#include "jobs/schemes/ring.hpp"
 #include "kernels/model/transformer.hpp"
 
 #include <memory>

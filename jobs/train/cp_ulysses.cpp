@@ -5,7 +5,7 @@
 // delta = rowsum(dO * O), instead of keeping every layer's head-sharded copies alive (the
 // same memory-for-traffic choice as the all-gather core), and sends dQ, dK, dV home.
 #include "jobs/train/cp_core.hpp"
-#include "jobs/ulysses_exchange.hpp"
+#include "jobs/schemes/ulysses_exchange.hpp"
 
 #include "kernels/cpu/attention_cpu.hpp"
 

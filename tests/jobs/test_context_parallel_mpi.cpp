@@ -6,7 +6,7 @@
 #include "comm/communicator.hpp"
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
-#include "jobs/ulysses_exchange.hpp"
+#include "jobs/schemes/ulysses_exchange.hpp"
 #include "kernels/layout.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"

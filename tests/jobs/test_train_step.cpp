@@ -1,7 +1,7 @@
 // Planning rules of train_step (pure, no MPI), DDP bucket assignment, padding, the FLOP
 // convention, and the validation's power to fail.
 #include "jobs/registry.hpp"
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/random.hpp"

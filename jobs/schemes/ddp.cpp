@@ -2,9 +2,9 @@
 // DDP all-reduces gradient buckets as backward finishes them (overlapping the rest of the
 // backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the flat gradient after
 // backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 #include "src/base/error.hpp"
 

@@ -1,6 +1,6 @@
-// The data-parallel strategies' pure rules (jobs/train/data_parallel.hpp): DDP buckets in
+// The data-parallel strategies' pure rules (jobs/schemes/data_parallel.hpp): DDP buckets in
 // backward order, every unit in exactly one, and shard padding.
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 //
 // Every buffer lives on the training context's executor and AdamW runs there; the group
 // communicates those buffers (host MPI on the CPU; NCCL or staged MPI on CUDA), ordered after
-// the compute that produced them as kernels/executor.hpp prescribes (jobs/device_exchange).
+// the compute that produced them as kernels/executor.hpp prescribes (jobs/schemes/device_exchange).
 #pragma once
 
 #include "comm/communicator.hpp"

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "src/base/clock.hpp"
 

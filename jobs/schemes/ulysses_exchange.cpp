@@ -1,6 +1,6 @@
-#include "jobs/ulysses_exchange.hpp"
+#include "jobs/schemes/ulysses_exchange.hpp"
 
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 namespace ringscale::jobs {
 

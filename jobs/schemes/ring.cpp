@@ -1,4 +1,4 @@
-#include "jobs/ring_core.hpp"
+#include "jobs/schemes/ring.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"

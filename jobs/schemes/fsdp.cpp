@@ -4,9 +4,9 @@
 // done. Its local gradient goes to one of two scratch buffers and is reduce-scattered, non-
 // blocking, as soon as the unit's backward is done. With prefetch the next unit's gather is
 // posted before the current unit computes, so it overlaps.
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 #include <algorithm>
 
