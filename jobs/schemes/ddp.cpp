@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-namespace ringscale::jobs::train {
+namespace ringscale::jobs::schemes {
 
 using kernels::model::param_layout;
 
@@ -234,4 +234,4 @@ double dp_state_bytes(const dp_settings& s, int ranks, const param_layout& layou
     return (4 * shards + 4 * biggest) * f;
 }
 
-} // namespace ringscale::jobs::train
+} // namespace ringscale::jobs::schemes

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-namespace ringscale::jobs::train {
+namespace ringscale::jobs::schemes {
 
 using kernels::phase_scope;
 using kernels::model::param_layout;
@@ -185,4 +185,4 @@ std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator&
     return std::make_unique<fsdp>(s, group, layout, ctx);
 }
 
-} // namespace ringscale::jobs::train
+} // namespace ringscale::jobs::schemes

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 namespace {
 
@@ -162,4 +162,4 @@ void ulysses_to_sequence(const ulysses_layout& lay, const std::vector<ulysses_te
     }
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

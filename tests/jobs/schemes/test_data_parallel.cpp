@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 using namespace ringscale;
-using namespace ringscale::jobs::train;
+using namespace ringscale::jobs::schemes;
 
 TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
     kernels::model::model_config c;
