@@ -101,11 +101,12 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * t * (model.heads + 1); // attention delta, per-row losses
-    bytes += 2.0 * 4 * t * h;             // bf16 Q, K|V, dO
-    bytes += 4.0 * t * 2;                 // token ids and targets
-    bytes +=
-        4.0 * schemes::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
+    bytes += 4.0 * t * (model.heads + 1);                    // attention delta, per-row losses
+    bytes += 2.0 * 4 * t * h;                                // bf16 Q, K|V, dO
+    bytes += 4.0 * t * 2;                                    // token ids and targets
+    bytes += 4.0 * schemes::padded(layout.total(), dp * cp); // gathered gradient (ZeRO-1)
+    if (cp > 1) // the scheme's buffers (counted in fp32)
+        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, h);
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
