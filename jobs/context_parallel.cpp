@@ -3,6 +3,7 @@
 // both jobs compares all four schemes (the launcher closes with a table of them, ranked by
 // the analysis code that `ringscale-stats crossover` uses).
 #include "jobs/context_parallel.hpp"
+#include "jobs/attention_case.hpp"
 
 #include "kernels/mask_layout.hpp"
 
@@ -175,11 +176,13 @@ class context_parallel_job final : public job {
                                 const launch_info& launch) const override;
     std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         const auto pr = read_attention_problem(plan.values);
-        const cp_scheme scheme =
-            read_cp_scheme(plan.values, pr, ctx.launch.nodes, ctx.world.size());
-        if (scheme.variant == "allgather")
-            return make_allgather_case(pr, ctx);
-        return make_ulysses_case(pr, scheme, ctx);
+        const int ranks = ctx.world.size();
+        const cp_scheme scheme = read_cp_scheme(plan.values, pr, ctx.launch.nodes, ranks);
+        schemes::cp_config c;
+        c.variant = scheme.variant;
+        c.ulysses_degree = scheme.ulysses_degree;
+        c.order = cp_rank_order(scheme, ctx.launch.nodes, ranks);
+        return make_attention_case(pr, c, ctx);
     }
     std::vector<metric> metrics(const case_plan& plan,
                                 const results::case_record& rec) const override {

@@ -150,7 +150,7 @@ cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w,
 
 cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, const figures& f) {
     const int n = unit_count(t), p = w.world;
-    auto gather = [&](int u, mpi_call call) { // jobs/train/fsdp.cpp: prefetched ones nonblocking
+    auto gather = [&](int u, mpi_call call) { // jobs/schemes/fsdp.cpp: prefetched ones nonblocking
         return placed_coll_cost(coll::allgather, padded(unit_params(t, u), p) * 4, p,
                                 w.ranks_per_node, f, call);
     };
