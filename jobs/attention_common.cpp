@@ -219,12 +219,6 @@ case_plan plan_one(
     c.values = p;
     c.skippable = from_preset;
     c.validate_by_default = pr.seq_len <= 8192;
-    // The masked CUDA kernels (issue 28) are compile-checked, not yet validated on a GPU: stay
-    // refused for users until tests/kernels/cuda/test_attention_mask_gpu.cpp has passed on one.
-    if (pr.mask && launch.device == device_kind::cuda)
-        throw config_error("attention masks (--window, --docs, --sparsity, --dilation) on --device "
-                           "cuda: the masked CUDA attention kernels exist but are not yet "
-                           "validated on a GPU; use --device cpu");
     try {
         check(p, pr, launch.world_size);
     } catch (const config_error& e) {
@@ -235,7 +229,8 @@ case_plan plan_one(
     // On a GPU validation works in host memory: the device estimate leaves it out.
     if (c.skip_reason.empty())
         c.bytes_per_rank = bytes(p, pr, launch.world_size,
-                                 c.validate_by_default && launch.device != device_kind::cuda);
+                                 c.validate_by_default && launch.device != device_kind::cuda) +
+                           (launch.device == device_kind::cuda ? mask_device_bytes(pr) : 0);
     return c;
 }
 
@@ -300,6 +295,13 @@ plan_attention(const std::string& job, const std::vector<params>& sweep, const l
             return bytes(pr, ranks, validate);
         },
         variant);
+}
+
+std::uint64_t mask_device_bytes(const attention_problem& pr) {
+    if (!pr.mask)
+        return 0;
+    // dev_mask's copies: the document starts and the kept block pairs.
+    return pr.mask->doc_starts().size() * sizeof(std::int64_t) + pr.mask->keep().size();
 }
 
 std::uint64_t attention_validation_bytes(const attention_problem& pr) {

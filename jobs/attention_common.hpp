@@ -128,6 +128,9 @@ std::vector<case_plan> plan_attention_cases(
 
 /// Peak bytes per rank of gathering the result into global tensors and of one reference
 /// group during validation (what every attention job adds to its estimate when validating).
+/// Bytes of the mask's arrays on a CUDA device (dev_mask: document starts, kept block
+/// pairs); 0 without a mask.
+std::uint64_t mask_device_bytes(const attention_problem& pr);
 std::uint64_t attention_validation_bytes(const attention_problem& pr);
 
 /// The seeded global tensors.

@@ -87,6 +87,8 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     bytes += 2.0 * 4 * t * h;                              // bf16 Q, K|V, dO
     bytes += 4.0 * t * 2;                                  // token ids and targets
     bytes += 4.0 * train::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
+    if (docs) // the document starts on the device (dev_mask)
+        bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
@@ -99,9 +101,6 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
 void check_train_device(const train_problem& pr, device_kind device) {
     if (device != device_kind::cpu && pr.cp > 1 && pr.cp_variant != "ring")
         throw config_error(train::cp_device_refusal(pr.cp_variant, device));
-    if (device != device_kind::cpu && pr.docs)
-        throw config_error("--docs on --device cuda: the masked CUDA attention kernels exist but "
-                           "are not yet validated on a GPU; use --device cpu");
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");

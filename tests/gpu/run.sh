@@ -13,7 +13,9 @@
 #   OUT_DIR  default gpu-run-<UTC time>; created.
 # env: ITERS (benchmark iterations, 10), SEQS (benchmark S list, "4096 8192 16384 32768"),
 #      STEP_TIMEOUT (seconds per step, 300), PYTHON (with torch; default: the pack's or
-#      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only).
+#      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only),
+#      ONLY (an extended regex: run only the steps whose names match it, e.g. to rerun the
+#      failed steps of an earlier run inside a short GPU lease).
 # Exit: 0 every step passed; 1 a step failed; 3 none failed but some found no GPU;
 #       2 bad usage.
 set -uo pipefail
@@ -87,6 +89,7 @@ classify() {
 step() {
     local name=$1 rc f result
     shift
+    [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && return 0
     f=$(mktemp)
     printf '\n===== %s\n$ %s\n' "$name" "$*" >>"$log"
     echo "[$(date -u +%T)] $name" >&2
@@ -144,6 +147,16 @@ for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
     launch ring_attention "$np" "$comm" "${attn[@]}"
     launch context_parallel "$np" "$comm" "${attn[@]}" --variant allgather,ulysses
     launch train_step "$np" "$comm" --layers 2 --dp 0 --cp "$cp"
+    # Masks (the masked sm80 kernels) in the ring, all-gather and Ulysses, and packed documents
+    # in training.
+    step "masked attention np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" \
+        "$rs" --job ring_attention,context_parallel --device cuda --comm "$comm" --validate on \
+        -w 2 -n 10 -o "$out/results/masked_np${np}_${comm}.h5" --seq-len 4K --heads 16 \
+        --head-dim 128 --dtype bf16 --causal 1 --pass fwd+bwd --window 1K --docs fixed:1K \
+        --variant allgather,ulysses
+    step "train_step --docs np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" \
+        "$rs" --job train_step --device cuda --comm "$comm" --validate on -w 2 -n 10 \
+        -o "$out/results/train_docs_np${np}_${comm}.h5" --layers 2 --dp 0 --cp "$cp" --docs fixed:128
 done
 
 # 2b. The attention jobs forced onto the sm80 kernels (auto above takes sm90 on an H100/H200

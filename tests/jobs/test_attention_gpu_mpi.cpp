@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 using namespace ringscale;
 using testing_support::gpu_launch;
 
@@ -19,6 +22,7 @@ namespace {
 struct attention_case {
     std::string job = "ring_attention", variant = "allgather", layout = "zigzag";
     std::string pass = "fwd+bwd", dtype = "bf16", overlap = "on", kv_heads = "2";
+    std::map<std::string, std::string> mask; ///< --window, --docs, ... (none: dense)
 };
 
 launch_config config_of(const attention_case& c) {
@@ -35,6 +39,8 @@ launch_config config_of(const attention_case& c) {
     } else {
         cfg.params.erase("overlap");
     }
+    for (const auto& [key, value] : c.mask)
+        cfg.params[key] = {value};
     cfg.warmup = 1;
     cfg.iters = 3;
     cfg.validate = validate_mode::on;
@@ -43,8 +49,10 @@ launch_config config_of(const attention_case& c) {
 
 void expect_valid(gpu_launch& g, const attention_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
-    const std::string what = c.job + "/" + c.variant + " " + c.layout + " " + c.pass + " " +
-                             c.dtype + " overlap " + c.overlap;
+    std::string what = c.job + "/" + c.variant + " " + c.layout + " " + c.pass + " " + c.dtype +
+                       " overlap " + c.overlap;
+    for (const auto& [key, value] : c.mask)
+        what += " --" + key + " " + value;
     EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
     EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
@@ -113,6 +121,34 @@ TEST_P(attention_gpu, ring_and_allgather_validate_on_each_attention_path) {
         expect_valid(g, c);
     }
     kernels::set_attention_path(kernels::attn_path::automatic);
+}
+
+// Masks on CUDA in every scheme (the masked sm80 kernels, whatever --attn-kernel resolved
+// to): a sliding window, packed documents and a block-sparse pattern with its local band,
+// each validated against the reference on the same mask, in the ring's zigzag and striped
+// layouts and in all-gather, Ulysses and the hybrid.
+TEST_P(attention_gpu, masks_validate_in_every_scheme) {
+    gpu_launch g = testing_support::make_gpu_launch(GetParam());
+    RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
+    const std::map<std::string, std::string> masks[] = {
+        {{"window", "300"}},
+        {{"docs", "fixed:512"}},
+        {{"sparsity", "0.5"}, {"sparse-block", "128"}, {"window", "256"}}};
+    for (const auto& mask : masks) {
+        for (const char* layout : {"zigzag", "striped"}) {
+            attention_case c;
+            c.layout = layout;
+            c.mask = mask;
+            expect_valid(g, c);
+        }
+        for (const char* variant : {"allgather", "ulysses", "hybrid"}) {
+            attention_case c;
+            c.job = "context_parallel";
+            c.variant = variant;
+            c.mask = mask;
+            expect_valid(g, c);
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(comm, attention_gpu, ::testing::Values("nccl", "mpi"));

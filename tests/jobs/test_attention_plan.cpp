@@ -141,8 +141,8 @@ TEST(attention_data, shards_are_rows_of_the_global_tensor) {
 }
 
 // The mask options sweep and enter the identity (the block pattern only with --sparsity);
-// FLOPs come from the exact visible pairs; CUDA refuses a mask at plan time (the masked CUDA
-// kernels are not yet validated on a GPU), with one line saying so.
+// FLOPs come from the exact visible pairs; on cuda the same cases plan (the masked CUDA kernels
+// passed on an H200, tests/gpu/RESULTS.md), the mask's device arrays in the memory estimate.
 TEST(attention_plan, masks_sweep_and_count_flops_exactly) {
     auto l = base();
     l["window"] = {"128", "256"};
@@ -164,15 +164,26 @@ TEST(attention_plan, masks_sweep_and_count_flops_exactly) {
     EXPECT_FALSE(dense[0].values.has("window"));
     launch_info cuda = ranks(2);
     cuda.device = device_kind::cuda;
+    cuda.device_bytes_per_rank = 1ull << 40;
     l["dtype"] = {"bf16"};
-    try {
-        plan_job(find_job("ring_attention"), l, cuda);
-        ADD_FAILURE() << "a mask planned on cuda";
-    } catch (const config_error& e) {
-        const std::string why = e.what();
-        EXPECT_NE(why.find("not yet validated on a GPU"), std::string::npos) << why;
-        EXPECT_EQ(why.find('\n'), std::string::npos);
-    }
+    const auto on_gpu = plan_job(find_job("ring_attention"), l, cuda);
+    ASSERT_EQ(on_gpu.size(), 2u);
+    const auto gpr = read_attention_problem(on_gpu[0].values);
+    ASSERT_TRUE(gpr.mask);
+    EXPECT_EQ(mask_device_bytes(gpr), gpr.mask->keep().size()); // no documents: the pairs only
+    EXPECT_GT(gpr.mask->keep().size(), 0u);
+    auto unmasked = l; // the same cases without the mask: the estimate differs by its arrays
+    for (const char* k : {"window", "sparsity", "sparse-block"})
+        unmasked.erase(k);
+    const auto dense_gpu = plan_job(find_job("ring_attention"), unmasked, cuda);
+    ASSERT_FALSE(read_attention_problem(dense_gpu[0].values).mask);
+    EXPECT_EQ(on_gpu[0].bytes_per_rank, dense_gpu[0].bytes_per_rank + mask_device_bytes(gpr));
+    l.erase("sparsity");
+    l.erase("sparse-block");
+    l["docs"] = {"fixed:256"};
+    const auto docs = plan_job(find_job("ring_attention"), l, cuda);
+    const auto dpr = read_attention_problem(docs[0].values);
+    EXPECT_EQ(mask_device_bytes(dpr), 5 * sizeof(std::int64_t)); // 4 documents + the end
 }
 
 // A masked case on cuda runs the sm80 kernels whatever --attn-kernel resolved to (the sm90

@@ -17,6 +17,7 @@ namespace {
 
 struct train_case {
     std::string variant = "ddp", prefetch = "off", tf32 = "off", bucket_mb = "1", cp = "1";
+    std::string docs; ///< --docs (empty: none)
 };
 
 launch_config config_of(const train_case& c) {
@@ -37,6 +38,8 @@ launch_config config_of(const train_case& c) {
     cfg.params["bucket-mb"] = {c.bucket_mb};
     cfg.params["cp"] = {c.cp};
     cfg.params["cp-variant"] = {"ring"};
+    if (!c.docs.empty())
+        cfg.params["docs"] = {c.docs};
     cfg.warmup = 1;
     cfg.iters = 3;
     cfg.validate = validate_mode::on;
@@ -45,8 +48,8 @@ launch_config config_of(const train_case& c) {
 
 void expect_valid(gpu_launch& g, const train_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
-    const std::string what = c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " over " +
-                             to_string(g.world->backend());
+    const std::string what = c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " docs '" +
+                             c.docs + "' over " + to_string(g.world->backend());
     EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
     EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
@@ -103,6 +106,18 @@ TEST_P(train_step_gpu, ring_context_parallelism_matches_the_single_rank_gpu_run)
     c.cp = std::to_string(g.control->size());
     expect_valid(g, c);
     c.variant = "fsdp";
+    expect_valid(g, c);
+}
+
+// Packed documents (attention within each document: the masked CUDA kernels), alone and with
+// the ring across the ranks.
+TEST_P(train_step_gpu, packed_documents_match_the_single_rank_gpu_run) {
+    gpu_launch g = testing_support::make_gpu_launch(GetParam());
+    RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
+    train_case c;
+    c.docs = "fixed:64";
+    expect_valid(g, c);
+    c.cp = std::to_string(g.control->size());
     expect_valid(g, c);
 }
 

@@ -83,8 +83,15 @@ void device_free(void* ptr, std::size_t bytes) noexcept {
 }
 
 void copy_host_to_device(void* dst_device, const void* src_host, std::size_t bytes) {
-    if (bytes > 0)
-        RINGSCALE_CUDA_CALL(cudaMemcpy(dst_device, src_host, bytes, cudaMemcpyHostToDevice));
+    if (bytes == 0)
+        return;
+    RINGSCALE_CUDA_CALL(cudaMemcpy(dst_device, src_host, bytes, cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy returns once the data is staged, before the DMA lands
+    // (CUDA "API synchronization behavior"); work on a non-blocking stream (NCCL's) is not
+    // ordered after it. Wait for the legacy stream that carries the DMA, so the copy is
+    // complete on return (seen on an H200: NCCL out-of-place results overwritten by the
+    // validation's sentinel upload).
+    RINGSCALE_CUDA_CALL(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void copy_device_to_host(void* dst_host, const void* src_device, std::size_t bytes) {

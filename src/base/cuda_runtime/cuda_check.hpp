@@ -49,7 +49,8 @@ void reset_device_bytes_peak();
 void* device_alloc(std::size_t bytes);
 /// cudaFree a pointer from device_alloc of `bytes`. Never throws; nullptr is a no-op.
 void device_free(void* ptr, std::size_t bytes) noexcept;
-/// Blocking copies of `bytes` between host memory and device memory.
+/// Blocking copies of `bytes` between host memory and device memory: complete on return, so
+/// work on any stream enqueued afterwards sees the data.
 void copy_host_to_device(void* dst_device, const void* src_host, std::size_t bytes);
 void copy_device_to_host(void* dst_host, const void* src_device, std::size_t bytes);
 

@@ -89,7 +89,10 @@ TEST(gpu_gelu, forward_and_backward_match_cpu) {
     rt::device_synchronize();
     // tanhf differs from the host's by a couple of ulp; outputs are O(1) to O(6).
     expect_close(d_y.to_host(), y_ref, 1e-6f, 1e-5f, "y");
-    expect_close(d_dy.to_host(), dx_ref, 1e-6f, 1e-5f, "dx");
+    // dx: where |u| >= 4, 1 - t*t keeps about 2 ulp of 1 (2.4e-7), scaled by
+    // 0.5*|v|*du*|dy| <= 14 for |v| <= 6: up to 3.3e-6 absolute, where the CPU's clamped tanh
+    // gives exactly 0 (measured on an H200: 1.07e-6).
+    expect_close(d_dy.to_host(), dx_ref, 4e-6f, 1e-5f, "dx");
 }
 
 TEST(gpu_adamw, three_steps_match_cpu) {
