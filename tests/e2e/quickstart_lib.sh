@@ -18,7 +18,7 @@ quickstart_setup() { # src build dir
     ln -s "$qs_src/jobs" "$3/jobs"
     ln -s "$qs_src/slurm" "$3/slurm"
     cd "$3"
-    export -p >env.sh
+    export -p | grep -v '^declare -[a-zA-Z]*r' >env.sh # not the read-only ones
 }
 
 quickstart_run() { # name [from to]
@@ -34,8 +34,8 @@ sys.stdout.write(sys.stdin.read().replace(os.environ["FROM"], os.environ["TO"]))
         mv "$name.sh.new" "$name.sh"
         echo "---- run here with '$3' in place of '$2'"
     fi
-    if ! bash -eo pipefail -c 'source env.sh; source "$1.sh"; export -p >env.sh' _ "$name" \
-        >"$name.out" 2>&1; then
+    if ! bash -eo pipefail -c 'source env.sh; source "$1.sh"
+            export -p | grep -v "^declare -[a-zA-Z]*r" >env.sh' _ "$name" >"$name.out" 2>&1; then
         cat "$name.out"
         echo "FAIL: quickstart $name exited non-zero"
         exit 1
