@@ -215,8 +215,9 @@ void finish(const std::string& cmd, cli_options& o, const po::variables_map& vm,
     }
     // Unsigned options parse "-1" as a huge count: bound them to what a study can use.
     RINGSCALE_REQUIRE(o.max_heatmaps <= 1000, "--max-heatmaps must be between 0 and 1000");
-    RINGSCALE_REQUIRE(o.bootstrap >= 100 && o.bootstrap <= 1000000,
-                      "--bootstrap must be between 100 and 1000000 replicates");
+    RINGSCALE_REQUIRE(
+        o.bootstrap >= 100 && o.bootstrap <= max_bootstrap,
+        fmt::format("--bootstrap must be between 100 and {} replicates", max_bootstrap));
     RINGSCALE_REQUIRE(o.min_launches <= 1000000, "--min-launches must be at most 1000000");
     std::vector<std::string> pos = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
                                                       : std::vector<std::string>{};
