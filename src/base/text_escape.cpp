@@ -111,9 +111,9 @@ std::string markdown_text(const std::string& s) {
     std::size_t digits = 0; // a leading digit run: "1." or "1)" would start an ordered list
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char ch = text[i];
-        const bool lead = i == 0 && (ch == '+' || ch == '-' || ch == '=');
+        const bool lead = i == 0 && (ch == '+' || ch == '-' || ch == '=' || ch == '#');
         const bool list_mark = i > 0 && digits == i && (ch == '.' || ch == ')');
-        const bool special = ch != '\0' && std::strchr("\\`*[]<>#!|~&", ch) != nullptr;
+        const bool special = ch != '\0' && std::strchr("\\`[]<>|&", ch) != nullptr;
         if (special || lead || list_mark)
             out += '\\';
         out += ch;

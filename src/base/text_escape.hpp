@@ -28,11 +28,11 @@ std::string csv_field(const std::string& s);
 std::string gnuplot_string(const std::string& s);
 
 /// Text for Markdown (report.md) as inline text of one line: terminal_text(s) with a
-/// backslash before every character that could open a link, an image, an autolink, an HTML
-/// tag or entity, a code span, emphasis, a table cell or a heading (\ ` * [ ] < > ! | & # ~)
-/// and before a leading + - = or the . or ) after a leading digit run (a list item or an
+/// backslash before every character that could open a link or an image ([ ]), an autolink, an
+/// HTML tag or entity (< > &), a code span (`), a table cell (|) or an escape (\), and before
+/// a leading # + - = or the . or ) after a leading digit run (a heading, a list item, an
 /// underline). A Markdown viewer shows the text as it was; nothing in it is fetched or run.
-/// Underscores and parentheses stay: without brackets they form nothing.
+/// Emphasis marks (* _ ~) stay: they change no more than the look.
 std::string markdown_text(const std::string& s);
 
 /// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, so a JSON writer

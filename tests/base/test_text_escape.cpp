@@ -62,13 +62,13 @@ TEST(text_escape, valid_utf8_replaces_only_invalid_bytes) {
 // Issue 35: text from a results file in report.md never becomes a link, an image, HTML or a
 // heading; what it said stays readable.
 TEST(text_escape, markdown_text_disarms_links_images_and_html) {
-    EXPECT_EQ(markdown_text("ring_attention (u2) 0.5"), "ring_attention (u2) 0.5");
-    EXPECT_EQ(markdown_text("![x](http://evil/p.png)"), "\\!\\[x\\](http://evil/p.png)");
+    EXPECT_EQ(markdown_text("ring_attention (u2) S^(2) * p 0.5"),
+              "ring_attention (u2) S^(2) * p 0.5");
+    EXPECT_EQ(markdown_text("![x](http://evil/p.png)"), "!\\[x\\](http://evil/p.png)");
     EXPECT_EQ(markdown_text("[click](javascript:alert(1))"), "\\[click\\](javascript:alert(1))");
     EXPECT_EQ(markdown_text("<script>alert(1)</script>"), "\\<script\\>alert(1)\\</script\\>");
     EXPECT_EQ(markdown_text("<http://evil>"), "\\<http://evil\\>");
-    EXPECT_EQ(markdown_text("a|b `c` *d* &amp; ~~e~~"),
-              "a\\|b \\`c\\` \\*d\\* \\&amp; \\~\\~e\\~\\~");
+    EXPECT_EQ(markdown_text("a|b `c` &amp; x#y"), "a\\|b \\`c\\` \\&amp; x#y");
     EXPECT_EQ(markdown_text("# heading"), "\\# heading");
 }
 
