@@ -232,6 +232,13 @@ class train_step_job final : public job {
         for (const params& p : sweep) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
+            // As --scope inter: a placement across nodes on one node means nothing (issue 35).
+            if (pr.cp_placement == comm::group_placement::across &&
+                launch.nodes.for_world(launch.world_size).nodes() == 1)
+                throw config_error(fmt::format("--cp-placement across spreads each replica's cp "
+                                               "ranks over nodes, but all {} ranks run on one "
+                                               "node",
+                                               launch.world_size));
             const bool on_device = launch.device != device_kind::cpu;
             case_plan c;
             c.job = name();
