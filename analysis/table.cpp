@@ -151,7 +151,7 @@ std::string render(const table& t, output_format format) {
     case output_format::text:
         return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n") + render_text(t, false);
     case output_format::md:
-        return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n\n") + render_text(t, true);
+        return (t.caption.empty() ? "" : markdown_text(t.caption) + "\n\n") + render_text(t, true);
     case output_format::csv:
         return render_csv(t);
     case output_format::json:
