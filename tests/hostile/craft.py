@@ -164,7 +164,12 @@ def shapes(target):
         "identity_newline": set_identity_everywhere("comment", GNUPLOT_EXPLOIT),
         "identity_escape": set_identity_everywhere("comment", TERMINAL_EXPLOIT),
         "identity_non_utf8": non_utf8,
-        # issue 35: topology that contradicts itself, values no launch writes, Markdown
+    }
+
+
+def shapes35():
+    """Issue 35: topology that contradicts itself, values no launch writes, Markdown."""
+    return {
         "topology_contradicts": set_identity_first({"nodes": 4, "ranks_per_node": 8}),
         "nodes_negative": set_identity_first({"nodes": -1}),
         "nodes_zero": set_identity_first({"nodes": 0}),
@@ -178,13 +183,16 @@ def shapes(target):
     }
 
 
-def craft_all(seed, out_dir):
-    """Write every shape into out_dir; returns name -> path."""
+def craft_all(seed, out_dir, rounds=("22", "35")):
+    """Write every shape of the issues' `rounds` into out_dir; returns name -> path."""
     os.makedirs(out_dir, exist_ok=True)
     target = os.path.join(out_dir, "link_target.data")
     shutil.copy(seed, target)  # not *.h5: a directory input does not read it on its own
     made = {}
-    for name, edit in shapes(target).items():
+    edits = dict(shapes(target)) if "22" in rounds else {}
+    if "35" in rounds:
+        edits.update(shapes35())
+    for name, edit in edits.items():
         path = os.path.join(out_dir, name + ".h5")
         shutil.copy(seed, path)
         with h5py.File(path, "r+") as f:
