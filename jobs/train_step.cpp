@@ -20,6 +20,7 @@
 #include "jobs/train_validate.hpp"
 #include "kernels/dev_mask.hpp"
 #include "kernels/model/reference_train.hpp"
+#include "src/base/error.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
