@@ -122,6 +122,12 @@ void check_cp_case(const cp_scheme& scheme, const attention_problem& pr,
     if (pr.kv_heads % u != 0)
         throw config_error(
             fmt::format("--kv-heads {} is not divisible by {}", pr.kv_heads, degree));
+    // As --scope inter and --shift node: a placement across nodes on one node means nothing.
+    if (scheme.variant == "hybrid" && scheme.placement == comm::group_placement::across &&
+        l.nodes() == 1)
+        throw config_error(fmt::format("--ulysses-placement across spreads each Ulysses group "
+                                       "over nodes, but all {} ranks run on one node",
+                                       ranks));
 }
 
 std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem& pr, int ranks,
@@ -203,6 +209,32 @@ class context_parallel_job final : public job {
     }
 };
 
+namespace {
+
+/// --ulysses-degree and --ulysses-placement shape only the hybrid: refused when no case of the
+/// sweep is one (issue 35: they would label all-gather or Ulysses cases with a choice that
+/// changed nothing), and set to their defaults in the identity of the other variants' cases.
+void hybrid_options_only(const std::vector<params>& sweep, std::vector<case_plan>& cases) {
+    bool hybrid = false, given = false;
+    for (const params& p : sweep) {
+        hybrid = hybrid || p.text("variant") == "hybrid";
+        given = given || p.text("ulysses-degree") != "0" ||
+                (p.has("ulysses-placement") && p.text("ulysses-placement") != "node");
+    }
+    if (given && !hybrid)
+        throw config_error(fmt::format("--ulysses-degree and --ulysses-placement shape only "
+                                       "--variant hybrid, and this launch runs {}",
+                                       sweep.empty() ? "none" : sweep.front().text("variant")));
+    for (case_plan& c : cases)
+        if (c.values.text("variant") != "hybrid") {
+            c.values.set("ulysses-degree", size_value(0));
+            if (c.values.has("ulysses-placement"))
+                c.values.set("ulysses-placement", text_value("node"));
+        }
+}
+
+} // namespace
+
 std::vector<case_plan> context_parallel_job::plan(const std::vector<params>& sweep,
                                                   const launch_info& launch) const {
     const comm::node_layout& nodes = launch.nodes;
@@ -236,6 +268,7 @@ std::vector<case_plan> context_parallel_job::plan(const std::vector<params>& swe
         }
         kept.push_back(std::move(c));
     }
+    hybrid_options_only(sweep, kept);
     return kept;
 }
 

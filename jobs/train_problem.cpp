@@ -6,6 +6,7 @@
 #include "kernels/model/transformer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <fmt/format.h>
 
@@ -190,23 +191,15 @@ std::vector<std::string> train_case_options(const train_problem& pr) {
 namespace {
 void read_grid(const params& p, int world, train_problem& pr) {
     pr.cp = static_cast<int>(p.size("cp")); // at most 2^20, its declared range
-    const auto dp = static_cast<std::int64_t>(p.size("dp"));
-    if (dp == 0 && world % pr.cp != 0)
-        throw config_error(fmt::format("--cp {} does not divide the {} ranks", pr.cp, world));
-    pr.dp = dp == 0 ? world / pr.cp : static_cast<int>(dp);
-    if (static_cast<std::int64_t>(pr.dp) * pr.cp != world)
-        throw config_error(fmt::format("--dp {} x --cp {} = {}, but the launch has {} ranks", pr.dp,
-                                       pr.cp, std::int64_t{pr.dp} * pr.cp, world));
+    // dp at most 2^20 too; the grid rule predict shares (src/base/shape_rules.hpp)
+    pr.dp =
+        static_cast<int>(rules::resolve_dp(static_cast<std::int64_t>(p.size("dp")), pr.cp, world));
 }
 
 // The Ulysses degree of --cp-variant ulysses (cp) or hybrid (--cp-ulysses-degree; 0: the
 // largest divisor u of cp and the heads with u*u <= cp), checked.
 void read_cp_degree(const params& p, train_problem& pr) {
     const std::int64_t heads = pr.model.heads;
-    if (pr.cp_variant == "ulysses" && heads % pr.cp != 0)
-        throw config_error(fmt::format("--cp-variant ulysses: heads ({}) must be divisible "
-                                       "by cp ({})",
-                                       heads, pr.cp));
     if (pr.cp_variant == "ulysses")
         pr.cp_ulysses_degree = pr.cp;
     if (pr.cp_variant != "hybrid")
@@ -241,21 +234,13 @@ train_problem read_train_problem(const params& p, int world_size) {
     const auto tokens = static_cast<std::int64_t>(p.size("tokens"));
     pr.global_tokens =
         pr.scaling == "strong" ? tokens : checked_product(tokens, world_size, "--tokens x ranks");
-    if (pr.global_tokens % pr.seq_len != 0)
-        throw config_error(fmt::format("global batch of {} tokens is not a whole number of "
-                                       "{}-token sequences",
-                                       pr.global_tokens, pr.seq_len));
-    pr.sequences = pr.global_tokens / pr.seq_len;
-    if (pr.sequences % pr.dp != 0)
-        throw config_error(fmt::format("global batch of {} tokens ({} sequences) is not "
-                                       "divisible over {} data-parallel ranks",
-                                       pr.global_tokens, pr.sequences, pr.dp));
+    pr.sequences = rules::check_batch(pr.global_tokens, pr.seq_len, pr.dp);
     pr.cp_variant = p.text("cp-variant");
     if (p.has("cp-placement"))
         pr.cp_placement = comm::parse_group_placement(p.text("cp-placement"), "cp-placement");
     if (pr.cp > 1) {
+        rules::check_cp(pr.cp, pr.cp_variant, pr.model.heads, pr.seq_len);
         read_cp_degree(p, pr);
-        kernels::check_layout(kernels::layout::zigzag, pr.seq_len, pr.cp);
     }
     pr.dp_set.variant = p.text("dp-variant");
     pr.dp_set.bucket_bytes = p.number("bucket-mb") * 1024 * 1024;

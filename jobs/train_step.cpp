@@ -20,6 +20,7 @@
 #include "jobs/train_validate.hpp"
 #include "kernels/dev_mask.hpp"
 #include "kernels/model/reference_train.hpp"
+#include "src/base/error.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -247,6 +248,13 @@ class train_step_job final : public job {
         for (const params& p : sweep) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
+            // As --scope inter: a placement across nodes on one node means nothing (issue 35).
+            if (pr.cp_placement == comm::group_placement::across &&
+                launch.nodes.for_world(launch.world_size).nodes() == 1)
+                throw config_error(fmt::format("--cp-placement across spreads each replica's cp "
+                                               "ranks over nodes, but all {} ranks run on one "
+                                               "node",
+                                               launch.world_size));
             const bool on_device = launch.device != device_kind::cpu;
             case_plan c;
             c.job = name();

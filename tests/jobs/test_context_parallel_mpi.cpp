@@ -41,8 +41,9 @@ jobs::param_lists lists_of(const cp_case& c) {
             {"layout", {c.layout}},
             {"overlap", {"on"}},
             {"variant", {c.variant}},
-            {"ulysses-degree", {c.u}},
-            {"ulysses-placement", {c.placement}}};
+            // The hybrid's own options: another variant refuses them (issue 35).
+            {"ulysses-degree", {c.variant == "hybrid" ? c.u : "0"}},
+            {"ulysses-placement", {c.variant == "hybrid" ? c.placement : "node"}}};
 }
 
 jobs::launch_info launch_of(const comm::communicator& world) {

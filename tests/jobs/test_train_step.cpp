@@ -58,7 +58,11 @@ TEST(train_plan, grid_variants_and_flops) {
     EXPECT_EQ(cases[0].variant, "ddp/cp-ring");
     EXPECT_EQ(cases[2].variant, "fsdp+prefetch/cp-ring");
     l["cp-placement"] = {"across"}; // named, so the live table tells the placements apart
-    EXPECT_EQ(plan_job(train_job(), l, ranks(4))[0].variant, "ddp/cp-ring/across");
+    launch_info two_nodes = ranks(4);
+    two_nodes.nodes = comm::node_layout::blocks(2, 2);
+    EXPECT_EQ(plan_job(train_job(), l, two_nodes)[0].variant, "ddp/cp-ring/across");
+    // On one node a placement across nodes means nothing: refused (issue 35).
+    EXPECT_THROW(plan_job(train_job(), l, ranks(4)), config_error);
     l["cp-placement"] = {"node"};
     EXPECT_EQ(cases[1].values.text("dp"), "0"); // as given: the identity; P resolves it
     EXPECT_EQ(read_train_problem(cases[1].values, 4).dp, 2);
