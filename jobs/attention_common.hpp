@@ -178,7 +178,8 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
 /// layout (from its plan).
 std::vector<metric> attention_shape_metrics(const case_plan& plan);
 /// ... and about its measurement: tokens per second, TFLOP/s per rank, the validation's
-/// largest error (NaN when not validated).
-std::vector<metric> attention_rate_metrics(const results::case_record& rec);
+/// largest error (NaN when not validated) and, with --accuracy on (plan.show_accuracy), the
+/// worst max relative error against fp64 (acc_*_max_rel).
+std::vector<metric> attention_rate_metrics(const case_plan& plan, const results::case_record& rec);
 
 } // namespace ringscale::jobs

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ringscale::jobs {
@@ -22,7 +23,7 @@ std::vector<metric> attention_shape_metrics(const case_plan& plan) {
             metric::of_text("mask", read_mask_spec(plan.values).label())};
 }
 
-std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
+std::vector<metric> attention_rate_metrics(const case_plan& plan, const results::case_record& rec) {
     namespace attr = schema::attr;
     constexpr double none = std::numeric_limits<double>::quiet_NaN();
     const double t = rec.median_step_s();
@@ -34,7 +35,7 @@ std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
     // would need to match this time (dense-equivalent GF/s per rank); "-" without one.
     const double reduction = rec.number(attr::compute_reduction).value_or(none);
     const double dense = rec.number(attr::dense_flops_per_iter).value_or(none);
-    return {
+    std::vector<metric> out = {
         metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
         metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
         metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e9 : none, "GF/s", metric_hint::rate),
@@ -43,6 +44,14 @@ std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
                    metric_hint::number),
         metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
                    metric_hint::error)};
+    if (plan.show_accuracy) { // --accuracy on: the worst relative error against fp64 beside it
+        double worst = none;
+        for (const char* t : schema::acc_tensors)
+            if (const auto e = rec.number(schema::acc_attr("", t, "max_rel")))
+                worst = std::isnan(worst) ? *e : std::max(worst, *e);
+        out.push_back(metric::of("fp64_rel", worst, "", metric_hint::error));
+    }
+    return out;
 }
 
 } // namespace ringscale::jobs
