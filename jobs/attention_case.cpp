@@ -1,4 +1,5 @@
 #include "jobs/attention_case.hpp"
+#include "jobs/attention_accuracy.hpp"
 
 #include "src/base/results_schema.hpp"
 
@@ -9,10 +10,12 @@ namespace {
 class attention_case final : public case_runner {
   public:
     attention_case(const attention_problem& pr, schemes::cp_config scheme, run_context& ctx)
-        : m_pr(pr), m_seed(ctx.seed), m_rank(ctx.world.rank()), m_control(ctx.control),
-          m_dev(ctx.dev), m_shape(pr.local_shape(ctx.world.size())),
+        : m_pr(pr), m_seed(ctx.seed), m_sample(ctx.launch.accuracy_sample),
+          m_rank(ctx.world.rank()), m_control(ctx.control), m_dev(ctx.dev),
+          m_shape(pr.local_shape(ctx.world.size())),
           m_pos(attention_positions(pr, ctx.world.size())) {
         scheme.type = pr.type;
+        scheme.merge_in_dtype = pr.merge_in_dtype;
         scheme.keep_forward = true;
         m_scheme = schemes::make_cp_attention(scheme, ctx.world, ctx.dev, m_shape, m_pos);
     }
@@ -20,6 +23,7 @@ class attention_case final : public case_runner {
     attr_map describe() const override {
         attr_map a = attention_attrs(m_pr, m_scheme->work_positions());
         add_masked_attn_kernel(a, m_pr.mask != nullptr, m_dev.kind());
+        add_dtype_emulation(a, m_pr.type, m_dev.kind());
         m_scheme->describe(a);
         a[schema::attr::comm_bytes_per_iter] = m_scheme->bytes_sent(m_pr.backward);
         return a;
@@ -68,6 +72,28 @@ class attention_case final : public case_runner {
         return validate_attention(m_control, m_pr, m_seed, r);
     }
 
+    attr_map accuracy() override {
+        // One more pass of the same inputs with the LSE in our buffer (the iterations leave it
+        // inside the scheme), then the measurement: collective over the control world.
+        kernels::dev_buffer<float> lse(m_dev, q_elems() / static_cast<std::size_t>(m_pr.head_dim));
+        phase_timer untimed;
+        m_scheme->forward(m_q.data(), m_kv.data(), m_o.data(), lse.data(), untimed);
+        local_result mine;
+        if (m_pr.backward) {
+            m_scheme->backward(m_q.data(), m_kv.data(), m_o.data(), m_do.data(), lse.data(),
+                               m_dq.data(), m_dkv.data(), untimed);
+            mine.dq = m_dq.download();
+            const std::vector<float> dkv = m_dkv.download();
+            const auto split = dkv.begin() + static_cast<std::ptrdiff_t>(kv_elems());
+            mine.dk.assign(dkv.begin(), split);
+            mine.dv.assign(split, dkv.end());
+        }
+        mine.o = m_o.download();
+        mine.lse = lse.download();
+        return measure_accuracy(m_control, m_dev, m_pr, m_seed, m_sample, m_pos, m_shape.mask, mine)
+            .attrs();
+    }
+
   private:
     std::size_t q_elems() const {
         return static_cast<std::size_t>(kernels::attention_q_elems(m_shape));
@@ -85,6 +111,7 @@ class attention_case final : public case_runner {
 
     attention_problem m_pr;
     std::uint64_t m_seed;
+    std::int64_t m_sample; ///< --accuracy-sample
     int m_rank;
     comm::communicator& m_control;
     kernels::executor& m_dev;

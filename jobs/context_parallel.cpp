@@ -193,7 +193,7 @@ class context_parallel_job final : public job {
     std::vector<metric> metrics(const case_plan& plan,
                                 const results::case_record& rec) const override {
         std::vector<metric> out = {metric::of_text("scheme", plan.variant)};
-        for (auto part : {attention_shape_metrics(plan), attention_rate_metrics(rec)})
+        for (auto part : {attention_shape_metrics(plan), attention_rate_metrics(plan, rec)})
             out.insert(out.end(), part.begin(), part.end());
         double peak = 0;
         for (const std::uint64_t bytes : rec.peak_host_bytes)

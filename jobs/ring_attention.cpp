@@ -42,7 +42,7 @@ class ring_attention_job final : public job {
                                 const results::case_record& rec) const override {
         std::vector<metric> out = attention_shape_metrics(plan);
         out.push_back(metric::of_text("overlap", plan.values.flag("overlap") ? "on" : "off"));
-        const auto rates = attention_rate_metrics(rec);
+        const auto rates = attention_rate_metrics(plan, rec);
         out.insert(out.end(), rates.begin(), rates.end());
         return out;
     }

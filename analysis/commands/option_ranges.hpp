@@ -26,6 +26,10 @@ inline constexpr number_range probability{0, 1, true, true};
 inline constexpr number_range positive_rate{0, 1e9, true};
 /// A slowdown threshold in percent: 0 .. 1000.
 inline constexpr number_range threshold_percent{0, 1000};
+/// A relative error tolerance (accuracy --tolerance): (0, 1].
+inline constexpr number_range relative_error{0, 1, true};
+/// A factor over the single-rank error (accuracy --single-factor): 1 .. 1e6.
+inline constexpr number_range error_factor{1, 1e6};
 /// A base rank count (--base-p): whole, 1 .. 1e9.
 inline constexpr number_range rank_count{1, 1e9, false, false, true};
 

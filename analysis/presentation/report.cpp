@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include "accuracy_report.hpp"
 #include "analysis/measures/resources.hpp"
 #include "crossover_report.hpp"
 #include "plots.hpp"
@@ -176,6 +177,8 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
               render(study_model_table(*in.study_models), output_format::md);
     if (in.crossover)
         md += crossover_section(*in.crossover);
+    if (in.accuracy)
+        md += accuracy_section(*in.accuracy, opt.dir, plots, pngs);
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, dir, plots, pngs);
     if (plots) {

@@ -24,8 +24,8 @@ class allgather_attention final : public cp_attention {
     allgather_attention(const cp_config& c, comm::communicator& comm, kernels::executor& dev,
                         const kernels::attention_shape& local,
                         std::vector<std::vector<std::int64_t>> positions)
-        : m_comm(comm), m_dev(dev), m_type(c.type), m_keep(c.keep_forward), m_shape(local),
-          m_pos(std::move(positions)) {}
+        : m_comm(comm), m_dev(dev), m_type(c.type), m_keep(c.keep_forward),
+          m_merge_in_dtype(c.merge_in_dtype), m_shape(local), m_pos(std::move(positions)) {}
 
     void prepare(const kernels::attention_shape& s, bool backward) override;
     void forward(const void* q, const void* kv, float* o, float* lse, phase_timer& timer) override;
@@ -52,6 +52,12 @@ class allgather_attention final : public cp_attention {
         return static_cast<std::size_t>(kernels::attention_kv_elems(m_shape));
     }
     std::size_t kv_bytes() const { return kv_elems() * kernels::elem_bytes(m_type); }
+    // --merge dtype: the running O kept in the dtype between blocks.
+    void round_merged(float* o) {
+        if (m_merge_in_dtype)
+            kernels::round_values(m_dev, m_type,
+                                  static_cast<std::size_t>(kernels::attention_q_elems(m_shape)), o);
+    }
     // Every rank's [K | V] block, rank r's at r * 2 * kv_bytes().
     std::size_t gathered_bytes() const {
         return 2 * kv_bytes() * static_cast<std::size_t>(m_comm.size());
@@ -80,6 +86,7 @@ class allgather_attention final : public cp_attention {
     comm::communicator& m_comm;
     kernels::executor& m_dev;
     kernels::elem m_type;
+    bool m_merge_in_dtype; ///< round O to m_type after each block (cp_config)
     bool m_keep;
     kernels::attention_shape m_shape;
     std::vector<std::vector<std::int64_t>> m_pos;
@@ -122,6 +129,7 @@ void allgather_attention::forward(const void* q, const void* kv, float* o, float
         kernels::attention_fwd_init(m_dev, m_shape, o, l);
         kernels::attention_fwd(m_dev, m_shape, m_type, q, own, own + kvb, pos(me), pos(me), o, l,
                                kernels::attention_split::per_group, tester(&gather, nullptr));
+        round_merged(o);
     }
     finish_exchange(m_comm, m_dev, gather, timer);
     phase_scope compute(m_dev, timer, phase::compute);
@@ -132,6 +140,7 @@ void allgather_attention::forward(const void* q, const void* kv, float* o, float
         const unsigned char* block = block_of(src);
         kernels::attention_fwd(m_dev, m_shape, m_type, q, block, block + kvb, pos(me), pos(src), o,
                                l, kernels::attention_split::whole, {});
+        round_merged(o);
     }
 }
 

@@ -22,6 +22,7 @@ class ring_attention final : public cp_attention {
         m_spec.shape = local;
         m_spec.positions = &m_pos;
         m_spec.overlap = c.overlap;
+        m_spec.merge_in_dtype = c.merge_in_dtype;
         m_spec.steps = ring_steps_needed(local, m_host_pos);
     }
 

@@ -35,6 +35,9 @@ struct cp_config {
     /// positions. Empty: rank order.
     std::vector<int> order;
     kernels::elem type = kernels::elem::f32; ///< Q, K, V, dO (a type the kernels take)
+    /// --merge dtype: O rounded to `type` after each block's merge (kept in fp32 between
+    /// blocks otherwise, as the kernels do); nothing for fp32.
+    bool merge_in_dtype = false;
     bool overlap = true; ///< the ring: post the next block's exchange before computing this one
     /// The backward follows the forward of the same inputs (the attention jobs' iteration), so
     /// it may use what the forward left: the gathered K/V, the head-sharded tensors. Off (the

@@ -137,6 +137,8 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
             kernels::attention_fwd(dev, spec.shape, spec.type, q, block, block + kvb, q_pos,
                                    pos_of(spec, src), o, lse, kernels::attention_split::per_group,
                                    tester(&x, nullptr));
+            if (spec.merge_in_dtype) // the running O kept in the dtype between blocks
+                kernels::round_values(dev, spec.type, ring_q_elems(spec), o);
         }
         last_read = dev.record();
         finish(spec, x, timer);

@@ -25,8 +25,9 @@ struct ring_spec {
     kernels::elem type = kernels::elem::f32; ///< Q, K, V, dO element type
     kernels::attention_shape shape;
     const std::vector<kernels::dev_positions>* positions = nullptr;
-    bool overlap = true; ///< post the next exchange before computing the current block
-    int steps = 0;       ///< ring steps a pass runs (ring_steps_needed); 0 = all P
+    bool overlap = true;         ///< post the next exchange before computing the current block
+    bool merge_in_dtype = false; ///< round O to `type` after each block (cp_config)
+    int steps = 0;               ///< ring steps a pass runs (ring_steps_needed); 0 = all P
 };
 
 /// How many ring steps a pass must run for ring ranks holding `positions` ([P][rows], sorted):

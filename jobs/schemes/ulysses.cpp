@@ -53,6 +53,7 @@ class ulysses_attention final : public cp_attention {
         m_ring.dev = &dev;
         m_ring.type = c.type;
         m_ring.overlap = c.overlap;
+        m_ring.merge_in_dtype = c.merge_in_dtype;
         m_ring.shape = head_shape(local);
         m_ring.positions = &m_ring_pos;
         m_ring.steps = ring_steps_needed(m_ring.shape, work_positions());
@@ -212,6 +213,8 @@ void ulysses_attention::attend_forward(phase_timer& timer) {
     kernels::attention_fwd(m_dev, m_ring.shape, m_type, m_hq.data(), m_hkv.data(),
                            m_hkv.data() + kvb, all, all, m_ho.data(), m_hlse.data(),
                            kernels::attention_split::whole, {});
+    if (m_ring.merge_in_dtype) // one block: O stored in the dtype once, as on one rank
+        kernels::round_values(m_dev, m_type, ring_q_elems(m_ring), m_ho.data());
 }
 
 // `delta_ready`: m_hdelta came with the exchange; else it is computed from O and dO.

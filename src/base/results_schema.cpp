@@ -15,7 +15,8 @@ bool is_outcome(const std::string& name) {
     static const std::set<std::string> names = {
         attr::status,    attr::error,          attr::validated, attr::max_abs_err,
         attr::tolerance, attr::wrong_elements, attr::final_loss};
-    return names.count(name) > 0 || starts_with(name, attr::validate_prefix);
+    return names.count(name) > 0 || starts_with(name, attr::validate_prefix) ||
+           starts_with(name, attr::acc_prefix);
 }
 
 } // namespace
@@ -78,6 +79,10 @@ bool is_scaling_axis(const std::string& name) {
     return name == attr::world_size || name == attr::nodes || name == attr::ranks_per_node;
 }
 
+std::string acc_attr(const std::string& who, const std::string& tensor, const std::string& stat) {
+    return std::string(attr::acc_prefix) + who + tensor + "_" + stat;
+}
+
 std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
                                                                    long long world_size) {
     std::vector<std::pair<std::string, std::string>> out = {
@@ -86,6 +91,10 @@ std::vector<std::pair<std::string, std::string>> identity_defaults(const std::st
         out.emplace_back(attr::scope, "world");
     if (job == "context_parallel")
         out.emplace_back(attr::ulysses_placement, "node");
+    if (job == "ring_attention" || job == "context_parallel") { // before the accuracy study
+        out.emplace_back(attr::merge, "fp32");
+        out.emplace_back(attr::inputs, "uniform");
+    }
     if (job == "train_step")
         out.emplace_back(attr::cp_placement, "node");
     return out;

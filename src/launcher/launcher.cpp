@@ -88,6 +88,9 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
         p.launch.nodes = nodes;
         p.launch.device = p.cfg.device;
         p.launch.comm = p.cfg.comm;
+        p.launch.accuracy = p.cfg.accuracy;
+        p.launch.accuracy_sample = p.cfg.accuracy_sample;
+        p.launch.iterations = p.cfg.warmup + p.cfg.iters;
         // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
         p.launch.host_bytes_per_rank =
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;

@@ -205,6 +205,42 @@ TEST(ulysses_exchange, places_rows_in_group_order_and_back) {
     EXPECT_EQ(back, seq);
 }
 
+// Each scheme's fp32 error against the fp64 reference on sampled rows (--accuracy on) stays
+// within a stated bound of the single-rank computation's: at most 4x it plus 1e-6 (fp32's
+// rounding summed in another order over P blocks).
+TEST(context_parallel_mpi_extra, each_scheme_fp32_error_near_the_single_rank_error) {
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    for (const std::string v : {"ring", "allgather", "ulysses", "hybrid"}) {
+        cp_case c;
+        c.variant = v == "ring" ? "allgather" : v;
+        c.u = hybrid_degrees().size() > 2 ? "2" : "1";
+        c.pass = "fwd+bwd";
+        launch_config cfg;
+        cfg.jobs = {v == "ring" ? "ring_attention" : "context_parallel"};
+        cfg.params = lists_of(c);
+        cfg.iters = 1;
+        cfg.validate = validate_mode::off;
+        auto launch = launch_of(*world);
+        launch.accuracy = accuracy_mode::on;
+        launch.accuracy_sample = 16;
+        const auto cases = plan_launch(cfg, launch);
+        ASSERT_EQ(cases.size(), 1u) << v;
+        ASSERT_TRUE(cases[0].plan.measure_accuracy) << v;
+        const auto dev = kernels::make_executor(device_kind::cpu);
+        jobs::run_context ctx{*world, *world, *dev, launch, 1, false, 11};
+        const auto flat = run_case(cases.at(0), cfg, ctx).flat();
+        EXPECT_EQ(jobs::attr_number(flat, "acc_query_rows"), 16) << v;
+        for (const char* t : {"o", "lse", "dq", "dk", "dv"}) {
+            const double dist = jobs::attr_number(flat, std::string("acc_") + t + "_max_rel");
+            const double single =
+                jobs::attr_number(flat, std::string("acc_single_") + t + "_max_rel");
+            EXPECT_LE(single, 1e-5) << v << " " << t; // fp32 on one rank
+            EXPECT_LE(dist, 4 * single + 1e-6) << v << " " << t << ": single " << single;
+            EXPECT_GT(dist, 0.0) << v << " " << t; // measured, not a default
+        }
+    }
+}
+
 class context_parallel_bytes
     : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
 

@@ -22,6 +22,7 @@ param_lists base(const std::string& variant, const std::string& u = "0") {
 
 launch_info ranks(int p) {
     launch_info l;
+    l.accuracy = accuracy_mode::off; // the schemes' own bytes
     l.world_size = p;
     l.host_bytes_per_rank = 8ull << 30;
     return l;
