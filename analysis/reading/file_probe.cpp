@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <fmt/format.h>
+#include <hdf5.h>
 #include <new>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +26,14 @@ namespace {
     } catch (...) {
         // An ordinary error: reading in-process is safe and reports it the usual way.
     }
+    // HDF5 1.10 can write over freed or neighbouring heap blocks on a damaged file without
+    // crashing at once; the damage surfaces only when the block goes back to malloc, and
+    // HDF5 keeps freed blocks on its own free lists until the library closes (at exit). A
+    // child that _exit()s right after the read would end normally and the parent, reading
+    // the same file the same way, would abort later on an unrelated file or at exit. Closing
+    // the library here hands every block back to malloc, so that damage kills the child.
+    if (H5close() < 0)
+        _exit(4);
     if (!why.empty() && ::write(fd, why.data(), why.size()) < 0)
         _exit(3);
     _exit(why.empty() ? 0 : 1);

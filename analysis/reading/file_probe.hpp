@@ -18,7 +18,8 @@ using probe_limits = child_limits;
 /// Run `read` in a forked child under `limits`. Returns "" when reading in this process is
 /// safe (it returned or threw an ordinary error, which an in-process read reports the usual
 /// way), else one line saying why not: "needs more than N GiB of memory", "took longer than
-/// N s", or the signal that killed it. Not thread-safe (fork).
+/// N s", or the signal that killed it. The child closes the HDF5 library after `read`, so heap
+/// damage HDF5 did quietly kills the child too. Not thread-safe (fork).
 std::string probe_in_child(const std::function<void()>& read, const probe_limits& limits = {});
 
 } // namespace ringscale::analysis

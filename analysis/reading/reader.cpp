@@ -233,8 +233,12 @@ result_set load_results(const std::vector<std::string>& inputs, bool strict) {
     for (const std::string& path : files) {
         std::vector<std::string> warnings;
         // A damaged file can crash HDF5 itself or declare sizes that exhaust memory: read it
-        // once in a disposable child first (analysis/reading/file_probe.hpp).
-        const std::string unsafe = probe_in_child([&] { read_results_file(path); });
+        // once in a disposable child first (analysis/reading/file_probe.hpp), the same call
+        // as below: HDF5's path on a damaged file can depend on the heap's layout.
+        const std::string unsafe = probe_in_child([&] {
+            std::vector<std::string> ignored;
+            read_results_file(path, &ignored);
+        });
         if (!unsafe.empty()) {
             report(fmt::format("skipping {}: {}", path, unsafe));
             continue;

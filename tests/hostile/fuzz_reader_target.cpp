@@ -41,10 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     const std::string& path = input_path();
     // A file that crashed or exhausted the child is skipped, as ringscale-stats skips it.
-    if (probe_in_child([&] { read_results_file(path); }).empty()) {
+    std::vector<std::string> warnings; // the same call in the child and here, as load_results
+    if (probe_in_child([&] { read_results_file(path, &warnings); }).empty()) {
         try {
             const ringscale::scoped_memory_cap cap; // as load_results reads it
-            std::vector<std::string> warnings;
             read_results_file(path, &warnings);
         } catch (const ringscale::error&) {
             // refused with a reason: what a damaged file should get
