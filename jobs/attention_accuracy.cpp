@@ -4,7 +4,6 @@
 #include "jobs/attention_accuracy.hpp"
 #include "jobs/attention_accuracy_group.hpp"
 
-#include "kernels/cpu/attention_cpu.hpp"
 #include "src/base/clock.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -62,7 +61,7 @@ sampled_values gather_sampled(comm::communicator& c, const attention_problem& pr
 
 /// The distributed result's LSE and delta of every row [B, H, S] on every rank (the key
 /// reference's row statistics): delta from this rank's O and dO by the kernels' own formula
-/// (kernels/cpu/attention_cpu.hpp, attention_bwd_delta: the CUDA order for bf16/fp16).
+/// (kernels/accuracy.hpp, host_attention_delta: the CUDA order for bf16/fp16).
 void gather_stats(comm::communicator& c, const attention_problem& pr, std::uint64_t seed,
                   const std::vector<std::int64_t>& mine, const local_result& r, sampled_values& v) {
     const auto rows = static_cast<std::int64_t>(mine.size());
@@ -75,7 +74,7 @@ void gather_stats(comm::communicator& c, const attention_problem& pr, std::uint6
     s.heads = s.kv_heads = pr.heads;
     s.q_len = rows;
     s.head_dim = pr.head_dim;
-    kernels::cpu::attention_bwd_delta(s, r.o.data(), d_o.data(), delta.data(), pr.type);
+    kernels::host_attention_delta(s, r.o.data(), d_o.data(), delta.data(), pr.type);
     const std::int64_t all = pr.batch * pr.heads * pr.seq_len;
     v.lse.assign(static_cast<std::size_t>(all), 0.0f);
     v.delta.assign(static_cast<std::size_t>(all), 0.0f);

@@ -102,10 +102,11 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * t * (model.heads + 1);                    // attention delta, per-row losses
-    bytes += 2.0 * 4 * t * h;                                // bf16 Q, K|V, dO
-    bytes += 4.0 * t * 2;                                    // token ids and targets
-    bytes += 4.0 * schemes::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
+    bytes += 4.0 * t * (model.heads + 1); // attention delta, per-row losses
+    bytes += 2.0 * 4 * t * h;             // bf16 Q, K|V, dO
+    bytes += 4.0 * t * 2;                 // token ids and targets
+    bytes +=
+        4.0 * schemes::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
     if (docs) // the document starts on the device (dev_mask)
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (cp > 1) // the scheme's buffers (counted in fp32)

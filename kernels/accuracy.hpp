@@ -1,8 +1,11 @@
 // The arithmetic of an accuracy measurement against an fp64 reference (DESIGN.md, "Accuracy
 // against fp64"): which rows are sampled, and the normwise relative errors of a tensor's
-// sampled rows. Pure, header-only; the attention jobs reduce tallies over ranks.
+// sampled rows (header-only), and the host-side delta of sampled rows (accuracy.cpp); the
+// attention jobs reduce tallies over ranks.
 #pragma once
 
+#include "kernels/attention_shape.hpp"
+#include "kernels/elem.hpp"
 #include "kernels/random.hpp"
 
 #include <algorithm>
@@ -65,5 +68,11 @@ inline std::vector<std::int64_t> sample_rows(std::int64_t rows, std::int64_t wan
     }
     return out;
 }
+
+/// delta [B,H,Sq] = rowsum(dO * O) of rows held in host memory (fp32 O and dO), by the
+/// kernels' own formula: for bf16/f16 in fp32 in the CUDA kernel's order (the CPU backend's
+/// attention_bwd_delta), so a sampled row's delta is the one the distributed backward used.
+void host_attention_delta(const attention_shape& s, const float* o, const float* d_o, float* delta,
+                          elem round);
 
 } // namespace ringscale::kernels
