@@ -14,37 +14,6 @@ namespace ringscale::analysis::history {
 
 namespace {
 
-/// Sum of |v - w| over the values w already added, by a Fenwick tree over the values' ranks.
-class abs_sum_tree {
-  public:
-    explicit abs_sum_tree(std::size_t n) : m_count(n + 1, 0), m_sum(n + 1, 0) {}
-    /// Adds `v` (of rank `r` among all values) and returns sum |v - w| over earlier w.
-    double add(std::size_t r, double v) {
-        const auto [below_n, below_s] = prefix(r);
-        const double above_n = m_total_n - below_n, above_s = m_total_s - below_s;
-        const double d = below_n * v - below_s + above_s - above_n * v;
-        for (std::size_t i = r + 1; i < m_count.size(); i += i & (~i + 1)) {
-            m_count[i] += 1;
-            m_sum[i] += v;
-        }
-        m_total_n += 1;
-        m_total_s += v;
-        return d;
-    }
-
-  private:
-    std::pair<double, double> prefix(std::size_t r) const {
-        double n = 0, s = 0;
-        for (std::size_t i = r; i > 0; i -= i & (~i + 1)) {
-            n += m_count[i];
-            s += m_sum[i];
-        }
-        return {n, s};
-    }
-    std::vector<double> m_count, m_sum;
-    double m_total_n = 0, m_total_s = 0;
-};
-
 /// Rank of each value (ties broken by position: equal values differ by 0 either way).
 std::vector<std::size_t> ranks_of(const std::vector<double>& y) {
     std::vector<std::size_t> order(y.size()), rank(y.size());
@@ -55,23 +24,19 @@ std::vector<std::size_t> ranks_of(const std::vector<double>& y) {
     return rank;
 }
 
-/// Q(tau) for every tau from the values and their ranks.
-std::vector<double> statistics(const std::vector<double>& y, const std::vector<std::size_t>& rank) {
+/// Q(tau) for every tau: the energy statistic with exponent 2, tau (n - tau) / n x
+/// (2 E|X - Y|^2 - E|X - X'|^2 - E|Y - Y'|^2) = tau (n - tau) / n x 2 (mean_l - mean_r)^2,
+/// by prefix sums. (`rank` is kept for the permutations' bookkeeping.)
+std::vector<double> statistics(const std::vector<double>& y, const std::vector<std::size_t>&) {
     const std::size_t n = y.size();
-    std::vector<double> left(n + 1, 0), right(n + 1, 0);
-    abs_sum_tree fwd(n), bwd(n);
-    for (std::size_t i = 0; i < n; ++i)
-        left[i + 1] = left[i] + fwd.add(rank[i], y[i]);
-    for (std::size_t i = n; i-- > 0;)
-        right[i] = right[i + 1] + bwd.add(rank[i], y[i]);
     std::vector<double> q(n > 0 ? n - 1 : 0, 0);
-    const double total = left[n], dn = static_cast<double>(n);
+    const double total = std::accumulate(y.begin(), y.end(), 0.0), dn = static_cast<double>(n);
+    double left = 0;
     for (std::size_t tau = 1; tau < n; ++tau) {
+        left += y[tau - 1];
         const double a = static_cast<double>(tau), b = dn - a;
-        const double cross = total - left[tau] - right[tau];
-        const double within_l = a > 1 ? 2 * left[tau] / (a * (a - 1)) : 0;
-        const double within_r = b > 1 ? 2 * right[tau] / (b * (b - 1)) : 0;
-        q[tau - 1] = a * b / dn * (2 * cross / (a * b) - within_l - within_r);
+        const double d = left / a - (total - left) / b;
+        q[tau - 1] = a * b / dn * 2 * d * d;
     }
     return q;
 }
@@ -113,6 +78,53 @@ double median_of(const std::vector<double>& x, std::size_t a, std::size_t b) {
                                       x.begin() + static_cast<std::ptrdiff_t>(b)));
 }
 
+/// logx[a, b) as robust z-scores clamped to +-2: (y - median) / the launch noise from
+/// successive differences. An outlier launch then weighs no more than a 2-sigma one, so it can
+/// neither pull a split towards itself nor widen the permutations' null distribution (on the
+/// raw values one x2 launch did both), while a clean step keeps its size, which ranks lose.
+std::vector<double> winsorized(const std::vector<double>& logx, std::size_t a, std::size_t b) {
+    std::vector<double> y(logx.begin() + static_cast<std::ptrdiff_t>(a),
+                          logx.begin() + static_cast<std::ptrdiff_t>(b));
+    std::vector<double> d;
+    for (std::size_t i = 1; i < y.size(); ++i)
+        d.push_back(std::abs(y[i] - y[i - 1]));
+    const double sigma = d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0);
+    const double center = median(y);
+    for (double& v : y)
+        v = sigma > 0 ? std::clamp((v - center) / sigma, -2.0, 2.0) : v - center;
+    return y;
+}
+
+/// Sum of |log x - median| over x[a, b).
+double l1_cost(const std::vector<double>& logx, std::size_t a, std::size_t b) {
+    std::vector<double> v(logx.begin() + static_cast<std::ptrdiff_t>(a),
+                          logx.begin() + static_cast<std::ptrdiff_t>(b));
+    const double m = median(v);
+    double cost = 0;
+    for (const double y : v)
+        cost += std::abs(y - m);
+    return cost;
+}
+
+/// Where near `tau` the segment [a, b) splits best in least absolute deviations of the log
+/// values from each side's median: the energy statistic's weight favours the middle of a
+/// segment, which moved a step near an end by a launch or two.
+std::size_t refine(const std::vector<double>& logx, std::size_t a, std::size_t b, std::size_t tau,
+                   std::size_t m) {
+    std::size_t best = tau;
+    double best_cost = std::numeric_limits<double>::infinity();
+    const std::size_t lo = std::max(a + m, a + tau > 5 + a ? a + tau - 5 : a);
+    const std::size_t hi = std::min(b - m, a + tau + 5);
+    for (std::size_t t = lo; t <= hi; ++t) {
+        const double cost = l1_cost(logx, a, t) + l1_cost(logx, t, b);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = t - a;
+        }
+    }
+    return best;
+}
+
 } // namespace
 
 std::vector<double> energy_statistics(const std::vector<double>& y) {
@@ -133,13 +145,13 @@ std::vector<change_point> find_change_points(const std::vector<double>& x,
         todo.pop_back();
         if (b - a < 2 * m)
             continue;
-        const std::vector<double> y(logx.begin() + static_cast<std::ptrdiff_t>(a),
-                                    logx.begin() + static_cast<std::ptrdiff_t>(b));
+        const std::vector<double> y = winsorized(logx, a, b);
         const std::vector<std::size_t> rank = ranks_of(y);
-        const auto [tau, q] = best_split(y, rank, m);
+        const auto [split, q] = best_split(y, rank, m);
         if (!(q > 0))
             continue;
         const double p = permutation_p(y, rank, q, opt, rng);
+        const std::size_t tau = p <= opt.alpha ? refine(logx, a, b, split, m) : split;
         const double effect = median_of(x, a + tau, b) / median_of(x, a, a + tau) - 1;
         if (p > opt.alpha || !(std::abs(effect) >= opt.min_effect))
             continue;

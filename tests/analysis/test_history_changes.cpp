@@ -13,23 +13,23 @@ using namespace ringscale::analysis::history;
 
 namespace {
 
-/// Q(tau) straight from the definition, O(n^2).
+/// Q(tau) from the definition with exponent 2 (population form): tau (n - tau) / n x
+/// (2 E|X-Y|^2 - E|X-X'|^2 - E|Y-Y'|^2) over all pairs, O(n^2).
 double brute_q(const std::vector<double>& y, std::size_t tau) {
     const std::size_t n = y.size();
     double cross = 0, wl = 0, wr = 0;
     for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < n; ++j) {
-            const double d = std::abs(y[i] - y[j]);
-            if (j < tau)
+        for (std::size_t j = 0; j < n; ++j) {
+            const double d = (y[i] - y[j]) * (y[i] - y[j]);
+            if (i < tau && j < tau)
                 wl += d;
-            else if (i >= tau)
+            else if (i >= tau && j >= tau)
                 wr += d;
-            else
+            else if (i < tau)
                 cross += d;
         }
     const double a = static_cast<double>(tau), b = static_cast<double>(n - tau);
-    const double ml = a > 1 ? wl / (a * (a - 1) / 2) : 0, mr = b > 1 ? wr / (b * (b - 1) / 2) : 0;
-    return a * b / static_cast<double>(n) * (2 * cross / (a * b) - ml - mr);
+    return a * b / static_cast<double>(n) * (2 * cross / (a * b) - wl / (a * a) - wr / (b * b));
 }
 
 /// exp(sigma x N(0,1)) noise about `level`, a step of `step` (fraction) from `at`.
@@ -81,7 +81,7 @@ TEST(history_changes, a_spike_a_steady_series_and_a_short_tail_are_no_change) {
     EXPECT_TRUE(find_change_points(x, {}).empty());
     auto tail = series(30, 0.01, 28, 0.5, 5); // the last two launches: shorter than a segment
     EXPECT_TRUE(find_change_points(tail, {}).empty());
-    change_options two; // two launches can be a segment; a permutation p of a 2-launch tail
+    change_options two;  // two launches can be a segment; a permutation p of a 2-launch tail
     two.min_segment = 2; // is at least about 2 / C(30, 2): alpha 0.05 lets it through
     two.alpha = 0.05;
     ASSERT_EQ(find_change_points(tail, two).size(), 1u);
