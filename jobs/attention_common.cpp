@@ -1,10 +1,11 @@
 #include "jobs/attention_common.hpp"
+#include "jobs/attention_accuracy.hpp"
 
 #include "kernels/mask_count.hpp"
-#include "kernels/random.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <fmt/format.h>
 
@@ -18,8 +19,8 @@ namespace ringscale::jobs {
 namespace {
 // The declared ranges: lengths up to 2^30 tokens, batch and heads up to 2^16; the memory
 // preflight refuses what does not fit.
-constexpr double k_max_seq_len = 1ull << 30;
-constexpr double k_max_heads = 1 << 16;
+constexpr double k_max_seq_len = rules::max_seq_len;
+constexpr double k_max_heads = rules::max_heads;
 } // namespace
 
 kernels::attention_shape attention_problem::local_shape(int ranks) const {
@@ -90,16 +91,27 @@ std::vector<option_decl> attention_options() {
         option_decl::choice("dtype", "auto",
                             {"auto", "fp32", "bf16", "fp16", "float32", "bfloat16", "float16"})
             .sweeps()
-            .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation); auto "
-                  "= fp32 on cpu, bf16 on cuda")};
+            .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation; on cpu "
+                  "emulated: rounded where the CUDA kernels round); auto = fp32 on cpu, bf16 on "
+                  "cuda"),
+        option_decl::choice("merge", "fp32", {"fp32", "dtype"})
+            .sweeps()
+            .help("the running O between blocks: fp32 (the kernels' merge) | dtype (rounded to "
+                  "--dtype after each block's merge, as implementations that keep the partial "
+                  "output in bf16 do)"),
+        option_decl::choice("inputs", "uniform", {"uniform", "outliers"})
+            .sweeps()
+            .help("seeded inputs: uniform | outliers (massive channels in Q, K, V and an "
+                  "attention sink on the first token)")};
+
     const auto masks = mask_options();
     opts.insert(opts.end(), masks.begin(), masks.end());
     return opts;
 }
 
 std::vector<std::string> attention_case_options() {
-    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim", "causal",  "pass",
-            "layout",  "dtype", "window", "docs",     "sparsity", "dilation"};
+    return {"seq-len", "batch", "heads",  "kv-heads", "head-dim", "causal",   "pass",    "layout",
+            "dtype",   "merge", "inputs", "window",   "docs",     "sparsity", "dilation"};
 }
 
 const std::map<std::string, std::vector<std::string>>& seq_presets() {
@@ -127,12 +139,11 @@ attention_problem read_attention_problem(const params& p) {
     pr.layout = kernels::parse_layout(p.text("layout"));
     if (p.has("dtype") && p.text("dtype") != "auto")
         pr.type = kernels::parse_elem(p.text("dtype"));
-    if (pr.heads % pr.kv_heads != 0)
-        throw config_error(
-            fmt::format("--heads {} is not divisible by --kv-heads {}", pr.heads, pr.kv_heads));
-    if (pr.head_dim != 64 && pr.head_dim != 128)
-        throw config_error(
-            fmt::format("--head-dim: {} is not supported (use 64 or 128)", pr.head_dim));
+    if (p.has("inputs"))
+        pr.inputs = kernels::parse_input_kind(p.text("inputs"));
+    pr.merge_in_dtype = p.has("merge") && p.text("merge") == "dtype";
+    // The rules predict shares (src/base/shape_rules.hpp).
+    rules::check_attention_shape(pr.seq_len, pr.batch, pr.heads, pr.kv_heads, pr.head_dim);
     const kernels::mask_spec spec = read_mask_spec(p);
     if (spec.any()) {
         pr.mask = std::make_shared<const kernels::attention_mask>(spec, pr.seq_len, pr.causal);
@@ -147,10 +158,7 @@ kernels::elem resolve_attention_dtype(const std::string& text, device_kind devic
     if (text == "auto")
         return cuda ? kernels::elem::bf16 : kernels::elem::f32;
     const kernels::elem e = kernels::parse_elem(text);
-    if (!cuda && e != kernels::elem::f32)
-        throw config_error(fmt::format("--dtype {}: the CPU attention kernels compute in fp32; "
-                                       "use --dtype fp32, or --device cuda for {}",
-                                       text, text));
+    // The CPU takes every type: bf16 and fp16 emulated (kernels/cpu/attention_cpu.hpp).
     if (cuda && e == kernels::elem::f32)
         throw config_error("--dtype fp32 with --device cuda: the CUDA attention kernels take bf16 "
                            "or fp16 inputs (fp32 accumulation); use --dtype bf16 or fp16");
@@ -181,6 +189,11 @@ attr_map attention_attrs(const attention_problem& pr) {
 void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device) {
     if (masked && device == device_kind::cuda)
         a[schema::attr::attn_kernel] = std::string("sm80");
+}
+
+void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device) {
+    if (type != kernels::elem::f32 && device == device_kind::cpu)
+        a[schema::attr::dtype_emulation] = std::string("emulated");
 }
 
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
@@ -215,6 +228,17 @@ case_plan plan_one(
     const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes) {
     case_plan c;
     c.job = job;
+    // The mask is made while planning: one too large for a rank's memory is refused before it
+    // is (its document count first), not after minutes and gigabytes (issue 35).
+    if (const kernels::mask_spec spec = read_mask_spec(p); spec.any()) {
+        const std::uint64_t need =
+            kernels::mask_plan_bytes(spec, static_cast<std::int64_t>(p.size("seq-len")));
+        if (need > launch.host_bytes_per_rank)
+            throw config_error(fmt::format("the mask {} on {} tokens needs {} of memory per rank "
+                                           "to plan, {} available: choose a shorter sequence",
+                                           spec.label(), p.text("seq-len"), format_bytes(need),
+                                           format_bytes(launch.host_bytes_per_rank)));
+    }
     const attention_problem pr = read_attention_problem(p);
     c.values = p;
     c.skippable = from_preset;
@@ -226,11 +250,17 @@ case_plan plan_one(
             throw;
         c.skip_reason = e.what();
     }
+    // --accuracy auto: where the measurement's work is at most 5% of the case's iterations.
+    c.show_accuracy = launch.accuracy == accuracy_mode::on;
+    c.measure_accuracy = c.show_accuracy || (launch.accuracy == accuracy_mode::automatic &&
+                                             accuracy_cost_fraction(pr, launch.accuracy_sample) <=
+                                                 0.05 * launch.iterations);
     // On a GPU validation works in host memory: the device estimate leaves it out.
     if (c.skip_reason.empty())
         c.bytes_per_rank = bytes(p, pr, launch.world_size,
                                  c.validate_by_default && launch.device != device_kind::cuda) +
-                           (launch.device == device_kind::cuda ? mask_device_bytes(pr) : 0);
+                           (launch.device == device_kind::cuda ? mask_device_bytes(pr) : 0) +
+                           (c.measure_accuracy ? accuracy_bytes(pr, launch.accuracy_sample) : 0);
     return c;
 }
 
@@ -252,6 +282,7 @@ std::vector<case_plan> plan_attention_cases(
     const std::function<std::string(const params&)>& variant) {
     std::vector<case_plan> cases;
     std::set<std::string> seen;
+    bool merge_dtype_asked = false, merge_dtype_kept = false;
     for (const params& point : sweep) {
         const bool weak = point.has("seq-len-per-rank");
         const bool from_preset = !point.get("seq-len").from_list.empty();
@@ -268,8 +299,16 @@ std::vector<case_plan> plan_attention_cases(
         if (weak)
             set_weak_seq_len(p, launch.world_size);
         // The resolved element type goes into the file, never "auto".
-        p.set("dtype", text_value(kernels::elem_short_name(
-                           resolve_attention_dtype(p.text("dtype"), launch.device))));
+        const kernels::elem type = resolve_attention_dtype(p.text("dtype"), launch.device);
+        p.set("dtype", text_value(kernels::elem_short_name(type)));
+        // fp32 merges in fp32 whatever --merge says: merge=dtype there is merge=fp32's case.
+        if (p.has("merge") && p.text("merge") == "dtype") {
+            merge_dtype_asked = true;
+            if (type == kernels::elem::f32)
+                p.set("merge", text_value("fp32"));
+            else
+                merge_dtype_kept = true;
+        }
         // Options outside the identity (--seq-rule without --seq-len-per-rank) may repeat a case.
         std::string key;
         for (const auto& [name, value] : p.values())
@@ -279,6 +318,9 @@ std::vector<case_plan> plan_attention_cases(
         cases.push_back(plan_one(job, p, launch, from_preset, check, bytes));
         cases.back().variant = variant(p);
     }
+    if (merge_dtype_asked && !merge_dtype_kept)
+        throw config_error("--merge dtype keeps the running O in --dtype between blocks: with "
+                           "--dtype fp32 there is nothing to round (use --dtype bf16 or fp16)");
     return cases;
 }
 
@@ -313,16 +355,11 @@ std::uint64_t attention_validation_bytes(const attention_problem& pr) {
 void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,
                     std::int64_t h, const std::vector<std::int64_t>& pos, float* out) {
     const bool is_kv = id == tensor_id::k || id == tensor_id::v;
-    const std::int64_t total_heads = is_kv ? pr.kv_heads : pr.heads;
-    const std::uint64_t stream = kernels::mix64(seed * 8 + static_cast<std::uint64_t>(id));
-    // Q and K scaled so scores span a few units: softmax neither flat nor one-hot.
-    const float scale = (id == tensor_id::q || id == tensor_id::k) ? 2.0f : 1.0f;
+    const kernels::attention_inputs in{pr.inputs, seed, pr.seq_len, pr.head_dim};
     const std::int64_t d = pr.head_dim;
     for (std::size_t i = 0; i < pos.size(); ++i) {
-        const std::int64_t global_row = (b * total_heads + h) * pr.seq_len + pos[i];
         float* row = out + static_cast<std::int64_t>(i) * d;
-        kernels::fill_uniform(row, static_cast<std::size_t>(d), stream,
-                              static_cast<std::uint64_t>(global_row * d), scale);
+        kernels::attention_input_row(in, id, b, h, is_kv ? pr.kv_heads : pr.heads, pos[i], row);
         if (pr.type != kernels::elem::f32)
             for (std::int64_t j = 0; j < d; ++j)
                 row[j] = kernels::round_to(pr.type, row[j]);
@@ -352,40 +389,6 @@ std::vector<float> gather_global(comm::communicator& c, const attention_problem&
         kernels::gather_rows(all.data() + per_rank * static_cast<std::size_t>(r), outer, pr.seq_len,
                              pr.head_dim, positions[static_cast<std::size_t>(r)], global.data());
     return global;
-}
-
-std::vector<metric> attention_shape_metrics(const case_plan& plan) {
-    const attention_problem pr = read_attention_problem(plan.values);
-    return {metric::of("seq", static_cast<double>(pr.seq_len), "", metric_hint::size),
-            metric::of_text("H/Hkv", fmt::format("{}/{}", pr.heads, pr.kv_heads)),
-            metric::of("D", static_cast<double>(pr.head_dim), "", metric_hint::count),
-            metric::of_text("causal", pr.causal ? "yes" : "no"),
-            metric::of_text("pass", plan.values.text("pass")),
-            metric::of_text("layout", plan.values.text("layout")),
-            metric::of_text("mask", read_mask_spec(plan.values).label())};
-}
-
-std::vector<metric> attention_rate_metrics(const results::case_record& rec) {
-    namespace attr = schema::attr;
-    constexpr double none = std::numeric_limits<double>::quiet_NaN();
-    const double t = rec.median_step_s();
-    const double ranks = std::max(rec.world, 1);
-    const double flops = rec.number(attr::flops_per_iter).value_or(none);
-    const double tokens = rec.number(attr::tokens_per_iter).value_or(none);
-    const bool checked = rec.number(attr::validated).value_or(0) != 0;
-    // With a mask: the compute it saves (dense / masked FLOPs) and the rate a dense kernel
-    // would need to match this time (dense-equivalent GF/s per rank); "-" without one.
-    const double reduction = rec.number(attr::compute_reduction).value_or(none);
-    const double dense = rec.number(attr::dense_flops_per_iter).value_or(none);
-    return {
-        metric::of("", t > 0 ? tokens / t : none, "tok/s", metric_hint::rate),
-        metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
-        metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e9 : none, "GF/s", metric_hint::rate),
-        metric::of("reduce", reduction, "x", metric_hint::number),
-        metric::of("imbal", rec.number(attr::work_imbalance).value_or(none), "",
-                   metric_hint::number),
-        metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
-                   metric_hint::error)};
 }
 
 } // namespace ringscale::jobs

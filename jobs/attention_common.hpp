@@ -3,6 +3,7 @@
 // into global tensors, and validation against the single-rank reference kernel.
 #pragma once
 
+#include "kernels/attention_inputs.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "kernels/dev_mask.hpp"
 #include "kernels/kernels.hpp"
@@ -25,6 +26,10 @@ struct attention_problem {
     bool backward = false; ///< --pass fwd+bwd
     kernels::layout layout = kernels::layout::zigzag;
     kernels::elem type = kernels::elem::f32; ///< --dtype of Q, K, V, dO (resolved, never auto)
+    kernels::input_kind inputs = kernels::input_kind::uniform; ///< --inputs
+    /// --merge dtype: the running O is rounded to `type` after each block's merge (fp32: kept
+    /// in fp32, as the kernels do).
+    bool merge_in_dtype = false;
     /// The mask beyond causal (--window, --docs, --sparsity, --dilation) made concrete for
     /// seq_len, and its exact count of visible (query, key) pairs per head; null without one.
     std::shared_ptr<const kernels::attention_mask> mask;
@@ -42,7 +47,8 @@ struct attention_problem {
 };
 
 /// Options shared by the attention jobs, in sweep order (seq-len, seq-len-per-rank, seq-rule,
-/// seq-preset, batch, heads, kv-heads, head-dim, causal, pass, layout, dtype).
+/// seq-preset, batch, heads, kv-heads, head-dim, causal, pass, layout, dtype, merge, inputs),
+/// then the mask options.
 std::vector<option_decl> attention_options();
 /// The options that make an attention case's identity (with --seq-len-per-rank also it and
 /// --seq-rule; the jobs add their own).
@@ -101,6 +107,10 @@ attr_map attention_attrs(const attention_problem& pr,
 /// (the sm90 kernels take no mask), so `a` gets attn_kernel = "sm80"; otherwise unchanged.
 void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device);
 
+/// bf16 or fp16 on the CPU is emulated (kernels/cpu/attention_cpu.hpp): `a` gets
+/// dtype_emulation = "emulated"; otherwise unchanged.
+void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device);
+
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
 /// came from fill_shard with the same type).
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
@@ -134,10 +144,11 @@ std::uint64_t mask_device_bytes(const attention_problem& pr);
 std::uint64_t attention_validation_bytes(const attention_problem& pr);
 
 /// The seeded global tensors.
-enum class tensor_id { q, k, v, d_out };
+using tensor_id = kernels::attention_tensor;
 
-/// Fill `out` [rows, head_dim] with rows `pos` of global tensor `id` at (batch b, head h).
-/// Values are rounded to pr.type, so every device and the reference see the same inputs.
+/// Fill `out` [rows, head_dim] with rows `pos` of global tensor `id` at (batch b, head h), of
+/// pr.inputs' kind (kernels/attention_inputs.hpp). Values are rounded to pr.type, so every
+/// device and the reference see the same inputs.
 void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& pr, std::int64_t b,
                     std::int64_t h, const std::vector<std::int64_t>& pos, float* out);
 
@@ -167,7 +178,8 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
 /// layout (from its plan).
 std::vector<metric> attention_shape_metrics(const case_plan& plan);
 /// ... and about its measurement: tokens per second, TFLOP/s per rank, the validation's
-/// largest error (NaN when not validated).
-std::vector<metric> attention_rate_metrics(const results::case_record& rec);
+/// largest error (NaN when not validated) and, with --accuracy on (plan.show_accuracy), the
+/// worst max relative error against fp64 (acc_*_max_rel).
+std::vector<metric> attention_rate_metrics(const case_plan& plan, const results::case_record& rec);
 
 } // namespace ringscale::jobs

@@ -23,21 +23,30 @@ float from_bits(std::uint32_t b) {
     return x;
 }
 
-// Keep the top (23 - drop) mantissa bits, rounding to nearest-even; a carry moves into the
-// exponent, and past the largest finite value gives infinity, as the hardware conversion.
-float round_mantissa(float x, int drop) {
-    const std::uint32_t b = bits_of(x);
-    const std::uint32_t half = (1u << (drop - 1)) - 1 + ((b >> drop) & 1u);
-    return from_bits((b + half) & ~((1u << drop) - 1u));
+/// IEEE half bits of a float that is already a half value (round_to_f16's result).
+std::uint16_t half_bits(float h) {
+    const std::uint32_t b = bits_of(h);
+    const auto sign = static_cast<std::uint16_t>((b >> 16) & 0x8000u);
+    const float a = std::fabs(h);
+    if (a != a)
+        return static_cast<std::uint16_t>(sign | 0x7e00u);
+    if (a == INFINITY)
+        return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (a < 0x1p-14f) // subnormal (or zero): a multiple of 2^-24
+        return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(a * 0x1p24f));
+    const std::uint32_t ab = bits_of(a);
+    const std::uint32_t exp = ((ab >> 23) & 0xffu) - 127u + 15u;
+    return static_cast<std::uint16_t>(sign | (exp << 10) | ((ab >> 13) & 0x3ffu));
 }
 
-float round_half(float x) {
-    const float a = std::fabs(x);
-    if (a >= 65520.0f) // halfway above 65504 and beyond: rounds to infinity
-        return std::copysign(INFINITY, x);
-    if (a < 0x1p-14f) // subnormal halves: multiples of 2^-24, ties to even (default rounding)
-        return std::nearbyint(x * 0x1p24f) * 0x1p-24f;
-    return round_mantissa(x, 13);
+float half_value(std::uint16_t h) {
+    const float sign = (h & 0x8000u) ? -1.0f : 1.0f;
+    const unsigned exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0)
+        return sign * static_cast<float>(man) * 0x1p-24f;
+    if (exp == 31)
+        return man ? NAN : sign * INFINITY;
+    return sign * std::ldexp(1.0f + static_cast<float>(man) * 0x1p-10f, static_cast<int>(exp) - 15);
 }
 
 } // namespace
@@ -80,7 +89,29 @@ elem parse_elem(const std::string& text) {
 float round_to(elem e, float x) {
     if (e == elem::f32 || std::isnan(x) || std::isinf(x))
         return x;
-    return e == elem::bf16 ? round_mantissa(x, 16) : round_half(x);
+    return e == elem::bf16 ? round_to_bf16(x) : round_to_f16(x);
+}
+
+void elem_encode(elem e, const float* src, void* dst, std::size_t n) {
+    if (e == elem::f32) {
+        std::memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    auto* out = static_cast<std::uint16_t*>(dst);
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = e == elem::bf16 ? static_cast<std::uint16_t>(bits_of(round_to_bf16(src[i])) >> 16)
+                                 : half_bits(round_to_f16(src[i]));
+}
+
+void elem_decode(elem e, const void* src, float* dst, std::size_t n) {
+    if (e == elem::f32) {
+        std::memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    const auto* in = static_cast<const std::uint16_t*>(src);
+    for (std::size_t i = 0; i < n; ++i)
+        dst[i] = e == elem::bf16 ? from_bits(static_cast<std::uint32_t>(in[i]) << 16)
+                                 : half_value(in[i]);
 }
 
 float unit_roundoff(elem e) {

@@ -74,6 +74,8 @@ int report_command::run(std::ostream& out) const {
     in.crossover = &crossover;
     const auto studies = fit_study_models(pooled, {}, b.replicates, b.seed, b.level);
     in.study_models = &studies;
+    const accuracy_result accuracy = accuracy_of(pooled, accuracy_tolerance{});
+    in.accuracy = &accuracy;
     // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
     const auto map = predict::report_map(pooled, hw);
     if (map)

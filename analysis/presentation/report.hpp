@@ -2,6 +2,7 @@
 // gnuplot (scaling per family, busbw against message size, time breakdown, heatmaps).
 #pragma once
 
+#include "analysis/comparisons/accuracy.hpp"
 #include "analysis/comparisons/crossover.hpp"
 #include "analysis/measures/summary.hpp"
 #include "analysis/models/model_multi_study.hpp"
@@ -26,6 +27,7 @@ struct report_inputs {
     const std::vector<pooled_case>* pooled = nullptr;       ///< for the question plots; may be null
     std::vector<std::string> notes;                         ///< lines for the Inputs section
     const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
+    const accuracy_result* accuracy = nullptr;              ///< errors against fp64; may be null
 };
 
 struct report_options {

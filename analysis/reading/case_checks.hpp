@@ -16,6 +16,17 @@ namespace ringscale::analysis {
 /// of world length and finite, derived factors positive).
 std::string timing_problem(const case_data& c);
 
+/// Why the accuracy fields of `c` (acc_*, DESIGN.md "Accuracy against fp64") cannot be
+/// trusted, or "" when they can (or there are none): each error a number >= 0 (not NaN), the
+/// max and RMS of a tensor given together with rms <= max, a single-rank figure only beside the
+/// distributed one, the samples whole numbers from 1 to 65536 and at most the sequence, key
+/// figures only with sampled keys, the measurement's time finite and >= 0.
+std::string accuracy_problem(const case_data& c);
+
+/// Drop every acc_* attribute of `c` when accuracy_problem names one; returns the reason ("":
+/// kept). The case itself is kept: its timings do not depend on them.
+std::string drop_untrusted_accuracy(case_data& c);
+
 /// Warm-up flags for a case stored without an is_warmup dataset: the first `warmup` rows
 /// (from the case's "warmup" attribute). Empty when the attribute is absent or does not fit
 /// the rows, so the caller can refuse to guess.

@@ -1,6 +1,7 @@
 #include "reader.hpp"
 
 #include "analysis/cases/record_cases.hpp"
+#include "case_checks.hpp"
 #include "file_probe.hpp"
 #include "launches.hpp"
 
@@ -61,7 +62,8 @@ std::vector<case_data> read_cases(const h5::group& cases,
     std::vector<case_data> out;
     std::set<std::uint64_t> seen; // object addresses: links to one case count once
     std::size_t extra_links = 0;
-    std::vector<std::pair<std::string, std::string>> dropped; // case, reason
+    std::vector<std::pair<std::string, std::string>> dropped;     // case, reason
+    std::vector<std::pair<std::string, std::string>> no_accuracy; // case, reason
     for (const std::string& name : cases.children()) {
         try {
             if (!seen.insert(cases.object_address(name)).second) {
@@ -69,6 +71,8 @@ std::vector<case_data> read_cases(const h5::group& cases,
                 continue;
             }
             out.push_back(read_case(cases, name, info, config_text, ec ? UINT64_MAX : max_bytes));
+            if (std::string why = drop_untrusted_accuracy(out.back()); !why.empty())
+                no_accuracy.emplace_back(out.back().group, why);
         } catch (const error& e) {
             dropped.emplace_back(terminal_text(name), short_reason(e.what()));
         }
@@ -83,6 +87,13 @@ std::vector<case_data> read_cases(const h5::group& cases,
     else if (!dropped.empty() && warnings)
         warnings->push_back(fmt::format("{}: {} cases unreadable, dropped (case {}: {})", path,
                                         dropped.size(), dropped[0].first, dropped[0].second));
+    if (!no_accuracy.empty() && warnings) // the cases stay: their timings are not in doubt
+        warnings->push_back(no_accuracy.size() == 1
+                                ? fmt::format("{}: case {}: accuracy fields dropped: {}", path,
+                                              no_accuracy[0].first, no_accuracy[0].second)
+                                : fmt::format("{}: {} cases' accuracy fields dropped (case {}: {})",
+                                              path, no_accuracy.size(), no_accuracy[0].first,
+                                              no_accuracy[0].second));
     if (extra_links > 0 && warnings)
         warnings->push_back(
             fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));

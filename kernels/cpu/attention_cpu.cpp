@@ -6,16 +6,11 @@
 #include "src/base/error.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cblas.h>
 #include <cmath>
 #include <cstring>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 // Row kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks
 // one at run time (ifunc), so the binary runs on CPUs without AVX-512.
@@ -97,11 +92,21 @@ RINGSCALE_VEC_CLONES float row_exp2_sum(float* x, std::int64_t n, float m) {
     return sum;
 }
 
-/// dS = P * (dP - delta) * scale, in place over p, n entries.
-RINGSCALE_VEC_CLONES void row_ds(float* p, const float* dp, std::int64_t n, float delta,
+/// dS = P * (dP - delta) * scale, in place over dp, n entries (P unrounded, as on CUDA).
+RINGSCALE_VEC_CLONES void row_ds(const float* p, float* dp, std::int64_t n, float delta,
                                  float scale) {
     for (std::int64_t j = 0; j < n; ++j)
-        p[j] = p[j] * (dp[j] - delta) * scale;
+        dp[j] = p[j] * (dp[j] - delta) * scale;
+}
+
+/// x[0, n) rounded to bf16 (elem::bf16) or fp16 (elem::f16) in place; f32 leaves x as is.
+RINGSCALE_VEC_CLONES void row_round(float* x, std::int64_t n, elem e) {
+    if (e == elem::bf16)
+        for (std::int64_t j = 0; j < n; ++j)
+            x[j] = round_to_bf16(x[j]);
+    else if (e == elem::f16)
+        for (std::int64_t j = 0; j < n; ++j)
+            x[j] = round_to_f16(x[j]);
 }
 
 /// x[0, n) *= a.
@@ -120,6 +125,25 @@ RINGSCALE_VEC_CLONES void row_zero_clamped(float* x, std::int64_t n) {
     const float tiny = std::numeric_limits<float>::min();
     for (std::int64_t j = 0; j < n; ++j)
         x[j] = x[j] <= tiny ? 0.0f : x[j];
+}
+
+/// sum_d a[d] * b[d] in fp32 as the CUDA delta kernel (attention_bwd_delta.cu) adds it: lane l
+/// of 32 takes d = l, l + 32, ... by fused multiply-add, then xor-shuffles of 16, 8, 4, 2, 1.
+float warp_dot(const float* a, const float* b, std::int64_t n) {
+    float lane[32];
+    for (int l = 0; l < 32; ++l) {
+        float sum = 0.0f;
+        for (std::int64_t d = l; d < n; d += 32)
+            sum = std::fma(a[d], b[d], sum);
+        lane[l] = sum;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        float next[32];
+        for (int l = 0; l < 32; ++l)
+            next[l] = lane[l] + lane[l ^ offset];
+        std::copy(next, next + 32, lane);
+    }
+    return lane[0];
 }
 
 /// One (b, h) pair's tensors, already offset to the head.
@@ -156,6 +180,7 @@ void fwd_tile_softmax(const attention_shape& shape, float* s, std::int64_t rows,
         const float sum = row_exp2_sum(sr + keys.a, cnt, m_new);
         if (keys.pair_masked)
             row_zero_clamped(sr + keys.a, cnt);
+        row_round(sr + keys.a, cnt, ws.round); // P in the dtype before P·V; the sum is not
         row_zero(sr, keys.a);
         row_zero(sr + keys.b, cols - keys.b);
         const float a = std::exp2(m_old - m_new); // 0 when nothing was seen yet
@@ -231,17 +256,21 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         row_zero(pr, keys.a);
         row_zero(pr + keys.b, cols - keys.b);
     }
-    // dV_j += P^T dO_i;  dP = dO_i V_j^T
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, d_o, D, 1.0f,
-                h.dv + j0 * D, D);
+    // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, 1.0f, d_o, D, h.v + j0 * D,
                 D, 0.0f, dp, cols);
     for (std::int64_t r = 0; r < rows; ++r)
         row_ds(p + r * cols, dp + r * cols, cols, h.delta[i0 + r], scale);
-    // dQ_i += dS K_j;  dK_j += dS^T Q_i
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, p, cols,
+    // dV_j += P^T dO_i with P in the dtype; dQ_i += dS K_j and dK_j += dS^T Q_i with dS in it.
+    for (std::int64_t r = 0; r < rows; ++r) {
+        row_round(p + r * cols, cols, ws.round);
+        row_round(dp + r * cols, cols, ws.round);
+    }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, d_o, D, 1.0f,
+                h.dv + j0 * D, D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, dp, cols,
                 h.k + j0 * D, D, 1.0f, h.dq + i0 * D, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, q, D, 1.0f,
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, dp, cols, q, D, 1.0f,
                 h.dk + j0 * D, D);
 }
 
@@ -263,55 +292,6 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
     }
 }
 
-/// Offsets of head (b, h): query-side rows and kv-side rows, in elements.
-struct head_offsets {
-    std::int64_t q;
-    std::int64_t kv;
-    std::int64_t row;
-};
-
-head_offsets offsets_of(const attention_shape& s, std::int64_t b, std::int64_t h) {
-    const std::int64_t group = s.heads / s.kv_heads;
-    const std::int64_t row = (b * s.heads + h) * s.q_len;
-    return {row * s.head_dim, (b * s.kv_heads + h / group) * s.k_len * s.head_dim, row};
-}
-
-/// Run fn(worker, item) for every item in [0, items) on up to `threads` threads, taking
-/// items dynamically. With more than one thread OpenBLAS is set to one thread meanwhile
-/// (each worker's small GEMMs run in that worker) and restored afterwards.
-template <class Fn>
-void parallel_items(int threads, std::int64_t items, const Fn& fn) {
-    threads = static_cast<int>(std::min<std::int64_t>(threads, items));
-    if (threads <= 1) {
-        for (std::int64_t i = 0; i < items; ++i)
-            fn(0, i);
-        return;
-    }
-    const int blas_saved = blas_threads();
-    set_blas_threads(1);
-    std::atomic<std::int64_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto work = [&](int worker) {
-        try {
-            for (std::int64_t i = next++; i < items; i = next++)
-                fn(worker, i);
-        } catch (...) {
-            const std::lock_guard<std::mutex> lock(failure_mutex);
-            failure = std::current_exception();
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int w = 1; w < threads; ++w)
-        pool.emplace_back(work, w);
-    work(0);
-    for (std::thread& t : pool)
-        t.join();
-    set_blas_threads(blas_saved);
-    if (failure)
-        std::rethrow_exception(failure);
-}
-
 /// Worker threads for a call: the workspace's, capped by the launcher's BLAS budget.
 int call_threads(attention_workspace& ws) {
     const auto tile = static_cast<std::size_t>(ws.m_tiles.q_tile * ws.m_tiles.k_tile);
@@ -329,7 +309,7 @@ void attention_fwd_init(const attention_shape& shape, float* o, float* lse) {
 
 void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k, const float* v,
                        const std::int64_t* q_pos, const std::int64_t* k_pos, float* o, float* lse,
-                       attention_workspace& ws) {
+                       attention_workspace& ws, elem round) {
     check_attention_cpu_shape(s);
     const int threads = call_threads(ws);
     if (s.k_len == 0 || s.q_len == 0)
@@ -345,13 +325,20 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
         const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
         const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
                              o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
-        fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos,
-                   scratch_of(ws, worker, tiles));
+        scratch x = scratch_of(ws, worker, tiles);
+        x.round = round;
+        fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, x);
     });
 }
 
-void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta) {
+void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta,
+                         elem round) {
     const std::int64_t rows = s.batch * s.heads * s.q_len;
+    if (round != elem::f32) {
+        for (std::int64_t r = 0; r < rows; ++r)
+            delta[r] = warp_dot(o + r * s.head_dim, d_o + r * s.head_dim, s.head_dim);
+        return;
+    }
     for (std::int64_t r = 0; r < rows; ++r) {
         double sum = 0.0;
         for (std::int64_t d = 0; d < s.head_dim; ++d)
@@ -363,7 +350,7 @@ void attention_bwd_delta(const attention_shape& s, const float* o, const float* 
 void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k, const float* v,
                        const float* d_o, const float* lse, const float* delta,
                        const std::int64_t* q_pos, const std::int64_t* k_pos, float* dq, float* dk,
-                       float* dv, attention_workspace& ws) {
+                       float* dv, attention_workspace& ws, elem round) {
     check_attention_cpu_shape(s);
     const int threads = call_threads(ws);
     if (s.k_len == 0 || s.q_len == 0)
@@ -378,7 +365,9 @@ void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k,
             const head_view view{q + off.q,     k + off.kv,      v + off.kv, d_o + off.q,
                                  lse + off.row, delta + off.row, nullptr,    nullptr,
                                  dq + off.q,    dk + off.kv,     dv + off.kv};
-            bwd_head(s, view, q_pos, k_pos, scratch_of(ws, worker, tiles));
+            scratch x = scratch_of(ws, worker, tiles);
+            x.round = round;
+            bwd_head(s, view, q_pos, k_pos, x);
         }
     });
 }

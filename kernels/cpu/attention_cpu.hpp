@@ -2,6 +2,13 @@
 // exp2. The forward accumulates into a running (O, LSE) so a ring calls it once per
 // arriving K/V block; the backward handles one K/V block given the final LSE.
 //
+// Emulated bf16/fp16 (`round` = elem::bf16 or elem::f16; DESIGN.md, "Emulated dtypes"): the
+// inputs must already hold values of that type (widened to fp32), and the kernels round where
+// the CUDA kernels (kernels/cuda/attention_fwd.cu, attention_bwd.cu) round: P to the type
+// before P·V (the row sums stay unrounded fp32), in the backward P before dV += Pᵀ·dO and dS
+// (from the unrounded P) before dQ += dS·K and dK += dSᵀ·Q. Products of two rounded values are
+// exact in fp32, as on Tensor Cores; accumulation is fp32 in sgemm's order, not the MMA's.
+//
 // Shapes and masking follow kernels/attention_shape.hpp (BHSD, GQA, causal by global
 // positions). head_dim must be 64 or 128. Threads: min(workspace workers, BLAS threads set
 // by the launcher, kernels/threads.hpp). Small tile GEMMs scale badly inside OpenBLAS, so
@@ -11,6 +18,7 @@
 #pragma once
 
 #include "kernels/attention_shape.hpp"
+#include "kernels/elem.hpp"
 #include "src/base/memory.hpp"
 
 #include <cstdint>
@@ -31,6 +39,9 @@ struct attention_workspace {
     host_buffer<float> m_scores; ///< [workers, q_tile, k_tile] scores, then P (or dS)
     host_buffer<float> m_dp;     ///< [workers, q_tile, k_tile] dP (backward only)
     host_buffer<float> m_rows;   ///< [workers, 2, q_tile] running max (log2) and sum
+    /// Emulated bf16/fp16 (kernels/cpu/backend_attention.cpp): a call's Q, K, V and dO widened
+    /// to fp32, grown as needed.
+    host_buffer<float> m_wide[4];
 };
 
 /// Size `ws` for `tiles` and `workers` threads (0: the current BLAS thread count, the
@@ -48,13 +59,16 @@ void attention_fwd_init(const attention_shape& shape, float* o, float* lse);
 /// Forward over one K/V block (k_len rows at positions k_pos), merged into the running
 /// (O, LSE) in place; O stays normalised, LSE is natural log. Rows with no visible key in
 /// any block so far keep O = 0, LSE = -inf. Caller owns all buffers; `ws` must be reserved.
+/// `round`: the dtype emulated (see above; f32: none).
 void attention_fwd_cpu(const attention_shape& shape, const float* q, const float* k, const float* v,
                        const std::int64_t* q_pos, const std::int64_t* k_pos, float* o, float* lse,
-                       attention_workspace& ws);
+                       attention_workspace& ws, elem round = elem::f32);
 
 /// delta [B,H,Sq] = rowsum(dO * O) over head_dim, for attention_bwd_cpu. Caller owns all.
+/// f32: accumulated in double. bf16/f16 (emulated): in fp32 in the CUDA kernel's order (lane l
+/// of a warp sums d = l, l + 32, ... by fused multiply-add, then a butterfly over the 32 lanes).
 void attention_bwd_delta(const attention_shape& shape, const float* o, const float* d_o,
-                         float* delta);
+                         float* delta, elem round = elem::f32);
 
 /// Backward over one K/V block, given the final LSE and delta of the forward over all
 /// blocks: adds this block's share to dQ [B,H,Sq,D] and its gradients to dK, dV
@@ -62,6 +76,6 @@ void attention_bwd_delta(const attention_shape& shape, const float* o, const flo
 void attention_bwd_cpu(const attention_shape& shape, const float* q, const float* k, const float* v,
                        const float* d_o, const float* lse, const float* delta,
                        const std::int64_t* q_pos, const std::int64_t* k_pos, float* dq, float* dk,
-                       float* dv, attention_workspace& ws);
+                       float* dv, attention_workspace& ws, elem round = elem::f32);
 
 } // namespace ringscale::kernels::cpu

@@ -7,10 +7,16 @@
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask.hpp"
+#include "kernels/threads.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace ringscale::kernels::cpu {
 
@@ -71,6 +77,7 @@ struct scratch {
     float* dp;
     float* row_max;
     float* row_sum;
+    elem round = elem::f32; ///< the type P and dS are rounded to before their products
 };
 
 inline scratch scratch_of(attention_workspace& ws, int worker, attention_tiles t) {
@@ -82,6 +89,55 @@ inline scratch scratch_of(attention_workspace& ws, int worker, attention_tiles t
             ws.m_dp.data() + tile * worker,
             rows,
             rows + ws.m_tiles.q_tile};
+}
+
+/// Offsets of head (b, h): query-side rows and kv-side rows, in elements.
+struct head_offsets {
+    std::int64_t q;
+    std::int64_t kv;
+    std::int64_t row;
+};
+
+inline head_offsets offsets_of(const attention_shape& s, std::int64_t b, std::int64_t h) {
+    const std::int64_t group = s.heads / s.kv_heads;
+    const std::int64_t row = (b * s.heads + h) * s.q_len;
+    return {row * s.head_dim, (b * s.kv_heads + h / group) * s.k_len * s.head_dim, row};
+}
+
+/// Run fn(worker, item) for every item in [0, items) on up to `threads` threads, taking
+/// items dynamically. With more than one thread OpenBLAS is set to one thread meanwhile
+/// (each worker's small GEMMs run in that worker) and restored afterwards.
+template <class Fn>
+void parallel_items(int threads, std::int64_t items, const Fn& fn) {
+    threads = static_cast<int>(std::min<std::int64_t>(threads, items));
+    if (threads <= 1) {
+        for (std::int64_t i = 0; i < items; ++i)
+            fn(0, i);
+        return;
+    }
+    const int blas_saved = blas_threads();
+    set_blas_threads(1);
+    std::atomic<std::int64_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&](int worker) {
+        try {
+            for (std::int64_t i = next++; i < items; i = next++)
+                fn(worker, i);
+        } catch (...) {
+            const std::lock_guard<std::mutex> lock(failure_mutex);
+            failure = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < threads; ++w)
+        pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool)
+        t.join();
+    set_blas_threads(blas_saved);
+    if (failure)
+        std::rethrow_exception(failure);
 }
 
 } // namespace ringscale::kernels::cpu

@@ -1,6 +1,8 @@
 // The CPU backend's attention blocks and data movement (kernels/kernels.inc): the fast fp32
 // attention kernels (attention_cpu) on the executor's workspace, called once, or once per
-// (batch, kv-head group) with the caller's MPI progress between the pieces.
+// (batch, kv-head group) with the caller's MPI progress between the pieces. bf16 and fp16
+// are emulated: their 2-byte elements (as a GPU stores them) are widened to fp32 per piece
+// and the kernels round P and dS where the CUDA kernels do (attention_cpu.hpp).
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cpu/backend.hpp"
 #include "kernels/cpu/executor.hpp"
@@ -8,16 +10,25 @@
 #include "src/base/error.hpp"
 
 #include <cstring>
-#include <fmt/format.h>
 
 namespace ringscale::kernels::cpu {
 
 namespace {
 
-void require_f32(elem e) {
-    if (e != elem::f32)
-        throw config_error(
-            fmt::format("the CPU attention kernels compute in fp32, not {}", elem_short_name(e)));
+/// `n` elements of type `e` at `src` as fp32: src itself for f32, else widened into `into`.
+const float* widened(elem e, const void* src, std::size_t n, host_buffer<float>& into) {
+    if (e == elem::f32)
+        return static_cast<const float*>(src);
+    if (into.size() < n)
+        into.resize(n);
+    elem_decode(e, src, into.data(), n);
+    return into.data();
+}
+
+/// An element offset into an array of `e` elements.
+const void* at(elem e, const void* base, std::int64_t elems) {
+    return static_cast<const unsigned char*>(base) +
+           elems * static_cast<std::int64_t>(elem_bytes(e));
 }
 
 // f(one, q_row, k_row) for each (batch, kv-head group): its shape and first rows; `progress`
@@ -49,8 +60,8 @@ void in_pieces(const attention_shape& s, F&& f, attention_split split,
 
 } // namespace
 
-bool attention_supports(executor&, elem e) {
-    return e == elem::f32;
+bool attention_supports(executor&, elem) {
+    return true; // fp32, and bf16/fp16 emulated
 }
 
 void attention_fwd_init(executor&, const attention_shape& s, float* o, float* lse) {
@@ -60,46 +71,47 @@ void attention_fwd_init(executor&, const attention_shape& s, float* o, float* ls
 void attention_fwd(executor& exec, const attention_shape& s, elem e, const void* q, const void* k,
                    const void* v, const row_positions& qp, const row_positions& kp, float* o,
                    float* lse, attention_split split, const progress_fn& progress) {
-    require_f32(e);
     attention_workspace& ws = as_cpu(exec).workspace();
     attention_workspace_reserve(ws);
     const std::int64_t d = s.head_dim;
-    const auto* qf = static_cast<const float*>(q);
-    const auto* kf = static_cast<const float*>(k);
-    const auto* vf = static_cast<const float*>(v);
     in_pieces(
         s,
         [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
-            attention_fwd_cpu(one, qf + q_row * d, kf + k_row * d, vf + k_row * d, qp.host, kp.host,
-                              o + q_row * d, lse + q_row, ws);
+            const auto qn = static_cast<std::size_t>(attention_q_elems(one));
+            const auto kn = static_cast<std::size_t>(attention_kv_elems(one));
+            const float* qf = widened(e, at(e, q, q_row * d), qn, ws.m_wide[0]);
+            const float* kf = widened(e, at(e, k, k_row * d), kn, ws.m_wide[1]);
+            const float* vf = widened(e, at(e, v, k_row * d), kn, ws.m_wide[2]);
+            attention_fwd_cpu(one, qf, kf, vf, qp.host, kp.host, o + q_row * d, lse + q_row, ws, e);
         },
         split, progress);
 }
 
-void attention_bwd_delta(executor&, const attention_shape& s, elem e, const float* o,
+void attention_bwd_delta(executor& exec, const attention_shape& s, elem e, const float* o,
                          const void* d_o, float* delta) {
-    require_f32(e);
-    attention_bwd_delta(s, o, static_cast<const float*>(d_o), delta);
+    attention_workspace& ws = as_cpu(exec).workspace();
+    const auto n = static_cast<std::size_t>(attention_q_elems(s));
+    attention_bwd_delta(s, o, widened(e, d_o, n, ws.m_wide[3]), delta, e);
 }
 
 void attention_bwd(executor& exec, const attention_shape& s, elem e, const void* q, const void* k,
                    const void* v, const void* d_o, const float* lse, const float* delta,
                    const row_positions& qp, const row_positions& kp, float* dq, float* dk,
                    float* dv, attention_split split, const progress_fn& progress) {
-    require_f32(e);
     attention_workspace& ws = as_cpu(exec).workspace();
     attention_workspace_reserve(ws);
     const std::int64_t d = s.head_dim;
-    const auto* qf = static_cast<const float*>(q);
-    const auto* kf = static_cast<const float*>(k);
-    const auto* vf = static_cast<const float*>(v);
-    const auto* dof = static_cast<const float*>(d_o);
     in_pieces(
         s,
         [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
-            attention_bwd_cpu(one, qf + q_row * d, kf + k_row * d, vf + k_row * d, dof + q_row * d,
-                              lse + q_row, delta + q_row, qp.host, kp.host, dq + q_row * d,
-                              dk + k_row * d, dv + k_row * d, ws);
+            const auto qn = static_cast<std::size_t>(attention_q_elems(one));
+            const auto kn = static_cast<std::size_t>(attention_kv_elems(one));
+            const float* qf = widened(e, at(e, q, q_row * d), qn, ws.m_wide[0]);
+            const float* kf = widened(e, at(e, k, k_row * d), kn, ws.m_wide[1]);
+            const float* vf = widened(e, at(e, v, k_row * d), kn, ws.m_wide[2]);
+            const float* dof = widened(e, at(e, d_o, q_row * d), qn, ws.m_wide[3]);
+            attention_bwd_cpu(one, qf, kf, vf, dof, lse + q_row, delta + q_row, qp.host, kp.host,
+                              dq + q_row * d, dk + k_row * d, dv + k_row * d, ws, e);
         },
         split, progress);
 }
@@ -126,9 +138,17 @@ void put_rows(executor&, std::size_t row_bytes, std::int64_t outer, std::int64_t
                         in + (o * n + t) * row_bytes, row_bytes);
 }
 
-void convert(executor& exec, elem e, std::size_t n, const float* src, void* dst) {
-    require_f32(e);
-    exec.copy(dst, src, n * sizeof(float));
+void convert(executor&, elem e, std::size_t n, const float* src, void* dst) {
+    elem_encode(e, src, dst, n);
+}
+
+void round_values(executor&, elem e, std::size_t n, float* x) {
+    if (e == elem::f32)
+        return;
+    parallel_for(n, std::size_t{1} << 16, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i)
+            x[i] = round_to(e, x[i]);
+    });
 }
 
 void add(executor&, std::size_t n, const float* a, const float* b, float* out) {

@@ -19,6 +19,7 @@
 
 #include "src/base/error.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -49,6 +50,15 @@ inline void check_attention_launch(const char* who, const attention_shape& s,
     for (const void* ptr : by8)
         RINGSCALE_REQUIRE(reinterpret_cast<std::uintptr_t>(ptr) % 8 == 0,
                           std::string(who) + ": O, dQ, dK, dV must be 8-byte aligned");
+}
+
+/// Threads per block of the elementwise kernels (conversions, fills) and their grid for n
+/// elements (grid-stride loops cover the rest past 65535 blocks).
+constexpr int elementwise_threads = 256;
+
+inline int elementwise_blocks(std::size_t n) {
+    const std::size_t blocks = (n + elementwise_threads - 1) / elementwise_threads;
+    return static_cast<int>(blocks < 65535 ? blocks : 65535);
 }
 
 /// Sorted global token position of row `i`: ptr[i], or first + i when ptr is nullptr

@@ -289,66 +289,13 @@ void launch_fwd_of(const fwd_params& p, const mask_view& mask, std::int64_t batc
     }
 }
 
-template <typename T>
-__global__ void to_dtype_kernel(std::size_t n, const float* src, T* dst) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-        dst[k] = T(src[k]); // round to nearest even
-}
-
-template <typename T>
-__global__ void from_dtype_kernel(std::size_t n, const T* src, float* dst) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-        dst[k] = static_cast<float>(src[k]);
-}
-
 __global__ void fill_kernel(std::size_t n, float value, float* dst) {
     for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
          k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
         dst[k] = value;
 }
 
-constexpr int elementwise_threads = 256;
-
-int elementwise_blocks(std::size_t n) {
-    const std::size_t blocks = (n + elementwise_threads - 1) / elementwise_threads;
-    return static_cast<int>(blocks < 65535 ? blocks : 65535);
-}
-
 } // namespace
-
-const char* to_string(attn_dtype dtype) {
-    return dtype == attn_dtype::bf16 ? "bf16" : "fp16";
-}
-
-void to_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const float* src, void* dst,
-                        void* stream) {
-    if (n == 0)
-        return;
-    const auto s = static_cast<cudaStream_t>(stream);
-    if (dtype == attn_dtype::bf16)
-        to_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, src, static_cast<__nv_bfloat16*>(dst));
-    else
-        to_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, src, static_cast<__half*>(dst));
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
-}
-
-void from_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const void* src, float* dst,
-                          void* stream) {
-    if (n == 0)
-        return;
-    const auto s = static_cast<cudaStream_t>(stream);
-    if (dtype == attn_dtype::bf16)
-        from_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, static_cast<const __nv_bfloat16*>(src), dst);
-    else
-        from_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, static_cast<const __half*>(src), dst);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
-}
 
 void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse, void* stream) {
     check_attention_shape(shape);

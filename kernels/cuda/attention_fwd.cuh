@@ -46,6 +46,10 @@ void to_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const float* src, void*
 void from_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const void* src, float* dst,
                           void* stream = nullptr);
 
+/// x[k] = x[k] rounded to nearest-even in `dtype` and widened back to fp32, in place, for
+/// k < n (a merge state kept in the dtype). DEVICE pointer, caller-owned; async on `stream`.
+void round_values_cuda(attn_dtype dtype, std::size_t n, float* x, void* stream = nullptr);
+
 /// Start a forward accumulator: O [B,H,Sq,D] = 0, LSE [B,H,Sq] = -inf (fp32, DEVICE,
 /// caller-owned); asynchronous on `stream`.
 void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse,

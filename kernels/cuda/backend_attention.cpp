@@ -73,6 +73,11 @@ void convert(executor& exec, elem e, std::size_t n, const float* src, void* dst)
     to_attn_dtype_cuda(attn_type(e), n, src, dst, exec.stream());
 }
 
+void round_values(executor& exec, elem e, std::size_t n, float* x) {
+    if (e != elem::f32)
+        round_values_cuda(attn_type(e), n, x, exec.stream());
+}
+
 void add(executor& exec, std::size_t n, const float* a, const float* b, float* out) {
     add_cuda(n, a, b, out, exec.stream());
 }

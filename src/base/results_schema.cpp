@@ -1,5 +1,6 @@
 #include "src/base/results_schema.hpp"
 
+#include <map>
 #include <set>
 
 namespace ringscale::schema {
@@ -14,7 +15,8 @@ bool is_outcome(const std::string& name) {
     static const std::set<std::string> names = {
         attr::status,    attr::error,          attr::validated, attr::max_abs_err,
         attr::tolerance, attr::wrong_elements, attr::final_loss};
-    return names.count(name) > 0 || starts_with(name, attr::validate_prefix);
+    return names.count(name) > 0 || starts_with(name, attr::validate_prefix) ||
+           starts_with(name, attr::acc_prefix);
 }
 
 } // namespace
@@ -77,6 +79,10 @@ bool is_scaling_axis(const std::string& name) {
     return name == attr::world_size || name == attr::nodes || name == attr::ranks_per_node;
 }
 
+std::string acc_attr(const std::string& who, const std::string& tensor, const std::string& stat) {
+    return std::string(attr::acc_prefix) + who + tensor + "_" + stat;
+}
+
 std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
                                                                    long long world_size) {
     std::vector<std::pair<std::string, std::string>> out = {
@@ -85,9 +91,31 @@ std::vector<std::pair<std::string, std::string>> identity_defaults(const std::st
         out.emplace_back(attr::scope, "world");
     if (job == "context_parallel")
         out.emplace_back(attr::ulysses_placement, "node");
+    if (job == "ring_attention" || job == "context_parallel") { // before the accuracy study
+        out.emplace_back(attr::merge, "fp32");
+        out.emplace_back(attr::inputs, "uniform");
+    }
     if (job == "train_step")
         out.emplace_back(attr::cp_placement, "node");
     return out;
+}
+
+const std::vector<std::string>* allowed_values(const std::string& name) {
+    static const std::map<std::string, std::vector<std::string>> values = {
+        {attr::scope, {"world", "intra", "inter"}},
+        {attr::ulysses_placement, {"node", "across"}},
+        {attr::cp_placement, {"node", "across"}},
+        {"device", {"cpu", "cuda"}},
+        {"comm", {"mpi", "nccl"}},
+        {attr::layout, {"contiguous", "zigzag", "striped", "balanced"}},
+        {"pass", {"fwd", "fwd+bwd"}},
+        {attr::seq_rule, {"memory", "work"}},
+        {"scaling", {"strong", "weak"}},
+        {attr::dp_variant, {"ddp", "zero1", "fsdp"}},
+        {attr::cp_variant, {"ring", "allgather", "ulysses"}},
+        {"sparse_pattern", {"random", "local_global"}}};
+    const auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
 }
 
 bool readable(const std::string& schema) {

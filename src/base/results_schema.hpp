@@ -52,9 +52,16 @@ bool is_scaling_axis(const std::string& name);
 /// Identity attributes added after files were written, with what a case without them ran:
 /// {name, value} for the case of `job` on `world_size` ranks: nodes 1, ranks_per_node =
 /// world_size, scope world (collectives), ulysses_placement node (context_parallel),
-/// cp_placement node (train_step). Integers are given as text. Pure.
+/// cp_placement node (train_step), merge fp32 and inputs uniform (the attention jobs). Integers
+/// are given as text. Pure.
 std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
                                                                    long long world_size);
+
+/// The values an enumerated identity attribute may hold (the launcher's choices, as it
+/// stores them: "scope" -> world, intra, inter; placements, device, comm, layout, pass,
+/// seq_rule, scaling, dp_variant, cp_variant, sparse_pattern), or nullptr for an attribute
+/// that is not one of them. Readers drop a case whose value is not among them. Pure.
+const std::vector<std::string>* allowed_values(const std::string& name);
 
 /// Whether `schema` is a version readers accept (version or version_1).
 bool readable(const std::string& schema);
@@ -252,8 +259,30 @@ inline constexpr const char* validate_loss_max_abs_err = "validate_loss_max_abs_
 inline constexpr const char* validate_loss_tolerance = "validate_loss_tolerance";
 inline constexpr const char* validate_param_outliers = "validate_param_outliers";
 inline constexpr const char* validate_param_outliers_allowed = "validate_param_outliers_allowed";
+/// The accuracy against fp64 of an attention case (optional; DESIGN.md, "Accuracy against
+/// fp64"): every name starting with this prefix is outcome. acc_<tensor>_max_rel and
+/// acc_<tensor>_rms_rel of the distributed result, acc_single_<tensor>_... of the single-rank
+/// computation (acc_attr), tensors o, lse, dq, dk, dv; and these.
+inline constexpr const char* acc_prefix = "acc_";
+inline constexpr const char* acc_query_rows = "acc_query_rows";   ///< sampled per (batch, head)
+inline constexpr const char* acc_key_rows = "acc_key_rows";       ///< per (batch, kv head); 0: fwd
+inline constexpr const char* acc_reference_s = "acc_reference_s"; ///< the measurement's time
+// Identity options of the attention jobs added with the accuracy study (absent in older
+// files: what those ran, identity_defaults).
+inline constexpr const char* merge = "merge"; ///< fp32 | dtype
+/// derived: "emulated" where a bf16/fp16 attention case ran on the CPU (its kernels emulate
+/// the CUDA kernels' rounding; DESIGN.md, "Emulated dtypes").
+inline constexpr const char* dtype_emulation = "dtype_emulation";
+inline constexpr const char* inputs = "inputs"; ///< uniform | outliers
 
 } // namespace attr
+
+/// The tensors an accuracy measurement names (acc_attr), in order.
+inline constexpr const char* acc_tensors[] = {"o", "lse", "dq", "dk", "dv"};
+
+/// "acc_" + who + tensor + "_" + stat: who "" (the distributed result) or "single_", stat
+/// "max_rel" or "rms_rel" (acc_o_max_rel, acc_single_dk_rms_rel).
+std::string acc_attr(const std::string& who, const std::string& tensor, const std::string& stat);
 
 /// Values of attr::status.
 namespace status {

@@ -14,6 +14,10 @@ namespace ringscale {
 
 enum class validate_mode { automatic, on, off };
 
+/// --accuracy: measure the attention cases' accuracy against fp64 on sampled rows (on), never
+/// (off), or where it costs at most about 5% of the case (automatic).
+enum class accuracy_mode { automatic, on, off };
+
 struct launch_config {
     std::vector<std::string> jobs;   ///< jobs to run, in order
     jobs::param_lists params;        ///< every job option with its value list (defaults filled)
@@ -26,7 +30,9 @@ struct launch_config {
     comm_kind comm = comm_kind::mpi;       ///< --comm, parsed
     std::string attn_kernel = "auto";      ///< --attn-kernel: auto | sm80 | sm90 (CUDA attention)
     validate_mode validate = validate_mode::automatic;
-    int threads = 0; ///< 0 = cores per node / ranks per node
+    accuracy_mode accuracy = accuracy_mode::automatic;
+    std::int64_t accuracy_sample = 64; ///< --accuracy-sample: rows per head
+    int threads = 0;                   ///< 0 = cores per node / ranks per node
     std::uint64_t seed = 1;
     bool dry_run = false;
     double timeout_s = 600;           ///< watchdog: longest any blocking wait may take

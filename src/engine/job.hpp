@@ -10,6 +10,7 @@
 #include "src/base/backend.hpp"
 #include "src/base/case_record.hpp"
 #include "src/base/clock.hpp"
+#include "src/engine/config.hpp"
 #include "src/engine/metric.hpp"
 #include "src/engine/options.hpp"
 #include "src/engine/params.hpp"
@@ -32,6 +33,9 @@ struct launch_info {
     std::uint64_t device_bytes_per_rank = 0;
     /// The node of every rank (comm/topology.hpp); empty: every rank on one node.
     comm::node_layout nodes;
+    accuracy_mode accuracy = accuracy_mode::automatic; ///< --accuracy
+    std::int64_t accuracy_sample = 64;                 ///< --accuracy-sample: rows per head
+    int iterations = 1; ///< warm-up plus timed iterations of every case
 };
 
 /// One planned case: its parameters and what preflight needs to know.
@@ -43,6 +47,10 @@ struct case_plan {
     bool skippable = false;           ///< from a preset sweep: record as skipped instead of failing
     std::string skip_reason;          ///< non-empty: skip this case (recorded, sweep goes on)
     bool validate_by_default = true;  ///< what --validate auto means for this case
+    /// Measure the case's accuracy against fp64 after its iterations (case_runner::accuracy;
+    /// the attention jobs: what --accuracy resolved to), and show it in the live table.
+    bool measure_accuracy = false;
+    bool show_accuracy = false;
     std::string note; ///< one line the launcher prints once per launch (a group spans nodes)
 };
 
@@ -98,6 +106,9 @@ class case_runner {
     virtual void before_iteration() {}
     /// Check the last iteration's result against the single-rank reference.
     virtual validation validate() = 0;
+    /// Measure the last iteration's result against fp64 (only where the plan says
+    /// measure_accuracy): the outcome attributes, the same on every rank.
+    virtual attr_map accuracy() { return {}; }
     /// Extra datasets and attributes (loss, memory breakdown ...).
     virtual case_extras extras() const { return {}; }
 };

@@ -232,6 +232,9 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
         gather_each<std::uint64_t>(world, dev.device_peak_bytes(), comm::dtype::i64);
     for (const auto& [name, value] : extras.per_rank)
         rec.per_rank[name] = gather_each<double>(world, value, comm::dtype::f64);
+    // After the peaks were read: the measurement's buffers are not the case's.
+    if (pc.plan.measure_accuracy)
+        sort_job_attrs(c->accuracy(), rec.identity, rec.derived, rec.outcome);
     rec.per_iteration = extras.per_iteration;
     sort_job_attrs(extras.attrs, rec.identity, rec.derived, rec.outcome);
     rec.outcome[schema::attr::validated] = std::int64_t{v.checked ? 1 : 0};

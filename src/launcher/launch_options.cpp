@@ -53,6 +53,13 @@ std::vector<option_decl> declare() {
         d::flag("validate", "auto")
             .also({"auto"})
             .help("check results against the single-rank reference (auto: small cases)"),
+        d::choice("accuracy", "auto", {"auto", "on", "off"})
+            .help("attention jobs: measure each case's error against an fp64 reference on "
+                  "sampled rows (O, LSE, dQ, dK, dV; acc_* in the results) and show it in the "
+                  "table (on); auto measures where that costs at most about 5% of the case"),
+        d::integer("accuracy-sample", "64", 1, 65536)
+            .help("--accuracy: query rows sampled per head and key rows per kv head (every row "
+                  "when the sequence is shorter)"),
         d::integer("threads", "0", 0, 1024)
             .help("CPU threads per rank; 0 = cores per node / ranks per node"),
         d::size("seed", "1", 0, 1ull << 62).help("seed of the synthetic inputs"),
@@ -92,6 +99,11 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
         cfg.validate = *on ? validate_mode::on : validate_mode::off;
     else
         cfg.validate = validate_mode::automatic;
+    const std::string accuracy = value_of(texts, "accuracy").text;
+    cfg.accuracy = accuracy == "on"    ? accuracy_mode::on
+                   : accuracy == "off" ? accuracy_mode::off
+                                       : accuracy_mode::automatic;
+    cfg.accuracy_sample = int_of(texts, "accuracy-sample");
     cfg.timeout_s = std::get<double>(value_of(texts, "timeout").value);
     cfg.resume = std::get<bool>(value_of(texts, "resume").value);
     if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")

@@ -33,8 +33,8 @@ TEST(analysis_cases, key_is_identity_only) {
     EXPECT_EQ(case_key(rs.cases[0]), case_key(rs.cases[1]));
     EXPECT_EQ(
         case_key(rs.cases[0]),
-        "ring_attention|zigzag|P=4|nodes=1x4|comm=mpi|device=cpu|dtype=fp32|heads=8|scaling=strong|"
-        "seq_len=4096|threads=0");
+        "ring_attention|zigzag|P=4|nodes=1x4|comm=mpi|device=cpu|dtype=fp32|heads=8|inputs=uniform|"
+        "merge=fp32|scaling=strong|seq_len=4096|threads=0"); // the defaults of older files
     const auto pooled = pool_cases(rs.cases);
     ASSERT_EQ(pooled.size(), 1u);
     EXPECT_EQ(pooled[0].launches.size(), 2u);

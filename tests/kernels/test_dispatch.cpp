@@ -49,7 +49,8 @@ TEST(dispatch, the_cpu_executor_runs_the_cpu_backend_and_tf32_is_refused_there) 
     const auto exec = make_executor(device_kind::cpu);
     EXPECT_EQ(exec->kind(), device_kind::cpu);
     EXPECT_TRUE(attention_supports(*exec, elem::f32));
-    EXPECT_FALSE(attention_supports(*exec, elem::bf16));
+    EXPECT_TRUE(attention_supports(*exec, elem::bf16)); // emulated (kernels/cpu/attention_cpu.hpp)
+    EXPECT_TRUE(attention_supports(*exec, elem::f16));
     EXPECT_NE(train_precision(*exec, gemm_math::fp32).find("fp32"), std::string::npos);
     EXPECT_THROW(prepare_gemm(*exec, gemm_math::tf32), config_error);
     EXPECT_NE(thrown_by([&] {

@@ -1,0 +1,237 @@
+// DDP and ZeRO-1: full parameters and full local gradients on every rank.
+// DDP all-reduces gradient buckets as backward finishes them (overlapping the rest of the
+// backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the flat gradient after
+// backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
+#include "jobs/schemes/data_parallel.hpp"
+
+#include "jobs/schemes/device_exchange.hpp"
+
+#include "src/base/error.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ringscale::jobs::schemes {
+
+using kernels::model::param_layout;
+
+std::size_t padded(std::size_t n, int parts) {
+    const auto p = static_cast<std::size_t>(parts);
+    return (n + p - 1) / p * p;
+}
+
+std::vector<grad_bucket> make_buckets(const param_layout& layout, double bucket_bytes) {
+    std::vector<grad_bucket> out;
+    grad_bucket b;
+    bool open = false;
+    for (int u = layout.units() - 1; u >= 0; --u) {
+        if (!open) {
+            b = grad_bucket{u, u, layout.unit(u).offset, 0};
+            open = true;
+        }
+        b.first_unit = u;
+        b.offset = layout.unit(u).offset;
+        b.size += layout.unit(u).size;
+        if (static_cast<double>(b.size) * sizeof(float) >= bucket_bytes || u == 0) {
+            out.push_back(b);
+            open = false;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+using kernels::phase_scope;
+
+class full_state : public dp_strategy {
+  public:
+    full_state(const param_layout& layout, comm::communicator& group,
+               kernels::model::train_context& ctx, std::size_t n)
+        : m_layout(layout), m_group(group), m_ctx(ctx), m_dev(ctx.exec()), m_params(m_dev, n),
+          m_grads(m_dev, n) {}
+    const float* params(int u, bool, phase_timer&) override {
+        return m_params.data() + m_layout.unit(u).offset;
+    }
+    float* grads(int u) override { return m_grads.data() + m_layout.unit(u).offset; }
+    void load(const float* full) override {
+        m_dev.zero(m_params.data(), m_params.bytes()); // the padding, if any
+        m_params.upload(full, m_layout.total());
+        m_dev.zero(m_m.data(), m_m.bytes());
+        m_dev.zero(m_v.data(), m_v.bytes());
+    }
+    void begin_step(phase_timer& timer) override {
+        phase_scope compute(m_dev, timer, phase::compute);
+        m_dev.zero(m_grads.data(), m_grads.bytes());
+    }
+    void gather_params(float* full) override {
+        const std::vector<float> p = m_params.download(m_layout.total());
+        std::copy(p.begin(), p.end(), full);
+    }
+
+  protected:
+    // The next communication reads what the compute enqueued so far produced.
+    void after_compute() { order_comm_after(m_group, m_dev, m_dev.record()); }
+
+    const param_layout& m_layout;
+    comm::communicator& m_group;
+    kernels::model::train_context& m_ctx;
+    kernels::executor& m_dev;
+    kernels::dev_buffer<float> m_params, m_grads, m_m, m_v;
+};
+
+class ddp final : public full_state {
+  public:
+    ddp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
+        kernels::model::train_context& ctx)
+        : full_state(layout, group, ctx, layout.total()), m_hp(s.hp),
+          m_buckets(make_buckets(layout, s.bucket_bytes)), m_reduced(m_dev, layout.total()) {
+        m_m.allocate(m_dev, layout.total());
+        m_v.allocate(m_dev, layout.total());
+    }
+    // A bucket is complete when its lowest unit's backward is done: post its all-reduce now
+    // so it travels while backward continues with the units below.
+    void done(int u, bool backward, phase_timer& timer) override {
+        if (!backward)
+            return;
+        // MPI moves non-blocking collectives only inside MPI calls: poke the ones in flight
+        // between units so earlier buckets progress while backward computes. (A staged MPI
+        // request that completes here lands in m_reduced, which no compute reads before
+        // finish_step.)
+        for (auto& r : m_pending)
+            r->test();
+        for (const auto& b : m_buckets)
+            if (b.first_unit == u) {
+                // Posting may block the host (staged MPI waits for the gradient and copies
+                // it out): time the compute stream's idleness meanwhile as communication.
+                phase_scope post(m_dev, timer, phase::comm_wait);
+                after_compute();
+                m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,
+                                                       m_reduced.data() + b.offset, b.size,
+                                                       comm::dtype::f32, comm::reduce_op::sum));
+            }
+    }
+    void finish_step(std::int64_t step, phase_timer& timer) override {
+        {
+            phase_scope wait(m_dev, timer, phase::comm_wait);
+            comm::wait_all(m_pending);
+        }
+        phase_scope compute(m_dev, timer, phase::compute);
+        kernels::model::optimizer_step(m_ctx, m_hp, step, m_layout.total(), m_params.data(),
+                                       m_reduced.data(), m_m.data(), m_v.data());
+    }
+    void gather_grads(float* full) override {
+        const std::vector<float> g = m_reduced.download();
+        std::copy(g.begin(), g.end(), full);
+    }
+    dp_memory memory() const override {
+        const double n = static_cast<double>(m_layout.total()) * sizeof(float);
+        return {n, n, 2 * n, n};
+    }
+    double comm_bytes_per_step() const override {
+        return static_cast<double>(m_layout.total()) * sizeof(float);
+    }
+
+  private:
+    kernels::adamw_params m_hp;
+    std::vector<grad_bucket> m_buckets;
+    kernels::dev_buffer<float> m_reduced;
+    std::vector<comm::request_ptr> m_pending;
+};
+
+class zero1 final : public full_state {
+  public:
+    zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout,
+          kernels::model::train_context& ctx)
+        : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
+          m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
+          m_pshard(m_dev, m_shard) {
+        // On one rank the shard is the whole gradient: reduce-scattering it would copy it
+        // into a second buffer of the same size for nothing.
+        if (group.size() > 1)
+            m_gshard.allocate(m_dev, m_shard);
+        m_m.allocate(m_dev, m_shard);
+        m_v.allocate(m_dev, m_shard);
+    }
+    void finish_step(std::int64_t step, phase_timer& timer) override {
+        after_compute();
+        if (m_group.size() > 1) {
+            phase_scope wait(m_dev, timer, phase::comm_wait);
+            m_group.reduce_scatter(m_grads.data(), m_gshard.data(), m_shard, comm::dtype::f32,
+                                   comm::reduce_op::sum);
+        }
+        {
+            // The shard is updated in a separate buffer: all_gather may not alias its input.
+            phase_scope compute(m_dev, timer, phase::compute);
+            const float* mine =
+                m_params.data() + m_shard * static_cast<std::size_t>(m_group.rank());
+            m_dev.copy(m_pshard.data(), mine, m_pshard.bytes());
+            kernels::model::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(),
+                                           grad_shard(), m_m.data(), m_v.data());
+        }
+        after_compute();
+        phase_scope wait(m_dev, timer, phase::comm_wait);
+        m_group.all_gather(m_pshard.data(), m_params.data(), m_shard, comm::dtype::f32);
+    }
+    void gather_grads(float* full) override {
+        kernels::dev_buffer<float> all(m_dev, m_params.size());
+        after_compute();
+        m_group.all_gather(grad_shard(), all.data(), m_shard, comm::dtype::f32);
+        const std::vector<float> g = all.download(m_layout.total());
+        std::copy(g.begin(), g.end(), full);
+    }
+    dp_memory memory() const override {
+        const double n = static_cast<double>(m_params.size()) * sizeof(float);
+        const double shard = static_cast<double>(m_shard) * sizeof(float);
+        const double grad_shard_bytes = m_group.size() > 1 ? shard : 0; // P=1: the gradient
+        return {n, n + grad_shard_bytes, 2 * shard, shard};
+    }
+    double comm_bytes_per_step() const override {
+        return m_group.size() > 1 ? 2.0 * static_cast<double>(m_params.size()) * sizeof(float)
+                                  : 0.0; // one rank sends nothing
+    }
+
+  private:
+    float* grad_shard() { return m_group.size() > 1 ? m_gshard.data() : m_grads.data(); }
+
+    kernels::adamw_params m_hp;
+    std::size_t m_shard;
+    kernels::dev_buffer<float> m_gshard, m_pshard;
+};
+
+} // namespace
+
+std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
+                                       const param_layout& layout,
+                                       kernels::model::train_context& ctx);
+
+std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
+                                              const param_layout& layout,
+                                              kernels::model::train_context& ctx) {
+    if (s.variant == "ddp")
+        return std::make_unique<ddp>(s, group, layout, ctx);
+    if (s.variant == "zero1")
+        return std::make_unique<zero1>(s, group, layout, ctx);
+    if (s.variant == "fsdp")
+        return make_fsdp(s, group, layout, ctx);
+    throw config_error(fmt::format("--dp-variant: '{}' is not one of ddp, zero1, fsdp", s.variant));
+}
+
+double dp_state_bytes(const dp_settings& s, int ranks, const param_layout& layout) {
+    const double f = sizeof(float);
+    if (s.variant == "ddp")
+        return 5.0 * layout.total() * f;
+    if (s.variant == "zero1") {
+        const double n = static_cast<double>(padded(layout.total(), ranks));
+        return (2 * n + 4 * n / ranks) * f;
+    }
+    double shards = 0, biggest = 0; // fsdp
+    for (int u = 0; u < layout.units(); ++u) {
+        const double pu = static_cast<double>(padded(layout.unit(u).size, ranks));
+        shards += pu / ranks;
+        biggest = std::max(biggest, pu);
+    }
+    return (4 * shards + 4 * biggest) * f;
+}
+
+} // namespace ringscale::jobs::schemes

@@ -1,0 +1,37 @@
+// The data-parallel strategies' pure rules (jobs/schemes/data_parallel.hpp): DDP buckets in
+// backward order, every unit in exactly one, and shard padding.
+#include "jobs/schemes/data_parallel.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale;
+using namespace ringscale::jobs::schemes;
+
+TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
+    kernels::model::model_config c;
+    c.layers = 4;
+    c.hidden = 128;
+    c.heads = 2;
+    c.vocab = 64;
+    const kernels::model::param_layout l(c);
+    const double block_bytes = l.block().size * 4.0;
+    const auto b = make_buckets(l, 2 * block_bytes); // head + 2 blocks reach the size
+    ASSERT_FALSE(b.empty());
+    EXPECT_EQ(b.front().last_unit, l.head_unit());
+    std::size_t end = l.total();
+    int next_last = l.head_unit();
+    for (const auto& k : b) {
+        EXPECT_EQ(k.last_unit, next_last);
+        EXPECT_EQ(k.offset + k.size, end); // contiguous, descending
+        EXPECT_EQ(k.offset, l.unit(k.first_unit).offset);
+        end = k.offset;
+        next_last = k.first_unit - 1;
+    }
+    EXPECT_EQ(end, 0u);
+    EXPECT_EQ(b.back().first_unit, 0);
+    EXPECT_EQ(b.front().first_unit, l.head_unit() - 2); // head + 2 blocks
+    EXPECT_EQ(make_buckets(l, 1.0).size(), static_cast<std::size_t>(l.units()));
+    EXPECT_EQ(make_buckets(l, 1e12).size(), 1u);
+    EXPECT_EQ(padded(10, 4), 12u);
+    EXPECT_EQ(padded(12, 4), 12u);
+}
