@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(build-essential cmake git pkg-config
           openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
           libboost-program-options-dev libboost-dev libgtest-dev
-          libopenblas-dev libeigen3-dev libfmt-dev nlohmann-json3-dev
+          libopenblas-dev libeigen3-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev sqlite3
           gnuplot-nox python3 python3-h5py python3-numpy clang-format
           slurm-wlm munge)
 missing=()

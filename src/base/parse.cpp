@@ -155,6 +155,30 @@ std::string format_seconds(double s) {
     return fmt::format("{:.2f} s", s);
 }
 
+bool valid_label_key(const std::string& key) {
+    if (key.empty() || key.size() > 64)
+        return false;
+    for (const unsigned char c : key)
+        if (!std::isalnum(c) && c != '_' && c != '.' && c != '-')
+            return false;
+    return true;
+}
+
+std::pair<std::string, std::string> parse_label(const std::string& text) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos)
+        throw config_error("--label: give key=value (e.g. --label nccl=2.21)");
+    std::string key = text.substr(0, eq), value = text.substr(eq + 1);
+    if (!valid_label_key(key))
+        throw config_error("--label: a key is 1 to 64 letters, digits, '_', '.' or '-'");
+    if (value.size() > 256)
+        throw config_error("--label: a value is at most 256 bytes");
+    for (const unsigned char c : value)
+        if (c < 0x20 || c == 0x7f)
+            throw config_error("--label: a value holds no control character");
+    return {std::move(key), std::move(value)};
+}
+
 std::uint64_t fnv1a64(const std::string& text) {
     std::uint64_t h = 14695981039346656037ull;
     for (unsigned char c : text) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ringscale {
@@ -39,6 +40,13 @@ std::string format_size(std::uint64_t bytes);
 
 /// "12.3 us", "4.56 ms", "1.23 s" rendering of a duration in seconds.
 std::string format_seconds(double seconds);
+
+/// Whether `key` may name a launch label: 1 to 64 of [A-Za-z0-9_.-].
+bool valid_label_key(const std::string& key);
+
+/// "key=value" of `ringscale --label` as {key, value}: a valid_label_key, then a value of at
+/// most 256 bytes with no control character. config_error naming --label otherwise.
+std::pair<std::string, std::string> parse_label(const std::string& text);
 
 /// 64-bit FNV-1a hash of a byte string: stable across processes and builds.
 std::uint64_t fnv1a64(const std::string& text);

@@ -140,6 +140,9 @@ inline constexpr const char* gpu_ranks_sharing = "gpu_ranks_sharing";
 /// ("pml=ob1; btl=tcp,self,vader; btl_tcp_if_include=10.0.0.0/24"; "^x" excludes x), or
 /// "unknown" where the MPI library reports none.
 inline constexpr const char* mpi_transport = "mpi_transport";
+/// Prefix of a user's launch label (ringscale --label KEY=VALUE): /meta attribute
+/// "label.KEY", text. Optional; not part of any case's identity.
+inline constexpr const char* label_prefix = "label.";
 } // namespace meta_attr
 
 /// Case attributes every job's cases carry (identity, run, derived, outcome; DESIGN.md) and

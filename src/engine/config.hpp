@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ringscale {
@@ -38,6 +39,10 @@ struct launch_config {
     bool resume = false;              ///< skip cases already completed in the output directory
     std::string job_file;             ///< path of the job file, if any
     std::vector<std::string> cmdline; ///< argv as given
+    /// --label key=value (repeatable): what the user tracks beside the launcher's metadata (a
+    /// stack commit, a driver version), written to /meta as label.<key>; not part of any case's
+    /// identity. Sorted by key, each key once (parse_label checks both halves).
+    std::vector<std::pair<std::string, std::string>> labels;
     std::string resolved_text;      ///< "key = value" lines: the job file that reproduces this run
     std::vector<std::string> notes; ///< one-line notes for rank 0 to print (duplicates removed)
 };

@@ -129,6 +129,8 @@ run_metadata collect_metadata(comm::communicator& world, const launch_config& cf
     a[schema::meta_attr::timer_overhead_s] = timer.overhead_s;
     a[schema::meta_attr::sync] =
         std::string("MPI_Barrier before each iteration; slowest rank is the step time");
+    for (const auto& [key, value] : cfg.labels)
+        a[schema::meta_attr::label_prefix + key] = value;
     return md;
 }
 

@@ -48,7 +48,23 @@ void add_declared(po::options_description& d, const std::vector<jobs::option_dec
 void add_meta(po::options_description& d) {
     d.add_options()("help,h", "show this help and exit")("version", "print the version and exit")(
         "list-jobs", "list the jobs and exit")(
-        "dry-run", "print the planned cases (after all checks) and exit without running");
+        "dry-run", "print the planned cases (after all checks) and exit without running")(
+        "label", po::value<std::vector<std::string>>()->composing(),
+        "key=value (repeatable): what you track beside ringscale's own metadata (a stack commit, "
+        "an NCCL or driver version), written to /meta as label.KEY; not part of any case's "
+        "identity (ringscale-stats history orders and shows launches by it)");
+}
+
+/// --label values, each checked, sorted by key; a key given twice is refused.
+std::vector<std::pair<std::string, std::string>> read_labels(const po::variables_map& vm) {
+    std::map<std::string, std::string> labels;
+    if (vm.count("label"))
+        for (const std::string& text : vm["label"].as<std::vector<std::string>>()) {
+            auto [key, value] = parse_label(text);
+            if (!labels.emplace(key, value).second)
+                throw config_error(fmt::format("--label: key '{}' is given twice", key));
+        }
+    return {labels.begin(), labels.end()};
 }
 
 // Each job's own options; an option shared by several jobs is registered once.
@@ -139,7 +155,7 @@ std::uint64_t read_job_options(const po::variables_map& vm,
         for (const auto& opt : jobs::find_job(name).options())
             applicable.insert(opt.name);
     for (const auto& [name, value] : vm) {
-        if (value.defaulted() || name == "job-file")
+        if (value.defaulted() || name == "job-file" || name == "label")
             continue;
         cfg.given.push_back(name);
         if (job_option_names.count(name) && !applicable.count(name))
@@ -166,7 +182,7 @@ std::string resolved_text(const po::variables_map& vm,
                           const std::set<std::string>& applicable) {
     std::string text;
     for (const auto& [name, value] : vm)
-        if (name != "job-file" && name != "dry-run" && !value.empty() &&
+        if (name != "job-file" && name != "dry-run" && name != "label" && !value.empty() &&
             (!job_option_names.count(name) || applicable.count(name)))
             text += fmt::format("{} = {}\n", name, value.as<std::string>());
     return text;
@@ -186,6 +202,7 @@ launch_config make_config(const po::variables_map& vm,
             texts[opt.name] = vm[opt.name].as<std::string>();
     read_launch_options(texts, cfg);
     cfg.dry_run = vm.count("dry-run") > 0;
+    cfg.labels = read_labels(vm);
     jobs::check_case_count(points, static_cast<std::uint64_t>(cfg.repeat));
     for (int i = 0; i < argc; ++i)
         cfg.cmdline.emplace_back(argv[i]);

@@ -134,7 +134,9 @@ void write_fixture_file(const std::string& path, const fixture_file& f) {
     auto file = h5::file::create(path);
     const h5::group root = file.root();
     root.set_attr("schema", f.schema);
-    root.set_attr("created_utc", "2025-01-01T00:00:00Z");
+    root.set_attr("created_utc", f.created_utc);
+    if (!f.launch_id.empty())
+        root.set_attr(schema::root_attr::launch_id, f.launch_id);
     root.set_attr("tool_version", "fixture");
     root.set_attr("git_commit", f.git_commit);
     root.set_attr("complete", static_cast<std::int64_t>(f.complete ? 1 : 0));
@@ -143,6 +145,8 @@ void write_fixture_file(const std::string& path, const fixture_file& f) {
     meta.set_attr("device_name", f.device_name);
     meta.set_attr("threads_per_rank", static_cast<std::int64_t>(f.threads_per_rank));
     meta.set_attr("timer", "steady_clock");
+    for (const auto& [k, v] : f.labels)
+        meta.set_attr(schema::meta_attr::label_prefix + k, v);
     meta.write_strings("cmdline", {"ringscale", "--fixture"});
     meta.write_strings("hosts", {"localhost"});
     meta.write_string("config", "# synthetic test fixture\nthreads = 0\n");

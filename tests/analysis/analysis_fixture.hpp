@@ -47,6 +47,9 @@ struct fixture_file {
     std::string git_commit = "fixture0000";
     std::string device_name = "fixture CPU";
     int threads_per_rank = 1;
+    std::string created_utc = "2025-01-01T00:00:00Z";
+    std::string launch_id; ///< root launch_id ("" = none: the launch is known by its bytes)
+    std::vector<std::pair<std::string, std::string>> labels; ///< /meta label.KEY
     std::vector<fixture_case> cases;
 };
 

@@ -154,3 +154,19 @@ TEST(cli, repeat_plans_interleaved_repetitions) {
     EXPECT_NE(cases[0].plan.values.values(), cases[1].plan.values.values());
     EXPECT_EQ(interleave_repeats(cases, 1).size(), cases.size());
 }
+
+TEST(cli, labels_are_checked_sorted_and_kept_out_of_the_configuration) {
+    const launch_config cfg = parse({"--label", "nccl=2.21", "--label", "commit=ab12 x"});
+    ASSERT_EQ(cfg.labels.size(), 2u);
+    EXPECT_EQ(cfg.labels[0], (std::pair<std::string, std::string>{"commit", "ab12 x"}));
+    EXPECT_EQ(cfg.labels[1], (std::pair<std::string, std::string>{"nccl", "2.21"}));
+    // Not in the job file that reproduces the launch: labels are no part of a case's identity.
+    EXPECT_EQ(cfg.resolved_text.find("label"), std::string::npos);
+    EXPECT_EQ(parse({}).labels.size(), 0u);
+    EXPECT_THROW(parse({"--label", "novalue"}), config_error);
+    EXPECT_THROW(parse({"--label", "=x"}), config_error);
+    EXPECT_THROW(parse({"--label", "a b=x"}), config_error);
+    EXPECT_THROW(parse({"--label", "k=a\nb"}), config_error);
+    EXPECT_THROW(parse({"--label", "k=" + std::string(300, 'x')}), config_error);
+    EXPECT_THROW(parse({"--label", "k=1", "--label", "k=2"}), config_error);
+}

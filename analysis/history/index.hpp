@@ -1,0 +1,63 @@
+// The history index (issue 37): one summary per launch and per case of every results file
+// read, in an SQLite database (Debian's libsqlite3) beside the results or where --index says.
+// An update reads only files that are new or changed (path, size, mtime), forgets files that
+// are gone, and reads a launch held under two paths once. An index that is damaged, from
+// another version or holds rows no writer of this program would write is rebuilt from the
+// files, with one line saying why. Values reach SQL only as bound parameters.
+#pragma once
+
+#include "records.hpp"
+#include "sqlite.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis::history {
+
+/// What the index holds: every launch and every case summary, checked.
+struct index_contents {
+    std::vector<launch_record> launches;
+    std::vector<launch_case> cases;
+    std::vector<std::string> problems; ///< files that could not be read: "skipping FILE: why"
+};
+
+/// What an update did.
+struct update_counts {
+    std::size_t read = 0;           ///< files read (new or changed)
+    std::size_t unchanged = 0;      ///< files whose summaries were kept
+    std::size_t removed = 0;        ///< files gone (or no longer among the inputs)
+    std::size_t changed = 0;        ///< of `read`: files indexed before with another size or mtime
+    std::vector<std::string> notes; ///< one line each: a launch under two paths, ...
+};
+
+class history_index {
+  public:
+    /// Open `path`, creating it when absent or empty. An SQLite file that is damaged or
+    /// not this version's index is rebuilt (emptied), with one line in `notes`. A non-empty
+    /// file that is not SQLite at all is refused (config_error): it is not ours to overwrite.
+    history_index(const std::string& path, std::vector<std::string>& notes);
+
+    /// Bring the index to `files` (sorted, expanded inputs): read the new and changed ones
+    /// with the checked reader, drop the rows of files gone. One transaction.
+    update_counts update(const std::vector<std::string>& files);
+
+    /// Everything it holds. Throws damaged_index when a row is not one this program writes.
+    index_contents load() const;
+
+    /// Empty the index (a fresh schema), as after a damage.
+    void clear();
+
+  private:
+    std::string m_path;
+    std::unique_ptr<database> m_db;
+};
+
+/// A row of the index that no writer of this program would write (a crafted or damaged
+/// index); the caller clears the index and reads the files again.
+struct damaged_index : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace ringscale::analysis::history

@@ -1,0 +1,202 @@
+#include "index_rows.hpp"
+
+#include "analysis/reading/reader.hpp"
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace ringscale::analysis::history {
+
+namespace {
+
+/// Text as this program writes it: at most `max` bytes, no control character.
+bool clean_text(const std::string& s, std::size_t max) {
+    if (s.size() > max)
+        return false;
+    for (const unsigned char c : s)
+        if (c < 0x20 || c == 0x7f)
+            return false;
+    return true;
+}
+
+std::string meta_json(const std::map<std::string, std::string>& meta) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [k, v] : meta)
+        j[k] = v;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+[[noreturn]] void damaged(const std::string& what) {
+    throw damaged_index(what);
+}
+
+std::map<std::string, std::string> parse_meta(const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        damaged("a launch's metadata is not JSON");
+    }
+    if (!j.is_object() || j.size() > 1000)
+        damaged("a launch's metadata is not an object of at most 1000 fields");
+    std::map<std::string, std::string> meta;
+    for (const auto& [k, v] : j.items()) {
+        if (!v.is_string() || !clean_text(k, 256) || !clean_text(v.get<std::string>(), 4096))
+            damaged("a launch's metadata holds a value no launch writes");
+        meta[k] = v.get<std::string>();
+    }
+    return meta;
+}
+
+bool finite_positive(double v) {
+    return std::isfinite(v) && v > 0;
+}
+
+bool absent_or_nonnegative(double v) {
+    return std::isnan(v) || (std::isfinite(v) && v >= 0);
+}
+
+launch_record read_launch(const statement& s) {
+    for (int i : {0, 1, 2, 4, 6})
+        if (!s.is_text(i))
+            damaged("a launch row holds a value of the wrong type");
+    if (!s.is_integer(3) || !s.is_integer(5))
+        damaged("a launch row holds a value of the wrong type");
+    launch_record l;
+    l.launch = s.text(0);
+    l.path = s.text(1);
+    l.created_utc = s.text(2);
+    l.time_s = *s.integer(3);
+    l.git_commit = s.text(4);
+    l.complete = *s.integer(5) != 0;
+    if (l.launch.empty() || !clean_text(l.launch, 512) || !clean_text(l.path, 4096) ||
+        !clean_text(l.created_utc, 64) || !clean_text(l.git_commit, 256))
+        damaged("a launch row holds text no launch writes");
+    l.meta = parse_meta(s.text(6));
+    return l;
+}
+
+launch_case read_case(const statement& s) {
+    for (int i : {0, 1, 2, 9})
+        if (!s.is_text(i))
+            damaged("a case row holds a value of the wrong type");
+    if (!s.is_integer(3) || !s.is_number_or_null(4) || !s.is_number_or_null(5) ||
+        !s.is_number_or_null(6) || !s.is_number_or_null(7) || !s.is_number_or_null(8))
+        damaged("a case row holds a value of the wrong type");
+    launch_case c;
+    c.launch = s.text(0);
+    c.key = s.text(1);
+    c.label = s.text(2);
+    c.iterations = *s.integer(3);
+    c.step_s = s.real(4);
+    c.compute_s = s.real(5);
+    c.comm_s = s.real(6);
+    c.wait_s = s.real(7);
+    c.memory_bytes = s.real(8);
+    c.machine = s.text(9);
+    if (c.key.empty() || !clean_text(c.key, 4096) || !clean_text(c.label, 4096) ||
+        !clean_text(c.machine, 1024))
+        damaged("a case row holds text no launch writes");
+    if (c.iterations < 1 || c.iterations > (1LL << 40) || !finite_positive(c.step_s) ||
+        c.step_s > 1e6 || !absent_or_nonnegative(c.compute_s) || !absent_or_nonnegative(c.comm_s) ||
+        !absent_or_nonnegative(c.wait_s) || !absent_or_nonnegative(c.memory_bytes))
+        damaged("a case row holds a figure no launch measures");
+    return c;
+}
+
+} // namespace
+
+void forget_file(database& db, const std::string& path) {
+    statement which = db.prepare("SELECT launch FROM files WHERE path = ?1");
+    which.bind(1, path);
+    const std::string launch = which.step() ? which.text(0) : "";
+    which.reset();
+    db.prepare("DELETE FROM files WHERE path = ?1").bind(1, path).run();
+    if (launch.empty())
+        return;
+    statement owner = db.prepare("SELECT path FROM launches WHERE launch = ?1");
+    owner.bind(1, launch);
+    if (!owner.step() || owner.text(0) != path)
+        return;
+    owner.reset();
+    for (const char* sql :
+         {"DELETE FROM cases WHERE launch = ?1", "DELETE FROM launches WHERE launch = ?1",
+          "DELETE FROM files WHERE launch = ?1"})
+        db.prepare(sql).bind(1, launch).run();
+}
+
+index_writer::index_writer(database& db)
+    : m_db(db),
+      m_file(db.prepare("INSERT OR REPLACE INTO files(path, size, mtime_ns, launch, problem) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5)")),
+      m_launch(db.prepare("INSERT INTO launches(launch, path, created_utc, time_s, git_commit, "
+                          "complete, meta) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")),
+      m_case(db.prepare("INSERT OR REPLACE INTO cases(launch, case_key, label, iterations, "
+                        "step_s, compute_s, comm_s, wait_s, memory_bytes, machine) VALUES "
+                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")),
+      m_owner(db.prepare("SELECT path FROM launches WHERE launch = ?1")) {}
+
+std::string index_writer::add_file(const std::string& path, std::int64_t size,
+                                   std::int64_t mtime_ns) {
+    std::vector<case_data> cases;
+    std::string problem, note;
+    try {
+        cases = read_results_file(path);
+    } catch (const error& e) {
+        problem = terminal_text(e.what()).substr(0, 300);
+    }
+    const std::string launch =
+        cases.empty() || !cases.front().file ? "" : cases.front().file->launch;
+    m_file.bind(1, path).bind(2, size).bind(3, mtime_ns).bind(4, launch).bind(5, problem).run();
+    if (launch.empty()) // a problem is reported from the index (load_rows), on every run
+        return "";
+    m_owner.bind(1, launch);
+    if (m_owner.step()) {
+        note = fmt::format("{} holds the launch already read from {}: counted once",
+                           terminal_text(path), terminal_text(m_owner.text(0)));
+        m_owner.reset();
+        return note;
+    }
+    m_owner.reset();
+    const launch_record l = describe_launch(*cases.front().file);
+    m_launch.bind(1, l.launch).bind(2, l.path).bind(3, l.created_utc).bind(4, l.time_s);
+    m_launch.bind(5, l.git_commit).bind(6, std::int64_t{l.complete}).bind(7, meta_json(l.meta));
+    m_launch.run();
+    for (const launch_case& c : summarize_launch(cases)) {
+        m_case.bind(1, c.launch).bind(2, c.key).bind(3, c.label).bind(4, c.iterations);
+        m_case.bind(5, c.step_s).bind(6, c.compute_s).bind(7, c.comm_s).bind(8, c.wait_s);
+        m_case.bind(9, c.memory_bytes).bind(10, c.machine).run();
+    }
+    return "";
+}
+
+index_contents load_rows(database& db) {
+    index_contents out;
+    std::set<std::string> launches;
+    statement l = db.prepare(
+        "SELECT launch, path, created_utc, time_s, git_commit, complete, meta FROM launches");
+    while (l.step()) {
+        out.launches.push_back(read_launch(l));
+        launches.insert(out.launches.back().launch);
+    }
+    statement c = db.prepare("SELECT launch, case_key, label, iterations, step_s, compute_s, "
+                             "comm_s, wait_s, memory_bytes, machine FROM cases");
+    while (c.step()) {
+        out.cases.push_back(read_case(c));
+        if (!launches.count(out.cases.back().launch))
+            damaged("a case row names a launch the index does not hold");
+    }
+    statement p = db.prepare("SELECT path, problem FROM files WHERE problem != ''");
+    while (p.step()) {
+        if (!clean_text(p.text(0), 4096) || !clean_text(p.text(1), 1024))
+            damaged("a file row holds text no reader writes");
+        out.problems.push_back(fmt::format("skipping {}: {}", p.text(0), p.text(1)));
+    }
+    return out;
+}
+
+} // namespace ringscale::analysis::history

@@ -1,0 +1,34 @@
+// The rows of the history index (index.hpp): written from the files by the checked reader,
+// read back with every value checked, so a crafted index can never make a wrong series.
+#pragma once
+
+#include "index.hpp"
+
+#include <string>
+
+namespace ringscale::analysis::history {
+
+/// Drop `path` from the index: its file row and, when its launch was read from it, the
+/// launch, its cases and every other path holding that launch (read again as new).
+void forget_file(database& db, const std::string& path);
+
+/// Adds files to an index inside an open transaction.
+class index_writer {
+  public:
+    explicit index_writer(database& db);
+    /// Read `path` with the checked reader and add its launch and case summaries; a file
+    /// that cannot be read is recorded with its problem. Returns a note ("" when none): a
+    /// launch already indexed from another path is counted once.
+    std::string add_file(const std::string& path, std::int64_t size, std::int64_t mtime_ns);
+
+  private:
+    database& m_db;
+    statement m_file, m_launch, m_case, m_owner;
+};
+
+/// Every launch and case of `db`, each value checked. Throws damaged_index on a row this
+/// program would not write (a value out of range, a control character, a case whose launch
+/// is not there).
+index_contents load_rows(database& db);
+
+} // namespace ringscale::analysis::history

@@ -1,0 +1,146 @@
+#include "records.hpp"
+
+#include "analysis/cases/cases.hpp"
+#include "analysis/statistics/descriptive.hpp"
+#include "src/base/results_schema.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fmt/format.h>
+#include <limits>
+
+namespace ringscale::analysis::history {
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+/// Per measured row of `c`: the mean over ranks of `values` ([rows x world]).
+void row_means(const case_data& c, const std::vector<double>& values, std::vector<double>& out) {
+    for (const std::size_t r : c.measured_rows()) {
+        double sum = 0;
+        for (std::size_t k = 0; k < c.world; ++k)
+            sum += values[r * c.world + k];
+        out.push_back(sum / static_cast<double>(c.world));
+    }
+}
+
+/// The phases of the pooled repeats `group`, as medians over their measured rows.
+void phases(const std::vector<const case_data*>& group, launch_case& s) {
+    std::vector<double> step, compute, comm, mean_time;
+    bool have_phases = true;
+    for (const case_data* c : group) {
+        step.insert(step.end(), c->step_s.begin(), c->step_s.end());
+        row_means(*c, c->time_s, mean_time);
+        have_phases = have_phases && !c->compute_s.empty() && !c->comm_wait_s.empty();
+        if (have_phases) {
+            row_means(*c, c->compute_s, compute);
+            row_means(*c, c->comm_wait_s, comm);
+        }
+    }
+    s.iterations = static_cast<std::int64_t>(step.size());
+    s.step_s = median(step);
+    s.compute_s = have_phases ? median(compute) : nan;
+    s.comm_s = have_phases ? median(comm) : nan;
+    std::vector<double> wait(step.size());
+    for (std::size_t i = 0; i < step.size() && i < mean_time.size(); ++i)
+        wait[i] = std::max(0.0, step[i] - mean_time[i]);
+    s.wait_s = step.size() == mean_time.size() ? median(wait) : nan;
+}
+
+double peak_memory(const std::vector<const case_data*>& group) {
+    double peak = nan;
+    for (const char* name : {schema::ds_peak_device_bytes, schema::ds_peak_host_bytes}) {
+        for (const case_data* c : group)
+            if (const auto m = c->max_memory(name); m && *m > 0)
+                peak = std::isnan(peak) ? *m : std::max(peak, *m);
+        if (!std::isnan(peak))
+            return peak;
+    }
+    return peak;
+}
+
+/// Why the launcher (or the reader, judging again) marked `c`'s machine, or "".
+std::string machine_mark(const case_data& c) {
+    const auto contended = c.number("contended");
+    if (contended && *contended != 0)
+        return "contended: " + c.text("contention", "other load on the ranks' cores");
+    return "";
+}
+
+} // namespace
+
+std::map<std::string, std::string> launch_record::labels() const {
+    std::map<std::string, std::string> out;
+    const std::string prefix = schema::meta_attr::label_prefix;
+    for (const auto& [k, v] : meta)
+        if (k.compare(0, prefix.size(), prefix) == 0 && k.size() > prefix.size())
+            out[k.substr(prefix.size())] = v;
+    return out;
+}
+
+launch_record describe_launch(const file_info& info) {
+    launch_record l;
+    l.launch = info.launch;
+    l.path = info.path;
+    l.created_utc = info.created_utc;
+    l.git_commit = info.git_commit;
+    l.complete = info.complete;
+    for (const auto& [k, v] : info.meta)
+        l.meta[k] = v.text;
+    const auto date = info.meta.find(schema::meta_attr::launchdate);
+    if (date != info.meta.end() && date->second.is_integer && date->second.number)
+        l.time_s = static_cast<std::int64_t>(*date->second.number);
+    else
+        l.time_s = parse_utc(info.created_utc).value_or(0);
+    return l;
+}
+
+std::vector<launch_case> summarize_launch(const std::vector<case_data>& cases) {
+    std::map<std::string, std::vector<const case_data*>> by_key;
+    for (const case_data& c : cases)
+        if (c.ok() && !c.step_s.empty())
+            by_key[case_key(c)].push_back(&c);
+    std::vector<launch_case> out;
+    for (const auto& [key, group] : by_key) {
+        launch_case s;
+        s.launch = group.front()->file ? group.front()->file->launch : "";
+        s.key = key;
+        s.label = case_label(*group.front(), true);
+        phases(group, s);
+        s.memory_bytes = peak_memory(group);
+        for (const case_data* c : group)
+            if (s.machine.empty())
+                s.machine = machine_mark(*c);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::optional<std::int64_t> parse_utc(const std::string& text) {
+    std::tm tm{};
+    char z = 0;
+    int consumed = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &tm.tm_year, &tm.tm_mon,
+                    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z, &consumed) != 7 ||
+        z != 'Z' || static_cast<std::size_t>(consumed) != text.size() || tm.tm_mon < 1 ||
+        tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+        tm.tm_sec > 60)
+        return std::nullopt;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return static_cast<std::int64_t>(timegm(&tm));
+}
+
+std::string format_utc(std::int64_t t) {
+    const std::time_t tt = static_cast<std::time_t>(t);
+    std::tm tm{};
+    if (!gmtime_r(&tt, &tm))
+        return "?";
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+    return buf;
+}
+
+} // namespace ringscale::analysis::history

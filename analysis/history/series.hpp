@@ -1,0 +1,78 @@
+// Series of one case on one environment across launches (issue 37), ordered by launch time or
+// by a label, with their change points and what moved at each: the step's median before and
+// after with CIs, the change, its p, and which phase (compute, communication, waiting for the
+// slowest rank, memory) carried it. Environments are never pooled. Launches measured on a
+// machine marked disturbed (contended, drifted) stay out of the decisions and are counted.
+#pragma once
+
+#include "change_points.hpp"
+#include "index.hpp"
+
+#include "analysis/statistics/descriptive.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis::history {
+
+struct series_options {
+    std::string order_label;          ///< "" = by launch time; else the label KEY to order by
+    std::vector<std::string> commits; ///< --commits: the order of the label's values
+    /// What makes the environment (besides nodes x ranks per node, in the case key): /meta
+    /// attributes, or label:KEY for a user's label.
+    std::vector<std::string> env_keys = {"device_name", "mpi_library", "mpi_library_version",
+                                         "nccl_version"};
+    change_options change;
+    std::int64_t now_s = 0; ///< launches dated more than a day after this are left out
+};
+
+/// One launch of a series.
+struct series_point {
+    const launch_record* launch = nullptr;
+    const launch_case* c = nullptr;
+};
+
+/// How one phase moved across a change (medians of the segments' launch medians).
+struct phase_shift {
+    std::string phase; ///< compute | communication | wait | memory
+    double before = 0;
+    double after = 0;
+    double change() const { return after / before - 1; }
+};
+
+struct found_change {
+    std::size_t index = 0; ///< into the series' points: the first launch of the new level
+    double p = 1;
+    estimate before{}, after{}; ///< step medians of the launch medians, with 95% CIs
+    std::vector<phase_shift> phases;
+    std::string moved; ///< the phase that carried the change, or why none is named
+    double change() const { return after.value / before.value - 1; }
+};
+
+struct series {
+    std::string key;                  ///< case key + environment
+    std::string label;                ///< "job/variant a=1 P=4 nodes=1x4"
+    std::string env;                  ///< the environment's values, " | "-joined
+    std::vector<series_point> points; ///< in order, marked launches left out
+    std::size_t marked = 0;           ///< launches left out: machine marked
+    std::vector<found_change> changes;
+    double noise = 0;      ///< launch noise (log sd, about the CV)
+    double detectable = 0; ///< smallest step detected with 90% power (fraction)
+
+    /// True when the newest launch lies after a slowdown: the last change is upward.
+    bool regressed() const { return !changes.empty() && changes.back().change() > 0; }
+};
+
+struct series_set {
+    std::vector<series> all;
+    std::vector<std::string> notes; ///< one line each: launches left out and why
+};
+
+/// Every series of `contents`, analysed. Refers into `contents`, which must outlive it.
+series_set build_series(const index_contents& contents, const series_options& opt);
+
+/// The labels of a launch as "k=v k=v" (for tables).
+std::string labels_text(const launch_record& l);
+
+} // namespace ringscale::analysis::history

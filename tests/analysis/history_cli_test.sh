@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `ringscale-stats history` end to end on a small synthetic history (issue 37): the index is
+# incremental (a second run reads nothing; a removed or added file is noticed), a launch under
+# two paths counts once, a damaged, truncated or crafted index is rebuilt with one line, a file
+# that is not SQLite is refused (exit 2), --commits naming unknown commits and future-dated
+# launches are noted, and --fail-on regression exits 1 on a planted slowdown, 0 without one.
+# usage: history_cli_test.sh RINGSCALE_STATS BENCH_GEN_HISTORY
+set -euo pipefail
+stats=$1 gen=$2
+dir=$(mktemp -d /tmp/ringscale_history_cli.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+run() { "$stats" history "$@" >"$dir/out" 2>"$dir/err"; }
+"$gen" --out "$dir/h" --series 3 --launches 14 --mode step --seed 5
+"$gen" --out "$dir/flat" --series 3 --launches 14 --mode steady --seed 6
+idx="$dir/h/ringscale-history.sqlite"
+
+set +e
+run "$dir/h" --fail-on regression; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "planted slowdown: exit $rc, want 1"
+grep -q "14 launch(es); 14 file(s) read" "$dir/err" || fail "first run: $(cat "$dir/err")"
+run "$dir/flat" --fail-on regression || fail "steady history: exit $?, want 0"
+grep -q "3 series, 0 change point" "$dir/err" || fail "steady history: $(cat "$dir/err")"
+
+run "$dir/h"
+grep -q "0 file(s) read, 14 unchanged" "$dir/err" || fail "second run read again: $(cat "$dir/err")"
+mv "$dir/h/launch_00003.h5" "$dir/moved.h5"
+run "$dir/h"
+grep -q "13 launch(es); 0 file(s) read, 13 unchanged, 1 gone" "$dir/err" || fail "removal: $(cat "$dir/err")"
+cp "$dir/moved.h5" "$dir/h/launch_00003.h5"
+cp "$dir/moved.h5" "$dir/h/copy_of_3.h5"
+run "$dir/h"
+grep -q "holds the launch already read from" "$dir/err" || fail "two paths: $(cat "$dir/err")"
+grep -q "14 launch(es)" "$dir/err" || fail "two paths counted twice: $(cat "$dir/err")"
+rm "$dir/h/copy_of_3.h5"
+
+# Crafted rows (a negative time; SQL in a text), a truncated file, another version.
+sqlite3 "$idx" "UPDATE cases SET step_s = -1 WHERE rowid IN (SELECT rowid FROM cases LIMIT 1)" 2>/dev/null ||
+    sqlite3 "$idx" "UPDATE cases SET step_s = -1 WHERE case_key = (SELECT case_key FROM cases LIMIT 1)"
+run "$dir/h"
+grep -q "holds rows no launch writes.*rebuilt" "$dir/err" || fail "crafted row: $(cat "$dir/err")"
+sqlite3 "$idx" "UPDATE cases SET label = 'x''); DROP TABLE cases; --'"
+run "$dir/h"
+grep -q "3 series" "$dir/err" || fail "SQL in a label: $(cat "$dir/err")"
+sqlite3 "$idx" "PRAGMA user_version = 99"
+run "$dir/h"
+grep -q "is from another version.*rebuilt" "$dir/err" || fail "other version: $(cat "$dir/err")"
+head -c 3000 "$idx" >"$dir/t" && mv "$dir/t" "$idx"
+run "$dir/h"
+grep -q "rebuilt from the results files" "$dir/err" || fail "truncated: $(cat "$dir/err")"
+grep -q "14 launch(es)" "$dir/err" || fail "truncated index not rebuilt whole: $(cat "$dir/err")"
+echo "not a database" >"$dir/notdb"
+set +e
+run "$dir/h" --index "$dir/notdb"; rc=$?
+set -e
+[ $rc -eq 2 ] && [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "not SQLite: exit $rc: $(cat "$dir/err")"
+grep -q "not an SQLite file: not overwritten" "$dir/err" || fail "not SQLite: $(cat "$dir/err")"
+[ "$(cat "$dir/notdb")" = "not a database" ] || fail "a file that is not SQLite was overwritten"
+
+# A launch dated in the future (100,000 hours after 2025) is left out, with one line.
+"$gen" --out "$dir/h" --series 3 --launches 1 --first 100000 --seed 5
+run "$dir/h"
+grep -q "is dated in the future.*left out of every series" "$dir/err" || fail "future: $(cat "$dir/err")"
+rm "$dir/h/launch_100000.h5"
+
+# Order by a label, with a --commits file that leaves some out and names unknown ones.
+seq -f "c%05g" 0 9 >"$dir/commits"
+echo "c99999" >>"$dir/commits"
+run "$dir/h" --index "$dir/i2.sqlite" --order label:commit --commits "$dir/commits"
+grep -q "4 value(s) of label 'commit' not in --commits" "$dir/err" || fail "commits: $(cat "$dir/err")"
+set +e
+run "$dir/h" --index "$dir/i2.sqlite" --commits "$dir/commits"; rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--commits without --order label:KEY: exit $rc"
+for f in csv md json; do run "$dir/h" --format $f || fail "--format $f"; done
+python3 -c "import json,sys; j=json.load(open('$dir/out')); assert len(j['series'])==3" ||
+    fail "json: $(head -c 300 "$dir/out")"
+echo "history cli: ok"

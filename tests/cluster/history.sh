@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A real regression found by `ringscale-stats history` (issue 37): an emulated cluster of 2
+# nodes (1 rank each, so every step crosses the links), 12 launches of a 4 MiB allreduce and a
+# ring attention case, each labelled build=N. Between launches 6 and 7 both links go from 300
+# to 200 Mbit/s: history must find the allreduce's change at launch 7, name communication as
+# the phase that moved, and --fail-on regression must exit 1. A second history of 12 launches
+# at an unchanged 300 Mbit/s must find no change point (exit 0). --min-effect 10%: the shaped
+# links' timings on a shared CI machine wander by a few percent; the planted change is ~+40%.
+# Skips (77) without namespaces.
+# usage: history.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR   (as root)
+set -euo pipefail
+ringscale=$1 stats=$2 mpiexec=$3 work=$4
+source "$(dirname -- "$0")/lib.sh"
+rm -rf "$work" && mkdir -p "$work/changed" "$work/steady"
+cluster_up 2 300mbit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export OMPI_MCA_mpi_yield_when_idle=1
+cases=(--job collectives,ring_attention --op allreduce -b 4M -e 4M --seq-len 2048 -w 1 -n 5
+       --timeout 60)
+launch() { # out build
+    "$mpiexec" -q --hostfile "$RSC_HOSTFILE" -np 2 --map-by node --bind-to none \
+        "$ringscale" "${cases[@]}" --label "build=$2" -o "$1/" >"$work/launch.log" 2>&1 ||
+        { cat "$work/launch.log"; echo "FAIL: launch $2"; exit 1; }
+    sleep 1 # distinct launch times (seconds)
+}
+start=$SECONDS
+for i in $(seq 1 12); do
+    if [ "$i" -eq 7 ]; then
+        "$cluster" shape "$cluster_id" 0 200mbit
+        "$cluster" shape "$cluster_id" 1 200mbit
+    fi
+    launch "$work/changed" "$i"
+done
+"$cluster" shape "$cluster_id" 0 300mbit
+"$cluster" shape "$cluster_id" 1 300mbit
+for i in $(seq 1 12); do launch "$work/steady" "$i"; done
+echo "24 launches took $((SECONDS - start)) s"
+
+opts=(--order label:build --min-effect 10% --format json)
+set +e
+"$stats" history "$work/changed" "${opts[@]}" --fail-on regression >"$work/changed.json"
+rc=$?
+set -e
+cat "$work/changed.json"
+[ "$rc" -eq 1 ] || { echo "FAIL: the lowered link rate: exit $rc, want 1"; exit 1; }
+python3 - "$work/changed.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["changes"]
+ar = [r for r in rows if r["series"].startswith("collectives/allreduce")]
+assert len(ar) == 1, f"allreduce: {len(ar)} change points, want 1: {ar}"
+assert ar[0]["launch"] == "#7 of 12", f"allreduce changed at {ar[0]['launch']}, want #7 of 12"
+assert ar[0]["moved"] == "communication", f"allreduce: {ar[0]['moved']} moved, want communication"
+assert float(ar[0]["change_pct"]) > 10, f"allreduce change {ar[0]['change_pct']}%"
+for r in rows:  # ring attention may move too (its KV blocks cross the links), never elsewhere
+    assert r["launch"] == "#7 of 12" and float(r["change_pct"]) > 0, f"unexpected change: {r}"
+print(f"allreduce: {float(ar[0]['change_pct']):+.1f}% at launch 7, communication moved")
+PY
+"$stats" history "$work/steady" "${opts[@]}" --fail-on regression >"$work/steady.json" ||
+    { cat "$work/steady.json"; echo "FAIL: the unchanged history: exit $?"; exit 1; }
+python3 - "$work/steady.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["changes"]
+assert not rows, f"the unchanged history has change points: {rows}"
+PY
+echo "passed"
