@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 #include "results_schema.hpp"
+#include "stored_machine.hpp"
 #include "text_escape.hpp"
 
 #include <algorithm>
@@ -250,6 +251,7 @@ results::case_record read_case_record(const h5::group& g, std::uint64_t max_byte
     read_record_data(g, rec, max_bytes);
     if (g.exists(schema::ds_case_key))
         rec.case_key = g.read_string(schema::ds_case_key);
+    read_machine_state(g, rec, max_bytes); // optional: dropped with a note, never the case
     return rec;
 }
 
