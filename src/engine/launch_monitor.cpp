@@ -2,6 +2,9 @@
 
 #include "src/base/clock.hpp"
 
+#include <algorithm>
+#include <fmt/format.h>
+
 namespace ringscale {
 
 launch_monitor::launch_monitor(jobs::run_context& ctx, const launch_config& cfg,
@@ -13,6 +16,21 @@ launch_monitor::launch_monitor(jobs::run_context& ctx, const launch_config& cfg,
 
 double launch_monitor::elapsed_s() const {
     return now_s() - m_start_s;
+}
+
+std::string launch_monitor::report(int contended, const std::string& drift) const {
+    std::string out;
+    if (probes() > 0)
+        out += fmt::format("# sentinel: {} probe(s), {:.3f} s of the launch's {:.3f} s ({:.2f}%)"
+                           "{}{}\n",
+                           probes(), m_probe_s, elapsed_s(),
+                           100 * m_probe_s / std::max(elapsed_s(), 1e-9),
+                           drift.empty() ? "; no drift" : "; DRIFT: ", drift);
+    if (contended > 0)
+        out += fmt::format("# {} case(s) measured on a contended machine: marked in the file "
+                           "(outcome 'contention' says why)\n",
+                           contended);
+    return out;
 }
 
 void launch_monitor::probe(int before_case, results_writer* writer) {

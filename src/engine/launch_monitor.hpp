@@ -34,6 +34,10 @@ class launch_monitor {
     int probes() const { return static_cast<int>(m_probes.size()); }
     /// Seconds since the monitor was made (the launch's cases and probes).
     double elapsed_s() const;
+    /// What the machine did over the launch, for rank 0 to print after the table: the
+    /// sentinel's cost and verdict (`drift`, from finish) and the `contended` cases; lines
+    /// starting "# ", each ending in a newline ("" when there is nothing to say).
+    std::string report(int contended, const std::string& drift) const;
 
   private:
     void probe(int before_case, results_writer* writer);

@@ -233,19 +233,6 @@ std::string warn_about_binding(comm::communicator& world, int local_size, int th
     return all;
 }
 
-// Rank 0: what the machine did over the launch, after the table.
-void report_machine(const launch_monitor& monitor, int contended, const std::string& drift) {
-    if (monitor.probes() > 0)
-        std::printf("# sentinel: %d probe(s), %.3f s of the launch's %.3f s (%.2f%%)%s%s\n",
-                    monitor.probes(), monitor.probe_s(), monitor.elapsed_s(),
-                    100 * monitor.probe_s() / std::max(monitor.elapsed_s(), 1e-9),
-                    drift.empty() ? "; no drift" : "; DRIFT: ", drift.c_str());
-    if (contended > 0)
-        std::printf("# %d case(s) measured on a contended machine: marked in the file "
-                    "(outcome 'contention' says why)\n",
-                    contended);
-}
-
 int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
             launch_guard& guard) {
     const std::vector<std::size_t> todo = cases_to_run(p, world);
@@ -290,6 +277,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
                      "not recorded: %s\n",
                      why.c_str());
     int failed = 0, contended = 0;
+    std::string drift;
     try {
         for (std::size_t n = 0; n < todo.size(); ++n) {
             const std::size_t i = todo[n];
@@ -307,9 +295,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
                 table->end_case(static_cast<int>(n), p.cases[i], rec);
             }
         }
-        const std::string drift = monitor.finish(static_cast<int>(todo.size()), writer.get());
-        if (writer)
-            report_machine(monitor, contended, drift);
+        drift = monitor.finish(static_cast<int>(todo.size()), writer.get());
     } catch (...) {
         guard.set_before_abort({});
         if (writer) // keep what completed: a readable file marked incomplete
@@ -324,6 +310,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     guard.set_before_abort({});
     if (writer) {
         table->finish();
+        std::fputs(monitor.report(contended, drift).c_str(), stdout);
         writer->finish(true);
         if (failed)
             std::printf("# %d case(s) failed\n", failed);
