@@ -238,7 +238,7 @@ void add_congestion_rows(table& t, const calibration& point, const std::vector<c
 
 std::string short_label(const target& t) {
     std::string caption;
-    return labels({predicted{t, {}, unknown, unknown}}, caption).front();
+    return labels({predicted{t, {}, 0, unknown, unknown}}, caption).front();
 }
 
 table figures_table(const calibration& point, const std::vector<calibration>& reps,
@@ -287,6 +287,17 @@ table figures_table(const calibration& point, const std::vector<calibration>& re
     t.rows.push_back(figure_row("model error |measured/predicted - 1|, median",
                                 abs_err.empty() ? unknown : median_inplace(abs_err), {}, level, "%",
                                 err.basis));
+    for (const model_bias* b : {&err.above, &err.below})
+        if (b->cases > 0)
+            t.rows.push_back(
+                figure_row("model bias (leave-one-P-out): measured/predicted - 1",
+                           100 * std::expm1(b->log_ratio), {}, level, "%", b->text,
+                           b->corrected ? "applied to targets beyond CALIB's P that way" : "-"));
+    const double cover = error_coverage(err, level);
+    if (std::isfinite(cover) && err.basis.rfind("leave", 0) == 0)
+        t.rows.push_back(figure_row(
+            fmt::format("{:g}% bands: coverage of the leave-one-P-out cases", 100 * level),
+            100 * cover, {}, level, "%", err.basis, "what a held-out P's band promises"));
     return t;
 }
 
@@ -299,12 +310,20 @@ table prediction_table(const std::vector<predicted>& rows, const hardware_profil
     t.add_column("predicted", "predicted_s");
     t.add_column(fmt::format("{:g}% band", 100 * level), "band_lo_s");
     t.add_column("", "band_hi_s", true);
-    t.add_column("efficiency %", "efficiency_pct");
+    t.add_column(hw ? fmt::format("efficiency % (of the assumed {:g}x peak)", hw->efficiency)
+                    : std::string("efficiency %"),
+                 "efficiency_pct");
     t.add_column("memory/rank MiB", "memory_mib");
     t.add_column("fits", "fits");
     t.add_column("dominant", "dominant");
     t.add_column("note", "note");
     const std::vector<std::string> names = labels(rows, t.caption);
+    t.caption +=
+        std::string(t.caption.empty() ? "" : "; ") +
+        "efficiency %: the case's compute over P ranks with no communication, imbalance "
+        "or jitter, over the predicted step time" +
+        (hw ? fmt::format(", both at the assumed {:g} x the device's peak rate", hw->efficiency)
+            : std::string(", both at the rates calibrated on CALIB"));
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const predicted& p = rows[i];
         const step_prediction& s = p.point;

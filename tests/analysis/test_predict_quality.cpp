@@ -3,6 +3,7 @@
 // up to 4 MiB, 0.1 GB/s from 16 MiB, as issue 36 saw at 8-32 MiB) is modelled as a second
 // regime with both busbw given back, never averaged into one beta.
 #include "analysis/predict/calibrate.hpp"
+#include "analysis/predict/evaluate.hpp"
 #include "analysis/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
@@ -78,4 +79,40 @@ TEST(analysis_predict_quality, a_busbw_collapse_is_a_second_regime) {
     EXPECT_NEAR(coll_cost(coll::allreduce, 1 << 20, 2, link_level::intra, f).total() /
                     (2 * alpha + (1 << 20) / 6e9),
                 1, 0.05);
+}
+
+TEST(analysis_predict_quality, a_consistent_leave_one_p_out_bias_is_corrected) {
+    const model_bias low = bias_of({0.2, 0.25, 0.18, 0.3, -0.01}, "predicting P=2 from smaller P");
+    EXPECT_DOUBLE_EQ(low.log_ratio, 0.2);
+    EXPECT_EQ(low.same_side, 4u);
+    EXPECT_TRUE(low.corrected); // 4 of 5 on one side, 22% beyond 5%
+    EXPECT_EQ(low.text, "predicting P=2 from smaller P: 22% low (4 of 5 cases), consistent: "
+                        "corrected");
+    const model_bias mixed = bias_of({0.2, -0.1, 0.05, -0.2}, "w");
+    EXPECT_FALSE(mixed.corrected);
+    EXPECT_FALSE(bias_of({0.3, 0.3}, "two cases").corrected);
+    EXPECT_FALSE(bias_of({0.01, 0.02, 0.03}, "within 5%").corrected);
+    model_error e;
+    e.min_p = 1;
+    e.max_p = 2;
+    e.above = low;
+    e.below = mixed;
+    EXPECT_DOUBLE_EQ(e.correction(4), 0.2); // above CALIB's P: corrected
+    EXPECT_DOUBLE_EQ(e.correction(2), 0.0); // within: not
+    EXPECT_DOUBLE_EQ(e.correction(1), 0.0);
+}
+
+TEST(analysis_predict_quality, bands_cover_the_leave_one_p_out_cases_at_their_level) {
+    model_error e;
+    e.min_p = 1;
+    e.max_p = 2;
+    for (int i = 0; i < 40; ++i) { // errors spread evenly over +-20% at both P
+        e.log_ratio.push_back(-0.2 + 0.4 * i / 39.0);
+        e.at_p.push_back(i % 2 ? 2 : 1);
+    }
+    e.above = bias_of({}, "none");
+    e.below = e.above;
+    const double cover = error_coverage(e, 0.9);
+    EXPECT_GE(cover, 0.85);
+    EXPECT_LE(cover, 0.95);
 }
