@@ -31,9 +31,11 @@ const char* usage_line(const std::string& cmd) {
 const char* purpose(const std::string& cmd) {
     if (cmd == "summary")
         return "One row per case: median step time with its 95% CI, percentiles, outliers, "
-               "imbalance (the median over launches of each launch's slowest / mean per-rank "
-               "median), communication share, throughput and peak memory per rank. Rates above "
-               "the hardware's ceiling read 'impossible', collectives at P=1 'no-op'.";
+               "time imbalance (the median over launches of each launch's slowest / mean per-rank "
+               "median), communication share, throughput, peak memory per rank and the machine "
+               "marks (launches measured on a contended machine or while the drift sentinel "
+               "drifted). Rates above the hardware's ceiling read 'impossible', collectives at "
+               "P=1 'no-op'. CSV and JSON have the same columns whatever the data.";
     if (cmd == "scaling")
         return "Speedup, efficiency (bootstrap CIs) and Karp-Flatt serial fraction per family "
                "of cases differing only in P, against a base case; memory against P; an "

@@ -24,6 +24,31 @@ std::vector<pooled_case> pooled_of(const result_set& rs) {
     return pool_cases(rs.cases);
 }
 
+/// CALIB without its marked launches (issue 36: a launch measured on a contended machine, or
+/// while the sentinel drifted, must not set a figure), with one note when any left.
+std::vector<pooled_case> unmarked_calibration(const std::vector<pooled_case>& pooled) {
+    std::vector<pooled_case> out;
+    std::size_t launches = 0, cases = 0, whole = 0;
+    std::string first;
+    for (const pooled_case& p : pooled) {
+        out.push_back(without_marked(p));
+        const std::size_t gone = p.launches.size() - out.back().launches.size();
+        if (gone == 0)
+            continue;
+        launches += gone;
+        ++cases;
+        whole += out.back().launches.empty();
+        if (first.empty())
+            first = fmt::format("{} P={}: {}", p.label(), p.world_size, marks_text(p, true));
+    }
+    if (launches > 0)
+        note(fmt::format("{} marked launch(es) of {} case(s) left out of the calibration ({} "
+                         "case(s) entirely): measured on a contended machine or while the "
+                         "sentinel drifted (first: {})",
+                         launches, cases, whole, first));
+    return out;
+}
+
 /// One target per distinct case (identity without P); collectives only when --at asks for
 /// one of their fields.
 std::vector<target> templates(const std::vector<pooled_case>& pooled,
@@ -76,18 +101,30 @@ void validate(const cli_options& o, const figure_source& src, const model_error&
         throw config_error(
             fmt::format("--validate: no results cases in {}", fmt::join(o.validate_inputs, " ")));
     const std::vector<pooled_case> pooled = pooled_of(held);
+    // A held-out case is measured on its unmarked launches; one with none is shown, marked,
+    // and left out of the figures (the contamination it would add is the machine's).
+    std::vector<pooled_case> unmarked;
+    unmarked.reserve(pooled.size());
     std::vector<target> targets;
-    for (const pooled_case& c : pooled)
-        if (!c.launches.empty())
-            targets.push_back(target_of(c));
+    std::vector<std::string> marks;
+    for (const pooled_case& c : pooled) {
+        if (c.launches.empty())
+            continue;
+        unmarked.push_back(without_marked(c));
+        const bool all_marked = unmarked.back().launches.empty();
+        targets.push_back(target_of(all_marked ? c : unmarked.back()));
+        marks.push_back(all_marked ? marks_text(c) : "");
+    }
     if (targets.empty())
         throw config_error("--validate: no held-out case has status ok");
-    const auto rows = predict_all(targets, src, err, o.level, o.seed + 1);
+    auto rows = predict_all(targets, src, err, o.level, o.seed + 1);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        rows[i].mark = marks[i];
     validation_summary sum;
     res.tables.emplace_back("validation", validation_table(rows, o.level, sum));
     res.tables.emplace_back("memory per rank: measured peak against the formula",
                             memory_table(rows));
-    if (sum.cases == 0)
+    if (sum.cases == 0 && sum.marked == 0)
         throw config_error("--validate: no held-out case could be predicted (see the notes)");
     res.last_line = summary_line(sum, o.level);
 }
@@ -102,7 +139,7 @@ int run_predict(const cli_options& o, std::ostream& out) {
     const result_set calib = load_results(o.inputs, o.strict);
     if (calib.cases.empty())
         throw config_error(fmt::format("no results cases found in {}", fmt::join(o.inputs, " ")));
-    const std::vector<pooled_case> pooled = pooled_of(calib);
+    const std::vector<pooled_case> pooled = unmarked_calibration(pooled_of(calib));
     const calibration_set set = gather_calibration(pooled);
     for (const std::string& n : set.notes)
         note(n);

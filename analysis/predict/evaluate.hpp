@@ -68,6 +68,9 @@ struct predicted {
     step_prediction point;             ///< with the bias correction applied (bias_correction)
     double bias_correction = 0;        ///< log ratio applied: the model_error's for this P
     double lo = unknown, hi = unknown; ///< band at the requested level
+    /// Held-out: why every launch of the measured case is marked ("" when some is not):
+    /// shown, and left out of the validation's figures.
+    std::string mark;
 };
 
 /// Predict every target with its band.

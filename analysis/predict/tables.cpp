@@ -367,9 +367,11 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
     t.add_column("error %", "error_pct");
     t.add_column("in band", "in_band");
     t.add_column("dominant", "dominant");
+    t.add_column("machine", "machine_marks");
+    t.prune_for_people = true;
     const std::vector<std::string> names = labels(rows, t.caption);
-    std::vector<double> abs_err;
-    std::size_t inside = 0;
+    std::vector<double> abs_err, widths, marked_err;
+    std::size_t inside = 0, marked_inside = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const predicted& p = rows[i];
         const double m = measured_median(p.t);
@@ -380,30 +382,56 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
                                {"-", nullptr},
                                {"-", nullptr},
                                {"-", nullptr},
-                               text_cell(p.point.refusal)});
+                               text_cell(p.point.refusal),
+                               text_cell(p.mark)});
             t.rows.push_back(r);
             continue;
         }
         const double v = p.point.time.total(), e = v / m - 1;
         const bool in = m >= p.lo && m <= p.hi;
-        abs_err.push_back(std::abs(e));
-        inside += in;
+        if (p.mark.empty()) {
+            abs_err.push_back(std::abs(e));
+            inside += in;
+            if (p.lo > 0 && std::isfinite(p.hi))
+                widths.push_back(p.hi / p.lo);
+        } else {
+            marked_err.push_back(std::abs(e));
+            marked_inside += in;
+        }
         const auto [name, share] = dominant(p.point.time);
         r.insert(r.end(), {time_cell(v), band_cell(p.lo, p.hi), number_cell(p.hi, ""),
                            number_cell(100 * e, fmt::format("{:+.1f}", 100 * e)),
                            text_cell(in ? "yes" : "no"),
-                           text_cell(fmt::format("{} {:.0f}%", name, 100 * share))});
+                           text_cell(fmt::format("{} {:.0f}%", name, 100 * share)),
+                           p.mark.empty() ? cell{"", nullptr} : text_cell(p.mark)});
         t.rows.push_back(r);
     }
     sum.cases = abs_err.size();
     sum.coverage = abs_err.empty() ? unknown : static_cast<double>(inside) / abs_err.size();
     sum.median_abs_error = abs_err.empty() ? unknown : median_inplace(abs_err);
+    sum.median_width = widths.empty() ? unknown : median_inplace(widths);
+    sum.marked = marked_err.size();
+    sum.marked_coverage =
+        marked_err.empty() ? unknown : static_cast<double>(marked_inside) / marked_err.size();
+    sum.marked_median_abs_error = marked_err.empty() ? unknown : median_inplace(marked_err);
     return t;
 }
 
 std::string summary_line(const validation_summary& sum, double level) {
-    return fmt::format("median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}%",
-                       100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage);
+    std::string out =
+        sum.cases == 0
+            ? std::string("no unmarked held-out case to judge the predictions by")
+            : fmt::format(
+                  "median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}%; median "
+                  "band width {:.2f}x (upper/lower)",
+                  100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
+                  sum.median_width);
+    if (sum.marked > 0)
+        out +=
+            fmt::format("; {} marked case(s) left out (measured on a contended machine or "
+                        "while the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%)",
+                        sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage);
+    return out;
 }
 
 table memory_table(const std::vector<predicted>& rows) {
