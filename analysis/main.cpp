@@ -1,6 +1,5 @@
 // ringscale-stats: parse -> analyse -> print. Exit 0 ok, 1 regression (compare), 2 error.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
+#include "analysis/commands/command.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
@@ -11,12 +10,8 @@
 
 int main(int argc, char** argv) {
     try {
-        const auto options = ringscale::analysis::parse_cli(argc, argv);
-        if (!options.help_text.empty()) {
-            std::cout << options.help_text;
-            return 0;
-        }
-        const int status = ringscale::analysis::run_command(options, std::cout);
+        using namespace ringscale::analysis;
+        const int status = run_command(parse_cli(argc, argv), std::cout);
         // A full disk or a closed pipe must not pass for a finished analysis.
         if (!std::cout.flush())
             throw std::runtime_error("cannot write the output to stdout (disk full or closed?)");

@@ -1,6 +1,6 @@
 #include "calibrate.hpp"
 
-#include "../bootstrap.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 #include "calibrate_links.hpp"
 
 #include "src/base/backend.hpp"

@@ -20,7 +20,7 @@
 // again, so a band carries the calibration's uncertainty.
 #pragma once
 
-#include "../hierarchical.hpp"
+#include "analysis/statistics/hierarchical.hpp"
 #include "nnls.hpp"
 #include "target.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "links.hpp"
 
-#include "../bootstrap.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,13 +1,11 @@
 #include "command.hpp"
 
-#include "../reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "map.hpp"
 #include "tables.hpp"
 
 #include "src/base/error.hpp"
-#include "src/base/text_escape.hpp"
 
-#include <cstdio>
 #include <fmt/format.h>
 #include <memory>
 #include <set>
@@ -15,10 +13,6 @@
 namespace ringscale::analysis::predict {
 
 namespace {
-
-void note(const std::string& line) {
-    std::fprintf(stderr, "ringscale-stats: %s\n", terminal_text(line).c_str());
-}
 
 std::vector<pooled_case> pooled_of(const result_set& rs) {
     return pool_cases(rs.cases);
@@ -94,7 +88,7 @@ void print(const outputs& o, output_format format, std::ostream& out) {
 }
 
 /// Validation of every case of HELDOUT from CALIB alone.
-void validate(const cli_options& o, const figure_source& src, const model_error& err,
+void validate(const predict_options& o, const figure_source& src, const model_error& err,
               outputs& res) {
     const result_set held = load_results(o.validate_inputs, o.strict);
     if (held.cases.empty())
@@ -131,14 +125,12 @@ void validate(const cli_options& o, const figure_source& src, const model_error&
 
 } // namespace
 
-int run_predict(const cli_options& o, std::ostream& out) {
+int run_predict(const predict_options& o, std::ostream& out) {
     const std::vector<at_field> at = o.at.empty() ? std::vector<at_field>{} : parse_at(o.at);
     std::unique_ptr<hardware_profile> hw;
     if (!o.hardware.empty())
         hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
-    const result_set calib = load_results(o.inputs, o.strict);
-    if (calib.cases.empty())
-        throw config_error(fmt::format("no results cases found in {}", fmt::join(o.inputs, " ")));
+    const result_set calib = load(o.inputs, o.strict);
     const std::vector<pooled_case> pooled = unmarked_calibration(pooled_of(calib));
     const calibration_set set = gather_calibration(pooled);
     for (const std::string& n : set.notes)
@@ -187,3 +179,50 @@ int run_predict(const cli_options& o, std::ostream& out) {
 }
 
 } // namespace ringscale::analysis::predict
+
+namespace ringscale::analysis {
+
+namespace {
+
+struct predict_command final : subcommand {
+    const char* name() const override { return "predict"; }
+    const char* arguments() const override { return "CALIB... [--validate HELDOUT...]"; }
+    const char* help() const override {
+        return "A cost model of every job and scheme calibrated on CALIB (compute rate from "
+               "compute_s, alpha/beta per link level from collectives): predictions at --at "
+               "with bands and the dominant figure, --validate on held-out cases, --map of the "
+               "fastest scheme at scale, --hardware what-ifs.";
+    }
+    void declare(po::options_description& d) override {
+        declare_common(d, m_opt);
+        declare_bootstrap(d, m_opt.bootstrap, m_opt.seed);
+        // Accepted as before and not used: the calibration keeps launches of other threads
+        // or cores apart (pool_cases' default).
+        declare_pool_resources(d, m_pool_resources);
+        d.add_options()("at", po::value<std::string>(&m_opt.at),
+                        "predict at these identity fields, e.g. 'nodes=64,ranks_per_node=8,"
+                        "seq_len=1M' (a bare item adds a value: 'nodes=1,2,4' sweeps)")(
+            "validate", po::value<std::vector<std::string>>(&m_opt.validate_inputs)->multitoken(),
+            "held-out results: predict each case from CALIB alone; last line: median |error| "
+            "and band coverage")("map", po::bool_switch(&m_opt.map),
+                                 "crossover map of the attention schemes up to P=4096, S=10M");
+        declare_hardware(d, m_opt.hardware);
+    }
+    void finish(const po::variables_map& vm, std::vector<std::string> args) override {
+        if (vm["confidence"].defaulted())
+            m_opt.level = 0.9; // a 90% band: the validation's coverage target
+        take_inputs(name(), std::move(args), m_opt);
+    }
+    int run(std::ostream& out) const override { return predict::run_predict(m_opt, out); }
+
+    predict::predict_options m_opt;
+    bool m_pool_resources = false;
+};
+
+} // namespace
+
+std::unique_ptr<subcommand> make_predict_command() {
+    return std::make_unique<predict_command>();
+}
+
+} // namespace ringscale::analysis

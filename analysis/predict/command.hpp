@@ -4,13 +4,26 @@
 // or the crossover map at scale.
 #pragma once
 
-#include "../cli.hpp"
+#include "analysis/commands/shared.hpp"
 
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace ringscale::analysis::predict {
 
+/// The options of `predict` (declared in command.cpp, its subcommand file).
+struct predict_options : common_options {
+    std::size_t bootstrap = 2000;
+    std::uint64_t seed = 1;
+    std::string at;                           ///< --at 'field=value,...'
+    std::vector<std::string> validate_inputs; ///< --validate HELDOUT...
+    std::string hardware;                     ///< --hardware h100|FILE
+    bool map = false;                         ///< --map
+};
+
 /// Run the predict command; throws ringscale::error for exit 2. Returns 0.
-int run_predict(const cli_options& o, std::ostream& out);
+int run_predict(const predict_options& o, std::ostream& out);
 
 } // namespace ringscale::analysis::predict

@@ -1,6 +1,6 @@
 #include "evaluate.hpp"
 
-#include "../bootstrap.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "map.hpp"
 
-#include "../plots.hpp"
+#include "analysis/presentation/plots.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 // heatmap PNG drawn by gnuplot.
 #pragma once
 
-#include "../table.hpp"
+#include "analysis/presentation/table.hpp"
 #include "target.hpp"
 
 #include <optional>

@@ -1,7 +1,7 @@
 #include "tables.hpp"
 
-#include "../bootstrap.hpp"
-#include "../views.hpp"
+#include "analysis/presentation/views.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 
 #include "src/base/parse.hpp"
 

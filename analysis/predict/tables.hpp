@@ -3,7 +3,7 @@
 // formulas against measured peaks.
 #pragma once
 
-#include "../table.hpp"
+#include "analysis/presentation/table.hpp"
 #include "evaluate.hpp"
 
 #include <string>

@@ -4,7 +4,7 @@
 // (schemes.hpp, train.hpp, or one collective).
 #pragma once
 
-#include "../cases.hpp"
+#include "analysis/cases/cases.hpp"
 #include "hardware.hpp"
 #include "schemes.hpp"
 

@@ -1,7 +1,7 @@
 // Limits for a disposable child that reads a possibly damaged results file (issue 17). HDF5
 // 1.10 can crash, hang or ask for absurd memory on a byte-flipped file, and nothing around
 // the C call can catch that; a child that reads the file first, under a memory and time cap,
-// can. Shared by ringscale-stats' forked probe (analysis/file_probe.hpp) and the launcher's
+// can. Shared by ringscale-stats' forked probe (analysis/reading/file_probe.hpp) and the launcher's
 // spawned --resume probe (src/engine/results_probe.hpp).
 #pragma once
 

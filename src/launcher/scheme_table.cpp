@@ -1,10 +1,10 @@
 #include "src/launcher/scheme_table.hpp"
 
-#include "analysis/bootstrap.hpp"
-#include "analysis/cases.hpp"
-#include "analysis/crossover.hpp"
-#include "analysis/descriptive.hpp"
-#include "analysis/record_cases.hpp"
+#include "analysis/cases/cases.hpp"
+#include "analysis/cases/record_cases.hpp"
+#include "analysis/cases/scheme_cells.hpp"
+#include "analysis/statistics/bootstrap.hpp"
+#include "analysis/statistics/descriptive.hpp"
 #include "src/base/parse.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The table a launch of attention jobs closes with: which context-parallel scheme wins at
 // each problem, rank count and length. The grouping and the ranking are the analysis'
-// (analysis/crossover.hpp, scheme_cells: what `ringscale-stats crossover` reports), so
+// (analysis/cases/scheme_cells.hpp: what `ringscale-stats crossover` reports), so
 // "which scheme wins" is computed in one place; this file only lays the rows out.
 #pragma once
 

@@ -1,6 +1,6 @@
 #include "tests/analysis/analysis_fixture.hpp"
 
-#include "analysis/bootstrap.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 #include "src/base/h5.hpp"
 #include "src/base/results_schema.hpp"
 

@@ -1,4 +1,4 @@
-#include "analysis/bootstrap.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 
 #include <gtest/gtest.h>
 

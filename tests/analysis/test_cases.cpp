@@ -1,5 +1,5 @@
-#include "analysis/cases.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/cases/cases.hpp"
+#include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-#include "analysis/compare.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/comparisons/compare.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 

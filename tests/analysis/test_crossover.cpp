@@ -1,9 +1,8 @@
 // `ringscale-stats crossover` on fixture files with a planted crossover: all-gather wins at
 // short sequences, the ring at long ones, trading places between S = 4K and 8K at P = 4.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
-#include "analysis/crossover.hpp"
-#include "analysis/plots.hpp"
+#include "analysis/commands/command.hpp"
+#include "analysis/comparisons/crossover.hpp"
+#include "analysis/presentation/plots.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
@@ -100,7 +99,7 @@ nlohmann::json run(const std::vector<std::string>& args) {
     std::vector<const char*> argv;
     for (auto& a : all)
         argv.push_back(a.c_str());
-    const cli_options o = parse_cli(static_cast<int>(argv.size()), argv.data());
+    const parsed_cli o = parse_cli(static_cast<int>(argv.size()), argv.data());
     std::ostringstream out;
     EXPECT_EQ(run_command(o, out), 0);
     return nlohmann::json::parse(out.str());
@@ -180,7 +179,7 @@ TEST(analysis_crossover, one_scheme_is_refused) {
     f.cases.push_back(scheme("ring_attention", "ring/zigzag", 1024));
     ringscale::test_fixture::write_fixture_file(dir + "/one.h5", f);
     const char* argv[] = {"ringscale-stats", "crossover", dir.c_str()};
-    const cli_options o = parse_cli(3, argv);
+    const parsed_cli o = parse_cli(3, argv);
     std::ostringstream out;
     EXPECT_THROW(run_command(o, out), ringscale::config_error);
 }
@@ -190,7 +189,7 @@ TEST(analysis_crossover, report_has_the_section_and_plot) {
     const char* argv[] = {"ringscale-stats", "report", "--bootstrap", "100", "", dir.c_str()};
     const std::string out_dir = dir + "/report";
     argv[4] = out_dir.c_str();
-    const cli_options o = parse_cli(6, argv);
+    const parsed_cli o = parse_cli(6, argv);
     std::ostringstream out;
     ASSERT_EQ(run_command(o, out), 0);
     std::ifstream f(out_dir + "/report.md");

@@ -1,4 +1,4 @@
-#include "analysis/descriptive.hpp"
+#include "analysis/statistics/descriptive.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-#include "analysis/hierarchical.hpp"
-#include "analysis/launch_test.hpp"
+#include "analysis/statistics/hierarchical.hpp"
+#include "analysis/statistics/launch_test.hpp"
 
 #include <algorithm>
 #include <cmath>

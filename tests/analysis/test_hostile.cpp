@@ -1,8 +1,8 @@
 // The reader's defences against damaged files: the disposable child that reads a file first,
 // and the checks a case's timings must pass before they become a figure.
-#include "analysis/case_checks.hpp"
-#include "analysis/file_probe.hpp"
-#include "analysis/plots.hpp"
+#include "analysis/presentation/plots.hpp"
+#include "analysis/reading/case_checks.hpp"
+#include "analysis/reading/file_probe.hpp"
 
 #include <csignal>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "analysis/model.hpp"
+#include "analysis/models/model.hpp"
 #include "src/base/error.hpp"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // Two-parameter models t(p, S) (analysis/model_multi): the normal form's terms are recovered
 // from synthetic studies, cross-validation picks them over near misses, and predictions carry
 // a bootstrap band.
-#include "analysis/model_multi.hpp"
+#include "analysis/models/model_multi.hpp"
 #include "src/base/error.hpp"
 
 #include <algorithm>

@@ -1,8 +1,7 @@
 // `ringscale-stats model` on a synthetic (P, S) study in fixture files: the two-parameter
 // model recovers the planted terms, --predict p=..,S=.. gives a band, and the single-P form
 // still works beside it.
-#include "analysis/cli.hpp"
-#include "analysis/commands.hpp"
+#include "analysis/commands/command.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
@@ -41,7 +40,7 @@ std::string study_dir() {
     return dir;
 }
 
-cli_options parse(std::vector<std::string> args) {
+parsed_cli parse(std::vector<std::string> args) {
     args.insert(args.begin(), "ringscale-stats");
     std::vector<const char*> argv;
     for (auto& a : args)
@@ -53,10 +52,8 @@ cli_options parse(std::vector<std::string> args) {
 
 TEST(analysis_model_multi, recovers_the_planted_terms_from_files) {
     const std::string dir = study_dir();
-    cli_options o = parse({"model", dir, "--format", "json", "--bootstrap", "200", "--predict",
-                           "p=64,S=16K;p=4,S=4K"});
-    ASSERT_EQ(o.predict_ps.size(), 2u);
-    EXPECT_EQ(o.predict_ps[0], (std::pair<double, double>{64, 16384}));
+    const parsed_cli o = parse({"model", dir, "--format", "json", "--bootstrap", "200", "--predict",
+                                "p=64,S=16K;p=4,S=4K"});
     std::ostringstream out;
     ASSERT_EQ(run_command(o, out), 0);
     const auto j = nlohmann::json::parse(out.str());
@@ -75,6 +72,8 @@ TEST(analysis_model_multi, recovers_the_planted_terms_from_files) {
     EXPECT_EQ(terms, 2u) << formula; // the constant and exactly two terms
     const auto& preds = j.at("predictions of p and S");
     ASSERT_EQ(preds.size(), 2u);
+    EXPECT_EQ(preds[0].at("world_size"), 64);
+    EXPECT_EQ(preds[0].at("seq_len"), 16384);
     const double truth = planted(64, 16384);
     EXPECT_NEAR(preds[0].at("predicted_s").get<double>(), truth, 0.05 * truth);
     EXPECT_LE(preds[0].at("band_lo_s").get<double>(), preds[0].at("predicted_s").get<double>());
@@ -85,14 +84,15 @@ TEST(analysis_model_multi, recovers_the_planted_terms_from_files) {
 
 TEST(analysis_model_multi, single_parameter_predictions_still_work) {
     const std::string dir = study_dir();
-    cli_options o =
+    const parsed_cli o =
         parse({"model", dir, "--format", "json", "--bootstrap", "100", "--predict", "8,64"});
-    EXPECT_EQ(o.predict, (std::vector<double>{8, 64}));
     std::ostringstream out;
     ASSERT_EQ(run_command(o, out), 0);
     const auto j = nlohmann::json::parse(out.str());
     EXPECT_EQ(j.at("models").size(), 4u); // one t(p) family per S
-    EXPECT_EQ(j.at("predictions").size(), 8u);
+    ASSERT_EQ(j.at("predictions").size(), 8u);
+    EXPECT_EQ(j.at("predictions")[0].at("world_size"), 8);
+    EXPECT_EQ(j.at("predictions")[1].at("world_size"), 64);
     EXPECT_EQ(j.at("models of p and S").size(), 1u);
 }
 
@@ -105,7 +105,7 @@ TEST(analysis_model_multi, bad_prediction_points_are_refused) {
 TEST(analysis_model_multi, report_lists_the_two_parameter_model) {
     const std::string dir = study_dir();
     const std::string out_dir = dir + "/report";
-    const cli_options o = parse({"report", "--bootstrap", "100", out_dir, dir});
+    const parsed_cli o = parse({"report", "--bootstrap", "100", out_dir, dir});
     std::ostringstream out;
     ASSERT_EQ(run_command(o, out), 0);
     std::ifstream f(out_dir + "/report.md");
@@ -134,7 +134,7 @@ TEST(analysis_model_multi, model_predict_on_a_three_point_study_prints_no_negati
     }
     write_fixture_file(dir + "/study.h5", f);
     for (const char* format : {"json", "text"}) {
-        cli_options o = parse(
+        const parsed_cli o = parse(
             {"model", dir, "--format", format, "--bootstrap", "200", "--predict", "8,64,1024"});
         std::ostringstream out;
         ASSERT_EQ(run_command(o, out), 0);

@@ -1,7 +1,7 @@
-#include "analysis/peak.hpp"
-#include "analysis/reader.hpp"
-#include "analysis/summary.hpp"
-#include "analysis/views.hpp"
+#include "analysis/measures/peak.hpp"
+#include "analysis/measures/summary.hpp"
+#include "analysis/presentation/views.hpp"
+#include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/hardware.hpp"
 #include "analysis/predict/links.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <gtest/gtest.h>

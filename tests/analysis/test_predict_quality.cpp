@@ -4,7 +4,7 @@
 // regime with both busbw given back, never averaged into one beta.
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/evaluate.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "analysis/profile.hpp"
+#include "analysis/measures/profile.hpp"
 
 #include <gtest/gtest.h>
 

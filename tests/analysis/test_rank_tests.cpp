@@ -1,4 +1,4 @@
-#include "analysis/rank_tests.hpp"
+#include "analysis/statistics/rank_tests.hpp"
 
 #include <gtest/gtest.h>
 

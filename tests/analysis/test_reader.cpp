@@ -1,4 +1,4 @@
-#include "analysis/reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "src/base/h5.hpp"
 #include "tests/analysis/analysis_fixture.hpp"

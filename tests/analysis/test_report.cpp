@@ -1,6 +1,6 @@
-#include "analysis/commands.hpp"
-#include "analysis/plot_panels.hpp"
-#include "analysis/plots.hpp"
+#include "analysis/commands/command.hpp"
+#include "analysis/presentation/plot_panels.hpp"
+#include "analysis/presentation/plots.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <cmath>
@@ -15,6 +15,16 @@ using ringscale::test_fixture::fixture_case;
 using ringscale::test_fixture::fixture_file;
 
 namespace {
+
+/// `ringscale-stats report ARGS...`: its exit status.
+int report(std::vector<std::string> args) {
+    args.insert(args.begin(), {"ringscale-stats", "report"});
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+    std::ostringstream out;
+    return run_command(parse_cli(static_cast<int>(argv.size()), argv.data()), out);
+}
 
 bool is_png(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
@@ -58,28 +68,23 @@ TEST(analysis_report, writes_markdown_and_plots) {
         }
     }
     write_fixture_file(dir + "/study.h5", f);
-    cli_options o;
-    o.command = "report";
-    o.out_dir = dir + "/out";
-    o.inputs = {dir + "/study.h5"};
-    o.bootstrap = 200;
-    o.family_plots = "all";
-    std::ostringstream out;
-    EXPECT_EQ(run_command(o, out), 0);
-    const std::string md = slurp(o.out_dir + "/report.md");
+    const std::string out_dir = dir + "/out";
+    EXPECT_EQ(report({"--bootstrap", "200", "--family-plots", "all", out_dir, dir + "/study.h5"}),
+              0);
+    const std::string md = slurp(out_dir + "/report.md");
     for (const char* section :
          {"## Summary", "## Scaling", "## The study's questions", "## Models", "## Bus bandwidth",
           "## Compute vs exposed communication", "## Per-rank heatmaps"})
         EXPECT_NE(md.find(section), std::string::npos) << section;
     for (const char* png : {"schemes_vs_p_01.png", "memory_vs_p_01.png", "scaling_01.png",
                             "busbw.png", "breakdown.png", "heatmap_01.png"})
-        EXPECT_TRUE(is_png(o.out_dir + "/" + png)) << png;
+        EXPECT_TRUE(is_png(out_dir + "/" + png)) << png;
     // The collectives at P=1 moved nothing: not drawn, and the report says so.
     EXPECT_NE(md.find("not rated"), std::string::npos);
-    EXPECT_EQ(slurp(o.out_dir + "/busbw.dat").find("P=1"), std::string::npos);
+    EXPECT_EQ(slurp(out_dir + "/busbw.dat").find("P=1"), std::string::npos);
     // One heatmap per job/variant (its most imbalanced case), not six of one family.
-    EXPECT_TRUE(is_png(o.out_dir + "/heatmap_02.png"));
-    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/heatmap_03.png"));
+    EXPECT_TRUE(is_png(out_dir + "/heatmap_02.png"));
+    EXPECT_FALSE(std::filesystem::exists(out_dir + "/heatmap_03.png"));
     std::filesystem::remove_all(dir);
 }
 
@@ -97,16 +102,11 @@ TEST(analysis_report, a_scheme_plot_title_leads_with_what_sets_it_apart) {
             f.cases.push_back(c);
         }
     write_fixture_file(dir + "/passes.h5", f);
-    cli_options o;
-    o.command = "report";
-    o.out_dir = dir + "/out";
-    o.inputs = {dir + "/passes.h5"};
-    o.bootstrap = 50;
-    std::ostringstream out;
-    EXPECT_EQ(run_command(o, out), 0);
+    const std::string out_dir = dir + "/out";
+    EXPECT_EQ(report({"--bootstrap", "100", out_dir, dir + "/passes.h5"}), 0);
     // Each figure's pass comes before the parameters both figures share.
     for (const char* stem : {"schemes_vs_p_01", "schemes_vs_p_02"}) {
-        const std::string gp = slurp(o.out_dir + "/" + stem + ".gp");
+        const std::string gp = slurp(out_dir + "/" + stem + ".gp");
         const auto pass = gp.find("pass=fwd"), device = gp.find("device=cpu");
         ASSERT_NE(pass, std::string::npos) << stem;
         ASSERT_NE(device, std::string::npos) << stem;
@@ -130,17 +130,12 @@ TEST(analysis_report, a_study_at_one_p_says_why_nothing_is_drawn_against_p) {
             f.cases.push_back(c);
         }
     write_fixture_file(dir + "/one_p.h5", f);
-    cli_options o;
-    o.command = "report";
-    o.out_dir = dir + "/out";
-    o.inputs = {dir + "/one_p.h5"};
-    o.bootstrap = 50;
-    std::ostringstream out;
-    EXPECT_EQ(run_command(o, out), 0);
-    const std::string md = slurp(o.out_dir + "/report.md");
+    const std::string out_dir = dir + "/out";
+    EXPECT_EQ(report({"--bootstrap", "100", out_dir, dir + "/one_p.h5"}), 0);
+    const std::string md = slurp(out_dir + "/report.md");
     EXPECT_NE(md.find("Only P=2 measured"), std::string::npos) << md;
-    EXPECT_TRUE(is_png(o.out_dir + "/schemes_vs_s_01.png"));
-    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/schemes_vs_p_01.png"));
+    EXPECT_TRUE(is_png(out_dir + "/schemes_vs_s_01.png"));
+    EXPECT_FALSE(std::filesystem::exists(out_dir + "/schemes_vs_p_01.png"));
     std::filesystem::remove_all(dir);
 }
 
@@ -164,16 +159,11 @@ TEST(analysis_report, too_few_iterations_for_a_ci_still_plots) {
         f.cases.push_back(coll);
     }
     write_fixture_file(dir + "/few.h5", f);
-    cli_options o;
-    o.command = "report";
-    o.out_dir = dir + "/out";
-    o.inputs = {dir + "/few.h5"};
-    o.bootstrap = 50;
-    std::ostringstream out;
-    EXPECT_EQ(run_command(o, out), 0);
-    EXPECT_TRUE(is_png(o.out_dir + "/busbw.png"));
+    const std::string out_dir = dir + "/out";
+    EXPECT_EQ(report({"--bootstrap", "100", out_dir, dir + "/few.h5"}), 0);
+    EXPECT_TRUE(is_png(out_dir + "/busbw.png"));
     // Collectives get no scaling arithmetic, so no per-family plot either.
-    EXPECT_FALSE(std::filesystem::exists(o.out_dir + "/scaling_01.png"));
+    EXPECT_FALSE(std::filesystem::exists(out_dir + "/scaling_01.png"));
 }
 
 TEST(analysis_report, axes_hold_every_point_and_bar) {

@@ -1,8 +1,8 @@
-// Memory and CPU resources of cases (analysis/resources.hpp): peak memory over ranks and
+// Memory and CPU resources of cases (analysis/measures/resources.hpp): peak memory over ranks and
 // launches, memory regressions in compare, and the note on a superlinear efficiency.
-#include "analysis/cases.hpp"
-#include "analysis/reader.hpp"
-#include "analysis/resources.hpp"
+#include "analysis/cases/cases.hpp"
+#include "analysis/measures/resources.hpp"
+#include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <filesystem>

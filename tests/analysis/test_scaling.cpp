@@ -1,4 +1,4 @@
-#include "analysis/scaling.hpp"
+#include "analysis/comparisons/scaling.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // Reading both schemas: ringscale/1 files written by the launcher before the schema split
 // (tests/data/ringscale1, checked in) form the scaling families that ringscale/1 keys lost;
 // ringscale/2 identities key pooling and compare; mixed and unknown schemas get one line.
-#include "analysis/case_groups.hpp"
-#include "analysis/cases.hpp"
-#include "analysis/compare.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/cases/case_groups.hpp"
+#include "analysis/cases/cases.hpp"
+#include "analysis/comparisons/compare.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 

@@ -1,6 +1,6 @@
-#include "analysis/reader.hpp"
-#include "analysis/summary.hpp"
-#include "analysis/views.hpp"
+#include "analysis/measures/summary.hpp"
+#include "analysis/presentation/views.hpp"
+#include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
-#include "analysis/table.hpp"
-#include "analysis/views.hpp"
+#include "analysis/presentation/table.hpp"
+#include "analysis/presentation/views.hpp"
 #include "src/base/error.hpp"
 
 #include <cmath>

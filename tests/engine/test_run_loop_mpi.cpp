@@ -1,6 +1,6 @@
 // The run loop and results writer at np=1, 2, 4: every collective validated, records
 // complete on every rank, and the file rank 0 writes reads back with the schema.
-#include "analysis/reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "comm/communicator.hpp"
 #include "jobs/registry.hpp"
 #include "src/base/h5.hpp"

@@ -4,8 +4,8 @@
 // process under the same memory cap. The only failure a
 // file may cause here is a ringscale::error; anything else (a crash, another exception, a
 // sanitizer report) ends the process and is the finding.
-#include "analysis/file_probe.hpp"
-#include "analysis/reader.hpp"
+#include "analysis/reading/file_probe.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
 

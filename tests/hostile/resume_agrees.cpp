@@ -4,7 +4,7 @@
 // (src/base/stored_case.hpp); this test fails if they ever drift apart.
 //
 // usage: resume_agrees FILE_OR_DIR...   (exit 0: every file agrees, 1: a file differs)
-#include "analysis/reader.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "src/engine/resume.hpp"
 

@@ -30,6 +30,27 @@ check "launcher code linked by job tests or the jobs" \
     "$(cat tests/jobs/CMakeLists.txt tests/jobs/*/CMakeLists.txt jobs/CMakeLists.txt src/engine/CMakeLists.txt 2>/dev/null | grep -v '^\s*#' | grep -c 'ringscale_launcher')" 0 \
     "grep ringscale_launcher tests/jobs/**/CMakeLists.txt jobs/ src/engine/ CMakeLists.txt"
 
+check "includes from the analysis' ground (cases/, statistics/) above it" \
+    "$(git grep -nE '#include\s*"analysis/(reading|measures|comparisons|models|predict|presentation|commands)/' -- analysis/cases analysis/statistics | grep -c .)" 0 \
+    "git grep -nE '#include\\s*\"analysis/(reading|...|commands)/' -- analysis/cases analysis/statistics"
+check "analysis libraries the launcher links besides its ground" \
+    "$(grep -v '^\s*#' src/launcher/CMakeLists.txt | grep -cE 'ringscale_analysis\b([^_]|$)')" 0 \
+    "grep -E 'ringscale_analysis\\b([^_]|\$)' src/launcher/CMakeLists.txt"
+
+# ringscale-stats: a subcommand is its own file plus one line of commands.inc; nothing else
+# names it (no if-chain over subcommand names).
+listed=$(grep -oE '^RINGSCALE_STATS_COMMAND\([a-z_]+\)' analysis/commands/commands.inc |
+    sed -E 's/.*\(([a-z_]+)\)/\1/' | sort)
+defined=$(git grep -hoE 'unique_ptr<subcommand> make_[a-z_]+_command\(\) \{' -- analysis |
+    sed -E 's/.*make_([a-z_]+)_command.*/\1/' | sort)
+check "subcommands defined but not in commands.inc, or listed but not defined" \
+    "$(comm -3 <(echo "$defined") <(echo "$listed") | grep -c .)" 0 \
+    "comm -3 of make_*_command() definitions and RINGSCALE_STATS_COMMAND lines"
+names=$(echo "$listed" | paste -sd'|')
+check "subcommand names compared by the ringscale-stats dispatcher" \
+    "$(git grep -nE "(==|!=) *\"($names)\"" -- analysis/commands analysis/main.cpp | grep -c .)" 0 \
+    "git grep -nE '(==|!=) *\"(<commands.inc names>)\"' -- analysis/commands analysis/main.cpp"
+
 largest=$(git ls-files src comm kernels jobs analysis | xargs wc -l | grep -v ' total$' | sort -n | tail -1)
 check "lines of the largest product file (${largest##* })" "$(echo "$largest" | awk '{print $1}')" 400 \
     "git ls-files src comm kernels jobs analysis | xargs wc -l | sort -n | tail"

@@ -1,0 +1,87 @@
+#include "command.hpp"
+
+#include "src/base/error.hpp"
+
+#include <fmt/format.h>
+#include <sstream>
+
+namespace ringscale::analysis {
+
+// The factories, each defined in its subcommand's file.
+#define RINGSCALE_STATS_COMMAND(name) std::unique_ptr<subcommand> make_##name##_command();
+#include "commands.inc"
+#undef RINGSCALE_STATS_COMMAND
+
+const std::vector<command_factory>& command_table() {
+#define RINGSCALE_STATS_COMMAND(name) &make_##name##_command,
+    static const std::vector<command_factory> table = {
+#include "commands.inc"
+    };
+#undef RINGSCALE_STATS_COMMAND
+    return table;
+}
+
+std::string tool_help(const std::vector<command_factory>& table) {
+    std::string s = "ringscale-stats: offline statistics for ringscale results files "
+                    "(schema ringscale/2; ringscale/1 still read).\n\n"
+                    "usage: ringscale-stats COMMAND [options] INPUT...\n"
+                    "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
+                    "globs.\n\ncommands:\n";
+    for (const command_factory make : table) {
+        const auto command = make();
+        s += fmt::format("  {:<9} {}\n", command->name(), command->help());
+    }
+    s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
+         "1 regression (compare), 2 error.\n";
+    return s;
+}
+
+parsed_cli parse_cli(int argc, const char* const* argv, const std::vector<command_factory>& table) {
+    parsed_cli p;
+    if (argc < 2)
+        throw config_error("no command given (try --help)");
+    const std::string name = argv[1];
+    if (name == "--help" || name == "-h" || name == "help")
+        return {nullptr, tool_help(table)};
+    if (name == "--version")
+        return {nullptr, "ringscale-stats " RINGSCALE_VERSION "\n"};
+    for (const command_factory make : table)
+        if (auto command = make(); !p.command && name == command->name())
+            p.command = std::move(command);
+    if (!p.command)
+        throw config_error(fmt::format("unknown command '{}' (try --help)", name));
+    po::options_description d(fmt::format("ringscale-stats {} [options] {}\n{}\n\noptions", name,
+                                          p.command->arguments(), p.command->help()));
+    d.add_options()("help,h", "show this help");
+    p.command->declare(d);
+    po::options_description all;
+    all.add(d).add_options()("inputs", po::value<std::vector<std::string>>());
+    po::positional_options_description inputs;
+    inputs.add("inputs", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(inputs).run(),
+                  vm);
+        if (vm.count("help")) {
+            std::ostringstream os;
+            os << d;
+            return {nullptr, os.str()};
+        }
+        po::notify(vm); // the options' own checks, before any work
+    } catch (const po::error& e) {
+        throw config_error(fmt::format("{}: {}", name, e.what()));
+    }
+    p.command->finish(vm, vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
+                                             : std::vector<std::string>{});
+    return p;
+}
+
+int run_command(const parsed_cli& cli, std::ostream& out) {
+    if (!cli.command) {
+        out << cli.help_text;
+        return 0;
+    }
+    return cli.command->run(out);
+}
+
+} // namespace ringscale::analysis

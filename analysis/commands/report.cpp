@@ -1,0 +1,96 @@
+// `ringscale-stats report DIR INPUT...`: DIR/report.md with every table and the plots.
+#include "shared.hpp"
+
+#include "analysis/presentation/report.hpp"
+
+#include "src/base/error.hpp"
+
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+namespace {
+
+struct report_command final : subcommand {
+    const char* name() const override { return "report"; }
+    const char* arguments() const override { return "DIR INPUT..."; }
+    const char* help() const override { return "Write DIR/report.md and PNG plots (gnuplot)."; }
+    void declare(po::options_description& d) override {
+        declare_common(d, m_common, false);
+        declare_bootstrap(d, m_scaling.replicates, m_scaling.seed);
+        declare_base_p(d, m_scaling.base_p, m_scaling.min_launches);
+        declare_tie_floor(d, m_tie_floor);
+        declare_pool_resources(d, m_pool_resources);
+        declare_hardware(d, m_hardware);
+        d.add_options()("max-heatmaps",
+                        po::value<std::size_t>(&m_report.max_heatmaps)
+                            ->default_value(6)
+                            ->notifier([](std::size_t n) {
+                                RINGSCALE_REQUIRE(n <= 1000,
+                                                  "--max-heatmaps must be between 0 and 1000");
+                            }),
+                        "heatmaps for the most imbalanced cases")(
+            "family-plots", po::value<std::string>(&m_report.family_plots),
+            "also draw one scaling plot per family whose label contains this text ('all': "
+            "every family); the question plots cover every family either way");
+    }
+    void finish(const po::variables_map&, std::vector<std::string> args) override {
+        RINGSCALE_REQUIRE(!args.empty(), "report needs an output directory: report DIR INPUT...");
+        m_report.dir = args.front();
+        take_inputs(name(), {args.begin() + 1, args.end()}, m_common);
+        m_scaling.level = m_common.level;
+    }
+    int run(std::ostream& out) const override;
+
+    common_options m_common;
+    scaling_options m_scaling; ///< and the bootstrap of the crossovers and models
+    double m_tie_floor = 0.01;
+    bool m_pool_resources = false;
+    std::string m_hardware; ///< the map's ("": the built-in H100)
+    report_options m_report;
+};
+
+int report_command::run(std::ostream& out) const {
+    // The map's hardware first: a bad profile file is refused before anything is read.
+    const predict::hardware_profile hw =
+        predict::load_hardware(m_hardware.empty() ? "h100" : m_hardware);
+    const result_set rs = load(m_common.inputs, m_common.strict);
+    const auto pooled = pool_with_notes(rs, m_pool_resources);
+    const auto rows = summarize_with_notes(pooled, m_common);
+    const auto families = find_families(pooled);
+    const auto scaling = scale_families(families, m_scaling);
+    const scaling_options& b = m_scaling;
+    report_inputs in;
+    in.results = &rs;
+    in.rows = &rows;
+    in.scaling = &scaling;
+    in.pooled = &pooled;
+    in.notes = resource_notes(pooled);
+    const auto models =
+        fit_family_models(families, {}, b.replicates, b.seed, b.level, in.model_refusals);
+    in.models = &models;
+    const crossover_result crossover =
+        find_crossovers(pooled, {b.replicates, b.seed, b.level, b.min_launches, m_tie_floor});
+    in.crossover = &crossover;
+    const auto studies = fit_study_models(pooled, {}, b.replicates, b.seed, b.level);
+    in.study_models = &studies;
+    // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
+    const auto map = predict::report_map(pooled, hw);
+    if (map)
+        in.predict_map = &*map;
+    in.settings =
+        fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}", b.level,
+                    b.replicates, b.seed, m_common.remove_outliers ? "removed" : "kept");
+    const auto pngs = write_report(in, m_report);
+    out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", m_report.dir, pngs.size(),
+                       fmt::join(pngs, " "));
+    return 0;
+}
+
+} // namespace
+
+std::unique_ptr<subcommand> make_report_command() {
+    return std::make_unique<report_command>();
+}
+
+} // namespace ringscale::analysis
