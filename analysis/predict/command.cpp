@@ -2,10 +2,12 @@
 
 #include "analysis/reading/reader.hpp"
 #include "map.hpp"
+#include "stability.hpp"
 #include "tables.hpp"
 
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <memory>
 #include <set>
@@ -123,6 +125,19 @@ void validate(const predict_options& o, const figure_source& src, const model_er
     res.last_line = summary_line(sum, o.level);
 }
 
+/// One note when the figures fitted on different launch rounds of CALIB disagree beyond their
+/// bands (stability.hpp). 200 replicates a round: enough for 90-95% bands, and cheap.
+void note_unstable(const calibration_set& set, const predict_options& o) {
+    const std::vector<std::string> lines =
+        unstable_figures(set, std::min<std::size_t>(o.bootstrap, 200), o.level, o.seed + 7);
+    if (!lines.empty())
+        note(fmt::format("the calibration is unstable across launches: {} figure(s) fitted on "
+                         "different launch rounds of CALIB (the k-th launch of every case) "
+                         "disagree beyond their {:g}% bands, so the machine's state moved "
+                         "between them and predictions from CALIB carry it: {}",
+                         lines.size(), 100 * o.level, fmt::join(lines, "; ")));
+}
+
 } // namespace
 
 int run_predict(const predict_options& o, std::ostream& out) {
@@ -141,6 +156,8 @@ int run_predict(const predict_options& o, std::ostream& out) {
     const std::vector<calibration> reps =
         hw ? std::vector<calibration>{} : bootstrap_calibrations(set, o.bootstrap, o.seed);
     const model_error err = calibration_error(set, point, cy, ly);
+    if (!hw)
+        note_unstable(set, o);
     const figure_source src{&point, &reps, hw.get()};
     outputs res;
     res.tables.emplace_back("figures", figures_table(point, reps, hw.get(), err, o.level));

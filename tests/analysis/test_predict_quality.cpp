@@ -4,7 +4,9 @@
 // regime with both busbw given back, never averaged into one beta.
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/evaluate.hpp"
+#include "analysis/predict/stability.hpp"
 #include "analysis/reading/reader.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
 #include <cmath>
@@ -115,4 +117,48 @@ TEST(analysis_predict_quality, bands_cover_the_leave_one_p_out_cases_at_their_le
     const double cover = error_coverage(e, 0.9);
     EXPECT_GE(cover, 0.85);
     EXPECT_LE(cover, 0.95);
+}
+
+namespace {
+
+/// Allreduces on 2 ranks at six sizes, two launches each: the second at `second_beta`.
+calibration_set two_rounds(double second_beta) {
+    calibration_set set;
+    splitmix64 rng(7);
+    for (double bytes = 64 << 10; bytes <= (64 << 20); bytes *= 4) {
+        link_obs o;
+        o.op = coll::allreduce;
+        o.level = link_level::intra;
+        o.group = 2;
+        o.bytes = bytes;
+        o.ranks_per_node = 2;
+        for (const double beta : {6e9, second_beta}) {
+            o.y.emplace_back();
+            for (int i = 0; i < 20; ++i) // 1% noise
+                o.y.back().push_back((2 * alpha + bytes / beta) *
+                                     (1 + 0.02 * ((rng.next() >> 11) * 0x1.0p-53 - 0.5)));
+        }
+        set.links.push_back(o);
+    }
+    return set;
+}
+
+} // namespace
+
+TEST(analysis_predict_quality, figures_that_move_between_launch_rounds_are_unstable) {
+    const calibration_set moved = two_rounds(1.5e9); // the busbw fell 4x in the second round
+    EXPECT_EQ(launch_round(moved, 1).links.size(), 6u);
+    EXPECT_EQ(launch_round(moved, 2).links.size(), 0u);
+    const std::vector<std::string> lines = unstable_figures(moved, 200, 0.9, 1);
+    ASSERT_FALSE(lines.empty());
+    bool beta = false;
+    for (const std::string& l : lines)
+        beta |= l.rfind("beta intra: 1.", 0) == 0 &&
+                l.find("in launch round 2 against") != std::string::npos;
+    EXPECT_TRUE(beta) << lines.front();
+    EXPECT_TRUE(unstable_figures(two_rounds(6e9), 200, 0.9, 1).empty()); // the same machine
+    calibration_set one = moved;
+    for (link_obs& o : one.links)
+        o.y.resize(1);
+    EXPECT_TRUE(unstable_figures(one, 200, 0.9, 1).empty()); // one launch: nothing to compare
 }
