@@ -21,8 +21,20 @@ std::vector<pooled_case> pooled_of(const result_set& rs) {
 }
 
 /// CALIB without its marked launches (issue 36: a launch measured on a contended machine, or
-/// while the sentinel drifted, must not set a figure), with one note when any left.
-std::vector<pooled_case> unmarked_calibration(const std::vector<pooled_case>& pooled) {
+/// while the sentinel drifted, must not set a figure), with one note when any left; with
+/// `keep` (--keep-marked) CALIB whole, with one note when any is marked.
+std::vector<pooled_case> unmarked_calibration(const std::vector<pooled_case>& pooled, bool keep) {
+    if (keep) {
+        std::size_t marked = 0;
+        for (const pooled_case& p : pooled)
+            marked += p.launches.size() - without_marked(p).launches.size();
+        if (marked > 0)
+            note(fmt::format("--keep-marked: {} launch(es) marked as measured on a contended "
+                             "machine or while the sentinel drifted are kept in the "
+                             "calibration; its figures carry that machine's state",
+                             marked));
+        return pooled;
+    }
     std::vector<pooled_case> out;
     std::size_t launches = 0, cases = 0, whole = 0;
     std::string first;
@@ -40,7 +52,7 @@ std::vector<pooled_case> unmarked_calibration(const std::vector<pooled_case>& po
     if (launches > 0)
         note(fmt::format("{} marked launch(es) of {} case(s) left out of the calibration ({} "
                          "case(s) entirely): measured on a contended machine or while the "
-                         "sentinel drifted (first: {})",
+                         "sentinel drifted (first: {}); --keep-marked keeps them",
                          launches, cases, whole, first));
     return out;
 }
@@ -146,7 +158,7 @@ int run_predict(const predict_options& o, std::ostream& out) {
     if (!o.hardware.empty())
         hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
     const result_set calib = load(o.inputs, o.strict);
-    const std::vector<pooled_case> pooled = unmarked_calibration(pooled_of(calib));
+    const std::vector<pooled_case> pooled = unmarked_calibration(pooled_of(calib), o.keep_marked);
     const calibration_set set = gather_calibration(pooled);
     for (const std::string& n : set.notes)
         note(n);
@@ -222,7 +234,11 @@ struct predict_command final : subcommand {
             "validate", po::value<std::vector<std::string>>(&m_opt.validate_inputs)->multitoken(),
             "held-out results: predict each case from CALIB alone; last line: median |error| "
             "and band coverage")("map", po::bool_switch(&m_opt.map),
-                                 "crossover map of the attention schemes up to P=4096, S=10M");
+                                 "crossover map of the attention schemes up to P=4096, S=10M")(
+            "keep-marked", po::bool_switch(&m_opt.keep_marked),
+            "calibrate on launches marked as measured on a contended machine or while the "
+            "drift sentinel drifted too (left out by default), for a machine that is never "
+            "quiet");
         declare_hardware(d, m_opt.hardware);
     }
     void finish(const po::variables_map& vm, std::vector<std::string> args) override {

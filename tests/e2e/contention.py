@@ -8,7 +8,9 @@ end. Checks:
   - the cases before it are not marked, unless the machine was already busy before the
     launch (measured here first: then that part cannot be checked and the test says so);
   - `ringscale-stats compare CLEAN LOADED` calls nothing a regression and says why (the
-    marked cases are named as measured on a contended machine).
+    marked cases are named as measured on a contended machine);
+  - `summary` of the loaded launch has its machine column with the marks, and `predict`
+    leaves the marked launches out of its calibration with a note (kept with --keep-marked).
 
 usage: contention.py RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR
 """
@@ -114,4 +116,20 @@ check(cmp.returncode == 0, "compare CLEAN LOADED exits 0: no regression called")
 check("regression" not in cmp.stdout.lower().replace("no regression", ""),
       "no verdict of compare says regression")
 check("contended" in text, "compare says the loaded cases were measured on a contended machine")
+
+summ = subprocess.run([stats, "summary", loaded, "--format", "csv"], capture_output=True,
+                      text=True)
+print(summ.stdout + summ.stderr)
+check(summ.returncode == 0 and "machine_marks" in summ.stdout.splitlines()[0],
+      "summary has a machine column")
+check(any(f"contended {n}/{CASES}" in summ.stdout for n in range(CASES - LOAD_FROM, CASES + 1)),
+      "summary marks the loaded launches of the case")
+
+pred = subprocess.run([stats, "predict", loaded], capture_output=True, text=True)
+print(pred.stderr)
+check(pred.returncode == 0 and "left out of the calibration" in pred.stderr,
+      "predict leaves the marked launches out of the calibration, with a note")
+kept = subprocess.run([stats, "predict", loaded, "--keep-marked"], capture_output=True, text=True)
+check(kept.returncode == 0 and "are kept in the calibration" in kept.stderr,
+      "predict --keep-marked keeps them, with a note")
 sys.exit(1 if failures else 0)
