@@ -5,6 +5,7 @@
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <fmt/format.h>
 
@@ -18,8 +19,8 @@ namespace ringscale::jobs {
 namespace {
 // The declared ranges: lengths up to 2^30 tokens, batch and heads up to 2^16; the memory
 // preflight refuses what does not fit.
-constexpr double k_max_seq_len = 1ull << 30;
-constexpr double k_max_heads = 1 << 16;
+constexpr double k_max_seq_len = rules::max_seq_len;
+constexpr double k_max_heads = rules::max_heads;
 } // namespace
 
 kernels::attention_shape attention_problem::local_shape(int ranks) const {
@@ -127,12 +128,8 @@ attention_problem read_attention_problem(const params& p) {
     pr.layout = kernels::parse_layout(p.text("layout"));
     if (p.has("dtype") && p.text("dtype") != "auto")
         pr.type = kernels::parse_elem(p.text("dtype"));
-    if (pr.heads % pr.kv_heads != 0)
-        throw config_error(
-            fmt::format("--heads {} is not divisible by --kv-heads {}", pr.heads, pr.kv_heads));
-    if (pr.head_dim != 64 && pr.head_dim != 128)
-        throw config_error(
-            fmt::format("--head-dim: {} is not supported (use 64 or 128)", pr.head_dim));
+    // The rules predict shares (src/base/shape_rules.hpp).
+    rules::check_attention_shape(pr.seq_len, pr.batch, pr.heads, pr.kv_heads, pr.head_dim);
     const kernels::mask_spec spec = read_mask_spec(p);
     if (spec.any()) {
         pr.mask = std::make_shared<const kernels::attention_mask>(spec, pr.seq_len, pr.causal);
@@ -215,6 +212,17 @@ case_plan plan_one(
     const std::function<std::uint64_t(const params&, const attention_problem&, int, bool)>& bytes) {
     case_plan c;
     c.job = job;
+    // The mask is made while planning: one too large for a rank's memory is refused before it
+    // is (its document count first), not after minutes and gigabytes (issue 35).
+    if (const kernels::mask_spec spec = read_mask_spec(p); spec.any()) {
+        const std::uint64_t need =
+            kernels::mask_plan_bytes(spec, static_cast<std::int64_t>(p.size("seq-len")));
+        if (need > launch.host_bytes_per_rank)
+            throw config_error(fmt::format("the mask {} on {} tokens needs {} of memory per rank "
+                                           "to plan, {} available: choose a shorter sequence",
+                                           spec.label(), p.text("seq-len"), format_bytes(need),
+                                           format_bytes(launch.host_bytes_per_rank)));
+    }
     const attention_problem pr = read_attention_problem(p);
     c.values = p;
     c.skippable = from_preset;

@@ -4,7 +4,7 @@
 // exactly; over the whole world, within each node or across the nodes (--scope).
 #include "jobs/collectives_ops.hpp"
 #include "jobs/collectives_scope.hpp"
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
@@ -97,7 +97,7 @@ class collectives_case final : public case_runner {
         if (!m_active)
             return;
         // The inputs were written on the compute stream: order the communication after them.
-        order_comm_after(m_comm, m_dev, m_dev.record());
+        schemes::order_comm_after(m_comm, m_dev, m_dev.record());
         // The whole operation is communication; on CUDA timed by events on the compute stream.
         kernels::phase_scope wait(m_dev, timer, phase::comm_wait);
         run_once();
@@ -116,7 +116,7 @@ class collectives_case final : public case_runner {
             load_inputs();
         else
             fill(m_dev, m_recv.data(), 0, m_recv.size(), -1);
-        order_comm_after(m_comm, m_dev, m_dev.record());
+        schemes::order_comm_after(m_comm, m_dev, m_dev.record());
         run_once();
         v.wrong = count_wrong();
         v.ok = v.wrong == 0;

@@ -3,6 +3,7 @@
 // both jobs compares all four schemes (the launcher closes with a table of them, ranked by
 // the analysis code that `ringscale-stats crossover` uses).
 #include "jobs/context_parallel.hpp"
+#include "jobs/attention_case.hpp"
 
 #include "kernels/mask_layout.hpp"
 
@@ -121,6 +122,12 @@ void check_cp_case(const cp_scheme& scheme, const attention_problem& pr,
     if (pr.kv_heads % u != 0)
         throw config_error(
             fmt::format("--kv-heads {} is not divisible by {}", pr.kv_heads, degree));
+    // As --scope inter and --shift node: a placement across nodes on one node means nothing.
+    if (scheme.variant == "hybrid" && scheme.placement == comm::group_placement::across &&
+        l.nodes() == 1)
+        throw config_error(fmt::format("--ulysses-placement across spreads each Ulysses group "
+                                       "over nodes, but all {} ranks run on one node",
+                                       ranks));
 }
 
 std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem& pr, int ranks,
@@ -175,11 +182,13 @@ class context_parallel_job final : public job {
                                 const launch_info& launch) const override;
     std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {
         const auto pr = read_attention_problem(plan.values);
-        const cp_scheme scheme =
-            read_cp_scheme(plan.values, pr, ctx.launch.nodes, ctx.world.size());
-        if (scheme.variant == "allgather")
-            return make_allgather_case(pr, ctx);
-        return make_ulysses_case(pr, scheme, ctx);
+        const int ranks = ctx.world.size();
+        const cp_scheme scheme = read_cp_scheme(plan.values, pr, ctx.launch.nodes, ranks);
+        schemes::cp_config c;
+        c.variant = scheme.variant;
+        c.ulysses_degree = scheme.ulysses_degree;
+        c.order = cp_rank_order(scheme, ctx.launch.nodes, ranks);
+        return make_attention_case(pr, c, ctx);
     }
     std::vector<metric> metrics(const case_plan& plan,
                                 const results::case_record& rec) const override {
@@ -199,6 +208,32 @@ class context_parallel_job final : public job {
         return out;
     }
 };
+
+namespace {
+
+/// --ulysses-degree and --ulysses-placement shape only the hybrid: refused when no case of the
+/// sweep is one (issue 35: they would label all-gather or Ulysses cases with a choice that
+/// changed nothing), and set to their defaults in the identity of the other variants' cases.
+void hybrid_options_only(const std::vector<params>& sweep, std::vector<case_plan>& cases) {
+    bool hybrid = false, given = false;
+    for (const params& p : sweep) {
+        hybrid = hybrid || p.text("variant") == "hybrid";
+        given = given || p.text("ulysses-degree") != "0" ||
+                (p.has("ulysses-placement") && p.text("ulysses-placement") != "node");
+    }
+    if (given && !hybrid)
+        throw config_error(fmt::format("--ulysses-degree and --ulysses-placement shape only "
+                                       "--variant hybrid, and this launch runs {}",
+                                       sweep.empty() ? "none" : sweep.front().text("variant")));
+    for (case_plan& c : cases)
+        if (c.values.text("variant") != "hybrid") {
+            c.values.set("ulysses-degree", size_value(0));
+            if (c.values.has("ulysses-placement"))
+                c.values.set("ulysses-placement", text_value("node"));
+        }
+}
+
+} // namespace
 
 std::vector<case_plan> context_parallel_job::plan(const std::vector<params>& sweep,
                                                   const launch_info& launch) const {
@@ -233,6 +268,7 @@ std::vector<case_plan> context_parallel_job::plan(const std::vector<params>& swe
         }
         kept.push_back(std::move(c));
     }
+    hybrid_options_only(sweep, kept);
     return kept;
 }
 

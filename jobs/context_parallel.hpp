@@ -1,7 +1,6 @@
-// Job `context_parallel`'s parts: the planning rules of its variants and the cases of the
-// two families (all-gather; Ulysses, with the hybrid's ring across Ulysses groups). Each
-// case starts from the sequence-sharded Q/K/V/dO the ring attention job uses and leaves O
-// (and dQ, dK, dV) in that same layout, so both are validated the same way.
+// Job `context_parallel`'s planning rules: its variants (all-gather; Ulysses, and the hybrid's
+// ring across Ulysses groups; the schemes themselves are jobs/schemes) and where they fit. A
+// case is the attention jobs' one case (jobs/attention_case.hpp) with the scheme it names.
 #pragma once
 
 #include "comm/topology.hpp"
@@ -50,11 +49,5 @@ std::vector<int> cp_rank_order(const cp_scheme& scheme, const comm::node_layout&
 /// validation when `validate`). All-gather's grows with S: it holds every rank's K/V.
 std::uint64_t cp_bytes_per_rank(const cp_scheme& scheme, const attention_problem& pr, int ranks,
                                 bool validate);
-
-/// Cases; nothing is allocated until setup(). The hybrid's sub-communicators are split here
-/// (collective over ctx.world), before anything can fail on one rank alone.
-std::unique_ptr<case_runner> make_allgather_case(const attention_problem& pr, run_context& ctx);
-std::unique_ptr<case_runner> make_ulysses_case(const attention_problem& pr, const cp_scheme& scheme,
-                                               run_context& ctx);
 
 } // namespace ringscale::jobs

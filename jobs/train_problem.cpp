@@ -1,11 +1,12 @@
 #include "jobs/train_problem.hpp"
 
-#include "jobs/train/cp_core.hpp"
+#include "jobs/train_attention.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <fmt/format.h>
 
@@ -35,39 +36,57 @@ double train_problem::dp_comm_bytes_per_step() const {
     if (dp_set.variant == "ddp")
         return layout.total() * 4.0;
     if (dp_set.variant == "zero1")
-        return 2.0 * train::padded(layout.total(), p) * 4.0;
+        return 2.0 * schemes::padded(layout.total(), p) * 4.0;
     double bytes = 0;
     for (int u = 0; u < layout.units(); ++u)
-        bytes += train::padded(layout.unit(u).size, p) * 4.0 * (u == 0 ? 2 : 3);
+        bytes += schemes::padded(layout.unit(u).size, p) * 4.0 * (u == 0 ? 2 : 3);
     return bytes;
 }
+
+namespace {
+
+// Bytes one rank sends per layer in a Ulysses group of u ranks holding t tokens each (heads
+// divisible by u): Q, K, V, O forward; Q, K, V, dO in, dQ, dK, dV out backward (11 x t x
+// hidden/u floats); per-row LSE, LSE and delta (3 x t x heads/u); (u-1)/u of it leaves.
+double ulysses_bytes(double t, const kernels::model::model_config& m, int u) {
+    return 4.0 * (u - 1) * (11.0 * t * (m.hidden / u) + 3.0 * t * (m.heads / u));
+}
+
+// ... in a ring of n ranks whose K|V blocks hold `block` bytes: K/V n-1 hops forward and
+// backward, dK/dV n hops home (none on one rank).
+double ring_bytes(double block, int n) {
+    return n > 1 ? (n - 1) * block * 2 + n * block : 0.0;
+}
+
+} // namespace
 
 double train_problem::cp_comm_bytes_per_step() const {
     if (cp == 1)
         return 0;
-    // t tokens of width hidden per rank; one K/V block is 2 x t x hidden floats. A gather,
-    // reduce-scatter or all-to-all sends (cp-1)/cp of the group's data from every rank.
+    // t tokens of width hidden per rank; one K/V block is 2 x t x hidden floats (a hybrid
+    // group's block: u x t rows of hidden/u). A gather, reduce-scatter or all-to-all sends
+    // (cp-1)/cp of the group's data from every rank.
     const double t = static_cast<double>(local_sequences() * local_rows());
     const double block = 2.0 * t * model.hidden * 4.0;
     double per_layer = 0;
-    if (cp_variant == "ring") // K/V cp-1 hops forward and backward, dK/dV cp hops home
-        per_layer = (cp - 1) * block * 2 + cp * block;
+    if (cp_variant == "ring")
+        per_layer = ring_bytes(block, cp);
     else if (cp_variant == "allgather") // K/V gathered twice, dK/dV reduce-scattered once
         per_layer = 3.0 * (cp - 1) * block;
-    else // Q,K,V,O forward; Q,K,V,dO in, dQ,dK,dV out backward; per-row LSE, LSE and delta
+    else // ulysses (u = cp) and hybrid
         per_layer =
-            4.0 * (cp - 1) *
-            (11.0 * t * (model.hidden / cp) + 3.0 * t * (model.heads / cp)); // heads % cp = 0
+            ulysses_bytes(t, model, cp_ulysses_degree) + ring_bytes(block, cp / cp_ulysses_degree);
     return per_layer * model.layers;
 }
 
 std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     const kernels::model::param_layout layout(model);
     const double t = static_cast<double>(local_sequences() * local_rows());
-    double bytes = train::dp_state_bytes(dp_set, dp * cp, layout);
+    double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * train::cp_core_floats(cp_variant, cp, t, static_cast<double>(model.hidden));
+    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t,
+                                   static_cast<double>(model.hidden));
     bytes += 4.0 * layout.total(); // the initial parameters, kept for validation
     bytes += 4.0 * t * 2;          // token ids and targets
     if (validate) // reference: params, grads, m, v, step-1 gradient; gathered params, grads
@@ -80,15 +99,17 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     const kernels::model::param_layout layout(model);
     const double t = static_cast<double>(local_sequences() * local_rows());
     const double h = static_cast<double>(model.hidden);
-    double bytes = train::dp_state_bytes(dp_set, dp * cp, layout);
+    double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * t * (model.heads + 1);                  // attention delta, per-row losses
-    bytes += 2.0 * 4 * t * h;                              // bf16 Q, K|V, dO
-    bytes += 4.0 * t * 2;                                  // token ids and targets
-    bytes += 4.0 * train::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
+    bytes += 4.0 * t * (model.heads + 1);                    // attention delta, per-row losses
+    bytes += 2.0 * 4 * t * h;                                // bf16 Q, K|V, dO
+    bytes += 4.0 * t * 2;                                    // token ids and targets
+    bytes += 4.0 * schemes::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
     if (docs) // the document starts on the device (dev_mask)
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
+    if (cp > 1) // the scheme's buffers (counted in fp32)
+        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, h);
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
@@ -99,8 +120,6 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
 }
 
 void check_train_device(const train_problem& pr, device_kind device) {
-    if (device != device_kind::cpu && pr.cp > 1 && pr.cp_variant != "ring")
-        throw config_error(train::cp_device_refusal(pr.cp_variant, device));
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
@@ -136,9 +155,14 @@ std::vector<option_decl> train_options() {
             .sweeps()
             .help("context-parallel ranks per replica (dp x cp = ranks)"),
         d::choice("dp-variant", "ddp", {"ddp", "zero1", "fsdp"}).sweeps().help("data parallelism"),
-        d::choice("cp-variant", "ring", {"ring", "allgather", "ulysses"})
+        d::choice("cp-variant", "ring", {"ring", "allgather", "ulysses", "hybrid"})
             .sweeps()
-            .help("attention across cp ranks"),
+            .help("attention across cp ranks: ring | allgather | ulysses (heads divisible by "
+                  "cp) | hybrid (Ulysses in groups of --cp-ulysses-degree, ring across them)"),
+        d::size("cp-ulysses-degree", "0", 0, 1 << 20)
+            .sweeps()
+            .help("--cp-variant hybrid: cp ranks per Ulysses group u, dividing cp and the heads; "
+                  "0 = the largest such u with u*u <= cp"),
         d::choice("cp-placement", "node", {"node", "across"})
             .sweeps()
             .help("each replica's cp ranks inside one node (node) or on different nodes "
@@ -156,24 +180,45 @@ std::vector<option_decl> train_options() {
                   "as profile_* attributes, shown by ringscale-stats profile)")};
 }
 
-std::vector<std::string> train_case_options() {
+std::vector<std::string> train_case_options(const train_problem& pr) {
     std::vector<std::string> names;
     for (const option_decl& o : train_options())
-        names.push_back(o.name);
+        if (o.name != "cp-ulysses-degree" || (pr.cp > 1 && pr.cp_variant == "hybrid"))
+            names.push_back(o.name);
     return names;
 }
 
 namespace {
 void read_grid(const params& p, int world, train_problem& pr) {
     pr.cp = static_cast<int>(p.size("cp")); // at most 2^20, its declared range
-    const auto dp = static_cast<std::int64_t>(p.size("dp"));
-    if (dp == 0 && world % pr.cp != 0)
-        throw config_error(fmt::format("--cp {} does not divide the {} ranks", pr.cp, world));
-    pr.dp = dp == 0 ? world / pr.cp : static_cast<int>(dp);
-    if (static_cast<std::int64_t>(pr.dp) * pr.cp != world)
-        throw config_error(fmt::format("--dp {} x --cp {} = {}, but the launch has {} ranks", pr.dp,
-                                       pr.cp, std::int64_t{pr.dp} * pr.cp, world));
+    // dp at most 2^20 too; the grid rule predict shares (src/base/shape_rules.hpp)
+    pr.dp =
+        static_cast<int>(rules::resolve_dp(static_cast<std::int64_t>(p.size("dp")), pr.cp, world));
 }
+
+// The Ulysses degree of --cp-variant ulysses (cp) or hybrid (--cp-ulysses-degree; 0: the
+// largest divisor u of cp and the heads with u*u <= cp), checked.
+void read_cp_degree(const params& p, train_problem& pr) {
+    const std::int64_t heads = pr.model.heads;
+    if (pr.cp_variant == "ulysses")
+        pr.cp_ulysses_degree = pr.cp;
+    if (pr.cp_variant != "hybrid")
+        return;
+    const std::uint64_t u = p.has("cp-ulysses-degree") ? p.size("cp-ulysses-degree") : 0;
+    if (u == 0) {
+        for (int d = 1; d * d <= pr.cp; ++d)
+            if (pr.cp % d == 0 && heads % d == 0)
+                pr.cp_ulysses_degree = d;
+        return;
+    }
+    if (u > static_cast<std::uint64_t>(pr.cp) || pr.cp % static_cast<int>(u) != 0 ||
+        heads % static_cast<std::int64_t>(u) != 0)
+        throw config_error(fmt::format("--cp-ulysses-degree {} must divide cp ({}) and the "
+                                       "heads ({}): the hybrid runs a ring of cp/u Ulysses groups",
+                                       u, pr.cp, heads));
+    pr.cp_ulysses_degree = static_cast<int>(u);
+}
+
 } // namespace
 
 train_problem read_train_problem(const params& p, int world_size) {
@@ -189,24 +234,13 @@ train_problem read_train_problem(const params& p, int world_size) {
     const auto tokens = static_cast<std::int64_t>(p.size("tokens"));
     pr.global_tokens =
         pr.scaling == "strong" ? tokens : checked_product(tokens, world_size, "--tokens x ranks");
-    if (pr.global_tokens % pr.seq_len != 0)
-        throw config_error(fmt::format("global batch of {} tokens is not a whole number of "
-                                       "{}-token sequences",
-                                       pr.global_tokens, pr.seq_len));
-    pr.sequences = pr.global_tokens / pr.seq_len;
-    if (pr.sequences % pr.dp != 0)
-        throw config_error(fmt::format("global batch of {} tokens ({} sequences) is not "
-                                       "divisible over {} data-parallel ranks",
-                                       pr.global_tokens, pr.sequences, pr.dp));
+    pr.sequences = rules::check_batch(pr.global_tokens, pr.seq_len, pr.dp);
     pr.cp_variant = p.text("cp-variant");
     if (p.has("cp-placement"))
         pr.cp_placement = comm::parse_group_placement(p.text("cp-placement"), "cp-placement");
     if (pr.cp > 1) {
-        if (pr.cp_variant == "ulysses" && pr.model.heads % pr.cp != 0)
-            throw config_error(fmt::format("--cp-variant ulysses: heads ({}) must be divisible "
-                                           "by cp ({})",
-                                           pr.model.heads, pr.cp));
-        kernels::check_layout(kernels::layout::zigzag, pr.seq_len, pr.cp);
+        rules::check_cp(pr.cp, pr.cp_variant, pr.model.heads, pr.seq_len);
+        read_cp_degree(p, pr);
     }
     pr.dp_set.variant = p.text("dp-variant");
     pr.dp_set.bucket_bytes = p.number("bucket-mb") * 1024 * 1024;

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 #include "kernels/model/params.hpp"
 #include "src/engine/job.hpp"
 
@@ -25,10 +25,13 @@ struct train_problem {
     std::int64_t sequences = 8;        ///< global_tokens / seq_len
     std::string scaling = "strong";
     int dp = 1, cp = 1;
-    std::string cp_variant = "ring";
+    std::string cp_variant = "ring"; ///< ring | allgather | ulysses | hybrid
+    /// Ranks per Ulysses group: --cp-ulysses-degree resolved for the hybrid; cp for ulysses;
+    /// 1 otherwise.
+    int cp_ulysses_degree = 1;
     /// --cp-placement: each replica's cp ranks inside one node (node) or on different nodes.
     comm::group_placement cp_placement = comm::group_placement::node;
-    train::dp_settings dp_set;
+    schemes::dp_settings dp_set;
     int steps_validate = 3;
     bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
     bool profile = false; ///< --profile: per-operation host-clock breakdown (cpu only)
@@ -58,7 +61,7 @@ struct train_problem {
     /// Peak host bytes per rank (state, activations, cp buffers, validation's reference).
     std::uint64_t bytes_per_rank(bool validate) const;
     /// --device cuda: peak device bytes per rank (state, activations, bf16 attention inputs,
-    /// token ids; with `validate` the single-rank reference run on the same device).
+    /// token ids, cp buffers; with `validate` the single-rank reference run on the same device).
     std::uint64_t device_bytes_per_rank(bool validate) const;
     /// FLOPs of the validation's reference run (all of its steps).
     double reference_flops() const { return flops_per_step() * steps_validate; }
@@ -69,16 +72,16 @@ const char* flop_convention();
 
 /// The job's options, in sweep order.
 std::vector<option_decl> train_options();
-/// The options that make a case's identity: all of them.
-std::vector<std::string> train_case_options();
+/// The options that make a case's identity: all of them (--cp-ulysses-degree only for the
+/// hybrid, so cases of files written before it keep their identity).
+std::vector<std::string> train_case_options(const train_problem& pr);
 
 /// One case for `world_size` ranks from its typed parameters, checked against the job's
 /// rules (the model's shape, the grid, the batch's divisibility); config_error (one line).
 train_problem read_train_problem(const params& p, int world_size);
 
-/// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --cp > 1
-/// with --cp-variant allgather or ulysses on cuda (only the ring core runs on a GPU) and for
-/// --tf32 on on the CPU.
+/// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --docs,
+/// and --profile on, on cuda and for --tf32 on on the CPU.
 void check_train_device(const train_problem& pr, device_kind device);
 
 } // namespace ringscale::jobs

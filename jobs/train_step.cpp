@@ -3,10 +3,10 @@
 // are consecutive there, by default the ranks of one node (they talk every layer). Replica d takes
 // sequences [d*B, (d+1)*B) of the seeded global batch; cp rank c takes the zigzag positions of
 // every one of them. Data parallelism: --dp-variant ddp | zero1 | fsdp
-// (jobs/train/data_parallel.hpp); attention across cp ranks: --cp-variant ring | allgather |
-// ulysses (jobs/train/cp_core.hpp). Loss = sum over ranks of shard losses, each normalised by the
-// global token count. validate() reruns --steps-validate steps from the initial parameters and
-// compares with the single-rank reference run.
+// (jobs/schemes/data_parallel.hpp); attention across cp ranks: --cp-variant ring | allgather |
+// ulysses | hybrid (jobs/train_attention.hpp over jobs/schemes). Loss = sum over ranks of shard
+// losses, each normalised by the global token count. validate() reruns --steps-validate steps from
+// the initial parameters and compares with the single-rank reference run.
 //
 // The step computes through a training context on the launch's executor
 // (kernels/model/train_context): the CPU kernels, or on --device cuda the CUDA kernels on the
@@ -15,11 +15,12 @@
 // MPI). On CUDA the reference is the single-rank GPU run, recomputed by every rank on its own
 // device.
 #include "jobs/attention_common.hpp"
-#include "jobs/train/cp_core.hpp"
+#include "jobs/train_attention.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/dev_mask.hpp"
 #include "kernels/model/reference_train.hpp"
+#include "src/base/error.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -27,12 +28,21 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <limits>
+#include <set>
 
 namespace ringscale::jobs {
 
 namespace {
 
 namespace attr = schema::attr;
+
+// A case's values as one line (name=text ...), to drop a repeat of an earlier case.
+std::string case_text(const params& p) {
+    std::string key;
+    for (const auto& [name, v] : p.values())
+        key += name + "=" + v.text + "|";
+    return key;
+}
 
 class train_case final : public case_runner {
   public:
@@ -70,7 +80,7 @@ class train_case final : public case_runner {
         const int r = m_at; // replica r / cp, cp rank r % cp
         const std::int64_t nseq = m_pr.local_sequences();
         const auto pos =
-            train::cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
+            train_cp_positions(m_pr.seq_len, m_pr.cp)[static_cast<std::size_t>(r % m_pr.cp)];
         std::vector<std::int32_t> ids(static_cast<std::size_t>(nseq) * pos.size());
         std::vector<std::int32_t> targets(ids.size());
         kernels::model::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos,
@@ -79,13 +89,17 @@ class train_case final : public case_runner {
         m_targets = kernels::dev_buffer<std::int32_t>(m_dev, targets);
         m_init.resize(m_layout.total());
         kernels::model::init_params(m_pr.model, m_layout, m_seed, m_init.data());
-        m_core = train::make_cp_core(m_pr.cp_variant, m_cp.get(), *m_train, m_pr.seq_len);
-        m_model = std::make_unique<kernels::model::transformer>(
-            m_pr.model, kernels::batch_shape{nseq, m_pr.local_rows()}, *m_core, *m_train);
         m_docs = kernels::dev_mask(m_dev, m_pr.docs); // the documents where kernels read them
+        const kernels::batch_shape rows{nseq, m_pr.local_rows()};
+        m_core = make_train_attention(
+            m_pr.cp_variant, m_pr.cp_ulysses_degree, m_cp.get(), *m_train,
+            kernels::model::transformer::attention_shape_of(m_pr.model, rows, m_docs.view()),
+            m_pr.seq_len);
+        m_model =
+            std::make_unique<kernels::model::transformer>(m_pr.model, rows, *m_core, *m_train);
         m_model->set_attention_mask(m_docs.view());
         m_model->reserve();
-        m_dp = train::make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
+        m_dp = schemes::make_dp_strategy(m_pr.dp_set, m_world, m_layout, *m_train);
         m_dp->load(m_init.data());
     }
 
@@ -133,7 +147,7 @@ class train_case final : public case_runner {
     case_extras extras() const override {
         case_extras e;
         e.per_iteration[schema::ds_loss] = m_losses;
-        const train::dp_memory m = m_dp->memory();
+        const schemes::dp_memory m = m_dp->memory();
         e.per_rank[schema::ds_param_bytes] = m.param_bytes;
         e.per_rank[schema::ds_grad_bytes] = m.grad_bytes;
         e.per_rank[schema::ds_optimizer_bytes] = m.optimizer_bytes;
@@ -146,7 +160,8 @@ class train_case final : public case_runner {
         e.per_rank[schema::ds_activation_bytes] =
             4.0 * (kernels::model::transformer::activation_floats(
                        m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
-                   train::cp_core_floats(m_pr.cp_variant, m_pr.cp, t, m_pr.model.hidden));
+                   train_cp_floats(m_pr.cp_variant, m_pr.cp, m_pr.cp_ulysses_degree, t,
+                                   static_cast<double>(m_pr.model.hidden)));
         e.attrs = m_details;
         if (m_pr.profile)
             add_profile_attrs(e.attrs);
@@ -204,7 +219,7 @@ class train_case final : public case_runner {
     std::unique_ptr<comm::communicator> m_cp;
     std::unique_ptr<kernels::model::attention_core> m_core;
     std::unique_ptr<kernels::model::transformer> m_model;
-    std::unique_ptr<train::dp_strategy> m_dp;
+    std::unique_ptr<schemes::dp_strategy> m_dp;
     kernels::dev_buffer<std::int32_t> m_ids, m_targets;
     host_buffer<float> m_init;
     std::vector<double> m_losses;
@@ -221,28 +236,40 @@ class train_step_job final : public job {
   public:
     std::string name() const override { return "train_step"; }
     std::string summary() const override {
-        return "training steps of a small transformer: ddp/zero1/fsdp x ring/allgather context "
-               "parallelism, checked against the single-rank run";
+        return "training steps of a small transformer: ddp/zero1/fsdp x ring/allgather/ulysses/"
+               "hybrid context parallelism, checked against the single-rank run";
     }
     std::vector<option_decl> options() const override { return train_options(); }
 
     std::vector<case_plan> plan(const std::vector<params>& sweep,
                                 const launch_info& launch) const override {
         std::vector<case_plan> cases;
+        std::set<std::string> seen;
         for (const params& p : sweep) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
+            // As --scope inter: a placement across nodes on one node means nothing (issue 35).
+            if (pr.cp_placement == comm::group_placement::across &&
+                launch.nodes.for_world(launch.world_size).nodes() == 1)
+                throw config_error(fmt::format("--cp-placement across spreads each replica's cp "
+                                               "ranks over nodes, but all {} ranks run on one "
+                                               "node",
+                                               launch.world_size));
             const bool on_device = launch.device != device_kind::cpu;
             case_plan c;
             c.job = name();
             c.variant = pr.dp_set.variant +
                         (pr.dp_set.variant == "fsdp" && pr.dp_set.prefetch ? "+prefetch" : "");
             if (pr.cp > 1)
-                c.variant += "/cp-" + pr.cp_variant +
-                             (pr.cp_placement == comm::group_placement::across ? "/across" : "");
+                c.variant +=
+                    "/cp-" + pr.cp_variant +
+                    (pr.cp_variant == "hybrid" ? fmt::format("/u{}", pr.cp_ulysses_degree) : "") +
+                    (pr.cp_placement == comm::group_placement::across ? "/across" : "");
             // The user's --dp (0 = ranks / cp) stays in the plan: it is the case's identity at
             // every P; the resolved grid goes into the file as derived dp.
-            c.values = p.only(train_case_options());
+            c.values = p.only(train_case_options(pr));
+            if (!seen.insert(case_text(c.values)).second)
+                continue; // --cp-ulysses-degree swept where it shapes nothing
             // Validation reruns the whole global batch on one rank: on by default when that
             // costs at most ~10 GFLOP on the CPU, ~10 TFLOP on a GPU (a few seconds).
             c.validate_by_default = pr.reference_flops() <= (on_device ? 1e13 : 1e10);

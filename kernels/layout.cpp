@@ -1,6 +1,7 @@
 #include "kernels/layout.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -35,15 +36,7 @@ const char* to_string(layout value) {
 }
 
 void check_layout(layout value, std::int64_t seq_len, int ranks) {
-    if (ranks < 1)
-        throw config_error("layout needs at least 1 rank, got " + std::to_string(ranks));
-    if (seq_len < 1)
-        throw config_error("seq_len must be >= 1, got " + std::to_string(seq_len));
-    const std::int64_t parts = value == layout::zigzag ? 2 * std::int64_t{ranks} : ranks;
-    if (seq_len % parts != 0)
-        throw config_error(std::string(to_string(value)) + " layout needs seq_len divisible by " +
-                           std::to_string(parts) + ", got seq_len=" + std::to_string(seq_len) +
-                           " with " + std::to_string(ranks) + " ranks");
+    rules::check_layout_chunks(to_string(value), seq_len, ranks); // shared with predict
 }
 
 std::vector<std::int64_t> layout_positions(layout value, std::int64_t seq_len, int ranks,

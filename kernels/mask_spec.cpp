@@ -107,7 +107,33 @@ std::string mask_spec::label() const {
     return out;
 }
 
+std::int64_t doc_count_bound(const std::string& spec, std::int64_t seq_len) {
+    std::int64_t shortest = 0;
+    if (spec.rfind("fixed:", 0) == 0)
+        shortest = length_of(spec.substr(6), "docs");
+    else if (spec.rfind("uniform:", 0) == 0)
+        shortest = length_of(split_on(spec.substr(8), '-').front(), "docs");
+    else
+        return static_cast<std::int64_t>(split_on(spec, '+').size());
+    return seq_len <= 0 ? 0 : (seq_len - 1) / shortest + 1;
+}
+
+namespace {
+
+/// doc_count_bound, refused above max_docs: fixed:1 on 1G tokens would be 8 GiB of lengths.
+std::int64_t checked_doc_count(const std::string& spec, std::int64_t seq_len) {
+    const std::int64_t n = doc_count_bound(spec, seq_len);
+    if (n > max_docs)
+        throw config_error(fmt::format("--docs: '{}' cuts {} tokens into up to {} documents; at "
+                                       "most {} (2^22)",
+                                       spec.substr(0, 60), seq_len, n, max_docs));
+    return n;
+}
+
+} // namespace
+
 std::vector<std::int64_t> doc_lengths(const std::string& spec, std::int64_t seq_len) {
+    checked_doc_count(spec, seq_len); // bounded before anything is allocated
     if (spec.rfind("fixed:", 0) == 0) {
         const std::int64_t l = length_of(spec.substr(6), "docs");
         check_fits(l, seq_len);
@@ -149,6 +175,19 @@ std::vector<dilation_pattern> parse_dilation(const std::string& spec) {
         throw config_error(
             fmt::format("--dilation: at most {} patterns, got {}", max_dilations, out.size()));
     return out;
+}
+
+std::uint64_t mask_plan_bytes(const mask_spec& spec, std::int64_t seq_len) {
+    const double s = static_cast<double>(std::max<std::int64_t>(seq_len, 0));
+    double bytes = 3 * s * sizeof(std::int64_t); // every position, each rank's, a layout's copy
+    if (!spec.docs.empty())
+        bytes += 2.0 * static_cast<double>(checked_doc_count(spec.docs, seq_len) + 1) *
+                 sizeof(std::int64_t); // lengths and starts
+    if (spec.sparsity >= 0 && spec.block >= 1) {
+        const double blocks = std::ceil(s / static_cast<double>(spec.block));
+        bytes += blocks * blocks;
+    }
+    return bytes_from_estimate(bytes);
 }
 
 void check_mask_spec(const mask_spec& spec, std::int64_t seq_len) {

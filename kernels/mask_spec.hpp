@@ -28,13 +28,29 @@ struct mask_spec {
     std::string label() const;
 };
 
+/// The most documents --docs may cut a sequence into: their lengths and starts are held
+/// while planning (2^22 documents: 64 MiB).
+inline constexpr std::int64_t max_docs = std::int64_t{1} << 22;
+
+/// The most documents --docs `spec` makes of `seq_len` tokens, from the spec alone (nothing
+/// allocated): fixed:L ceil(S / L), uniform:LO-HI ceil(S / LO), a list its items.
+/// config_error for a malformed length.
+std::int64_t doc_count_bound(const std::string& spec, std::int64_t seq_len);
+
+/// Host bytes planning a case with mask `spec` on `seq_len` tokens needs before its own
+/// buffers (the positions of every rank, document lengths and starts, kept block pairs), from
+/// the spec alone: the planner refuses a mask too large for a rank's memory before making it.
+/// config_error as doc_lengths for a malformed spec or more than max_docs documents.
+std::uint64_t mask_plan_bytes(const mask_spec& spec, std::int64_t seq_len);
+
 /// Document lengths of --docs `spec` in a sequence of `seq_len` tokens, in order:
 ///   fixed:L       documents of L tokens (the last takes what remains);
 ///   uniform:LO-HI lengths drawn uniformly from LO, LO+g, ..., HI, g the largest power of two
 ///                 <= 1024 dividing LO and HI, seeded by the spec (the last takes what remains);
 ///   L1+L2+...     these lengths, which must sum to seq_len.
-/// Lengths take K/M suffixes. config_error (one line naming --docs) for a malformed spec, a
-/// document longer than the sequence, or explicit lengths that do not sum to it.
+/// Lengths take K/M suffixes. config_error (one line naming --docs) for a malformed spec, more
+/// than max_docs documents (checked first, before anything is allocated), a document longer
+/// than the sequence, or explicit lengths that do not sum to it.
 std::vector<std::int64_t> doc_lengths(const std::string& spec, std::int64_t seq_len);
 
 /// One dilation pattern: segments of `segment` tokens, every `rate`-th token of each.

@@ -5,6 +5,7 @@
 #include "analysis/presentation/export.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/whole_file.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -23,20 +24,7 @@ void write_to(const std::string& path, const std::function<void(std::ostream&)>&
         body(std::cout);
         return;
     }
-    std::ofstream f(path);
-    if (!f) {
-        const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-        std::error_code ec;
-        if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
-            throw error(error_kind::io,
-                        fmt::format("cannot write {}: directory {} does not exist (create it "
-                                    "first)",
-                                    path, parent.string()));
-        throw error(error_kind::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    }
-    body(f);
-    if (!f)
-        throw error(error_kind::io, fmt::format("error writing {}", path));
+    write_whole_file(path, body); // whole or absent; a symlink there is replaced, not followed
 }
 
 struct export_command final : subcommand {

@@ -2,6 +2,7 @@
 // value outside it (NaN included) is one line and exit 2, never a wrapped or absurd figure.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace ringscale::analysis {
@@ -27,6 +28,10 @@ inline constexpr number_range positive_rate{0, 1e9, true};
 inline constexpr number_range threshold_percent{0, 1000};
 /// A base rank count (--base-p): whole, 1 .. 1e9.
 inline constexpr number_range rank_count{1, 1e9, false, false, true};
+
+/// The most bootstrap replicates (--bootstrap): each is a resample and a refit, so 1e6 took
+/// minutes on a small study; 1e5 bounds that to about a minute (predict notes its progress).
+inline constexpr std::size_t max_bootstrap = 100000;
 
 /// `value` when it lies in `range`; else config_error "--OPTION: VALUE is not <range>". Pure.
 double in_range(const std::string& option, double value, const number_range& range);

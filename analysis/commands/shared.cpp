@@ -57,8 +57,10 @@ void declare_bootstrap(po::options_description& d, std::size_t& replicates, std:
     d.add_options()("bootstrap",
                     po::value<std::size_t>(&replicates)->default_value(2000)->notifier([](auto n) {
                         RINGSCALE_REQUIRE(n >= 100, "--bootstrap must be at least 100 replicates");
-                        RINGSCALE_REQUIRE(n <= 1000000,
-                                          "--bootstrap must be between 100 and 1000000 replicates");
+                        RINGSCALE_REQUIRE(n <= max_bootstrap,
+                                          fmt::format("--bootstrap must be between 100 and {} "
+                                                      "replicates",
+                                                      max_bootstrap));
                     }),
                     "bootstrap replicates")(
         "seed", po::value<std::uint64_t>(&seed)->default_value(1), "bootstrap seed");

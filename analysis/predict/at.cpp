@@ -2,8 +2,10 @@
 // (declared in target.hpp).
 #include "target.hpp"
 
+#include "src/base/checked_count.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <fmt/format.h>
 #include <set>
@@ -94,14 +96,32 @@ std::string canonical_name(const std::string& name) {
     return name;
 }
 
-/// A size as decimal text ("1M" -> "1048576"); topology must be at least 1.
+/// A size as decimal text ("1M" -> "1048576") within its declared range: the topology from 1
+/// to 2^24 (max_ranks), the shape fields as the launcher's options declare them
+/// (src/base/shape_rules.hpp); one line naming the field otherwise, before any arithmetic.
 std::string canonical_value(const std::string& name, const std::string& value) {
     if (!size_fields().count(name))
         return value;
-    const std::uint64_t v = parse_size(value, "--at " + name);
-    if (is_topology(name) && v < 1)
-        throw config_error(fmt::format("--at {}={}: must be at least 1", name, value));
-    return std::to_string(v);
+    const std::string what = "--at " + name;
+    if (is_topology(name))
+        return std::to_string(parse_count(value, 1, max_ranks, what));
+    rules::size_range r;
+    if (!rules::declared_range(name, r))
+        return std::to_string(parse_size(value, "at " + name));
+    return std::to_string(parse_count(value, r.lo, r.hi, what));
+}
+
+/// The targets `fields` make per template, checked as values are added: a count beyond the
+/// limit is refused before anything is parsed further or expanded.
+constexpr std::size_t max_targets = 100000;
+
+void check_count(const std::vector<at_field>& fields, std::size_t templates = 1) {
+    std::size_t combos = templates;
+    for (const at_field& f : fields)
+        if (__builtin_mul_overflow(combos, f.values.size(), &combos) || combos > max_targets)
+            throw config_error(fmt::format("--at: more than {} targets (the fields' values "
+                                           "multiply; give fewer values)",
+                                           max_targets));
 }
 
 bool applies(const target& t, const std::string& name) {
@@ -110,8 +130,9 @@ bool applies(const target& t, const std::string& name) {
     return t.identity.count(name) > 0;
 }
 
-/// world_size, nodes, ranks_per_node of a combination (0 when not set) into a placement.
-placement resolve(const target& tpl, long long w, long long n, long long r,
+/// world_size, nodes, ranks_per_node of a combination (0 when not set) into a placement. Every
+/// given value is at most 2^24 (canonical_value); the product of two is checked all the same.
+placement resolve(const target& tpl, std::int64_t w, std::int64_t n, std::int64_t r,
                   const hardware_profile* hw) {
     const bool explicit_r = r > 0;
     if (r == 0 && w > 0 && n > 0) {
@@ -121,19 +142,20 @@ placement resolve(const target& tpl, long long w, long long n, long long r,
         r = w / n;
     }
     if (r == 0)
-        r = hw                      ? static_cast<long long>(hw->ranks_per_node)
+        r = hw                      ? static_cast<std::int64_t>(hw->ranks_per_node)
             : tpl.topology_recorded ? tpl.where.ranks_per_node
                                     : (w > 0 ? w : tpl.where.world);
+    r = count_in_range(r, 1, max_ranks, "--at: ranks_per_node");
     if (w == 0)
-        w = n > 0 ? n * r : tpl.where.world;
+        w = n > 0 ? checked_product(n, r, "--at: nodes x ranks_per_node") : tpl.where.world;
     if (w < r && !explicit_r && n <= 1) // fewer ranks than a node holds: one partial node
         r = w;
     if (w % r != 0)
         throw config_error(fmt::format("--at: P={} is not a multiple of ranks_per_node={}", w, r));
-    if (n > 0 && n * r != w)
+    if (n > 0 && checked_product(n, r, "--at: nodes x ranks_per_node") != w)
         throw config_error(
             fmt::format("--at: nodes {} x ranks_per_node {} is not world_size {}", n, r, w));
-    if (w > (1 << 24))
+    if (w > max_ranks)
         throw config_error(fmt::format("--at: world_size {} is beyond 2^24", w));
     return {static_cast<int>(w), static_cast<int>(w / r), static_cast<int>(r)};
 }
@@ -192,6 +214,7 @@ std::vector<at_field> parse_at(const std::string& text) {
                     fmt::format("--at: '{}' is not field=value (e.g. --at 'nodes=4,8,seq_len=1M')",
                                 item.substr(0, 60)));
             out.back().values.push_back(canonical_value(out.back().name, item));
+            check_count(out);
             continue;
         }
         const std::string name = canonical_name(item.substr(0, eq));
@@ -203,6 +226,7 @@ std::vector<at_field> parse_at(const std::string& text) {
             if (f.name == name)
                 throw config_error(fmt::format("--at: field '{}' given twice", name));
         out.push_back({name, {canonical_value(name, item.substr(eq + 1))}});
+        check_count(out);
     }
     check_topology(out);
     return out;
@@ -210,12 +234,10 @@ std::vector<at_field> parse_at(const std::string& text) {
 
 std::vector<target> expand_at(const std::vector<target>& templates,
                               const std::vector<at_field>& fields, const hardware_profile* hw) {
+    check_count(fields, templates.size());
     std::size_t combos = 1;
     for (const at_field& f : fields)
         combos *= f.values.size();
-    if (combos * templates.size() > 100000)
-        throw config_error(fmt::format("--at: {} targets is too many (at most 100000)",
-                                       combos * templates.size()));
     std::set<std::string> used, distinct;
     std::vector<target> out;
     for (const target& tpl : templates)
@@ -224,7 +246,7 @@ std::vector<target> expand_at(const std::vector<target>& templates,
             t.measured = nullptr;
             t.threads_used.reset();
             t.affinity_cores.reset();
-            long long topo[3] = {0, 0, 0}; // world_size, nodes, ranks_per_node
+            std::int64_t topo[3] = {0, 0, 0}; // world_size, nodes, ranks_per_node
             std::size_t rest = k;
             for (const at_field& f : fields) {
                 const std::string& v = f.values[rest % f.values.size()];

@@ -1,5 +1,9 @@
 #include "attention.hpp"
 
+#include "src/base/checked_count.hpp"
+#include "src/base/error.hpp"
+#include "src/base/shape_rules.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -89,11 +93,12 @@ double kv_block_bytes(const attention_problem& a, double rows, double kv_heads) 
 }
 
 std::string layout_refusal(const attention_problem& a, int ranks) {
-    const double chunks = a.layout == "zigzag" ? 2.0 * ranks : ranks;
-    const double per = a.seq_len / chunks;
-    if (a.seq_len < 1 || per < 1 || per != std::floor(per))
-        return fmt::format("S={:g} does not divide into {:g} {} chunks", a.seq_len, chunks,
-                           a.layout);
+    try { // the launch's own rule and words (src/base/shape_rules.hpp)
+        rules::check_layout_chunks(
+            a.layout, whole_in_range(a.seq_len, 0, rules::max_seq_len, "seq_len"), ranks);
+    } catch (const config_error& e) {
+        return e.what();
+    }
     return "";
 }
 

@@ -6,6 +6,7 @@
 #include "src/base/backend.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -261,7 +262,9 @@ void observation_medians(const calibration_set& set, std::vector<double>& cy,
 }
 
 std::vector<calibration> bootstrap_calibrations(const calibration_set& set, std::size_t replicates,
-                                                std::uint64_t seed) {
+                                                std::uint64_t seed,
+                                                const replicate_progress& progress) {
+    const auto start = std::chrono::steady_clock::now();
     splitmix64 rng(seed);
     std::vector<calibration> out;
     std::vector<double> cy(set.compute.size()), ly(set.links.size()), buf;
@@ -286,6 +289,10 @@ std::vector<calibration> bootstrap_calibrations(const calibration_set& set, std:
             resample(per_case, drawn, rng);
             j = median_inplace(drawn);
         }
+        if (progress)
+            progress(
+                b + 1,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     return out;
 }

@@ -25,6 +25,7 @@
 #include "target.hpp"
 
 #include <array>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -121,8 +122,12 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
 void observation_medians(const calibration_set& set, std::vector<double>& cy,
                          std::vector<double>& ly);
 
-/// `replicates` fits on two-level resamples (fixed seed).
+/// Called after each bootstrap replicate: replicates done, seconds since the first began.
+using replicate_progress = std::function<void(std::size_t done, double elapsed_s)>;
+
+/// `replicates` fits on two-level resamples (fixed seed); `progress` (when set) after each.
 std::vector<calibration> bootstrap_calibrations(const calibration_set& set, std::size_t replicates,
-                                                std::uint64_t seed);
+                                                std::uint64_t seed,
+                                                const replicate_progress& progress = {});
 
 } // namespace ringscale::analysis::predict

@@ -16,6 +16,28 @@ namespace ringscale::analysis::predict {
 
 namespace {
 
+/// Notes while a long bootstrap runs (issue 35: --bootstrap 1000000 ran past two minutes
+/// without a word): its expected time once it is known to pass 10 s, then every 10 s how far.
+replicate_progress progress_notes(std::size_t total) {
+    return [total, told = false, next_s = 0.0](std::size_t done, double s) mutable {
+        if (s < 1 || done == 0)
+            return;
+        const double each_s = s / static_cast<double>(done);
+        const double left_s = each_s * static_cast<double>(total - done);
+        if (!told && s + left_s > 10) {
+            note(fmt::format("--bootstrap {}: about {:.0f} s of calibration refits ({:.1f} ms "
+                             "each); fewer replicates are faster",
+                             total, s + left_s, 1e3 * each_s));
+            told = true;
+            next_s = s + 10;
+        } else if (told && s >= next_s && done < total) {
+            note(fmt::format("--bootstrap: {} of {} replicates, about {:.0f} s left", done, total,
+                             left_s));
+            next_s = s + 10;
+        }
+    };
+}
+
 std::vector<pooled_case> pooled_of(const result_set& rs) {
     return pool_cases(rs.cases);
 }
@@ -166,7 +188,8 @@ int run_predict(const predict_options& o, std::ostream& out) {
     observation_medians(set, cy, ly);
     const calibration point = fit_calibration(set, cy, ly);
     const std::vector<calibration> reps =
-        hw ? std::vector<calibration>{} : bootstrap_calibrations(set, o.bootstrap, o.seed);
+        hw ? std::vector<calibration>{}
+           : bootstrap_calibrations(set, o.bootstrap, o.seed, progress_notes(o.bootstrap));
     const model_error err = calibration_error(set, point, cy, ly);
     if (!hw)
         note_unstable(set, o);

@@ -1,6 +1,7 @@
 #include "hardware.hpp"
 
 #include "src/base/backend.hpp"
+#include "src/base/checked_count.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
@@ -16,21 +17,25 @@ namespace ringscale::analysis::predict {
 
 namespace {
 
-/// The numeric figures: key, member, unit comment.
+/// The numeric figures: key, member, unit comment, and the largest value a profile may state
+/// (declared ranges: a figure beyond them is a typo or hostile, and would turn into 0, inf or
+/// NaN in the prices).
 struct numeric_key {
     const char* key;
     double hardware_profile::*member;
     const char* comment;
+    double max = 1e6;
 };
 
 const numeric_key numeric_keys[] = {
     {"peak_tflops", &hardware_profile::peak_tflops, "dense peak for dtype, TFLOP/s per device"},
     {"efficiency", &hardware_profile::efficiency,
-     "share of peak that large attention and GEMM blocks reach (0..1]"},
+     "share of peak that large attention and GEMM blocks reach (0..1]", 1},
     {"memory_gbs", &hardware_profile::memory_gbs, "device memory bandwidth, GB/s"},
     {"call_overhead_us", &hardware_profile::call_overhead_us, "per kernel call, us"},
     {"device_memory_gib", &hardware_profile::device_memory_gib, "memory per device, GiB"},
-    {"ranks_per_node", &hardware_profile::ranks_per_node, "devices (ranks) per node"},
+    {"ranks_per_node", &hardware_profile::ranks_per_node, "devices (ranks) per node",
+     static_cast<double>(max_ranks)},
     {"intra_alpha_us", &hardware_profile::intra_alpha_us, "inside a node: latency per step, us"},
     {"intra_busbw_gbs", &hardware_profile::intra_busbw_gbs,
      "inside a node: bus bandwidth (nccl-tests), GB/s"},
@@ -38,14 +43,18 @@ const numeric_key numeric_keys[] = {
     {"inter_busbw_gbs", &hardware_profile::inter_busbw_gbs,
      "between nodes: bus bandwidth per rank (nccl-tests), GB/s"}};
 
+/// The fewest NICs a node may state: a hundredth of one (fewer would price a link as
+/// infinitely shared).
+constexpr double min_nics_per_node = 0.01;
+
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
     const auto e = s.find_last_not_of(" \t\r");
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-double positive_number(const std::string& value, const std::string& key,
-                       const std::string& source) {
+double positive_number(const std::string& value, const std::string& key, const std::string& source,
+                       double lo, double hi) {
     std::size_t used = 0;
     double v = std::nan("");
     try {
@@ -55,7 +64,11 @@ double positive_number(const std::string& value, const std::string& key,
     }
     if (used != value.size() || !std::isfinite(v) || !(v > 0))
         throw config_error(fmt::format("hardware profile {}: {} = '{}' is not a positive number",
-                                       source, key, value));
+                                       source, key, value.substr(0, 40)));
+    if (v < lo || v > hi)
+        throw config_error(fmt::format("hardware profile {}: {} = '{}' is out of range ({:.10g} "
+                                       "to {:.10g})",
+                                       source, key, value.substr(0, 40), lo, hi));
     return v;
 }
 
@@ -99,7 +112,8 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
     }
     const auto nics = values.find("nics_per_node"); // optional; checked first when given
     if (nics != values.end())
-        h.nics_per_node = positive_number(nics->second, "nics_per_node", source);
+        h.nics_per_node = positive_number(nics->second, "nics_per_node", source, min_nics_per_node,
+                                          static_cast<double>(max_ranks));
     std::set<std::string> known = {"name", "device", "dtype", "nics_per_node"};
     for (const numeric_key& k : numeric_keys) {
         known.insert(k.key);
@@ -107,15 +121,12 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
         if (it == values.end() || it->second.empty())
             throw config_error(fmt::format("hardware profile {}: missing figure '{}' ({})", source,
                                            k.key, k.comment));
-        h.*(k.member) = positive_number(it->second, k.key, source);
+        h.*(k.member) = positive_number(it->second, k.key, source, 0, k.max);
     }
     for (const auto& [k, v] : values)
         if (!known.count(k))
             throw config_error(
                 fmt::format("hardware profile {}: unknown key '{}'", source, k.substr(0, 40)));
-    if (h.efficiency > 1)
-        throw config_error(
-            fmt::format("hardware profile {}: efficiency = {} is above 1", source, h.efficiency));
     if (h.ranks_per_node != std::floor(h.ranks_per_node))
         throw config_error(fmt::format("hardware profile {}: ranks_per_node = {} is not whole",
                                        source, h.ranks_per_node));

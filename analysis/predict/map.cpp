@@ -1,6 +1,7 @@
 #include "map.hpp"
 
 #include "analysis/presentation/plots.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -270,11 +271,12 @@ std::string map_section(const crossover_map& m, const std::string& dir, bool plo
                         std::vector<std::string>& pngs) {
     std::string md = "\n## Predicted crossover map at scale\n\n";
     if (!m.refusal.empty())
-        return md + "No map: " + m.refusal + ".\n";
+        return md + "No map: " + markdown_text(m.refusal) + ".\n";
     md += "The cost model (`ringscale-stats predict`) priced ring, all-gather, Ulysses and "
           "hybrid (the best Ulysses degree) for this study's attention problem (" +
-          m.shape + ") on a grid up to P = 4096 and S = 10M. " + m.assumptions +
-          ". These are assumptions, not measurements." + never_fastest(m) + "\n\n";
+          markdown_text(m.shape) + ") on a grid up to P = 4096 and S = 10M. " +
+          markdown_text(m.assumptions) + ". These are assumptions, not measurements." +
+          markdown_text(never_fastest(m)) + "\n\n";
     md += render(map_table(m), output_format::md);
     if (!plots)
         return md;

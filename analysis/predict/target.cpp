@@ -4,8 +4,10 @@
 #include "train.hpp"
 
 #include "src/base/backend.hpp"
+#include "src/base/checked_count.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -70,6 +72,14 @@ attention_problem attention_of(const target& t) {
     a.backward = field(t, "pass", "fwd") == "fwd+bwd";
     a.elem_bytes = elem_bytes(field(t, "dtype", "float32"));
     a.overlap = flag(t, "overlap", true);
+    // What the launch would refuse, in its words (src/base/shape_rules.hpp): config_error,
+    // which predict_target turns into the row's refusal.
+    auto whole = [](double v, const char* what) {
+        return whole_in_range(v, 0, std::int64_t{1} << 50, what);
+    };
+    rules::check_attention_shape(whole(a.seq_len, "seq_len"), whole(a.batch, "batch"),
+                                 whole(a.heads, "heads"), whole(a.kv_heads, "kv_heads"),
+                                 whole(a.head_dim, "head_dim"));
     return a;
 }
 
@@ -82,9 +92,10 @@ train_problem train_of(const target& t) {
     tp.vocab = number(t, "vocab", 1024);
     tp.seq_len = number(t, "train_seq_len", 512);
     tp.tokens = number(t, "tokens", 4096) * (field(t, "scaling") == "weak" ? p : 1);
-    tp.cp = static_cast<int>(number(t, "cp", 1));
-    const int dp = static_cast<int>(number(t, "dp", 0));
-    tp.dp = dp > 0 ? dp : std::max(1, p / std::max(1, tp.cp));
+    // The launch's grid rule (dp x cp = P; dp 0 is P / cp), in its words.
+    tp.cp = static_cast<int>(whole_in_range(number(t, "cp", 1), 1, max_ranks, "cp"));
+    const std::int64_t dp = whole_in_range(number(t, "dp", 0), 0, max_ranks, "dp");
+    tp.dp = static_cast<int>(rules::resolve_dp(dp, tp.cp, p));
     tp.dp_variant = field(t, "dp_variant", "ddp");
     tp.cp_variant = field(t, "cp_variant", "ring");
     tp.prefetch = flag(t, "prefetch", false);

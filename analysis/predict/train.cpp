@@ -2,6 +2,10 @@
 
 #include "links.hpp"
 
+#include "src/base/checked_count.hpp"
+#include "src/base/error.hpp"
+#include "src/base/shape_rules.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -37,6 +41,10 @@ struct channel_sim {
         return comm_free;
     }
     void wait(double until, const cost& c) {
+        if (std::isnan(until)) { // a figure CALIB lacks: keep it, so the step is refused by name
+            path += c;
+            return;
+        }
         if (until <= t)
             return;
         const double tc = c.total();
@@ -150,7 +158,7 @@ cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w,
 
 cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, const figures& f) {
     const int n = unit_count(t), p = w.world;
-    auto gather = [&](int u, mpi_call call) { // jobs/train/fsdp.cpp: prefetched ones nonblocking
+    auto gather = [&](int u, mpi_call call) { // jobs/schemes/fsdp.cpp: prefetched ones nonblocking
         return placed_coll_cost(coll::allgather, padded(unit_params(t, u), p) * 4, p,
                                 w.ranks_per_node, f, call);
     };
@@ -209,17 +217,18 @@ double total_params(const train_problem& t) {
 }
 
 std::string train_refusal(const train_problem& t) {
-    const double sequences = t.tokens / t.seq_len;
-    if (sequences != std::floor(sequences) || sequences < 1)
-        return fmt::format("{:g} tokens are not a whole number of {:g}-token sequences", t.tokens,
-                           t.seq_len);
-    if (t.dp < 1 || std::fmod(sequences, t.dp) != 0)
-        return fmt::format("{:g} sequences do not divide over dp={}", sequences, t.dp);
-    if (t.cp > 1 && std::fmod(t.seq_len, 2.0 * t.cp) != 0)
-        return fmt::format("seq_len {:g} does not divide into 2cp={} zigzag chunks", t.seq_len,
-                           2 * t.cp);
-    if (t.cp > 1 && t.cp_variant == "ulysses" && std::fmod(t.heads, t.cp) != 0)
-        return fmt::format("heads {:g} do not divide by cp={}", t.heads, t.cp);
+    try { // the launch's own rules and words (src/base/shape_rules.hpp)
+        auto whole = [](double v, const char* what) {
+            return whole_in_range(v, 0, std::int64_t{1} << 50, what);
+        };
+        rules::check_model(whole(t.layers, "layers"), whole(t.hidden, "hidden"),
+                           whole(t.heads, "heads"), whole(t.vocab, "vocab"));
+        rules::check_batch(whole(t.tokens, "tokens"), whole(t.seq_len, "train_seq_len"), t.dp);
+        rules::check_cp(t.cp, t.cp_variant, whole(t.heads, "heads"),
+                        whole(t.seq_len, "train_seq_len"));
+    } catch (const config_error& e) {
+        return e.what();
+    }
     return "";
 }
 
@@ -231,8 +240,10 @@ step_prediction predict_train(const train_problem& t, const placement& where, co
     out.refusal = train_refusal(t);
     if (!out.ok())
         return out;
-    if (t.dp * t.cp != where.world) {
-        out.refusal = fmt::format("dp {} x cp {} is not P={}", t.dp, t.cp, where.world);
+    try {
+        rules::resolve_dp(t.dp, t.cp, where.world);
+    } catch (const config_error& e) {
+        out.refusal = e.what();
         return out;
     }
     const unit_costs c = price_units(t, where, f, width);

@@ -3,12 +3,12 @@
 #include "analysis/measures/resources.hpp"
 #include "plot_panels.hpp"
 #include "src/base/error.hpp"
+#include "src/base/whole_file.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 
 namespace ringscale::analysis {
@@ -35,10 +35,7 @@ std::string path_in(const std::string& dir, const std::string& name) {
 } // namespace
 
 void write_plot_file(const std::string& path, const std::string& text) {
-    std::ofstream f(path);
-    f << text;
-    if (!f)
-        throw error(error_kind::io, fmt::format("cannot write {}", path));
+    write_whole_file(path, [&](std::ostream& f) { f << text; }); // checked to the close
 }
 
 bool have_gnuplot() {

@@ -3,6 +3,7 @@
 #include "analysis/measures/resources.hpp"
 #include "plot_panels.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/text_escape.hpp"
 #include "views.hpp"
 
 #include <algorithm>
@@ -160,7 +161,7 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                               "other rank counts into the same results add the schemes and "
                               "their memory against P; the Crossovers table gives each "
                               "scheme's memory at P={0}.\n",
-                              by_p.begin()->first, shape);
+                              by_p.begin()->first, markdown_text(shape));
         if (by_p.size() >= 2) {
             const std::string stem = fmt::format("schemes_vs_p_{:02}", n);
             if (draw_panels(vs_p,
@@ -168,8 +169,8 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                             "(one panel per S). " +
                                 what,
                             dir, stem, 3))
-                md += "\nWhich scheme is fastest as P grows, at each S (" + shape + "):\n" +
-                      image(stem, pngs);
+                md += "\nWhich scheme is fastest as P grows, at each S (" + markdown_text(shape) +
+                      "):\n" + image(stem, pngs);
         }
         if (by_s.size() >= 2) {
             const std::string stem = fmt::format("schemes_vs_s_{:02}", n);
@@ -179,8 +180,8 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                             "ratio CIs). " +
                                 what,
                             dir, stem, 3))
-                md += "\nWhere the schemes trade places along S, at each P (" + shape + "):\n" +
-                      image(stem, pngs);
+                md += "\nWhere the schemes trade places along S, at each P (" +
+                      markdown_text(shape) + "):\n" + image(stem, pngs);
         }
         if (by_p.size() >= 2) {
             const std::string stem = fmt::format("memory_vs_p_{:02}", n);
@@ -189,8 +190,8 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                             "memory on a GPU, else the job's host buffers). " +
                                 what,
                             dir, stem, 3))
-                md += "\nWhat each scheme needs per rank as P grows (" + shape + "):\n" +
-                      image(stem, pngs);
+                md += "\nWhat each scheme needs per rank as P grows (" + markdown_text(shape) +
+                      "):\n" + image(stem, pngs);
         }
     }
     return md;
@@ -246,7 +247,7 @@ std::string training_plots(const question_inputs& in, const row_index& rows, con
         if (draw_panels(speed, "DDP, ZeRO-1 and FSDP against P: step time and throughput. " + shape,
                         dir, stem, 2))
             md += fmt::format("\nData-parallel variants against P ({} P measured; {}):\n",
-                              ps.size(), shape) +
+                              ps.size(), markdown_text(shape)) +
                   image(stem, pngs);
         const std::string mstem = fmt::format("train_memory_vs_p_{:02}", n);
         if (draw_panels(memory, "Memory per rank against P by category. " + shape, dir, mstem, 3))

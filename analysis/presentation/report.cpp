@@ -8,12 +8,12 @@
 #include "src/base/machine_marks.hpp"
 #include "src/base/results_schema.hpp"
 #include "src/base/text_escape.hpp"
+#include "src/base/whole_file.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <set>
 
 namespace ringscale::analysis {
@@ -72,15 +72,15 @@ void family_plots(const report_inputs& in, const std::string& which, const std::
         const std::string stem = fmt::format("scaling_{:02}", ++i);
         plot_scaling(r, dir, stem);
         pngs.push_back(stem + ".png");
-        md += fmt::format("\n**{}** ({} scaling, base P={})\n\n![{}]({}.png)\n", r.label, r.scaling,
-                          r.base_p, stem, stem);
+        md += fmt::format("\n**{}** ({} scaling, base P={})\n\n![{}]({}.png)\n",
+                          markdown_text(r.label), markdown_text(r.scaling), r.base_p, stem, stem);
     }
     if (i == 0)
-        md += fmt::format("\nNo family's label contains '{}'.\n", which);
+        md += fmt::format("\nNo family's label contains '{}'.\n", markdown_text(which));
 }
 
-void heatmaps(const report_inputs& in, const report_options& opt, std::string& md,
-              std::vector<std::string>& pngs) {
+void heatmaps(const report_inputs& in, const report_options& opt, const std::string& dir,
+              std::string& md, std::vector<std::string>& pngs) {
     std::vector<const case_summary*> order;
     for (const case_summary& s : *in.rows)
         if (!s.source->launches.empty() && s.source->world_size > 1 && std::isfinite(s.imbalance))
@@ -108,9 +108,9 @@ void heatmaps(const report_inputs& in, const report_options& opt, std::string& m
         const std::string stem = fmt::format("heatmap_{:02}", ++i);
         const std::string title = fmt::format("{} P={} (time imbalance {:.3f})", s->source->label(),
                                               s->source->world_size, s->imbalance);
-        plot_heatmap(*s->source->launches.front(), title, opt.dir, stem);
+        plot_heatmap(*s->source->launches.front(), title, dir, stem);
         pngs.push_back(stem + ".png");
-        md += fmt::format("\n{}\n\n![{}]({}.png)\n", title, stem, stem);
+        md += fmt::format("\n{}\n\n![{}]({}.png)\n", markdown_text(title), stem, stem);
     }
 }
 
@@ -123,13 +123,13 @@ std::string inputs_section(const report_inputs& in) {
         if (!c.file->complete)
             incomplete.insert(c.file->path);
     for (const auto& f : incomplete)
-        md += fmt::format("- incomplete (interrupted launch): `{}`\n", f);
+        md += fmt::format("- incomplete (interrupted launch): {}\n", markdown_text(f));
     for (const auto& p : in.results->problems)
-        md += fmt::format("- problem: {}\n", p);
+        md += fmt::format("- problem: {}\n", markdown_text(p));
     for (const auto& n : in.results->notes)
-        md += fmt::format("- note: {}\n", n);
+        md += fmt::format("- note: {}\n", markdown_text(n));
     for (const auto& n : in.notes)
-        md += fmt::format("- note: {}\n", n);
+        md += fmt::format("- note: {}\n", markdown_text(n));
     return md;
 }
 
@@ -148,14 +148,15 @@ std::string machine_section(const report_inputs& in) {
             for (std::size_t at = 0; at < w->second.text.size();) {
                 const std::size_t end =
                     std::min(w->second.text.find('\n', at), w->second.text.size());
-                md += fmt::format("- launcher warning (`{}`): {}\n", c.file->path,
-                                  w->second.text.substr(at, end - at));
+                md += fmt::format("- launcher warning ({}): {}\n", markdown_text(c.file->path),
+                                  markdown_text(w->second.text.substr(at, end - at)));
                 at = end + 1;
             }
         probed += c.file->probes > 0;
         if (!c.file->drift.empty()) {
             ++drifted;
-            md += fmt::format("- sentinel (`{}`): drifted: {}\n", c.file->path, c.file->drift);
+            md += fmt::format("- sentinel ({}): drifted: {}\n", markdown_text(c.file->path),
+                              markdown_text(c.file->drift));
         }
     }
     md += fmt::format("- drift sentinel: {} of {} file(s) ran it, {} drifted beyond its "
@@ -166,7 +167,8 @@ std::string machine_section(const report_inputs& in) {
     if (in.pooled)
         for (const pooled_case& p : *in.pooled)
             if (const std::string m = marks_text(p, true); !m.empty()) {
-                md += fmt::format("- marked: {} P={}: {}\n", p.label(), p.world_size, m);
+                md += fmt::format("- marked: {} P={}: {}\n", markdown_text(p.label()), p.world_size,
+                                  markdown_text(m));
                 ++marked;
             }
     md += marked == 0 ? "\nNo case was measured on a contended machine or while the sentinel "
@@ -178,27 +180,22 @@ std::string machine_section(const report_inputs& in) {
     return md + "\n";
 }
 
-} // namespace
-
-std::vector<std::string> write_report(const report_inputs& in, const report_options& opt) {
-    std::error_code ec;
-    std::filesystem::create_directories(opt.dir, ec);
-    if (ec)
-        throw error(error_kind::io, fmt::format("cannot create {}: {}", opt.dir, ec.message()));
-    std::vector<std::string> pngs;
+/// report.md's text, its plots drawn into `dir` (their PNGs named in `pngs`).
+std::string compose_report(const report_inputs& in, const report_options& opt,
+                           const std::string& dir, std::vector<std::string>& pngs) {
     std::string md = "# ringscale scaling report\n\n" + inputs_section(in) + "\n" +
                      machine_section(in) + methodology;
     md += "## Summary\n\n" + render(summary_table(*in.rows), output_format::md);
     std::string rejected;
     for (const auto& s : *in.rows)
         for (const auto& r : s.rejected)
-            rejected += "- " + r + "\n";
+            rejected += "- " + markdown_text(r) + "\n";
     if (!rejected.empty())
         md += "\n### Withheld figures (sanity gate)\n\n" + rejected;
     std::set<std::string> mfu_notes;
     for (const auto& s : *in.rows)
         if (!s.mfu_note.empty() && mfu_notes.insert(s.mfu_note).second)
-            md += (mfu_notes.size() == 1 ? "\n" : "") + ("- " + s.mfu_note + "\n");
+            md += (mfu_notes.size() == 1 ? "\n" : "") + ("- " + markdown_text(s.mfu_note) + "\n");
     const bool plots = have_gnuplot();
     if (!plots)
         md += "\n*gnuplot not found: plots were not drawn.*\n";
@@ -214,19 +211,19 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     if (!suspect.empty())
         md += "\n### Suspect efficiencies\n\n";
     for (const std::string& line : suspect)
-        md += "- " + line + "\n";
+        md += "- " + markdown_text(line) + "\n";
     if (plots && in.pooled) {
         md += "\n## The study's questions, one plot each\n\nEvery attention and training case "
               "is in one of these plots (collectives: Bus bandwidth below); error bars are the "
               "95% CI of the median over all iterations of all launches.\n";
-        md += question_plots({in.pooled, in.rows, in.crossover}, opt.dir, pngs);
-        family_plots(in, opt.family_plots, opt.dir, md, pngs);
+        md += question_plots({in.pooled, in.rows, in.crossover}, dir, pngs);
+        family_plots(in, opt.family_plots, dir, md, pngs);
     }
     md += "\n## Models\n\n";
     if (!in.models->empty())
         md += render(model_table(*in.models), output_format::md);
     for (const auto& r : in.model_refusals)
-        md += "- " + r + "\n";
+        md += "- " + markdown_text(r) + "\n";
     if (in.study_models && !in.study_models->empty())
         md += "\nTwo-parameter models t(p, S) of attention cases measured at 3 or more P and "
               "S:\n\n" +
@@ -234,13 +231,13 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     if (in.crossover)
         md += crossover_section(*in.crossover);
     if (in.predict_map)
-        md += predict::map_section(*in.predict_map, opt.dir, plots, pngs);
+        md += predict::map_section(*in.predict_map, dir, plots, pngs);
     if (plots) {
-        const std::string bw = busbw_plots(*in.rows, opt.dir, pngs);
+        const std::string bw = busbw_plots(*in.rows, dir, pngs);
         if (!bw.empty())
             md += "\n## Bus bandwidth\n" + bw;
     }
-    if (plots && plot_breakdown(*in.rows, opt.dir, "breakdown")) {
+    if (plots && plot_breakdown(*in.rows, dir, "breakdown")) {
         pngs.push_back("breakdown.png");
         md += "\n## Compute vs exposed communication\n\nThe cases whose communication is "
               "least hidden, labelled in full; every other case with P > 1 is in the last bar "
@@ -253,11 +250,35 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
           "resident set, device = GPU memory; params/grads/optimizer/activations/comm buffers are "
           "train_step's categories. The memory plots against P are with the questions above.\n";
     if (plots)
-        heatmaps(in, opt, md, pngs);
-    std::ofstream f(opt.dir + "/report.md");
-    f << terminal_lines(md); // no control character from a file reaches whoever cats it
-    if (!f)
-        throw error(error_kind::io, fmt::format("cannot write {}/report.md", opt.dir));
+        heatmaps(in, opt, dir, md, pngs);
+    return md;
+}
+
+} // namespace
+
+std::vector<std::string> write_report(const report_inputs& in, const report_options& opt) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.dir, ec);
+    if (ec)
+        throw error(error_kind::io, fmt::format("cannot create {}: {}", opt.dir, ec.message()));
+    // Every file goes into a staging directory inside opt.dir first and moves into place only
+    // when all were written (report.md last): a full disk or a failed plot leaves nothing
+    // partial, and a symlink at a destination is replaced, never written through.
+    staged_files staged(opt.dir);
+    std::vector<std::string> pngs;
+    try {
+        const std::string md = compose_report(in, opt, staged.path(), pngs);
+        write_whole_file(staged.path() + "/report.md", [&](std::ostream& f) {
+            f << terminal_lines(md); // no control character from a file reaches whoever cats it
+        });
+    } catch (const error& e) { // name the files where they were going, not the staging
+        std::string why = e.what();
+        for (auto at = why.find(staged.path()); at != std::string::npos;
+             at = why.find(staged.path(), at))
+            why.replace(at, staged.path().size(), opt.dir);
+        throw error(e.kind(), why);
+    }
+    staged.publish("report.md");
     return pngs;
 }
 

@@ -59,8 +59,12 @@ bool numeric_column(const table& t, std::size_t col) {
 }
 
 /// A cell's text for a terminal or Markdown: one line, no control characters (text from a
-/// results file must not move the cursor), and in Markdown no '|' that would split the cell.
-std::string display_text(const std::string& s, bool markdown) {
+/// results file must not move the cursor), and in Markdown no '|' that would split the cell;
+/// a text cell in Markdown (identities, labels, errors: text from a file) through
+/// markdown_text, so it cannot become a link, an image or HTML in report.md.
+std::string display_text(const std::string& s, bool markdown, bool text_value = false) {
+    if (markdown && text_value)
+        return markdown_text(s);
     std::string out = terminal_text(s);
     if (!markdown || out.find('|') == std::string::npos)
         return out;
@@ -79,7 +83,8 @@ std::string render_text(const table& full, bool markdown) {
         t.rows.emplace_back();
         for (std::size_t i = 0; i < row.size(); ++i)
             if (!full.machine_only[i])
-                t.rows.back().push_back({display_text(row[i].text, markdown), row[i].value});
+                t.rows.back().push_back(
+                    {display_text(row[i].text, markdown, row[i].value.is_string()), row[i].value});
     }
     const std::size_t ncol = t.titles.size();
     std::vector<std::size_t> width(ncol);
@@ -167,7 +172,7 @@ std::string render(const table& full, output_format format) {
     case output_format::text:
         return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n") + render_text(t, false);
     case output_format::md:
-        return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n\n") + render_text(t, true);
+        return (t.caption.empty() ? "" : markdown_text(t.caption) + "\n\n") + render_text(t, true);
     case output_format::csv:
         return render_csv(t);
     case output_format::json:

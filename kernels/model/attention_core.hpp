@@ -1,6 +1,6 @@
 // The training step's attention: the interface the transformer computes attention through
-// (single-rank here; ring, all-gather and Ulysses context parallelism in jobs/), and the
-// single-rank core on any executor.
+// (single-rank here; the context-parallel schemes in jobs/schemes, through jobs/train_attention),
+// and the single-rank core on any executor.
 #pragma once
 
 #include "kernels/kernels.hpp"
@@ -25,6 +25,15 @@ class attention_core {
                           phase_timer& timer) = 0;
 };
 
+/// The type the training step's attention kernels read Q, K, V and dO in on `exec`: fp32 where
+/// they take it (the CPU), else bf16.
+elem attention_input_type(executor& exec);
+
+/// Asynchronous on exec's compute stream: `n` fp32 values of `src` as type `e` for the attention
+/// kernels: `src` itself for f32, else rounded into `buf` (grown when too small).
+const void* attention_input(executor& exec, elem e, const float* src, std::size_t n,
+                            dev_buffer<unsigned char>& buf);
+
 /// Single-rank causal attention on `exec`: the rank's rows (global positions `positions`, the
 /// same for every sequence) attend to themselves as one K/V block, through the attention
 /// kernels. Q, K, V and dO go in as the type the executor's kernels take: fp32 as they are on
@@ -40,9 +49,6 @@ class local_attention_core final : public attention_core {
                   phase_timer& timer) override;
 
   private:
-    // `n` fp32 values as the kernels' input type: `src` itself for f32, else rounded into `buf`.
-    const void* as_input(const float* src, std::size_t n, dev_buffer<unsigned char>& buf);
-
     executor& m_exec;
     dev_positions m_pos;
     elem m_elem;

@@ -2,6 +2,7 @@
 
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
+#include "src/base/shape_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,17 +11,7 @@
 namespace ringscale::kernels::model {
 
 void model_check(const model_config& cfg) {
-    if (cfg.layers <= 0 || cfg.hidden <= 0 || cfg.heads <= 0 || cfg.vocab <= 0)
-        throw config_error("train_step: --layers, --hidden, --heads and --vocab must be > 0");
-    if (cfg.hidden % cfg.heads != 0)
-        throw config_error(
-            fmt::format("--hidden {} is not divisible by --heads {}", cfg.hidden, cfg.heads));
-    if (cfg.head_dim() != 64 && cfg.head_dim() != 128)
-        throw config_error(fmt::format("--hidden {} / --heads {} = head dimension {}: the CPU "
-                                       "attention kernel supports 64 or 128",
-                                       cfg.hidden, cfg.heads, cfg.head_dim()));
-    if (cfg.vocab > (std::int64_t{1} << 30))
-        throw config_error(fmt::format("--vocab {} is too large", cfg.vocab));
+    rules::check_model(cfg.layers, cfg.hidden, cfg.heads, cfg.vocab); // shared with predict
 }
 
 param_layout::param_layout(const model_config& cfg) {

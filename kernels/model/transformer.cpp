@@ -12,14 +12,15 @@ transformer::transformer(const model_config& cfg, const batch_shape& shape, atte
     model_check(cfg);
 }
 
-attention_shape transformer::attn_shape() const {
+attention_shape transformer::attention_shape_of(const model_config& cfg, const batch_shape& shape,
+                                                const mask_view& mask) {
     attention_shape s;
-    s.batch = m_shape.batch;
-    s.heads = s.kv_heads = m_cfg.heads;
-    s.q_len = s.k_len = m_shape.rows;
-    s.head_dim = m_cfg.head_dim();
+    s.batch = shape.batch;
+    s.heads = s.kv_heads = cfg.heads;
+    s.q_len = s.k_len = shape.rows;
+    s.head_dim = cfg.head_dim();
     s.causal = true;
-    s.mask = m_mask;
+    s.mask = mask;
     return s;
 }
 

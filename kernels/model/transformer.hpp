@@ -81,7 +81,10 @@ class transformer {
 
     const param_layout& layout() const { return m_layout; }
     /// The local attention problem: B sequences, H heads, rows x rows, causal, the mask.
-    attention_shape attn_shape() const;
+    attention_shape attn_shape() const { return attention_shape_of(m_cfg, m_shape, m_mask); }
+    /// The same for a model `cfg` on `shape` through `mask`, before a model exists. Pure.
+    static attention_shape attention_shape_of(const model_config& cfg, const batch_shape& shape,
+                                              const mask_view& mask);
     /// Attend through `mask` too (packed documents); its arrays must outlive the model.
     void set_attention_mask(const mask_view& mask) { m_mask = mask; }
 

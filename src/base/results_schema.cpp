@@ -1,5 +1,6 @@
 #include "src/base/results_schema.hpp"
 
+#include <map>
 #include <set>
 
 namespace ringscale::schema {
@@ -88,6 +89,24 @@ std::vector<std::pair<std::string, std::string>> identity_defaults(const std::st
     if (job == "train_step")
         out.emplace_back(attr::cp_placement, "node");
     return out;
+}
+
+const std::vector<std::string>* allowed_values(const std::string& name) {
+    static const std::map<std::string, std::vector<std::string>> values = {
+        {attr::scope, {"world", "intra", "inter"}},
+        {attr::ulysses_placement, {"node", "across"}},
+        {attr::cp_placement, {"node", "across"}},
+        {"device", {"cpu", "cuda"}},
+        {"comm", {"mpi", "nccl"}},
+        {attr::layout, {"contiguous", "zigzag", "striped", "balanced"}},
+        {"pass", {"fwd", "fwd+bwd"}},
+        {attr::seq_rule, {"memory", "work"}},
+        {"scaling", {"strong", "weak"}},
+        {attr::dp_variant, {"ddp", "zero1", "fsdp"}},
+        {attr::cp_variant, {"ring", "allgather", "ulysses"}},
+        {"sparse_pattern", {"random", "local_global"}}};
+    const auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
 }
 
 bool readable(const std::string& schema) {

@@ -56,6 +56,12 @@ bool is_scaling_axis(const std::string& name);
 std::vector<std::pair<std::string, std::string>> identity_defaults(const std::string& job,
                                                                    long long world_size);
 
+/// The values an enumerated identity attribute may hold (the launcher's choices, as it
+/// stores them: "scope" -> world, intra, inter; placements, device, comm, layout, pass,
+/// seq_rule, scaling, dp_variant, cp_variant, sparse_pattern), or nullptr for an attribute
+/// that is not one of them. Readers drop a case whose value is not among them. Pure.
+const std::vector<std::string>* allowed_values(const std::string& name);
+
 /// Whether `schema` is a version readers accept (version or version_1).
 bool readable(const std::string& schema);
 

@@ -248,7 +248,9 @@ results::case_record read_case_record(const h5::group& g, std::uint64_t max_byte
     const auto job = rec.identity.find(schema::attr::job);
     if (job == rec.identity.end() || results::attr_text(job->second).empty())
         refuse("attribute 'job' is missing");
-    read_record_data(g, rec, max_bytes);
+    read_record_data(g, rec, max_bytes); // world_size against the data first
+    if (const std::string why = identity_problem(view_of(rec.identity)); !why.empty())
+        refuse(why);
     if (g.exists(schema::ds_case_key))
         rec.case_key = g.read_string(schema::ds_case_key);
     read_machine_state(g, rec, max_bytes); // optional: dropped with a note, never the case
@@ -263,7 +265,9 @@ results::case_record read_v1_case_record(const h5::group& g, std::uint64_t max_b
         rec.group(schema::v1_attr_group(name))[name] = std::move(value);
     if (rec.text(schema::attr::job).empty())
         refuse("attribute 'job' is missing");
-    read_record_data(g, rec, max_bytes);
+    read_record_data(g, rec, max_bytes); // world_size against the data first
+    if (const std::string why = identity_problem(view_of(rec.identity)); !why.empty())
+        refuse(why);
     return rec;
 }
 

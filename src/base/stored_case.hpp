@@ -64,6 +64,14 @@ inline constexpr double comm_tolerance_s = 1e-6;
 /// counts (busbw_factor, bytes, count, flops, comm bytes, tokens) finite and >= 0.
 std::string data_problem(const case_arrays& d, const attr_map& attrs, bool ok);
 
+/// Why a case's identity contradicts itself or holds a value no launch writes, or "" (issue
+/// 35). Pure. Checks: world_size, nodes and ranks_per_node, when present, whole numbers from
+/// 1 to 2^24, nodes x ranks_per_node = world_size (with uneven_nodes = 1, ranks_per_node the
+/// most on one node: nodes >= 2 and nodes - 1 + ranks_per_node <= world_size < nodes x
+/// ranks_per_node); shift a distance from 1 to world_size - 1 or "node"; every enumerated
+/// attribute (schema::allowed_values) one of its values.
+std::string identity_problem(const attr_map& identity);
+
 /// Warm-up flags for a case stored without an is_warmup dataset: the first `warmup` of
 /// `rows` (the case's "warmup" attribute). Empty when the attribute is absent or does not
 /// fit the rows, so the caller can refuse to guess.
@@ -83,11 +91,11 @@ std::string status_of(const results::case_record& rec);
 
 /// Read ringscale/2 case group `g` into a case record: its four attribute groups (text
 /// through terminal_text), its case_key and, where it has time_s (an ok case must), its
-/// datasets, each shape checked before its data, then data_problem(). Throws an hdf5 error
-/// with the first reason (naming the dataset) when the case cannot be used:
-/// ringscale-stats drops it, --resume runs it again. `max_bytes`: the file's size (no
-/// dataset can need more). The datasets of a case with no is_warmup dataset get the flags
-/// of warmup_from_attribute; the peak byte counts, checked as numbers, are held as whole
+/// datasets, each shape checked before its data, then data_problem(), then
+/// identity_problem(). Throws an hdf5 error with the first reason (naming the dataset) when the
+/// case cannot be used: ringscale-stats drops it, --resume runs it again. `max_bytes`: the
+/// file's size (no dataset can need more). The datasets of a case with no is_warmup dataset get the
+/// flags of warmup_from_attribute; the peak byte counts, checked as numbers, are held as whole
 /// bytes (u64, as the writer stores them); affinity_list stays unread.
 results::case_record read_case_record(const h5::group& g, std::uint64_t max_bytes);
 

@@ -2,8 +2,13 @@
 // damaged or hand-edited file must not turn into a number. Each names the first thing wrong.
 #include "stored_case.hpp"
 
+#include "checked_count.hpp"
+#include "results_schema.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ringscale::stored {
 
@@ -65,7 +70,87 @@ std::string derived_problem(const attr_map& attrs) {
     return "";
 }
 
+/// A count of the topology (world_size, nodes, ranks_per_node), when present: a whole number
+/// from 1 to 2^24 (max_ranks). Sets `out` to it (0 when absent).
+std::string count_problem(const attr_map& attrs, const char* name, std::int64_t& out) {
+    out = 0;
+    const auto it = attrs.find(name);
+    if (it == attrs.end())
+        return "";
+    const std::optional<double> v = it->second.number;
+    if (!v)
+        return fmt::format("{} is '{}': a count of ranks must be a number", name,
+                           it->second.text.substr(0, 40));
+    if (!(std::isfinite(*v) && *v == std::floor(*v) && *v >= 1 &&
+          *v <= static_cast<double>(max_ranks)))
+        return fmt::format("{} is {}: it must be a whole number from 1 to 2^24", name, *v);
+    out = static_cast<std::int64_t>(*v);
+    return "";
+}
+
+/// nodes x ranks_per_node against world_size; with uneven_nodes = 1 ranks_per_node is the most
+/// on one node and every other node holds at least one rank.
+std::string topology_problem(const attr_map& attrs) {
+    std::int64_t world = 0, nodes = 0, per_node = 0, uneven = 0;
+    for (const auto& [name, out] : {std::pair{"world_size", &world},
+                                    {schema::attr::nodes, &nodes},
+                                    {schema::attr::ranks_per_node, &per_node}})
+        if (std::string why = count_problem(attrs, name, *out); !why.empty())
+            return why;
+    if (const auto it = attrs.find(schema::attr::uneven_nodes); it != attrs.end()) {
+        if (it->second.number != std::optional<double>(1.0))
+            return fmt::format("uneven_nodes is '{}': it is 1 when present",
+                               it->second.text.substr(0, 40));
+        uneven = 1;
+    }
+    if (world == 0 || (nodes == 0 && per_node == 0))
+        return "";
+    if (nodes == 0 || per_node == 0)
+        return fmt::format("{} is given without {}", nodes ? "nodes" : "ranks_per_node",
+                           nodes ? "ranks_per_node" : "nodes");
+    const std::int64_t full = nodes * per_node; // both at most 2^24: no overflow
+    if (!uneven && full != world)
+        return fmt::format("nodes {} x ranks_per_node {} = {}, but world_size is {}", nodes,
+                           per_node, full, world);
+    if (uneven && !(nodes >= 2 && per_node + nodes - 1 <= world && world < full))
+        return fmt::format("uneven_nodes with nodes {} and at most {} ranks per node cannot hold "
+                           "world_size {}",
+                           nodes, per_node, world);
+    return "";
+}
+
+/// The sendrecv peer distance: a whole number from 1 to world_size - 1, or "node".
+std::string shift_problem(const attr_map& attrs) {
+    const auto it = attrs.find("shift");
+    if (it == attrs.end())
+        return "";
+    const std::optional<double> v = it->second.number;
+    if (!v)
+        return it->second.text == "node"
+                   ? ""
+                   : fmt::format("shift is '{}': not a peer distance or 'node'",
+                                 it->second.text.substr(0, 40));
+    const auto world = number(attrs, "world_size");
+    if (!(std::isfinite(*v) && *v == std::floor(*v) && *v >= 1 && (!world || *v < *world)))
+        return fmt::format(
+            "shift is {}: a peer distance is a whole number from 1 to world_size - 1", *v);
+    return "";
+}
+
 } // namespace
+
+std::string identity_problem(const attr_map& attrs) {
+    if (std::string why = topology_problem(attrs); !why.empty())
+        return why;
+    if (std::string why = shift_problem(attrs); !why.empty())
+        return why;
+    for (const auto& [name, value] : attrs)
+        if (const std::vector<std::string>* allowed = schema::allowed_values(name))
+            if (std::find(allowed->begin(), allowed->end(), value.text) == allowed->end())
+                return fmt::format("{} is '{}': not one of {}", name, value.text.substr(0, 40),
+                                   fmt::join(*allowed, ", "));
+    return "";
+}
 
 std::string data_problem(const case_arrays& d, const attr_map& attrs, bool ok) {
     if (d.world == 0)

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace ringscale {
 
@@ -101,6 +102,25 @@ std::string gnuplot_string(const std::string& s) {
     for (char ch : terminal_text(s))
         out += ch == '\'' ? std::string("''") : std::string(1, ch);
     return out + "'";
+}
+
+std::string markdown_text(const std::string& s) {
+    const std::string text = terminal_text(s);
+    std::string out;
+    out.reserve(text.size() + text.size() / 4);
+    std::size_t digits = 0; // a leading digit run: "1." or "1)" would start an ordered list
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        const bool lead = i == 0 && (ch == '+' || ch == '-' || ch == '=' || ch == '#');
+        const bool list_mark = i > 0 && digits == i && (ch == '.' || ch == ')');
+        const bool special = ch != '\0' && std::strchr("\\`[]<>|&", ch) != nullptr;
+        if (special || lead || list_mark)
+            out += '\\';
+        out += ch;
+        if (digits == i && ch >= '0' && ch <= '9')
+            ++digits;
+    }
+    return out;
 }
 
 std::string valid_utf8(const std::string& s) {

@@ -1,7 +1,7 @@
 // Escaping for every place a string read from a results file (or a file name) can end up:
-// a terminal, a CSV field, a gnuplot script and JSON. Results files travel between teams, so
-// their text is untrusted: it must never move a terminal's cursor, end a gnuplot string (and
-// run the commands after it) or make a JSON writer fail. Pure functions, no dependencies.
+// a terminal, a CSV field, a gnuplot script, Markdown and JSON. Results files travel between teams,
+// so their text is untrusted: it must never move a terminal's cursor, end a gnuplot string (and run
+// the commands after it) or make a JSON writer fail. Pure functions, no dependencies.
 #pragma once
 
 #include <string>
@@ -26,6 +26,14 @@ std::string csv_field(const std::string& s);
 /// quotes gnuplot expands neither backquotes nor macros, and with no line break the string
 /// cannot end early, so nothing in `s` can become a gnuplot command.
 std::string gnuplot_string(const std::string& s);
+
+/// Text for Markdown (report.md) as inline text of one line: terminal_text(s) with a
+/// backslash before every character that could open a link or an image ([ ]), an autolink, an
+/// HTML tag or entity (< > &), a code span (`), a table cell (|) or an escape (\), and before
+/// a leading # + - = or the . or ) after a leading digit run (a heading, a list item, an
+/// underline). A Markdown viewer shows the text as it was; nothing in it is fetched or run.
+/// Emphasis marks (* _ ~) stay: they change no more than the look.
+std::string markdown_text(const std::string& s);
 
 /// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, so a JSON writer
 /// can always encode it; valid text (controls included: JSON escapes them) is kept.

@@ -2,6 +2,7 @@
 
 #include "comm/blocking.hpp"
 #include "src/base/clock.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -91,7 +92,8 @@ struct launch_guard::state {
                 try {
                     before_abort();
                 } catch (const std::exception& e) {
-                    std::fprintf(stderr, "ringscale: rank %d: %s\n", rank, e.what());
+                    std::fprintf(stderr, "ringscale: rank %d: %s\n", rank,
+                                 terminal_text(e.what()).c_str());
                 }
             }
             std::fflush(stderr);

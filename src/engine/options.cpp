@@ -93,9 +93,12 @@ param_value parse_value(const option_decl& d, const std::string& text) {
         break;
     }
     case option_type::number: {
-        const double v = parse_double(text, d.name);
+        const double v = parse_double(text, d.name) + 0.0; // -0 is 0
         check_range(d, text, v);
         out.value = v;
+        // Canonical text (the shortest that reads back as v): 0x0.8p0, 0.50 and 5e-1 are the
+        // one case 0.5 in the identity, and 1e-400 (below the smallest double) is 0.
+        out.text = fmt::format("{}", v);
         break;
     }
     case option_type::choice:

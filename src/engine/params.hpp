@@ -22,7 +22,9 @@ using results::attr_value;
 
 /// One typed value: what the user wrote (or the job set), and what it means.
 struct param_value {
-    std::string text; ///< as written: "4K", "on" (the case identity records this text)
+    /// As written ("4K", "on"; a number option's in canonical form, "0x0.8p0" as "0.5"): the
+    /// case identity records this text.
+    std::string text;
     std::variant<std::string, std::int64_t, std::uint64_t, double, bool> value;
     /// The option whose named list gave this value ("seq-preset"); "" when typed directly.
     std::string from_list;

@@ -7,6 +7,7 @@
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/text_escape.hpp"
 #include "src/engine/affinity.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/guard.hpp"
@@ -116,11 +117,12 @@ std::string plan(prepared& p, comm::communicator& world, const device_binding& g
             p.keys.push_back(case_key(pc, p.cfg, p.launch));
         if (world.rank() == 0) {
             for (const auto& note : p.cfg.notes)
-                std::fprintf(stderr, "ringscale: note: %s\n", note.c_str());
+                std::fprintf(stderr, "ringscale: note: %s\n", terminal_text(note).c_str());
             std::set<std::string> warned; // each once, however many cases share it
             for (const auto& pc : p.cases)
                 if (!pc.plan.note.empty() && warned.insert(pc.plan.note).second)
-                    std::fprintf(stderr, "ringscale: warning: %s\n", pc.plan.note.c_str());
+                    std::fprintf(stderr, "ringscale: warning: %s\n",
+                                 terminal_text(pc.plan.note).c_str());
         }
         if (world.rank() == 0 && !p.cfg.dry_run) {
             p.output_path = resolve_output_path(p.cfg, world.size());
@@ -138,7 +140,7 @@ bool any_error(comm::communicator& world, const std::string& error_text) {
     std::int64_t first = 0;
     world.allreduce(&mine, &first, 1, comm::dtype::i64, comm::reduce_op::min);
     if (first == world.rank())
-        std::fprintf(stderr, "ringscale: error: %s\n", error_text.c_str());
+        std::fprintf(stderr, "ringscale: error: %s\n", terminal_text(error_text).c_str());
     return first < world.size();
 }
 
@@ -166,9 +168,9 @@ void print_plan(const std::vector<scheduled_case>& cases) {
             params += fmt::format(" {}={}", k, v.text);
         if (repeated)
             params += fmt::format(" repeat={}", pc.repeat);
-        std::printf("case %zu: %s%s%s\n", i, pc.plan.job.c_str(), params.c_str(),
-                    pc.plan.skip_reason.empty() ? ""
-                                                : (" [skip: " + pc.plan.skip_reason + "]").c_str());
+        const std::string skip =
+            pc.plan.skip_reason.empty() ? "" : " [skip: " + pc.plan.skip_reason + "]";
+        std::printf("case %zu: %s\n", i, terminal_text(pc.plan.job + params + skip).c_str());
     }
 }
 
@@ -186,7 +188,8 @@ std::vector<std::size_t> cases_to_run(const prepared& p, comm::communicator& wor
     if (world.rank() == 0 && todo.size() < skip.size())
         std::printf("# --resume: %zu of %zu case(s) already completed in '%s'; running the "
                     "other %zu\n",
-                    skip.size() - todo.size(), skip.size(), p.cfg.output.c_str(), todo.size());
+                    skip.size() - todo.size(), skip.size(), terminal_text(p.cfg.output).c_str(),
+                    todo.size());
     return todo;
 }
 
@@ -199,10 +202,10 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
     guard.set_before_abort([w = writer.get()] {
         if (!w->finish_incomplete_within(2000))
             std::fprintf(stderr, "ringscale: rank 0: results file busy; left as '%s'\n",
-                         w->temp_path().c_str());
+                         terminal_text(w->temp_path()).c_str());
         else
             std::fprintf(stderr, "ringscale: rank 0: results (incomplete): %s\n",
-                         w->final_path().c_str());
+                         terminal_text(w->final_path()).c_str());
     });
     return writer;
 }
@@ -226,7 +229,7 @@ std::string warn_about_binding(comm::communicator& world, int local_size, int th
          {affinity_warning(min_cores, node_cores, ranks_per_node),
           oversubscription_warning(ranks_per_node, threads, node_cores, min_cores)})
         if (!line.empty()) {
-            std::fprintf(stderr, "%s\n", line.c_str());
+            std::fprintf(stderr, "%s\n", terminal_text(line).c_str());
             all += (all.empty() ? "" : "\n") + line;
         }
     std::fflush(stderr);
@@ -302,7 +305,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
             try {
                 writer->finish(false);
             } catch (const std::exception& e) {
-                std::fprintf(stderr, "ringscale: rank 0: %s\n", e.what());
+                std::fprintf(stderr, "ringscale: rank 0: %s\n", terminal_text(e.what()).c_str());
             }
         throw;
     }
@@ -314,7 +317,8 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
         writer->finish(true);
         if (failed)
             std::printf("# %d case(s) failed\n", failed);
-        std::printf("results: %s\n", writer->final_path().c_str());
+        // One line whatever the path holds (a newline, terminal escapes): scripts read it.
+        std::printf("results: %s\n", terminal_text(writer->final_path()).c_str());
         std::fflush(stdout);
     }
     return failed ? 1 : 0;
@@ -357,11 +361,11 @@ int run_launcher(int argc, char** argv) {
         }
     } catch (const config_error& e) {
         uninstall_early_stop();
-        std::fprintf(stderr, "ringscale: error: %s\n", e.what());
+        std::fprintf(stderr, "ringscale: error: %s\n", terminal_text(e.what()).c_str());
         MPI_Abort(MPI_COMM_WORLD, 2);
     } catch (const std::exception& e) {
         uninstall_early_stop();
-        std::fprintf(stderr, "ringscale: rank %d: %s\n", rank, e.what());
+        std::fprintf(stderr, "ringscale: rank %d: %s\n", rank, terminal_text(e.what()).c_str());
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }

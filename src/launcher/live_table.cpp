@@ -2,6 +2,7 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/text_escape.hpp"
 #include "src/launcher/scheme_table.hpp"
 
 #include <algorithm>
@@ -198,8 +199,8 @@ std::string live_table::progress_text(int done) const {
 void live_table::begin_case(int index, const scheduled_case& sc) {
     m_case_start_s = now_s();
     if (m_tty)
-        std::fprintf(stderr, "\r\033[K[%s] running %s %s", progress_text(index).c_str(),
-                     sc.plan.job.c_str(), sc.plan.variant.c_str());
+        std::fprintf(stderr, "\r\033[K[%s] running %s", progress_text(index).c_str(),
+                     terminal_text(sc.plan.job + " " + sc.plan.variant).c_str());
 }
 
 void live_table::print_header(const jobs::job& j) {
@@ -230,10 +231,10 @@ void live_table::end_case(int index, const scheduled_case& sc, const case_record
     const double share = comm_share_percent(rec);
     line += fmt::format("{:>10} {:>6} {:>8}", ran ? format_seconds(t) : "-",
                         ran ? fmt::format("{:.0f}", share) : "-", status_cell(rec));
-    std::printf(" %s\n", line.c_str());
+    std::printf(" %s\n", terminal_text(line).c_str()); // specs (--docs) are the user's text
     const std::string error = rec.text(schema::attr::error);
     if (!error.empty())
-        std::printf("#   case %d: %s\n", index, error.c_str());
+        std::printf("#   case %d: %s\n", index, terminal_text(error).c_str());
     std::fflush(stdout);
     if (!m_tty)
         std::fprintf(stderr, "[%s]\n", progress_text(index + 1).c_str());

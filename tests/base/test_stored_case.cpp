@@ -86,3 +86,65 @@ TEST(stored_case, warm_up_rows_from_the_attribute_or_not_at_all) {
     EXPECT_TRUE(warmup_from_attribute(3, with("warmup", 0.5)).empty());
     EXPECT_TRUE(warmup_from_attribute(3, {}).empty());
 }
+
+// Issue 35: the identity's topology agrees with itself, and enumerated values are ones a
+// launch writes; each refusal names the value.
+namespace {
+attr_map identity(std::initializer_list<std::pair<const char*, double>> numbers,
+                  std::initializer_list<std::pair<const char*, const char*>> texts = {}) {
+    attr_map m;
+    for (const auto& [name, v] : numbers)
+        m[name] = attr_value{std::to_string(v), v, v == static_cast<long long>(v)};
+    for (const auto& [name, t] : texts)
+        m[name] = attr_value{t, std::nullopt, false};
+    return m;
+}
+} // namespace
+
+TEST(stored_case, topology_that_agrees_passes) {
+    EXPECT_EQ(identity_problem({}), ""); // a file from before the topology: one node
+    EXPECT_EQ(identity_problem(identity({{"world_size", 8}, {"nodes", 2}, {"ranks_per_node", 4}},
+                                        {{"scope", "inter"}, {"shift", "node"}})),
+              "");
+    // 3 + 1 ranks on two nodes: the most on one node is 3.
+    EXPECT_EQ(identity_problem(identity(
+                  {{"world_size", 4}, {"nodes", 2}, {"ranks_per_node", 3}, {"uneven_nodes", 1}})),
+              "");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 4}, {"shift", 3}})), "");
+}
+
+TEST(stored_case, topology_that_contradicts_itself_is_refused) {
+    EXPECT_EQ(identity_problem(identity({{"world_size", 2}, {"nodes", 4}, {"ranks_per_node", 8}})),
+              "nodes 4 x ranks_per_node 8 = 32, but world_size is 2");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 2}, {"nodes", -1}})),
+              "nodes is -1: it must be a whole number from 1 to 2^24");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 2}, {"nodes", 0}})),
+              "nodes is 0: it must be a whole number from 1 to 2^24");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 2}, {"nodes", nan}})),
+              "nodes is nan: it must be a whole number from 1 to 2^24");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 2}, {"ranks_per_node", 1.5}})),
+              "ranks_per_node is 1.5: it must be a whole number from 1 to 2^24");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 2}, {"nodes", 2}})),
+              "nodes is given without ranks_per_node");
+    // uneven: 2 nodes of at most 1 rank cannot hold 2 ranks unevenly (that is even).
+    EXPECT_EQ(identity_problem(identity(
+                  {{"world_size", 2}, {"nodes", 2}, {"ranks_per_node", 1}, {"uneven_nodes", 1}})),
+              "uneven_nodes with nodes 2 and at most 1 ranks per node cannot hold world_size 2");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 4}, {"uneven_nodes", 2}})),
+              "uneven_nodes is '2.000000': it is 1 when present");
+}
+
+TEST(stored_case, enumerated_values_must_be_ones_a_launch_writes) {
+    EXPECT_EQ(identity_problem(identity({}, {{"scope", "bogus"}})),
+              "scope is 'bogus': not one of world, intra, inter");
+    EXPECT_EQ(identity_problem(identity({}, {{"device", "tpu"}})),
+              "device is 'tpu': not one of cpu, cuda");
+    EXPECT_EQ(identity_problem(identity({}, {{"ulysses_placement", "diagonal"}})),
+              "ulysses_placement is 'diagonal': not one of node, across");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 4}, {"shift", -1}})),
+              "shift is -1: a peer distance is a whole number from 1 to world_size - 1");
+    EXPECT_EQ(identity_problem(identity({{"world_size", 4}, {"shift", 4}})),
+              "shift is 4: a peer distance is a whole number from 1 to world_size - 1");
+    EXPECT_EQ(identity_problem(identity({}, {{"shift", "far"}})),
+              "shift is 'far': not a peer distance or 'node'");
+}

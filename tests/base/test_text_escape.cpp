@@ -58,3 +58,29 @@ TEST(text_escape, valid_utf8_replaces_only_invalid_bytes) {
     EXPECT_EQ(valid_utf8("cpu\xff"), "cpu\xef\xbf\xbd");
     EXPECT_EQ(valid_utf8("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");
 }
+
+// Issue 35: text from a results file in report.md never becomes a link, an image, HTML or a
+// heading; what it said stays readable.
+TEST(text_escape, markdown_text_disarms_links_images_and_html) {
+    EXPECT_EQ(markdown_text("ring_attention (u2) S^(2) * p 0.5"),
+              "ring_attention (u2) S^(2) * p 0.5");
+    EXPECT_EQ(markdown_text("![x](http://evil/p.png)"), "!\\[x\\](http://evil/p.png)");
+    EXPECT_EQ(markdown_text("[click](javascript:alert(1))"), "\\[click\\](javascript:alert(1))");
+    EXPECT_EQ(markdown_text("<script>alert(1)</script>"), "\\<script\\>alert(1)\\</script\\>");
+    EXPECT_EQ(markdown_text("<http://evil>"), "\\<http://evil\\>");
+    EXPECT_EQ(markdown_text("a|b `c` &amp; x#y"), "a\\|b \\`c\\` \\&amp; x#y");
+    EXPECT_EQ(markdown_text("# heading"), "\\# heading");
+}
+
+TEST(text_escape, markdown_text_escapes_what_would_start_a_block) {
+    EXPECT_EQ(markdown_text("- item"), "\\- item");
+    EXPECT_EQ(markdown_text("+ item"), "\\+ item");
+    EXPECT_EQ(markdown_text("==="), "\\===");
+    EXPECT_EQ(markdown_text("12. item"), "12\\. item");
+    EXPECT_EQ(markdown_text("3) item"), "3\\) item");
+    EXPECT_EQ(markdown_text("P=12. x-y"), "P=12. x-y"); // not at the start: nothing to escape
+}
+
+TEST(text_escape, markdown_text_is_one_line_of_terminal_text) {
+    EXPECT_EQ(markdown_text("a\nb\x1b[2J"), "a\\\\nb\\\\x1b\\[2J");
+}

@@ -16,13 +16,14 @@ exe="$build/src/ringscale"
 mkdir -p "$out"
 files=()
 for np in $nps; do
-    variants=allgather,ulysses
-    [[ $np -eq 4 ]] && variants=allgather,ulysses,hybrid
+    variants=allgather,ulysses hybrid=()
+    # --ulysses-degree shapes only the hybrid: refused in a launch without one (issue 35)
+    [[ $np -eq 4 ]] && variants=allgather,ulysses,hybrid hybrid=(--ulysses-degree 2)
     file="$out/np$np.h5"
     rm -f "$file"
     echo "### np=$np: ring_attention + context_parallel --variant $variants"
     mpirun -q --oversubscribe -np "$np" "$exe" --job ring_attention,context_parallel \
-        --variant "$variants" --ulysses-degree 2 --seq-len "$seq" --heads 8 --kv-heads 8 \
+        --variant "$variants" "${hybrid[@]}" --seq-len "$seq" --heads 8 --kv-heads 8 \
         --head-dim 64 --batch 1 --causal 1 --layout zigzag --pass fwd,fwd+bwd \
         --validate off -w "$warmup" -n "$iters" -o "$file" |
         sed -n '/^# comparison/,$p'

@@ -14,8 +14,10 @@ ringscale="$build/src/ringscale"
 [[ -x "$ringscale" ]] || { echo "sentinel_cost.sh: $ringscale not built" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
+seqs=512,1K,2K,4K # SMALL=1 in the environment: 512,1K (for a busy machine)
+[[ "${SMALL:-0}" == 1 ]] && seqs=512,1K
 study=(--job ring_attention,context_parallel --variant allgather,ulysses,hybrid
-    --seq-len 512,1K,2K,4K --heads 8 --kv-heads 4 --head-dim 64 --causal 1 --layout zigzag
+    --seq-len "$seqs" --heads 8 --kv-heads 4 --head-dim 64 --causal 1 --layout zigzag
     --pass fwd+bwd --warmup 2 --iters 8 --validate off)
 
 # launch SENTINEL LOG: one launch; prints its wall seconds.

@@ -22,6 +22,23 @@ printf 'name = half\npeak_tflops = 989\n' >"$work/fix/missing.hw"
 printf 'name = zero\npeak_tflops = 0\n' >"$work/fix/zero.hw"
 printf 'name = negative\npeak_tflops = -5\n' >"$work/fix/negative.hw"
 printf 'name = no links\nnics_per_node = 0\n' >"$work/fix/nics0.hw"
+# Whole profiles with one figure out of its declared range (issue 35).
+profile() { # FILE KEY VALUE: the built-in H100's figures with KEY = VALUE
+    local k v
+    for k in peak_tflops=989 efficiency=0.5 memory_gbs=3350 call_overhead_us=5 \
+        device_memory_gib=80 ranks_per_node=8 intra_alpha_us=3 intra_busbw_gbs=360 \
+        inter_alpha_us=8 inter_busbw_gbs=45; do
+        v=${k#*=} k=${k%%=*}
+        [ "$k" = "$2" ] && v=$3
+        echo "$k = $v"
+    done >"$1"
+    [ "$2" = nics_per_node ] && echo "nics_per_node = $3" >>"$1"
+    return 0
+}
+touch "$work/fix/"$'\e[2J\nx.h5' # a taken output name the launcher must print escaped
+profile "$work/fix/rpn_3e9.hw" ranks_per_node 3e9
+profile "$work/fix/rpn_1e300.hw" ranks_per_node 1e300
+profile "$work/fix/nics_tiny.hw" nics_per_node 1e-300
 "$mpiexec" -q -np 2 --oversubscribe "$ringscale" --op allreduce -b 1K -e 1K -w 1 -n 8 \
     -o "$work/fix/good.h5" </dev/null >/dev/null 2>"$work/fixture.log" ||
     { echo "cannot make the good.h5 fixture:"; cat "$work/fixture.log"; exit 1; }

@@ -3,7 +3,8 @@
 # and second keep two files; an unsafe SLURM_JOB_ID stays inside the output directory;
 # --resume re-runs a prior case whose timings are unreadable; a deleted output directory stops
 # the launch at the next case, with one line naming the file; --resume over a prior file that
-# hangs HDF5 names it in one line and runs on.
+# hangs HDF5 names it in one line and runs on; paths and specs printed as one line of text
+# (issue 35).
 # usage: hostile_launch.sh RINGSCALE MPIEXEC WORK DATA_DIR(tests/data)
 set -u
 ringscale=$1 mpiexec=$2 work=$3 data=$4
@@ -114,6 +115,22 @@ rc=$?
 grep -q 'was replaced by another one' "$work/swap.err" ||
     fail "no line says the file was replaced: $(tail -n 2 "$work/swap.err")"
 [[ -z $(compgen -G "$work/swap/*.h5") ]] || fail "the replaced file was published: $(ls "$work/swap")"
+
+# 8. The launcher's own lines are one line of text each, whatever a path or a spec holds
+# (issue 35): a newline and an ESC in -o leave "results: <path>" the last line, escaped; a
+# vertical tab inside a --docs spec (whitespace its lengths allow) reaches no terminal raw.
+odd=$'a\nb\e[2J.h5'
+mkdir -p "$work/odd"
+"$mpiexec" -q -np 1 "$ringscale" "${small[@]}" -o "$work/odd/$odd" >"$work/odd.out" 2>&1 ||
+    fail "launch with a newline in -o failed: $(tail -n 2 "$work/odd.out")"
+[[ -f "$work/odd/$odd" ]] || fail "no results file at the path with a newline: $(ls "$work/odd")"
+[[ $(tail -n 1 "$work/odd.out") == "results: $work/odd/a\\nb\\x1b[2J.h5" ]] ||
+    fail "the last line is not 'results: <path>' escaped: $(tail -n 2 "$work/odd.out" | od -c | head -3)"
+grep -q $'\e' "$work/odd.out" && fail "a raw ESC from -o reached the launcher's output"
+"$mpiexec" -q -np 1 "$ringscale" --job ring_attention --seq-len 4K --docs $'2K\v+2K' --dry-run \
+    >"$work/vt.out" 2>&1 || fail "a --docs spec with a vertical tab was refused: $(cat "$work/vt.out")"
+grep -q $'\v' "$work/vt.out" && fail "a raw vertical tab from --docs reached the launcher's output"
+grep -qF 'docs=2K\x0b+2K' "$work/vt.out" || fail "the --docs spec is not shown escaped: $(cat "$work/vt.out")"
 
 echo "hostile launch checks: $failures failure(s)"
 [[ $failures == 0 ]]

@@ -64,6 +64,19 @@ TEST(options, values_are_typed_and_checked_against_the_declaration) {
               std::string::npos);
 }
 
+// Issue 35: a number is one case however it was written (0x0.8p0, 0.50, 5e-1 are 0.5; a value
+// below the smallest double is 0), so cases pool by value, not by spelling.
+TEST(options, numbers_are_recorded_in_canonical_form) {
+    const auto d = decls();
+    for (const char* same : {"0.5", "0x0.8p0", "0.50", "5e-1", " 0.5"})
+        EXPECT_EQ(parse_value(d[4], same).text, "0.5") << same;
+    EXPECT_EQ(parse_value(d[4], "1e-400").text, "0");
+    EXPECT_EQ(parse_value(d[4], "-0").text, "0");
+    EXPECT_EQ(parse_value(d[4], "0.001").text, "0.001");
+    EXPECT_EQ(parse_value(d[4], "1").text, "1");
+    EXPECT_EQ(parse_value(d[0], "4K").text, "4K"); // sizes keep their spelling (as before)
+}
+
 TEST(options, help_shows_the_range_or_the_values_and_whether_a_list_sweeps) {
     const auto d = decls();
     EXPECT_EQ(describe_values(d[0]), "(1 to 1G; a list sweeps)");

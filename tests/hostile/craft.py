@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Crafted hostile results files of issue 22, each made from a real launch's file (SEED.h5,
+"""Crafted hostile results files of issues 22 and 35, each made from a real launch's file (SEED.h5,
 the e2e fixture small.h5: collectives cases at P=2, 2 warm-up and 4 timed rows) with one kind
 of damage. hostile_test.py runs every command on them, findings_test.py checks each finding's
 outcome and the fuzz replay (fuzz_replay) reads them in-process.
@@ -119,7 +119,22 @@ def duplicate_case(f):
 
 def non_utf8(f):
     for g in cases(f):
-        g["identity"].attrs["device"] = np.bytes_(b"cpu\xff\xfe")
+        g["identity"].attrs["comment"] = np.bytes_(b"cpu\xff\xfe")
+
+
+# Issue 35: text that a Markdown viewer would turn into a script tag, a javascript: link and a
+# remote image it fetches.
+MARKDOWN_EXPLOIT = ("<script>alert(1)</script> [click](javascript:alert(1)) "
+                    "![img](http://evil.example/p.png) <http://evil.example/a>")
+
+
+def set_identity_first(values):
+    """Identity attributes of the first case only: the file's other cases stay readable."""
+    def edit(f):
+        ident = first(f)["identity"]
+        for name, value in values.items():
+            ident.attrs[name] = value
+    return edit
 
 
 def shapes(target):
@@ -144,20 +159,40 @@ def shapes(target):
         "nan_comm_wait": nan_comm_wait,
         "no_warmup_info": no_warmup_info,
         "duplicate_case": duplicate_case,
-        # in `comm`: first in the heatmaps' titles, in no title drawn before them
-        "identity_newline": set_identity_everywhere("comm", GNUPLOT_EXPLOIT),
-        "identity_escape": set_identity_everywhere("device", TERMINAL_EXPLOIT),
+        # in `comment`, a free-text identity attribute (comm and device hold one of their
+        # values, issue 35): in the heatmaps' titles, in no title drawn before them
+        "identity_newline": set_identity_everywhere("comment", GNUPLOT_EXPLOIT),
+        "identity_escape": set_identity_everywhere("comment", TERMINAL_EXPLOIT),
         "identity_non_utf8": non_utf8,
     }
 
 
-def craft_all(seed, out_dir):
-    """Write every shape into out_dir; returns name -> path."""
+def shapes35():
+    """Issue 35: topology that contradicts itself, values no launch writes, Markdown."""
+    return {
+        "topology_contradicts": set_identity_first({"nodes": 4, "ranks_per_node": 8}),
+        "nodes_negative": set_identity_first({"nodes": -1}),
+        "nodes_zero": set_identity_first({"nodes": 0}),
+        "nodes_nan": set_identity_first({"nodes": np.float64("nan")}),
+        "uneven_impossible": set_identity_first({"nodes": 2, "ranks_per_node": 1,
+                                                 "uneven_nodes": 1}),
+        "scope_unknown": set_identity_first({"scope": "bogus"}),
+        "shift_negative": set_identity_first({"shift": -1}),
+        "device_unknown": set_identity_first({"device": "tpu"}),
+        "identity_markdown": set_identity_everywhere("comment", MARKDOWN_EXPLOIT),
+    }
+
+
+def craft_all(seed, out_dir, rounds=("22", "35")):
+    """Write every shape of the issues' `rounds` into out_dir; returns name -> path."""
     os.makedirs(out_dir, exist_ok=True)
     target = os.path.join(out_dir, "link_target.data")
     shutil.copy(seed, target)  # not *.h5: a directory input does not read it on its own
     made = {}
-    for name, edit in shapes(target).items():
+    edits = dict(shapes(target)) if "22" in rounds else {}
+    if "35" in rounds:
+        edits.update(shapes35())
+    for name, edit in edits.items():
         path = os.path.join(out_dir, name + ".h5")
         shutil.copy(seed, path)
         with h5py.File(path, "r+") as f:

@@ -44,7 +44,7 @@ def text(b):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-files = craft.craft_all(SEED, os.path.join(WORK, "crafted"))
+files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("22",))
 
 # 1. A newline in an identity string must not turn into gnuplot commands (system() runs a
 # shell): the report draws its plots and no command from the file runs.

@@ -186,3 +186,29 @@ TEST(context_parallel_plan, ulysses_degree_that_cannot_fit_a_node) {
     // One node: a degree above its ranks says so too.
     EXPECT_NE(plan_error(base("hybrid", "4"), 2).find("cannot fit a node"), std::string::npos);
 }
+
+// Issue 35: options that cannot mean anything are refused (a placement across nodes on one
+// node, the hybrid's options in a launch without a hybrid case); in a sweep over variants the
+// hybrid's options stay out of the other variants' identities.
+TEST(context_parallel_plan, hybrid_options_shape_only_the_hybrid) {
+    auto across = base("hybrid", "2");
+    across["ulysses-placement"] = {"across"};
+    EXPECT_NE(plan_error(across, 4).find("--ulysses-placement across spreads each Ulysses group "
+                                         "over nodes, but all 4 ranks run on one node"),
+              std::string::npos)
+        << plan_error(across, 4);
+    EXPECT_EQ(plan_job(cp(), across, on_nodes(2, 2)).at(0).variant, "hybrid/u2/across");
+    EXPECT_NE(plan_error(base("allgather", "2"), 4)
+                  .find("shape only --variant hybrid, and this launch runs allgather"),
+              std::string::npos);
+    auto ulysses = base("ulysses");
+    ulysses["ulysses-placement"] = {"across"};
+    EXPECT_NE(plan_error(ulysses, 4).find("this launch runs ulysses"), std::string::npos);
+    auto mixed = base("allgather", "2");
+    mixed["variant"] = {"allgather", "hybrid"};
+    const auto cases = plan_job(cp(), mixed, ranks(4));
+    ASSERT_EQ(cases.size(), 2u);
+    for (const case_plan& c : cases)
+        EXPECT_EQ(c.values.text("ulysses-degree"), c.values.text("variant") == "hybrid" ? "2" : "0")
+            << c.variant;
+}

@@ -1,7 +1,7 @@
 // Planning rules of train_step (pure, no MPI), DDP bucket assignment, padding, the FLOP
 // convention, and the validation's power to fail.
 #include "jobs/registry.hpp"
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/random.hpp"
@@ -58,7 +58,11 @@ TEST(train_plan, grid_variants_and_flops) {
     EXPECT_EQ(cases[0].variant, "ddp/cp-ring");
     EXPECT_EQ(cases[2].variant, "fsdp+prefetch/cp-ring");
     l["cp-placement"] = {"across"}; // named, so the live table tells the placements apart
-    EXPECT_EQ(plan_job(train_job(), l, ranks(4))[0].variant, "ddp/cp-ring/across");
+    launch_info two_nodes = ranks(4);
+    two_nodes.nodes = comm::node_layout::blocks(2, 2);
+    EXPECT_EQ(plan_job(train_job(), l, two_nodes)[0].variant, "ddp/cp-ring/across");
+    // On one node a placement across nodes means nothing: refused (issue 35).
+    EXPECT_THROW(plan_job(train_job(), l, ranks(4)), config_error);
     l["cp-placement"] = {"node"};
     EXPECT_EQ(cases[1].values.text("dp"), "0"); // as given: the identity; P resolves it
     EXPECT_EQ(read_train_problem(cases[1].values, 4).dp, 2);
@@ -75,13 +79,13 @@ TEST(train_plan, grid_variants_and_flops) {
               8192);
     // ZeRO-1 and FSDP state shrinks with the group; DDP's does not.
     const kernels::model::param_layout lay(pr.model);
-    train::dp_settings s;
-    const double ddp = train::dp_state_bytes(s, 4, lay);
+    schemes::dp_settings s;
+    const double ddp = schemes::dp_state_bytes(s, 4, lay);
     s.variant = "zero1";
-    EXPECT_LT(train::dp_state_bytes(s, 4, lay), ddp);
-    const double zero1 = train::dp_state_bytes(s, 4, lay);
+    EXPECT_LT(schemes::dp_state_bytes(s, 4, lay), ddp);
+    const double zero1 = schemes::dp_state_bytes(s, 4, lay);
     s.variant = "fsdp";
-    EXPECT_LT(train::dp_state_bytes(s, 4, lay), zero1);
+    EXPECT_LT(schemes::dp_state_bytes(s, 4, lay), zero1);
 }
 
 TEST(train_plan, bad_input_is_refused) {
@@ -112,6 +116,20 @@ TEST(train_plan, bad_input_is_refused) {
     l["hidden"] = {"384"};
     l["heads"] = {"3"}; // head dim 128, but 3 heads do not split over 2 cp ranks
     expect_refused(l, 2);
+    for (const char* u : {"3", "8"}) { // does not divide cp = 4; above it
+        l = base();
+        l["cp"] = {"4"};
+        l["cp-variant"] = {"hybrid"};
+        l["cp-ulysses-degree"] = {u};
+        expect_refused(l, 4);
+    }
+    l = base();
+    l["cp"] = {"4"};
+    l["cp-variant"] = {"hybrid"};
+    l["cp-ulysses-degree"] = {"4"};
+    l["hidden"] = {"384"};
+    l["heads"] = {"3"}; // 3 heads do not split over Ulysses groups of 4
+    expect_refused(l, 4);
     l = base();
     l["cp"] = {"2"};
     l["train-seq-len"] = {"510"}; // zigzag needs 2*cp | seq
@@ -175,23 +193,43 @@ jobs::launch_info gpu_launch(int ranks, std::uint64_t device_bytes) {
 }
 } // namespace
 
-TEST(train_step_device_plan, only_the_ring_cp_core_runs_on_cuda_the_others_are_refused) {
-    for (const char* variant : {"allgather", "ulysses"}) {
-        const std::string why = thrown_by(
-            [&] { plan_launch(train_config("2", "off", variant), gpu_launch(2, 1ull << 40)); });
-        EXPECT_NE(why.find(std::string("--cp-variant ") + variant + " on --device cuda"),
-                  std::string::npos)
-            << why;
-        EXPECT_NE(why.find("--cp-variant ring or --cp 1"), std::string::npos) << why;
-        EXPECT_EQ(why.find('\n'), std::string::npos);
+// Every context-parallel scheme runs on a GPU through the same code as on the CPU: each plans
+// on cuda; --tf32 is refused on the CPU.
+TEST(train_step_device_plan, every_cp_scheme_plans_on_cuda) {
+    for (const char* variant : {"ring", "allgather", "ulysses", "hybrid"}) {
+        const auto cases =
+            plan_launch(train_config("2", "off", variant), gpu_launch(2, 1ull << 40));
+        ASSERT_EQ(cases.size(), 1u) << variant;
+        EXPECT_TRUE(cases[0].plan.skip_reason.empty()) << variant;
     }
-    EXPECT_EQ(plan_launch(train_config("2", "off", "ring"), gpu_launch(2, 1ull << 40)).size(), 1u);
     jobs::launch_info cpu = gpu_launch(2, 0);
     cpu.device = device_kind::cpu;
     cpu.comm = comm_kind::mpi;
-    EXPECT_EQ(plan_launch(train_config("2", "off", "ulysses"), cpu).size(), 1u); // fine on CPU
     const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
     EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
+}
+
+// The hybrid's degree: automatic (the largest u dividing cp and the heads with u*u <= cp), or
+// the user's; it names the case, and shapes nothing (is no identity) for the other schemes.
+TEST(train_plan, hybrid_degree_is_resolved_and_named) {
+    auto l = base();
+    l["cp"] = {"4"};
+    l["cp-variant"] = {"hybrid"};
+    auto cases = plan_job(train_job(), l, ranks(4));
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].variant, "ddp/cp-hybrid/u2");
+    EXPECT_EQ(read_train_problem(cases[0].values, 4).cp_ulysses_degree, 2);
+    l["cp-ulysses-degree"] = {"4"};
+    EXPECT_EQ(plan_job(train_job(), l, ranks(4)).at(0).variant, "ddp/cp-hybrid/u4");
+    l["cp-variant"] = {"ring"};
+    l["cp-ulysses-degree"] = {"1", "2"}; // the same ring case twice: planned once
+    cases = plan_job(train_job(), l, ranks(4));
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_FALSE(cases[0].values.has("cp-ulysses-degree"));
+    l["cp-variant"] = {"ulysses"};
+    EXPECT_EQ(
+        read_train_problem(plan_job(train_job(), l, ranks(4)).at(0).values, 4).cp_ulysses_degree,
+        4);
 }
 
 // Packed documents plan on a GPU (the masked CUDA kernels passed on an H200,

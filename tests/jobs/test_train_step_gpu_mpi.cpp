@@ -1,7 +1,8 @@
 // train_step on CUDA devices at np=1 and 2, as the launcher runs it: DDP, ZeRO-1 and FSDP
-// (with and without prefetch), fp32 GEMMs and TF32, ring context parallelism, over NCCL (a GPU per
-// rank) and over MPI staged through pinned host memory (ranks may share a GPU); each case validated
-// against the single-rank GPU run. Skips, with the reason, where no GPU is visible.
+// (with and without prefetch), fp32 GEMMs and TF32, every context-parallel scheme (ring,
+// all-gather, Ulysses, hybrid), over NCCL (a GPU per rank) and over MPI staged through pinned
+// host memory (ranks may share a GPU); each case validated against the single-rank GPU run.
+// Skips, with the reason, where no GPU is visible.
 #include "jobs/registry.hpp"
 #include "jobs/train_problem.hpp"
 #include "tests/support/gpu_job_support.hpp"
@@ -18,6 +19,7 @@ namespace {
 struct train_case {
     std::string variant = "ddp", prefetch = "off", tf32 = "off", bucket_mb = "1", cp = "1";
     std::string docs; ///< --docs (empty: none)
+    std::string cp_variant = "ring", cp_ulysses_degree = "0";
 };
 
 launch_config config_of(const train_case& c) {
@@ -37,7 +39,8 @@ launch_config config_of(const train_case& c) {
     cfg.params["tf32"] = {c.tf32};
     cfg.params["bucket-mb"] = {c.bucket_mb};
     cfg.params["cp"] = {c.cp};
-    cfg.params["cp-variant"] = {"ring"};
+    cfg.params["cp-variant"] = {c.cp_variant};
+    cfg.params["cp-ulysses-degree"] = {c.cp_ulysses_degree};
     if (!c.docs.empty())
         cfg.params["docs"] = {c.docs};
     cfg.warmup = 1;
@@ -48,7 +51,8 @@ launch_config config_of(const train_case& c) {
 
 void expect_valid(gpu_launch& g, const train_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
-    const std::string what = c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " docs '" +
+    const std::string what = c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " cp " +
+                             c.cp + " " + c.cp_variant + " u " + c.cp_ulysses_degree + " docs '" +
                              c.docs + "' over " + to_string(g.world->backend());
     EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
@@ -118,6 +122,24 @@ TEST_P(train_step_gpu, packed_documents_match_the_single_rank_gpu_run) {
     c.docs = "fixed:64";
     expect_valid(g, c);
     c.cp = std::to_string(g.control->size());
+    expect_valid(g, c);
+}
+
+// The other context-parallel schemes, through the same code as the CPU's (jobs/schemes): every
+// rank in one cp group; the hybrid as a ring of single-rank groups and as one Ulysses group.
+TEST_P(train_step_gpu, every_context_parallel_scheme_matches_the_single_rank_gpu_run) {
+    gpu_launch g = testing_support::make_gpu_launch(GetParam());
+    RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
+    train_case c;
+    c.cp = std::to_string(g.control->size());
+    for (const char* variant : {"allgather", "ulysses", "hybrid"}) {
+        c.cp_variant = variant;
+        expect_valid(g, c);
+    }
+    c.cp_ulysses_degree = c.cp; // one group of every rank: Ulysses through the hybrid's code
+    expect_valid(g, c);
+    c.variant = "fsdp";
+    c.cp_variant = "allgather";
     expect_valid(g, c);
 }
 

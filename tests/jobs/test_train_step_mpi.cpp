@@ -1,5 +1,6 @@
 // train_step at np=1, 2, 4: every data-parallel variant (and FSDP with prefetch), and the
-// dp x cp grid with ring, all-gather and Ulysses attention, each through the run loop with
+// dp x cp grid with ring, all-gather, Ulysses and hybrid attention (jobs/schemes, the code the
+// attention jobs run), each through the run loop with
 // validation on: step-1 gradient, parameters after 3 steps and every loss against the
 // single-rank run on the same global batch. Grids: np=1 1x1; np=2 2x1 and 1x2; np=4 4x1
 // and 2x2. The cp cores' declared bytes against what a counting communicator sees them send.
@@ -35,7 +36,8 @@ jobs::param_lists tiny_model(int hidden, int heads, int tokens) {
 
 case_record run(const std::string& dp_variant, int cp, const std::string& cp_variant = "ring",
                 const std::string& prefetch = "off", const comm::node_layout& nodes = {},
-                const std::string& placement = "node", const std::string& docs = "") {
+                const std::string& placement = "node", const std::string& docs = "",
+                const std::string& ulysses_degree = "0") {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
@@ -46,6 +48,7 @@ case_record run(const std::string& dp_variant, int cp, const std::string& cp_var
     cfg.params["cp-variant"] = {cp_variant};
     cfg.params["prefetch"] = {prefetch};
     cfg.params["cp-placement"] = {placement};
+    cfg.params["cp-ulysses-degree"] = {ulysses_degree};
     if (!docs.empty())
         cfg.params["docs"] = {docs};
     cfg.warmup = 1;
@@ -129,7 +132,23 @@ TEST_P(train_step_cp, dp_by_cp_grid_matches_single_rank_run) {
 
 INSTANTIATE_TEST_SUITE_P(all, train_step_cp,
                          ::testing::Combine(::testing::Values("ddp", "zero1", "fsdp"),
-                                            ::testing::Values("ring", "allgather", "ulysses")));
+                                            ::testing::Values("ring", "allgather", "ulysses",
+                                                              "hybrid")));
+
+// The hybrid in true groups: cp = P with Ulysses groups of 2 (np=4: a ring of 2 groups of 2;
+// np=2: one group, no ring), and groups of 1 (a ring of every cp rank, np=2 and 4).
+TEST(train_step_hybrid, ulysses_groups_under_a_ring_match_single_rank_run) {
+    const int p = world_size();
+    if (p == 1)
+        GTEST_SKIP() << "the hybrid needs cp > 1 ranks (np=2, 4)";
+    for (const char* u : {"1", "2"}) {
+        SCOPED_TRACE(std::string("--cp-ulysses-degree ") + u);
+        const auto rec = run("zero1", p, "hybrid", "off", {}, "node", "", u);
+        expect_valid(rec);
+        EXPECT_EQ(std::get<std::string>(rec.identity.at("variant")),
+                  std::string("zero1/cp-hybrid/u") + u);
+    }
+}
 
 class train_step_cp_bytes : public ::testing::TestWithParam<const char*> {};
 
@@ -165,7 +184,7 @@ TEST_P(train_step_cp_bytes, declared_equals_sent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(all, train_step_cp_bytes,
-                         ::testing::Values("ring", "allgather", "ulysses"));
+                         ::testing::Values("ring", "allgather", "ulysses", "hybrid"));
 
 // The 2 x 2 grid on (pretended) 2 nodes of 2 ranks, cp groups inside each node or across the
 // nodes, nodes filled in order or round robin: the same training as the single-rank run.
@@ -189,8 +208,10 @@ TEST(train_step_grid, cp_placement_on_nodes_matches_reference) {
 TEST(train_step_docs, packed_documents_match_the_single_rank_run) {
     const int cp = std::min(world_size(), 2);
     const std::string docs = "8+24+20+12";
-    for (const char* variant : {"ring", "allgather", "ulysses"})
+    for (const char* variant : {"ring", "allgather", "ulysses", "hybrid"})
         expect_valid(run("ddp", cp, variant, "off", {}, "node", docs));
+    if (world_size() == 4) // Ulysses groups of 2 under a ring of 2
+        expect_valid(run("ddp", 4, "hybrid", "off", {}, "node", docs, "2"));
     if (world_size() == 4)
         expect_valid(run("fsdp", 4, "ring", "off", {}, "node", docs));
     const auto packed = run("ddp", 1, "ring", "off", {}, "node", docs);

@@ -136,6 +136,33 @@ TEST(mask_spec, bad_input_is_one_config_error) {
     EXPECT_NO_THROW(check_mask_spec(s, std::int64_t{1} << 20));
 }
 
+// Issue 35: the documents and the planner's arrays are bounded before anything is allocated
+// (fixed:1 on 1G tokens once spun for a minute and grew past 1.3 GB).
+TEST(mask_spec, documents_are_bounded_before_they_are_made) {
+    EXPECT_EQ(doc_count_bound("fixed:3K", 8192), 3);
+    EXPECT_EQ(doc_count_bound("uniform:1K-16K", 65536), 64);
+    EXPECT_EQ(doc_count_bound("1K+3K", 4096), 2);
+    EXPECT_EQ(doc_count_bound("fixed:1", std::int64_t{1} << 30), std::int64_t{1} << 30);
+    EXPECT_EQ(doc_lengths("fixed:1", max_docs).size(), static_cast<std::size_t>(max_docs));
+    try {
+        doc_lengths("fixed:1", std::int64_t{1} << 30);
+        ADD_FAILURE() << "a billion documents were made";
+    } catch (const config_error& e) {
+        EXPECT_STREQ(e.what(), "--docs: 'fixed:1' cuts 1073741824 tokens into up to 1073741824 "
+                               "documents; at most 4194304 (2^22)");
+    }
+    EXPECT_THROW(doc_lengths("uniform:1-2", std::int64_t{1} << 28), config_error);
+    mask_spec window;
+    window.window = 512;
+    EXPECT_EQ(mask_plan_bytes(window, 1024), 3u * 1024 * 8);
+    EXPECT_EQ(mask_plan_bytes(window, std::int64_t{1} << 30), 24ull << 30);
+    mask_spec docs;
+    docs.docs = "fixed:1";
+    EXPECT_THROW(mask_plan_bytes(docs, std::int64_t{1} << 30), config_error);
+    docs.docs = "fixed:1K";
+    EXPECT_EQ(mask_plan_bytes(docs, 4096), 3u * 4096 * 8 + 2u * 5 * 8);
+}
+
 TEST(mask_spec, block_patterns_mask_the_fraction_asked) {
     for (const bool causal : {false, true})
         for (const double f : {0.0, 0.5, 0.75, 0.9}) {

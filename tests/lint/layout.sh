@@ -51,6 +51,16 @@ check "subcommand names compared by the ringscale-stats dispatcher" \
     "$(git grep -nE "(==|!=) *\"($names)\"" -- analysis/commands analysis/main.cpp | grep -c .)" 0 \
     "git grep -nE '(==|!=) *\"(<commands.inc names>)\"' -- analysis/commands analysis/main.cpp"
 
+# The backends are reached through the executor and kernels/kernels.hpp alone: nothing outside
+# kernels/ (but the backends' own tests and benchmarks) includes or calls them.
+backend_inc="git grep -nE '#include\\s*[<\"]kernels/(cpu|cuda)/' -- ':!kernels' ':!tests/kernels' ':!tests/bench'"
+check "includes of kernels/cpu/, kernels/cuda/ outside kernels/" \
+    "$(git grep -nE '#include\s*[<"]kernels/(cpu|cuda)/' -- ':!kernels' ':!tests/kernels' ':!tests/bench' | grep -c .)" 0 \
+    "$backend_inc"
+check "  calls of kernels::cpu::, kernels::cuda:: outside it" \
+    "$(git grep -nE '(kernels::)?\b(cpu|cuda)::[a-z_]+\(' -- ':!kernels' ':!tests/kernels' ':!tests/bench' | grep -c .)" 0 \
+    "git grep -nE '(kernels::)?\\b(cpu|cuda)::[a-z_]+\\(' -- ':!kernels' ':!tests/kernels' ':!tests/bench'"
+
 largest=$(git ls-files src comm kernels jobs analysis | xargs wc -l | grep -v ' total$' | sort -n | tail -1)
 check "lines of the largest product file (${largest##* })" "$(echo "$largest" | awk '{print $1}')" 400 \
     "git ls-files src comm kernels jobs analysis | xargs wc -l | sort -n | tail"

@@ -7,6 +7,7 @@
 #   slurm_begin                         installs; makes $tmp (in $slurm_tmp_base, default /tmp);
 #                                       starts munged
 #   slurm_config CTL_HOST CTL_ADDR CPUS NODE:ADDR...   writes $tmp/slurm.conf (SLURM_CONF)
+#   slurm_gpu_standins N                every node offers N stand-in GPUs (gres/gpu)
 #   slurm_start_ctld; slurm_start_slurmd NODE [COMMAND PREFIX...]; slurm_wait_idle NODE...
 #   slurm_study OUT COUNTS_FLAG COUNTS [sweep options...]   submits; sets `ids` (launches, report)
 #   slurm_wait_jobs ID...; slurm_check_study STUDY WORLDS [NUMHOSTS]
@@ -92,6 +93,19 @@ CONF
     export SLURM_CONF=$tmp/slurm.conf
 }
 
+# GPU stand-ins: every node of $SLURM_CONF offers N "GPUs" (gres/gpu), character devices
+# with /dev/null's numbers in $tmp, so sbatch --gpus-per-task or --gres=gpu is granted and sets
+# SLURM_GPUS_ON_NODE and CUDA_VISIBLE_DEVICES as on a GPU node; nothing runs on them. Call
+# after slurm_config, before the daemons start.
+slurm_gpu_standins() { # n
+    local n=$1 k
+    echo "AutoDetect=off" >"$tmp/gres.conf"
+    for ((k = 0; k < n; k++)); do mknod "$tmp/gpu$k" c 1 3; done
+    echo "Name=gpu File=$tmp/gpu[0-$((n - 1))]" >>"$tmp/gres.conf"
+    sed -i "s/^NodeName=.*/& Gres=gpu:$n/" "$SLURM_CONF"
+    echo "GresTypes=gpu" >>"$SLURM_CONF"
+}
+
 slurm_start_ctld() {
     slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
     slurm_pids+=($!)
@@ -140,7 +154,8 @@ INI
     [ "${#ids[@]}" -eq "$want" ] || { echo "slurm test: expected $want job ids"; exit 1; }
 }
 
-# Wait: no accounting database, so ask slurmctld (MinJobAge keeps finished jobs).
+# Wait: no accounting database, so ask slurmctld (MinJobAge keeps finished jobs); at most
+# $slurm_wait_limit seconds (240) for them all.
 slurm_job_state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 slurm_wait_jobs() { # id...
     local start=$SECONDS s id
@@ -150,8 +165,8 @@ slurm_wait_jobs() { # id...
             case $s in
             COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;;
             esac
-            [ $((SECONDS - start)) -lt 240 ] ||
-                { echo "slurm test: job $id still $s after 240 s"; exit 1; }
+            [ $((SECONDS - start)) -lt "${slurm_wait_limit:-240}" ] ||
+                { echo "slurm test: job $id still $s after ${slurm_wait_limit:-240} s"; exit 1; }
             sleep 1
         done
         echo "slurm test: job $id $s ($(scontrol show job "$id" | grep -o 'ExitCode=[0-9:]*'))"

@@ -4,13 +4,13 @@
 // done. Its local gradient goes to one of two scratch buffers and is reduce-scattered, non-
 // blocking, as soon as the unit's backward is done. With prefetch the next unit's gather is
 // posted before the current unit computes, so it overlaps.
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 #include <algorithm>
 
-namespace ringscale::jobs::train {
+namespace ringscale::jobs::schemes {
 
 using kernels::phase_scope;
 using kernels::model::param_layout;
@@ -185,4 +185,4 @@ std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator&
     return std::make_unique<fsdp>(s, group, layout, ctx);
 }
 
-} // namespace ringscale::jobs::train
+} // namespace ringscale::jobs::schemes

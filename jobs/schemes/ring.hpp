@@ -1,22 +1,21 @@
 // The ring attention algorithm on any communicator and device, for any caller's tensors:
-// used by the ring_attention job, the ring part of context parallelism's hybrid, and the
-// training step with --cp-variant ring. K/V blocks rotate in P-1 steps and merge by
-// log-sum-exp; the backward carries dK/dV partial sums around the ring and home to their
-// owner. With overlap, the next block's exchange runs while the current block is computed:
-// on the CPU through MPI progress between kernel pieces, on CUDA on the communicator's own
-// stream (NCCL) or in MPI while the kernel runs (staged), the compute stream waiting only
-// when a block has not arrived yet (that wait is the exposed communication).
+// the ring scheme (schemes/cp_attention.hpp) and the ring part of the hybrid. K/V blocks rotate in
+// P-1 steps and merge by log-sum-exp; the backward carries dK/dV partial sums around the ring and
+// home to their owner. With overlap, the next block's exchange runs while the current block is
+// computed: on the CPU through MPI progress between kernel pieces, on CUDA on the communicator's
+// own stream (NCCL) or in MPI while the kernel runs (staged), the compute stream waiting only when
+// a block has not arrived yet (that wait is the exposed communication).
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "src/base/clock.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 /// What a ring pass needs to know. `shape` is the local problem (q_len = k_len = rows per
 /// ring rank); `positions[r]` are ring rank r's global token positions on `dev`.
@@ -62,7 +61,8 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
 
 /// Collective over spec.comm: dQ (overwritten) and this rank's [dK | dV] (overwritten,
 /// 2 x ring_kv_elems, fp32) from the forward's O and LSE and the incoming dO (spec.type).
-/// `delta` [B,H,rows] is scratch.
+/// `delta` [B,H,rows] = rowsum(dO * O) is computed there from `o`; with `o` null it holds it
+/// already.
 void ring_backward(const ring_spec& spec, const void* q, const void* kv, const float* o,
                    const void* d_o, const float* lse, float* delta, float* dq, float* dkv,
                    ring_buffers& bufs, phase_timer& timer);
@@ -71,4 +71,4 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
 /// backward (n-1) K/V blocks and n dK/dV partial sums (fp32; none when n = 1).
 double ring_bytes_sent(const ring_spec& spec, bool backward);
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

@@ -2,16 +2,16 @@
 // DDP all-reduces gradient buckets as backward finishes them (overlapping the rest of the
 // backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the flat gradient after
 // backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 #include "src/base/error.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-namespace ringscale::jobs::train {
+namespace ringscale::jobs::schemes {
 
 using kernels::model::param_layout;
 
@@ -234,4 +234,4 @@ double dp_state_bytes(const dp_settings& s, int ranks, const param_layout& layou
     return (4 * shards + 4 * biggest) * f;
 }
 
-} // namespace ringscale::jobs::train
+} // namespace ringscale::jobs::schemes

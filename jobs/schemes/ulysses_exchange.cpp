@@ -1,10 +1,10 @@
-#include "jobs/ulysses_exchange.hpp"
+#include "jobs/schemes/ulysses_exchange.hpp"
 
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
 #include <algorithm>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 namespace {
 
@@ -162,4 +162,4 @@ void ulysses_to_sequence(const ulysses_layout& lay, const std::vector<ulysses_te
     }
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

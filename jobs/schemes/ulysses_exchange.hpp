@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 /// Where rows go inside one Ulysses group. Built once per case (no communication).
 struct ulysses_layout {
@@ -64,4 +64,4 @@ void ulysses_to_heads(const ulysses_layout& lay, const std::vector<ulysses_tenso
 void ulysses_to_sequence(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
                          ulysses_scratch& scratch, phase_timer& timer);
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

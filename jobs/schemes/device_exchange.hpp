@@ -9,7 +9,7 @@
 #include "kernels/kernels.hpp"
 #include "src/base/clock.hpp"
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 /// Order a communication that reads buffers written by the compute up to `m` after it:
 /// a stream wait for a stream-ordered communicator (NCCL), a host wait otherwise.
@@ -41,4 +41,4 @@ void finish_exchange(comm::communicator& c, kernels::executor& dev, pending_exch
 /// A progress function for CPU kernels: tests the pending requests of `a` and `b` (may be null).
 kernels::progress_fn tester(pending_exchange* a, pending_exchange* b);
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

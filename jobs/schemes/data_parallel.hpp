@@ -12,7 +12,7 @@
 //
 // Every buffer lives on the training context's executor and AdamW runs there; the group
 // communicates those buffers (host MPI on the CPU; NCCL or staged MPI on CUDA), ordered after
-// the compute that produced them as kernels/executor.hpp prescribes (jobs/device_exchange).
+// the compute that produced them as kernels/executor.hpp prescribes (jobs/schemes/device_exchange).
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace ringscale::jobs::train {
+namespace ringscale::jobs::schemes {
 
 /// Per-rank bytes of the strategy's state.
 struct dp_memory {
@@ -83,4 +83,4 @@ std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::commun
 /// Preflight: the strategy's bytes per rank for a group of `ranks`, as memory() reports them.
 double dp_state_bytes(const dp_settings& s, int ranks, const kernels::model::param_layout& layout);
 
-} // namespace ringscale::jobs::train
+} // namespace ringscale::jobs::schemes

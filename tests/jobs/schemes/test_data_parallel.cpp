@@ -1,11 +1,11 @@
-// The data-parallel strategies' pure rules (jobs/train/data_parallel.hpp): DDP buckets in
+// The data-parallel strategies' pure rules (jobs/schemes/data_parallel.hpp): DDP buckets in
 // backward order, every unit in exactly one, and shard padding.
-#include "jobs/train/data_parallel.hpp"
+#include "jobs/schemes/data_parallel.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace ringscale;
-using namespace ringscale::jobs::train;
+using namespace ringscale::jobs::schemes;
 
 TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
     kernels::model::model_config c;

@@ -1,6 +1,6 @@
-#include "jobs/device_exchange.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 void order_comm_after(comm::communicator& c, kernels::executor& dev, const kernels::mark& m) {
     if (c.stream_ordered())
@@ -49,4 +49,4 @@ kernels::progress_fn tester(pending_exchange* a, pending_exchange* b) {
     };
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

@@ -1,9 +1,9 @@
-#include "jobs/ring_core.hpp"
+#include "jobs/schemes/ring.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 
-namespace ringscale::jobs {
+namespace ringscale::jobs::schemes {
 
 namespace {
 
@@ -101,10 +101,10 @@ void ring_buffers::reserve(const ring_spec& spec, bool backward) {
     for (auto& b : kv)
         if (b.size() != (spec.comm->size() > 1 ? block : 0))
             b.allocate(*spec.dev, spec.comm->size() > 1 ? block : 0);
-    if (backward) {
-        dkv_local.allocate(*spec.dev, 2 * ring_kv_elems(spec));
-        dkv_send.allocate(*spec.dev, 2 * ring_kv_elems(spec));
-    }
+    if (backward)
+        for (auto* b : {&dkv_local, &dkv_send})
+            if (b->size() != 2 * ring_kv_elems(spec))
+                b->allocate(*spec.dev, 2 * ring_kv_elems(spec));
 }
 
 double ring_bytes_sent(const ring_spec& spec, bool backward) {
@@ -153,7 +153,8 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
     const auto q_pos = pos_of(spec, me);
     {
         phase_scope compute(dev, timer, phase::compute);
-        kernels::attention_bwd_delta(dev, spec.shape, spec.type, o, d_o, delta);
+        if (o)
+            kernels::attention_bwd_delta(dev, spec.shape, spec.type, o, d_o, delta);
         dev.zero(dq, ring_q_elems(spec) * sizeof(float));
     }
     // `dkv` receives the partial sums from prev; at the end it holds our block's total.
@@ -199,4 +200,4 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
     bufs.last_read = last_read;
 }
 
-} // namespace ringscale::jobs
+} // namespace ringscale::jobs::schemes

@@ -1,0 +1,106 @@
+#include "jobs/attention_case.hpp"
+
+#include "src/base/results_schema.hpp"
+
+namespace ringscale::jobs {
+
+namespace {
+
+class attention_case final : public case_runner {
+  public:
+    attention_case(const attention_problem& pr, schemes::cp_config scheme, run_context& ctx)
+        : m_pr(pr), m_seed(ctx.seed), m_rank(ctx.world.rank()), m_control(ctx.control),
+          m_dev(ctx.dev), m_shape(pr.local_shape(ctx.world.size())),
+          m_pos(attention_positions(pr, ctx.world.size())) {
+        scheme.type = pr.type;
+        scheme.keep_forward = true;
+        m_scheme = schemes::make_cp_attention(scheme, ctx.world, ctx.dev, m_shape, m_pos);
+    }
+
+    attr_map describe() const override {
+        attr_map a = attention_attrs(m_pr, m_scheme->work_positions());
+        add_masked_attn_kernel(a, m_pr.mask != nullptr, m_dev.kind());
+        m_scheme->describe(a);
+        a[schema::attr::comm_bytes_per_iter] = m_scheme->bytes_sent(m_pr.backward);
+        return a;
+    }
+
+    void setup() override {
+        m_mask = kernels::dev_mask(m_dev, m_pr.mask); // the mask's arrays where kernels read them
+        m_shape.mask = m_mask.view();
+        const auto& mine = m_pos[static_cast<std::size_t>(m_rank)];
+        const std::size_t qe = q_elems(), kve = kv_elems();
+        std::vector<float> host(qe);
+        fill_shard(tensor_id::q, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
+        m_q = upload_as(m_dev, m_pr.type, host);
+        host.resize(2 * kve);
+        fill_shard(tensor_id::k, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data());
+        fill_shard(tensor_id::v, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data() + kve);
+        m_kv = upload_as(m_dev, m_pr.type, host);
+        m_o.allocate(m_dev, qe);
+        if (m_pr.backward) {
+            host.resize(qe);
+            fill_shard(tensor_id::d_out, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
+            m_do = upload_as(m_dev, m_pr.type, host);
+            m_dq.allocate(m_dev, qe);
+            m_dkv.allocate(m_dev, 2 * kve);
+        }
+        m_scheme->prepare(m_shape, m_pr.backward);
+    }
+
+    void iterate(phase_timer& timer) override {
+        // The inputs were written at setup: no compute of this iteration precedes them.
+        m_scheme->forward(m_q.data(), m_kv.data(), m_o.data(), nullptr, timer);
+        if (m_pr.backward)
+            m_scheme->backward(m_q.data(), m_kv.data(), m_o.data(), m_do.data(), nullptr,
+                               m_dq.data(), m_dkv.data(), timer);
+    }
+
+    validation validate() override {
+        // Results come to the host and go over the host-memory control communicator.
+        attention_result r;
+        r.o = gathered(m_o, 0, m_pr.heads);
+        if (m_pr.backward) {
+            r.dq = gathered(m_dq, 0, m_pr.heads);
+            r.dk = gathered(m_dkv, 0, m_pr.kv_heads);
+            r.dv = gathered(m_dkv, kv_elems(), m_pr.kv_heads);
+        }
+        return validate_attention(m_control, m_pr, m_seed, r);
+    }
+
+  private:
+    std::size_t q_elems() const {
+        return static_cast<std::size_t>(kernels::attention_q_elems(m_shape));
+    }
+    std::size_t kv_elems() const {
+        return static_cast<std::size_t>(kernels::attention_kv_elems(m_shape));
+    }
+    // Collective over the control world: a local fp32 result, from `offset`, as a global
+    // tensor of `heads` heads on the host.
+    std::vector<float> gathered(const kernels::dev_buffer<float>& local, std::size_t offset,
+                                std::int64_t heads) {
+        const std::vector<float> host = local.download();
+        return gather_global(m_control, m_pr, heads, host.data() + offset, m_pos);
+    }
+
+    attention_problem m_pr;
+    std::uint64_t m_seed;
+    int m_rank;
+    comm::communicator& m_control;
+    kernels::executor& m_dev;
+    kernels::attention_shape m_shape;
+    std::vector<std::vector<std::int64_t>> m_pos;
+    std::unique_ptr<schemes::cp_attention> m_scheme;
+    kernels::dev_mask m_mask;
+    kernels::dev_buffer<unsigned char> m_q, m_kv, m_do; // m_pr.type
+    kernels::dev_buffer<float> m_o, m_dq, m_dkv;        // [K | V] and [dK | dV] in one each
+};
+
+} // namespace
+
+std::unique_ptr<case_runner> make_attention_case(const attention_problem& pr,
+                                                 schemes::cp_config scheme, run_context& ctx) {
+    return std::make_unique<attention_case>(pr, std::move(scheme), ctx);
+}
+
+} // namespace ringscale::jobs
