@@ -146,7 +146,7 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
     t.add_column("machine", "machine_marks");
     t.prune_for_people = true;
     const std::vector<std::string> names = labels(rows, t.caption);
-    std::vector<double> abs_err, widths, marked_err;
+    std::vector<double> abs_err, widths, marked_err, marked_widths;
     std::size_t inside = 0, marked_inside = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const predicted& p = rows[i];
@@ -173,6 +173,8 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
         } else {
             marked_err.push_back(std::abs(e));
             marked_inside += in;
+            if (p.lo > 0 && std::isfinite(p.hi))
+                marked_widths.push_back(p.hi / p.lo);
         }
         const auto [name, share] = dominant(p.point.time);
         r.insert(r.end(), {time_cell(v), band_cell(p.lo, p.hi), number_cell(p.hi, ""),
@@ -190,6 +192,7 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
     sum.marked_coverage =
         marked_err.empty() ? unknown : static_cast<double>(marked_inside) / marked_err.size();
     sum.marked_median_abs_error = marked_err.empty() ? unknown : median_inplace(marked_err);
+    sum.marked_median_width = marked_widths.empty() ? unknown : median_inplace(marked_widths);
     return t;
 }
 
@@ -203,10 +206,11 @@ std::string summary_line(const validation_summary& sum, double level) {
                   100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
                   sum.median_width);
     if (sum.marked > 0)
-        out +=
-            fmt::format("; {} marked case(s) left out (measured on a contended machine or "
-                        "while the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%)",
-                        sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage);
+        out += fmt::format("; {} marked case(s) left out (measured on a contended machine or "
+                           "while the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%, "
+                           "median band width {:.2f}x)",
+                           sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage,
+                           sum.marked_median_width);
     return out;
 }
 

@@ -30,6 +30,7 @@ struct validation_summary {
     std::size_t marked = 0;
     double marked_median_abs_error = unknown;
     double marked_coverage = unknown;
+    double marked_median_width = unknown;
 };
 
 /// One row per held-out case: measured, predicted [band], error; fills `sum`.
