@@ -40,7 +40,7 @@ std::vector<metric> attention_rate_metrics(const case_plan& plan, const results:
         metric::of("", t > 0 ? flops / t / ranks / 1e9 : none, "GF/s/rank", metric_hint::rate),
         metric::of("dense-eq", t > 0 ? dense / t / ranks / 1e9 : none, "GF/s", metric_hint::rate),
         metric::of("reduce", reduction, "x", metric_hint::number),
-        metric::of("imbal", rec.number(attr::work_imbalance).value_or(none), "",
+        metric::of("work-imbal", rec.number(attr::work_imbalance).value_or(none), "",
                    metric_hint::number),
         metric::of("max_err", checked ? rec.number(attr::max_abs_err).value_or(0) : none, "",
                    metric_hint::error)};

@@ -46,6 +46,20 @@ std::uint64_t gpu_free_bytes();
 /// "" with fewer than two GPUs or without CUDA. Never throws.
 std::string gpu_peer_topology();
 
+/// A GPU's state at one instant, through NVML (loaded at run time with the driver).
+struct gpu_sample {
+    bool known = false;         ///< false: NVML could not say (why says why)
+    std::string why;            ///< "" when known
+    double sm_clock_mhz = 0;    ///< current SM clock
+    std::uint64_t throttle = 0; ///< nvmlClocksThrottleReason bits (power cap 0x4, HW slowdown
+                                ///< 0x8, SW thermal 0x20, HW thermal 0x40, power brake 0x80)
+    int processes = 0;          ///< compute processes on the GPU (every process, ours included)
+};
+
+/// The state of the GPU at PCI bus id `pci_bus_id` (gpu_info::pci_bus_id). Never throws:
+/// without NVML, or where CUDA is not built, known = false and `why` says so.
+gpu_sample sample_gpu(const std::string& pci_bus_id);
+
 /// "13.0" from 13000 (CUDA's version integers).
 inline std::string cuda_version_text(int version) {
     return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);

@@ -300,4 +300,38 @@ std::vector<family> find_families(const std::vector<pooled_case>& pooled) {
     return out;
 }
 
+std::vector<const case_data*> unmarked_launches(const pooled_case& p) {
+    std::vector<const case_data*> out;
+    for (const case_data* c : p.launches)
+        if (c->mark().empty())
+            out.push_back(c);
+    return out;
+}
+
+pooled_case without_marked(const pooled_case& p) {
+    pooled_case out = p;
+    out.launches = unmarked_launches(p);
+    return out;
+}
+
+std::string marks_text(const pooled_case& p, bool with_reason) {
+    std::size_t contended = 0, drifted = 0;
+    std::string first;
+    for (const case_data* c : p.launches) {
+        const std::string m = c->mark();
+        if (m.empty())
+            continue;
+        (c->contention.empty() ? drifted : contended) += 1;
+        if (first.empty())
+            first = m;
+    }
+    if (contended + drifted == 0)
+        return "";
+    const std::size_t n = p.launches.size();
+    std::string out = contended > 0 ? fmt::format("contended {}/{}", contended, n) : "";
+    if (drifted > 0)
+        out += fmt::format("{}drift {}/{}", out.empty() ? "" : ", ", drifted, n);
+    return with_reason ? out + " (" + first + ")" : out;
+}
+
 } // namespace ringscale::analysis

@@ -52,6 +52,16 @@ struct pooled_case {
     std::string label() const;
 };
 
+/// Marks (issue 36): the launches of `p` that are not marked (case_data::mark).
+std::vector<const case_data*> unmarked_launches(const pooled_case& p);
+
+/// `p` with its marked launches left out (every other field as is).
+pooled_case without_marked(const pooled_case& p);
+
+/// How many of `p`'s launches are marked and why, for a column or a note: "contended 2/3"
+/// (`with_reason`: then ": " and the first one's reason); "" when none is.
+std::string marks_text(const pooled_case& p, bool with_reason = false);
+
 /// "threads=T cores=C" of one launch of a case (largest threads, fewest allowed cores over
 /// its ranks), "" when the file did not record them.
 std::string resource_signature(const case_data& c);

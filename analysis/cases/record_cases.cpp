@@ -1,5 +1,7 @@
 #include "record_cases.hpp"
 
+#include "src/base/stored_machine.hpp"
+
 namespace ringscale::analysis {
 
 namespace {
@@ -31,6 +33,9 @@ case_data case_from_record(const results::case_record& rec,
     // The checks made world_size (where given) equal to the data's rank columns.
     c.world_size = c.world > 0 ? static_cast<int>(c.world) : world_size_attribute(c);
     c.step_s = rec.slowest_timed(rec.time_s);
+    c.contention = stored::contention_of(rec);
+    c.read_notes = rec.read_notes;
+    c.machine = rec.machine;
     return c;
 }
 

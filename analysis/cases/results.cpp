@@ -38,4 +38,10 @@ std::string case_data::label() const {
     return case_label(*this, true);
 }
 
+std::string case_data::mark() const {
+    if (!contention.empty())
+        return "contended: " + contention;
+    return drift.empty() ? "" : "drift: " + drift;
+}
+
 } // namespace ringscale::analysis

@@ -31,6 +31,10 @@ struct file_info {
     std::string launch;
     std::string schema;                     ///< ringscale/2 or ringscale/1
     std::map<std::string, attr_value> meta; ///< attributes of /meta
+    /// The drift sentinel's verdict over the launch (/sentinel): why it drifted, "" when it
+    /// did not or the file has no sentinel; and how many probes it ran.
+    std::string drift;
+    int probes = 0;
 };
 
 /// One case of one launch: its attributes, and its datasets as checked on reading
@@ -48,8 +52,21 @@ struct case_data : stored::case_arrays {
     std::string error;
     int world_size = 0;
     std::vector<double> step_s; ///< measured iterations only: slowest rank's time_s
+    /// Marks (issue 36): why the case was measured on a contended machine (its outcome, or
+    /// its machine fields judged again: src/base/stored_machine.hpp), and why the launch's
+    /// sentinel drifted around it; "" when not.
+    std::string contention;
+    std::string drift;
+    /// What the machine did during the case (schema::machine_ds -> [world]); empty in older
+    /// files or where the reader dropped the fields.
+    std::map<std::string, std::vector<double>> machine;
+    /// What the reader dropped from this case (hostile machine fields), one line each.
+    std::vector<std::string> read_notes;
 
     bool ok() const { return status == "ok"; }
+    /// Why this launch of the case is marked ("contended: ..." or "drift: ..."), "" if not:
+    /// a marked launch never decides a regression, a crossing or a calibration.
+    std::string mark() const;
     /// Attribute as a number, or nullopt when absent or not numeric.
     std::optional<double> number(const std::string& name) const;
     /// Attribute as text, or `fallback` when absent.

@@ -32,6 +32,8 @@ std::string param(const pooled_case& c, const std::string& name) {
     return "";
 }
 
+} // namespace
+
 std::string scheme_name(const pooled_case& c) {
     std::string s = c.variant;
     if (c.job == "ring_attention") {
@@ -47,6 +49,8 @@ std::string scheme_name(const pooled_case& c) {
         s += " layout=" + l;
     return s;
 }
+
+namespace {
 
 std::string shape_label(const pooled_case& c) {
     std::string s;

@@ -40,6 +40,10 @@ struct crossover_cell {
     std::string verdict;
 };
 
+/// The scheme a case measures, as the tables name it: its variant with what sets it apart
+/// ("ring overlap=off", "hybrid u=2 across", "ulysses layout=contiguous").
+std::string scheme_name(const pooled_case& c);
+
 /// Every (shape, P, S) measured with an attention scheme (ring_attention's ring,
 /// context_parallel's allgather, ulysses, hybrid), ordered by shape, P and S; in each, the
 /// schemes fastest first (median step time): which scheme wins where. No margins (one scheme

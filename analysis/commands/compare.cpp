@@ -77,9 +77,18 @@ int compare_command::run(std::ostream& out) const {
         note(fmt::format("only in BASE, not compared: {} P={}", c->label(), c->world_size));
     for (const auto* c : cmp.only_new)
         note(fmt::format("only in NEW, not compared: {} P={}", c->label(), c->world_size));
-    std::size_t regressions = 0;
-    for (const auto& c : cmp.matched)
+    std::size_t regressions = 0, marked = 0, undecided = 0;
+    for (const auto& c : cmp.matched) {
         regressions += c.result == verdict::regression;
+        marked += c.marked_base + c.marked_new > 0;
+        undecided += c.result == verdict::contended;
+    }
+    if (marked > 0)
+        note(fmt::format("{} case(s) have launches marked as measured on a contended machine or "
+                         "while the sentinel drifted: those launches are left out, and {} "
+                         "case(s) with none left on a side are not decided (a marked launch never "
+                         "calls a regression; the verdict column says why)",
+                         marked, undecided));
     note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
                      cmp.matched.size(), regressions, 100 * m_opt.threshold, m_opt.alpha));
     if (const std::string d = detectability_note(cmp, m_opt.threshold, m_opt.alpha); !d.empty())

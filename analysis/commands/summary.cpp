@@ -9,9 +9,11 @@ struct summary_command final : subcommand {
     const char* name() const override { return "summary"; }
     const char* help() const override {
         return "One row per case: median step time with its 95% CI, percentiles, outliers, "
-               "imbalance (the median over launches of each launch's slowest / mean per-rank "
-               "median), communication share, throughput and peak memory per rank. Rates above "
-               "the hardware's ceiling read 'impossible', collectives at P=1 'no-op'.";
+               "time imbalance (the median over launches of each launch's slowest / mean per-rank "
+               "median), communication share, throughput, peak memory per rank and the machine "
+               "marks (launches measured on a contended machine or while the drift sentinel "
+               "drifted). Rates above the hardware's ceiling read 'impossible', collectives at "
+               "P=1 'no-op'. CSV and JSON have the same columns whatever the data.";
     }
     void declare(po::options_description& d) override {
         declare_common(d, m_common);

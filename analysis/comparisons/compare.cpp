@@ -65,6 +65,8 @@ const char* to_string(verdict v) {
         return "within threshold";
     case verdict::not_significant:
         return "no significant change";
+    case verdict::contended:
+        return "not decided (machine marked)";
     case verdict::unconfirmed:
         return "unconfirmed (1 launch)";
     }
@@ -79,7 +81,7 @@ bool comparison::any_regression() const {
 std::size_t comparison::iteration_level() const {
     return static_cast<std::size_t>(
         std::count_if(matched.begin(), matched.end(),
-                      [](const case_comparison& c) { return c.unit != "launches"; }));
+                      [](const case_comparison& c) { return c.unit == "iterations"; }));
 }
 
 namespace {
@@ -133,6 +135,8 @@ void resample_pair(case_comparison& cc, std::size_t replicates, std::uint64_t se
 }
 
 verdict decide(const case_comparison& c, const compare_options& opt) {
+    if (c.base->launches.empty() || c.next->launches.empty())
+        return verdict::contended;
     if (!(c.p_adjusted < opt.alpha))
         return verdict::not_significant;
     if (std::abs(c.change) <= opt.threshold)
@@ -151,6 +155,7 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
     for (const auto& c : next)
         if (!c.launches.empty())
             new_by_key[c.key] = &c;
+    std::vector<std::pair<const pooled_case*, const pooled_case*>> pairs;
     for (const auto& b : base) {
         if (b.launches.empty())
             continue;
@@ -159,8 +164,37 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
             out.only_base.push_back(&b);
             continue;
         }
-        out.matched.push_back(describe_pair(b, *it->second, opt));
+        pairs.emplace_back(&b, it->second);
         new_by_key.erase(it);
+    }
+    // Each matched side without its marked launches, kept where the comparison points.
+    out.unmarked = std::make_shared<std::vector<pooled_case>>();
+    out.unmarked->reserve(2 * pairs.size());
+    for (const auto& [b, n] : pairs) {
+        out.unmarked->push_back(without_marked(*b));
+        out.unmarked->push_back(without_marked(*n));
+        const pooled_case& cb = (*out.unmarked)[out.unmarked->size() - 2];
+        const pooled_case& cn = out.unmarked->back();
+        case_comparison cc;
+        if (!cb.launches.empty() && !cn.launches.empty())
+            cc = describe_pair(cb, cn, opt);
+        cc.base = &cb;
+        cc.next = &cn;
+        cc.base_all = b;
+        cc.next_all = n;
+        cc.marked_base = b->launches.size() - cb.launches.size();
+        cc.marked_new = n->launches.size() - cn.launches.size();
+        if (cc.marked_base + cc.marked_new > 0) {
+            const std::string mb = marks_text(*b, true), mn = marks_text(*n, true);
+            cc.marked_why = mn.empty() ? "BASE " + mb : "NEW " + mn;
+        }
+        if (cb.launches.empty() || cn.launches.empty()) { // shown, never decided
+            cc.base_median = pooled_median(launch_steps(b->launches));
+            cc.new_median = pooled_median(launch_steps(n->launches));
+            cc.change = cc.new_median / cc.base_median - 1.0;
+            cc.unit = "none";
+        }
+        out.matched.push_back(cc);
     }
     for (const auto& [k, c] : new_by_key)
         out.only_new.push_back(c);
@@ -169,7 +203,8 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
     const std::size_t replicates = replicates_for(opt.replicates, out.matched.size(), opt.alpha);
     std::vector<double> p;
     for (std::size_t i = 0; i < out.matched.size(); ++i) {
-        resample_pair(out.matched[i], replicates, opt.seed + i, opt, out.matched.size());
+        if (out.matched[i].unit != "none")
+            resample_pair(out.matched[i], replicates, opt.seed + i, opt, out.matched.size());
         p.push_back(out.matched[i].p_value);
     }
     const auto adjusted = holm_adjust(p);

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,15 +33,20 @@ struct compare_options {
 constexpr double detect_power = 0.9;
 
 /// unconfirmed: significant and beyond the threshold on iterations, but one launch on a side.
-enum class verdict { regression, improvement, unchanged, not_significant, unconfirmed };
+/// contended: every launch of a side is marked (measured on a contended machine, or while the
+/// sentinel drifted): nothing is decided.
+enum class verdict { regression, improvement, unchanged, not_significant, unconfirmed, contended };
 
 /// "regression", "improvement", "within threshold", "no significant change",
-/// "unconfirmed (1 launch)".
+/// "unconfirmed (1 launch)", "not decided (machine marked)".
 const char* to_string(verdict v);
 
 struct case_comparison {
-    const pooled_case* base = nullptr;
+    const pooled_case* base = nullptr; ///< without marked launches (what the times compare)
     const pooled_case* next = nullptr;
+    /// Every launch of each side: memory does not depend on what else ran on the machine.
+    const pooled_case* base_all = nullptr;
+    const pooled_case* next_all = nullptr;
     double base_median = 0; ///< s
     double new_median = 0;  ///< s
     double change = 0;      ///< new / base - 1 (positive: slower)
@@ -58,9 +64,15 @@ struct case_comparison {
     double launch_noise = std::nan("");
     double detectable = std::nan("");
     verdict result = verdict::not_significant;
+    /// Marked launches left out of the comparison on each side, and why (the first one's
+    /// mark); a side with none left is not compared (verdict contended).
+    std::size_t marked_base = 0, marked_new = 0;
+    std::string marked_why;
 };
 
 struct comparison {
+    /// The matched cases without their marked launches (what `matched` points into).
+    std::shared_ptr<std::vector<pooled_case>> unmarked;
     std::vector<case_comparison> matched;
     std::vector<const pooled_case*> only_base;
     std::vector<const pooled_case*> only_new;
@@ -74,8 +86,9 @@ struct comparison {
 /// would detect twice `threshold` there. Empty when no case has launches as its unit.
 std::string detectability_note(const comparison& cmp, double threshold, double alpha);
 
-/// Match cases by key and compare them. Throws config_error (exit 2) when no case matches,
-/// naming the parameters that differ between the closest pair.
+/// Match cases by key and compare them on their unmarked launches (a marked launch never
+/// decides a regression: it is left out, and counted). Throws config_error (exit 2) when no
+/// case matches, naming the parameters that differ between the closest pair.
 comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<pooled_case>& next,
                         const compare_options& opt);
 

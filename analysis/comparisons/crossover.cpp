@@ -39,9 +39,13 @@ interval ratio_ci(const pooled_case& slow, const pooled_case& fast, const crosso
     return bootstrap_two_sample(slow.steps(), fast.steps(), ratio, o.replicates, o.seed, o.level);
 }
 
-/// Verdict on "fast beats slow" given the CI of t(slow) / t(fast).
+/// Verdict on "fast beats slow" given the CI of t(slow) / t(fast). A launch marked as
+/// measured on a contended machine (or while the sentinel drifted) never decides it.
 std::string verdict_of(const interval& ci, const pooled_case& slow, const pooled_case& fast,
                        const crossover_options& o, const noise_floor& floor) {
+    for (const pooled_case* c : {&fast, &slow})
+        if (const std::string m = marks_text(*c); !m.empty())
+            return fmt::format("not decided: {} {}", scheme_name(*c), m);
     if (!(ci.lo > 1 + floor.fraction))
         return "within noise";
     return by_launch(slow, fast, o) ? "confirmed" : "one launch";

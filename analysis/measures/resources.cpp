@@ -66,6 +66,35 @@ std::string superlinear_note(const pooled_case& base, const pooled_case& point, 
                        a ? "" : " (not recorded in ringscale/1 files)");
 }
 
+std::string oversubscription_note(const pooled_case& c) {
+    if (c.launches.empty())
+        return "";
+    const case_data& d = *c.launches.front();
+    if (const auto w = d.file->meta.find(schema::meta_attr::warnings); w != d.file->meta.end()) {
+        const std::string& text = w->second.text;
+        const auto at = text.find("oversubscribed");
+        if (at != std::string::npos)
+            return text.substr(at, text.find('\n', at) - at);
+    }
+    if (d.threads.empty())
+        return "";
+    const int threads = *std::max_element(d.threads.begin(), d.threads.end());
+    int cores = d.affinity_cores.empty()
+                    ? 0
+                    : *std::max_element(d.affinity_cores.begin(), d.affinity_cores.end());
+    if (const auto m = d.machine.find(schema::machine_ds::load_cores); m != d.machine.end())
+        for (double v : m->second)
+            if (std::isfinite(v))
+                cores = std::max(cores, static_cast<int>(v));
+    const int per_node = c.ranks_per_node > 0 ? c.ranks_per_node : c.world_size;
+    if (cores <= 0 || per_node * threads <= cores)
+        return "";
+    return fmt::format("oversubscribed: {} rank(s) x {} thread(s) = {} threads on {} core(s): "
+                       "ranks wait for a core, so an efficiency cannot pass {:.2f}",
+                       per_node, threads, per_node * threads, cores,
+                       static_cast<double>(cores) / (per_node * threads));
+}
+
 std::vector<std::string> suspect_efficiencies(const std::vector<scaling_result>& results) {
     std::vector<std::string> out;
     for (const scaling_result& r : results) {
@@ -87,7 +116,9 @@ std::vector<memory_change> memory_regressions(const comparison& cmp, double thre
     for (const case_comparison& m : cmp.matched)
         for (const char* name : {schema::ds_peak_host_bytes, schema::ds_peak_device_bytes,
                                  schema::ds_peak_rss_bytes}) {
-            const auto a = peak_memory(*m.base, name), b = peak_memory(*m.next, name);
+            const pooled_case& base = m.base_all ? *m.base_all : *m.base;
+            const pooled_case& next = m.next_all ? *m.next_all : *m.next;
+            const auto a = peak_memory(base, name), b = peak_memory(next, name);
             const double floor = std::string(name) == schema::ds_peak_rss_bytes ? 16 * mib : mib;
             if (a && b && *b > *a * (1 + threshold) && *b - *a > floor)
                 out.push_back({&m, name, *a, *b});

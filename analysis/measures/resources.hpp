@@ -36,6 +36,12 @@ std::optional<int> cores_in_use(const pooled_case& c);
 /// they were recorded), or "" when `efficiency` is at most 1.1 or not finite.
 std::string superlinear_note(const pooled_case& base, const pooled_case& point, double efficiency);
 
+/// One line when the case's ranks ran more threads than the cores they could use: the
+/// launcher's own warning where the file kept it (/meta warnings), else worked out from the
+/// recorded threads, ranks per node and cores (the machine's, or the largest affinity);
+/// "" when not oversubscribed or not recorded. An efficiency there is limited by it.
+std::string oversubscription_note(const pooled_case& c);
+
 /// "FAMILY P=4: suspect: ..." for every scaling point whose efficiency is above 1.1.
 std::vector<std::string> suspect_efficiencies(const std::vector<scaling_result>& results);
 

@@ -36,7 +36,18 @@ struct compute_fit {
     std::vector<double> c;
     double eta = 1;
     double rss = std::numeric_limits<double>::infinity();
+    std::vector<double> abs_log; ///< |log(measured / fitted)| per case
 };
+
+fit_quality quality_of(std::vector<double> abs_log) {
+    fit_quality q;
+    q.rows = static_cast<int>(abs_log.size());
+    if (!abs_log.empty()) {
+        q.max_abs = *std::max_element(abs_log.begin(), abs_log.end());
+        q.median_abs = median_inplace(abs_log);
+    }
+    return q;
+}
 
 compute_fit fit_device(const std::vector<const compute_obs*>& obs, const std::vector<double>& y) {
     compute_fit best;
@@ -52,14 +63,17 @@ compute_fit fit_device(const std::vector<const compute_obs*>& obs, const std::ve
         }
         const std::vector<double> c = nnls(x, y, w);
         double rss = 0;
+        std::vector<double> abs_log;
         for (std::size_t i = 0; i < x.size(); ++i) {
             double v = 0;
             for (std::size_t j = 0; j < 4; ++j)
                 v += std::isfinite(c[j]) ? c[j] * x[i][j] : 0;
             rss += (v / y[i] - 1) * (v / y[i] - 1);
+            if (v > 0)
+                abs_log.push_back(std::fabs(std::log(y[i] / v)));
         }
         if (rss < best.rss * (1 - 1e-9))
-            best = {c, eta, rss};
+            best = {c, eta, rss, std::move(abs_log)};
     }
     return best;
 }
@@ -225,6 +239,7 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
         const compute_fit f = fit_device(obs, y);
         cal.compute[dev] = {f.c[0], f.c[1], f.c[2], f.c[3]};
         cal.thread_efficiency[dev] = f.eta;
+        cal.compute_quality[dev] = quality_of(f.abs_log);
         cal.gpu[dev] = obs.front()->gpu;
         std::vector<double> jitter;
         for (const compute_obs* o : obs)

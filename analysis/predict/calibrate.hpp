@@ -76,6 +76,20 @@ struct calibration_set {
 /// The observations of the pooled cases (status ok, with timings).
 calibration_set gather_calibration(const std::vector<pooled_case>& pooled);
 
+/// How well a fit matches the rows it was fitted on: |log(measured / fitted)| over them.
+struct fit_quality {
+    int rows = 0;
+    double median_abs = unknown; ///< a log ratio: 0.04 is about 4%
+    double max_abs = unknown;
+    double worst_bytes = unknown; ///< link fits: the size (nccl-tests bytes) of the worst row
+    double min_bytes = unknown, max_bytes = unknown; ///< link fits: the sizes measured
+    int sizes = 0;                                   ///< link fits: distinct sizes
+    /// Two regimes: the worst row under one alpha and beta for every size (what the split
+    /// fixed), and its size.
+    double one_regime_max_abs = unknown;
+    double one_regime_worst_bytes = unknown;
+};
+
 /// Fitted figures: compute per device key, links shared.
 struct calibration {
     std::map<std::string, compute_figures> compute;
@@ -90,6 +104,11 @@ struct calibration {
     /// link tests whose flows outnumbered node_links, as (bytes per flow, median measured /
     /// modelled under the collective's figures, fitted on its blocking calls where measured).
     congestion_curves congestion;
+    /// The fits' quality: compute per device key (its cases), links per level and per
+    /// collective (its sizes).
+    std::map<std::string, fit_quality> compute_quality;
+    std::array<fit_quality, 2> link_quality;
+    std::array<std::map<coll, fit_quality>, 2> per_op_quality;
     /// Figures for a target on `device_key` (compute NaN when that device was not measured).
     figures for_device(const std::string& device_key) const;
 };

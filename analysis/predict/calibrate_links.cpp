@@ -2,6 +2,8 @@
 
 #include "links.hpp"
 
+#include "analysis/statistics/bootstrap.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -39,17 +41,122 @@ link_figures fit_link(const std::vector<const link_obs*>& obs, const std::vector
 using link_set = std::pair<std::vector<const link_obs*>, std::vector<double>>;
 using link_rows = std::map<coll, link_set>;
 
+/// The modelled time of row `o` under `lf` (the regime of its size).
+double modelled(const link_obs& o, const link_figures& lf, double node_links) {
+    const std::vector<double> x = link_row(o, node_links);
+    const link_figures r = lf.at(o.bytes);
+    return x[0] * r.alpha_s + x[1] / r.beta_bps;
+}
+
+/// |log(measured / modelled)| of every usable row under `lf`, with the row's size.
+std::vector<std::pair<double, double>> misfits(const link_set& rows, const link_figures& lf,
+                                               double node_links) {
+    std::vector<std::pair<double, double>> out;
+    for (std::size_t i = 0; i < rows.first.size(); ++i) {
+        const double y = rows.second[i], v = modelled(*rows.first[i], lf, node_links);
+        if (std::isfinite(y) && y > 0 && std::isfinite(v) && v > 0)
+            out.emplace_back(std::fabs(std::log(y / v)), rows.first[i]->bytes);
+    }
+    return out;
+}
+
+double total(const std::vector<std::pair<double, double>>& m) {
+    double s = 0;
+    for (const auto& [e, b] : m)
+        s += e;
+    return s;
+}
+
+fit_quality quality_of(const link_set& rows, const link_figures& lf, double node_links) {
+    fit_quality q;
+    const auto m = misfits(rows, lf, node_links);
+    std::vector<double> e;
+    std::set<double> sizes;
+    for (const auto& [err, bytes] : m) {
+        e.push_back(err);
+        sizes.insert(bytes);
+        if (!(err <= q.max_abs)) {
+            q.max_abs = err;
+            q.worst_bytes = bytes;
+        }
+    }
+    q.rows = static_cast<int>(e.size());
+    q.sizes = static_cast<int>(sizes.size());
+    if (!e.empty()) {
+        q.median_abs = median_inplace(e);
+        q.min_bytes = *sizes.begin();
+        q.max_bytes = *sizes.rbegin();
+    }
+    return q;
+}
+
+/// The rows of `rows` whose size is in [lo, hi].
+link_set sizes_between(const link_set& rows, double lo, double hi) {
+    link_set out;
+    for (std::size_t i = 0; i < rows.first.size(); ++i)
+        if (rows.first[i]->bytes >= lo && rows.first[i]->bytes <= hi) {
+            out.first.push_back(rows.first[i]);
+            out.second.push_back(rows.second[i]);
+        }
+    return out;
+}
+
+/// Regime change: one alpha and beta misfits some size by more than 2x ...
+constexpr double regime_misfit = 0.6931471805599453; // log 2
+/// ... and two regimes, split between two measured sizes with two or more on each side, fit
+/// the sizes at least this much better (sum of |log ratio|): then the split is modelled.
+constexpr double regime_gain = 2.0;
+
+/// One collective's figures: one regime, or two (link_figures' regime_bytes) where a busbw
+/// collapse or jump past some size makes one alpha and beta misfit; `q` says how well.
+link_figures fit_regimes(const link_set& rows, double node_links, fit_quality& q) {
+    const link_figures one = fit_link(rows.first, rows.second, node_links);
+    const auto m1 = misfits(rows, one, node_links);
+    q = quality_of(rows, one, node_links);
+    std::vector<double> sizes;
+    for (const auto& [e, b] : m1)
+        sizes.push_back(b);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    if (sizes.size() < 4 || !(q.max_abs > regime_misfit))
+        return one;
+    link_figures best = one;
+    double best_cost = total(m1) / regime_gain;
+    for (std::size_t j = 1; j + 2 < sizes.size(); ++j) { // sizes[0..j] below, the rest above
+        const link_set below = sizes_between(rows, 0, sizes[j]);
+        const link_figures lo = fit_link(below.first, below.second, node_links);
+        const link_set above = sizes_between(rows, sizes[j + 1], INFINITY);
+        const link_figures hi = fit_link(above.first, above.second, node_links);
+        link_figures two = lo;
+        two.regime_bytes = std::sqrt(sizes[j] * sizes[j + 1]);
+        two.alpha_above_s = hi.alpha_s;
+        two.beta_above_bps = hi.beta_bps;
+        const double cost = total(misfits(rows, two, node_links));
+        if (cost < best_cost) {
+            best = two;
+            best_cost = cost;
+        }
+    }
+    if (best.two_regimes()) {
+        const fit_quality single = q;
+        q = quality_of(rows, best, node_links);
+        q.one_regime_max_abs = single.max_abs;
+        q.one_regime_worst_bytes = single.worst_bytes;
+    }
+    return best;
+}
+
 /// Sum over collectives of the squared relative residuals of their fits under `node_links`.
 double per_op_rss(const link_rows& by_op, double node_links) {
     double rss = 0;
     for (const auto& [op, rows] : by_op) {
-        const link_figures lf = fit_link(rows.first, rows.second, node_links);
+        fit_quality q;
+        const link_figures lf = fit_regimes(rows, node_links, q);
         for (std::size_t i = 0; i < rows.first.size(); ++i) {
             const double y = rows.second[i];
             if (!(std::isfinite(y) && y > 0))
                 continue;
-            const std::vector<double> x = link_row(*rows.first[i], node_links);
-            const double v = x[0] * lf.alpha_s + x[1] / lf.beta_bps;
+            const double v = modelled(*rows.first[i], lf, node_links);
             rss += (v / y - 1) * (v / y - 1);
         }
     }
@@ -101,8 +208,7 @@ std::vector<std::pair<double, double>> congestion_curve(const std::vector<const 
     for (std::size_t i = 0; i < obs.size(); ++i) {
         if (!(std::isfinite(y[i]) && y[i] > 0) || link_share(obs[i]->flows, f) <= 1)
             continue;
-        const std::vector<double> x = link_row(*obs[i], node_links);
-        const double v = x[0] * lf.alpha_s + x[1] / lf.beta_bps;
+        const double v = modelled(*obs[i], lf, node_links);
         if (v > 0 && std::isfinite(v))
             ratios[obs[i]->bytes * obs[i]->byte_factor].push_back(y[i] / v);
     }
@@ -169,8 +275,9 @@ void fit_links(const calibration_set& set, const std::vector<double>& ly, calibr
         if (level == link_level::inter)
             cal.node_links = fit_node_links(fitted);
         cal.links[l] = fit_link(all, all_y, cal.node_links);
+        cal.link_quality[l] = quality_of({all, all_y}, cal.links[l], cal.node_links);
         for (const auto& [op, rows] : fitted) {
-            cal.per_op[l][op] = fit_link(rows.first, rows.second, cal.node_links);
+            cal.per_op[l][op] = fit_regimes(rows, cal.node_links, cal.per_op_quality[l][op]);
             if (level != link_level::inter || cal.node_links <= 0)
                 continue;
             for (mpi_call call : {mpi_call::blocking, mpi_call::nonblocking}) {

@@ -2,10 +2,12 @@
 
 #include "analysis/reading/reader.hpp"
 #include "map.hpp"
+#include "stability.hpp"
 #include "tables.hpp"
 
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <memory>
 #include <set>
@@ -38,6 +40,43 @@ replicate_progress progress_notes(std::size_t total) {
 
 std::vector<pooled_case> pooled_of(const result_set& rs) {
     return pool_cases(rs.cases);
+}
+
+/// CALIB without its marked launches (issue 36: a launch measured on a contended machine, or
+/// while the sentinel drifted, must not set a figure), with one note when any left; with
+/// `keep` (--keep-marked) CALIB whole, with one note when any is marked.
+std::vector<pooled_case> unmarked_calibration(const std::vector<pooled_case>& pooled, bool keep) {
+    if (keep) {
+        std::size_t marked = 0;
+        for (const pooled_case& p : pooled)
+            marked += p.launches.size() - without_marked(p).launches.size();
+        if (marked > 0)
+            note(fmt::format("--keep-marked: {} launch(es) marked as measured on a contended "
+                             "machine or while the sentinel drifted are kept in the "
+                             "calibration; its figures carry that machine's state",
+                             marked));
+        return pooled;
+    }
+    std::vector<pooled_case> out;
+    std::size_t launches = 0, cases = 0, whole = 0;
+    std::string first;
+    for (const pooled_case& p : pooled) {
+        out.push_back(without_marked(p));
+        const std::size_t gone = p.launches.size() - out.back().launches.size();
+        if (gone == 0)
+            continue;
+        launches += gone;
+        ++cases;
+        whole += out.back().launches.empty();
+        if (first.empty())
+            first = fmt::format("{} P={}: {}", p.label(), p.world_size, marks_text(p, true));
+    }
+    if (launches > 0)
+        note(fmt::format("{} marked launch(es) of {} case(s) left out of the calibration ({} "
+                         "case(s) entirely): measured on a contended machine or while the "
+                         "sentinel drifted (first: {}); --keep-marked keeps them",
+                         launches, cases, whole, first));
+    return out;
 }
 
 /// One target per distinct case (identity without P); collectives only when --at asks for
@@ -92,20 +131,45 @@ void validate(const predict_options& o, const figure_source& src, const model_er
         throw config_error(
             fmt::format("--validate: no results cases in {}", fmt::join(o.validate_inputs, " ")));
     const std::vector<pooled_case> pooled = pooled_of(held);
+    // A held-out case is measured on its unmarked launches; one with none is shown, marked,
+    // and left out of the figures (the contamination it would add is the machine's).
+    std::vector<pooled_case> unmarked;
+    unmarked.reserve(pooled.size());
     std::vector<target> targets;
-    for (const pooled_case& c : pooled)
-        if (!c.launches.empty())
-            targets.push_back(target_of(c));
+    std::vector<std::string> marks;
+    for (const pooled_case& c : pooled) {
+        if (c.launches.empty())
+            continue;
+        unmarked.push_back(without_marked(c));
+        const bool all_marked = unmarked.back().launches.empty();
+        targets.push_back(target_of(all_marked ? c : unmarked.back()));
+        marks.push_back(all_marked ? marks_text(c) : "");
+    }
     if (targets.empty())
         throw config_error("--validate: no held-out case has status ok");
-    const auto rows = predict_all(targets, src, err, o.level, o.seed + 1);
+    auto rows = predict_all(targets, src, err, o.level, o.seed + 1);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        rows[i].mark = marks[i];
     validation_summary sum;
     res.tables.emplace_back("validation", validation_table(rows, o.level, sum));
     res.tables.emplace_back("memory per rank: measured peak against the formula",
                             memory_table(rows));
-    if (sum.cases == 0)
+    if (sum.cases == 0 && sum.marked == 0)
         throw config_error("--validate: no held-out case could be predicted (see the notes)");
     res.last_line = summary_line(sum, o.level);
+}
+
+/// One note when the figures fitted on different launch rounds of CALIB disagree beyond their
+/// bands (stability.hpp). 200 replicates a round: enough for 90-95% bands, and cheap.
+void note_unstable(const calibration_set& set, const predict_options& o) {
+    const std::vector<std::string> lines =
+        unstable_figures(set, std::min<std::size_t>(o.bootstrap, 200), o.level, o.seed + 7);
+    if (!lines.empty())
+        note(fmt::format("the calibration is unstable across launches: {} figure(s) fitted on "
+                         "different launch rounds of CALIB (the k-th launch of every case) "
+                         "disagree beyond their {:g}% bands, so the machine's state moved "
+                         "between them and predictions from CALIB carry it: {}",
+                         lines.size(), 100 * o.level, fmt::join(lines, "; ")));
 }
 
 } // namespace
@@ -116,7 +180,7 @@ int run_predict(const predict_options& o, std::ostream& out) {
     if (!o.hardware.empty())
         hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
     const result_set calib = load(o.inputs, o.strict);
-    const std::vector<pooled_case> pooled = pooled_of(calib);
+    const std::vector<pooled_case> pooled = unmarked_calibration(pooled_of(calib), o.keep_marked);
     const calibration_set set = gather_calibration(pooled);
     for (const std::string& n : set.notes)
         note(n);
@@ -127,6 +191,8 @@ int run_predict(const predict_options& o, std::ostream& out) {
         hw ? std::vector<calibration>{}
            : bootstrap_calibrations(set, o.bootstrap, o.seed, progress_notes(o.bootstrap));
     const model_error err = calibration_error(set, point, cy, ly);
+    if (!hw)
+        note_unstable(set, o);
     const figure_source src{&point, &reps, hw.get()};
     outputs res;
     res.tables.emplace_back("figures", figures_table(point, reps, hw.get(), err, o.level));
@@ -191,7 +257,11 @@ struct predict_command final : subcommand {
             "validate", po::value<std::vector<std::string>>(&m_opt.validate_inputs)->multitoken(),
             "held-out results: predict each case from CALIB alone; last line: median |error| "
             "and band coverage")("map", po::bool_switch(&m_opt.map),
-                                 "crossover map of the attention schemes up to P=4096, S=10M");
+                                 "crossover map of the attention schemes up to P=4096, S=10M")(
+            "keep-marked", po::bool_switch(&m_opt.keep_marked),
+            "calibrate on launches marked as measured on a contended machine or while the "
+            "drift sentinel drifted too (left out by default), for a machine that is never "
+            "quiet");
         declare_hardware(d, m_opt.hardware);
     }
     void finish(const po::variables_map& vm, std::vector<std::string> args) override {

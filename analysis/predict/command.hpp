@@ -21,6 +21,9 @@ struct predict_options : common_options {
     std::vector<std::string> validate_inputs; ///< --validate HELDOUT...
     std::string hardware;                     ///< --hardware h100|FILE
     bool map = false;                         ///< --map
+    /// --keep-marked: calibrate on launches marked contended or drifted too (a machine that is
+    /// never quiet), with a note; by default they leave the calibration (issue 36).
+    bool keep_marked = false;
 };
 
 /// Run the predict command; throws ringscale::error for exit 2. Returns 0.

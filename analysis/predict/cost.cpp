@@ -139,10 +139,16 @@ double priced(double units, double s_per_unit) {
 
 } // namespace
 
-link_figures level_figures(coll op, link_level level, const figures& f) {
+link_figures link_figures::at(double bytes) const {
+    if (!(bytes >= regime_bytes))
+        return {alpha_s, beta_bps};
+    return {alpha_above_s, beta_above_bps};
+}
+
+link_figures level_figures(coll op, link_level level, const figures& f, double bytes) {
     const auto l = static_cast<std::size_t>(level);
     const auto it = f.per_op[l].find(op);
-    return it != f.per_op[l].end() ? it->second : f.links[l];
+    return (it != f.per_op[l].end() ? it->second : f.links[l]).at(bytes);
 }
 
 cost compute_cost(const work& w, const compute_figures& f, double width) {
@@ -158,7 +164,7 @@ cost coll_cost(coll op, double bytes, int group, link_level level, const figures
     cost c;
     if (group <= 1 || bytes <= 0)
         return c;
-    const link_figures lf = level_figures(op, level, f);
+    const link_figures lf = level_figures(op, level, f, bytes);
     const auto l = static_cast<std::size_t>(level);
     c.alpha[l] = alg_steps(op, group) * lf.alpha_s;
     c.beta[l] = bytes * busbw_factor(op, group) / lf.beta_bps;

@@ -67,9 +67,18 @@ struct compute_figures {
 };
 
 /// A link level's latency per step (s) and bus bandwidth (bytes/s); NaN: not calibrated.
+/// A collective whose sizes no one alpha and beta fit (a busbw collapse past some size: a
+/// shared-memory segment, a socket buffer, a shaper's burst) has a second regime from
+/// `regime_bytes` on (its nccl-tests size) with its own alpha and beta.
 struct link_figures {
     double alpha_s = unknown;
     double beta_bps = unknown;
+    double regime_bytes = std::numeric_limits<double>::infinity(); ///< inf: one regime
+    double alpha_above_s = unknown;
+    double beta_above_bps = unknown;
+    /// The figures that price a collective of `bytes` (nccl-tests size): one regime's.
+    link_figures at(double bytes) const;
+    bool two_regimes() const { return regime_bytes < std::numeric_limits<double>::infinity(); }
 };
 
 /// Every figure a prediction may need, and where each came from.
@@ -116,8 +125,9 @@ const cost& longer(const cost& a, const cost& b);
 /// (callers check finite()).
 cost compute_cost(const work& w, const compute_figures& f, double width);
 
-/// A level's figures for `op`: its per-op refinement where fitted, else the level's.
-link_figures level_figures(coll op, link_level level, const figures& f);
+/// A level's figures for `op` at `bytes` (nccl-tests size): its per-op refinement where
+/// fitted (the regime of `bytes`), else the level's.
+link_figures level_figures(coll op, link_level level, const figures& f, double bytes);
 
 /// Cost of one collective over `group` ranks at `level` (per-op figures where fitted).
 cost coll_cost(coll op, double bytes, int group, link_level level, const figures& f);

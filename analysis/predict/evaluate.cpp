@@ -11,19 +11,92 @@ namespace ringscale::analysis::predict {
 namespace {
 
 /// log(measured / predicted) of every calibration case at P (all P when `p` is 0).
-void residuals_at(const calibration_set& set, const calibration& cal, int p,
-                  std::vector<double>& out) {
+void residuals_at(const calibration_set& set, const calibration& cal, int p, model_error& out) {
     for (const target& t : set.cases) {
         if (p != 0 && t.where.world != p)
             continue;
         const step_prediction s = predict_target(t, cal.for_device(t.device_key));
         const double m = measured_median(t);
-        if (s.ok() && s.time.total() > 0 && m > 0)
-            out.push_back(std::log(m / s.time.total()));
+        if (s.ok() && s.time.total() > 0 && m > 0) {
+            out.log_ratio.push_back(std::log(m / s.time.total()));
+            out.at_p.push_back(t.where.world);
+        }
     }
 }
 
+/// The errors of the cases at P = `p`.
+std::vector<double> errors_at(const model_error& e, int p) {
+    std::vector<double> out;
+    for (std::size_t i = 0; i < e.log_ratio.size(); ++i)
+        if (e.at_p[i] == p)
+            out.push_back(e.log_ratio[i]);
+    return out;
+}
+
+/// The direction a target at P extrapolates in: +1 above CALIB's P, -1 below, 0 within.
+int direction(const model_error& e, int p) {
+    return e.max_p > e.min_p && p > e.max_p ? 1 : e.max_p > e.min_p && p < e.min_p ? -1 : 0;
+}
+
+/// The errors a band for a target in direction `dir` draws from: every error, each taken
+/// about the median of its own P's errors where that direction's bias is corrected.
+std::vector<double> band_errors(const model_error& e, int dir) {
+    const model_bias& b = dir > 0 ? e.above : e.below;
+    if (dir == 0 || !b.corrected)
+        return e.log_ratio;
+    std::vector<double> out;
+    for (int p : {e.min_p, e.max_p}) {
+        std::vector<double> at = errors_at(e, p);
+        const double centre = at.empty() ? 0 : median_inplace(at);
+        for (double v : errors_at(e, p))
+            out.push_back(v - centre);
+    }
+    for (std::size_t i = 0; i < e.log_ratio.size(); ++i) // P between the two ends
+        if (e.at_p[i] != e.min_p && e.at_p[i] != e.max_p)
+            out.push_back(e.log_ratio[i]);
+    return out;
+}
+
 } // namespace
+
+model_bias bias_of(const std::vector<double>& log_ratio, const std::string& what) {
+    model_bias b;
+    b.cases = log_ratio.size();
+    if (log_ratio.empty())
+        return b;
+    std::vector<double> v = log_ratio;
+    b.log_ratio = median_inplace(v);
+    for (double r : log_ratio)
+        b.same_side += (r > 0) == (b.log_ratio > 0) && r != 0;
+    b.corrected = b.cases >= 3 && b.same_side >= 0.8 * static_cast<double>(b.cases) &&
+                  std::fabs(b.log_ratio) > std::log(1.05);
+    const double pct = 100 * std::expm1(std::fabs(b.log_ratio));
+    b.text = fmt::format("{}: {:.0f}% {} ({} of {} cases){}", what, pct,
+                         b.log_ratio > 0 ? "low" : "high", b.same_side, b.cases,
+                         b.corrected ? ", consistent: corrected" : ", not consistent: kept");
+    return b;
+}
+
+double model_error::correction(int p) const {
+    const int dir = direction(*this, p);
+    const model_bias& b = dir > 0 ? above : below;
+    return dir != 0 && b.corrected ? b.log_ratio : 0.0;
+}
+
+double error_coverage(const model_error& err, double level) {
+    if (err.log_ratio.empty())
+        return unknown;
+    std::size_t inside = 0;
+    for (std::size_t i = 0; i < err.log_ratio.size(); ++i) {
+        const int dir = err.at_p[i] == err.max_p ? 1 : err.at_p[i] == err.min_p ? -1 : 0;
+        const model_bias& b = dir > 0 ? err.above : err.below;
+        const double shift = dir != 0 && b.corrected ? b.log_ratio : 0.0;
+        std::vector<double> pool = band_errors(err, dir);
+        const interval band = percentile_interval(pool, level);
+        inside += err.log_ratio[i] - shift >= band.lo && err.log_ratio[i] - shift <= band.hi;
+    }
+    return static_cast<double>(inside) / static_cast<double>(err.log_ratio.size());
+}
 
 double measured_median(const target& t) {
     if (!t.measured)
@@ -38,18 +111,26 @@ model_error calibration_error(const calibration_set& set, const calibration& poi
     for (const compute_obs& o : set.compute)
         ps.insert(o.world_size);
     model_error e;
+    if (!ps.empty()) {
+        e.min_p = *ps.begin();
+        e.max_p = *ps.rbegin();
+    }
     if (ps.size() >= 2) {
         for (int p : ps) {
             std::vector<double> held = cy;
             for (std::size_t i = 0; i < set.compute.size(); ++i)
                 if (set.compute[i].world_size == p)
                     held[i] = unknown;
-            residuals_at(set, fit_calibration(set, held, ly), p, e.log_ratio);
+            residuals_at(set, fit_calibration(set, held, ly), p, e);
         }
         e.basis = fmt::format("leave-one-P-out over {} P, {} cases", ps.size(), e.log_ratio.size());
+        e.above =
+            bias_of(errors_at(e, e.max_p), fmt::format("predicting P={} from smaller P", e.max_p));
+        e.below =
+            bias_of(errors_at(e, e.min_p), fmt::format("predicting P={} from larger P", e.min_p));
     }
     if (e.log_ratio.empty()) {
-        residuals_at(set, point, 0, e.log_ratio);
+        residuals_at(set, point, 0, e);
         e.basis = fmt::format("in sample, {} cases", e.log_ratio.size());
     }
     return e;
@@ -75,16 +156,20 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
             out.push_back(std::move(p));
             continue;
         }
+        // A profile's figures are assumed, not fitted: CALIB's bias says nothing of them.
+        const double shift = src.hardware ? 0.0 : err.correction(t.where.world);
+        p.bias_correction = shift;
+        p.point.time = p.point.time * std::exp(shift);
+        const std::vector<double> pool = band_errors(err, direction(err, t.where.world));
         std::vector<double> v;
         for (std::size_t b = 0; b < reps; ++b) {
             double base = p.point.time.total();
             if (!src.hardware && src.replicates && !src.replicates->empty()) {
                 const step_prediction r =
                     predict_target(t, src.for_target(t, &(*src.replicates)[b]));
-                base = r.ok() ? r.time.total() : unknown;
+                base = r.ok() ? r.time.total() * std::exp(shift) : unknown;
             }
-            const double e =
-                err.log_ratio.empty() ? 0 : err.log_ratio[rng.index(err.log_ratio.size())];
+            const double e = pool.empty() ? 0 : pool[rng.index(pool.size())];
             if (std::isfinite(base))
                 v.push_back(base * std::exp(e));
         }

@@ -2,8 +2,15 @@
 // under every bootstrap calibration) with the model's own error, measured on CALIB: the
 // relative error of predicting each calibration case's step time, cross-validated by leaving
 // out every P in turn when CALIB has two or more (an honest extrapolation in P), else in
-// sample. Each replicate's prediction is multiplied by one such error drawn at random; the
-// band is the percentile interval at the requested level.
+// sample. The leave-one-P-out errors also show the model's systematic bias when it
+// extrapolates: predicting the largest P of CALIB from the smaller ones (upwards) and the
+// smallest from the larger (downwards). A bias is corrected, for targets beyond CALIB's P in
+// that direction, where it is consistent (3 or more cases, at least 80% of them on one side,
+// median beyond 5%); it is reported either way. Each replicate's prediction is multiplied by
+// one error drawn at random, taken about the median of its direction's errors where a bias
+// was corrected (so the band is centred on the corrected prediction); the band is the
+// percentile interval at the requested level, and its coverage of the leave-one-P-out cases
+// is reported beside it.
 #pragma once
 
 #include "calibrate.hpp"
@@ -14,11 +21,34 @@
 
 namespace ringscale::analysis::predict {
 
+/// A systematic error of the model in one direction of P, from leave-one-P-out.
+struct model_bias {
+    double log_ratio = 0; ///< median log(measured / predicted) of those cases (0: none seen)
+    std::size_t cases = 0;
+    std::size_t same_side = 0; ///< cases on the median's side of 0
+    bool corrected = false;    ///< consistent: applied to targets beyond CALIB's P that way
+    std::string text;          ///< "predicting P=2 from smaller P: 18% low (11 of 12 cases)"
+};
+
 /// Relative model errors log(measured / predicted) of the calibration cases.
 struct model_error {
     std::vector<double> log_ratio;
-    std::string basis; ///< "leave-one-P-out, 12 cases" or "in sample, 4 cases"
+    std::vector<int> at_p;    ///< the P of each error's case
+    std::string basis;        ///< "leave-one-P-out, 12 cases" or "in sample, 4 cases"
+    int min_p = 0, max_p = 0; ///< CALIB's P range (compute cases)
+    model_bias above;         ///< predicting max_p from smaller P (targets above max_p)
+    model_bias below;         ///< predicting min_p from larger P (targets below min_p)
+    /// The bias correction for a target at P (a log ratio; 0 within CALIB's P or where the
+    /// bias is not consistent).
+    double correction(int p) const;
 };
+
+/// A direction's bias from its errors (log ratios). Pure.
+model_bias bias_of(const std::vector<double>& log_ratio, const std::string& what);
+
+/// Coverage of the leave-one-P-out errors by the band the errors themselves give at `level`
+/// (after the bias correction of their own direction): what the bands of held-out P promise.
+double error_coverage(const model_error& err, double level);
 
 /// Model errors of the calibration cases under `point` (in sample) or, with two or more P
 /// among the compute observations, refitted without each P in turn.
@@ -35,8 +65,12 @@ struct figure_source {
 
 struct predicted {
     target t;
-    step_prediction point;
+    step_prediction point;             ///< with the bias correction applied (bias_correction)
+    double bias_correction = 0;        ///< log ratio applied: the model_error's for this P
     double lo = unknown, hi = unknown; ///< band at the requested level
+    /// Held-out: why every launch of the measured case is marked ("" when some is not):
+    /// shown, and left out of the validation's figures.
+    std::string mark;
 };
 
 /// Predict every target with its band.

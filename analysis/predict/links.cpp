@@ -61,8 +61,8 @@ cost every_rank_cost(coll op, double bytes, int group, int per_node, int flows, 
     cost inside, outside;
     if (per_node > 1) // one rank a node has nothing to move inside it (no figure needed)
         inside.beta[0] =
-            bytes * (per_node - 1) / g / level_figures(op, link_level::intra, f).beta_bps;
-    const link_figures lf = level_figures(op, link_level::inter, f);
+            bytes * (per_node - 1) / g / level_figures(op, link_level::intra, f, bytes).beta_bps;
+    const link_figures lf = level_figures(op, link_level::inter, f, bytes);
     outside.alpha[1] = (g - 1) * lf.alpha_s;
     const double flow_bytes = bytes * (g - per_node) / g;
     outside.beta[1] = flow_bytes * link_share(flows, f) / lf.beta_bps *

@@ -70,172 +70,11 @@ std::vector<std::string> labels(const std::vector<predicted>& rows, std::string&
     return out;
 }
 
-/// value, percentile band of the replicates' values, as text with `unit`.
-std::vector<cell> figure_row(const std::string& name, double value, std::vector<double> reps,
-                             double level, const char* unit, const std::string& source) {
-    const auto fmt_v = [&](double v) { return fmt::format("{:.4g} {}", v, unit); };
-    std::vector<double> finite;
-    for (double r : reps)
-        if (std::isfinite(r))
-            finite.push_back(r);
-    cell band{"-", nullptr};
-    if (finite.size() >= 2) {
-        const interval b = percentile_interval(finite, level);
-        band = number_cell(b.lo, fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi));
-    }
-    // A rate whose fitted cost is 0 s: the cases show no cost of that kind.
-    const cell shown_value = std::isfinite(value) ? number_cell(value, fmt_v(value))
-                             : value > 0          ? cell{"no measurable cost", nullptr}
-                                                  : cell{"not calibrated", nullptr};
-    return {text_cell(name), shown_value, band, text_cell(source)};
-}
-
-/// Figures as people read them: rates in G/s, times in us.
-double shown(double s_per_unit, double scale) {
-    return s_per_unit > 0 ? scale / s_per_unit : s_per_unit == 0 ? INFINITY : unknown;
-}
-
-void add_compute_rows(table& t, const calibration& point, const std::vector<calibration>& reps,
-                      double level) {
-    struct item {
-        const char* name;
-        double compute_figures::*member;
-        double scale;
-        const char* unit;
-    };
-    const item items[] = {{"attention rate", &compute_figures::s_per_attn_flop, 1e-9, "GFLOP/s"},
-                          {"GEMM rate", &compute_figures::s_per_gemm_flop, 1e-9, "GFLOP/s"},
-                          {"memory-bound rate", &compute_figures::s_per_mem_byte, 1e-9, "GB/s"},
-                          {"per-call overhead", &compute_figures::s_per_call, 0, "us"}};
-    for (const auto& [dev, cf] : point.compute)
-        for (const item& it : items) {
-            auto value = [&](const compute_figures& c) {
-                const double s = c.*(it.member);
-                return it.scale == 0 ? s * 1e6 : shown(s, it.scale);
-            };
-            std::vector<double> r;
-            for (const calibration& c : reps)
-                if (c.compute.count(dev))
-                    r.push_back(value(c.compute.at(dev)));
-            t.rows.push_back(figure_row(fmt::format("{}, {} (per core-equivalent)", it.name, dev),
-                                        value(cf), r, level, it.unit, "calibrated"));
-        }
-    for (const auto& [dev, j] : point.rank_jitter) {
-        std::vector<double> r;
-        for (const calibration& c : reps)
-            if (c.rank_jitter.count(dev))
-                r.push_back(c.rank_jitter.at(dev));
-        t.rows.push_back(figure_row(fmt::format("rank-to-rank compute jitter (SD of log), {}", dev),
-                                    j, r, level, "", "calibrated"));
-    }
-    for (const auto& [dev, eta] : point.thread_efficiency) {
-        std::vector<double> r;
-        for (const calibration& c : reps)
-            if (c.thread_efficiency.count(dev))
-                r.push_back(c.thread_efficiency.at(dev));
-        t.rows.push_back(figure_row(fmt::format("speed-up per extra thread, {}", dev), eta, r,
-                                    level, "", "calibrated"));
-    }
-}
-
-void add_link_rows(table& t, const calibration& point, const std::vector<calibration>& reps,
-                   double level) {
-    for (link_level lv : {link_level::intra, link_level::inter}) {
-        const auto l = static_cast<std::size_t>(lv);
-        auto rows = [&](const std::string& what, const link_figures& lf,
-                        const std::function<link_figures(const calibration&)>& get) {
-            std::vector<double> a, b;
-            for (const calibration& c : reps) {
-                a.push_back(get(c).alpha_s * 1e6);
-                b.push_back(get(c).beta_bps / 1e9);
-            }
-            t.rows.push_back(figure_row(fmt::format("alpha {}{}", to_string(lv), what),
-                                        lf.alpha_s * 1e6, a, level, "us/step", "calibrated"));
-            t.rows.push_back(figure_row(fmt::format("beta {}{}", to_string(lv), what),
-                                        lf.beta_bps / 1e9, b, level, "GB/s busbw", "calibrated"));
-        };
-        rows("", point.links[l], [&](const calibration& c) { return c.links[l]; });
-        for (const auto& [op, lf] : point.per_op[l])
-            rows(fmt::format(" ({})", to_string(op)), lf, [&, op = op](const calibration& c) {
-                const auto it = c.per_op[l].find(op);
-                return it == c.per_op[l].end() ? link_figures{} : it->second;
-            });
-    }
-}
-
-/// One row per collective: its shared-link congestion at the largest bytes per flow measured.
-void add_congestion_rows(table& t, const calibration& point, const std::vector<calibration>& reps,
-                         double level) {
-    for (const auto& [key, curve] : point.congestion) {
-        const auto& [bytes, factor] = curve.back();
-        std::vector<double> r;
-        for (const calibration& c : reps) {
-            const auto it = c.congestion.find(key);
-            if (it != c.congestion.end() && it->second.back().first == bytes)
-                r.push_back(it->second.back().second);
-        }
-        t.rows.push_back(
-            figure_row(fmt::format("shared-link congestion ({}{}) at {} per flow (x {:.3g} at {})",
-                                   key.second == mpi_call::nonblocking ? "i" : "",
-                                   to_string(key.first), format_bytes(bytes), curve.front().second,
-                                   format_bytes(curve.front().first)),
-                       factor, r, level, "x", "calibrated (link tests with ranks sharing a link)"));
-    }
-}
-
 } // namespace
 
 std::string short_label(const target& t) {
     std::string caption;
-    return labels({predicted{t, {}, unknown, unknown}}, caption).front();
-}
-
-table figures_table(const calibration& point, const std::vector<calibration>& reps,
-                    const hardware_profile* hw, const model_error& err, double level) {
-    table t;
-    t.add_column("figure", "figure");
-    t.add_column("value", "value");
-    t.add_column(fmt::format("{:g}% band", 100 * level), "band_lo");
-    t.add_column("source", "source");
-    if (hw) {
-        const figures f = profile_figures(*hw);
-        const std::string src = fmt::format("assumed: {} ({})", hw->name, hw->source);
-        t.rows.push_back(figure_row("attention and GEMM rate per device",
-                                    1e-9 / f.compute.s_per_attn_flop, {}, level, "GFLOP/s", src));
-        t.rows.push_back(figure_row("memory-bound rate", hw->memory_gbs, {}, level, "GB/s", src));
-        t.rows.push_back(
-            figure_row("per-call overhead", hw->call_overhead_us, {}, level, "us", src));
-        t.rows.push_back(figure_row("alpha intra", hw->intra_alpha_us, {}, level, "us/step", src));
-        t.rows.push_back(
-            figure_row("beta intra", hw->intra_busbw_gbs, {}, level, "GB/s busbw", src));
-        t.rows.push_back(figure_row("alpha inter", hw->inter_alpha_us, {}, level, "us/step", src));
-        t.rows.push_back(
-            figure_row("beta inter", hw->inter_busbw_gbs, {}, level, "GB/s busbw", src));
-        t.rows.push_back(figure_row("ranks per node", hw->ranks_per_node, {}, level, "", src));
-        t.rows.push_back(figure_row("NICs per node", hw->nics_per_node, {}, level, "", src));
-    } else {
-        add_compute_rows(t, point, reps, level);
-        add_link_rows(t, point, reps, level);
-        if (point.node_links > 0) {
-            std::vector<double> r;
-            for (const calibration& c : reps)
-                r.push_back(c.node_links);
-            t.rows.push_back(figure_row("links per node, shared by its ranks", point.node_links, r,
-                                        level, "",
-                                        "calibrated (link tests at 1 and r ranks "
-                                        "per node)"));
-        }
-        add_congestion_rows(t, point, reps, level);
-        t.rows.push_back(figure_row("node cores (CPU width)", point.node_cores, {}, level, "",
-                                    "largest CPU affinity recorded"));
-    }
-    std::vector<double> abs_err;
-    for (double e : err.log_ratio)
-        abs_err.push_back(100 * std::abs(std::expm1(e)));
-    t.rows.push_back(figure_row("model error |measured/predicted - 1|, median",
-                                abs_err.empty() ? unknown : median_inplace(abs_err), {}, level, "%",
-                                err.basis));
-    return t;
+    return labels({predicted{t, {}, 0, unknown, unknown, ""}}, caption).front();
 }
 
 table prediction_table(const std::vector<predicted>& rows, const hardware_profile* hw,
@@ -247,12 +86,20 @@ table prediction_table(const std::vector<predicted>& rows, const hardware_profil
     t.add_column("predicted", "predicted_s");
     t.add_column(fmt::format("{:g}% band", 100 * level), "band_lo_s");
     t.add_column("", "band_hi_s", true);
-    t.add_column("efficiency %", "efficiency_pct");
+    t.add_column(hw ? fmt::format("efficiency % (of the assumed {:g}x peak)", hw->efficiency)
+                    : std::string("efficiency %"),
+                 "efficiency_pct");
     t.add_column("memory/rank MiB", "memory_mib");
     t.add_column("fits", "fits");
     t.add_column("dominant", "dominant");
     t.add_column("note", "note");
     const std::vector<std::string> names = labels(rows, t.caption);
+    t.caption +=
+        std::string(t.caption.empty() ? "" : "; ") +
+        "efficiency %: the case's compute over P ranks with no communication, imbalance "
+        "or jitter, over the predicted step time" +
+        (hw ? fmt::format(", both at the assumed {:g} x the device's peak rate", hw->efficiency)
+            : std::string(", both at the rates calibrated on CALIB"));
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const predicted& p = rows[i];
         const step_prediction& s = p.point;
@@ -296,9 +143,11 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
     t.add_column("error %", "error_pct");
     t.add_column("in band", "in_band");
     t.add_column("dominant", "dominant");
+    t.add_column("machine", "machine_marks");
+    t.prune_for_people = true;
     const std::vector<std::string> names = labels(rows, t.caption);
-    std::vector<double> abs_err;
-    std::size_t inside = 0;
+    std::vector<double> abs_err, widths, marked_err, marked_widths;
+    std::size_t inside = 0, marked_inside = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const predicted& p = rows[i];
         const double m = measured_median(p.t);
@@ -309,30 +158,60 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
                                {"-", nullptr},
                                {"-", nullptr},
                                {"-", nullptr},
-                               text_cell(p.point.refusal)});
+                               text_cell(p.point.refusal),
+                               text_cell(p.mark)});
             t.rows.push_back(r);
             continue;
         }
         const double v = p.point.time.total(), e = v / m - 1;
         const bool in = m >= p.lo && m <= p.hi;
-        abs_err.push_back(std::abs(e));
-        inside += in;
+        if (p.mark.empty()) {
+            abs_err.push_back(std::abs(e));
+            inside += in;
+            if (p.lo > 0 && std::isfinite(p.hi))
+                widths.push_back(p.hi / p.lo);
+        } else {
+            marked_err.push_back(std::abs(e));
+            marked_inside += in;
+            if (p.lo > 0 && std::isfinite(p.hi))
+                marked_widths.push_back(p.hi / p.lo);
+        }
         const auto [name, share] = dominant(p.point.time);
         r.insert(r.end(), {time_cell(v), band_cell(p.lo, p.hi), number_cell(p.hi, ""),
                            number_cell(100 * e, fmt::format("{:+.1f}", 100 * e)),
                            text_cell(in ? "yes" : "no"),
-                           text_cell(fmt::format("{} {:.0f}%", name, 100 * share))});
+                           text_cell(fmt::format("{} {:.0f}%", name, 100 * share)),
+                           p.mark.empty() ? cell{"", nullptr} : text_cell(p.mark)});
         t.rows.push_back(r);
     }
     sum.cases = abs_err.size();
     sum.coverage = abs_err.empty() ? unknown : static_cast<double>(inside) / abs_err.size();
     sum.median_abs_error = abs_err.empty() ? unknown : median_inplace(abs_err);
+    sum.median_width = widths.empty() ? unknown : median_inplace(widths);
+    sum.marked = marked_err.size();
+    sum.marked_coverage =
+        marked_err.empty() ? unknown : static_cast<double>(marked_inside) / marked_err.size();
+    sum.marked_median_abs_error = marked_err.empty() ? unknown : median_inplace(marked_err);
+    sum.marked_median_width = marked_widths.empty() ? unknown : median_inplace(marked_widths);
     return t;
 }
 
 std::string summary_line(const validation_summary& sum, double level) {
-    return fmt::format("median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}%",
-                       100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage);
+    std::string out =
+        sum.cases == 0
+            ? std::string("no unmarked held-out case to judge the predictions by")
+            : fmt::format(
+                  "median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}%; median "
+                  "band width {:.2f}x (upper/lower)",
+                  100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
+                  sum.median_width);
+    if (sum.marked > 0)
+        out += fmt::format("; {} marked case(s) left out (measured on a contended machine or "
+                           "while the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%, "
+                           "median band width {:.2f}x)",
+                           sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage,
+                           sum.marked_median_width);
+    return out;
 }
 
 table memory_table(const std::vector<predicted>& rows) {

@@ -21,15 +21,23 @@ table prediction_table(const std::vector<predicted>& rows, const hardware_profil
                        double level);
 
 struct validation_summary {
-    std::size_t cases = 0;
+    std::size_t cases = 0;             ///< unmarked held-out cases predicted
     double median_abs_error = unknown; ///< fraction
     double coverage = unknown;         ///< fraction of measured medians inside their band
+    double median_width = unknown;     ///< median of the bands' upper / lower
+    /// Held-out cases whose every launch is marked (issue 36): shown, and left out of the
+    /// figures above; their own figures for comparison.
+    std::size_t marked = 0;
+    double marked_median_abs_error = unknown;
+    double marked_coverage = unknown;
+    double marked_median_width = unknown;
 };
 
 /// One row per held-out case: measured, predicted [band], error; fills `sum`.
 table validation_table(const std::vector<predicted>& rows, double level, validation_summary& sum);
 
-/// `median |error| X% over N cases; 90% band coverage Y%`.
+/// `median |error| X% over N cases; 90% band coverage Y%; median band width Wx`, then the
+/// marked cases left out, if any.
 std::string summary_line(const validation_summary& sum, double level);
 
 /// Measured peak memory per rank against the scheme's formula (measured cases only).

@@ -6,6 +6,8 @@
 #include "plots.hpp"
 #include "question_plots.hpp"
 #include "src/base/error.hpp"
+#include "src/base/machine_marks.hpp"
+#include "src/base/results_schema.hpp"
 #include "src/base/text_escape.hpp"
 #include "src/base/whole_file.hpp"
 
@@ -29,8 +31,10 @@ const char* methodology =
     "[threads=T cores=C]) unless --pool-resources.\n"
     "- Percentiles by linear interpolation (Hyndman-Fan type 7, as numpy); CV = sample sd / "
     "mean. Outliers: Tukey fences at 1.5 IQR, counted, removed only with --remove-outliers.\n"
-    "- Imbalance = slowest / mean of per-rank median times, per launch; over launches the "
-    "median of the per-launch values. comm % = sum comm_wait_s / sum time_s over ranks and "
+    "- Time imbalance = slowest / mean of per-rank median times, per launch; over launches the "
+    "median of the per-launch values (the live table's work imbalance is another figure: the "
+    "largest rank's visible pairs over the mean). comm % = sum comm_wait_s / sum time_s over ranks "
+    "and "
     "iterations.\n"
     "- Throughput at the median time: GFLOP/s per rank = flops_per_iter / time / P "
     "(attention FLOPs: forward 4·B·S²·H·D, halved for causal; backward 2.5x forward); "
@@ -103,7 +107,7 @@ void heatmaps(const report_inputs& in, const report_options& opt, const std::str
     std::size_t i = 0;
     for (const case_summary* s : order) {
         const std::string stem = fmt::format("heatmap_{:02}", ++i);
-        const std::string title = fmt::format("{} P={} (imbalance {:.3f})", s->source->label(),
+        const std::string title = fmt::format("{} P={} (time imbalance {:.3f})", s->source->label(),
                                               s->source->world_size, s->imbalance);
         plot_heatmap(*s->source->launches.front(), title, dir, stem);
         pngs.push_back(stem + ".png");
@@ -130,10 +134,58 @@ std::string inputs_section(const report_inputs& in) {
     return md;
 }
 
+/// What the machine did (issue 36): the launcher's warnings, the drift sentinel's verdicts
+/// and every case with marked launches, which never decide a regression, crossing or
+/// calibration.
+std::string machine_section(const report_inputs& in) {
+    std::string md = "## Machine\n\n";
+    std::set<std::string> seen;
+    std::size_t probed = 0, drifted = 0;
+    for (const case_data& c : in.results->cases) {
+        if (!seen.insert(c.file->path).second)
+            continue;
+        const auto w = c.file->meta.find(schema::meta_attr::warnings);
+        if (w != c.file->meta.end() && !w->second.text.empty())
+            for (std::size_t at = 0; at < w->second.text.size();) {
+                const std::size_t end =
+                    std::min(w->second.text.find('\n', at), w->second.text.size());
+                md += fmt::format("- launcher warning ({}): {}\n", markdown_text(c.file->path),
+                                  markdown_text(w->second.text.substr(at, end - at)));
+                at = end + 1;
+            }
+        probed += c.file->probes > 0;
+        if (!c.file->drift.empty()) {
+            ++drifted;
+            md += fmt::format("- sentinel ({}): drifted: {}\n", markdown_text(c.file->path),
+                              markdown_text(c.file->drift));
+        }
+    }
+    md += fmt::format("- drift sentinel: {} of {} file(s) ran it, {} drifted beyond its "
+                      "tolerance (compute {:g}x, allreduce {:g}x the launch's fastest probe)\n",
+                      probed, seen.size(), drifted, machine::drift_tolerance_compute,
+                      machine::drift_tolerance_allreduce);
+    std::size_t marked = 0;
+    if (in.pooled)
+        for (const pooled_case& p : *in.pooled)
+            if (const std::string m = marks_text(p, true); !m.empty()) {
+                md += fmt::format("- marked: {} P={}: {}\n", markdown_text(p.label()), p.world_size,
+                                  markdown_text(m));
+                ++marked;
+            }
+    md += marked == 0 ? "\nNo case was measured on a contended machine or while the sentinel "
+                        "drifted.\n"
+                      : "\nA marked launch (other processes on the ranks' cores, stolen time, a "
+                        "throttled or shared GPU, or a drifted sentinel around it) never decides "
+                        "a regression, a crossing or a calibration; the tables say so where it "
+                        "would have.\n";
+    return md + "\n";
+}
+
 /// report.md's text, its plots drawn into `dir` (their PNGs named in `pngs`).
 std::string compose_report(const report_inputs& in, const report_options& opt,
                            const std::string& dir, std::vector<std::string>& pngs) {
-    std::string md = "# ringscale scaling report\n\n" + inputs_section(in) + "\n" + methodology;
+    std::string md = "# ringscale scaling report\n\n" + inputs_section(in) + "\n" +
+                     machine_section(in) + methodology;
     md += "## Summary\n\n" + render(summary_table(*in.rows), output_format::md);
     std::string rejected;
     for (const auto& s : *in.rows)
@@ -153,7 +205,9 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
                               : render(scaling_table(*in.scaling), output_format::md);
     md += "\nAn efficiency above 1.1 is marked suspect in the note column: superlinear scaling "
           "most often means the base case ran on fewer cores (its threads or the MPI launcher's "
-          "CPU binding), which the note names where the files recorded them.\n";
+          "CPU binding), which the note names where the files recorded them. An oversubscribed "
+          "case (more threads than cores: ranks wait for a core) says so there too, with the "
+          "efficiency it cannot pass, as do marked launches (see Machine).\n";
     const auto suspect = suspect_efficiencies(*in.scaling);
     if (!suspect.empty())
         md += "\n### Suspect efficiencies\n\n";

@@ -146,7 +146,28 @@ std::string render_csv(const table& t) {
 
 } // namespace
 
-std::string render(const table& t, output_format format) {
+void drop_empty_columns(table& t) {
+    for (std::size_t c = t.keys.size(); c-- > 0;) {
+        bool empty = true;
+        for (const auto& row : t.rows)
+            empty = empty && row[c].value.is_null() && (row[c].text.empty() || row[c].text == "-");
+        if (!empty || t.rows.empty())
+            continue;
+        t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
+        t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
+        t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
+        for (auto& row : t.rows)
+            row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    }
+}
+
+std::string render(const table& full, output_format format) {
+    table pruned;
+    if (full.prune_for_people && (format == output_format::text || format == output_format::md)) {
+        pruned = full;
+        drop_empty_columns(pruned);
+    }
+    const table& t = pruned.titles.empty() ? full : pruned;
     switch (format) {
     case output_format::text:
         return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n") + render_text(t, false);

@@ -33,6 +33,9 @@ struct table {
     std::vector<bool> machine_only;  ///< shown in csv and json only (e.g. a CI's upper end)
     std::vector<std::vector<cell>> rows;
     std::string caption; ///< printed above the text and md renderings (e.g. shared parameters)
+    /// Text and Markdown leave out the columns no row fills; CSV and JSON keep every column,
+    /// so their columns never depend on the data.
+    bool prune_for_people = false;
 
     void add_column(const std::string& title, const std::string& key, bool hidden = false) {
         titles.push_back(title);
@@ -40,6 +43,9 @@ struct table {
         machine_only.push_back(hidden);
     }
 };
+
+/// Remove columns whose cells are all null (and "-" or empty as text).
+void drop_empty_columns(table& t);
 
 /// Render a table. JSON is an array of objects keyed by column keys.
 std::string render(const table& t, output_format format);

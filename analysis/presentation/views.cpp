@@ -97,7 +97,7 @@ std::string status_text(const case_summary& s) {
 /// The verdict, saying what decided it where the CI alone would suggest otherwise: a
 /// bootstrap CI that excludes 0 beside "no significant change" means Welch's test on the
 /// launch medians (or Holm's adjustment over the cases) did not reject.
-std::string verdict_text(const case_comparison& c) {
+std::string verdict_text_plain(const case_comparison& c) {
     const std::string v = to_string(c.result);
     const bool ci_excludes_zero = c.change_lo > 0 || c.change_hi < 0;
     if (c.result != verdict::not_significant || !ci_excludes_zero)
@@ -108,6 +108,16 @@ std::string verdict_text(const case_comparison& c) {
                                "narrow with few launches)",
                                c.p_value, c.p_adjusted);
     return v + fmt::format(" (Holm over the cases: p {:.3g})", c.p_adjusted);
+}
+
+/// The verdict with what left launches out: a marked launch never decides (issue 36).
+std::string verdict_text(const case_comparison& c) {
+    if (c.result == verdict::contended)
+        return fmt::format("{}: {}", to_string(c.result), c.marked_why);
+    if (c.marked_base + c.marked_new > 0)
+        return fmt::format("{} (marked launches left out: {})", verdict_text_plain(c),
+                           c.marked_why);
+    return verdict_text_plain(c);
 }
 
 } // namespace
@@ -140,21 +150,6 @@ std::string format_interval(double lo, double hi, bool as_time) {
     return fmt::format("[{:.3f}, {:.3f}]", lo, hi);
 }
 
-void drop_empty_columns(table& t) {
-    for (std::size_t c = t.keys.size(); c-- > 0;) {
-        bool empty = true;
-        for (const auto& row : t.rows)
-            empty = empty && row[c].value.is_null() && (row[c].text.empty() || row[c].text == "-");
-        if (!empty || t.rows.empty())
-            continue;
-        t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
-        t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
-        t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
-        for (auto& row : t.rows)
-            row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
-    }
-}
-
 table summary_table(const std::vector<case_summary>& rows) {
     table t;
     const char* cols[][2] = {{"case", "case"},
@@ -171,7 +166,7 @@ table summary_table(const std::vector<case_summary>& rows) {
                              {"mean", "mean_s"},
                              {"CV", "cv"},
                              {"outliers", "outliers"},
-                             {"imbalance", "imbalance"},
+                             {"time imbalance", "imbalance"},
                              {"comm %", "comm_share"},
                              {"GFLOP/s/rank", "gflops_per_rank"},
                              {"MFU %", "mfu_pct"},
@@ -183,6 +178,8 @@ table summary_table(const std::vector<case_summary>& rows) {
     add_memory_columns(t);
     t.add_column("status", "status");
     t.add_column("", "withheld", true); // csv/json: "column=flag ..." for each withheld figure
+    // Launches measured on a contended machine or while the sentinel drifted (issue 36).
+    t.add_column("machine", "machine_marks");
     std::vector<const pooled_case*> cases;
     for (const case_summary& s : rows)
         cases.push_back(s.source);
@@ -217,8 +214,10 @@ table summary_table(const std::vector<case_summary>& rows) {
         for (const auto& [key, flag] : s.flags)
             withheld += fmt::format("{}{}={}", withheld.empty() ? "" : " ", key, flag);
         t.rows.back().push_back(withheld.empty() ? cell{"", nullptr} : text_cell(withheld));
+        const std::string marks = marks_text(p);
+        t.rows.back().push_back(marks.empty() ? cell{"", nullptr} : text_cell(marks));
     }
-    drop_empty_columns(t);
+    t.prune_for_people = true; // CSV and JSON keep every column, whatever the data
     return t;
 }
 
@@ -259,9 +258,13 @@ table scaling_table(const std::vector<scaling_result>& results) {
             std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
             if (!p.karp_flatt_note.empty())
                 note += (note.empty() ? "" : "; ") + p.karp_flatt_note;
+            if (const std::string over = oversubscription_note(*p.source); !over.empty())
+                note += (note.empty() ? "" : "; ") + over;
+            if (const std::string marks = marks_text(*p.source, true); !marks.empty())
+                note += (note.empty() ? "" : "; ") + marks;
             t.rows.back().push_back(note.empty() ? cell{"", nullptr} : text_cell(note));
         }
-    drop_empty_columns(t);
+    t.prune_for_people = true;
     return t;
 }
 

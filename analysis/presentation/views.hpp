@@ -72,7 +72,4 @@ table prediction_table(const std::vector<family_model>& models);
 /// One row per matched case.
 table compare_table(const comparison& cmp);
 
-/// Remove columns whose cells are all null.
-void drop_empty_columns(table& t);
-
 } // namespace ringscale::analysis

@@ -9,12 +9,14 @@
 #include "src/base/error.hpp"
 #include "src/base/h5.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/stored_machine.hpp"
 #include "src/base/text_escape.hpp"
 
 #include "analysis/cases/case_groups.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <glob.h>
@@ -77,6 +79,16 @@ std::vector<case_data> read_cases(const h5::group& cases,
             dropped.emplace_back(terminal_text(name), short_reason(e.what()));
         }
     }
+    std::vector<std::pair<std::string, std::string>> notes; // case, what was dropped
+    for (const case_data& c : out)
+        for (const std::string& n : c.read_notes)
+            notes.emplace_back(c.group, n);
+    if (!notes.empty() && warnings)
+        warnings->push_back(
+            notes.size() == 1
+                ? fmt::format("{}: case {}: {}", path, notes[0].first, notes[0].second)
+                : fmt::format("{}: case {}: {} (and {} more such lines)", path, notes[0].first,
+                              notes[0].second, notes.size() - 1));
     for (const auto& [group, earlier] : drop_duplicate_cases(out))
         dropped.emplace_back(group, fmt::format("the same case as case {} (same identity and "
                                                 "run): a duplicated case group",
@@ -98,6 +110,30 @@ std::vector<case_data> read_cases(const h5::group& cases,
         warnings->push_back(
             fmt::format("{}: {} more links to cases already read, ignored", path, extra_links));
     return out;
+}
+
+/// The sentinel's probes judged again (src/base/machine_marks.hpp): the launch's verdict in
+/// `info`, each case's drift mark by its run index (its group's number).
+void read_drift(const h5::group& root, std::size_t case_groups, file_info& info,
+                std::vector<case_data>& cases, std::vector<std::string>* warnings) {
+    std::error_code ec;
+    const std::uint64_t max_bytes = fs::file_size(info.path, ec);
+    const stored::sentinel_record s =
+        stored::read_sentinel(root, static_cast<int>(case_groups), ec ? UINT64_MAX : max_bytes);
+    if (!s.problem.empty() && warnings)
+        warnings->push_back(fmt::format("{}: {}", info.path, s.problem));
+    info.probes = static_cast<int>(s.probes.size());
+    if (s.probes.empty())
+        return;
+    const machine::drift_verdict v = machine::judge_drift(s.probes, static_cast<int>(case_groups));
+    info.drift = v.reason;
+    for (case_data& c : cases) {
+        char* end = nullptr;
+        const long i = std::strtol(c.group.c_str(), &end, 10);
+        if (!c.group.empty() && *end == '\0' && i >= 0 &&
+            static_cast<std::size_t>(i) < v.case_reason.size())
+            c.drift = v.case_reason[static_cast<std::size_t>(i)];
+    }
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -169,7 +205,9 @@ std::vector<case_data> read_results_file(const std::string& path,
                 throw error(error_kind::hdf5, "no /cases group");
             return out;
         }
-        out = read_cases(root.open_group(schema::cases_group), info, config_text, warnings);
+        const h5::group cases = root.open_group(schema::cases_group);
+        out = read_cases(cases, info, config_text, warnings);
+        read_drift(root, cases.children().size(), *info, out, warnings);
     } catch (const error& e) {
         if (e.kind() == error_kind::hdf5 && std::string(e.what()).find("): ") != std::string::npos)
             throw error(error_kind::hdf5, "corrupt file: " + short_reason(e.what()));

@@ -36,6 +36,12 @@ std::string gpu_peer_topology() {
     return "";
 }
 
+gpu_sample sample_gpu(const std::string&) {
+    gpu_sample s;
+    s.why = "the CUDA backend is not compiled into this ringscale";
+    return s;
+}
+
 gpu_info current_gpu_info() {
     not_compiled("GPU information");
 }

@@ -48,6 +48,12 @@ struct case_record {
     std::map<std::string, std::vector<double>> per_iteration; ///< [rows], e.g. loss
     std::map<std::string, std::vector<double>> per_rank;      ///< [world], e.g. param_bytes
     std::string case_key; ///< identity + run across launches (--resume), a scalar string
+    /// What the machine did during the case (schema::machine_ds names -> [world]; NaN not
+    /// known), stored as the subgroup `machine`; empty in older files.
+    std::map<std::string, std::vector<double>> machine;
+    /// Reader only, never stored: what was dropped from the case as read, one line each (the
+    /// machine fields when they cannot be believed).
+    std::vector<std::string> read_notes;
 
     /// The attributes of group `g`.
     const attr_map& group(schema::attr_group g) const;

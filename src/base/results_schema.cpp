@@ -129,4 +129,13 @@ const std::vector<std::string>& training_memory_datasets() {
     return names;
 }
 
+const std::vector<std::string>& machine_datasets() {
+    using namespace machine_ds;
+    static const std::vector<std::string> names = {
+        foreign_load, load_resolution,  load_cores,   own_threads,
+        steal,        iowait,           run_wait,     nivcsw,
+        cpu_mhz,      gpu_sm_clock_mhz, gpu_throttle, gpu_other_processes};
+    return names;
+}
+
 } // namespace ringscale::schema

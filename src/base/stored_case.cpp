@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 #include "results_schema.hpp"
+#include "stored_machine.hpp"
 #include "text_escape.hpp"
 
 #include <algorithm>
@@ -252,6 +253,7 @@ results::case_record read_case_record(const h5::group& g, std::uint64_t max_byte
         refuse(why);
     if (g.exists(schema::ds_case_key))
         rec.case_key = g.read_string(schema::ds_case_key);
+    read_machine_state(g, rec, max_bytes); // optional: dropped with a note, never the case
     return rec;
 }
 

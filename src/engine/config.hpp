@@ -37,6 +37,7 @@ struct launch_config {
     bool dry_run = false;
     double timeout_s = 600;           ///< watchdog: longest any blocking wait may take
     bool resume = false;              ///< skip cases already completed in the output directory
+    int sentinel_every = 0;           ///< --sentinel: a drift probe every N cases; 0 auto; -1 none
     std::string job_file;             ///< path of the job file, if any
     std::vector<std::string> cmdline; ///< argv as given
     /// --label key=value (repeatable): what the user tracks beside the launcher's metadata (a

@@ -197,6 +197,42 @@ void results_writer::write_case(int index, const case_record& rec) {
     m_file->flush();
 }
 
+void results_writer::append_probe(int index, const machine::probe& p) {
+    std::lock_guard<std::timed_mutex> lock(m_mutex);
+    const std::string where =
+        fmt::format("cannot write sentinel probe {} to '{}'", index, temp_path());
+    require_our_file(where);
+    try {
+        const h5::group root = m_file->root();
+        const h5::group s = root.exists(schema::sentinel_group)
+                                ? root.open_group(schema::sentinel_group)
+                                : root.create_group(schema::sentinel_group);
+        const h5::group g = s.create_group(fmt::format("{:04d}", index));
+        g.set_attr(schema::sentinel_attr::before_case, p.before_case);
+        g.set_attr(schema::sentinel_attr::compute_s, p.compute_s);
+        g.set_attr(schema::sentinel_attr::allreduce_s, p.allreduce_s);
+        const h5::group m = g.create_group(schema::machine_group);
+        for (const auto& [name, values] : p.machine)
+            m.write<double>(name, values, {static_cast<hsize_t>(values.size())});
+        m_file->flush();
+    } catch (const error& e) {
+        throw error(error_kind::io, fmt::format("{}: {}", where, e.what()));
+    }
+}
+
+void results_writer::write_drift(const machine::drift_verdict& v) {
+    std::lock_guard<std::timed_mutex> lock(m_mutex);
+    const h5::group root = m_file->root();
+    if (!root.exists(schema::sentinel_group))
+        return;
+    const h5::group s = root.open_group(schema::sentinel_group);
+    s.set_attr(schema::sentinel_attr::tolerance_compute, machine::drift_tolerance_compute);
+    s.set_attr(schema::sentinel_attr::tolerance_allreduce, machine::drift_tolerance_allreduce);
+    s.set_attr(schema::sentinel_attr::drifted, v.drifted ? 1 : 0);
+    s.set_attr(schema::sentinel_attr::drift, v.reason);
+    m_file->flush();
+}
+
 void results_writer::require_our_file(const std::string& where) const {
     if (const std::string why = file_replaced(temp_path(), m_identity); !why.empty())
         throw error(error_kind::io, where + ": " + why);

@@ -4,6 +4,7 @@
 
 #include "src/base/case_record.hpp"
 #include "src/base/h5.hpp"
+#include "src/base/machine_marks.hpp"
 #include "src/base/results_schema.hpp"
 #include "src/engine/config.hpp"
 #include "src/engine/metadata.hpp"
@@ -49,6 +50,11 @@ class results_writer {
     /// Append case number `index` as /cases/<NNNN> and flush. Throws an io error naming the
     /// file and the case when it cannot (disk full, file-size limit); earlier cases stay.
     void append(int index, const case_record& rec);
+    /// Append sentinel probe number `index` as /sentinel/<NNNN> and flush (an io error like
+    /// append's when it cannot).
+    void append_probe(int index, const machine::probe& p);
+    /// Write the sentinel's verdict as /sentinel's attributes (the tolerances, drifted, drift).
+    void write_drift(const machine::drift_verdict& v);
     /// Set `complete`, close and rename to the final path (also when incomplete). Idempotent.
     void finish(bool complete);
     /// finish(false) from another thread (the watchdog); gives up after `wait_ms` if the

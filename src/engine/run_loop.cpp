@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include <optional>
 
 namespace ringscale {
 
@@ -85,6 +86,16 @@ void record_threads(case_record& rec, comm::communicator& world, int threads) {
     rec.derived[schema::attr::threads_per_rank] = static_cast<std::int64_t>(threads);
 }
 
+// What the machine did over the iterations, and the mark it earns (collective).
+void record_machine(case_record& rec, comm::communicator& world, const machine_context& machine,
+                    const machine_window& window) {
+    world.barrier();
+    rec.machine = close_window(world, machine, window);
+    const std::string why = machine::contention_reason(rec.machine);
+    rec.outcome[schema::attr::contended] = std::int64_t{why.empty() ? 0 : 1};
+    rec.outcome[schema::attr::contention] = why;
+}
+
 } // namespace
 
 jobs::attr_map param_attrs(const jobs::params& p) {
@@ -139,7 +150,8 @@ std::vector<scheduled_case> interleave_repeats(const std::vector<scheduled_case>
     return out;
 }
 
-case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::run_context& ctx) {
+case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::run_context& ctx,
+                     const machine_context* machine) {
     // Results, agreement and the iteration barrier go over the host-memory control
     // communicator; the job's own communication over ctx.world (device buffers on cuda).
     comm::communicator& world = ctx.control;
@@ -198,6 +210,11 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     std::vector<double> t(rec.rows), tc(rec.rows), tw(rec.rows);
     phase_timer timer;
     dev.finish_iteration(timer); // drop anything timed during setup
+    std::optional<machine_window> window;
+    if (machine) { // every rank opens its window together
+        world.barrier();
+        window = open_window(*machine);
+    }
     for (int i = 0; i < rec.rows; ++i) {
         c->before_iteration(); // untimed
         dev.synchronize();
@@ -212,6 +229,8 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
         tw[i] = timer.comm_wait_s();
         rec.is_warmup.push_back(i < cfg.warmup ? 1 : 0);
     }
+    if (window)
+        record_machine(rec, world, *machine, *window);
     const bool do_validate =
         cfg.validate == validate_mode::on ||
         (cfg.validate == validate_mode::automatic && pc.plan.validate_by_default);

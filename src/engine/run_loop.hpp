@@ -4,6 +4,7 @@
 
 #include "src/engine/config.hpp"
 #include "src/engine/job.hpp"
+#include "src/engine/machine_probe.hpp"
 #include "src/engine/results_writer.hpp"
 
 #include <functional>
@@ -34,7 +35,10 @@ std::vector<scheduled_case> plan_launch(const std::vector<const jobs::job*>& job
 jobs::attr_map param_attrs(const jobs::params& p);
 
 /// Run one case on every rank (collective) and return its record (complete on every rank).
-/// A failure raised alike on all ranks before the timed loop is recorded, not thrown.
-case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::run_context& ctx);
+/// A failure raised alike on all ranks before the timed loop is recorded, not thrown. With
+/// `machine`, what the machine did over the iterations (warm-up and timed) is recorded too
+/// (rec.machine) and the case is marked contended (outcome) when machine_marks says so.
+case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::run_context& ctx,
+                     const machine_context* machine = nullptr);
 
 } // namespace ringscale

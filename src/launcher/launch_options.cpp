@@ -66,6 +66,12 @@ std::vector<option_decl> declare() {
         d::number("timeout", "600", 1, 1e6)
             .help("watchdog, seconds: a rank blocked longer than this in one communication (a "
                   "peer died or hangs) aborts the job, naming the rank and the operation"),
+        d::integer("sentinel", "0", -1, 1e6)
+            .help("drift sentinel: a short fixed probe (a small GEMM and, at 2+ ranks, a 64 KiB "
+                  "allreduce) at launch start, at launch end and every N cases, recorded in the "
+                  "file; a launch whose probe drifts beyond its tolerance is marked. 0 = auto "
+                  "(between start and end, a probe once the cases since the last took 100x a "
+                  "probe: about 1% of the launch); -1 = no sentinel"),
         d::flag("resume", "0")
             .help("skip the cases already completed (status ok, same configuration and world "
                   "size) by earlier launches into the --output directory")};
@@ -106,6 +112,7 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
     cfg.accuracy_sample = int_of(texts, "accuracy-sample");
     cfg.timeout_s = std::get<double>(value_of(texts, "timeout").value);
     cfg.resume = std::get<bool>(value_of(texts, "resume").value);
+    cfg.sentinel_every = int_of(texts, "sentinel");
     if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
         throw config_error("--resume needs --output to be a directory, not a .h5 file");
 }

@@ -11,6 +11,7 @@
 #include "src/engine/affinity.hpp"
 #include "src/engine/device_binding.hpp"
 #include "src/engine/guard.hpp"
+#include "src/engine/launch_monitor.hpp"
 #include "src/engine/metadata.hpp"
 #include "src/engine/node_metadata.hpp"
 #include "src/engine/results_writer.hpp"
@@ -214,8 +215,9 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
 
 // Collective: rank 0 warns once when the MPI launcher's binding leaves a rank fewer cores
 // than its share of the node (e.g. Open MPI binds to one core at np <= 2), and once when the
-// ranks' threads outnumber the cores they may use (np=4 on 2 cores).
-void warn_about_binding(comm::communicator& world, int local_size, int threads) {
+// ranks' threads outnumber the cores they may use (np=4 on 2 cores). Returns the lines on rank
+// 0 (the file keeps them for the report), "" elsewhere.
+std::string warn_about_binding(comm::communicator& world, int local_size, int threads) {
     const std::int64_t mine[3] = {current_affinity().cores, -sysconf(_SC_NPROCESSORS_ONLN),
                                   -local_size};
     std::int64_t least[3] = {0, 0, 0}; // fewest cores; most node cores and ranks per node
@@ -224,13 +226,17 @@ void warn_about_binding(comm::communicator& world, int local_size, int threads) 
     const int node_cores = static_cast<int>(-least[1]);
     const int ranks_per_node = static_cast<int>(-least[2]);
     if (world.rank() != 0)
-        return;
+        return "";
+    std::string all;
     for (const std::string& line :
          {affinity_warning(min_cores, node_cores, ranks_per_node),
           oversubscription_warning(ranks_per_node, threads, node_cores, min_cores)})
-        if (!line.empty())
+        if (!line.empty()) {
             std::fprintf(stderr, "%s\n", terminal_text(line).c_str());
+            all += (all.empty() ? "" : "\n") + line;
+        }
     std::fflush(stderr);
+    return all;
 }
 
 int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
@@ -246,7 +252,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
     add_gpu_metadata(md, gpu, world);
     add_node_metadata(md, world, p.cfg.device == device_kind::cuda);
-    warn_about_binding(world, md.my_local_size, p.threads);
+    md.attrs[schema::meta_attr::warnings] = warn_about_binding(world, md.my_local_size, p.threads);
     // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
     // host memory. The host-memory world stays the control plane (results, agreement).
     std::unique_ptr<comm::communicator> device_world;
@@ -270,22 +276,32 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     comm::communicator& job_world = device_world ? *device_world : world;
     jobs::run_context ctx{job_world, world, *dev,       p.launch,
                           p.threads, true,  p.cfg.seed, p.cfg.warmup};
-    ;
-    int failed = 0;
+    launch_monitor monitor(ctx, p.cfg, gpu.bound ? gpu.gpu.pci_bus_id : "", gpu.ranks_sharing);
+    if (const std::string why = gpu_state_note(monitor.machine()); !why.empty() && writer)
+        std::fprintf(stderr,
+                     "ringscale: note: GPU clocks, throttling and other processes are "
+                     "not recorded: %s\n",
+                     why.c_str());
+    int failed = 0, contended = 0;
+    std::string drift;
     try {
         for (std::size_t n = 0; n < todo.size(); ++n) {
             const std::size_t i = todo[n];
             guard.set_case(static_cast<int>(i));
+            monitor.before_case(static_cast<int>(n), writer.get());
             if (table)
                 table->begin_case(static_cast<int>(n), p.cases[i]);
-            case_record rec = run_case(p.cases[i], p.cfg, ctx);
+            case_record rec = run_case(p.cases[i], p.cfg, ctx, &monitor.machine());
+            monitor.after_case();
             rec.case_key = p.keys[i];
             failed += rec.status() == schema::status::failed;
+            contended += rec.number(schema::attr::contended).value_or(0) == 1;
             if (writer) {
                 writer->append(static_cast<int>(n), rec);
                 table->end_case(static_cast<int>(n), p.cases[i], rec);
             }
         }
+        drift = monitor.finish(static_cast<int>(todo.size()), writer.get());
     } catch (...) {
         guard.set_before_abort({});
         if (writer) // keep what completed: a readable file marked incomplete
@@ -300,6 +316,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     guard.set_before_abort({});
     if (writer) {
         table->finish();
+        std::fputs(monitor.report(contended, drift).c_str(), stdout);
         writer->finish(true);
         if (failed)
             std::printf("# %d case(s) failed\n", failed);

@@ -120,6 +120,11 @@ void write_case(const h5::group& cases, std::size_t index, const fixture_case& c
         warm[static_cast<std::size_t>(r)] = 1;
     g.write<std::uint8_t>("is_warmup", warm, {rows});
     write_case_memory(g, c, f);
+    if (!c.machine.empty()) {
+        const h5::group m = g.create_group(schema::machine_group);
+        for (const auto& [name, v] : c.machine)
+            m.write<double>(name, v, {v.size()});
+    }
     if (c.with_loss) {
         std::vector<double> loss(rows);
         for (std::size_t r = 0; r < rows; ++r)

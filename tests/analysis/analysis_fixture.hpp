@@ -38,6 +38,10 @@ struct fixture_case {
     std::vector<double> rank_memory_skew;     ///< per-rank factor on the peaks (default 1)
     int affinity_cores = 0;                   ///< per rank; 0 = the file's threads_per_rank
     std::vector<double> explicit_time_s;
+    /// The case's machine state (schema::machine_ds name -> one value per rank), written to
+    /// /cases/NNNN/machine; empty: none, as in files before issue 36. The reader judges them
+    /// (src/base/machine_marks.hpp) whatever the outcome says.
+    std::vector<std::pair<std::string, std::vector<double>>> machine;
     std::uint64_t seed = 1;
 };
 

@@ -214,3 +214,45 @@ TEST(analysis_compare, unmatched_cases_are_listed) {
     ASSERT_EQ(cmp.only_base.size(), 1u);
     EXPECT_EQ(cmp.only_base[0]->world_size, 4);
 }
+
+namespace {
+
+/// `f` measured beside a busy loop: other processes used 0.9 of the 2 cores on every rank
+/// (the machine fields alone: the reader applies the rule, whatever the outcome says).
+fixture_file contended(fixture_file f) {
+    for (fixture_case& c : f.cases) {
+        const auto w = static_cast<std::size_t>(c.world_size);
+        c.machine = {{"foreign_load", std::vector<double>(w, 0.9)},
+                     {"load_resolution", std::vector<double>(w, 0.01)},
+                     {"load_cores", std::vector<double>(w, 2)}};
+    }
+    return f;
+}
+
+} // namespace
+
+TEST(analysis_compare, a_marked_launch_never_calls_a_regression) {
+    // NEW 30% slower, every launch measured on a contended machine: nothing is decided.
+    sets s("compare_marked", {launch(1, 0), launch(2, 0), launch(3, 0)},
+           {contended(launch(4, 0.3)), contended(launch(5, 0.3)), contended(launch(6, 0.3))});
+    const comparison cmp = compare_sets(s.pb, s.pn, {});
+    ASSERT_EQ(cmp.matched.size(), 3u);
+    EXPECT_FALSE(cmp.any_regression());
+    for (const case_comparison& c : cmp.matched) {
+        EXPECT_EQ(c.result, verdict::contended);
+        EXPECT_EQ(c.marked_base, 0u);
+        EXPECT_EQ(c.marked_new, 3u);
+        EXPECT_EQ(c.marked_why, "NEW contended 3/3 (contended: other processes used 0.90 of the 2 "
+                                "core(s) the ranks may use (+-0.01))");
+    }
+    EXPECT_STREQ(to_string(verdict::contended), "not decided (machine marked)");
+    // Two clean launches 30% slower beside a marked one: compared on the clean ones.
+    sets t("compare_part_marked", {launch(1, 0), launch(2, 0), launch(3, 0)},
+           {launch(4, 0.3), launch(5, 0.3), contended(launch(6, 0.3))});
+    const comparison part = compare_sets(t.pb, t.pn, {});
+    for (const case_comparison& c : part.matched) {
+        EXPECT_EQ(c.marked_new, 1u);
+        EXPECT_NE(c.result, verdict::contended);
+    }
+    EXPECT_TRUE(part.any_regression());
+}

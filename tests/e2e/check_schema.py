@@ -61,4 +61,21 @@ for name in names:
     t = c["time_s"][:]
     assert (t > 0).all() and (c["comm_wait_s"][:] <= t * 1.0001 + 1e-6).all(), name
     assert out["validated"] == 1 and out["max_abs_err"] == 0.0
+    # Issue 36: what the machine did, one value per rank, and the mark with its reason.
+    assert out["contended"] in (0, 1) and (out["contended"] == 1) == (out["contention"] != ""), name
+    for ds in ("foreign_load", "load_resolution", "load_cores", "own_threads", "steal", "iowait",
+               "run_wait", "nivcsw", "cpu_mhz"):
+        m = c["machine"][ds]
+        assert m.dtype == np.float64 and m.shape == (world,), (name, ds)
+    assert (c["machine/load_cores"][:] >= 1).all() and (c["machine/own_threads"][:] == world).all()
+    assert "gpu_sm_clock_mhz" not in c["machine"], "no GPU fields on the CPU"
+# The drift sentinel: a probe at the start and at the end at least, and its verdict.
+s = f["sentinel"]
+probes = sorted(s)
+assert len(probes) >= 2, probes
+assert s[probes[0]].attrs["before_case"] == 0 and s[probes[-1]].attrs["before_case"] == len(names)
+assert all(s[p].attrs["compute_s"] > 0 for p in probes)
+assert all(s[p].attrs["allreduce_s"] > 0 for p in probes) == (world > 1)
+assert s.attrs["drifted"] in (0, 1) and s.attrs["tolerance_compute"] > 1
+assert "warnings" in f["meta"].attrs
 print(f"schema ok: {path}: {len(names)} cases, world {world}")

@@ -70,11 +70,11 @@ TEST(live_table, every_job_keeps_its_columns) {
     // rank, as the comparison table, train_step and the README.
     EXPECT_EQ(headers("ring_attention"),
               (v{"seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "overlap", "tok/s",
-                 "GF/s/rank", "dense-eq(GF/s)", "reduce(x)", "imbal", "max_err"}));
+                 "GF/s/rank", "dense-eq(GF/s)", "reduce(x)", "work-imbal", "max_err"}));
     EXPECT_EQ(
         headers("context_parallel"),
         (v{"scheme", "seq", "H/Hkv", "D", "causal", "pass", "layout", "mask", "tok/s", "GF/s/rank",
-           "dense-eq(GF/s)", "reduce(x)", "imbal", "max_err", "sent/rank", "peak/rank"}));
+           "dense-eq(GF/s)", "reduce(x)", "work-imbal", "max_err", "sent/rank", "peak/rank"}));
     EXPECT_EQ(headers("train_step"), (v{"variant", "dpxcp", "tokens", "params(M)", "tok/s",
                                         "GF/s/rank", "loss", "max_err"}));
 }

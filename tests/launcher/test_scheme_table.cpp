@@ -99,3 +99,43 @@ TEST(scheme_table, labels_say_how_the_scheme_ran) {
     EXPECT_NE(table.find("hybrid/u2"), std::string::npos) << table;
     EXPECT_NE(table.find("ring/zigzag/no-ovl"), std::string::npos) << table;
 }
+
+TEST(scheme_table, a_margin_within_the_noise_is_a_tie) {
+    // Eight noisy steps each; the medians 0.03% apart: no fastest, the margin said.
+    auto noisy = [](case_record r, double scale) {
+        r.rows = 9;
+        r.is_warmup = {1, 0, 0, 0, 0, 0, 0, 0, 0};
+        r.time_s.clear();
+        r.comm_wait_s.clear();
+        for (double t : {9.0, 1.00, 1.05, 0.95, 1.02, 0.98, 1.04, 0.96, 1.01})
+            for (int k = 0; k < 2; ++k) {
+                r.time_s.push_back(t * scale);
+                r.comm_wait_s.push_back(0);
+            }
+        return r;
+    };
+    const std::string tie =
+        scheme_table({noisy(attention_case("ring_attention", "ring/zigzag", 1), 1.0003),
+                      noisy(attention_case("context_parallel", "allgather", 1), 1.0)});
+    EXPECT_EQ(tie.find("<- fastest"), std::string::npos) << tie;
+    EXPECT_NE(tie.find("tie: +0.03% is within the noise"), std::string::npos) << tie;
+    // The same noise, 30% apart: beyond it.
+    const std::string apart =
+        scheme_table({noisy(attention_case("ring_attention", "ring/zigzag", 1), 1.3),
+                      noisy(attention_case("context_parallel", "allgather", 1), 1.0)});
+    EXPECT_NE(apart.find("<- fastest"), std::string::npos) << apart;
+}
+
+TEST(scheme_table, the_mask_is_shown) {
+    case_record ring = attention_case("ring_attention", "ring/zigzag", 0.5);
+    case_record ag = attention_case("context_parallel", "allgather", 0.25);
+    for (case_record* r : {&ring, &ag})
+        r->identity["window"] = std::int64_t{256};
+    const std::string table = scheme_table({ring, ag});
+    EXPECT_NE(table.find("mask"), std::string::npos) << table;
+    EXPECT_NE(table.find("window=256"), std::string::npos) << table;
+    EXPECT_NE(scheme_table({attention_case("ring_attention", "ring/zigzag", 0.5),
+                            attention_case("context_parallel", "allgather", 0.25)})
+                  .find("      - "),
+              std::string::npos); // no mask: a dash
+}

@@ -1,0 +1,200 @@
+#include "machine_marks.hpp"
+
+#include "results_schema.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+namespace ringscale::machine {
+
+namespace ds = schema::machine_ds;
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+double at(const machine_fields& m, const char* name, std::size_t rank) {
+    const auto it = m.find(name);
+    return it != m.end() && rank < it->second.size() ? it->second[rank] : nan;
+}
+
+std::size_t ranks_of(const machine_fields& m) {
+    std::size_t n = 0;
+    for (const auto& [name, v] : m)
+        n = std::max(n, v.size());
+    return n;
+}
+
+// One rank's reason and how strongly it holds (for the worst over ranks), or {"", 0}.
+std::pair<std::string, double> rank_reason(const machine_fields& m, std::size_t r) {
+    const double foreign = at(m, ds::foreign_load, r), res = at(m, ds::load_resolution, r);
+    const double cores = at(m, ds::load_cores, r), own = at(m, ds::own_threads, r);
+    const double wait = at(m, ds::run_wait, r), steal = at(m, ds::steal, r);
+    const double others = at(m, ds::gpu_other_processes, r), thr = at(m, ds::gpu_throttle, r);
+    if (std::isfinite(foreign) && foreign - (std::isfinite(res) ? res : 0) >= contention_cores)
+        return {fmt::format("other processes used {:.2f} of the {:.0f} core(s) the ranks may "
+                            "use (+-{:.2f})",
+                            foreign, cores, std::isfinite(res) ? res : 0.0),
+                foreign / contention_cores};
+    if (std::isfinite(wait) && wait >= contention_wait_threads && std::isfinite(own) &&
+        std::isfinite(cores) && own <= cores)
+        return {fmt::format("a rank's threads waited for a core {:.2f} of the time while its "
+                            "launch's {:.0f} thread(s) fit the {:.0f} core(s)",
+                            wait, own, cores),
+                wait / contention_wait_threads};
+    if (std::isfinite(steal) && steal >= contention_steal)
+        return {fmt::format("the hypervisor stole {:.0f}% of the cores' time", 100 * steal),
+                steal / contention_steal};
+    if (std::isfinite(others) && others >= 1)
+        return {fmt::format("{:.0f} other process(es) on the GPU", others), others};
+    if (std::isfinite(thr) && (static_cast<unsigned long long>(thr) & gpu_throttle_marks) != 0)
+        return {fmt::format("the GPU slowed its clocks (NVML throttle reasons {:#x}: thermal or "
+                            "hardware slowdown)",
+                            static_cast<unsigned long long>(thr)),
+                1.0};
+    return {"", 0.0};
+}
+
+// A value that must be NaN (unknown) or within [lo, hi] (and whole, when `whole`).
+std::string range_problem(const machine_fields& m, const char* name, std::size_t world, double lo,
+                          double hi, bool whole) {
+    const auto it = m.find(name);
+    if (it == m.end())
+        return "";
+    if (it->second.size() != world)
+        return fmt::format("machine/{} has {} values for {} ranks", name, it->second.size(), world);
+    for (std::size_t r = 0; r < world; ++r) {
+        const double v = it->second[r];
+        if (std::isnan(v))
+            continue;
+        if (!(v >= lo && v <= hi) || (whole && v != std::floor(v)))
+            return fmt::format("machine/{} [rank {}] is {}: it must be {}in [{:g}, {:g}]", name, r,
+                               v, whole ? "a whole number " : "", lo, hi);
+    }
+    return "";
+}
+
+} // namespace
+
+std::string contention_reason(const machine_fields& m) {
+    std::pair<std::string, double> worst{"", 0.0};
+    for (std::size_t r = 0; r < ranks_of(m); ++r)
+        if (auto rr = rank_reason(m, r); rr.second > worst.second)
+            worst = std::move(rr);
+    return worst.first;
+}
+
+std::string machine_fields_problem(const machine_fields& m, int world) {
+    const auto w = static_cast<std::size_t>(std::max(world, 0));
+    constexpr double big = 1 << 24;
+    const struct {
+        const char* name;
+        double lo, hi;
+        bool whole;
+    } ranges[] = {{ds::load_cores, 1, big, true},
+                  {ds::own_threads, 1, big, true},
+                  {ds::load_resolution, 0, big, false},
+                  {ds::foreign_load, -big, big, false},
+                  {ds::steal, 0, 1, false},
+                  {ds::iowait, 0, 1, false},
+                  {ds::run_wait, 0, big, false},
+                  {ds::nivcsw, 0, 1e15, true},
+                  {ds::cpu_mhz, 1e-3, 1e5, false},
+                  {ds::gpu_sm_clock_mhz, 0, 1e5, false},
+                  {ds::gpu_throttle, 0, 9007199254740991.0, true},
+                  {ds::gpu_other_processes, 0, big, true}};
+    for (const auto& r : ranges)
+        if (std::string why = range_problem(m, r.name, w, r.lo, r.hi, r.whole); !why.empty())
+            return why;
+    for (std::size_t r = 0; r < w; ++r) {
+        const double foreign = at(m, ds::foreign_load, r), cores = at(m, ds::load_cores, r);
+        const double res = at(m, ds::load_resolution, r);
+        const double slack = cores + (std::isfinite(res) ? res : 0);
+        if (std::isfinite(foreign) && std::isfinite(cores) && std::fabs(foreign) > slack)
+            return fmt::format("machine/foreign_load [rank {}] is {} on {} core(s): more than "
+                               "the cores can run",
+                               r, foreign, cores);
+        const double steal = at(m, ds::steal, r), iowait = at(m, ds::iowait, r);
+        if (std::isfinite(steal) && std::isfinite(iowait) && steal + iowait > 1 + 1e-9)
+            return fmt::format("machine/steal and iowait [rank {}] add up to {:.3g} of the cores' "
+                               "time: more than all of it",
+                               r, steal + iowait);
+    }
+    return "";
+}
+
+drift_verdict judge_drift(const std::vector<probe>& probes, int cases) {
+    drift_verdict v;
+    v.case_reason.assign(static_cast<std::size_t>(std::max(cases, 0)), "");
+    double ref_c = INFINITY, ref_a = INFINITY;
+    std::vector<bool> clean;
+    for (const probe& p : probes) {
+        clean.push_back(contention_reason(p.machine).empty());
+        if (!clean.back())
+            continue;
+        ref_c = std::min(ref_c, p.compute_s);
+        if (std::isfinite(p.allreduce_s))
+            ref_a = std::min(ref_a, p.allreduce_s);
+    }
+    double worst = 0;
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+        if (!clean[i])
+            continue;
+        const probe& p = probes[i];
+        const double fc = p.compute_s / ref_c;
+        const double fa = std::isfinite(p.allreduce_s) ? p.allreduce_s / ref_a : 0.0;
+        std::string why;
+        double how = 0;
+        if (fc > drift_tolerance_compute) {
+            why = fmt::format("the sentinel's compute probe before case {} took {:.2f}x the "
+                              "launch's fastest (tolerance {:.2f}x)",
+                              p.before_case, fc, drift_tolerance_compute);
+            how = fc / drift_tolerance_compute;
+        } else if (fa > drift_tolerance_allreduce) {
+            why = fmt::format("the sentinel's allreduce probe before case {} took {:.2f}x the "
+                              "launch's fastest (tolerance {:.2f}x)",
+                              p.before_case, fa, drift_tolerance_allreduce);
+            how = fa / drift_tolerance_allreduce;
+        }
+        if (why.empty())
+            continue;
+        v.drifted = true;
+        if (how > worst) {
+            worst = how;
+            v.reason = why;
+        }
+        // The cases since the probe before this one, and up to the probe after it.
+        const int from = i > 0 ? probes[i - 1].before_case : 0;
+        const int to = i + 1 < probes.size() ? probes[i + 1].before_case : cases;
+        for (int c = std::max(from, 0); c < std::min(to, cases); ++c)
+            if (v.case_reason[static_cast<std::size_t>(c)].empty())
+                v.case_reason[static_cast<std::size_t>(c)] = why;
+    }
+    return v;
+}
+
+std::string probes_problem(const std::vector<probe>& probes, int cases) {
+    int last = 0;
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+        const probe& p = probes[i];
+        if (p.before_case < last || p.before_case > cases)
+            return fmt::format("sentinel probe {} says it ran before case {}: probes run in "
+                               "order, between cases 0 and {}",
+                               i, p.before_case, cases);
+        last = p.before_case;
+        if (!(std::isfinite(p.compute_s) && p.compute_s > 0 && p.compute_s < 1e6))
+            return fmt::format("sentinel probe {} has compute_s {}: a probe time is finite and "
+                               "> 0",
+                               i, p.compute_s);
+        if (!std::isnan(p.allreduce_s) &&
+            !(std::isfinite(p.allreduce_s) && p.allreduce_s > 0 && p.allreduce_s < 1e6))
+            return fmt::format("sentinel probe {} has allreduce_s {}: a probe time is finite "
+                               "and > 0",
+                               i, p.allreduce_s);
+    }
+    return "";
+}
+
+} // namespace ringscale::machine

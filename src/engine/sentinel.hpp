@@ -1,0 +1,43 @@
+// The drift sentinel: a short fixed probe run at launch start, every few cases and at launch
+// end, so that a machine that changed during the launch (throttling, a neighbour, a degraded
+// link) shows in the file even where no case says so. The probe: a small GEMM through the
+// executor on every rank and, at two or more ranks, a 64 KiB allreduce on the job's
+// communicator, each the median of a few runs, with the machine state over it. Its verdict
+// (src/base/machine_marks.hpp, judge_drift) is written when the launch ends.
+#pragma once
+
+#include "src/engine/job.hpp"
+#include "src/engine/machine_probe.hpp"
+
+namespace ringscale {
+
+/// Collective over ctx's communicators: run the probe once; `before_case` is the run index of
+/// the next case (the case count at the end). Every rank returns the same probe.
+machine::probe run_sentinel_probe(jobs::run_context& ctx, const machine_context& mctx,
+                                  int before_case);
+
+/// When the next probe is due: every `every` cases, or with every = 0 (auto) once the cases
+/// since the last probe took at least `budget_factor` times what the probes cost so far on
+/// average, so that the probes cost at most about 1/budget_factor of the launch. Pure.
+class sentinel_schedule {
+  public:
+    explicit sentinel_schedule(int every, double budget_factor = 100.0)
+        : m_every(every), m_factor(budget_factor) {}
+    /// A probe ran and took `probe_s`, at launch time `now_s`.
+    void probe_ran(double probe_s, double now_s);
+    /// A case ended at launch time `now_s`.
+    void case_ended(double now_s);
+    /// Whether a probe is due before the next case.
+    bool due() const;
+
+  private:
+    int m_every = 0;
+    double m_factor = 100;
+    int m_cases_since = 0;
+    double m_probe_total_s = 0;
+    int m_probes = 0;
+    double m_last_probe_end_s = 0;
+    double m_now_s = 0;
+};
+
+} // namespace ringscale

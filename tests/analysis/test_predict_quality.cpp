@@ -1,0 +1,164 @@
+// How good the calibrated figures are (issue 36): the collectives' alpha/beta fit says how far
+// it is from the sizes it was fitted on, and a busbw collapse past some size (planted: 6 GB/s
+// up to 4 MiB, 0.1 GB/s from 16 MiB, as issue 36 saw at 8-32 MiB) is modelled as a second
+// regime with both busbw given back, never averaged into one beta.
+#include "analysis/predict/calibrate.hpp"
+#include "analysis/predict/evaluate.hpp"
+#include "analysis/predict/stability.hpp"
+#include "analysis/reading/reader.hpp"
+#include "analysis/statistics/bootstrap.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+using namespace ringscale::analysis::predict;
+using ringscale::test_fixture::fixture_case;
+using ringscale::test_fixture::fixture_file;
+
+namespace {
+
+const double alpha = 20e-6;
+
+/// An allreduce on 2 ranks of one node (intra) of `bytes`, at busbw `beta` (bytes/s).
+fixture_case allreduce(std::int64_t bytes, double beta) {
+    fixture_case f;
+    f.job = "collectives";
+    f.variant = "allreduce";
+    f.world_size = 2;
+    f.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"op", "allreduce"}, {"scope", "world"}};
+    f.int_params = {{"requested_bytes", bytes}};
+    f.float_params = {{"bytes", static_cast<double>(bytes)}};
+    f.base_time_s = 2 * alpha + bytes * 1.0 / beta; // 2(g-1) steps, busbw factor 1 at g = 2
+    f.noise = 0.01;
+    f.seed = static_cast<std::uint64_t>(bytes);
+    return f;
+}
+
+calibration calibrate(const char* name, bool collapse) {
+    const std::string dir = ringscale::test_fixture::fixture_dir(name);
+    fixture_file file;
+    for (std::int64_t bytes = 64 << 10; bytes <= (64 << 20); bytes *= 4)
+        file.cases.push_back(allreduce(bytes, collapse && bytes >= (16 << 20) ? 0.1e9 : 6e9));
+    write_fixture_file(dir + "/links.h5", file);
+    const calibration_set set = gather_calibration(pool_cases(load_results({dir}, true).cases));
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    return fit_calibration(set, cy, ly);
+}
+
+} // namespace
+
+TEST(analysis_predict_quality, one_regime_fits_and_says_how_well) {
+    const calibration cal = calibrate("predict_quality_one", false);
+    const link_figures lf = cal.per_op[0].at(coll::allreduce);
+    EXPECT_FALSE(lf.two_regimes());
+    EXPECT_NEAR(lf.beta_bps / 6e9, 1, 0.05);
+    const fit_quality q = cal.per_op_quality[0].at(coll::allreduce);
+    EXPECT_EQ(q.sizes, 6);
+    EXPECT_EQ(q.min_bytes, 64 << 10);
+    EXPECT_EQ(q.max_bytes, 64 << 20);
+    EXPECT_LT(q.max_abs, 0.05);
+    EXPECT_TRUE(std::isnan(q.one_regime_max_abs));
+}
+
+TEST(analysis_predict_quality, a_busbw_collapse_is_a_second_regime) {
+    const calibration cal = calibrate("predict_quality_collapse", true);
+    const link_figures lf = cal.per_op[0].at(coll::allreduce);
+    ASSERT_TRUE(lf.two_regimes());
+    EXPECT_NEAR(lf.regime_bytes, 8 << 20, 1); // between the sizes 4 MiB and 16 MiB
+    EXPECT_NEAR(lf.at(1 << 20).beta_bps / 6e9, 1, 0.05);
+    EXPECT_NEAR(lf.at(32 << 20).beta_bps / 0.1e9, 1, 0.05);
+    const fit_quality q = cal.per_op_quality[0].at(coll::allreduce);
+    EXPECT_GT(q.one_regime_max_abs, std::log(2.0)); // one beta was more than 2x off ...
+    EXPECT_LT(q.max_abs, 0.05);                     // ... two fit every size
+    // A 32 MiB allreduce is priced at the collapsed busbw, a 1 MiB one at the fast one.
+    const figures f = cal.for_device("none");
+    EXPECT_NEAR(coll_cost(coll::allreduce, 32 << 20, 2, link_level::intra, f).total() /
+                    (2 * alpha + (32 << 20) / 0.1e9),
+                1, 0.05);
+    EXPECT_NEAR(coll_cost(coll::allreduce, 1 << 20, 2, link_level::intra, f).total() /
+                    (2 * alpha + (1 << 20) / 6e9),
+                1, 0.05);
+}
+
+TEST(analysis_predict_quality, a_consistent_leave_one_p_out_bias_is_corrected) {
+    const model_bias low = bias_of({0.2, 0.25, 0.18, 0.3, -0.01}, "predicting P=2 from smaller P");
+    EXPECT_DOUBLE_EQ(low.log_ratio, 0.2);
+    EXPECT_EQ(low.same_side, 4u);
+    EXPECT_TRUE(low.corrected); // 4 of 5 on one side, 22% beyond 5%
+    EXPECT_EQ(low.text, "predicting P=2 from smaller P: 22% low (4 of 5 cases), consistent: "
+                        "corrected");
+    const model_bias mixed = bias_of({0.2, -0.1, 0.05, -0.2}, "w");
+    EXPECT_FALSE(mixed.corrected);
+    EXPECT_FALSE(bias_of({0.3, 0.3}, "two cases").corrected);
+    EXPECT_FALSE(bias_of({0.01, 0.02, 0.03}, "within 5%").corrected);
+    model_error e;
+    e.min_p = 1;
+    e.max_p = 2;
+    e.above = low;
+    e.below = mixed;
+    EXPECT_DOUBLE_EQ(e.correction(4), 0.2); // above CALIB's P: corrected
+    EXPECT_DOUBLE_EQ(e.correction(2), 0.0); // within: not
+    EXPECT_DOUBLE_EQ(e.correction(1), 0.0);
+}
+
+TEST(analysis_predict_quality, bands_cover_the_leave_one_p_out_cases_at_their_level) {
+    model_error e;
+    e.min_p = 1;
+    e.max_p = 2;
+    for (int i = 0; i < 40; ++i) { // errors spread evenly over +-20% at both P
+        e.log_ratio.push_back(-0.2 + 0.4 * i / 39.0);
+        e.at_p.push_back(i % 2 ? 2 : 1);
+    }
+    e.above = bias_of({}, "none");
+    e.below = e.above;
+    const double cover = error_coverage(e, 0.9);
+    EXPECT_GE(cover, 0.85);
+    EXPECT_LE(cover, 0.95);
+}
+
+namespace {
+
+/// Allreduces on 2 ranks at six sizes, two launches each: the second at `second_beta`.
+calibration_set two_rounds(double second_beta) {
+    calibration_set set;
+    splitmix64 rng(7);
+    for (double bytes = 64 << 10; bytes <= (64 << 20); bytes *= 4) {
+        link_obs o;
+        o.op = coll::allreduce;
+        o.level = link_level::intra;
+        o.group = 2;
+        o.bytes = bytes;
+        o.ranks_per_node = 2;
+        for (const double beta : {6e9, second_beta}) {
+            o.y.emplace_back();
+            for (int i = 0; i < 20; ++i) // 1% noise
+                o.y.back().push_back((2 * alpha + bytes / beta) *
+                                     (1 + 0.02 * ((rng.next() >> 11) * 0x1.0p-53 - 0.5)));
+        }
+        set.links.push_back(o);
+    }
+    return set;
+}
+
+} // namespace
+
+TEST(analysis_predict_quality, figures_that_move_between_launch_rounds_are_unstable) {
+    const calibration_set moved = two_rounds(1.5e9); // the busbw fell 4x in the second round
+    EXPECT_EQ(launch_round(moved, 1).links.size(), 6u);
+    EXPECT_EQ(launch_round(moved, 2).links.size(), 0u);
+    const std::vector<std::string> lines = unstable_figures(moved, 200, 0.9, 1);
+    ASSERT_FALSE(lines.empty());
+    bool beta = false;
+    for (const std::string& l : lines)
+        beta |= l.rfind("beta intra: 1.", 0) == 0 &&
+                l.find("in launch round 2 against") != std::string::npos;
+    EXPECT_TRUE(beta) << lines.front();
+    EXPECT_TRUE(unstable_figures(two_rounds(6e9), 200, 0.9, 1).empty()); // the same machine
+    calibration_set one = moved;
+    for (link_obs& o : one.links)
+        o.y.resize(1);
+    EXPECT_TRUE(unstable_figures(one, 200, 0.9, 1).empty()); // one launch: nothing to compare
+}

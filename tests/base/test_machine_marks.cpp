@@ -1,0 +1,155 @@
+// When a case or a launch is marked (src/base/machine_marks.hpp): each rule at its threshold,
+// the checks of hostile or contradictory fields, and the sentinel's verdict, exactly.
+#include "src/base/machine_marks.hpp"
+#include "src/base/results_schema.hpp"
+
+#include <gtest/gtest.h>
+#include <limits>
+
+using namespace ringscale::machine;
+namespace ds = ringscale::schema::machine_ds;
+
+namespace {
+
+const double nan = std::numeric_limits<double>::quiet_NaN();
+
+// Two ranks on one 2-core machine, 2 threads of the launch, nothing else running.
+machine_fields quiet() {
+    return {{ds::foreign_load, {0.02, 0.03}},
+            {ds::load_resolution, {0.05, 0.05}},
+            {ds::load_cores, {2, 2}},
+            {ds::own_threads, {2, 2}},
+            {ds::steal, {0, 0}},
+            {ds::iowait, {0.01, 0}},
+            {ds::run_wait, {0.01, 0.02}},
+            {ds::nivcsw, {3, 4}},
+            {ds::cpu_mhz, {nan, nan}}};
+}
+
+probe at(int before, double compute_s, double allreduce_s = nan) {
+    probe p;
+    p.before_case = before;
+    p.compute_s = compute_s;
+    p.allreduce_s = allreduce_s;
+    p.machine = quiet();
+    return p;
+}
+
+} // namespace
+
+TEST(machine_marks, quiet_and_unknown_are_not_marked) {
+    EXPECT_EQ(contention_reason(quiet()), "");
+    EXPECT_EQ(contention_reason({}), "");
+    EXPECT_EQ(contention_reason({{ds::foreign_load, {nan, nan}}}), "");
+}
+
+TEST(machine_marks, foreign_load_beyond_its_resolution) {
+    auto m = quiet();
+    m[ds::foreign_load] = {0.02, 0.31};
+    EXPECT_EQ(contention_reason(m),
+              "other processes used 0.31 of the 2 core(s) the ranks may use (+-0.05)");
+    m[ds::load_resolution] = {0.05, 0.07}; // 0.31 - 0.07 < 0.25: within what ticks can tell
+    EXPECT_EQ(contention_reason(m), "");
+}
+
+TEST(machine_marks, waiting_for_a_core_counts_only_when_the_launch_fits) {
+    auto m = quiet();
+    m[ds::run_wait] = {0.4, 0.1};
+    EXPECT_EQ(contention_reason(m), "a rank's threads waited for a core 0.40 of the time while "
+                                    "its launch's 2 thread(s) fit the 2 core(s)");
+    m[ds::own_threads] = {4, 4}; // oversubscribed by the launch itself: its own doing
+    EXPECT_EQ(contention_reason(m), "");
+}
+
+TEST(machine_marks, steal_and_the_gpu) {
+    auto m = quiet();
+    m[ds::steal] = {0.06, 0};
+    EXPECT_EQ(contention_reason(m), "the hypervisor stole 6% of the cores' time");
+    m = quiet();
+    m[ds::gpu_other_processes] = {0, 2};
+    EXPECT_EQ(contention_reason(m), "2 other process(es) on the GPU");
+    m = quiet();
+    m[ds::gpu_throttle] = {4, 0}; // power cap alone: a GPU at its limit, not a mark
+    EXPECT_EQ(contention_reason(m), "");
+    m[ds::gpu_throttle] = {4 | 0x20, 0};
+    EXPECT_EQ(contention_reason(m), "the GPU slowed its clocks (NVML throttle reasons 0x24: "
+                                    "thermal or hardware slowdown)");
+}
+
+TEST(machine_marks, the_worst_rank_names_the_reason) {
+    auto m = quiet();
+    m[ds::foreign_load] = {0.5, 1.5};
+    EXPECT_EQ(contention_reason(m),
+              "other processes used 1.50 of the 2 core(s) the ranks may use (+-0.05)");
+}
+
+TEST(machine_marks, hostile_and_contradictory_fields) {
+    EXPECT_EQ(machine_fields_problem(quiet(), 2), "");
+    auto m = quiet();
+    m[ds::steal] = {2, 0};
+    EXPECT_EQ(machine_fields_problem(m, 2), "machine/steal [rank 0] is 2: it must be in [0, 1]");
+    m = quiet();
+    m[ds::nivcsw] = {1.5, 0};
+    EXPECT_EQ(machine_fields_problem(m, 2),
+              "machine/nivcsw [rank 0] is 1.5: it must be a whole number in [0, 1e+15]");
+    m = quiet();
+    m[ds::load_cores] = {2};
+    EXPECT_EQ(machine_fields_problem(m, 2), "machine/load_cores has 1 values for 2 ranks");
+    m = quiet();
+    m[ds::foreign_load] = {0, 9};
+    EXPECT_EQ(machine_fields_problem(m, 2), "machine/foreign_load [rank 1] is 9 on 2 core(s): "
+                                            "more than the cores can run");
+    m = quiet();
+    m[ds::steal] = {0.6, 0};
+    m[ds::iowait] = {0.5, 0};
+    EXPECT_EQ(machine_fields_problem(m, 2), "machine/steal and iowait [rank 0] add up to 1.1 of "
+                                            "the cores' time: more than all of it");
+    m = quiet();
+    m[ds::foreign_load] = {std::numeric_limits<double>::infinity(), 0};
+    EXPECT_NE(machine_fields_problem(m, 2), "");
+}
+
+TEST(machine_marks, a_clean_launch_does_not_drift) {
+    const drift_verdict v = judge_drift({at(0, 1e-3, 1e-4), at(3, 1.1e-3, 1.5e-4), at(6, 1e-3)}, 6);
+    EXPECT_FALSE(v.drifted);
+    EXPECT_EQ(v.reason, "");
+    EXPECT_EQ(v.case_reason, std::vector<std::string>(6, ""));
+}
+
+TEST(machine_marks, a_slow_probe_marks_the_cases_around_it) {
+    // Probes before cases 0, 2, 4 and at the end (6); the one before case 4 is 1.5x slower.
+    const drift_verdict v =
+        judge_drift({at(0, 1e-3), at(2, 1e-3), at(4, 1.5e-3), at(6, 1.05e-3)}, 6);
+    EXPECT_TRUE(v.drifted);
+    EXPECT_EQ(v.reason, "the sentinel's compute probe before case 4 took 1.50x the launch's "
+                        "fastest (tolerance 1.25x)");
+    const std::vector<std::string> marked = {"", "", v.reason, v.reason, v.reason, v.reason};
+    EXPECT_EQ(v.case_reason, marked);
+}
+
+TEST(machine_marks, allreduce_drift_and_contended_probes) {
+    drift_verdict v = judge_drift({at(0, 1e-3, 1e-4), at(3, 1e-3, 2.5e-4)}, 3);
+    EXPECT_TRUE(v.drifted);
+    EXPECT_EQ(v.reason, "the sentinel's allreduce probe before case 3 took 2.50x the launch's "
+                        "fastest (tolerance 2.00x)");
+    // A probe measured under contention is explained by it (its cases carry their own mark):
+    // it neither drifts nor sets the reference.
+    probe loaded = at(3, 3e-3);
+    loaded.machine[ds::foreign_load] = {1.0, 1.0};
+    v = judge_drift({at(0, 1e-3), loaded}, 3);
+    EXPECT_FALSE(v.drifted);
+}
+
+TEST(machine_marks, hostile_probes) {
+    EXPECT_EQ(probes_problem({at(0, 1e-3), at(2, 1e-3)}, 2), "");
+    EXPECT_EQ(probes_problem({at(0, 1e-3), at(3, 1e-3)}, 2),
+              "sentinel probe 1 says it ran before case 3: probes run in order, between cases 0 "
+              "and 2");
+    EXPECT_EQ(probes_problem({at(2, 1e-3), at(1, 1e-3)}, 2),
+              "sentinel probe 1 says it ran before case 1: probes run in order, between cases 0 "
+              "and 2");
+    EXPECT_EQ(probes_problem({at(0, -1)}, 2),
+              "sentinel probe 0 has compute_s -1: a probe time is finite and > 0");
+    EXPECT_EQ(probes_problem({at(0, 1e-3, 0)}, 2),
+              "sentinel probe 0 has allreduce_s 0: a probe time is finite and > 0");
+}

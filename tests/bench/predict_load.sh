@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Predictions that survive the machine's state (issue 36): the study of tests/bench/predict.sh
+# run twice, quiet and with a busy loop pinned beside the ranks during the held-out launches
+# (LOAD_HELD=1). For each it prints the predict --validate summary: median |error|, 90% band
+# coverage and median band width over the unmarked held-out cases, then the marked ones, left
+# out of those figures. Goals: quiet, median |error| <= 15%, coverage 80-97%, median width
+# <= 2x; loaded, the contaminated held-out cases marked and the same goals over the rest.
+# Each run also gives the figures with the marked launches kept (--keep-marked).
+#
+# usage: tests/bench/predict_load.sh [BUILD_DIR] [OUT_DIR] [ROUNDS]
+set -euo pipefail
+build="${1:-build}"
+out="${2:-$(mktemp -d /tmp/ringscale_predict_load.XXXXXX)}"
+rounds="${3:-2}"
+mkdir -p "$out"
+here="$(cd "$(dirname "$0")" && pwd)"
+
+# marked_cases DIR: how many of the cases in DIR's files are marked contended (issue 36).
+marked_cases() {
+    /usr/bin/python3 - "$1" <<'PY'
+import glob, sys
+import h5py
+n = marked = 0
+for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
+    with h5py.File(path, "r") as f:
+        for k in f["cases"]:
+            n += 1
+            marked += int(f["cases"][k]["outcome"].attrs.get("contended", 0))
+print(f"{sys.argv[1]}: {marked} of {n} cases marked contended")
+PY
+}
+for mode in quiet loaded; do
+    echo "== $mode"
+    load=0
+    [[ "$mode" == loaded ]] && load=1
+    LOAD_HELD=$load "$here/predict.sh" "$build" "$out/$mode" "$rounds" >"$out/$mode.txt"
+    grep -E '^(load|other runnable|round)' "$out/$mode.txt" || true
+    for dir in calib held; do
+        marked_cases "$out/$mode/$dir"
+    done
+    # The same with the marked launches kept in the calibration (what a machine that is never
+    # quiet leaves): how much the marks change the figures.
+    echo "$mode, --keep-marked: $("$build/analysis/ringscale-stats" predict "$out/$mode/calib" \
+        --validate "$out/$mode/held" --keep-marked 2>/dev/null | tail -1)"
+done
+for mode in quiet loaded; do
+    echo "$mode: $(tail -1 "$out/$mode.txt")"
+done
