@@ -66,6 +66,7 @@ struct history_command final : subcommand {
     output_format m_format = output_format::text;
     history::series_options m_opt;
     bool m_fail_on_regression = false;
+    bool m_strict = false;
 };
 
 void history_command::declare(po::options_description& d) {
@@ -115,7 +116,9 @@ void history_command::declare(po::options_description& d) {
             RINGSCALE_REQUIRE(f == "regression", "--fail-on takes: regression");
             m_fail_on_regression = true;
         }),
-        "regression: exit 1 when a series' newest launch lies after a slowdown");
+        "regression: exit 1 when a series' newest launch lies after a slowdown")(
+        "strict", po::bool_switch(&m_strict),
+        "fail (exit 2) on any unreadable file instead of leaving it out with a note");
 }
 
 void history_command::finish(const po::variables_map& vm, std::vector<std::string> args) {
@@ -161,6 +164,10 @@ int history_command::run(std::ostream& out) const {
         note(n);
     for (const std::string& n : counts.notes)
         note(n);
+    if (m_strict && !problems.empty())
+        throw config_error(fmt::format("--strict: {}", problems.front()));
+    if (m_strict && !contents.problems.empty())
+        throw config_error(fmt::format("--strict: {}", contents.problems.front()));
     for (const std::string& p : contents.problems)
         note(p);
     note(fmt::format("index {}: {} launch(es); {} file(s) read, {} unchanged, {} gone, {} changed",

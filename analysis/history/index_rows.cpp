@@ -1,11 +1,14 @@
 #include "index_rows.hpp"
 
+#include "analysis/reading/file_probe.hpp"
 #include "analysis/reading/reader.hpp"
+#include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -144,10 +147,24 @@ std::string index_writer::add_file(const std::string& path, std::int64_t size,
                                    std::int64_t mtime_ns) {
     std::vector<case_data> cases;
     std::string problem, note;
-    try {
-        cases = read_results_file(path);
-    } catch (const error& e) {
-        problem = terminal_text(e.what()).substr(0, 300);
+    // As load_results reads a file: first in a disposable, capped child (a damaged file can
+    // crash HDF5 itself or exhaust memory), then here under the same memory cap.
+    std::vector<std::string> warnings;
+    const std::string unsafe = probe_in_child([&] {
+        std::vector<std::string> ignored;
+        read_results_file(path, &ignored);
+    });
+    if (!unsafe.empty()) {
+        problem = terminal_text(unsafe).substr(0, 300);
+    } else {
+        try {
+            const scoped_memory_cap cap;
+            cases = read_results_file(path, &warnings);
+        } catch (const error& e) {
+            problem = terminal_text(e.what()).substr(0, 300);
+        } catch (const std::bad_alloc&) {
+            problem = "needs more memory to read than the cap allows (damaged sizes?)";
+        }
     }
     const std::string launch =
         cases.empty() || !cases.front().file ? "" : cases.front().file->launch;

@@ -50,6 +50,17 @@ head -c 3000 "$idx" >"$dir/t" && mv "$dir/t" "$idx"
 run "$dir/h"
 grep -q "rebuilt from the results files" "$dir/err" || fail "truncated: $(cat "$dir/err")"
 grep -q "14 launch(es)" "$dir/err" || fail "truncated index not rebuilt whole: $(cat "$dir/err")"
+# A damaged results file: left out with a note (read in a disposable child first, as every
+# subcommand reads), and with --strict the one line and exit 2.
+head -c 4096 /dev/urandom >"$dir/h/damaged.h5"
+run "$dir/h" || fail "a damaged results file: exit $?: $(cat "$dir/err")"
+grep -q "damaged.h5" "$dir/err" || fail "a damaged results file not named: $(cat "$dir/err")"
+set +e
+run "$dir/h" --strict; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "^ringscale-stats: --strict: .*damaged.h5" "$dir/err" ||
+    fail "--strict on a damaged file: exit $rc: $(cat "$dir/err")"
+rm "$dir/h/damaged.h5"
 echo "not a database" >"$dir/notdb"
 set +e
 run "$dir/h" --index "$dir/notdb"; rc=$?
