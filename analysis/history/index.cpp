@@ -1,11 +1,12 @@
 #include "index.hpp"
 
+#include "file_summaries.hpp"
 #include "index_rows.hpp"
 
-#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -149,23 +150,40 @@ update_counts history_index::update(const std::vector<std::string>& files) {
         statement left = m_db->prepare("SELECT path FROM files");
         while (left.step())
             kept.insert(left.text(0));
-        index_writer writer(*m_db);
-        for (const std::string& path : files) {
-            if (kept.count(path)) {
-                ++counts.unchanged;
-                continue;
-            }
-            const file_stamp st = stamp_of(path);
-            if (std::string note = writer.add_file(path, st.size, st.mtime_ns); !note.empty())
-                counts.notes.push_back(std::move(note));
-            ++counts.read;
-        }
+        std::vector<std::string> fresh;
+        for (const std::string& path : files)
+            kept.count(path) ? void(++counts.unchanged) : fresh.push_back(path);
+        add_files(fresh, counts);
         m_db->exec("COMMIT");
     } catch (...) {
         m_db->exec("ROLLBACK");
         throw;
     }
     return counts;
+}
+
+void history_index::add_files(const std::vector<std::string>& paths, update_counts& counts) {
+    // In batches, so the summaries held at once stay few (a first index of 10,000 launches);
+    // within a batch the children read side by side and the rows go in in path order.
+    constexpr std::size_t batch = 256;
+    index_writer writer(*m_db);
+    const unsigned readers = default_readers();
+    for (std::size_t from = 0; from < paths.size(); from += batch) {
+        const std::vector<std::string> part(
+            paths.begin() + static_cast<std::ptrdiff_t>(from),
+            paths.begin() + static_cast<std::ptrdiff_t>(std::min(paths.size(), from + batch)));
+        std::vector<file_stamp> stamps;
+        for (const std::string& path : part)
+            stamps.push_back(stamp_of(path)); // before the read: a file changed during it is
+                                              // read again next time
+        const std::vector<file_summary> summaries = read_summaries(part, readers);
+        for (std::size_t i = 0; i < part.size(); ++i)
+            if (std::string note =
+                    writer.add_file(part[i], stamps[i].size, stamps[i].mtime_ns, summaries[i]);
+                !note.empty())
+                counts.notes.push_back(std::move(note));
+        counts.read += part.size();
+    }
 }
 
 index_contents history_index::load() const {

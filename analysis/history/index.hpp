@@ -40,7 +40,8 @@ class history_index {
     history_index(const std::string& path, std::vector<std::string>& notes);
 
     /// Bring the index to `files` (sorted, expanded inputs): read the new and changed ones
-    /// with the checked reader, drop the rows of files gone. One transaction.
+    /// with the checked reader (each in a disposable child, a few at once:
+    /// file_summaries.hpp), drop the rows of files gone. One transaction.
     update_counts update(const std::vector<std::string>& files);
 
     /// Everything it holds. Throws damaged_index when a row is not one this program writes.
@@ -50,6 +51,9 @@ class history_index {
     void clear();
 
   private:
+    /// Read `paths` (new or changed) and add their rows, inside update's transaction.
+    void add_files(const std::vector<std::string>& paths, update_counts& counts);
+
     std::string m_path;
     std::unique_ptr<database> m_db;
 };

@@ -1,14 +1,10 @@
 #include "index_rows.hpp"
 
-#include "analysis/reading/file_probe.hpp"
-#include "analysis/reading/reader.hpp"
-#include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -144,46 +140,25 @@ index_writer::index_writer(database& db)
       m_owner(db.prepare("SELECT path FROM launches WHERE launch = ?1")) {}
 
 std::string index_writer::add_file(const std::string& path, std::int64_t size,
-                                   std::int64_t mtime_ns) {
-    std::vector<case_data> cases;
-    std::string problem, note;
-    // As load_results reads a file: first in a disposable, capped child (a damaged file can
-    // crash HDF5 itself or exhaust memory), then here under the same memory cap.
-    std::vector<std::string> warnings;
-    const std::string unsafe = probe_in_child([&] {
-        std::vector<std::string> ignored;
-        read_results_file(path, &ignored);
-    });
-    if (!unsafe.empty()) {
-        problem = terminal_text(unsafe).substr(0, 300);
-    } else {
-        try {
-            const scoped_memory_cap cap;
-            cases = read_results_file(path, &warnings);
-        } catch (const error& e) {
-            problem = terminal_text(e.what()).substr(0, 300);
-        } catch (const std::bad_alloc&) {
-            problem = "needs more memory to read than the cap allows (damaged sizes?)";
-        }
-    }
-    const std::string launch =
-        cases.empty() || !cases.front().file ? "" : cases.front().file->launch;
-    m_file.bind(1, path).bind(2, size).bind(3, mtime_ns).bind(4, launch).bind(5, problem).run();
+                                   std::int64_t mtime_ns, const file_summary& summary) {
+    const std::string launch = summary.launch ? summary.launch->launch : "";
+    m_file.bind(1, path).bind(2, size).bind(3, mtime_ns).bind(4, launch);
+    m_file.bind(5, terminal_text(summary.problem).substr(0, 300)).run();
     if (launch.empty()) // a problem is reported from the index (load_rows), on every run
         return "";
     m_owner.bind(1, launch);
     if (m_owner.step()) {
-        note = fmt::format("{} holds the launch already read from {}: counted once",
-                           terminal_text(path), terminal_text(m_owner.text(0)));
+        std::string note = fmt::format("{} holds the launch already read from {}: counted once",
+                                       terminal_text(path), terminal_text(m_owner.text(0)));
         m_owner.reset();
         return note;
     }
     m_owner.reset();
-    const launch_record l = describe_launch(*cases.front().file);
+    const launch_record& l = *summary.launch;
     m_launch.bind(1, l.launch).bind(2, l.path).bind(3, l.created_utc).bind(4, l.time_s);
     m_launch.bind(5, l.git_commit).bind(6, std::int64_t{l.complete}).bind(7, meta_json(l.meta));
     m_launch.run();
-    for (const launch_case& c : summarize_launch(cases)) {
+    for (const launch_case& c : summary.cases) {
         m_case.bind(1, c.launch).bind(2, c.key).bind(3, c.label).bind(4, c.iterations);
         m_case.bind(5, c.step_s).bind(6, c.compute_s).bind(7, c.comm_s).bind(8, c.wait_s);
         m_case.bind(9, c.memory_bytes).bind(10, c.machine).run();

@@ -2,6 +2,7 @@
 // read back with every value checked, so a crafted index can never make a wrong series.
 #pragma once
 
+#include "file_summaries.hpp"
 #include "index.hpp"
 
 #include <string>
@@ -16,10 +17,11 @@ void forget_file(database& db, const std::string& path);
 class index_writer {
   public:
     explicit index_writer(database& db);
-    /// Read `path` with the checked reader and add its launch and case summaries; a file
-    /// that cannot be read is recorded with its problem. Returns a note ("" when none): a
-    /// launch already indexed from another path is counted once.
-    std::string add_file(const std::string& path, std::int64_t size, std::int64_t mtime_ns);
+    /// Add `path`'s launch and case summaries as its reader sent them (file_summaries.hpp);
+    /// a file that could not be read is recorded with its problem. Returns a note ("" when
+    /// none): a launch already indexed from another path is counted once.
+    std::string add_file(const std::string& path, std::int64_t size, std::int64_t mtime_ns,
+                         const file_summary& summary);
 
   private:
     database& m_db;

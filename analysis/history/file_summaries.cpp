@@ -1,0 +1,305 @@
+#include "file_summaries.hpp"
+
+#include "analysis/reading/reader.hpp"
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <new>
+#include <poll.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace ringscale::analysis::history {
+
+namespace {
+
+/// A summary's bytes end with this, so a reply cut short never decodes.
+constexpr std::uint64_t end_mark = 0x52534853554d4d59; // "RSHSUMMY"
+/// More than any honest summary: a child sending more is cut off (and its file skipped).
+constexpr std::size_t max_reply_bytes = std::size_t{256} << 20;
+
+template <class T>
+void put(std::string& out, T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void put(std::string& out, const std::string& s) {
+    put<std::uint64_t>(out, s.size());
+    out += s;
+}
+
+/// Reads what put() wrote; every read checked against the end of the bytes.
+class wire_reader {
+  public:
+    explicit wire_reader(const std::string& bytes) : m_bytes(bytes) {}
+    template <class T>
+    T get() {
+        T v{};
+        need(sizeof v);
+        std::memcpy(&v, m_bytes.data() + m_pos, sizeof v);
+        m_pos += sizeof v;
+        return v;
+    }
+    std::string text() {
+        const auto n = get<std::uint64_t>();
+        need(n);
+        std::string s = m_bytes.substr(m_pos, n);
+        m_pos += n;
+        return s;
+    }
+    bool at_end() const { return m_pos == m_bytes.size(); }
+
+  private:
+    void need(std::uint64_t n) {
+        if (n > m_bytes.size() - m_pos)
+            throw std::out_of_range("short summary");
+    }
+    const std::string& m_bytes;
+    std::size_t m_pos = 0;
+};
+
+void put_launch(std::string& out, const launch_record& l) {
+    put(out, l.launch);
+    put(out, l.path);
+    put(out, l.created_utc);
+    put<std::int64_t>(out, l.time_s);
+    put(out, l.git_commit);
+    put<std::uint8_t>(out, l.complete);
+    put<std::uint64_t>(out, l.meta.size());
+    for (const auto& [k, v] : l.meta) {
+        put(out, k);
+        put(out, v);
+    }
+}
+
+launch_record get_launch(wire_reader& in) {
+    launch_record l;
+    l.launch = in.text();
+    l.path = in.text();
+    l.created_utc = in.text();
+    l.time_s = in.get<std::int64_t>();
+    l.git_commit = in.text();
+    l.complete = in.get<std::uint8_t>() != 0;
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+        std::string k = in.text();
+        l.meta[std::move(k)] = in.text();
+    }
+    return l;
+}
+
+void put_case(std::string& out, const launch_case& c) {
+    put(out, c.launch);
+    put(out, c.key);
+    put(out, c.label);
+    put<std::int64_t>(out, c.iterations);
+    for (const double v : {c.step_s, c.compute_s, c.comm_s, c.wait_s, c.memory_bytes})
+        put<double>(out, v);
+    put(out, c.machine);
+}
+
+launch_case get_case(wire_reader& in) {
+    launch_case c;
+    c.launch = in.text();
+    c.key = in.text();
+    c.label = in.text();
+    c.iterations = in.get<std::int64_t>();
+    for (double* v : {&c.step_s, &c.compute_s, &c.comm_s, &c.wait_s, &c.memory_bytes})
+        *v = in.get<double>();
+    c.machine = in.text();
+    return c;
+}
+
+bool write_all(int fd, const std::string& bytes) {
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+/// The child: cap memory and time, read and summarise `path`, close HDF5 (so heap damage it
+/// did quietly kills the child here: file_probe.cpp), send the summary, never return.
+[[noreturn]] void run_child(const std::string& path, const child_limits& limits, int fd) {
+    apply_child_limits(limits);
+    file_summary s;
+    try {
+        const std::vector<case_data> cases = read_results_file(path);
+        if (!cases.empty() && cases.front().file) {
+            s.launch = describe_launch(*cases.front().file);
+            s.cases = summarize_launch(cases);
+        }
+    } catch (const error& e) {
+        s = {terminal_text(e.what()).substr(0, 300), std::nullopt, {}};
+    } catch (const std::bad_alloc&) {
+        s = {child_memory_reason(limits), std::nullopt, {}};
+    } catch (const std::exception& e) {
+        s = {"reading it failed: " + terminal_text(e.what()).substr(0, 280), std::nullopt, {}};
+    }
+    if (H5close() < 0)
+        _exit(4);
+    std::string bytes;
+    try {
+        bytes = encode_summary(s);
+    } catch (...) {
+        _exit(5);
+    }
+    _exit(write_all(fd, bytes) ? 0 : 3);
+}
+
+struct reader_child {
+    pid_t pid = -1;
+    int fd = -1;
+    std::size_t index = 0;
+    std::string reply;
+    bool too_large = false;
+};
+
+/// Fork a child reading `path`; false (errno set) when no pipe or process could be made.
+bool start_child(const std::string& path, std::size_t index, const child_limits& limits,
+                 std::vector<reader_child>& running) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    std::fflush(nullptr); // the child must not flush the parent's buffered output twice
+    const pid_t pid = fork();
+    if (pid < 0) {
+        const int saved = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = saved;
+        return false;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        run_child(path, limits, fds[1]);
+    }
+    close(fds[1]);
+    running.push_back({pid, fds[0], index, {}});
+    return true;
+}
+
+/// The summary of a child whose pipe reached its end: reaped, and trusted only when it
+/// exited normally with a whole summary.
+file_summary finish_child(reader_child& c, const child_limits& limits) {
+    close(c.fd);
+    int status = 0;
+    while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (c.too_large)
+        return {"reading it failed (its reader sent more than a summary holds)", std::nullopt, {}};
+    if (WIFSIGNALED(status))
+        return {child_signal_reason(WTERMSIG(status), limits), std::nullopt, {}};
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return {fmt::format("reading it failed (exit {})", WEXITSTATUS(status)), std::nullopt, {}};
+    if (std::optional<file_summary> s = decode_summary(c.reply))
+        return std::move(*s);
+    return {"reading it failed (its reader sent no whole summary)", std::nullopt, {}};
+}
+
+/// Read what is ready on a child's pipe; true at its end.
+bool drain(reader_child& c) {
+    char buf[1 << 16];
+    const ssize_t n = ::read(c.fd, buf, sizeof buf);
+    if (n < 0)
+        return errno != EINTR && errno != EAGAIN;
+    if (n == 0)
+        return true;
+    if (c.reply.size() + static_cast<std::size_t>(n) > max_reply_bytes) {
+        kill(c.pid, SIGKILL); // a summary this large is no summary
+        c.too_large = true;
+        return true;
+    }
+    c.reply.append(buf, static_cast<std::size_t>(n));
+    return false;
+}
+
+} // namespace
+
+std::string encode_summary(const file_summary& s) {
+    std::string out;
+    put(out, s.problem);
+    put<std::uint8_t>(out, s.launch.has_value());
+    if (s.launch)
+        put_launch(out, *s.launch);
+    put<std::uint64_t>(out, s.cases.size());
+    for (const launch_case& c : s.cases)
+        put_case(out, c);
+    put<std::uint64_t>(out, end_mark);
+    return out;
+}
+
+std::optional<file_summary> decode_summary(const std::string& bytes) {
+    wire_reader in(bytes);
+    try {
+        file_summary s;
+        s.problem = in.text();
+        if (in.get<std::uint8_t>() != 0)
+            s.launch = get_launch(in);
+        for (auto n = in.get<std::uint64_t>(); n > 0; --n)
+            s.cases.push_back(get_case(in));
+        if (in.get<std::uint64_t>() != end_mark || !in.at_end())
+            return std::nullopt;
+        return s;
+    } catch (const std::out_of_range&) {
+        return std::nullopt;
+    } catch (const std::length_error&) {
+        return std::nullopt;
+    }
+}
+
+unsigned default_readers() {
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
+std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, unsigned workers,
+                                         const child_limits& limits) {
+    std::vector<file_summary> out(paths.size());
+    std::vector<reader_child> running;
+    std::size_t next = 0;
+    workers = std::max(workers, 1u);
+    // Initialise the HDF5 library here once (it reads no file): each child inherits it
+    // instead of setting it up again, a tenth of a small file's read.
+    if (H5open() < 0)
+        throw error(error_kind::hdf5, "cannot initialise the HDF5 library");
+    while (next < paths.size() || !running.empty()) {
+        while (running.size() < workers && next < paths.size()) {
+            if (!start_child(paths[next], next, limits, running)) {
+                if (running.empty()) // none at all: nothing can be read safely
+                    throw error(error_kind::io, fmt::format("cannot start a reader process: {}",
+                                                            std::strerror(errno)));
+                break; // try again when one has ended
+            }
+            ++next;
+        }
+        std::vector<pollfd> fds;
+        for (const reader_child& c : running)
+            fds.push_back({c.fd, POLLIN, 0});
+        if (poll(fds.data(), static_cast<nfds_t>(fds.size()), -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            throw error(error_kind::io,
+                        fmt::format("waiting for the reader processes: {}", std::strerror(errno)));
+        }
+        for (std::size_t i = fds.size(); i-- > 0;) {
+            if (fds[i].revents == 0 || !drain(running[i]))
+                continue;
+            out[running[i].index] = finish_child(running[i], limits);
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+    }
+    return out;
+}
+
+} // namespace ringscale::analysis::history
