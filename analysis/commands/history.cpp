@@ -1,11 +1,11 @@
 // `ringscale-stats history DIR...`: every launch indexed (SQLite, beside the results or at
 // --index), series of each case on each environment, their change points and what moved;
 // exit 1 with --fail-on regression when a series' newest launch lies after a slowdown.
+#include "history_load.hpp"
 #include "shared.hpp"
 
 #include "option_ranges.hpp"
 
-#include "analysis/history/series.hpp"
 #include "analysis/history/tables.hpp"
 
 #include "src/base/error.hpp"
@@ -132,50 +132,14 @@ void history_command::finish(const po::variables_map& vm, std::vector<std::strin
         RINGSCALE_REQUIRE(!m_opt.order_label.empty(), "--commits needs --order label:KEY");
         m_opt.commits = read_commits(vm["commits"].as<std::string>());
     }
-    if (m_index.empty()) {
-        std::error_code ec;
-        RINGSCALE_REQUIRE(std::filesystem::is_directory(m_inputs.front(), ec),
-                          "history: the first input is not a directory: give --index FILE");
-        m_index = (std::filesystem::path(m_inputs.front()) / "ringscale-history.sqlite").string();
-    }
+    if (m_index.empty())
+        m_index = default_history_index(m_inputs, "history", "--index");
     m_opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
 }
 
 int history_command::run(std::ostream& out) const {
-    std::vector<std::string> problems, notes;
-    const std::vector<std::string> files = expand_inputs(m_inputs, problems);
-    for (const std::string& p : problems)
-        note(p);
-    RINGSCALE_REQUIRE(!files.empty(), "history: no results files in the inputs");
-    history::history_index index(m_index, notes);
-    const auto counts = index.update(files);
-    history::index_contents contents;
-    try {
-        contents = index.load();
-    } catch (const history::damaged_index& e) {
-        notes.push_back(fmt::format("index '{}' holds rows no launch writes ({}): rebuilt from "
-                                    "the results files",
-                                    terminal_text(m_index), e.what()));
-        index.clear();
-        index.update(files);
-        contents = index.load();
-    }
-    for (const std::string& n : notes)
-        note(n);
-    for (const std::string& n : counts.notes)
-        note(n);
-    if (m_strict && !problems.empty())
-        throw config_error(fmt::format("--strict: {}", problems.front()));
-    if (m_strict && !contents.problems.empty())
-        throw config_error(fmt::format("--strict: {}", contents.problems.front()));
-    for (const std::string& p : contents.problems)
-        note(p);
-    note(fmt::format("index {}: {} launch(es); {} file(s) read, {} unchanged, {} gone, {} changed",
-                     terminal_text(m_index), contents.launches.size(), counts.read,
-                     counts.unchanged, counts.removed, counts.changed));
-    const history::series_set set = history::build_series(contents, m_opt);
-    for (const std::string& n : set.notes)
-        note(n);
+    const std::unique_ptr<history_data> data = read_history(m_inputs, m_index, m_opt, m_strict);
+    const history::series_set& set = data->set;
     print_tables(out, m_format,
                  {{"changes", history::change_table(set)}, {"series", history::series_table(set)}});
     std::size_t regressed = 0;

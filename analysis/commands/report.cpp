@@ -1,10 +1,12 @@
 // `ringscale-stats report DIR INPUT...`: DIR/report.md with every table and the plots.
+#include "history_load.hpp"
 #include "shared.hpp"
 
 #include "analysis/presentation/report.hpp"
 
 #include "src/base/error.hpp"
 
+#include <ctime>
 #include <fmt/format.h>
 
 namespace ringscale::analysis {
@@ -32,13 +34,29 @@ struct report_command final : subcommand {
                         "heatmaps for the most imbalanced cases")(
             "family-plots", po::value<std::string>(&m_report.family_plots),
             "also draw one scaling plot per family whose label contains this text ('all': "
-            "every family); the question plots cover every family either way");
+            "every family); the question plots cover every family either way")(
+            "history", po::value<std::vector<std::string>>(&m_history),
+            "a History section from the launches under this directory (repeatable), indexed "
+            "as `history` indexes them: change points, trend plots, every series in CSV")(
+            "history-index", po::value<std::string>(&m_history_index),
+            "the history's index file (default: ringscale-history.sqlite in the first "
+            "--history DIR)")("history-plots",
+                              po::value<std::size_t>(&m_report.history_plots)
+                                  ->default_value(6)
+                                  ->notifier([](std::size_t n) {
+                                      RINGSCALE_REQUIRE(
+                                          n <= 100, "--history-plots must be between 0 and 100");
+                                  }),
+                              "trend plots of the series that changed most recently");
     }
     void finish(const po::variables_map&, std::vector<std::string> args) override {
         RINGSCALE_REQUIRE(!args.empty(), "report needs an output directory: report DIR INPUT...");
         m_report.dir = args.front();
         take_inputs(name(), {args.begin() + 1, args.end()}, m_common);
         m_scaling.level = m_common.level;
+        if (!m_history.empty() && m_history_index.empty())
+            m_history_index = default_history_index(m_history, "--history", "--history-index");
+        m_history_opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
     }
     int run(std::ostream& out) const override;
 
@@ -48,6 +66,9 @@ struct report_command final : subcommand {
     bool m_pool_resources = false;
     std::string m_hardware; ///< the map's ("": the built-in H100)
     report_options m_report;
+    std::vector<std::string> m_history; ///< --history DIR...
+    std::string m_history_index;
+    history::series_options m_history_opt; ///< history's defaults
 };
 
 int report_command::run(std::ostream& out) const {
@@ -55,6 +76,10 @@ int report_command::run(std::ostream& out) const {
     const predict::hardware_profile hw =
         predict::load_hardware(m_hardware.empty() ? "h100" : m_hardware);
     const result_set rs = load(m_common.inputs, m_common.strict);
+    const std::unique_ptr<history_data> history =
+        m_history.empty()
+            ? nullptr
+            : read_history(m_history, m_history_index, m_history_opt, m_common.strict);
     const auto pooled = pool_with_notes(rs, m_pool_resources);
     const auto rows = summarize_with_notes(pooled, m_common);
     const auto families = find_families(pooled);
@@ -83,6 +108,8 @@ int report_command::run(std::ostream& out) const {
     in.settings =
         fmt::format("confidence {:g}, bootstrap {} replicates (seed {}), outliers {}", b.level,
                     b.replicates, b.seed, m_common.remove_outliers ? "removed" : "kept");
+    if (history)
+        in.history = &history->set;
     const auto pngs = write_report(in, m_report);
     out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", m_report.dir, pngs.size(),
                        fmt::join(pngs, " "));

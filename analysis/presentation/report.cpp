@@ -3,6 +3,7 @@
 #include "accuracy_report.hpp"
 #include "analysis/measures/resources.hpp"
 #include "crossover_report.hpp"
+#include "history_report.hpp"
 #include "plots.hpp"
 #include "question_plots.hpp"
 #include "src/base/error.hpp"
@@ -235,6 +236,8 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
         md += accuracy_section(*in.accuracy, opt.dir, plots, pngs);
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, dir, plots, pngs);
+    if (in.history)
+        md += history_section(*in.history, opt.history_plots, dir, plots, pngs);
     if (plots) {
         const std::string bw = busbw_plots(*in.rows, dir, pngs);
         if (!bw.empty())

@@ -4,6 +4,7 @@
 
 #include "analysis/comparisons/accuracy.hpp"
 #include "analysis/comparisons/crossover.hpp"
+#include "analysis/history/series.hpp"
 #include "analysis/measures/summary.hpp"
 #include "analysis/models/model_multi_study.hpp"
 #include "analysis/predict/map.hpp"
@@ -28,12 +29,14 @@ struct report_inputs {
     std::vector<std::string> notes;                         ///< lines for the Inputs section
     const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
     const accuracy_result* accuracy = nullptr;              ///< errors against fp64; may be null
+    const history::series_set* history = nullptr;           ///< --history; may be null
 };
 
 struct report_options {
     std::string dir;
     std::size_t max_heatmaps = 6;
-    std::string family_plots; ///< families to plot alone (label substring, "all"; "": none)
+    std::string family_plots;      ///< families to plot alone (label substring, "all"; "": none)
+    std::size_t history_plots = 6; ///< trend plots of the series that changed most recently
 };
 
 /// Write DIR/report.md and DIR/*.png (creates DIR). Plots are skipped, with a note in the

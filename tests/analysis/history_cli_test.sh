@@ -3,7 +3,8 @@
 # incremental (a second run reads nothing; a removed or added file is noticed), a launch under
 # two paths counts once, a damaged, truncated or crafted index is rebuilt with one line, a file
 # that is not SQLite is refused (exit 2), --commits naming unknown commits and future-dated
-# launches are noted, and --fail-on regression exits 1 on a planted slowdown, 0 without one.
+# launches are noted, --fail-on regression exits 1 on a planted slowdown, 0 without one, and
+# report --history writes its History section, CSV and trend plots.
 # usage: history_cli_test.sh RINGSCALE_STATS BENCH_GEN_HISTORY
 set -euo pipefail
 stats=$1 gen=$2
@@ -87,4 +88,36 @@ set -e
 for f in csv md json; do run "$dir/h" --format $f || fail "--format $f"; done
 python3 -c "import json,sys; j=json.load(open('$dir/out')); assert len(j['series'])==3" ||
     fail "json: $(head -c 300 "$dir/out")"
+# report --history: a History section, every series launch by launch in CSV, and one trend
+# plot per changed series (capped by --history-plots); a first input that is no directory
+# without --history-index: one line, exit 2.
+"$stats" report "$dir/rep" "$dir/h/launch_00000.h5" --history "$dir/h" --history-plots 1 \
+    >/dev/null 2>"$dir/err" || fail "report --history: exit $?: $(cat "$dir/err")"
+grep -q "^## History" "$dir/rep/report.md" || fail "report: no History section"
+grep -q "^3 series, [1-9] change point" "$dir/rep/report.md" ||
+    fail "report: $(grep -A2 '^## History' "$dir/rep/report.md")"
+[ "$(tail -n +2 "$dir/rep/history_series.csv" | wc -l)" -eq 42 ] ||
+    fail "history_series.csv: $(wc -l <"$dir/rep/history_series.csv") lines, want 43"
+[ "$(cut -d, -f1 "$dir/rep/history_series.csv" | tail -n +2 | sort -u | wc -l)" -eq 3 ] ||
+    fail "history_series.csv does not hold the 3 series"
+grep -q ",[+-]*[0-9.]*,0\.[0-9]*,[a-z]" "$dir/rep/history_series.csv" ||
+    fail "history_series.csv marks no change point"
+if command -v gnuplot >/dev/null; then
+    [ -s "$dir/rep/history_01.png" ] && [ ! -e "$dir/rep/history_02.png" ] ||
+        fail "trend plots: $(ls "$dir/rep")"
+    grep -q "set arrow from" "$dir/rep/history_01.gp" || fail "no change point marked"
+    grep -q "filledcurves" "$dir/rep/history_01.gp" || fail "no CI band"
+else
+    echo "gnuplot not installed: the trend plots are not checked"
+fi
+"$stats" report "$dir/rep2" "$dir/flat/launch_00000.h5" --history "$dir/flat" >/dev/null \
+    2>"$dir/err" || fail "report --history (steady): exit $?: $(cat "$dir/err")"
+grep -q "No series changed" "$dir/rep2/report.md" || fail "steady: $(grep -A3 '^## History' "$dir/rep2/report.md")"
+[ ! -e "$dir/rep2/history_01.png" ] || fail "steady history: a trend plot drawn"
+set +e
+"$stats" report "$dir/rep3" "$dir/flat/launch_00000.h5" --history "$dir/flat/launch_00000.h5" \
+    >/dev/null 2>"$dir/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && [ "$(wc -l <"$dir/err")" -eq 1 ] && grep -q "give --history-index FILE" "$dir/err" ||
+    fail "--history FILE: exit $rc: $(cat "$dir/err")"
 echo "history cli: ok"

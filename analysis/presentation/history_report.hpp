@@ -1,0 +1,24 @@
+// The report's History section (issue 37): the change points found in the launches' history,
+// a trend plot per series for the series that changed most recently (each launch's median,
+// each segment's median with its 95% CI as a band, the change points marked with their
+// change), and every series, launch by launch, in history_series.csv.
+#pragma once
+
+#include "analysis/history/series.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis {
+
+/// The section's Markdown; history_series.csv and, with `plots`, one trend plot per series
+/// that changed (at most `max_plots`, the most recent change first) written into `dir`, the
+/// PNG names added to `pngs`.
+std::string history_section(const history::series_set& set, std::size_t max_plots,
+                            const std::string& dir, bool plots, std::vector<std::string>& pngs);
+
+/// history_series.csv's text: one row per launch of every series (its segment's median and
+/// CI, and whether a change point starts there).
+std::string history_csv(const history::series_set& set);
+
+} // namespace ringscale::analysis
