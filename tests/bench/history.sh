@@ -7,6 +7,7 @@
 # Targets (issue 37): 10,000 x 20 first index <= 5 min and <= 1 GB; update <= 2 s; query <= 5 s.
 # usage: tests/bench/history.sh BUILD_DIR [LAUNCHES] [CASES] [WORKDIR]
 set -euo pipefail
+echo "load average before: $(cut -d" " -f1-3 /proc/loadavg) on $(nproc) cores (the CPU times are the ones to compare on a busy machine)"
 build=$1 launches=${2:-10000} cases=${3:-20} work=${4:-/tmp/ringscale_history_bench}
 stats=$build/analysis/ringscale-stats gen=$build/tests/bench_gen_history
 mkdir -p "$work"
@@ -20,7 +21,7 @@ fi
 extra=$work/$(printf "launch_%05d.h5" "$launches") # the one new launch of the update
 rm -f "$work"/ringscale-history.sqlite "$extra"
 measure() { # label
-    /usr/bin/time -f "%e s, %M KiB peak RSS" -o "$work/time" "$stats" history "$work" \
+    /usr/bin/time -f "%e s wall, %U s user + %S s sys CPU, %M KiB peak RSS" -o "$work/time" "$stats" history "$work" \
         --format csv >/dev/null 2>"$work/err"
     echo "$1: $(cat "$work/time") ($(grep 'index ' "$work/err" | sed 's/^ringscale-stats: //'))"
 }
