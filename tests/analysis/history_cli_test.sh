@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # `ringscale-stats history` end to end on a small synthetic history (issue 37): the index is
 # incremental (a second run reads nothing; a removed or added file is noticed), a launch under
-# two paths counts once, a damaged, truncated or crafted index is rebuilt with one line, a file
+# two paths counts once, each file of the hostile corpus is skipped with its reason, a damaged,
+# truncated or crafted index is rebuilt with one line, a file
 # that is not SQLite is refused (exit 2), --commits naming unknown commits and future-dated
 # launches are noted, --fail-on regression exits 1 on a planted slowdown, 0 without one, and
 # report --history writes its History section, CSV and trend plots.
-# usage: history_cli_test.sh RINGSCALE_STATS BENCH_GEN_HISTORY
+# usage: history_cli_test.sh RINGSCALE_STATS BENCH_GEN_HISTORY HOSTILE_DIR
 set -euo pipefail
-stats=$1 gen=$2
+stats=$1 gen=$2 hostile=$3
 dir=$(mktemp -d /tmp/ringscale_history_cli.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -62,6 +63,18 @@ set -e
 [ $rc -eq 2 ] && grep -q "^ringscale-stats: --strict: .*damaged.h5" "$dir/err" ||
     fail "--strict on a damaged file: exit $rc: $(cat "$dir/err")"
 rm "$dir/h/damaged.h5"
+# The hostile corpus (files that crash HDF5 or exhaust a reader) beside two good launches:
+# each bad file is named with its reason, the good ones are indexed, the index survives.
+mkdir "$dir/mixed"
+cp "$hostile"/*.h5 "$dir/mixed/"
+cp "$dir/h/launch_00000.h5" "$dir/h/launch_00001.h5" "$dir/mixed/"
+run "$dir/mixed" || fail "hostile corpus: exit $?: $(cat "$dir/err")"
+bad=$(ls "$hostile"/*.h5 | wc -l)
+[ "$(grep -c "skipping $dir/mixed/.*: reading it" "$dir/err")" -eq "$bad" ] ||
+    fail "hostile corpus: $bad files, not each skipped with a reason: $(cat "$dir/err")"
+grep -q "crashed the HDF5 library (SIGSEGV)" "$dir/err" || fail "no crash caught: $(cat "$dir/err")"
+grep -q "index .*: 2 launch(es); $((bad + 2)) file(s) read" "$dir/err" ||
+    fail "hostile corpus: the good launches: $(cat "$dir/err")"
 echo "not a database" >"$dir/notdb"
 set +e
 run "$dir/h" --index "$dir/notdb"; rc=$?
