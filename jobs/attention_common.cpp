@@ -324,21 +324,6 @@ std::vector<case_plan> plan_attention_cases(
     return cases;
 }
 
-std::vector<case_plan>
-plan_attention(const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
-               const std::vector<std::string>& extra_options,
-               const std::function<void(const attention_problem&, int)>& check,
-               const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
-               const std::function<std::string(const params&)>& variant) {
-    return plan_attention_cases(
-        job, sweep, launch, extra_options,
-        [&](const params&, const attention_problem& pr, int ranks) { check(pr, ranks); },
-        [&](const params&, const attention_problem& pr, int ranks, bool validate) {
-            return bytes(pr, ranks, validate);
-        },
-        variant);
-}
-
 std::uint64_t mask_device_bytes(const attention_problem& pr) {
     if (!pr.mask)
         return 0;
