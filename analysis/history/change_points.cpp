@@ -90,7 +90,7 @@ std::vector<double> running_median(const std::vector<double>& y, std::size_t hal
     return out;
 }
 
-/// logx[a, b) as z-scores (y - median) / the launch noise from successive differences, where
+/// logx[a, b) as z-scores (y - median) / the launch noise, where
 /// a launch more than 3 noise away from its local level (the median of the 9 launches around
 /// it) counts as an outlier and takes that level's value. An outlier launch then neither pulls
 /// a split towards itself nor widens the permutations' null distribution, while a step keeps
@@ -103,9 +103,16 @@ std::vector<double> cleaned(const std::vector<double>& logx, std::size_t a, std:
     std::vector<double> d;
     for (std::size_t i = 1; i < y.size(); ++i)
         d.push_back(std::abs(y[i] - y[i - 1]));
-    const double sigma = d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0);
     const double center = median(y);
     const std::vector<double> local = running_median(y, 4);
+    // The noise: from successive differences, or from the residuals about the local level
+    // when larger (a calm stretch made the first too small, and so too many launches
+    // outliers: the cleaned values then looked smoother than their permutations, p too low).
+    std::vector<double> r;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        r.push_back(std::abs(y[i] - local[i]));
+    const double sigma = std::max(d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0),
+                                  r.empty() ? 0 : 1.4826 * median(r));
     std::vector<int> side(y.size(), 0); // +1 / -1: more than 3 noise above / below its level
     for (std::size_t i = 0; i < y.size() && sigma > 0; ++i)
         side[i] = y[i] > local[i] + 3 * sigma ? 1 : y[i] < local[i] - 3 * sigma ? -1 : 0;
