@@ -6,7 +6,7 @@
 # the phase that moved, and --fail-on regression must exit 1. A second history of 12 launches
 # at an unchanged 300 Mbit/s must find no change point (exit 0). --min-effect 10%: the shaped
 # links' timings on a shared CI machine wander by a few percent; the planted change is ~+40%.
-# Skips (77) without namespaces.
+# Skips (77) without namespaces, or when launches were marked (measured beside other load).
 # usage: history.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR   (as root)
 set -euo pipefail
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
