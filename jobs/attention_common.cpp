@@ -250,11 +250,14 @@ case_plan plan_one(
             throw;
         c.skip_reason = e.what();
     }
-    // --accuracy auto: where the measurement's work is at most 5% of the case's iterations.
+    // --accuracy auto: where the measurement's time is at most 5% of the case's iterations; on
+    // the CPU only (beside a GPU's kernels the fp64 loops on the host are never that cheap).
     c.show_accuracy = launch.accuracy == accuracy_mode::on;
-    c.measure_accuracy = c.show_accuracy || (launch.accuracy == accuracy_mode::automatic &&
-                                             accuracy_cost_fraction(pr, launch.accuracy_sample) <=
-                                                 0.05 * launch.iterations);
+    c.measure_accuracy =
+        c.show_accuracy ||
+        (launch.accuracy == accuracy_mode::automatic && launch.device == device_kind::cpu &&
+         accuracy_cost_fraction(pr, launch.accuracy_sample, launch.world_size) <=
+             0.05 * launch.iterations);
     // On a GPU validation works in host memory: the device estimate leaves it out.
     if (c.skip_reason.empty())
         c.bytes_per_rank = bytes(p, pr, launch.world_size,
