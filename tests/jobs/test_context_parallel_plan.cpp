@@ -237,8 +237,8 @@ TEST(context_parallel_plan, accuracy_auto_weighs_the_measurement_as_measured) {
     on_cpu.iterations = on_gpu.iterations = 20;
     on_gpu.device = device_kind::cuda;
     on_gpu.device_bytes_per_rank = 80ull << 30;
-    EXPECT_TRUE(plan_job(cp(), l, on_cpu).at(0).plan.measure_accuracy);
-    EXPECT_FALSE(plan_job(cp(), l, on_gpu).at(0).plan.measure_accuracy);
+    EXPECT_TRUE(plan_job(cp(), l, on_cpu).at(0).measure_accuracy);
+    EXPECT_FALSE(plan_job(cp(), l, on_gpu).at(0).measure_accuracy);
     on_cpu.iterations = 1; // 5% of one iteration: not worth it at 16K
-    EXPECT_FALSE(plan_job(cp(), l, on_cpu).at(0).plan.measure_accuracy);
+    EXPECT_FALSE(plan_job(cp(), l, on_cpu).at(0).measure_accuracy);
 }
