@@ -101,6 +101,31 @@ class communicator {
     virtual bool stream_ordered() const { return false; }
 };
 
+/// The operations of communicator from barrier to split, declared `override` in a backend's
+/// class: one list for every backend.
+#define RINGSCALE_COMMUNICATOR_OVERRIDES                                                           \
+    void barrier() override;                                                                       \
+    void allreduce(const void* send, void* recv, std::size_t count, dtype type, reduce_op op)      \
+        override;                                                                                  \
+    request_ptr iallreduce(const void* send, void* recv, std::size_t count, dtype type,            \
+                           reduce_op op) override;                                                 \
+    void all_gather(const void* send, void* recv, std::size_t count_per_rank, dtype type)          \
+        override;                                                                                  \
+    request_ptr iall_gather(const void* send, void* recv, std::size_t count_per_rank, dtype type)  \
+        override;                                                                                  \
+    void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, dtype type,      \
+                        reduce_op op) override;                                                    \
+    request_ptr ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,          \
+                                dtype type, reduce_op op) override;                                \
+    void all_to_all(const void* send, void* recv, std::size_t count_per_rank, dtype type)          \
+        override;                                                                                  \
+    void broadcast(void* buf, std::size_t count, dtype type, int root) override;                   \
+    request_ptr isend(const void* buf, std::size_t count, dtype type, int peer, int tag) override; \
+    request_ptr irecv(void* buf, std::size_t count, dtype type, int peer, int tag) override;       \
+    request_ptr isendrecv(const void* send, std::size_t send_count, int dest, void* recv,          \
+                          std::size_t recv_count, int source, dtype type, int tag) override;       \
+    std::unique_ptr<communicator> split(int color, int key) override;
+
 /// Whether all_gather's buffers follow the in-place convention above.
 inline bool in_place_all_gather(const void* send, const void* recv, std::size_t count_per_rank,
                                 dtype type, int rank) {

@@ -47,26 +47,8 @@ class mpi_staged_communicator final : public communicator {
     /// Pinned host bytes held for staging, idle or in flight.
     std::size_t pinned_bytes() const { return m_pool->bytes_pinned(); }
 
-    void barrier() override;
-    void allreduce(const void* send, void* recv, std::size_t count, dtype type,
-                   reduce_op op) override;
-    request_ptr iallreduce(const void* send, void* recv, std::size_t count, dtype type,
-                           reduce_op op) override;
-    void all_gather(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
-    request_ptr iall_gather(const void* send, void* recv, std::size_t count_per_rank,
-                            dtype type) override;
-    void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, dtype type,
-                        reduce_op op) override;
-    request_ptr ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
-                                dtype type, reduce_op op) override;
-    void all_to_all(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
-    void broadcast(void* buf, std::size_t count, dtype type, int root) override;
-    request_ptr isend(const void* buf, std::size_t count, dtype type, int peer, int tag) override;
-    request_ptr irecv(void* buf, std::size_t count, dtype type, int peer, int tag) override;
-    request_ptr isendrecv(const void* send, std::size_t send_count, int dest, void* recv,
-                          std::size_t recv_count, int source, dtype type, int tag) override;
-    /// Collective: MPI_Comm_split, staged the same way.
-    std::unique_ptr<communicator> split(int color, int key) override;
+    /// split: collective, MPI_Comm_split, staged the same way.
+    RINGSCALE_COMMUNICATOR_OVERRIDES
 
   private:
     /// A pinned copy of `bytes` of device memory at `device` (blocking).

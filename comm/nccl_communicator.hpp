@@ -32,29 +32,11 @@ class nccl_communicator final : public communicator {
     void* stream() const override { return m_stream; }
     bool stream_ordered() const override { return true; }
 
-    void barrier() override;
-    void allreduce(const void* send, void* recv, std::size_t count, dtype type,
-                   reduce_op op) override;
-    request_ptr iallreduce(const void* send, void* recv, std::size_t count, dtype type,
-                           reduce_op op) override;
-    void all_gather(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
-    request_ptr iall_gather(const void* send, void* recv, std::size_t count_per_rank,
-                            dtype type) override;
-    void reduce_scatter(const void* send, void* recv, std::size_t count_per_rank, dtype type,
-                        reduce_op op) override;
-    request_ptr ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank,
-                                dtype type, reduce_op op) override;
-    void all_to_all(const void* send, void* recv, std::size_t count_per_rank, dtype type) override;
-    void broadcast(void* buf, std::size_t count, dtype type, int root) override;
-    /// NCCL has no tags: `tag` is ignored and messages between a pair match in issue order.
-    /// A lone isend and irecv are separate stream operations; a two-way exchange must use
-    /// isendrecv (grouped) or it can deadlock.
-    request_ptr isend(const void* buf, std::size_t count, dtype type, int peer, int tag) override;
-    request_ptr irecv(void* buf, std::size_t count, dtype type, int peer, int tag) override;
-    request_ptr isendrecv(const void* send, std::size_t send_count, int dest, void* recv,
-                          std::size_t recv_count, int source, dtype type, int tag) override;
-    /// Collective: ncclCommSplit. A negative color (NCCL_SPLIT_NOCOLOR) returns nullptr.
-    std::unique_ptr<communicator> split(int color, int key) override;
+    /// isend, irecv: NCCL has no tags, so `tag` is ignored and messages between a pair match
+    /// in issue order. A lone isend and irecv are separate stream operations; a two-way
+    /// exchange must use isendrecv (grouped) or it can deadlock. split: collective,
+    /// ncclCommSplit; a negative color (NCCL_SPLIT_NOCOLOR) returns nullptr.
+    RINGSCALE_COMMUNICATOR_OVERRIDES
 
   private:
     void release() noexcept;

@@ -141,17 +141,4 @@ bool groups_inside_nodes(const node_layout& layout, const std::vector<int>& orde
     return true;
 }
 
-bool groups_share_a_node(const node_layout& layout, const std::vector<int>& order, int size) {
-    const auto s = static_cast<std::size_t>(size);
-    for (std::size_t first = 0; first < order.size(); first += s) {
-        std::vector<int> nodes;
-        for (std::size_t i = first; i < std::min(first + s, order.size()); ++i)
-            nodes.push_back(layout.node_of[static_cast<std::size_t>(order[i])]);
-        std::sort(nodes.begin(), nodes.end());
-        if (std::adjacent_find(nodes.begin(), nodes.end()) != nodes.end())
-            return true;
-    }
-    return false;
-}
-
 } // namespace ringscale::comm

@@ -66,7 +66,4 @@ std::vector<int> positions_of(const std::vector<int>& order);
 /// Whether every group of `size` consecutive positions of `order` lies on one node. Pure.
 bool groups_inside_nodes(const node_layout& layout, const std::vector<int>& order, int size);
 
-/// Whether any group of `size` consecutive positions of `order` holds two ranks of one node.
-bool groups_share_a_node(const node_layout& layout, const std::vector<int>& order, int size);
-
 } // namespace ringscale::comm

@@ -9,6 +9,7 @@
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace ringscale::jobs {
@@ -159,7 +160,7 @@ accuracy_tallies measure_accuracy(comm::communicator& c, kernels::executor& exec
     return t;
 }
 
-double accuracy_cost_fraction(const attention_problem& pr, std::int64_t sample) {
+double accuracy_cost_fraction(const attention_problem& pr, std::int64_t sample, int ranks) {
     const double s = static_cast<double>(pr.seq_len), d = static_cast<double>(pr.head_dim);
     const double heads = static_cast<double>(pr.batch * pr.heads);
     const double n = std::min<double>(static_cast<double>(sample), s);
@@ -171,8 +172,15 @@ double accuracy_cost_fraction(const attention_problem& pr, std::int64_t sample) 
     const double values =
         10.0 * s * d * static_cast<double>(pr.batch) *
         (2.0 * static_cast<double>(pr.kv_heads) + (pr.backward ? 2.0 * pr.heads : 0.0));
-    const double work = 3.0 * (query + keys) + values;
-    return pr.flops() > 0 ? work / pr.flops() : 0.0;
+    // Measured against these counts, the measurement's loops run about 5x slower per FLOP
+    // than the case's kernels (tests/bench/accuracy_study.sh: 2.3-5.2x at S = 16K-64K), and
+    // its groups (batch x kv heads) share the ranks while the case's work is split over all.
+    constexpr double slower = 5.0;
+    const double groups = static_cast<double>(std::max<std::int64_t>(pr.batch * pr.kv_heads, 1));
+    const double p = std::max(ranks, 1), busy = std::min(p, groups);
+    const double work =
+        slower * (3.0 * (query + keys) + values) * std::ceil(groups / busy) / groups;
+    return pr.flops() > 0 ? work / (pr.flops() / p) : 0.0;
 }
 
 std::uint64_t accuracy_bytes(const attention_problem& pr, std::int64_t sample) {

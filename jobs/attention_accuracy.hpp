@@ -56,9 +56,10 @@ accuracy_tallies measure_accuracy(comm::communicator& c, kernels::executor& exec
                                   const std::vector<std::vector<std::int64_t>>& positions,
                                   const kernels::mask_view& mask, const local_result& mine);
 
-/// The measurement's work over the case's per iteration (pr.flops()), fp64 counted twice: what
+/// The measurement's time over one iteration's on `ranks` ranks, estimated from their work
+/// (fp64 counted twice, the measurement's loops weighed at their measured speed): what
 /// --accuracy auto compares with 5% of the case's iterations. Pure.
-double accuracy_cost_fraction(const attention_problem& pr, std::int64_t sample);
+double accuracy_cost_fraction(const attention_problem& pr, std::int64_t sample, int ranks);
 
 /// Bytes per rank the measurement allocates at most, beyond the case's own. Pure.
 std::uint64_t accuracy_bytes(const attention_problem& pr, std::int64_t sample);

@@ -250,11 +250,14 @@ case_plan plan_one(
             throw;
         c.skip_reason = e.what();
     }
-    // --accuracy auto: where the measurement's work is at most 5% of the case's iterations.
+    // --accuracy auto: where the measurement's time is at most 5% of the case's iterations; on
+    // the CPU only (beside a GPU's kernels the fp64 loops on the host are never that cheap).
     c.show_accuracy = launch.accuracy == accuracy_mode::on;
-    c.measure_accuracy = c.show_accuracy || (launch.accuracy == accuracy_mode::automatic &&
-                                             accuracy_cost_fraction(pr, launch.accuracy_sample) <=
-                                                 0.05 * launch.iterations);
+    c.measure_accuracy =
+        c.show_accuracy ||
+        (launch.accuracy == accuracy_mode::automatic && launch.device == device_kind::cpu &&
+         accuracy_cost_fraction(pr, launch.accuracy_sample, launch.world_size) <=
+             0.05 * launch.iterations);
     // On a GPU validation works in host memory: the device estimate leaves it out.
     if (c.skip_reason.empty())
         c.bytes_per_rank = bytes(p, pr, launch.world_size,
@@ -322,21 +325,6 @@ std::vector<case_plan> plan_attention_cases(
         throw config_error("--merge dtype keeps the running O in --dtype between blocks: with "
                            "--dtype fp32 there is nothing to round (use --dtype bf16 or fp16)");
     return cases;
-}
-
-std::vector<case_plan>
-plan_attention(const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
-               const std::vector<std::string>& extra_options,
-               const std::function<void(const attention_problem&, int)>& check,
-               const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
-               const std::function<std::string(const params&)>& variant) {
-    return plan_attention_cases(
-        job, sweep, launch, extra_options,
-        [&](const params&, const attention_problem& pr, int ranks) { check(pr, ranks); },
-        [&](const params&, const attention_problem& pr, int ranks, bool validate) {
-            return bytes(pr, ranks, validate);
-        },
-        variant);
 }
 
 std::uint64_t mask_device_bytes(const attention_problem& pr) {

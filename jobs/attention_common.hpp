@@ -117,18 +117,11 @@ kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::el
                                              const std::vector<float>& values);
 
 /// Plan a case for each point of the sweep, keeping attention_case_options() plus
-/// `extra_options` as its values (a repeat of an earlier case is dropped); `check(problem, P)`
-/// throws config_error when a case cannot run on P ranks (a preset case is skipped
-/// instead); `bytes(problem, P, validate)` estimates peak bytes per rank.
-std::vector<case_plan>
-plan_attention(const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
-               const std::vector<std::string>& extra_options,
-               const std::function<void(const attention_problem&, int)>& check,
-               const std::function<std::uint64_t(const attention_problem&, int, bool)>& bytes,
-               const std::function<std::string(const params&)>& variant);
-
-/// As plan_attention, but `check` and `bytes` also see the case's parameters (for jobs whose
-/// rules depend on their own options, such as context_parallel's --variant).
+/// `extra_options` as its values (a repeat of an earlier case is dropped);
+/// `check(params, problem, P)` throws config_error when a case cannot run on P ranks (a preset
+/// case is skipped instead); `bytes(params, problem, P, validate)` estimates peak bytes per
+/// rank (both see the case's parameters for jobs whose rules depend on their own options, such
+/// as context_parallel's --variant).
 std::vector<case_plan> plan_attention_cases(
     const std::string& job, const std::vector<params>& sweep, const launch_info& launch,
     const std::vector<std::string>& extra_options,

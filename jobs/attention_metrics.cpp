@@ -14,13 +14,20 @@ namespace ringscale::jobs {
 
 std::vector<metric> attention_shape_metrics(const case_plan& plan) {
     const attention_problem pr = read_attention_problem(plan.values);
-    return {metric::of("seq", static_cast<double>(pr.seq_len), "", metric_hint::size),
-            metric::of_text("H/Hkv", fmt::format("{}/{}", pr.heads, pr.kv_heads)),
-            metric::of("D", static_cast<double>(pr.head_dim), "", metric_hint::count),
-            metric::of_text("causal", pr.causal ? "yes" : "no"),
-            metric::of_text("pass", plan.values.text("pass")),
-            metric::of_text("layout", plan.values.text("layout")),
-            metric::of_text("mask", read_mask_spec(plan.values).label())};
+    std::vector<metric> out = {
+        metric::of("seq", static_cast<double>(pr.seq_len), "", metric_hint::size),
+        metric::of_text("H/Hkv", fmt::format("{}/{}", pr.heads, pr.kv_heads)),
+        metric::of("D", static_cast<double>(pr.head_dim), "", metric_hint::count),
+        metric::of_text("causal", pr.causal ? "yes" : "no"),
+        metric::of_text("pass", plan.values.text("pass")),
+        metric::of_text("layout", plan.values.text("layout")),
+        metric::of_text("mask", read_mask_spec(plan.values).label())};
+    // --accuracy on: what the error depends on besides the shape (one row per dtype, merge
+    // and input kind would otherwise read alike).
+    if (plan.show_accuracy)
+        for (const char* key : {"dtype", "merge", "inputs"})
+            out.push_back(metric::of_text(key, plan.values.has(key) ? plan.values.text(key) : "-"));
+    return out;
 }
 
 std::vector<metric> attention_rate_metrics(const case_plan& plan, const results::case_record& rec) {

@@ -26,9 +26,9 @@ class ring_attention_job final : public job {
     }
     std::vector<case_plan> plan(const std::vector<params>& sweep,
                                 const launch_info& launch) const override {
-        return plan_attention(
+        return plan_attention_cases(
             name(), sweep, launch, {"overlap"},
-            [](const attention_problem& pr, int ranks) {
+            [](const params&, const attention_problem& pr, int ranks) {
                 kernels::check_mask_layout(pr.layout, pr.seq_len, ranks, pr.mask.get());
             },
             memory_estimate, [](const params& p) { return "ring/" + p.text("layout"); });
@@ -48,7 +48,8 @@ class ring_attention_job final : public job {
     }
 
   private:
-    static std::uint64_t memory_estimate(const attention_problem& pr, int ranks, bool validate) {
+    static std::uint64_t memory_estimate(const params&, const attention_problem& pr, int ranks,
+                                         bool validate) {
         const double rows = static_cast<double>(pr.seq_len) / ranks;
         const double q = pr.batch * pr.heads * rows * pr.head_dim;
         const double kv = pr.batch * pr.kv_heads * rows * pr.head_dim;

@@ -7,9 +7,13 @@
 # usage: tests/sanitize.sh [LABEL ...] [-- CTEST_ARGS ...]
 #   LABEL: ctest labels to run (unit, mpi, np1, np2, np4, e2e, faults, lint); none: the full
 #   suite but slurm (needs root and a daemon). Environment: BUILD_DIR (default build-asan in
-#   the repository), JOBS (default 2).
+#   the repository), JOBS (default 2), BUILD_TARGETS (default: every target; the programs and
+#   the tools the hostile and e2e labels use are `ringscale ringscale-stats fuzz_replay
+#   resume_agrees`).
 #   Full suite:          bash tests/sanitize.sh
 #   MPI, e2e and faults: bash tests/sanitize.sh mpi e2e faults
+#   Hostile input:       BUILD_TARGETS="ringscale ringscale-stats fuzz_replay resume_agrees" \
+#                        bash tests/sanitize.sh hostile e2e -- -E '^cluster_'
 #
 # Leaks are checked. tests/lsan_openmpi.supp suppresses only allocations made inside Open MPI
 # and its libraries (libmpi, libopen-pal, libopen-rte, libhwloc, libpmix), which keep memory
@@ -39,7 +43,9 @@ flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 cmake -S "$repo" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" -j"$jobs"
+targets=()
+for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$jobs" "${targets[@]}"
 if [[ $(tree_state) != "$before" ]]; then
     echo "sanitize.sh: the source tree changed during the build; run again on a still tree" >&2
     exit 2

@@ -1,6 +1,5 @@
 #include "cases.hpp"
 
-#include "analysis/statistics/bootstrap.hpp"
 #include "case_groups.hpp"
 
 #include "src/base/results_schema.hpp"
@@ -132,15 +131,6 @@ std::vector<double> pooled_case::steps() const {
     std::vector<double> out;
     for (const case_data* c : launches)
         out.insert(out.end(), c->step_s.begin(), c->step_s.end());
-    return out;
-}
-
-std::vector<double> pooled_case::launch_medians() const {
-    std::vector<double> out;
-    for (const case_data* c : launches) {
-        std::vector<double> s = c->step_s;
-        out.push_back(median_inplace(s));
-    }
     return out;
 }
 

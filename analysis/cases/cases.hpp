@@ -44,8 +44,6 @@ struct pooled_case {
 
     /// Measured iteration times of all launches, concatenated (launch order).
     std::vector<double> steps() const;
-    /// Median iteration time of each launch.
-    std::vector<double> launch_medians() const;
     /// True when any launch comes from an interrupted (incomplete) file.
     bool incomplete() const;
     /// "job/variant a=1 b=x" (no P).

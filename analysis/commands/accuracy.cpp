@@ -13,7 +13,7 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct accuracy_command final : subcommand {
+struct accuracy_command final : input_command {
     const char* name() const override { return "accuracy"; }
     const char* help() const override {
         return "Each attention case's error against an fp64 reference on sampled rows "
@@ -39,9 +39,6 @@ struct accuracy_command final : subcommand {
             "computation's (FlashAttention's tests, tests/test_flash_attn.py: 2)");
         declare_pool_resources(d, m_pool_resources);
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
-    }
     int run(std::ostream& out) const override {
         const result_set rs = load(m_common.inputs, m_common.strict);
         const auto pooled = pool_with_notes(rs, m_pool_resources);
@@ -58,15 +55,11 @@ struct accuracy_command final : subcommand {
         return 0;
     }
 
-    common_options m_common;
     accuracy_tolerance m_tolerance;
-    bool m_pool_resources = false;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_accuracy_command() {
-    return std::make_unique<accuracy_command>();
-}
+RINGSCALE_STATS_FACTORY(accuracy, accuracy_command)
 
 } // namespace ringscale::analysis

@@ -37,6 +37,12 @@ class subcommand {
 /// Makes a fresh subcommand: one line of the table.
 using command_factory = std::unique_ptr<subcommand> (*)();
 
+/// Defines the table's make_NAME_command() (commands.inc) as a fresh TYPE.
+#define RINGSCALE_STATS_FACTORY(name, type)                                                        \
+    std::unique_ptr<subcommand> make_##name##_command() {                                          \
+        return std::make_unique<type>();                                                           \
+    }
+
 /// Every subcommand, in the order `--help` lists them (commands.inc).
 const std::vector<command_factory>& command_table();
 

@@ -101,8 +101,6 @@ int compare_command::run(std::ostream& out) const {
 
 } // namespace
 
-std::unique_ptr<subcommand> make_compare_command() {
-    return std::make_unique<compare_command>();
-}
+RINGSCALE_STATS_FACTORY(compare, compare_command)
 
 } // namespace ringscale::analysis

@@ -12,7 +12,7 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct crossover_command final : subcommand {
+struct crossover_command final : input_command {
     const char* name() const override { return "crossover"; }
     const char* help() const override {
         return "Which attention scheme is fastest at each (S, P), its margin over the "
@@ -30,8 +30,8 @@ struct crossover_command final : subcommand {
         declare_tie_floor(d, m_opt.min_floor);
         declare_pool_resources(d, m_pool_resources);
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
+    void finish(const po::variables_map& vm, std::vector<std::string> args) override {
+        input_command::finish(vm, std::move(args));
         m_opt.level = m_common.level;
     }
     int run(std::ostream& out) const override {
@@ -51,15 +51,11 @@ struct crossover_command final : subcommand {
         return 0;
     }
 
-    common_options m_common;
     crossover_options m_opt;
-    bool m_pool_resources = false;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_crossover_command() {
-    return std::make_unique<crossover_command>();
-}
+RINGSCALE_STATS_FACTORY(crossover, crossover_command)
 
 } // namespace ringscale::analysis

@@ -27,7 +27,7 @@ void write_to(const std::string& path, const std::function<void(std::ostream&)>&
     write_whole_file(path, body); // whole or absent; a symlink there is replaced, not followed
 }
 
-struct export_command final : subcommand {
+struct export_command final : input_command {
     const char* name() const override { return "export"; }
     const char* help() const override {
         return "Long-format CSV (case x iteration x rank) and JSON summaries.";
@@ -61,15 +61,12 @@ struct export_command final : subcommand {
         return 0;
     }
 
-    common_options m_common;
     std::string m_csv_path;
     std::string m_json_path;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_export_command() {
-    return std::make_unique<export_command>();
-}
+RINGSCALE_STATS_FACTORY(export, export_command)
 
 } // namespace ringscale::analysis

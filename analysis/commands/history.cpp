@@ -160,8 +160,6 @@ int history_command::run(std::ostream& out) const {
 
 } // namespace
 
-std::unique_ptr<subcommand> make_history_command() {
-    return std::make_unique<history_command>();
-}
+RINGSCALE_STATS_FACTORY(history, history_command)
 
 } // namespace ringscale::analysis

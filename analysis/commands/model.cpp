@@ -48,7 +48,7 @@ std::vector<point2> parse_predict_points(const std::string& text) {
     return out;
 }
 
-struct model_command final : subcommand {
+struct model_command final : input_command {
     const char* name() const override { return "model"; }
     const char* help() const override {
         return "Fit t(p) = c0 + c1*p^e*log2(p)^k per family (Extra-P normal form, LOO-CV "
@@ -69,12 +69,8 @@ struct model_command final : subcommand {
                         "comma list of P to predict, e.g. 8,64,1024; or points of the "
                         "two-parameter models t(p, S), e.g. p=64,S=1M;p=128,S=2M");
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
-    }
     int run(std::ostream& out) const override;
 
-    common_options m_common;
     std::size_t m_replicates = 2000;
     std::uint64_t m_seed = 1;
     std::vector<double> m_at_p;  ///< --predict 8,64: P of the t(p) models
@@ -111,8 +107,6 @@ int model_command::run(std::ostream& out) const {
 
 } // namespace
 
-std::unique_ptr<subcommand> make_model_command() {
-    return std::make_unique<model_command>();
-}
+RINGSCALE_STATS_FACTORY(model, model_command)
 
 } // namespace ringscale::analysis

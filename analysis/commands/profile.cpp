@@ -9,16 +9,13 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct profile_command final : subcommand {
+struct profile_command final : input_command {
     const char* name() const override { return "profile"; }
     const char* help() const override {
         return "Where a step's time goes: per-operation time per step and % of step of "
                "train_step cases run with --profile on.";
     }
     void declare(po::options_description& d) override { declare_common(d, m_common); }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
-    }
     int run(std::ostream& out) const override {
         const table t = profile_table(load(m_common.inputs, m_common.strict).cases);
         if (t.rows.empty())
@@ -26,14 +23,10 @@ struct profile_command final : subcommand {
         print_tables(out, m_common.format, {{"profile", t}});
         return 0;
     }
-
-    common_options m_common;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_profile_command() {
-    return std::make_unique<profile_command>();
-}
+RINGSCALE_STATS_FACTORY(profile, profile_command)
 
 } // namespace ringscale::analysis

@@ -13,7 +13,7 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct report_command final : subcommand {
+struct report_command final : input_command {
     const char* name() const override { return "report"; }
     const char* arguments() const override { return "DIR INPUT..."; }
     const char* help() const override { return "Write DIR/report.md and PNG plots (gnuplot)."; }
@@ -60,10 +60,8 @@ struct report_command final : subcommand {
     }
     int run(std::ostream& out) const override;
 
-    common_options m_common;
     scaling_options m_scaling; ///< and the bootstrap of the crossovers and models
     double m_tie_floor = 0.01;
-    bool m_pool_resources = false;
     std::string m_hardware; ///< the map's ("": the built-in H100)
     report_options m_report;
     std::vector<std::string> m_history; ///< --history DIR...
@@ -118,8 +116,6 @@ int report_command::run(std::ostream& out) const {
 
 } // namespace
 
-std::unique_ptr<subcommand> make_report_command() {
-    return std::make_unique<report_command>();
-}
+RINGSCALE_STATS_FACTORY(report, report_command)
 
 } // namespace ringscale::analysis

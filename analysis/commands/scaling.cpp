@@ -10,7 +10,7 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct scaling_command final : subcommand {
+struct scaling_command final : input_command {
     const char* name() const override { return "scaling"; }
     const char* help() const override {
         return "Speedup, efficiency (bootstrap CIs) and Karp-Flatt serial fraction per family "
@@ -24,8 +24,8 @@ struct scaling_command final : subcommand {
         declare_base_p(d, m_opt.base_p, m_opt.min_launches);
         declare_pool_resources(d, m_pool_resources);
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
+    void finish(const po::variables_map& vm, std::vector<std::string> args) override {
+        input_command::finish(vm, std::move(args));
         m_opt.level = m_common.level;
     }
     int run(std::ostream& out) const override {
@@ -48,15 +48,11 @@ struct scaling_command final : subcommand {
         return 0;
     }
 
-    common_options m_common;
     scaling_options m_opt;
-    bool m_pool_resources = false;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_scaling_command() {
-    return std::make_unique<scaling_command>();
-}
+RINGSCALE_STATS_FACTORY(scaling, scaling_command)
 
 } // namespace ringscale::analysis

@@ -38,6 +38,17 @@ void declare_common(po::options_description& d, common_options& c, bool format =
 /// `args` as c.inputs; config_error "NAME: no input files given" when there are none.
 void take_inputs(const char* name, std::vector<std::string> args, common_options& c);
 
+/// A subcommand of INPUT... with the options every one has (its declare names the groups it
+/// takes, declare_common among them).
+struct input_command : subcommand {
+    void finish(const po::variables_map&, std::vector<std::string> args) override {
+        take_inputs(name(), std::move(args), m_common);
+    }
+
+    common_options m_common;
+    bool m_pool_resources = false; ///< --pool-resources, where declared
+};
+
 /// --bootstrap N (100 to 1e6 replicates) and --seed K.
 void declare_bootstrap(po::options_description& d, std::size_t& replicates, std::uint64_t& seed);
 

@@ -5,7 +5,7 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct summary_command final : subcommand {
+struct summary_command final : input_command {
     const char* name() const override { return "summary"; }
     const char* help() const override {
         return "One row per case: median step time with its 95% CI, percentiles, outliers, "
@@ -19,9 +19,6 @@ struct summary_command final : subcommand {
         declare_common(d, m_common);
         declare_pool_resources(d, m_pool_resources);
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
-    }
     int run(std::ostream& out) const override {
         const result_set rs = load(m_common.inputs, m_common.strict);
         const auto pooled = pool_with_notes(rs, m_pool_resources);
@@ -29,15 +26,10 @@ struct summary_command final : subcommand {
         print_tables(out, m_common.format, {{"cases", summary_table(rows)}});
         return 0;
     }
-
-    common_options m_common;
-    bool m_pool_resources = false;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_summary_command() {
-    return std::make_unique<summary_command>();
-}
+RINGSCALE_STATS_FACTORY(summary, summary_command)
 
 } // namespace ringscale::analysis

@@ -78,51 +78,56 @@ double median_of(const std::vector<double>& x, std::size_t a, std::size_t b) {
                                       x.begin() + static_cast<std::ptrdiff_t>(b)));
 }
 
-/// logx[a, b) as robust z-scores clamped to +-2: (y - median) / the launch noise from
-/// successive differences. An outlier launch then weighs no more than a 2-sigma one, so it can
-/// neither pull a split towards itself nor widen the permutations' null distribution (on the
-/// raw values one x2 launch did both), while a clean step keeps its size, which ranks lose.
-std::vector<double> winsorized(const std::vector<double>& logx, std::size_t a, std::size_t b) {
+/// The median of the launches within `half` of each launch of y (fewer at the ends): the
+/// local level, which keeps a step where it is (a running median moves no edge).
+std::vector<double> running_median(const std::vector<double>& y, std::size_t half) {
+    std::vector<double> out(y.size());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        const std::size_t lo = i >= half ? i - half : 0, hi = std::min(y.size(), i + half + 1);
+        out[i] = median(std::vector<double>(y.begin() + static_cast<std::ptrdiff_t>(lo),
+                                            y.begin() + static_cast<std::ptrdiff_t>(hi)));
+    }
+    return out;
+}
+
+/// logx[a, b) as z-scores (y - median) / the launch noise, where
+/// a launch more than 3 noise away from its local level (the median of the 9 launches around
+/// it) counts as an outlier and takes that level's value. An outlier launch then neither pulls
+/// a split towards itself nor widens the permutations' null distribution, while a step keeps
+/// its full size. (Clamping to +-2 around the segment's median, as before, cut a 3-sigma step
+/// to 2 sigma and left outliers at the new level's value: 82% of planted steps found.)
+std::vector<double> cleaned(const std::vector<double>& logx, std::size_t a, std::size_t b,
+                            std::size_t m) {
     std::vector<double> y(logx.begin() + static_cast<std::ptrdiff_t>(a),
                           logx.begin() + static_cast<std::ptrdiff_t>(b));
     std::vector<double> d;
     for (std::size_t i = 1; i < y.size(); ++i)
         d.push_back(std::abs(y[i] - y[i - 1]));
-    const double sigma = d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0);
     const double center = median(y);
-    for (double& v : y)
-        v = sigma > 0 ? std::clamp((v - center) / sigma, -2.0, 2.0) : v - center;
-    return y;
-}
-
-/// Sum of |log x - median| over x[a, b).
-double l1_cost(const std::vector<double>& logx, std::size_t a, std::size_t b) {
-    std::vector<double> v(logx.begin() + static_cast<std::ptrdiff_t>(a),
-                          logx.begin() + static_cast<std::ptrdiff_t>(b));
-    const double m = median(v);
-    double cost = 0;
-    for (const double y : v)
-        cost += std::abs(y - m);
-    return cost;
-}
-
-/// Where near `tau` the segment [a, b) splits best in least absolute deviations of the log
-/// values from each side's median: the energy statistic's weight favours the middle of a
-/// segment, which moved a step near an end by a launch or two.
-std::size_t refine(const std::vector<double>& logx, std::size_t a, std::size_t b, std::size_t tau,
-                   std::size_t m) {
-    std::size_t best = tau;
-    double best_cost = std::numeric_limits<double>::infinity();
-    const std::size_t lo = std::max(a + m, a + tau > 5 + a ? a + tau - 5 : a);
-    const std::size_t hi = std::min(b - m, a + tau + 5);
-    for (std::size_t t = lo; t <= hi; ++t) {
-        const double cost = l1_cost(logx, a, t) + l1_cost(logx, t, b);
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = t - a;
-        }
+    const std::vector<double> local = running_median(y, 4);
+    // The noise: from successive differences, or from the residuals about the local level
+    // when larger (a calm stretch made the first too small, and so too many launches
+    // outliers: the cleaned values then looked smoother than their permutations, p too low).
+    std::vector<double> r;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        r.push_back(std::abs(y[i] - local[i]));
+    const double sigma = std::max(d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0),
+                                  r.empty() ? 0 : 1.4826 * median(r));
+    std::vector<int> side(y.size(), 0); // +1 / -1: more than 3 noise above / below its level
+    for (std::size_t i = 0; i < y.size() && sigma > 0; ++i)
+        side[i] = y[i] > local[i] + 3 * sigma ? 1 : y[i] < local[i] - 3 * sigma ? -1 : 0;
+    // A run of m launches or more on one side is a level of its own (a short segment, the
+    // series' newest launches after a step), not outliers: the running median lags it.
+    for (std::size_t i = 0, j = 0; i < y.size(); i = j) {
+        for (j = i + 1; j < y.size() && side[j] == side[i];)
+            ++j;
+        if (side[i] != 0 && j - i >= m)
+            std::fill(side.begin() + static_cast<std::ptrdiff_t>(i),
+                      side.begin() + static_cast<std::ptrdiff_t>(j), 0);
     }
-    return best;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        y[i] = ((side[i] != 0 ? local[i] : y[i]) - center) / (sigma > 0 ? sigma : 1);
+    return y;
 }
 
 } // namespace
@@ -145,13 +150,13 @@ std::vector<change_point> find_change_points(const std::vector<double>& x,
         todo.pop_back();
         if (b - a < 2 * m)
             continue;
-        const std::vector<double> y = winsorized(logx, a, b);
+        // The best split of the cleaned values is where the step is (least squares on them).
+        const std::vector<double> y = cleaned(logx, a, b, m);
         const std::vector<std::size_t> rank = ranks_of(y);
-        const auto [split, q] = best_split(y, rank, m);
+        const auto [tau, q] = best_split(y, rank, m);
         if (!(q > 0))
             continue;
         const double p = permutation_p(y, rank, q, opt, rng);
-        const std::size_t tau = p <= opt.alpha ? refine(logx, a, b, split, m) : split;
         const double effect = median_of(x, a + tau, b) / median_of(x, a, a + tau) - 1;
         if (p > opt.alpha || !(std::abs(effect) >= opt.min_effect))
             continue;

@@ -3,12 +3,13 @@
 // a slowdown; exponent 1 also sees changes of shape but missed 3-sigma steps among outlier
 // launches), by binary segmentation, each split tested by permutation
 // (the maximum statistic over splits, so the test accounts for having chosen the best split),
-// with a minimum segment length and a minimum effect; a split found is then placed where it
-// splits best in least absolute deviations of the log medians (within 5 launches). The statistic is
-// taken on the log launch medians as robust z-scores clamped to +-2, so one outlier launch has a
-// bounded weight; the effect is the ratio of the medians. A permutation test is exact for
-// exchangeable launches whatever their distribution: spikes, heavy tails and two modes do not raise
-// its false-alarm rate, which a t-test's would (Perfherder's complaint). Pure functions.
+// with a minimum segment length and a minimum effect. The statistic is taken on the log launch
+// medians as z-scores, after each launch more than 3 noise from its local level (the running
+// median of 9 launches) is set to that level: an outlier launch has no weight, and a step keeps
+// its full size and its place (a running median moves no edge); the split is where the cleaned
+// values split best. The effect is the ratio of the medians. A permutation test is exact for
+// exchangeable launches whatever their distribution: spikes, heavy tails and two modes do not
+// raise its false-alarm rate, which a t-test's would (Perfherder's complaint). Pure functions.
 #pragma once
 
 #include <cstddef>

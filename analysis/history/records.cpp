@@ -3,6 +3,7 @@
 #include "analysis/cases/cases.hpp"
 #include "analysis/statistics/descriptive.hpp"
 #include "src/base/results_schema.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -61,14 +62,6 @@ double peak_memory(const std::vector<const case_data*>& group) {
     return peak;
 }
 
-/// Why the launcher (or the reader, judging again) marked `c`'s machine, or "".
-std::string machine_mark(const case_data& c) {
-    const auto contended = c.number("contended");
-    if (contended && *contended != 0)
-        return "contended: " + c.text("contention", "other load on the ranks' cores");
-    return "";
-}
-
 } // namespace
 
 std::map<std::string, std::string> launch_record::labels() const {
@@ -110,9 +103,12 @@ std::vector<launch_case> summarize_launch(const std::vector<case_data>& cases) {
         s.label = case_label(*group.front(), true);
         phases(group, s);
         s.memory_bytes = peak_memory(group);
+        // case_data::mark(), as compare and predict judge it: contended (the outcome, or
+        // the machine fields judged again) or drifted (the launch's sentinel). The outcome's
+        // reason is the file's text: escaped and cut, as the index keeps only printable rows.
         for (const case_data* c : group)
             if (s.machine.empty())
-                s.machine = machine_mark(*c);
+                s.machine = terminal_text(c->mark()).substr(0, 300);
         out.push_back(std::move(s));
     }
     return out;

@@ -39,7 +39,7 @@ struct launch_case {
     double comm_s = 0;       ///< comm_wait_s: time blocked on (exposed) communication
     double wait_s = 0;       ///< the step less the mean rank's time: waiting for the slowest rank
     double memory_bytes = 0; ///< largest peak over ranks (device when recorded, else host)
-    std::string machine;     ///< why the machine was disturbed ("" when not marked)
+    std::string machine;     ///< case_data::mark() of its first marked repeat ("" if none)
 };
 
 /// The launch of a file read by the checked reader.

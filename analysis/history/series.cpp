@@ -175,16 +175,16 @@ series_set build_series(const index_contents& contents, const series_options& op
             }
             if (c->machine.empty())
                 s.points.push_back({l, c});
-            else
-                ++s.marked;
+            else if (++s.marked == 1)
+                s.first_mark = c->machine;
         }
     }
     for (auto& [key, s] : all) {
         analyse(s, opt.change);
         if (s.marked)
             out.notes.push_back(fmt::format("{} [{}]: {} launch(es) measured on a marked machine "
-                                            "(contended or drifted) left out",
-                                            s.label, s.env, s.marked));
+                                            "left out (first: {})",
+                                            s.label, s.env, s.marked, s.first_mark));
         out.all.push_back(std::move(s));
     }
     return out;

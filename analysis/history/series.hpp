@@ -56,6 +56,7 @@ struct series {
     std::string env;                  ///< the environment's values, " | "-joined
     std::vector<series_point> points; ///< in order, marked launches left out
     std::size_t marked = 0;           ///< launches left out: machine marked
+    std::string first_mark;           ///< why the first of them was marked
     std::vector<found_change> changes;
     double noise = 0;      ///< launch noise (log sd, about the CV)
     double detectable = 0; ///< smallest step detected with 90% power (fraction)

@@ -20,15 +20,6 @@ double term(const hypothesis& h, double p) {
     return std::pow(p, h.exponent) * std::pow(std::log2(p), h.log_power);
 }
 
-double smape(const std::vector<double>& actual, const std::vector<double>& predicted) {
-    double s = 0;
-    for (std::size_t i = 0; i < actual.size(); ++i) {
-        const double denom = std::abs(actual[i]) + std::abs(predicted[i]);
-        s += denom > 0 ? 2.0 * std::abs(predicted[i] - actual[i]) / denom : 0.0;
-    }
-    return 100.0 * s / static_cast<double>(actual.size());
-}
-
 /// Coefficients (c0, c1) of the least-squares fit; c1 = 0 for the constant model.
 std::pair<double, double> solve(const hypothesis& h, const std::vector<double>& p,
                                 const std::vector<double>& t) {
@@ -51,6 +42,15 @@ std::pair<double, double> solve(const hypothesis& h, const std::vector<double>& 
 }
 
 } // namespace
+
+double smape(const std::vector<double>& actual, const std::vector<double>& predicted) {
+    double s = 0;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+        const double denom = std::abs(actual[i]) + std::abs(predicted[i]);
+        s += denom > 0 ? 2.0 * std::abs(predicted[i] - actual[i]) / denom : 0.0;
+    }
+    return 100.0 * s / static_cast<double>(actual.size());
+}
 
 std::vector<hypothesis> hypothesis_set() {
     std::vector<hypothesis> out;

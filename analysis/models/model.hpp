@@ -39,6 +39,9 @@ struct model_fit {
     std::string formula() const;
 };
 
+/// Symmetric mean absolute percentage error of `predicted` against `actual`, %. Pure.
+double smape(const std::vector<double>& actual, const std::vector<double>& predicted);
+
 /// Least-squares fit of one hypothesis to points (p, t); fills c0, c1, smape and r2.
 model_fit fit_hypothesis(const hypothesis& h, const std::vector<double>& p,
                          const std::vector<double>& t);

@@ -43,15 +43,6 @@ std::vector<factor> factors(const std::vector<std::pair<double, const char*>>& e
     return out;
 }
 
-double smape(const std::vector<double>& actual, const std::vector<double>& predicted) {
-    double s = 0;
-    for (std::size_t i = 0; i < actual.size(); ++i) {
-        const double denom = std::abs(actual[i]) + std::abs(predicted[i]);
-        s += denom > 0 ? 2.0 * std::abs(predicted[i] - actual[i]) / denom : 0.0;
-    }
-    return 100.0 * s / static_cast<double>(actual.size());
-}
-
 /// The design matrix's columns: one per term of the whole set, each scaled to max |x| = 1.
 struct design {
     Eigen::MatrixXd columns; ///< [points, terms]

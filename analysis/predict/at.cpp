@@ -14,53 +14,7 @@ namespace ringscale::analysis::predict {
 
 namespace {
 
-/// Identity fields of every job (DESIGN.md), the topology, and what only a number may be.
-const std::set<std::string>& known_fields() {
-    static const std::set<std::string> k = {"world_size",
-                                            "nodes",
-                                            "ranks_per_node",
-                                            "threads",
-                                            "dtype",
-                                            "device",
-                                            "comm",
-                                            "scaling",
-                                            "attn_kernel",
-                                            "seq_len",
-                                            "seq_len_per_rank",
-                                            "seq_rule",
-                                            "batch",
-                                            "heads",
-                                            "kv_heads",
-                                            "head_dim",
-                                            "causal",
-                                            "pass",
-                                            "layout",
-                                            "overlap",
-                                            "variant",
-                                            "ulysses_degree",
-                                            "layers",
-                                            "hidden",
-                                            "vocab",
-                                            "train_seq_len",
-                                            "tokens",
-                                            "dp",
-                                            "cp",
-                                            "dp_variant",
-                                            "cp_variant",
-                                            "prefetch",
-                                            "bucket_mb",
-                                            "lr",
-                                            "steps_validate",
-                                            "tf32",
-                                            "op",
-                                            "root",
-                                            "shift",
-                                            "requested_bytes",
-                                            "inplace",
-                                            "scope"};
-    return k;
-}
-
+/// The fields whose value is a size or a count ("1M" allowed; canonical_value).
 const std::set<std::string>& size_fields() {
     static const std::set<std::string> k = {"world_size",
                                             "nodes",
@@ -81,6 +35,21 @@ const std::set<std::string>& size_fields() {
                                             "dp",
                                             "cp",
                                             "requested_bytes"};
+    return k;
+}
+
+/// Identity fields of every job (DESIGN.md), the topology, and what only a number may be:
+/// the size fields and these.
+const std::set<std::string>& known_fields() {
+    static const std::set<std::string> k = [] {
+        std::set<std::string> fields = size_fields();
+        fields.insert({"dtype",    "device",         "comm",       "scaling",  "attn_kernel",
+                       "seq_rule", "causal",         "pass",       "layout",   "overlap",
+                       "variant",  "dp_variant",     "cp_variant", "prefetch", "bucket_mb",
+                       "lr",       "steps_validate", "tf32",       "op",       "root",
+                       "shift",    "inplace",        "scope"});
+        return fields;
+    }();
     return k;
 }
 

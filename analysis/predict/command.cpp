@@ -38,10 +38,6 @@ replicate_progress progress_notes(std::size_t total) {
     };
 }
 
-std::vector<pooled_case> pooled_of(const result_set& rs) {
-    return pool_cases(rs.cases);
-}
-
 /// CALIB without its marked launches (issue 36: a launch measured on a contended machine, or
 /// while the sentinel drifted, must not set a figure), with one note when any left; with
 /// `keep` (--keep-marked) CALIB whole, with one note when any is marked.
@@ -130,7 +126,7 @@ void validate(const predict_options& o, const figure_source& src, const model_er
     if (held.cases.empty())
         throw config_error(
             fmt::format("--validate: no results cases in {}", fmt::join(o.validate_inputs, " ")));
-    const std::vector<pooled_case> pooled = pooled_of(held);
+    const std::vector<pooled_case> pooled = pool_cases(held.cases);
     // A held-out case is measured on its unmarked launches; one with none is shown, marked,
     // and left out of the figures (the contamination it would add is the machine's).
     std::vector<pooled_case> unmarked;
@@ -180,7 +176,8 @@ int run_predict(const predict_options& o, std::ostream& out) {
     if (!o.hardware.empty())
         hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
     const result_set calib = load(o.inputs, o.strict);
-    const std::vector<pooled_case> pooled = unmarked_calibration(pooled_of(calib), o.keep_marked);
+    const std::vector<pooled_case> pooled =
+        unmarked_calibration(pool_cases(calib.cases), o.keep_marked);
     const calibration_set set = gather_calibration(pooled);
     for (const std::string& n : set.notes)
         note(n);
@@ -277,8 +274,6 @@ struct predict_command final : subcommand {
 
 } // namespace
 
-std::unique_ptr<subcommand> make_predict_command() {
-    return std::make_unique<predict_command>();
-}
+RINGSCALE_STATS_FACTORY(predict, predict_command)
 
 } // namespace ringscale::analysis

@@ -183,10 +183,6 @@ figures profile_figures(const hardware_profile& h) {
     return f;
 }
 
-double profile_elem_bytes(const hardware_profile& h) {
-    return h.dtype == "bf16" || h.dtype == "fp16" ? 2 : 4;
-}
-
 std::string describe(const hardware_profile& h) {
     return fmt::format(
         "assumed hardware ({}): {}; {} {:g} TFLOP/s peak x {:g}, {:g} GB/s memory, "

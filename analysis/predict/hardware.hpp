@@ -47,9 +47,6 @@ std::string profile_text(const hardware_profile& h);
 /// Compute and link figures the profile states.
 figures profile_figures(const hardware_profile& h);
 
-/// Element bytes of the profile's attention dtype (2 for bf16/fp16, 4 otherwise).
-double profile_elem_bytes(const hardware_profile& h);
-
 /// One line naming the profile and its figures, for the output's assumptions.
 std::string describe(const hardware_profile& h);
 

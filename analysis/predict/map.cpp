@@ -1,6 +1,7 @@
 #include "map.hpp"
 
 #include "analysis/presentation/plots.hpp"
+#include "analysis/presentation/views.hpp"
 #include "src/base/text_escape.hpp"
 
 #include <cmath>
@@ -16,15 +17,6 @@ const char* const scheme_names[] = {"ring", "allgather", "ulysses", "hybrid"};
 const char scheme_marks[] = {'R', 'A', 'U', 'H'};
 /// Schemes within 1% of the fastest are a tie: the scheme does not matter there.
 constexpr double tie_margin = 0.01;
-
-std::string size_text(double s) {
-    const auto v = static_cast<long long>(s);
-    if (v >= (1 << 20) && v % (1 << 20) == 0)
-        return fmt::format("{}M", v >> 20);
-    if (v >= 1024 && v % 1024 == 0)
-        return fmt::format("{}K", v >> 10);
-    return fmt::format("{}", v);
-}
 
 /// A layout name from a fixed list (the file's text never reaches a plot).
 std::string known_layout(const std::string& l) {

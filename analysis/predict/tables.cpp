@@ -72,11 +72,6 @@ std::vector<std::string> labels(const std::vector<predicted>& rows, std::string&
 
 } // namespace
 
-std::string short_label(const target& t) {
-    std::string caption;
-    return labels({predicted{t, {}, 0, unknown, unknown, ""}}, caption).front();
-}
-
 table prediction_table(const std::vector<predicted>& rows, const hardware_profile* hw,
                        double level) {
     table t;

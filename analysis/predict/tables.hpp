@@ -43,7 +43,4 @@ std::string summary_line(const validation_summary& sum, double level);
 /// Measured peak memory per rank against the scheme's formula (measured cases only).
 table memory_table(const std::vector<predicted>& rows);
 
-/// "65536" -> "64K", "1048576" -> "1M" for a size field in labels.
-std::string short_label(const target& t);
-
 } // namespace ringscale::analysis::predict

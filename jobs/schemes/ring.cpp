@@ -11,13 +11,6 @@ using kernels::attention_shape;
 using kernels::mark;
 using kernels::phase_scope;
 
-int next_rank(const ring_spec& s) {
-    return (s.comm->rank() + 1) % s.comm->size();
-}
-int prev_rank(const ring_spec& s) {
-    return (s.comm->rank() + s.comm->size() - 1) % s.comm->size();
-}
-
 kernels::row_positions pos_of(const ring_spec& s, int rank) {
     return (*s.positions)[static_cast<std::size_t>(rank)].view();
 }
@@ -44,8 +37,10 @@ const unsigned char* block_at(const void* own, ring_buffers& b, int step) {
 // Post a ring step's exchange to next, receiving from prev (see post_sendrecv).
 pending_exchange post(const ring_spec& s, const void* send, void* recv, std::size_t bytes, int tag,
                       const mark& send_ready, const mark& recv_free, phase_timer& timer) {
-    return post_sendrecv(*s.comm, *s.dev, send, recv, bytes, next_rank(s), prev_rank(s), tag,
-                         send_ready, recv_free, !s.overlap, timer);
+    return post_sendrecv(*s.comm, *s.dev, send, recv, bytes,
+                         kernels::ring_next(s.comm->rank(), s.comm->size()),
+                         kernels::ring_prev(s.comm->rank(), s.comm->size()), tag, send_ready,
+                         recv_free, !s.overlap, timer);
 }
 
 void finish(const ring_spec& s, pending_exchange& x, phase_timer& timer) {

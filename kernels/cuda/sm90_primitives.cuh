@@ -73,12 +73,6 @@ __device__ __forceinline__ std::uint64_t wgmma_desc_mn_major(const void* smem,
     return wgmma_desc(smem, block_bytes, 1024);
 }
 
-/// The same descriptor with its start address moved by `bytes` (a multiple of 16).
-__device__ __forceinline__ std::uint64_t wgmma_desc_advance(std::uint64_t desc,
-                                                            std::uint32_t bytes) {
-    return desc + (bytes >> 4);
-}
-
 // ---- wgmma ---------------------------------------------------------------------------------
 
 /// Order this thread's prior register and shared-memory accesses before the warpgroup's next
@@ -301,18 +295,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, s
 #endif
 }
 
-/// As tma_load_3d for a 4-D tensor map (c0 innermost .. c3).
-__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
-                                            int c0, int c1, int c2, int c3) {
-#if RINGSCALE_SM90A_DEVICE
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
-                 "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
-                 "r"(smem_u32(bar))
-                 : "memory");
-#endif
-}
-
 /// Order this thread's generic-proxy shared-memory writes before later async-proxy accesses
 /// (TMA stores, wgmma reading smem the threads wrote), and vice versa.
 __device__ __forceinline__ void fence_proxy_async() {
@@ -344,11 +326,6 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 /// wait until all have arrived.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-/// Arrive on named barrier `id` without waiting (a producer signalling waiting threads).
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /// Index of this thread's warpgroup (128 threads) in the block, uniform across the warpgroup.

@@ -7,15 +7,14 @@ namespace ringscale::analysis {
 
 namespace {
 
-struct launches_command final : subcommand {
+// input_command (shared.hpp): the INPUT... arguments and m_common, the options every
+// subcommand has.
+struct launches_command final : input_command {
     const char* name() const override { return "launches"; }
     const char* help() const override { return "The cases and launches of each job."; }
     void declare(po::options_description& d) override {
         declare_common(d, m_common); // --format, --strict, ...
         d.add_options()("job", po::value<std::string>(&m_job), "count this job only");
-    }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
-        take_inputs(name(), std::move(args), m_common);
     }
     int run(std::ostream& out) const override {
         const result_set rs = load(m_common.inputs, m_common.strict);
@@ -35,14 +34,11 @@ struct launches_command final : subcommand {
         return 0;
     }
 
-    common_options m_common;
     std::string m_job;
 };
 
 } // namespace
 
-std::unique_ptr<subcommand> make_launches_command() {
-    return std::make_unique<launches_command>();
-}
+RINGSCALE_STATS_FACTORY(launches, launches_command)
 
 } // namespace ringscale::analysis

@@ -5,6 +5,8 @@
 # 90% of series within +-1 launch, and the phase named must be the planted one (at least 90%
 # of those found). Prints the rates; fails when one falls short.
 # usage: history_synthetic.sh RINGSCALE_STATS BENCH_GEN_HISTORY
+#   e.g. tests/analysis/history_synthetic.sh build/analysis/ringscale-stats build/tests/bench_gen_history
+# Run by hand, not in ctest: it writes and reads 12,000 cases (about 6 minutes on 2 cores).
 set -euo pipefail
 stats=$1 gen=$2
 dir=$(mktemp -d /tmp/ringscale_history_synth.XXXXXX)

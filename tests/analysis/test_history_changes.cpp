@@ -74,6 +74,21 @@ TEST(history_changes, two_steps_are_both_found) {
     EXPECT_EQ(cps[1].index, 28u);
 }
 
+TEST(history_changes, outlier_launches_beside_a_3_sigma_step_do_not_hide_or_move_it) {
+    // Clamping z-scores to +-2 around the series' median (the method before) found none of
+    // these: it cut the 3-sigma step to 2 sigma and left the outliers at the new level.
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+        auto x = series(30, 0.03, 8, 0.09, seed);
+        x[0] *= 1.8; // outlier launches: the first, one just before the step, one after it
+        x[6] *= 1.5;
+        x[20] *= 1.6;
+        bool found = false;
+        for (const change_point& c : find_change_points(x, {}))
+            found = found || (c.index + 1 >= 8 && c.index <= 9);
+        EXPECT_TRUE(found) << "seed " << seed;
+    }
+}
+
 TEST(history_changes, a_spike_a_steady_series_and_a_short_tail_are_no_change) {
     auto x = series(30, 0.03, 30, 0, 11);
     EXPECT_TRUE(find_change_points(x, {}).empty());

@@ -52,8 +52,6 @@ TEST(topology, across_order_spreads_groups_over_nodes) {
     const auto order = group_order(b, group_placement::across);
     EXPECT_EQ(order, (std::vector<int>{0, 2, 4, 6, 1, 3, 5, 7}));
     EXPECT_FALSE(groups_inside_nodes(b, order, 2));
-    EXPECT_FALSE(groups_share_a_node(b, order, 4));
-    EXPECT_TRUE(groups_share_a_node(b, order, 8));
     // One node: rank order either way.
     const node_layout one = node_layout::single(3);
     EXPECT_EQ(group_order(one, group_placement::across), (std::vector<int>{0, 1, 2}));

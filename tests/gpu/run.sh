@@ -180,7 +180,11 @@ fi
 if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_mask_gpu ]]; then
     step "compute-sanitizer memcheck: masked sm80 kernels" "$sanitizer" --tool memcheck \
         --error-exitcode 1 "$build/tests/test_cuda_attention_mask_gpu" \
-        --gtest_filter='*bf16_d64_zigzag:*fp16_d128_striped:gpu_attention_mask_tiny.*:gpu_dev_mask.*'
+        --gtest_filter='*bf16_d64_zigzag:*fp16_d128_striped:gpu_attention_mask_tiny.*'
+fi
+if [[ -x $sanitizer && -x $build/tests/test_cuda_dev_mask_gpu ]]; then
+    step "compute-sanitizer memcheck: the mask's device arrays" "$sanitizer" --tool memcheck \
+        --error-exitcode 1 "$build/tests/test_cuda_dev_mask_gpu"
 fi
 if [[ -x $sanitizer && -x $build/tests/test_cuda_sm90_primitives_gpu ]]; then
     step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \

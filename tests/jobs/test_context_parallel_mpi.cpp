@@ -15,6 +15,8 @@
 #include "kernels/executor.hpp"
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <memory>
 
 using namespace ringscale;
@@ -226,6 +228,13 @@ TEST(context_parallel_mpi_extra, each_scheme_fp32_error_near_the_single_rank_err
         const auto cases = plan_launch(cfg, launch);
         ASSERT_EQ(cases.size(), 1u) << v;
         ASSERT_TRUE(cases[0].plan.measure_accuracy) << v;
+        // The live table names what the error depends on: fp32 merged in fp32, uniform inputs.
+        std::map<std::string, std::string> shown;
+        for (const auto& m : jobs::attention_shape_metrics(cases[0].plan))
+            shown[m.name] = m.text;
+        EXPECT_EQ(shown["dtype"], "fp32") << v;
+        EXPECT_EQ(shown["merge"], "fp32") << v;
+        EXPECT_EQ(shown["inputs"], "uniform") << v;
         const auto dev = kernels::make_executor(device_kind::cpu);
         jobs::run_context ctx{*world, *world, *dev, launch, 1, false, 11};
         const auto flat = run_case(cases.at(0), cfg, ctx).flat();

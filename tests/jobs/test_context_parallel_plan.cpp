@@ -1,6 +1,7 @@
 // context_parallel's planning rules (pure, no MPI): variant names and the automatic Ulysses
 // degree, one clear config_error per bad input, preset skips, the memory estimate's growth,
 // and the closing comparison table.
+#include "jobs/attention_accuracy.hpp"
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
 #include "src/base/error.hpp"
@@ -212,4 +213,32 @@ TEST(context_parallel_plan, hybrid_options_shape_only_the_hybrid) {
     for (const case_plan& c : cases)
         EXPECT_EQ(c.values.text("ulysses-degree"), c.values.text("variant") == "hybrid" ? "2" : "0")
             << c.variant;
+}
+
+// --accuracy auto weighs the measurement at its measured speed (at S = 16K, one head, 64
+// sampled rows, fwd+bwd at P = 2 it took 16-27% of a step: the estimate may not be lower), on
+// the ranks its head groups keep busy; it stays off on a GPU.
+TEST(context_parallel_plan, accuracy_auto_weighs_the_measurement_as_measured) {
+    attention_problem pr;
+    pr.seq_len = 16384;
+    pr.heads = pr.kv_heads = 1;
+    pr.head_dim = 64;
+    pr.causal = pr.backward = true;
+    const double p2 = accuracy_cost_fraction(pr, 64, 2);
+    EXPECT_GE(p2, 0.27);
+    EXPECT_LE(p2, 0.60);
+    EXPECT_DOUBLE_EQ(accuracy_cost_fraction(pr, 64, 4), 2 * p2); // one group: one rank works
+    pr.heads = pr.kv_heads = 4; // four groups over four ranks: as fast as one over one
+    EXPECT_NEAR(accuracy_cost_fraction(pr, 64, 4), accuracy_cost_fraction(pr, 64, 1), 1e-12);
+    param_lists l = base("allgather");
+    l["seq-len"] = {"16K"};
+    launch_info on_cpu = ranks(2), on_gpu = ranks(2);
+    on_cpu.accuracy = on_gpu.accuracy = accuracy_mode::automatic;
+    on_cpu.iterations = on_gpu.iterations = 20;
+    on_gpu.device = device_kind::cuda;
+    on_gpu.device_bytes_per_rank = 80ull << 30;
+    EXPECT_TRUE(plan_job(cp(), l, on_cpu).at(0).measure_accuracy);
+    EXPECT_FALSE(plan_job(cp(), l, on_gpu).at(0).measure_accuracy);
+    on_cpu.iterations = 1; // 5% of one iteration: not worth it at 16K
+    EXPECT_FALSE(plan_job(cp(), l, on_cpu).at(0).measure_accuracy);
 }

@@ -1,7 +1,7 @@
 // A mask's arrays on an executor (kernels/dev_mask.hpp), on the CPU executor: the view keeps
 // the mask's rules and host arrays, and its "device" arrays are the host ones (the CPU
 // executor's memory is host memory). The CUDA upload is checked in
-// tests/kernels/cuda/test_attention_mask_gpu.cpp.
+// tests/kernels/cuda/test_dev_mask_gpu.cpp.
 #include "kernels/dev_mask.hpp"
 #include "kernels/executor.hpp"
 

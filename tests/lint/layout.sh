@@ -41,11 +41,11 @@ check "analysis libraries the launcher links besides its ground" \
 # names it (no if-chain over subcommand names).
 listed=$(grep -oE '^RINGSCALE_STATS_COMMAND\([a-z_]+\)' analysis/commands/commands.inc |
     sed -E 's/.*\(([a-z_]+)\)/\1/' | sort)
-defined=$(git grep -hoE 'unique_ptr<subcommand> make_[a-z_]+_command\(\) \{' -- analysis |
-    sed -E 's/.*make_([a-z_]+)_command.*/\1/' | sort)
+defined=$(git grep -hoE '^RINGSCALE_STATS_FACTORY\([a-z_]+,' -- analysis |
+    sed -E 's/.*\(([a-z_]+),/\1/' | sort)
 check "subcommands defined but not in commands.inc, or listed but not defined" \
     "$(comm -3 <(echo "$defined") <(echo "$listed") | grep -c .)" 0 \
-    "comm -3 of make_*_command() definitions and RINGSCALE_STATS_COMMAND lines"
+    "comm -3 of RINGSCALE_STATS_FACTORY definitions and RINGSCALE_STATS_COMMAND lines"
 names=$(echo "$listed" | paste -sd'|')
 check "subcommand names compared by the ringscale-stats dispatcher" \
     "$(git grep -nE "(==|!=) *\"($names)\"" -- analysis/commands analysis/main.cpp | grep -c .)" 0 \

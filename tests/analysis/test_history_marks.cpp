@@ -1,0 +1,98 @@
+// Marked launches in a history (issue 37 with issue 36's marks): the index keeps each case's
+// case_data::mark() (the one compare and predict use: contended by the outcome or by the
+// machine fields judged again, or drifted), a series leaves the marked launches out, counts
+// them and names the first reason, and they alone never make a change point.
+#include "analysis/history/index.hpp"
+#include "analysis/history/records.hpp"
+#include "analysis/history/series.hpp"
+#include "analysis/reading/reader.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
+
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+using namespace ringscale::analysis::history;
+using ringscale::test_fixture::fixture_case;
+using ringscale::test_fixture::fixture_file;
+
+namespace {
+
+/// A history of 14 launches of one case, 40% slower from launch 10; with `contended`, those
+/// slow launches were measured beside other load (the machine fields alone say so: the
+/// outcome has no `contended` attribute, so only the reader's judgement marks them).
+series_set history_of(const std::string& tag, bool contended) {
+    const std::string dir = ringscale::test_fixture::fixture_dir(tag);
+    for (int j = 0; j < 14; ++j) {
+        fixture_file f;
+        f.created_utc = fmt::format("2025-01-01T{:02}:00:00Z", j);
+        f.launch_id = fmt::format("{:032x}", j + 1);
+        fixture_case c;
+        c.world_size = 2;
+        c.iterations = 5;
+        c.noise = 0.005;
+        c.seed = static_cast<std::uint64_t>(j + 1);
+        c.base_time_s = j >= 10 ? 1.4e-3 : 1e-3;
+        if (contended && j >= 10)
+            c.machine = {{"foreign_load", {0.9, 0.9}},
+                         {"load_resolution", {0.01, 0.01}},
+                         {"load_cores", {2, 2}}};
+        f.cases.push_back(c);
+        write_fixture_file(fmt::format("{}/launch_{:02}.h5", dir, j), f);
+    }
+    std::vector<std::string> notes, problems;
+    history_index index(dir + "/index.sqlite", notes);
+    index.update(expand_inputs({dir}, problems));
+    static index_contents contents; // build_series refers into it
+    contents = index.load();
+    series_options opt;
+    opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
+    series_set set = build_series(contents, opt);
+    std::filesystem::remove_all(dir);
+    return set;
+}
+
+} // namespace
+
+TEST(history_marks, the_step_is_found_when_its_launches_are_not_marked) {
+    // The control: the same slowdown on a quiet machine is a change at launch 10.
+    const series_set set = history_of("history_unmarked", false);
+    ASSERT_EQ(set.all.size(), 1u);
+    EXPECT_EQ(set.all[0].marked, 0u);
+    ASSERT_EQ(set.all[0].changes.size(), 1u);
+    EXPECT_EQ(set.all[0].changes[0].index, 10u);
+}
+
+TEST(history_marks, contended_launches_are_left_out_counted_and_make_no_change) {
+    const series_set set = history_of("history_marked", true);
+    ASSERT_EQ(set.all.size(), 1u);
+    const series& s = set.all[0];
+    EXPECT_EQ(s.marked, 4u);
+    EXPECT_EQ(s.points.size(), 10u);
+    EXPECT_TRUE(s.changes.empty());
+    EXPECT_FALSE(s.regressed());
+    EXPECT_EQ(s.first_mark.rfind("contended: other processes used 0.90", 0), 0u) << s.first_mark;
+    bool noted = false;
+    for (const std::string& n : set.notes)
+        noted = noted || n.find("4 launch(es) measured on a marked machine left out (first: "
+                                "contended: ") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(history_marks, a_drifted_case_is_marked_as_compare_marks_it) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("history_drift");
+    fixture_file f;
+    f.cases.push_back(fixture_case{});
+    write_fixture_file(dir + "/drift.h5", f);
+    std::vector<std::string> warnings;
+    std::vector<case_data> cases = read_results_file(dir + "/drift.h5", &warnings);
+    std::filesystem::remove_all(dir);
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(summarize_launch(cases).at(0).machine, "");
+    // The sentinel's verdict, as the reader sets it; a control character escaped.
+    cases[0].drift = "allreduce probe 12% slower\x1b[2J";
+    EXPECT_EQ(summarize_launch(cases).at(0).machine, "drift: allreduce probe 12% slower\\x1b[2J");
+    EXPECT_EQ(summarize_launch(cases).at(0).machine.rfind(cases[0].mark().substr(0, 20), 0), 0u);
+}
