@@ -3,11 +3,34 @@
 #include "plot_panels.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 namespace ringscale::analysis {
 
 namespace {
+
+/// The words (" key=value") every label of a panel's lines shares, taken out of them: the
+/// legend names what tells the lines apart (its dtype and shape are the panel's).
+void strip_shared_words(std::vector<panel_series>& lines) {
+    if (lines.size() < 2)
+        return;
+    std::istringstream first(lines.front().name);
+    std::string word;
+    first >> word; // job/variant: never shared away
+    auto at = [](const panel_series& l, const std::string& token) {
+        return (l.name + " ").find(token); // " key=value ": whole words only
+    };
+    while (first >> word) {
+        const std::string token = " " + word + " ";
+        if (std::all_of(lines.begin(), lines.end(),
+                        [&](const panel_series& l) { return at(l, token) != std::string::npos; }))
+            for (panel_series& l : lines)
+                l.name.erase(at(l, token), token.size() - 1);
+    }
+}
 
 /// One panel per dtype, one line per series: its cases' worst max_rel against the axis.
 bool plot_series(const accuracy_result& r, bool over_p, const std::string& dir,
@@ -30,8 +53,10 @@ bool plot_series(const accuracy_result& r, bool over_p, const std::string& dir,
         it->second.series.push_back(std::move(line));
     }
     std::vector<plot_panel> panels;
-    for (auto& [dtype, panel] : by_dtype)
+    for (auto& [dtype, panel] : by_dtype) {
+        strip_shared_words(panel.series);
         panels.push_back(std::move(panel));
+    }
     return draw_panels(panels,
                        over_p ? "error against fp64 as P grows" : "error against fp64 as S grows",
                        dir, stem);
