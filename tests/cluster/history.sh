@@ -46,7 +46,7 @@ set +e
 python3 - "$work/all.json" <<'PY'
 import json, sys
 marked = sum(s["marked"] for s in json.load(open(sys.argv[1]))["series"])
-if marked:
+if marked > 4:  # a few are left out of their series; the checks below go by the build label
     print(f"SKIP: {marked} case launch(es) of 48 were measured on a contended or drifted machine "
           "(other load on the cores): history leaves them out; rerun on a quiet machine")
     sys.exit(77)
@@ -61,14 +61,21 @@ cat "$work/changed.json"
 python3 - "$work/changed.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["changes"]
+# By the build label, so a marked launch left out of its series shifts nothing. The link is
+# lowered before build 7. After it the allreduce's launches can alternate between the two
+# rates (a launch after a pause starts with tbf's bucket full: seen at builds 8 and 11 of
+# one run here), which puts its change within two launches of 7; ring attention's stays at 7.
+builds = lambda r: int(r["labels"].split("build=")[1].split(",")[0])
 ar = [r for r in rows if r["series"].startswith("collectives/allreduce")]
 assert len(ar) == 1, f"allreduce: {len(ar)} change points, want 1: {ar}"
-assert ar[0]["launch"] == "#7 of 12", f"allreduce changed at {ar[0]['launch']}, want #7 of 12"
+assert 7 <= builds(ar[0]) <= 9, f"allreduce changed at {ar[0]['labels']}, want build 7 (to 9)"
 assert ar[0]["moved"] == "communication", f"allreduce: {ar[0]['moved']} moved, want communication"
 assert float(ar[0]["change_pct"]) > 10, f"allreduce change {ar[0]['change_pct']}%"
 for r in rows:  # ring attention may move too (its KV blocks cross the links), never elsewhere
-    assert r["launch"] == "#7 of 12" and float(r["change_pct"]) > 0, f"unexpected change: {r}"
-print(f"allreduce: {float(ar[0]['change_pct']):+.1f}% at launch 7, communication moved")
+    assert 7 <= builds(r) <= 9 and float(r["change_pct"]) > 0, f"unexpected change: {r}"
+assert any(builds(r) == 7 and r["moved"] == "communication" for r in rows), \
+    f"no series changed at build 7 with communication moved: {rows}"
+print(f"allreduce: {float(ar[0]['change_pct']):+.1f}% at {ar[0]['labels']}, communication moved")
 PY
 "$stats" history "$work/steady" "${opts[@]}" --fail-on regression >"$work/steady.json" ||
     { cat "$work/steady.json"; echo "FAIL: the unchanged history: exit $?"; exit 1; }
