@@ -49,10 +49,13 @@ fit_quality quality_of(std::vector<double> abs_log) {
     return q;
 }
 
-compute_fit fit_device(const std::vector<const compute_obs*>& obs, const std::vector<double>& y) {
+/// `fixed_eta` (in [0, 1]) tries that speed-up per extra thread alone.
+compute_fit fit_device(const std::vector<const compute_obs*>& obs, const std::vector<double>& y,
+                       double fixed_eta) {
     compute_fit best;
-    for (int k = 20; k >= 0; --k) { // eta = 1, 0.95, ..., 0: ties keep the larger
-        const double eta = k / 20.0;
+    const bool fixed = fixed_eta >= 0;
+    for (int k = fixed ? 0 : 20; k >= 0; --k) { // eta = 1, 0.95, ..., 0: ties keep the larger
+        const double eta = fixed ? fixed_eta : k / 20.0;
         std::vector<std::vector<double>> x;
         std::vector<double> w;
         for (std::size_t i = 0; i < obs.size(); ++i) {
@@ -220,7 +223,8 @@ figures calibration::for_device(const std::string& device_key) const {
 }
 
 calibration fit_calibration(const calibration_set& set, const std::vector<double>& cy,
-                            const std::vector<double>& ly) {
+                            const std::vector<double>& ly,
+                            const std::map<std::string, double>& fixed_eta) {
     calibration cal;
     cal.node_cores = set.node_cores;
     std::set<std::string> devices;
@@ -236,7 +240,8 @@ calibration fit_calibration(const calibration_set& set, const std::vector<double
             }
         if (obs.empty())
             continue;
-        const compute_fit f = fit_device(obs, y);
+        const auto eta = fixed_eta.find(dev);
+        const compute_fit f = fit_device(obs, y, eta == fixed_eta.end() ? -1.0 : eta->second);
         cal.compute[dev] = {f.c[0], f.c[1], f.c[2], f.c[3]};
         cal.thread_efficiency[dev] = f.eta;
         cal.compute_quality[dev] = quality_of(f.abs_log);

@@ -2,7 +2,8 @@
 // under every bootstrap calibration) with the model's own error, measured on CALIB: the
 // relative error of predicting each calibration case's step time, cross-validated by leaving
 // out every P in turn when CALIB has two or more (an honest extrapolation in P), else in
-// sample. The leave-one-P-out errors also show the model's systematic bias when it
+// sample. A fold whose P alone ran some thread count per rank keeps CALIB's speed-up per
+// extra thread, which it cannot identify: its error is then that of carrying the rates in P. The leave-one-P-out errors also show the model's systematic bias when it
 // extrapolates: predicting the largest P of CALIB from the smaller ones (upwards) and the
 // smallest from the larger (downwards). A bias is corrected, for targets beyond CALIB's P in
 // that direction, where it is consistent (3 or more cases, at least 80% of them on one side,

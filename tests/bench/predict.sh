@@ -11,7 +11,8 @@
 #   In the environment: SMALL=1, a smaller study (below); LOAD_HELD=1, a busy loop pinned to
 #   the first core the script may use during every held-out launch, and only then (issue 36:
 #   the cases it contaminates must be marked, and the figures over the rest must hold;
-#   tests/bench/predict_load.sh).
+#   tests/bench/predict_load.sh); LOAD_HELD=first, the same during the first round's
+#   held-out launches only (the later rounds' launches of each case are then the clean ones).
 # Prints the load before and after, the validation table and, last, the summary line.
 set -euo pipefail
 build="${1:-build}"
@@ -45,7 +46,7 @@ busy=""
 run() {
     local np="$1" dir="$2"
     shift 2
-    if [[ "$dir" == held && "${LOAD_HELD:-0}" == 1 ]]; then
+    if [[ "$dir" == held && ("${LOAD_HELD:-0}" == 1 || ("${LOAD_HELD:-0}" == first && "$round" == 1)) ]]; then
         taskset -c "$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')" \
             /bin/sh -c 'while :; do :; done' &
         busy=$!
@@ -75,7 +76,7 @@ sample_others() {
 : >"$out/others_running.txt"
 sample_others &
 sampler=$!
-trap 'kill "$sampler" $busy 2>/dev/null' EXIT
+trap 'kill "$sampler" $busy 2>/dev/null || true' EXIT
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; results in $out" \
     "${LOAD_HELD:+(LOAD_HELD=$LOAD_HELD: a busy loop beside the held-out launches)}"

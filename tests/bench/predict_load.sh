@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Predictions that survive the machine's state (issue 36): the study of tests/bench/predict.sh
-# run twice, quiet and with a busy loop pinned beside the ranks during the held-out launches
-# (LOAD_HELD=1). For each it prints the predict --validate summary: median |error|, 90% band
+# run twice, quiet and with a busy loop pinned beside the ranks during the first round's
+# held-out launches (LOAD_HELD=first: each held-out case then has a contaminated launch, to be
+# marked, and a clean one in the later rounds). For each it prints the predict --validate summary: median |error|, 90% band
 # coverage and median band width over the unmarked held-out cases, then the marked ones, left
 # out of those figures. Goals: quiet, median |error| <= 15%, coverage 80-97%, median width
 # <= 2x; loaded, the contaminated held-out cases marked and the same goals over the rest.
@@ -32,7 +33,7 @@ PY
 for mode in quiet loaded; do
     echo "== $mode"
     load=0
-    [[ "$mode" == loaded ]] && load=1
+    [[ "$mode" == loaded ]] && load=first
     LOAD_HELD=$load "$here/predict.sh" "$build" "$out/$mode" "$rounds" >"$out/$mode.txt"
     grep -E '^(load|other runnable|round)' "$out/$mode.txt" || true
     for dir in calib held; do
