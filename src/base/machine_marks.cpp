@@ -125,19 +125,28 @@ std::string machine_fields_problem(const machine_fields& m, int world) {
     return "";
 }
 
+double drift_reference(std::vector<double> times) {
+    std::sort(times.begin(), times.end());
+    for (std::size_t i = 0; i + 1 < times.size(); ++i)
+        if (times[i + 1] <= drift_reference_agreement * times[i])
+            return times[i];
+    return times.empty() ? INFINITY : times.front();
+}
+
 drift_verdict judge_drift(const std::vector<probe>& probes, int cases) {
     drift_verdict v;
     v.case_reason.assign(static_cast<std::size_t>(std::max(cases, 0)), "");
-    double ref_c = INFINITY, ref_a = INFINITY;
+    std::vector<double> compute, allreduce;
     std::vector<bool> clean;
     for (const probe& p : probes) {
         clean.push_back(contention_reason(p.machine).empty());
         if (!clean.back())
             continue;
-        ref_c = std::min(ref_c, p.compute_s);
+        compute.push_back(p.compute_s);
         if (std::isfinite(p.allreduce_s))
-            ref_a = std::min(ref_a, p.allreduce_s);
+            allreduce.push_back(p.allreduce_s);
     }
+    const double ref_c = drift_reference(compute), ref_a = drift_reference(allreduce);
     double worst = 0;
     for (std::size_t i = 0; i < probes.size(); ++i) {
         if (!clean[i])

@@ -30,6 +30,14 @@ inline constexpr unsigned long long gpu_throttle_marks = 0x8 | 0x20 | 0x40 | 0x8
 /// varies more).
 inline constexpr double drift_tolerance_compute = 1.25;
 inline constexpr double drift_tolerance_allreduce = 2.0;
+/// Two probes within this factor of each other agree on a state of the machine.
+inline constexpr double drift_reference_agreement = 1.1;
+
+/// The reference the probes `times` (clean ones) are judged against: the fastest time two of
+/// them agree on (drift_reference_agreement), so that a lone fast probe does not set it (a
+/// shaped link's burst credit at launch start made one 64 KiB allreduce 2.6x faster than
+/// the eleven others, which then all "drifted"); with no two that agree, the fastest. Pure.
+double drift_reference(std::vector<double> times);
 
 /// A case's machine fields (results_schema.hpp, schema::machine_ds): name -> one value per
 /// rank; NaN = not known.

@@ -140,6 +140,27 @@ TEST(machine_marks, allreduce_drift_and_contended_probes) {
     EXPECT_FALSE(v.drifted);
 }
 
+TEST(machine_marks, a_lone_fast_probe_is_not_the_reference) {
+    // The allreduce probes of a link test on the emulated cluster (2 nodes x 1 rank at
+    // 300 Mbit/s, ms): the second rode the shaped link's burst credit, the eleven others agree.
+    // Judged against the lone fast one, all eleven "drifted" and the calibration lost the
+    // launch; the reference is the fastest time two probes agree on.
+    const std::vector<double> ms = {1.81, 0.69, 1.77, 1.79, 1.78, 1.76,
+                                    1.81, 1.81, 1.80, 1.81, 1.80, 1.81};
+    std::vector<probe> probes;
+    for (std::size_t i = 0; i < ms.size(); ++i)
+        probes.push_back(at(static_cast<int>(3 * i), 1e-3, ms[i] * 1e-3));
+    const drift_verdict v = judge_drift(probes, static_cast<int>(3 * ms.size()));
+    EXPECT_FALSE(v.drifted) << v.reason;
+    EXPECT_DOUBLE_EQ(drift_reference({1.81, 0.69, 1.77, 1.76}), 1.76);
+    EXPECT_DOUBLE_EQ(drift_reference({1.0, 2.5}), 1.0); // no two agree: the fastest
+    EXPECT_DOUBLE_EQ(drift_reference({1.0, 1.05, 1.5}), 1.0);
+    EXPECT_EQ(drift_reference({}), std::numeric_limits<double>::infinity());
+    // A slow state held by several probes still drifts against a fast one held by two.
+    probes = {at(0, 1e-3), at(2, 1.02e-3), at(4, 1.6e-3), at(6, 1.6e-3), at(8, 1.61e-3)};
+    EXPECT_TRUE(judge_drift(probes, 8).drifted);
+}
+
 TEST(machine_marks, hostile_probes) {
     EXPECT_EQ(probes_problem({at(0, 1e-3), at(2, 1e-3)}, 2), "");
     EXPECT_EQ(probes_problem({at(0, 1e-3), at(3, 1e-3)}, 2),

@@ -78,8 +78,8 @@ if [[ "$link_ranks" != 1 ]]; then
     launch 2 $((2 * link_ranks)) "$work/calib/link_2x$link_ranks.h5" "${collectives[@]}"
     launch 2 $((2 * link_ranks)) "$work/calib/link_2x${link_ranks}_shift.h5" "${shifted[@]}"
 fi
-for np in 1 2; do
-    launch 1 "$np" "$work/calib/attention_np$np.h5" "${attention[@]}"
+for np in 1 2; do # on one node, placement across is refused (it would mean nothing there)
+    launch 1 "$np" "$work/calib/attention_np$np.h5" "${attention[@]/#node,across/node}"
     launch 1 "$np" "$work/calib/train_np$np.h5" "${train[@]}"
 done
 echo "calibration launches took $((SECONDS - start)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
