@@ -263,8 +263,11 @@ void group::write(const std::string& name, const std::vector<T>& data,
 
 template <class T>
 std::vector<T> group::read(const std::string& name, std::vector<hsize_t>* dims,
-                           std::uint64_t max_bytes) const {
-    const dataset_info info = inspect(name);
+                           std::uint64_t max_bytes, const header_check& check) const {
+    dataset_info info;
+    const handle ds = open_checked(name, info);
+    if (check)
+        check(info);
     if (info.type_class != H5T_INTEGER && info.type_class != H5T_FLOAT)
         throw error(error_kind::hdf5, fmt::format("dataset '{}' does not hold numbers", name));
     const auto n = info.points;
@@ -274,7 +277,6 @@ std::vector<T> group::read(const std::string& name, std::vector<hsize_t>* dims,
                                 "{} bytes the file can hold",
                                 name, fmt::join(info.dims, ", "),
                                 static_cast<double>(n) * sizeof(T), max_bytes));
-    handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
     std::vector<T> data(static_cast<std::size_t>(n));
     if (n > 0)
         RINGSCALE_H5_CALL(
@@ -310,14 +312,14 @@ void group::write_string(const std::string& name, const std::string& value) cons
 
 std::vector<std::string> group::read_strings(const std::string& name,
                                              std::uint64_t max_points) const {
-    const dataset_info info = inspect(name);
+    dataset_info info;
+    const handle ds = open_checked(name, info);
     if (info.type_class != H5T_STRING)
         throw error(error_kind::hdf5, fmt::format("dataset '{}' does not hold strings", name));
     if (info.points > max_points)
         throw error(error_kind::hdf5, fmt::format("dataset '{}' declares {} strings, more than "
                                                   "the {} it can hold",
                                                   name, info.points, max_points));
-    handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
     handle space(RINGSCALE_H5_CALL(H5Dget_space(ds.id())), H5Sclose);
     const auto n = info.points;
     handle type = make_string_type();
@@ -352,17 +354,21 @@ template void group::write<std::uint8_t>(const std::string&, const std::vector<s
 template void group::write<std::uint64_t>(const std::string&, const std::vector<std::uint64_t>&,
                                           const std::vector<hsize_t>&) const;
 template std::vector<double> group::read<double>(const std::string&, std::vector<hsize_t>*,
-                                                 std::uint64_t) const;
+                                                 std::uint64_t, const group::header_check&) const;
 template std::vector<float> group::read<float>(const std::string&, std::vector<hsize_t>*,
-                                               std::uint64_t) const;
-template std::vector<std::int32_t>
-group::read<std::int32_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
-template std::vector<std::int64_t>
-group::read<std::int64_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
-template std::vector<std::uint8_t>
-group::read<std::uint8_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
-template std::vector<std::uint64_t>
-group::read<std::uint64_t>(const std::string&, std::vector<hsize_t>*, std::uint64_t) const;
+                                               std::uint64_t, const group::header_check&) const;
+template std::vector<std::int32_t> group::read<std::int32_t>(const std::string&,
+                                                             std::vector<hsize_t>*, std::uint64_t,
+                                                             const group::header_check&) const;
+template std::vector<std::int64_t> group::read<std::int64_t>(const std::string&,
+                                                             std::vector<hsize_t>*, std::uint64_t,
+                                                             const group::header_check&) const;
+template std::vector<std::uint8_t> group::read<std::uint8_t>(const std::string&,
+                                                             std::vector<hsize_t>*, std::uint64_t,
+                                                             const group::header_check&) const;
+template std::vector<std::uint64_t> group::read<std::uint64_t>(const std::string&,
+                                                               std::vector<hsize_t>*, std::uint64_t,
+                                                               const group::header_check&) const;
 
 // ---- files -----------------------------------------------------------------------
 

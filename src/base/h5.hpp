@@ -6,6 +6,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -125,13 +126,17 @@ class group : public object {
     void write_strings(const std::string& name, const std::vector<std::string>& values) const;
     void write_string(const std::string& name, const std::string& value) const;
 
+    /// A reader's own test of a dataset's header (its shape), run before any data is read;
+    /// it throws to refuse.
+    using header_check = std::function<void(const dataset_info&)>;
     /// Read a whole dataset, converting to T; `dims` receives its shape when given. Throws
     /// (allocating nothing) when the declared shape needs more than `max_bytes` as T, so a
     /// damaged header cannot make a reader allocate gigabytes for a small file, when it is
-    /// not an integer or float dataset, and for everything inspect() refuses.
+    /// not an integer or float dataset, when `check` refuses its header, and for everything
+    /// inspect() refuses. The dataset is opened once.
     template <class T>
     std::vector<T> read(const std::string& name, std::vector<hsize_t>* dims = nullptr,
-                        std::uint64_t max_bytes = UINT64_MAX) const;
+                        std::uint64_t max_bytes = UINT64_MAX, const header_check& check = {}) const;
     /// A string dataset; throws when it is not one or declares more than `max_points`.
     std::vector<std::string> read_strings(const std::string& name,
                                           std::uint64_t max_points = UINT64_MAX) const;
@@ -142,6 +147,8 @@ class group : public object {
     /// external link, or its data would be read from outside this file (external storage,
     /// a virtual dataset): a file must not make a reader open other files or devices.
     dataset_info inspect(const std::string& name) const;
+    /// inspect()'s checks, the dataset left open: its header in `info`.
+    handle open_checked(const std::string& name, dataset_info& info) const;
     /// Throws unless `name` is a hard link in this group (open_group, open_dataset, read and
     /// object_address call it): a soft or external link is never followed.
     void require_hard_link(const std::string& name) const;

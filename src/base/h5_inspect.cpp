@@ -51,6 +51,12 @@ void group::require_hard_link(const std::string& name) const {
 }
 
 dataset_info group::inspect(const std::string& name) const {
+    dataset_info info;
+    open_checked(name, info);
+    return info;
+}
+
+handle group::open_checked(const std::string& name, dataset_info& info) const {
     require_hard_link(name);
     handle ds(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose);
     handle dcpl(RINGSCALE_H5_CALL(H5Dget_create_plist(ds.id())), H5Pclose);
@@ -65,7 +71,7 @@ dataset_info group::inspect(const std::string& name) const {
                                 name));
     handle type(RINGSCALE_H5_CALL(H5Dget_type(ds.id())), H5Tclose);
     handle space(RINGSCALE_H5_CALL(H5Dget_space(ds.id())), H5Sclose);
-    dataset_info info;
+    info = {};
     info.type_class = H5Tget_class(type.id());
     const int rank = RINGSCALE_H5_CALL(H5Sget_simple_extent_ndims(space.id()));
     info.dims.resize(static_cast<std::size_t>(rank));
@@ -73,7 +79,7 @@ dataset_info group::inspect(const std::string& name) const {
     // npoints saturates rather than wrapping, so a product of huge declared dims stays huge.
     info.points =
         static_cast<std::uint64_t>(RINGSCALE_H5_CALL(H5Sget_simple_extent_npoints(space.id())));
-    return info;
+    return ds;
 }
 
 } // namespace ringscale::h5

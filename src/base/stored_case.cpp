@@ -19,14 +19,15 @@ namespace {
     throw error(error_kind::hdf5, why);
 }
 
-/// The header of dataset `name`, refused unless its shape is `want`.
-h5::dataset_info expect_shape(const h5::group& g, const char* name,
-                              const std::vector<hsize_t>& want, const char* meaning) {
-    h5::dataset_info info = g.inspect(name);
-    if (info.dims != want)
-        refuse(fmt::format("dataset '{}' has shape [{}], expected [{}] ({})", name,
-                           fmt::join(info.dims, ", "), fmt::join(want, ", "), meaning));
-    return info;
+/// Dataset `name` read as numbers, refused before its data unless its shape is `want`.
+std::vector<double> read_shaped(const h5::group& g, const std::string& name,
+                                const std::vector<hsize_t>& want, const char* meaning,
+                                std::uint64_t max_bytes) {
+    return g.read<double>(name, nullptr, max_bytes, [&](const h5::dataset_info& info) {
+        if (info.dims != want)
+            refuse(fmt::format("dataset '{}' has shape [{}], expected [{}] ({})", name,
+                               fmt::join(info.dims, ", "), fmt::join(want, ", "), meaning));
+    });
 }
 
 /// Warm-up flags read as numbers, so that 0.5 or -1 is seen as such (reading them as uint8
@@ -40,8 +41,8 @@ std::vector<std::uint8_t> read_warmup_flags(const h5::group& g, const case_array
                    "be told from timed ones");
         return flags;
     }
-    expect_shape(g, schema::ds_is_warmup, {d.rows}, "one flag per row of time_s");
-    const auto v = g.read<double>(schema::ds_is_warmup, nullptr, max_bytes);
+    const auto v =
+        read_shaped(g, schema::ds_is_warmup, {d.rows}, "one flag per row of time_s", max_bytes);
     std::vector<std::uint8_t> flags(v.size());
     for (std::size_t r = 0; r < v.size(); ++r) {
         if (v[r] != 0 && v[r] != 1)
@@ -56,8 +57,7 @@ std::vector<double> read_per_rank(const h5::group& g, const std::string& name, s
                                   std::uint64_t max_bytes) {
     if (!g.exists(name))
         return {};
-    expect_shape(g, name.c_str(), {world}, "one value per rank");
-    return g.read<double>(name, nullptr, max_bytes);
+    return read_shaped(g, name, {world}, "one value per rank", max_bytes);
 }
 
 std::vector<int> whole_numbers(const std::vector<double>& v, const std::string& name) {
@@ -89,8 +89,7 @@ std::vector<double> read_like_time(const h5::group& g, const char* name, const c
                                    std::uint64_t max_bytes) {
     if (!g.exists(name))
         return {};
-    expect_shape(g, name, {d.rows, d.world}, "as time_s: [iterations, ranks]");
-    return g.read<double>(name, nullptr, max_bytes);
+    return read_shaped(g, name, {d.rows, d.world}, "as time_s: [iterations, ranks]", max_bytes);
 }
 
 } // namespace
@@ -101,20 +100,21 @@ namespace {
 case_arrays read_case_arrays(const h5::group& g, const attr_map& attrs, bool ok,
                              std::uint64_t max_bytes) {
     case_arrays d;
-    const h5::dataset_info t = g.inspect(schema::ds_time_s);
-    if (t.dims.size() != 2 || t.dims[0] > INT_MAX || t.dims[1] > INT_MAX)
-        refuse(fmt::format("dataset 'time_s' has shape [{}], not [iterations, ranks]",
-                           fmt::join(t.dims, ", ")));
-    d.rows = t.dims[0];
-    d.world = t.dims[1];
-    d.time_s = g.read<double>(schema::ds_time_s, nullptr, max_bytes);
+    d.time_s = g.read<double>(schema::ds_time_s, nullptr, max_bytes, [&](const auto& t) {
+        if (t.dims.size() != 2 || t.dims[0] > INT_MAX || t.dims[1] > INT_MAX)
+            refuse(fmt::format("dataset 'time_s' has shape [{}], not [iterations, ranks]",
+                               fmt::join(t.dims, ", ")));
+        d.rows = t.dims[0];
+        d.world = t.dims[1];
+    });
     d.compute_s = read_like_time(g, schema::ds_compute_s, d, max_bytes);
     d.comm_wait_s = read_like_time(g, schema::ds_comm_wait_s, d, max_bytes);
     d.is_warmup = read_warmup_flags(g, d, attrs, max_bytes);
     if (g.exists(schema::ds_loss)) {
-        if (g.inspect(schema::ds_loss).dims.size() != 1)
-            refuse("dataset 'loss' is not one value per iteration");
-        d.loss = g.read<double>(schema::ds_loss, nullptr, max_bytes);
+        d.loss = g.read<double>(schema::ds_loss, nullptr, max_bytes, [](const auto& l) {
+            if (l.dims.size() != 1)
+                refuse("dataset 'loss' is not one value per iteration");
+        });
     }
     read_memory(g, d, max_bytes);
     if (const std::string why = data_problem(d, attrs, ok); !why.empty())

@@ -18,12 +18,12 @@ machine::machine_fields read_fields(const h5::group& m, std::size_t world,
     for (const std::string& name : schema::machine_datasets()) {
         if (!m.exists(name))
             continue;
-        const h5::dataset_info info = m.inspect(name);
-        if (info.dims != std::vector<hsize_t>{world})
-            throw error(
-                error_kind::hdf5,
-                fmt::format("machine/{} is not one value per rank ({} ranks)", name, world));
-        out[name] = m.read<double>(name, nullptr, max_bytes);
+        out[name] = m.read<double>(name, nullptr, max_bytes, [&](const h5::dataset_info& info) {
+            if (info.dims != std::vector<hsize_t>{world})
+                throw error(
+                    error_kind::hdf5,
+                    fmt::format("machine/{} is not one value per rank ({} ranks)", name, world));
+        });
     }
     return out;
 }
