@@ -23,8 +23,11 @@ namespace {
 
 /// A summary's bytes end with this, so a reply cut short never decodes.
 constexpr std::uint64_t end_mark = 0x52534853554d4d59; // "RSHSUMMY"
-/// More than any honest summary: a child sending more is cut off (and its file skipped).
+/// More than any honest summaries of a batch: a child sending more is cut off (and its
+/// files read again one a child).
 constexpr std::size_t max_reply_bytes = std::size_t{256} << 20;
+/// The most files one child reads.
+constexpr std::size_t max_batch_files = 16;
 
 template <class T>
 void put(std::string& out, T v) {
@@ -129,10 +132,8 @@ bool write_all(int fd, const std::string& bytes) {
     return true;
 }
 
-/// The child: cap memory and time, read and summarise `path`, close HDF5 (so heap damage it
-/// did quietly kills the child here: file_probe.cpp), send the summary, never return.
-[[noreturn]] void run_child(const std::string& path, const child_limits& limits, int fd) {
-    apply_child_limits(limits);
+/// `path` read and summarised (in the child; its one-line problem when it cannot be).
+file_summary summarise_file(const std::string& path, const child_limits& limits) {
     file_summary s;
     try {
         const std::vector<case_data> cases = read_results_file(path);
@@ -147,28 +148,50 @@ bool write_all(int fd, const std::string& bytes) {
     } catch (const std::exception& e) {
         s = {"reading it failed: " + terminal_text(e.what()).substr(0, 280), std::nullopt, {}};
     }
-    if (H5close() < 0)
-        _exit(4);
-    std::string bytes;
-    try {
-        bytes = encode_summary(s);
-    } catch (...) {
-        _exit(5);
+    return s;
+}
+
+/// The child: cap memory, then for each of `paths` in turn arm the time cap, read and
+/// summarise it, close HDF5 (so heap damage the file did quietly kills the child there:
+/// file_probe.cpp) and send the summary as a frame (its length, then its bytes); never
+/// returns. A child that dies leaves the frames of the files it finished.
+[[noreturn]] void run_child(const std::vector<std::string>& paths, const child_limits& limits,
+                            int fd) {
+    apply_child_limits(limits);
+    for (const std::string& path : paths) {
+        alarm(limits.seconds);
+        const file_summary s = summarise_file(path, limits);
+        if (H5close() < 0)
+            _exit(4);
+        std::string frame;
+        try {
+            const std::string bytes = encode_summary(s);
+            put<std::uint64_t>(frame, bytes.size());
+            frame += bytes;
+        } catch (...) {
+            _exit(5);
+        }
+        if (!write_all(fd, frame))
+            _exit(3);
     }
-    _exit(write_all(fd, bytes) ? 0 : 3);
+    _exit(0);
 }
 
 struct reader_child {
     pid_t pid = -1;
     int fd = -1;
-    std::size_t index = 0;
+    std::vector<std::size_t> indices; ///< into the paths, in the order it reads them
     std::string reply;
     bool too_large = false;
 };
 
-/// Fork a child reading `path`; false (errno set) when no pipe or process could be made.
-bool start_child(const std::string& path, std::size_t index, const child_limits& limits,
-                 std::vector<reader_child>& running) {
+/// Fork a child reading the paths at `indices`; false (errno set) when no pipe or process
+/// could be made.
+bool start_child(const std::vector<std::string>& all, std::vector<std::size_t> indices,
+                 const child_limits& limits, std::vector<reader_child>& running) {
+    std::vector<std::string> paths;
+    for (std::size_t i : indices)
+        paths.push_back(all[i]);
     int fds[2];
     if (pipe(fds) != 0)
         return false;
@@ -183,29 +206,64 @@ bool start_child(const std::string& path, std::size_t index, const child_limits&
     }
     if (pid == 0) {
         close(fds[0]);
-        run_child(path, limits, fds[1]);
+        run_child(paths, limits, fds[1]);
     }
     close(fds[1]);
-    running.push_back({pid, fds[0], index, {}});
+    running.push_back({pid, fds[0], std::move(indices), {}});
     return true;
 }
 
-/// The summary of a child whose pipe reached its end: reaped, and trusted only when it
-/// exited normally with a whole summary.
-file_summary finish_child(reader_child& c, const child_limits& limits) {
+/// The whole frames at the start of `reply`, decoded, up to the first that is not whole.
+std::vector<file_summary> whole_frames(const std::string& reply) {
+    std::vector<file_summary> out;
+    for (std::size_t at = 0; reply.size() - at >= sizeof(std::uint64_t);) {
+        std::uint64_t n = 0;
+        std::memcpy(&n, reply.data() + at, sizeof n);
+        at += sizeof n;
+        if (n > reply.size() - at)
+            break;
+        std::optional<file_summary> s = decode_summary(reply.substr(at, n));
+        if (!s)
+            break;
+        out.push_back(std::move(*s));
+        at += n;
+    }
+    return out;
+}
+
+/// Why a child that read one file gave no summary of it.
+std::string child_failure(const reader_child& c, int status, const child_limits& limits) {
+    if (c.too_large)
+        return "reading it failed (its reader sent more than a summary holds)";
+    if (WIFSIGNALED(status))
+        return child_signal_reason(WTERMSIG(status), limits);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fmt::format("reading it failed (exit {})", WEXITSTATUS(status));
+    return "reading it failed (its reader sent no whole summary)";
+}
+
+/// Reap a child whose pipe reached its end and keep its whole summaries in `out` (each was
+/// sent after its file's HDF5 closed cleanly). A child of one file that did not end normally
+/// with its summary gives that file its reason; a child of several that did not answer for
+/// them all gives the rest back to `alone`, to be read one file a child.
+void finish_child(reader_child& c, const child_limits& limits, std::vector<file_summary>& out,
+                  std::vector<std::size_t>& alone) {
     close(c.fd);
     int status = 0;
     while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (c.too_large)
-        return {"reading it failed (its reader sent more than a summary holds)", std::nullopt, {}};
-    if (WIFSIGNALED(status))
-        return {child_signal_reason(WTERMSIG(status), limits), std::nullopt, {}};
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return {fmt::format("reading it failed (exit {})", WEXITSTATUS(status)), std::nullopt, {}};
-    if (std::optional<file_summary> s = decode_summary(c.reply))
-        return std::move(*s);
-    return {"reading it failed (its reader sent no whole summary)", std::nullopt, {}};
+    std::vector<file_summary> got =
+        c.too_large ? std::vector<file_summary>{} : whole_frames(c.reply);
+    const bool clean = !c.too_large && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (c.indices.size() == 1 && !(clean && got.size() == 1)) {
+        out[c.indices[0]] = {child_failure(c, status, limits), std::nullopt, {}};
+        return;
+    }
+    const std::size_t kept = std::min(got.size(), c.indices.size());
+    for (std::size_t k = 0; k < kept; ++k)
+        out[c.indices[k]] = std::move(got[k]);
+    alone.insert(alone.end(), c.indices.begin() + static_cast<std::ptrdiff_t>(kept),
+                 c.indices.end());
 }
 
 /// Read what is ready on a child's pipe; true at its end.
@@ -267,21 +325,35 @@ std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, 
                                          const child_limits& limits) {
     std::vector<file_summary> out(paths.size());
     std::vector<reader_child> running;
+    std::vector<std::size_t> alone; // files a child of several did not answer for
     std::size_t next = 0;
     workers = std::max(workers, 1u);
     // Initialise the HDF5 library here once (it reads no file): each child inherits it
     // instead of setting it up again, a tenth of a small file's read.
     if (H5open() < 0)
         throw error(error_kind::hdf5, "cannot initialise the HDF5 library");
-    while (next < paths.size() || !running.empty()) {
-        while (running.size() < workers && next < paths.size()) {
-            if (!start_child(paths[next], next, limits, running)) {
+    while (next < paths.size() || !alone.empty() || !running.empty()) {
+        while (running.size() < workers && (next < paths.size() || !alone.empty())) {
+            // A child reads a batch (its heap, warm after the first file, serves the rest:
+            // a fork and a fresh heap per file were half the CPU time), small enough that the
+            // last batches keep every worker busy.
+            std::vector<std::size_t> batch;
+            if (!alone.empty()) {
+                batch = {alone.back()};
+                alone.pop_back();
+            } else {
+                const std::size_t n = std::clamp<std::size_t>((paths.size() - next) / (4 * workers),
+                                                              1, max_batch_files);
+                for (std::size_t k = 0; k < n; ++k)
+                    batch.push_back(next++);
+            }
+            if (!start_child(paths, batch, limits, running)) {
                 if (running.empty()) // none at all: nothing can be read safely
                     throw error(error_kind::io, fmt::format("cannot start a reader process: {}",
                                                             std::strerror(errno)));
+                alone.insert(alone.end(), batch.begin(), batch.end());
                 break; // try again when one has ended
             }
-            ++next;
         }
         std::vector<pollfd> fds;
         for (const reader_child& c : running)
@@ -295,7 +367,7 @@ std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, 
         for (std::size_t i = fds.size(); i-- > 0;) {
             if (fds[i].revents == 0 || !drain(running[i]))
                 continue;
-            out[running[i].index] = finish_child(running[i], limits);
+            finish_child(running[i], limits, out, alone);
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
         }
     }

@@ -2,8 +2,10 @@
 // forked child under the probe's memory and time cap (analysis/reading/file_probe.hpp says
 // why: HDF5 1.10 can crash or exhaust memory on a damaged file). The child summarises the
 // launch and its cases and sends the summary back over a pipe; the parent never opens the
-// file, and trusts a summary only from a child that ended normally after closing HDF5. A
-// few children run at once, one file each.
+// file. A few children run at once, each reading a batch of up to 16 files, each file under
+// its own time cap and followed by closing HDF5; a summary is trusted only when sent after
+// that close. The files a child of several did not answer for (it crashed on one) are read
+// again one a child, so a damaged file gets its own child and its own reason.
 #pragma once
 
 #include "records.hpp"
@@ -23,7 +25,7 @@ struct file_summary {
     std::vector<launch_case> cases;
 };
 
-/// Read each of `paths` in its own capped child, at most `workers` at once (at least 1).
+/// Read `paths` in capped children, at most `workers` at once (at least 1).
 /// The summaries come back in the order of `paths`. Throws error (io) only when no child can
 /// be started at all. Not thread-safe (fork).
 std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, unsigned workers,

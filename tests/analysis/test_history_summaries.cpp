@@ -135,3 +135,32 @@ TEST(history_summaries, the_children_read_as_the_process_would_in_order) {
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST(history_summaries, a_crash_inside_a_batch_costs_only_its_file) {
+    // 12 files and one reader: its children read batches of 3 (a fork and a fresh heap per
+    // file were half the time). The second file crashes HDF5: that child's first summary is
+    // kept, the crash is the second file's reason alone, and the third is read again.
+    const std::string dir = test_fixture::fixture_dir("history_batches");
+    std::vector<std::string> paths;
+    for (int i = 0; i < 11; ++i) {
+        test_fixture::fixture_file f;
+        f.launch_id = "batch" + std::to_string(i);
+        f.cases.push_back({});
+        f.cases.back().seed = static_cast<std::uint64_t>(i + 1);
+        paths.push_back(dir + "/launch_" + std::to_string(i) + ".h5");
+        test_fixture::write_fixture_file(paths.back(), f);
+    }
+    paths.insert(paths.begin() + 1, std::string(RINGSCALE_TEST_DATA_DIR) + "/hostile/flip_005.h5");
+    const std::vector<file_summary> got = read_summaries(paths, 1);
+    ASSERT_EQ(got.size(), 12u);
+    EXPECT_NE(got[1].problem.find("crashed the HDF5 library"), std::string::npos) << got[1].problem;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if (i == 1)
+            continue;
+        EXPECT_EQ(got[i].problem, "") << paths[i];
+        ASSERT_TRUE(got[i].launch) << paths[i];
+        EXPECT_EQ(got[i].launch->launch,
+                  describe_launch(*analysis::read_results_file(paths[i]).front().file).launch);
+    }
+    std::filesystem::remove_all(dir);
+}
