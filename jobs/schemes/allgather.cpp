@@ -24,8 +24,8 @@ class allgather_attention final : public cp_attention {
     allgather_attention(const cp_config& c, comm::communicator& comm, kernels::executor& dev,
                         const kernels::attention_shape& local,
                         std::vector<std::vector<std::int64_t>> positions)
-        : m_comm(comm), m_dev(dev), m_type(c.type), m_keep(c.keep_forward),
-          m_merge_in_dtype(c.merge_in_dtype), m_shape(local), m_pos(std::move(positions)) {}
+        : m_comm(comm), m_dev(dev), m_type(c.type), m_merge_in_dtype(c.merge_in_dtype),
+          m_keep(c.keep_forward), m_shape(local), m_pos(std::move(positions)) {}
 
     void prepare(const kernels::attention_shape& s, bool backward) override;
     void forward(const void* q, const void* kv, float* o, float* lse, phase_timer& timer) override;
