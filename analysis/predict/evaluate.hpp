@@ -3,15 +3,15 @@
 // relative error of predicting each calibration case's step time, cross-validated by leaving
 // out every P in turn when CALIB has two or more (an honest extrapolation in P), else in
 // sample. A fold whose P alone ran some thread count per rank keeps CALIB's speed-up per
-// extra thread, which it cannot identify: its error is then that of carrying the rates in P. The leave-one-P-out errors also show the model's systematic bias when it
-// extrapolates: predicting the largest P of CALIB from the smaller ones (upwards) and the
-// smallest from the larger (downwards). A bias is corrected, for targets beyond CALIB's P in
-// that direction, where it is consistent (3 or more cases, at least 80% of them on one side,
-// median beyond 5%); it is reported either way. Each replicate's prediction is multiplied by
-// one error drawn at random, taken about the median of its direction's errors where a bias
-// was corrected (so the band is centred on the corrected prediction); the band is the
-// percentile interval at the requested level, and its coverage of the leave-one-P-out cases
-// is reported beside it.
+// extra thread, which it cannot identify: its error is then that of carrying the rates in P.
+// The leave-one-P-out errors also show the model's systematic bias when it extrapolates: predicting
+// the largest P of CALIB from the smaller ones (upwards) and the smallest from the larger
+// (downwards). A bias is corrected, for targets beyond CALIB's P in that direction, where it is
+// consistent (3 or more cases, at least 80% of them on one side, median beyond 5%); it is reported
+// either way. Each replicate's prediction is multiplied by one error drawn at random, taken about
+// the median of its direction's errors where a bias was corrected (so the band is centred on the
+// corrected prediction); the band is the percentile interval at the requested level, and its
+// coverage of the leave-one-P-out cases is reported beside it.
 #pragma once
 
 #include "calibrate.hpp"

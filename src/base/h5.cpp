@@ -355,20 +355,9 @@ template void group::write<std::uint64_t>(const std::string&, const std::vector<
                                           const std::vector<hsize_t>&) const;
 template std::vector<double> group::read<double>(const std::string&, std::vector<hsize_t>*,
                                                  std::uint64_t, const group::header_check&) const;
-template std::vector<float> group::read<float>(const std::string&, std::vector<hsize_t>*,
-                                               std::uint64_t, const group::header_check&) const;
 template std::vector<std::int32_t> group::read<std::int32_t>(const std::string&,
                                                              std::vector<hsize_t>*, std::uint64_t,
                                                              const group::header_check&) const;
-template std::vector<std::int64_t> group::read<std::int64_t>(const std::string&,
-                                                             std::vector<hsize_t>*, std::uint64_t,
-                                                             const group::header_check&) const;
-template std::vector<std::uint8_t> group::read<std::uint8_t>(const std::string&,
-                                                             std::vector<hsize_t>*, std::uint64_t,
-                                                             const group::header_check&) const;
-template std::vector<std::uint64_t> group::read<std::uint64_t>(const std::string&,
-                                                               std::vector<hsize_t>*, std::uint64_t,
-                                                               const group::header_check&) const;
 
 // ---- files -----------------------------------------------------------------------
 
