@@ -12,24 +12,27 @@ namespace ringscale::analysis {
 
 namespace {
 
-/// The words (" key=value") every label of a panel's lines shares, taken out of them: the
-/// legend names what tells the lines apart (its dtype and shape are the panel's).
+/// The words (" key=value") every label of a panel's lines shares, taken out of them
+/// (strip_params): the legend names what tells the lines apart (its dtype and shape are the
+/// panel's).
 void strip_shared_words(std::vector<panel_series>& lines) {
     if (lines.size() < 2)
         return;
     std::istringstream first(lines.front().name);
     std::string word;
     first >> word; // job/variant: never shared away
-    auto at = [](const panel_series& l, const std::string& token) {
-        return (l.name + " ").find(token); // " key=value ": whole words only
-    };
+    param_list shared;
     while (first >> word) {
-        const std::string token = " " + word + " ";
-        if (std::all_of(lines.begin(), lines.end(),
-                        [&](const panel_series& l) { return at(l, token) != std::string::npos; }))
-            for (panel_series& l : lines)
-                l.name.erase(at(l, token), token.size() - 1);
+        const std::string token = " " + word + " "; // whole words only
+        const auto eq = word.find('=');
+        if (eq != std::string::npos &&
+            std::all_of(lines.begin(), lines.end(), [&](const panel_series& l) {
+                return (l.name + " ").find(token) != std::string::npos;
+            }))
+            shared.emplace_back(word.substr(0, eq), word.substr(eq + 1));
     }
+    for (panel_series& l : lines)
+        l.name = strip_params(l.name, shared);
 }
 
 /// One panel per dtype, one line per series: its cases' worst max_rel against the axis.
