@@ -21,8 +21,9 @@
 namespace ringscale::kernels {
 
 /// How the CPU attention kernels run a call: `whole` (every (batch, head, tile) item over the
-/// rank's threads at once) or `per_group`, one call per (batch, kv-head group), so a progress
-/// function can run between the pieces. CUDA runs every call whole.
+/// rank's threads at once) or `per_group`, one call per piece of a batch entry's kv-head
+/// groups (as many groups as the rank's threads), so a progress function can run between
+/// the pieces. CUDA runs every call whole.
 enum class attention_split { whole, per_group };
 
 /// Called between pieces of a long CPU kernel so the caller can drive MPI progress.

@@ -1,14 +1,17 @@
 // The CPU backend's attention blocks and data movement (kernels/kernels.inc): the fast fp32
 // attention kernels (attention_cpu) on the executor's workspace, called once, or once per
-// (batch, kv-head group) with the caller's MPI progress between the pieces. bf16 and fp16
+// piece of kv-head groups (as many as the rank's threads) with the caller's MPI progress
+// between the pieces. bf16 and fp16
 // are emulated: their 2-byte elements (as a GPU stores them) are widened to fp32 per piece
 // and the kernels round P and dS where the CUDA kernels do (attention_cpu.hpp).
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cpu/backend.hpp"
 #include "kernels/cpu/executor.hpp"
 #include "kernels/parallel.hpp"
+#include "kernels/threads.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ringscale::kernels::cpu {
@@ -31,29 +34,31 @@ const void* at(elem e, const void* base, std::int64_t elems) {
            elems * static_cast<std::int64_t>(elem_bytes(e));
 }
 
-// f(one, q_row, k_row) for each (batch, kv-head group): its shape and first rows; `progress`
-// (when set) runs after each group.
+// f(one, q_row, k_row) for each piece of up to `span` consecutive kv-head groups of one batch
+// entry: its shape and first rows; `progress` (when set) runs after each piece. A piece spans
+// as many groups as the call has threads, since the backward's items are the groups (one
+// group per piece would leave every thread but one idle).
 template <class F>
-void per_group(const attention_shape& s, F&& f, const progress_fn& progress) {
+void per_group(const attention_shape& s, std::int64_t span, F&& f, const progress_fn& progress) {
     const std::int64_t g = s.heads / s.kv_heads;
-    attention_shape one = s;
-    one.batch = 1;
-    one.heads = g;
-    one.kv_heads = 1;
     for (std::int64_t b = 0; b < s.batch; ++b)
-        for (std::int64_t kvh = 0; kvh < s.kv_heads; ++kvh) {
+        for (std::int64_t kvh = 0; kvh < s.kv_heads; kvh += span) {
+            attention_shape one = s;
+            one.batch = 1;
+            one.kv_heads = std::min(span, s.kv_heads - kvh);
+            one.heads = g * one.kv_heads;
             f(one, (b * s.heads + kvh * g) * s.q_len, (b * s.kv_heads + kvh) * s.k_len);
             if (progress)
                 progress();
         }
 }
 
-// f(shape, q_row, k_row) over the whole problem, as `split` says.
+// f(shape, q_row, k_row) over the whole problem, as `split` says, on `ws`'s threads.
 template <class F>
-void in_pieces(const attention_shape& s, F&& f, attention_split split,
-               const progress_fn& progress) {
+void in_pieces(const attention_shape& s, const attention_workspace& ws, F&& f,
+               attention_split split, const progress_fn& progress) {
     if (split == attention_split::per_group)
-        per_group(s, f, progress);
+        per_group(s, std::max(1, std::min(ws.m_workers, blas_threads())), f, progress);
     else
         f(s, 0, 0);
 }
@@ -75,7 +80,7 @@ void attention_fwd(executor& exec, const attention_shape& s, elem e, const void*
     attention_workspace_reserve(ws);
     const std::int64_t d = s.head_dim;
     in_pieces(
-        s,
+        s, ws,
         [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
             const auto qn = static_cast<std::size_t>(attention_q_elems(one));
             const auto kn = static_cast<std::size_t>(attention_kv_elems(one));
@@ -102,7 +107,7 @@ void attention_bwd(executor& exec, const attention_shape& s, elem e, const void*
     attention_workspace_reserve(ws);
     const std::int64_t d = s.head_dim;
     in_pieces(
-        s,
+        s, ws,
         [&](const attention_shape& one, std::int64_t q_row, std::int64_t k_row) {
             const auto qn = static_cast<std::size_t>(attention_q_elems(one));
             const auto kn = static_cast<std::size_t>(attention_kv_elems(one));
