@@ -2,6 +2,7 @@
 
 #include "kernels/dev_buffer.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/threads.hpp"
 #include "src/base/clock.hpp"
 
 #include <algorithm>
@@ -30,8 +31,16 @@ kernels::linear_shape probe_shape(device_kind device) {
     return {n, n, n};
 }
 
-// This rank's median GEMM time, s.
+// This rank's median GEMM time, s, on one thread: a GEMM split over a rank's threads times
+// also how soon its helper threads got a core (on 2 cores, 2-thread probes of one launch
+// spread over 0.20-0.41 ms against 0.33-0.49 ms on one thread), which is noise to the drift
+// tolerance. A neighbour on the rank's other cores shows in the case's contention instead.
 double time_gemm(kernels::executor& dev) {
+    struct one_thread { // the launcher's count back however the probe ends
+        const int launcher = kernels::blas_threads();
+        one_thread() { kernels::set_blas_threads(1); }
+        ~one_thread() { kernels::set_blas_threads(launcher); }
+    } const guard;
     const kernels::linear_shape s = probe_shape(dev.kind());
     kernels::dev_buffer<float> x(dev, std::vector<float>(s.tokens * s.in, 0.5f));
     kernels::dev_buffer<float> w(dev, std::vector<float>(s.out * s.in, 0.25f));

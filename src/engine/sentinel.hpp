@@ -1,9 +1,9 @@
 // The drift sentinel: a short fixed probe run at launch start, every few cases and at launch
 // end, so that a machine that changed during the launch (throttling, a neighbour, a degraded
 // link) shows in the file even where no case says so. The probe: a small GEMM through the
-// executor on every rank and, at two or more ranks, a 64 KiB allreduce on the job's
-// communicator, each the median of a few runs, with the machine state over it. Its verdict
-// (src/base/machine_marks.hpp, judge_drift) is written when the launch ends.
+// executor on every rank (one thread on a CPU) and, at two or more ranks, a 64 KiB allreduce
+// on the job's communicator, each the median of a few runs, with the machine state over it.
+// Its verdict (src/base/machine_marks.hpp, judge_drift) is written when the launch ends.
 #pragma once
 
 #include "src/engine/job.hpp"

@@ -4,6 +4,7 @@
 // schedule's budget.
 #include "comm/communicator.hpp"
 #include "kernels/executor.hpp"
+#include "kernels/threads.hpp"
 #include "src/base/results_schema.hpp"
 #include "src/engine/machine_probe.hpp"
 #include "src/engine/sentinel.hpp"
@@ -61,7 +62,11 @@ TEST(machine_probe, the_sentinel_probe_is_agreed) {
     launch.world_size = world->size();
     jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 1};
     const machine_context mctx = make_machine_context(*world, 1, "", 1);
+    const int launcher = kernels::blas_threads();
+    kernels::set_blas_threads(2);
     const machine::probe p = run_sentinel_probe(ctx, mctx, 3);
+    EXPECT_EQ(kernels::blas_threads(), 2) << "the probe's one thread is the probe's alone";
+    kernels::set_blas_threads(launcher);
     EXPECT_EQ(p.before_case, 3);
     EXPECT_GT(p.compute_s, 0);
     EXPECT_LT(p.compute_s, 10);
