@@ -12,10 +12,6 @@ namespace ringscale::analysis {
 
 namespace {
 
-cell time_cell(double s) {
-    return number_cell(s, format_time(s));
-}
-
 cell ratio_cell(double v, const char* spec = "{:.3f}") {
     return number_cell(v, fmt::format(fmt::runtime(spec), v));
 }
@@ -140,6 +136,15 @@ std::string format_time(double s) {
     if (a < 1.0)
         return fmt::format("{:.4g} ms", s * 1e3);
     return fmt::format("{:.4g} s", s);
+}
+
+cell time_cell(double s) {
+    return number_cell(s, format_time(s));
+}
+
+cell mib_cell(double bytes) {
+    return bytes > 0 ? number_cell(bytes / 1048576.0, fmt::format("{:.1f}", bytes / 1048576.0))
+                     : cell{"-", nullptr};
 }
 
 std::string format_interval(double lo, double hi, bool as_time) {
