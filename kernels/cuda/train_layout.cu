@@ -55,18 +55,11 @@ void embedding_bwd_cuda(std::size_t tokens, std::size_t vocab, std::size_t dim,
                        dtable);
 }
 
-void to_bhsd_cuda(std::int64_t batch, std::int64_t rows, std::int64_t heads, std::int64_t d,
-                  const float* src, std::int64_t cols, std::int64_t col0, float* dst,
-                  void* stream) {
-    launch_elementwise(bhsd_kernel, static_cast<std::size_t>(batch * rows * heads * d), stream,
-                       true, batch, rows, heads, d, src, cols, col0, dst);
-}
-
-void from_bhsd_cuda(std::int64_t batch, std::int64_t rows, std::int64_t heads, std::int64_t d,
-                    const float* src, std::int64_t cols, std::int64_t col0, float* dst,
-                    void* stream) {
-    launch_elementwise(bhsd_kernel, static_cast<std::size_t>(batch * rows * heads * d), stream,
-                       false, batch, rows, heads, d, src, cols, col0, dst);
+void copy_bhsd_cuda(bool to, std::int64_t batch, std::int64_t rows, std::int64_t heads,
+                    std::int64_t d, const float* src, std::int64_t cols, std::int64_t col0,
+                    float* dst, void* stream) {
+    launch_elementwise(bhsd_kernel, static_cast<std::size_t>(batch * rows * heads * d), stream, to,
+                       batch, rows, heads, d, src, cols, col0, dst);
 }
 
 } // namespace ringscale::kernels::cuda
