@@ -36,9 +36,6 @@ const char* to_string(error_kind kind) {
 void set_error_rank(int rank) {
     g_rank = rank;
 }
-int error_rank() {
-    return g_rank;
-}
 
 void throw_call_error(error_kind kind, const char* call, const std::string& detail,
                       const char* file, int line) {

@@ -36,7 +36,6 @@ class not_compiled_error : public error {
 
 /// Record this process's rank so check-macro messages can name it (-1: no MPI).
 void set_error_rank(int rank);
-int error_rank();
 
 /// Out-of-line thrower for the check macros: "<kind> error on rank R at file:line: call: detail".
 [[noreturn]] void throw_call_error(error_kind kind, const char* call, const std::string& detail,

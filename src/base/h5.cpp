@@ -221,11 +221,6 @@ std::vector<std::string> group::children() const {
     return names;
 }
 
-object group::open_dataset(const std::string& name) const {
-    require_hard_link(name);
-    return object(handle(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose));
-}
-
 std::uint64_t group::object_address(const std::string& name) const {
     require_hard_link(name);
     H5O_info_t info{};
