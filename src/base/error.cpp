@@ -37,6 +37,11 @@ void set_error_rank(int rank) {
     g_rank = rank;
 }
 
+std::string short_reason(const std::string& what) {
+    const auto pos = what.find("): ");
+    return pos == std::string::npos ? what : what.substr(pos + 3);
+}
+
 void throw_call_error(error_kind kind, const char* call, const std::string& detail,
                       const char* file, int line) {
     const int rank = g_rank;
