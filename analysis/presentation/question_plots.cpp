@@ -69,15 +69,9 @@ std::string distinct_first(const std::string& shape, const std::vector<std::stri
             (everywhere ? shared : own).push_back(word);
         at = end + 1;
     }
-    auto join = [](const std::vector<std::string>& v) {
-        std::string out;
-        for (const std::string& w : v)
-            out += (out.empty() ? "" : " ") + w;
-        return out;
-    };
     if (own.empty() || shared.empty())
         return shape;
-    return join(own) + " (" + join(shared) + ")";
+    return fmt::format("{} ({})", fmt::join(own, " "), fmt::join(shared, " "));
 }
 
 std::string attention_plots(const question_inputs& in, const row_index& rows,
