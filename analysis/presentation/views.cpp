@@ -261,12 +261,10 @@ table scaling_table(const std::vector<scaling_result>& results) {
                  text_cell(p.resampled)});
             add_memory_cells(*p.source, t.rows.back());
             std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
-            if (!p.karp_flatt_note.empty())
-                note += (note.empty() ? "" : "; ") + p.karp_flatt_note;
-            if (const std::string over = oversubscription_note(*p.source); !over.empty())
-                note += (note.empty() ? "" : "; ") + over;
-            if (const std::string marks = marks_text(*p.source, true); !marks.empty())
-                note += (note.empty() ? "" : "; ") + marks;
+            for (const std::string& more :
+                 {p.karp_flatt_note, oversubscription_note(*p.source), marks_text(*p.source, true)})
+                if (!more.empty())
+                    note += (note.empty() ? "" : "; ") + more;
             t.rows.back().push_back(note.empty() ? cell{"", nullptr} : text_cell(note));
         }
     t.prune_for_people = true;
