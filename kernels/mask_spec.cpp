@@ -99,12 +99,7 @@ std::string mask_spec::label() const {
     }
     if (!dilation.empty())
         parts.push_back("dil=" + dilation);
-    if (parts.empty())
-        return "-";
-    std::string out = parts[0];
-    for (std::size_t i = 1; i < parts.size(); ++i)
-        out += " " + parts[i];
-    return out;
+    return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, " "));
 }
 
 std::int64_t doc_count_bound(const std::string& spec, std::int64_t seq_len) {

@@ -142,19 +142,13 @@ int history_command::run(std::ostream& out) const {
     const history::series_set& set = data->set;
     print_tables(out, m_format,
                  {{"changes", history::change_table(set)}, {"series", history::series_table(set)}});
-    std::size_t regressed = 0;
-    for (const auto& s : set.all)
+    std::size_t changes = 0, regressed = 0;
+    for (const auto& s : set.all) {
+        changes += s.changes.size();
         regressed += s.regressed();
-    note(fmt::format(
-        "{} series, {} change point(s), {} now slower than before their last change",
-        set.all.size(),
-        [&] {
-            std::size_t n = 0;
-            for (const auto& s : set.all)
-                n += s.changes.size();
-            return n;
-        }(),
-        regressed));
+    }
+    note(fmt::format("{} series, {} change point(s), {} now slower than before their last change",
+                     set.all.size(), changes, regressed));
     return m_fail_on_regression && regressed > 0 ? 1 : 0;
 }
 

@@ -17,11 +17,6 @@ namespace ringscale::analysis {
 
 namespace {
 
-cell mib_cell(double bytes) {
-    return bytes > 0 ? number_cell(bytes / 1048576.0, fmt::format("{:.1f}", bytes / 1048576.0))
-                     : cell{"-", nullptr};
-}
-
 bool by_launch(const pooled_case& a, const pooled_case& b, const crossover_options& opt) {
     const std::size_t need = std::max<std::size_t>(2, opt.min_launches);
     return a.launches.size() >= need && b.launches.size() >= need;

@@ -91,11 +91,9 @@ launch_case read_case(const statement& s) {
     c.key = s.text(1);
     c.label = s.text(2);
     c.iterations = *s.integer(3);
-    c.step_s = s.real(4);
-    c.compute_s = s.real(5);
-    c.comm_s = s.real(6);
-    c.wait_s = s.real(7);
-    c.memory_bytes = s.real(8);
+    int column = 4; // the figures, in their columns' order
+    for (double* v : {&c.step_s, &c.compute_s, &c.comm_s, &c.wait_s, &c.memory_bytes})
+        *v = s.real(column++);
     c.machine = s.text(9);
     if (c.key.empty() || !clean_text(c.key, 4096) || !clean_text(c.label, 4096) ||
         !clean_text(c.machine, 1024))

@@ -14,16 +14,8 @@ namespace ringscale::analysis::predict {
 
 namespace {
 
-cell time_cell(double s) {
-    return number_cell(s, format_time(s));
-}
-
 cell band_cell(double lo, double hi) {
     return number_cell(lo, format_interval(lo, hi, true));
-}
-
-cell mib_cell(double bytes) {
-    return number_cell(bytes / (1 << 20), fmt::format("{:.1f}", bytes / (1 << 20)));
 }
 
 /// Identity fields that say how, not what: left out of labels.
@@ -116,7 +108,7 @@ table prediction_table(const std::vector<predicted>& rows, const hardware_profil
         r.push_back(number_cell(p.hi, ""));
         r.push_back(
             number_cell(100 * s.ideal_s / total, fmt::format("{:.1f}", 100 * s.ideal_s / total)));
-        r.push_back(s.memory_bytes > 0 ? mib_cell(s.memory_bytes) : cell{"-", nullptr});
+        r.push_back(mib_cell(s.memory_bytes));
         r.push_back(text_cell(std::isfinite(cap) && s.memory_bytes > 0
                                   ? (s.memory_bytes <= cap ? "yes" : "no")
                                   : "-"));

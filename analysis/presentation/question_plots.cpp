@@ -69,15 +69,9 @@ std::string distinct_first(const std::string& shape, const std::vector<std::stri
             (everywhere ? shared : own).push_back(word);
         at = end + 1;
     }
-    auto join = [](const std::vector<std::string>& v) {
-        std::string out;
-        for (const std::string& w : v)
-            out += (out.empty() ? "" : " ") + w;
-        return out;
-    };
     if (own.empty() || shared.empty())
         return shape;
-    return join(own) + " (" + join(shared) + ")";
+    return fmt::format("{} ({})", fmt::join(own, " "), fmt::join(shared, " "));
 }
 
 std::string attention_plots(const question_inputs& in, const row_index& rows,
@@ -87,6 +81,7 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
     for (const crossover_cell& c : cells)
         if (std::find(shapes.begin(), shapes.end(), c.shape) == shapes.end())
             shapes.push_back(c.shape);
+    const std::string time_label = "median step time (ms), 95% CI";
     std::string md;
     int n = 0;
     for (const std::string& shape : shapes) {
@@ -95,11 +90,19 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
         for (const crossover_cell& c : cells) {
             if (c.shape != shape)
                 continue;
-            plot_panel& ps = by_s[c.seq_len];
-            ps.title = "S = " + size_text(c.seq_len);
-            plot_panel& pm = mem_by_s[c.seq_len];
-            pm.title = ps.title;
-            plot_panel& pp = by_p[c.world_size];
+            const std::string s_title = "S = " + size_text(c.seq_len);
+            plot_panel& ps =
+                by_s.try_emplace(c.seq_len, make_panel(s_title, "P (ranks)", time_label))
+                    .first->second;
+            plot_panel& pm = mem_by_s
+                                 .try_emplace(c.seq_len, make_panel(s_title, "P (ranks)",
+                                                                    "peak memory per rank (MiB)"))
+                                 .first->second;
+            pm.y_from_zero = true;
+            plot_panel& pp =
+                by_p.try_emplace(c.world_size,
+                                 make_panel("", "sequence length S (tokens)", time_label))
+                    .first->second;
             pp.title = c.same_work
                            ? fmt::format("P = {} (identical work: not ranked)", c.world_size)
                            : fmt::format("P = {}", c.world_size);
@@ -112,22 +115,6 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                     series_named(pm, s.scheme)
                         .points.push_back({double(c.world_size), s.peak_bytes / mib, NAN, NAN});
             }
-        }
-        auto values = [](auto& m) {
-            std::vector<plot_panel> v;
-            for (auto& [k, p] : m)
-                v.push_back(p);
-            return v;
-        };
-        std::vector<plot_panel> vs_p = values(by_s), vs_s, mem = values(mem_by_s);
-        for (plot_panel& p : vs_p) {
-            p.xlabel = "P (ranks)";
-            p.ylabel = "median step time (ms), 95% CI";
-        }
-        for (plot_panel& p : mem) {
-            p.xlabel = "P (ranks)";
-            p.ylabel = "peak memory per rank (MiB)";
-            p.y_from_zero = true;
         }
         // Confirmed crossings are marked and labelled; the others are counted in the title
         // (noise may have drawn them; the Crossovers table lists them).
@@ -146,14 +133,6 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                                        "launch; see the Crossovers table)",
                                        unconfirmed);
         }
-        vs_s = values(by_p); // with the markers
-        for (plot_panel& p : vs_s) {
-            p.xlabel = "sequence length S (tokens)";
-            p.ylabel = "median step time (ms), 95% CI";
-        }
-        sort_points(vs_p);
-        sort_points(vs_s);
-        sort_points(mem);
         ++n;
         const std::string what = "Attention schemes, " + distinct_first(shape, shapes);
         if (by_p.size() < 2)
@@ -162,37 +141,29 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                               "their memory against P; the Crossovers table gives each "
                               "scheme's memory at P={0}.\n",
                               by_p.begin()->first, markdown_text(shape));
-        if (by_p.size() >= 2) {
-            const std::string stem = fmt::format("schemes_vs_p_{:02}", n);
-            if (draw_panels(vs_p,
-                            "Which scheme is fastest as P grows? Median step time against P "
-                            "(one panel per S). " +
-                                what,
-                            dir, stem, 3))
-                md += "\nWhich scheme is fastest as P grows, at each S (" + markdown_text(shape) +
-                      "):\n" + image(stem, pngs);
-        }
-        if (by_s.size() >= 2) {
-            const std::string stem = fmt::format("schemes_vs_s_{:02}", n);
-            if (draw_panels(vs_s,
-                            "Where do the schemes trade places along S? Median step time "
-                            "against S (one panel per P; dashed: confirmed crossings with their "
-                            "ratio CIs). " +
-                                what,
-                            dir, stem, 3))
-                md += "\nWhere the schemes trade places along S, at each P (" +
-                      markdown_text(shape) + "):\n" + image(stem, pngs);
-        }
-        if (by_p.size() >= 2) {
-            const std::string stem = fmt::format("memory_vs_p_{:02}", n);
-            if (draw_panels(mem,
-                            "Memory per rank against P (the largest rank's peak: device "
-                            "memory on a GPU, else the job's host buffers). " +
-                                what,
-                            dir, stem, 3))
-                md += "\nWhat each scheme needs per rank as P grows (" + markdown_text(shape) +
-                      "):\n" + image(stem, pngs);
-        }
+        // One figure per question, where its x axis has two or more values.
+        auto figure = [&](bool drawn, auto& panels, const char* kind, const std::string& title,
+                          const std::string& lead) {
+            std::vector<plot_panel> v;
+            for (auto& [k, p] : panels)
+                v.push_back(p);
+            sort_points(v);
+            const std::string stem = fmt::format("{}_{:02}", kind, n);
+            if (drawn && draw_panels(v, title + what, dir, stem, 3))
+                md += "\n" + lead + " (" + markdown_text(shape) + "):\n" + image(stem, pngs);
+        };
+        figure(by_p.size() >= 2, by_s, "schemes_vs_p",
+               "Which scheme is fastest as P grows? Median step time against P (one panel per "
+               "S). ",
+               "Which scheme is fastest as P grows, at each S");
+        figure(by_s.size() >= 2, by_p, "schemes_vs_s",
+               "Where do the schemes trade places along S? Median step time against S (one "
+               "panel per P; dashed: confirmed crossings with their ratio CIs). ",
+               "Where the schemes trade places along S, at each P");
+        figure(by_p.size() >= 2, mem_by_s, "memory_vs_p",
+               "Memory per rank against P (the largest rank's peak: device memory on a GPU, else "
+               "the job's host buffers). ",
+               "What each scheme needs per rank as P grows");
     }
     return md;
 }

@@ -12,10 +12,6 @@ namespace ringscale::analysis {
 
 namespace {
 
-cell time_cell(double s) {
-    return number_cell(s, format_time(s));
-}
-
 cell ratio_cell(double v, const char* spec = "{:.3f}") {
     return number_cell(v, fmt::format(fmt::runtime(spec), v));
 }
@@ -142,6 +138,15 @@ std::string format_time(double s) {
     return fmt::format("{:.4g} s", s);
 }
 
+cell time_cell(double s) {
+    return number_cell(s, format_time(s));
+}
+
+cell mib_cell(double bytes) {
+    return bytes > 0 ? number_cell(bytes / 1048576.0, fmt::format("{:.1f}", bytes / 1048576.0))
+                     : cell{"-", nullptr};
+}
+
 std::string format_interval(double lo, double hi, bool as_time) {
     if (!std::isfinite(lo) || !std::isfinite(hi))
         return "-";
@@ -256,12 +261,10 @@ table scaling_table(const std::vector<scaling_result>& results) {
                  text_cell(p.resampled)});
             add_memory_cells(*p.source, t.rows.back());
             std::string note = superlinear_note(base_case(r), *p.source, p.efficiency);
-            if (!p.karp_flatt_note.empty())
-                note += (note.empty() ? "" : "; ") + p.karp_flatt_note;
-            if (const std::string over = oversubscription_note(*p.source); !over.empty())
-                note += (note.empty() ? "" : "; ") + over;
-            if (const std::string marks = marks_text(*p.source, true); !marks.empty())
-                note += (note.empty() ? "" : "; ") + marks;
+            for (const std::string& more :
+                 {p.karp_flatt_note, oversubscription_note(*p.source), marks_text(*p.source, true)})
+                if (!more.empty())
+                    note += (note.empty() ? "" : "; ") + more;
             t.rows.back().push_back(note.empty() ? cell{"", nullptr} : text_cell(note));
         }
     t.prune_for_people = true;

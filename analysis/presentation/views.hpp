@@ -19,6 +19,10 @@ std::string format_time(double seconds);
 std::string size_text(double bytes);
 /// "[1.230 ms, 1.240 ms]" or "-" when either end is NaN.
 std::string format_interval(double lo, double hi, bool as_time);
+/// A time in seconds shown by format_time.
+cell time_cell(double s);
+/// Bytes as MiB with one decimal; "-" (null) when not above 0.
+cell mib_cell(double bytes);
 
 /// One row per case (see case_summary); columns with no value in any row are dropped.
 table summary_table(const std::vector<case_summary>& rows);

@@ -28,12 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The detail of a wrapped HDF5 failure, without the source location and call text.
-std::string short_reason(const std::string& what) {
-    const auto pos = what.find("): ");
-    return pos == std::string::npos ? what : what.substr(pos + 3);
-}
-
 using stored::read_attrs;
 
 /// `max_bytes`: no dataset of a file can hold more than the file's own size.

@@ -25,33 +25,65 @@ std::int64_t group_rows(const ulysses_layout& lay) {
 }
 
 // Heads [first, first + hp) of batch b of a sequence-sharded [B, heads, n, D] tensor are
-// contiguous: hp * n rows from here. A packed block stores them as [B, hp, n, D].
-std::size_t seq_offset(const ulysses_layout& lay, const ulysses_tensor& t, std::int64_t b,
-                       std::int64_t first) {
-    return static_cast<std::size_t>((b * t.heads + first) * lay.rows_local) * row_bytes(lay, t);
-}
-std::size_t packed_offset(const ulysses_layout& lay, const ulysses_tensor& t, std::int64_t hp,
-                          std::int64_t b) {
-    return static_cast<std::size_t>(b * hp * lay.rows_local) * row_bytes(lay, t);
-}
-std::size_t head_block_bytes(const ulysses_layout& lay, const ulysses_tensor& t, std::int64_t hp) {
-    return static_cast<std::size_t>(hp * lay.rows_local) * row_bytes(lay, t);
-}
-
-const unsigned char* bytes(const void* p) {
-    return static_cast<const unsigned char*>(p);
-}
-unsigned char* bytes(void* p) {
-    return static_cast<unsigned char*>(p);
+// contiguous: hp * n rows. A packed block stores them as [B, hp, n, D]. Copies the heads of
+// slice j between the two: into `packed` with `pack`, else out of it.
+void copy_heads(const ulysses_layout& lay, const ulysses_tensor& t, int j, bool pack,
+                unsigned char* packed) {
+    const std::int64_t hp = t.heads / lay.comm->size();
+    const std::size_t block = static_cast<std::size_t>(hp * lay.rows_local) * row_bytes(lay, t);
+    for (std::int64_t b = 0; b < lay.batch; ++b) {
+        const std::size_t seq =
+            static_cast<std::size_t>((b * t.heads + j * hp) * lay.rows_local) * row_bytes(lay, t);
+        unsigned char* p = packed + static_cast<std::size_t>(b) * block;
+        if (pack)
+            lay.dev->copy(p, static_cast<const unsigned char*>(t.src) + seq, block);
+        else
+            lay.dev->copy(static_cast<unsigned char*>(t.dst) + seq, p, block);
+    }
 }
 
-// The all-to-all, after the packing that wrote the send block and the unpacking that last
-// read the receive block (both on the compute stream before this point).
-void exchange(const ulysses_layout& lay, std::size_t per_rank, ulysses_scratch& s,
-              phase_timer& timer) {
-    order_comm_after(*lay.comm, *lay.dev, lay.dev->record());
-    phase_scope wait(*lay.dev, timer, phase::comm_wait);
-    lay.comm->all_to_all(s.send.data(), s.recv.data(), per_rank, comm::dtype::u8);
+// Moves the rows member i holds of this member's head slice of `t` between the group's
+// sorted order and a packed block: out of it with `take`, else into it.
+void move_rows(const ulysses_layout& lay, const ulysses_tensor& t, int i, bool take,
+               unsigned char* packed) {
+    const std::int64_t outer = lay.batch * (t.heads / lay.comm->size());
+    const auto index = lay.index[static_cast<std::size_t>(i)].view();
+    if (take)
+        kernels::take_rows(*lay.dev, row_bytes(lay, t), outer, group_rows(lay), index, t.src,
+                           packed);
+    else
+        kernels::put_rows(*lay.dev, row_bytes(lay, t), outer, group_rows(lay), index, packed,
+                          t.dst);
+}
+
+// Both directions: fill send block j with `pack(t, j, block)` for every tensor in order
+// (compute), the all-to-all after it (comm_wait), then unpack receive block i, which member
+// i sent, with `unpack(t, i, block)` (compute).
+template <class Pack, class Unpack>
+void exchange(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
+              ulysses_scratch& s, phase_timer& timer, Pack pack, Unpack unpack) {
+    kernels::executor& dev = *lay.dev;
+    const std::size_t per_rank = ulysses_bytes_per_rank(lay, tensors);
+    ulysses_reserve(lay, per_rank, s);
+    auto each_block = [&](unsigned char* buffer, auto&& move) {
+        phase_scope compute(dev, timer, phase::compute);
+        for (int j = 0; j < lay.comm->size(); ++j) {
+            unsigned char* block = buffer + per_rank * static_cast<std::size_t>(j);
+            for (const auto& t : tensors) {
+                move(t, j, block);
+                block += slice_bytes(lay, t);
+            }
+        }
+    };
+    each_block(s.send.data(), pack);
+    // The all-to-all, after the packing that wrote the send block and the unpacking that last
+    // read the receive block (both on the compute stream before this point).
+    order_comm_after(*lay.comm, dev, dev.record());
+    {
+        phase_scope wait(dev, timer, phase::comm_wait);
+        lay.comm->all_to_all(s.send.data(), s.recv.data(), per_rank, comm::dtype::u8);
+    }
+    each_block(s.recv.data(), unpack);
 }
 
 } // namespace
@@ -96,70 +128,22 @@ void ulysses_reserve(const ulysses_layout& lay, std::size_t bytes_per_rank, ulys
 
 void ulysses_to_heads(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
                       ulysses_scratch& s, phase_timer& timer) {
-    kernels::executor& dev = *lay.dev;
-    const int u = lay.comm->size();
-    const std::size_t per_rank = ulysses_bytes_per_rank(lay, tensors);
-    ulysses_reserve(lay, per_rank, s);
-    {
-        // Block j of the send buffer: head slice j of every tensor, in tensor order.
-        phase_scope compute(dev, timer, phase::compute);
-        for (int j = 0; j < u; ++j) {
-            unsigned char* out = s.send.data() + per_rank * static_cast<std::size_t>(j);
-            for (const auto& t : tensors) {
-                const std::int64_t hp = t.heads / u;
-                for (std::int64_t b = 0; b < lay.batch; ++b)
-                    dev.copy(out + packed_offset(lay, t, hp, b),
-                             bytes(t.src) + seq_offset(lay, t, b, j * hp),
-                             head_block_bytes(lay, t, hp));
-                out += slice_bytes(lay, t);
-            }
-        }
-    }
-    exchange(lay, per_rank, s, timer);
-    phase_scope compute(dev, timer, phase::compute);
-    // Block i came from member i: its rows go to their places in the group's sorted order.
-    for (int i = 0; i < u; ++i) {
-        const unsigned char* in = s.recv.data() + per_rank * static_cast<std::size_t>(i);
-        for (const auto& t : tensors) {
-            kernels::put_rows(dev, row_bytes(lay, t), lay.batch * (t.heads / u), group_rows(lay),
-                              lay.index[static_cast<std::size_t>(i)].view(), in, t.dst);
-            in += slice_bytes(lay, t);
-        }
-    }
+    // Send block j: head slice j of every tensor; receive block i: member i's rows, put in
+    // their places in the group's sorted order.
+    exchange(
+        lay, tensors, s, timer,
+        [&](const ulysses_tensor& t, int j, unsigned char* b) { copy_heads(lay, t, j, true, b); },
+        [&](const ulysses_tensor& t, int i, unsigned char* b) { move_rows(lay, t, i, false, b); });
 }
 
 void ulysses_to_sequence(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tensors,
                          ulysses_scratch& s, phase_timer& timer) {
-    kernels::executor& dev = *lay.dev;
-    const int u = lay.comm->size();
-    const std::size_t per_rank = ulysses_bytes_per_rank(lay, tensors);
-    ulysses_reserve(lay, per_rank, s);
-    {
-        // Block j: the rows member j holds, of this member's head slice of every tensor.
-        phase_scope compute(dev, timer, phase::compute);
-        for (int j = 0; j < u; ++j) {
-            unsigned char* out = s.send.data() + per_rank * static_cast<std::size_t>(j);
-            for (const auto& t : tensors) {
-                kernels::take_rows(dev, row_bytes(lay, t), lay.batch * (t.heads / u),
-                                   group_rows(lay), lay.index[static_cast<std::size_t>(j)].view(),
-                                   t.src, out);
-                out += slice_bytes(lay, t);
-            }
-        }
-    }
-    exchange(lay, per_rank, s, timer);
-    phase_scope compute(dev, timer, phase::compute);
-    // Block i holds member i's head slice of our rows.
-    for (int i = 0; i < u; ++i) {
-        const unsigned char* in = s.recv.data() + per_rank * static_cast<std::size_t>(i);
-        for (const auto& t : tensors) {
-            const std::int64_t hp = t.heads / u;
-            for (std::int64_t b = 0; b < lay.batch; ++b)
-                dev.copy(bytes(t.dst) + seq_offset(lay, t, b, i * hp),
-                         in + packed_offset(lay, t, hp, b), head_block_bytes(lay, t, hp));
-            in += slice_bytes(lay, t);
-        }
-    }
+    // Send block j: the rows member j holds, of this member's head slice of every tensor;
+    // receive block i: member i's head slice of our rows.
+    exchange(
+        lay, tensors, s, timer,
+        [&](const ulysses_tensor& t, int j, unsigned char* b) { move_rows(lay, t, j, true, b); },
+        [&](const ulysses_tensor& t, int i, unsigned char* b) { copy_heads(lay, t, i, false, b); });
 }
 
 } // namespace ringscale::jobs::schemes

@@ -59,12 +59,12 @@ void gelu_bwd(executor&, std::size_t n, const float* x, const float* dy, float* 
 
 void to_bhsd(executor&, const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
              std::int64_t cols, std::int64_t col0, float* dst) {
-    to_bhsd(s, heads, d, src, cols, col0, dst);
+    copy_bhsd(true, s, heads, d, src, cols, col0, dst);
 }
 
 void from_bhsd(executor&, const batch_shape& s, std::int64_t heads, std::int64_t d,
                const float* src, std::int64_t cols, std::int64_t col0, float* dst) {
-    from_bhsd(s, heads, d, src, cols, col0, dst);
+    copy_bhsd(false, s, heads, d, src, cols, col0, dst);
 }
 
 double cross_entropy_fwd(executor&, std::size_t t, std::size_t v, std::size_t total,

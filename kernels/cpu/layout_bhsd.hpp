@@ -9,11 +9,9 @@
 
 namespace ringscale::kernels::cpu {
 
-/// Token-major [batch, rows, cols] columns [col0, col0 + heads*D) -> BHSD [batch, heads, rows, D].
-void to_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
-             std::int64_t cols, std::int64_t col0, float* dst);
-/// Inverse of to_bhsd: BHSD -> columns [col0, col0 + heads*D) of token-major [.., cols].
-void from_bhsd(const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
+/// With `to`: token-major [batch, rows, cols] columns [col0, col0 + heads*D) -> BHSD [batch,
+/// heads, rows, D]; without: the inverse, BHSD -> those columns of token-major [.., cols].
+void copy_bhsd(bool to, const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,
                std::int64_t cols, std::int64_t col0, float* dst);
 
 } // namespace ringscale::kernels::cpu

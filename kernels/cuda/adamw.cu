@@ -1,16 +1,13 @@
 #include "kernels/cuda/adamw.cuh"
-#include "src/base/cuda_runtime/cuda_check.hpp"
+#include "kernels/cuda/elementwise.cuh"
 
 #include "src/base/error.hpp"
 
 #include <cmath>
-#include <cuda_runtime.h>
 
 namespace ringscale::kernels::cuda {
 
 namespace {
-
-constexpr int threads_per_block = 256;
 
 struct adamw_scalars {
     float lr, beta1, beta2, eps, decay, one_m_b1, one_m_b2, bc1, bc2;
@@ -19,8 +16,7 @@ struct adamw_scalars {
 // __fmul_rn/__fadd_rn forbid FMA contraction, so each operation rounds as the CPU's does.
 __global__ void adamw_kernel(adamw_scalars s, std::size_t n, float* param, const float* grad,
                              float* m, float* v) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    RINGSCALE_GRID_STRIDE(k, n) {
         const float g = grad[k];
         const float mk = __fadd_rn(__fmul_rn(s.beta1, m[k]), __fmul_rn(s.one_m_b1, g));
         const float vk =
@@ -62,10 +58,7 @@ void adamw_step_cuda(const adamw_params& hp, std::int64_t step, std::size_t n, f
     s.one_m_b2 = 1.0f - hp.beta2;
     s.bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(hp.beta1), t));
     s.bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(hp.beta2), t));
-    const std::size_t blocks = (n + threads_per_block - 1) / threads_per_block;
-    adamw_kernel<<<static_cast<int>(blocks < 65535 ? blocks : 65535), threads_per_block, 0,
-                   static_cast<cudaStream_t>(stream)>>>(s, n, param, grad, m, v);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+    launch_elementwise(adamw_kernel, n, stream, s, n, param, grad, m, v);
 }
 
 } // namespace ringscale::kernels::cuda

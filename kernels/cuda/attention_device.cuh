@@ -52,15 +52,6 @@ inline void check_attention_launch(const char* who, const attention_shape& s,
                           std::string(who) + ": O, dQ, dK, dV must be 8-byte aligned");
 }
 
-/// Threads per block of the elementwise kernels (conversions, fills) and their grid for n
-/// elements (grid-stride loops cover the rest past 65535 blocks).
-constexpr int elementwise_threads = 256;
-
-inline int elementwise_blocks(std::size_t n) {
-    const std::size_t blocks = (n + elementwise_threads - 1) / elementwise_threads;
-    return static_cast<int>(blocks < 65535 ? blocks : 65535);
-}
-
 /// Sorted global token position of row `i`: ptr[i], or first + i when ptr is nullptr
 /// (kernels/attention_rows.hpp, host and device, unit-tested on the CPU).
 __device__ __forceinline__ std::int64_t position_at(const std::int64_t* ptr, std::int64_t first,

@@ -3,6 +3,7 @@
 #include "kernels/cuda/attention_fwd.cuh"
 #include "kernels/cuda/attention_mask.cuh"
 #include "kernels/cuda/attention_sm90.cuh"
+#include "kernels/cuda/elementwise.cuh"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 
 #include <cuda_runtime.h>
@@ -290,9 +291,9 @@ void launch_fwd_of(const fwd_params& p, const mask_view& mask, std::int64_t batc
 }
 
 __global__ void fill_kernel(std::size_t n, float value, float* dst) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    RINGSCALE_GRID_STRIDE(k, n) {
         dst[k] = value;
+    }
 }
 
 } // namespace
@@ -304,10 +305,7 @@ void attention_fwd_init_cuda(const attention_shape& shape, float* o, float* lse,
     const auto rows = static_cast<std::size_t>(shape.batch * shape.heads * shape.q_len);
     if (o_elems > 0)
         RINGSCALE_CUDA_CALL(cudaMemsetAsync(o, 0, o_elems * sizeof(float), s));
-    if (rows == 0)
-        return;
-    fill_kernel<<<elementwise_blocks(rows), elementwise_threads, 0, s>>>(rows, -INFINITY, lse);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+    launch_elementwise(fill_kernel, rows, s, rows, -INFINITY, lse);
 }
 
 void attention_fwd_cuda(const attention_shape& shape, attn_dtype dtype, const void* q,

@@ -2,9 +2,7 @@
 // (attention_fwd.cuh: to_attn_dtype_cuda, from_attn_dtype_cuda, round_values_cuda).
 #include "kernels/cuda/attention_device.cuh"
 #include "kernels/cuda/attention_fwd.cuh"
-#include "src/base/cuda_runtime/cuda_check.hpp"
-
-#include <cuda_runtime.h>
+#include "kernels/cuda/elementwise.cuh"
 
 namespace ringscale::kernels::cuda {
 
@@ -14,23 +12,23 @@ using namespace attn;
 
 template <typename T>
 __global__ void to_dtype_kernel(std::size_t n, const float* src, T* dst) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    RINGSCALE_GRID_STRIDE(k, n) {
         dst[k] = T(src[k]); // round to nearest even
+    }
 }
 
 template <typename T>
 __global__ void from_dtype_kernel(std::size_t n, const T* src, float* dst) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    RINGSCALE_GRID_STRIDE(k, n) {
         dst[k] = static_cast<float>(src[k]);
+    }
 }
 
 template <typename T>
 __global__ void round_kernel(std::size_t n, float* x) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    RINGSCALE_GRID_STRIDE(k, n) {
         x[k] = static_cast<float>(T(x[k])); // round to nearest even, widen exactly
+    }
 }
 
 } // namespace
@@ -41,41 +39,28 @@ const char* to_string(attn_dtype dtype) {
 
 void to_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const float* src, void* dst,
                         void* stream) {
-    if (n == 0)
-        return;
-    const auto s = static_cast<cudaStream_t>(stream);
     if (dtype == attn_dtype::bf16)
-        to_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, src, static_cast<__nv_bfloat16*>(dst));
+        launch_elementwise(to_dtype_kernel<__nv_bfloat16>, n, stream, n, src,
+                           static_cast<__nv_bfloat16*>(dst));
     else
-        to_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, src, static_cast<__half*>(dst));
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+        launch_elementwise(to_dtype_kernel<__half>, n, stream, n, src, static_cast<__half*>(dst));
 }
 
 void from_attn_dtype_cuda(attn_dtype dtype, std::size_t n, const void* src, float* dst,
                           void* stream) {
-    if (n == 0)
-        return;
-    const auto s = static_cast<cudaStream_t>(stream);
     if (dtype == attn_dtype::bf16)
-        from_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, static_cast<const __nv_bfloat16*>(src), dst);
+        launch_elementwise(from_dtype_kernel<__nv_bfloat16>, n, stream, n,
+                           static_cast<const __nv_bfloat16*>(src), dst);
     else
-        from_dtype_kernel<<<elementwise_blocks(n), elementwise_threads, 0, s>>>(
-            n, static_cast<const __half*>(src), dst);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+        launch_elementwise(from_dtype_kernel<__half>, n, stream, n, static_cast<const __half*>(src),
+                           dst);
 }
 
 void round_values_cuda(attn_dtype dtype, std::size_t n, float* x, void* stream) {
-    if (n == 0)
-        return;
-    const auto s = static_cast<cudaStream_t>(stream);
     if (dtype == attn_dtype::bf16)
-        round_kernel<__nv_bfloat16><<<elementwise_blocks(n), elementwise_threads, 0, s>>>(n, x);
+        launch_elementwise(round_kernel<__nv_bfloat16>, n, stream, n, x);
     else
-        round_kernel<__half><<<elementwise_blocks(n), elementwise_threads, 0, s>>>(n, x);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+        launch_elementwise(round_kernel<__half>, n, stream, n, x);
 }
 
 } // namespace ringscale::kernels::cuda

@@ -57,12 +57,12 @@ void gelu_bwd(executor& exec, std::size_t n, const float* x, const float* dy, fl
 
 void to_bhsd(executor& exec, const batch_shape& s, std::int64_t heads, std::int64_t d,
              const float* src, std::int64_t cols, std::int64_t col0, float* dst) {
-    to_bhsd_cuda(s.batch, s.rows, heads, d, src, cols, col0, dst, exec.stream());
+    copy_bhsd_cuda(true, s.batch, s.rows, heads, d, src, cols, col0, dst, exec.stream());
 }
 
 void from_bhsd(executor& exec, const batch_shape& s, std::int64_t heads, std::int64_t d,
                const float* src, std::int64_t cols, std::int64_t col0, float* dst) {
-    from_bhsd_cuda(s.batch, s.rows, heads, d, src, cols, col0, dst, exec.stream());
+    copy_bhsd_cuda(false, s.batch, s.rows, heads, d, src, cols, col0, dst, exec.stream());
 }
 
 double cross_entropy_fwd(executor& exec, std::size_t t, std::size_t v, std::size_t total,

@@ -2,42 +2,31 @@
 // Aᵀ with leading dimension c. So each row-major product C = A·B is issued as the column-major
 // Cᵀ = Bᵀ·Aᵀ, with every operand's leading dimension its row-major column count.
 #include "kernels/cuda/dense.cuh"
-#include "src/base/cuda_runtime/cuda_check.hpp"
+#include "kernels/cuda/elementwise.cuh"
 
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 
 namespace ringscale::kernels::cuda {
 
 namespace {
 
-constexpr int threads_per_block = 256;
-constexpr int max_blocks = 65535;
-
 // y[t, o] = b[o] for every token: the GEMM then adds x·Wᵀ with beta = 1.
 __global__ void bias_broadcast_kernel(std::size_t tokens, std::size_t out, const float* b,
                                       float* y) {
-    const std::size_t n = tokens * out;
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    RINGSCALE_GRID_STRIDE(i, tokens * out) {
         y[i] = b[i % out];
+    }
 }
 
 // db[o] += Σ_t dy[t, o], one thread per column summing in double (adjacent threads read
 // adjacent columns, so each row is read coalesced). Deterministic.
 __global__ void bias_grad_kernel(std::size_t tokens, std::size_t out, const float* dy, float* db) {
-    for (std::size_t o = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; o < out;
-         o += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    RINGSCALE_GRID_STRIDE(o, out) {
         double sum = 0.0;
         for (std::size_t t = 0; t < tokens; ++t)
             sum += dy[t * out + o];
         db[o] += static_cast<float>(sum);
     }
-}
-
-int blocks_for(std::size_t n) {
-    const std::size_t blocks = (n + threads_per_block - 1) / threads_per_block;
-    return static_cast<int>(blocks < max_blocks ? blocks : max_blocks);
 }
 
 cublasHandle_t handle_of(cublas_context& ctx) {
@@ -53,9 +42,8 @@ void linear_fwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x,
     const int out = static_cast<int>(s.out);
     float beta = 0.0f;
     if (b) {
-        bias_broadcast_kernel<<<blocks_for(s.tokens * s.out), threads_per_block, 0,
-                                static_cast<cudaStream_t>(ctx.stream())>>>(s.tokens, s.out, b, y);
-        RINGSCALE_CUDA_CALL(cudaGetLastError());
+        launch_elementwise(bias_broadcast_kernel, s.tokens * s.out, ctx.stream(), s.tokens, s.out,
+                           b, y);
         beta = 1.0f;
     }
     const float alpha = 1.0f;
@@ -78,11 +66,8 @@ void linear_bwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x,
     // stored as dyᵀ[out, tokens] (ld out), so it needs OP_T. beta = 1 accumulates.
     RINGSCALE_CUBLAS_CALL(cublasSgemm(handle_of(ctx), CUBLAS_OP_N, CUBLAS_OP_T, in, out, tokens,
                                       &one, x, in, dy, out, &one, dw, in));
-    if (db) {
-        bias_grad_kernel<<<blocks_for(s.out), threads_per_block, 0,
-                           static_cast<cudaStream_t>(ctx.stream())>>>(s.tokens, s.out, dy, db);
-        RINGSCALE_CUDA_CALL(cudaGetLastError());
-    }
+    if (db)
+        launch_elementwise(bias_grad_kernel, s.out, ctx.stream(), s.tokens, s.out, dy, db);
 }
 
 } // namespace ringscale::kernels::cuda

@@ -31,6 +31,16 @@ int attribute(cudaDeviceAttr attr, int device) {
     return value;
 }
 
+/// cudaDeviceGetPCIBusId's id of `device`, "" when the runtime does not say.
+std::string bus_id(int device) {
+    char id[32] = {};
+    if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) {
+        cudaGetLastError();
+        return std::string();
+    }
+    return std::string(id);
+}
+
 } // namespace
 
 int gpu_count() {
@@ -47,14 +57,6 @@ std::string gpu_peer_topology() {
             return -1;
         }
         return value;
-    };
-    auto bus_id = [](int device) {
-        char id[32] = {};
-        if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) {
-            cudaGetLastError();
-            return std::string();
-        }
-        return std::string(id);
     };
     for (int a = 0; a < n; ++a)
         for (int b = a + 1; b < n; ++b) {
@@ -79,11 +81,7 @@ gpu_info current_gpu_info() {
     RINGSCALE_CUDA_CALL(cudaGetDeviceProperties(&prop, g.index));
     g.name = prop.name;
     g.uuid = uuid_text(prop.uuid);
-    char bus[32] = {0};
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, g.index) == cudaSuccess)
-        g.pci_bus_id = bus;
-    else
-        cudaGetLastError();
+    g.pci_bus_id = bus_id(g.index);
     g.cc_major = prop.major;
     g.cc_minor = prop.minor;
     g.sm_count = prop.multiProcessorCount;

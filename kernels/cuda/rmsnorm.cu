@@ -1,3 +1,4 @@
+#include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 
@@ -53,8 +54,7 @@ __global__ void rmsnorm_fwd_kernel(std::size_t rows, std::size_t dim, float eps,
 // may overwrite dy.
 __global__ void rmsnorm_dgamma_kernel(std::size_t rows, std::size_t dim, const float* x,
                                       const float* inv_rms, const float* dy, float* dgamma) {
-    for (std::size_t j = blockIdx.x * blockDim.x + threadIdx.x; j < dim;
-         j += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    RINGSCALE_GRID_STRIDE(j, dim) {
         float sum = 0.0f;
         for (std::size_t r = 0; r < rows; ++r)
             sum += dy[r * dim + j] * x[r * dim + j] * inv_rms[r];
@@ -106,10 +106,7 @@ void rmsnorm_bwd_cuda(std::size_t rows, std::size_t dim, const float* x, const f
                       void* stream) {
     check_shape("rmsnorm_bwd_cuda", rows, dim, 0.0f);
     const auto s = static_cast<cudaStream_t>(stream);
-    const std::size_t col_blocks = (dim + threads_per_block - 1) / threads_per_block;
-    rmsnorm_dgamma_kernel<<<static_cast<int>(col_blocks < max_blocks ? col_blocks : max_blocks),
-                            threads_per_block, 0, s>>>(rows, dim, x, inv_rms, dy, dgamma);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+    launch_elementwise(rmsnorm_dgamma_kernel, dim, s, rows, dim, x, inv_rms, dy, dgamma);
     rmsnorm_dx_kernel<<<row_blocks(rows), threads_per_block, 0, s>>>(rows, dim, x, gamma, inv_rms,
                                                                      dy, dx);
     RINGSCALE_CUDA_CALL(cudaGetLastError());

@@ -1,13 +1,9 @@
+#include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/rows.cuh"
-#include "src/base/cuda_runtime/cuda_check.hpp"
-
-#include <cuda_runtime.h>
 
 namespace ringscale::kernels::cuda {
 
 namespace {
-
-constexpr int threads_per_block = 256;
 
 // One thread per 4-byte word of the moved rows; `take` reads the indexed side.
 __global__ void move_rows_kernel(std::size_t words_per_row, std::int64_t outer,
@@ -15,8 +11,7 @@ __global__ void move_rows_kernel(std::size_t words_per_row, std::int64_t outer,
                                  std::int64_t count, bool take, const std::uint32_t* src,
                                  std::uint32_t* dst) {
     const std::size_t total = static_cast<std::size_t>(outer * count) * words_per_row;
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < total;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    RINGSCALE_GRID_STRIDE(k, total) {
         const std::size_t w = k % words_per_row;
         const std::size_t row = k / words_per_row; // o * count + t
         const std::int64_t o = static_cast<std::int64_t>(row) / count;
@@ -31,14 +26,9 @@ __global__ void move_rows_kernel(std::size_t words_per_row, std::int64_t outer,
 }
 
 __global__ void add_kernel(std::size_t n, const float* a, const float* b, float* out) {
-    for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
-         k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    RINGSCALE_GRID_STRIDE(k, n) {
         out[k] = a[k] + b[k];
-}
-
-int grid_for(std::size_t n) {
-    const std::size_t blocks = (n + threads_per_block - 1) / threads_per_block;
-    return static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+    }
 }
 
 void move_rows(std::size_t row_bytes, std::int64_t outer, std::int64_t other_rows,
@@ -47,11 +37,9 @@ void move_rows(std::size_t row_bytes, std::int64_t outer, std::int64_t other_row
     if (outer <= 0 || count <= 0 || row_bytes == 0)
         return;
     const std::size_t words = row_bytes / 4;
-    const std::size_t total = static_cast<std::size_t>(outer * count) * words;
-    move_rows_kernel<<<grid_for(total), threads_per_block, 0, static_cast<cudaStream_t>(stream)>>>(
-        words, outer, other_rows, index, count, take, static_cast<const std::uint32_t*>(src),
-        static_cast<std::uint32_t*>(dst));
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+    launch_elementwise(move_rows_kernel, static_cast<std::size_t>(outer * count) * words, stream,
+                       words, outer, other_rows, index, count, take,
+                       static_cast<const std::uint32_t*>(src), static_cast<std::uint32_t*>(dst));
 }
 
 } // namespace
@@ -69,11 +57,7 @@ void put_rows_cuda(std::size_t row_bytes, std::int64_t outer, std::int64_t other
 }
 
 void add_cuda(std::size_t n, const float* a, const float* b, float* out, void* stream) {
-    if (n == 0)
-        return;
-    add_kernel<<<grid_for(n), threads_per_block, 0, static_cast<cudaStream_t>(stream)>>>(n, a, b,
-                                                                                         out);
-    RINGSCALE_CUDA_CALL(cudaGetLastError());
+    launch_elementwise(add_kernel, n, stream, n, a, b, out);
 }
 
 } // namespace ringscale::kernels::cuda

@@ -21,13 +21,11 @@ void embedding_fwd_cuda(std::size_t tokens, std::size_t vocab, std::size_t dim, 
 void embedding_bwd_cuda(std::size_t tokens, std::size_t vocab, std::size_t dim,
                         const std::int32_t* ids, const float* dout, float* dtable, void* stream);
 
-/// Token-major [batch, rows, cols] columns [col0, col0 + heads*d) -> BHSD [batch, heads, rows,
-/// d] (to_bhsd) and the inverse into those columns (from_bhsd, other columns untouched).
+/// With `to`: token-major [batch, rows, cols] columns [col0, col0 + heads*d) -> BHSD [batch,
+/// heads, rows, d]; without: the inverse into those columns (other columns untouched).
 /// DEVICE pointers, not overlapping; asynchronous on `stream`.
-void to_bhsd_cuda(std::int64_t batch, std::int64_t rows, std::int64_t heads, std::int64_t d,
-                  const float* src, std::int64_t cols, std::int64_t col0, float* dst, void* stream);
-void from_bhsd_cuda(std::int64_t batch, std::int64_t rows, std::int64_t heads, std::int64_t d,
-                    const float* src, std::int64_t cols, std::int64_t col0, float* dst,
-                    void* stream);
+void copy_bhsd_cuda(bool to, std::int64_t batch, std::int64_t rows, std::int64_t heads,
+                    std::int64_t d, const float* src, std::int64_t cols, std::int64_t col0,
+                    float* dst, void* stream);
 
 } // namespace ringscale::kernels::cuda

@@ -36,8 +36,10 @@ const char* to_string(error_kind kind) {
 void set_error_rank(int rank) {
     g_rank = rank;
 }
-int error_rank() {
-    return g_rank;
+
+std::string short_reason(const std::string& what) {
+    const auto pos = what.find("): ");
+    return pos == std::string::npos ? what : what.substr(pos + 3);
 }
 
 void throw_call_error(error_kind kind, const char* call, const std::string& detail,

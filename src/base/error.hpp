@@ -36,7 +36,10 @@ class not_compiled_error : public error {
 
 /// Record this process's rank so check-macro messages can name it (-1: no MPI).
 void set_error_rank(int rank);
-int error_rank();
+
+/// The detail of a wrapped failure, without the source location and call text
+/// ("file.cpp(12): call: reason" -> "reason").
+std::string short_reason(const std::string& what);
 
 /// Out-of-line thrower for the check macros: "<kind> error on rank R at file:line: call: detail".
 [[noreturn]] void throw_call_error(error_kind kind, const char* call, const std::string& detail,

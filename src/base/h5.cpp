@@ -86,16 +86,8 @@ hid_t native_type<double>() {
     return H5T_NATIVE_DOUBLE;
 }
 template <>
-hid_t native_type<float>() {
-    return H5T_NATIVE_FLOAT;
-}
-template <>
 hid_t native_type<std::int32_t>() {
     return H5T_NATIVE_INT32;
-}
-template <>
-hid_t native_type<std::int64_t>() {
-    return H5T_NATIVE_INT64;
 }
 template <>
 hid_t native_type<std::uint8_t>() {
@@ -229,11 +221,6 @@ std::vector<std::string> group::children() const {
     return names;
 }
 
-object group::open_dataset(const std::string& name) const {
-    require_hard_link(name);
-    return object(handle(RINGSCALE_H5_CALL(H5Dopen2(id(), name.c_str(), H5P_DEFAULT)), H5Dclose));
-}
-
 std::uint64_t group::object_address(const std::string& name) const {
     require_hard_link(name);
     H5O_info_t info{};
@@ -343,11 +330,7 @@ std::string group::read_string(const std::string& name) const {
 
 template void group::write<double>(const std::string&, const std::vector<double>&,
                                    const std::vector<hsize_t>&) const;
-template void group::write<float>(const std::string&, const std::vector<float>&,
-                                  const std::vector<hsize_t>&) const;
 template void group::write<std::int32_t>(const std::string&, const std::vector<std::int32_t>&,
-                                         const std::vector<hsize_t>&) const;
-template void group::write<std::int64_t>(const std::string&, const std::vector<std::int64_t>&,
                                          const std::vector<hsize_t>&) const;
 template void group::write<std::uint8_t>(const std::string&, const std::vector<std::uint8_t>&,
                                          const std::vector<hsize_t>&) const;

@@ -142,14 +142,13 @@ class group : public object {
                                           std::uint64_t max_points = UINT64_MAX) const;
     /// A string dataset of exactly one element (scalar or [1]).
     std::string read_string(const std::string& name) const;
-    object open_dataset(const std::string& name) const;
     /// The header of dataset `name`. Throws (hdf5 error naming it) when `name` is a soft or
     /// external link, or its data would be read from outside this file (external storage,
     /// a virtual dataset): a file must not make a reader open other files or devices.
     dataset_info inspect(const std::string& name) const;
     /// inspect()'s checks, the dataset left open: its header in `info`.
     handle open_checked(const std::string& name, dataset_info& info) const;
-    /// Throws unless `name` is a hard link in this group (open_group, open_dataset, read and
+    /// Throws unless `name` is a hard link in this group (open_group, read and
     /// object_address call it): a soft or external link is never followed.
     void require_hard_link(const std::string& name) const;
     /// The file address of the object `name` links to: two links to one object (hard links)

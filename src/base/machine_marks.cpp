@@ -154,21 +154,16 @@ drift_verdict judge_drift(const std::vector<probe>& probes, int cases) {
         const probe& p = probes[i];
         const double fc = p.compute_s / ref_c;
         const double fa = std::isfinite(p.allreduce_s) ? p.allreduce_s / ref_a : 0.0;
-        std::string why;
-        double how = 0;
-        if (fc > drift_tolerance_compute) {
-            why = fmt::format("the sentinel's compute probe before case {} took {:.2f}x the "
-                              "launch's fastest (tolerance {:.2f}x)",
-                              p.before_case, fc, drift_tolerance_compute);
-            how = fc / drift_tolerance_compute;
-        } else if (fa > drift_tolerance_allreduce) {
-            why = fmt::format("the sentinel's allreduce probe before case {} took {:.2f}x the "
-                              "launch's fastest (tolerance {:.2f}x)",
-                              p.before_case, fa, drift_tolerance_allreduce);
-            how = fa / drift_tolerance_allreduce;
-        }
-        if (why.empty())
+        const bool compute = fc > drift_tolerance_compute;
+        if (!compute && !(fa > drift_tolerance_allreduce))
             continue;
+        const double factor = compute ? fc : fa;
+        const double tolerance = compute ? drift_tolerance_compute : drift_tolerance_allreduce;
+        const std::string why =
+            fmt::format("the sentinel's {} probe before case {} took {:.2f}x "
+                        "the launch's fastest (tolerance {:.2f}x)",
+                        compute ? "compute" : "allreduce", p.before_case, factor, tolerance);
+        const double how = factor / tolerance;
         v.drifted = true;
         if (how > worst) {
             worst = how;

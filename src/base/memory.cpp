@@ -27,9 +27,6 @@ std::uint64_t read_kib_field(const char* path, const std::string& key) {
 }
 } // namespace
 
-std::uint64_t host_memory::current_bytes() {
-    return g_current.load();
-}
 std::uint64_t host_memory::peak_bytes() {
     return g_peak.load();
 }

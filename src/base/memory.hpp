@@ -11,9 +11,7 @@ namespace ringscale {
 
 /// Process-wide counters of bytes held in tracked buffers.
 struct host_memory {
-    /// Bytes currently held in tracked buffers.
-    static std::uint64_t current_bytes();
-    /// High-water mark of current_bytes() since the last reset_peak().
+    /// High-water mark of the bytes held in tracked buffers since the last reset_peak().
     static std::uint64_t peak_bytes();
     /// Start a new high-water mark at the current level.
     static void reset_peak();

@@ -60,12 +60,6 @@ machine::probe read_probe(const h5::group& g, std::uint64_t max_bytes) {
     return p;
 }
 
-/// "file.cpp(12): call: reason" -> "reason".
-std::string short_reason(const std::string& what) {
-    const auto pos = what.find("): ");
-    return pos == std::string::npos ? what : what.substr(pos + 3);
-}
-
 } // namespace
 
 void read_machine_state(const h5::group& g, results::case_record& rec, std::uint64_t max_bytes) {

@@ -60,11 +60,8 @@ std::string resolve_output_path(const launch_config& cfg, int world_size) {
     const char* job_id = std::getenv("SLURM_JOB_ID");
     const std::string tag = job_id && *job_id ? "j" + file_name_token(job_id)
                                               : fmt::format("p{}", static_cast<long>(getpid()));
-    std::string jobs;
-    for (const auto& j : cfg.jobs)
-        jobs += (jobs.empty() ? "" : "+") + j;
-    const fs::path file = out / fmt::format("ringscale_{}_np{}_{}_{}.h5", jobs, world_size,
-                                            utc_stamp("%Y%m%dT%H%M%SZ"), tag);
+    const fs::path file = out / fmt::format("ringscale_{}_np{}_{}_{}.h5", fmt::join(cfg.jobs, "+"),
+                                            world_size, utc_stamp("%Y%m%dT%H%M%SZ"), tag);
     return file.string();
 }
 

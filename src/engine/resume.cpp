@@ -29,12 +29,6 @@ bool is_results_name(const std::string& name) {
     return ends(".h5") || ends(".h5.part");
 }
 
-/// The detail of a wrapped HDF5 failure, without the source location and call text.
-std::string short_reason(const std::string& what) {
-    const auto pos = what.find("): ");
-    return pos == std::string::npos ? what : what.substr(pos + 3);
-}
-
 /// Case `name` of `cases`, when it counts as completed: the case_key of a case whose status
 /// is ok and which ringscale-stats would use. Whether it is usable is decided by the reader's
 /// own code (stored::read_case_record), so a case the statistics refuse is run again. "" when

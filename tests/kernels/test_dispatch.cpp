@@ -125,7 +125,7 @@ TEST(dispatch, the_cpu_executor_computes_what_the_cpu_kernels_compute_bit_for_bi
          [&](float* o) { kernels::gelu_fwd(exec, t * h, x.data(), o); }, t * h, "gelu");
     both(
         [&](float* o) {
-            cpu::to_bhsd({2, 12}, 2, 32, dy.data(), 3 * h, h, o);
+            cpu::copy_bhsd(true, {2, 12}, 2, 32, dy.data(), 3 * h, h, o);
         },
         [&](float* o) {
             kernels::to_bhsd(exec, {2, 12}, 2, 32, dy.data(), 3 * h, h, o);
