@@ -31,4 +31,14 @@ int blas_threads() {
     return openblas_get_num_threads();
 }
 
+serial_blas::serial_blas() : m_threads(blas_threads()) {
+    if (m_threads > 1)
+        set_blas_threads(1);
+}
+
+serial_blas::~serial_blas() {
+    if (m_threads > 1)
+        set_blas_threads(m_threads);
+}
+
 } // namespace ringscale::kernels

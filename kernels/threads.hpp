@@ -17,4 +17,19 @@ void set_blas_threads(int threads);
 /// Current BLAS thread count.
 int blas_threads();
 
+/// OpenBLAS on one thread while this lives (our own threads each call it on their own block,
+/// or a probe must time one core), the count it had back afterwards, however the scope ends.
+class serial_blas {
+  public:
+    serial_blas();
+    ~serial_blas();
+    serial_blas(const serial_blas&) = delete;
+    serial_blas& operator=(const serial_blas&) = delete;
+    /// The count before: the rank's thread budget.
+    int threads() const { return m_threads; }
+
+  private:
+    int m_threads;
+};
+
 } // namespace ringscale::kernels

@@ -115,8 +115,7 @@ void parallel_items(int threads, std::int64_t items, const Fn& fn) {
             fn(0, i);
         return;
     }
-    const int blas_saved = blas_threads();
-    set_blas_threads(1);
+    const serial_blas one_thread; // the launcher's count back when this returns or throws
     std::atomic<std::int64_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
@@ -135,7 +134,6 @@ void parallel_items(int threads, std::int64_t items, const Fn& fn) {
     work(0);
     for (std::thread& t : pool)
         t.join();
-    set_blas_threads(blas_saved);
     if (failure)
         std::rethrow_exception(failure);
 }

@@ -42,27 +42,6 @@ std::size_t rows_grain(std::size_t rows, int threads, std::size_t most) {
     return std::max<std::size_t>(32, std::min(most, share));
 }
 
-// The rank's thread budget for this call; OpenBLAS runs single-threaded meanwhile (each of
-// our threads calls it on its own block) and gets the budget back afterwards, so its own
-// workers never spin beside ours.
-class serial_blas {
-  public:
-    serial_blas() : m_threads(blas_threads()) {
-        if (m_threads > 1)
-            set_blas_threads(1);
-    }
-    ~serial_blas() {
-        if (m_threads > 1)
-            set_blas_threads(m_threads);
-    }
-    serial_blas(const serial_blas&) = delete;
-    serial_blas& operator=(const serial_blas&) = delete;
-    int threads() const { return m_threads; }
-
-  private:
-    int m_threads;
-};
-
 } // namespace
 
 void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y) {

@@ -36,11 +36,7 @@ kernels::linear_shape probe_shape(device_kind device) {
 // spread over 0.20-0.41 ms against 0.33-0.49 ms on one thread), which is noise to the drift
 // tolerance. A neighbour on the rank's other cores shows in the case's contention instead.
 double time_gemm(kernels::executor& dev) {
-    struct one_thread { // the launcher's count back however the probe ends
-        const int launcher = kernels::blas_threads();
-        one_thread() { kernels::set_blas_threads(1); }
-        ~one_thread() { kernels::set_blas_threads(launcher); }
-    } const guard;
+    const kernels::serial_blas one_thread;
     const kernels::linear_shape s = probe_shape(dev.kind());
     kernels::dev_buffer<float> x(dev, std::vector<float>(s.tokens * s.in, 0.5f));
     kernels::dev_buffer<float> w(dev, std::vector<float>(s.out * s.in, 0.25f));
