@@ -88,6 +88,7 @@ struct fit_quality {
     /// fixed), and its size.
     double one_regime_max_abs = unknown;
     double one_regime_worst_bytes = unknown;
+    int upper_sizes = 0; ///< two regimes: the sizes measured in the upper one
 };
 
 /// Fitted figures: compute per device key, links shared.

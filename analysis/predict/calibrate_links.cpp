@@ -103,9 +103,30 @@ link_set sizes_between(const link_set& rows, double lo, double hi) {
 
 /// Regime change: one alpha and beta misfits some size by more than 2x ...
 constexpr double regime_misfit = 0.6931471805599453; // log 2
-/// ... and two regimes, split between two measured sizes with two or more on each side, fit
-/// the sizes at least this much better (sum of |log ratio|): then the split is modelled.
+/// ... and two regimes, split between two measured sizes with two or more below, fit the
+/// sizes at least this much better (sum of |log ratio|): then the split is modelled.
 constexpr double regime_gain = 2.0;
+
+/// The upper regime of a split: alpha and beta fitted on its rows, or, where they are all of
+/// one size (a collapse seen only at the largest size measured), the lower regime's alpha and
+/// the busbw that size measured (one size cannot tell alpha from beta).
+link_figures fit_upper(const link_set& above, const link_figures& lo, double node_links) {
+    std::set<double> sizes;
+    for (const link_obs* o : above.first)
+        sizes.insert(o->bytes);
+    if (sizes.size() >= 2)
+        return fit_link(above.first, above.second, node_links);
+    std::vector<double> per_byte; // seconds per byte crossing, beyond the latency steps
+    for (std::size_t i = 0; i < above.first.size(); ++i) {
+        const std::vector<double> x = link_row(*above.first[i], node_links);
+        const double rest = above.second[i] - x[0] * lo.alpha_s;
+        if (std::isfinite(rest) && rest > 0 && x[1] > 0)
+            per_byte.push_back(rest / x[1]);
+    }
+    if (per_byte.empty())
+        return {};
+    return {lo.alpha_s, 1 / median_inplace(per_byte)};
+}
 
 /// One collective's figures: one regime, or two (link_figures' regime_bytes) where a busbw
 /// collapse or jump past some size makes one alpha and beta misfit; `q` says how well.
@@ -118,15 +139,17 @@ link_figures fit_regimes(const link_set& rows, double node_links, fit_quality& q
         sizes.push_back(b);
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    if (sizes.size() < 4 || !(q.max_abs > regime_misfit))
+    if (sizes.size() < 3 || !(q.max_abs > regime_misfit))
         return one;
     link_figures best = one;
     double best_cost = total(m1) / regime_gain;
-    for (std::size_t j = 1; j + 2 < sizes.size(); ++j) { // sizes[0..j] below, the rest above
+    for (std::size_t j = 1; j + 1 < sizes.size(); ++j) { // sizes[0..j] below, the rest above
         const link_set below = sizes_between(rows, 0, sizes[j]);
         const link_figures lo = fit_link(below.first, below.second, node_links);
-        const link_set above = sizes_between(rows, sizes[j + 1], INFINITY);
-        const link_figures hi = fit_link(above.first, above.second, node_links);
+        const link_figures hi =
+            fit_upper(sizes_between(rows, sizes[j + 1], INFINITY), lo, node_links);
+        if (!(hi.beta_bps > 0))
+            continue;
         link_figures two = lo;
         two.regime_bytes = std::sqrt(sizes[j] * sizes[j + 1]);
         two.alpha_above_s = hi.alpha_s;
@@ -140,6 +163,8 @@ link_figures fit_regimes(const link_set& rows, double node_links, fit_quality& q
     if (best.two_regimes()) {
         const fit_quality single = q;
         q = quality_of(rows, best, node_links);
+        q.upper_sizes = static_cast<int>(std::count_if(
+            sizes.begin(), sizes.end(), [&](double b) { return b >= best.regime_bytes; }));
         q.one_regime_max_abs = single.max_abs;
         q.one_regime_worst_bytes = single.worst_bytes;
     }

@@ -55,10 +55,13 @@ std::string fit_text(const fit_quality& q, bool link) {
                     format_bytes(q.min_bytes), format_bytes(q.max_bytes), q.sizes);
     if (std::isfinite(q.one_regime_max_abs))
         out += fmt::format("; one alpha and beta were {:.3g}x off at {}: a regime change, "
-                           "modelled as two",
-                           std::exp(q.one_regime_max_abs), format_bytes(q.one_regime_worst_bytes));
+                           "modelled as two{}",
+                           std::exp(q.one_regime_max_abs), format_bytes(q.one_regime_worst_bytes),
+                           q.upper_sizes == 1 ? " (the upper from its one size: its busbw, "
+                                                "the lower alpha)"
+                                              : "");
     else if (q.max_abs > std::log(2.0))
-        out += fmt::format("; {:.3g}x off at {}: a regime change not modelled (4 sizes or more "
+        out += fmt::format("; {:.3g}x off at {}: a regime change not modelled (3 sizes or more "
                            "needed)",
                            std::exp(q.max_abs), format_bytes(q.worst_bytes));
     return out;

@@ -37,11 +37,13 @@ fixture_case allreduce(std::int64_t bytes, double beta) {
     return f;
 }
 
-calibration calibrate(const char* name, bool collapse) {
+/// Allreduces of 64 KiB-64 MiB at 6 GB/s busbw, collapsed to 0.1 GB/s from `collapse` bytes
+/// (0: none).
+calibration calibrate(const char* name, std::int64_t collapse) {
     const std::string dir = ringscale::test_fixture::fixture_dir(name);
     fixture_file file;
     for (std::int64_t bytes = 64 << 10; bytes <= (64 << 20); bytes *= 4)
-        file.cases.push_back(allreduce(bytes, collapse && bytes >= (16 << 20) ? 0.1e9 : 6e9));
+        file.cases.push_back(allreduce(bytes, collapse > 0 && bytes >= collapse ? 0.1e9 : 6e9));
     write_fixture_file(dir + "/links.h5", file);
     const calibration_set set = gather_calibration(pool_cases(load_results({dir}, true).cases));
     std::vector<double> cy, ly;
@@ -52,7 +54,7 @@ calibration calibrate(const char* name, bool collapse) {
 } // namespace
 
 TEST(analysis_predict_quality, one_regime_fits_and_says_how_well) {
-    const calibration cal = calibrate("predict_quality_one", false);
+    const calibration cal = calibrate("predict_quality_one", 0);
     const link_figures lf = cal.per_op[0].at(coll::allreduce);
     EXPECT_FALSE(lf.two_regimes());
     EXPECT_NEAR(lf.beta_bps / 6e9, 1, 0.05);
@@ -65,7 +67,7 @@ TEST(analysis_predict_quality, one_regime_fits_and_says_how_well) {
 }
 
 TEST(analysis_predict_quality, a_busbw_collapse_is_a_second_regime) {
-    const calibration cal = calibrate("predict_quality_collapse", true);
+    const calibration cal = calibrate("predict_quality_collapse", 16 << 20);
     const link_figures lf = cal.per_op[0].at(coll::allreduce);
     ASSERT_TRUE(lf.two_regimes());
     EXPECT_NEAR(lf.regime_bytes, 8 << 20, 1); // between the sizes 4 MiB and 16 MiB
@@ -82,6 +84,22 @@ TEST(analysis_predict_quality, a_busbw_collapse_is_a_second_regime) {
     EXPECT_NEAR(coll_cost(coll::allreduce, 1 << 20, 2, link_level::intra, f).total() /
                     (2 * alpha + (1 << 20) / 6e9),
                 1, 0.05);
+}
+
+TEST(analysis_predict_quality, a_collapse_at_the_largest_size_alone_is_priced_from_there_on) {
+    // Issue 36's machine: reduce_scatter collapsed at 16 MiB, its largest size, alone; ZeRO-1's
+    // 8 MiB reduce-scatter then took 55 ms at P=2 where one alpha and beta priced 2 ms.
+    const calibration cal = calibrate("predict_quality_top", 64 << 20);
+    const link_figures lf = cal.per_op[0].at(coll::allreduce);
+    ASSERT_TRUE(lf.two_regimes());
+    EXPECT_NEAR(lf.regime_bytes, 32 << 20, 1); // between the sizes 16 MiB and 64 MiB
+    EXPECT_NEAR(lf.at(1 << 20).beta_bps / 6e9, 1, 0.05);
+    EXPECT_EQ(lf.at(64 << 20).alpha_s, lf.alpha_s); // one size: the lower regime's latency ...
+    EXPECT_NEAR(lf.at(64 << 20).beta_bps / 0.1e9, 1, 0.05); // ... and the busbw it measured
+    const fit_quality q = cal.per_op_quality[0].at(coll::allreduce);
+    EXPECT_EQ(q.upper_sizes, 1);
+    EXPECT_GT(q.one_regime_max_abs, std::log(2.0));
+    EXPECT_LT(q.max_abs, 0.05);
 }
 
 TEST(analysis_predict_quality, a_consistent_leave_one_p_out_bias_is_corrected) {
