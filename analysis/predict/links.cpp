@@ -72,10 +72,20 @@ cost every_rank_cost(coll op, double bytes, int group, int per_node, int flows, 
 
 } // namespace
 
+cost shared_cores(const cost& c, int per_node, const figures& f) {
+    const double ranks_per_core = per_node / f.node_cores;
+    if (f.gpu || !(ranks_per_core > 1))
+        return c;
+    cost out = c;
+    out.alpha[0] *= ranks_per_core;
+    out.beta[0] *= ranks_per_core;
+    return out;
+}
+
 cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figures& f,
                       mpi_call call, int shift) {
     if (per_node >= group)
-        return coll_cost(op, bytes, group, link_level::intra, f);
+        return shared_cores(coll_cost(op, bytes, group, link_level::intra, f), per_node, f);
     if (op == coll::sendrecv) {
         const int flows = sendrecv_flows(shift, group, per_node);
         cost c = shared_inter(coll_cost(op, bytes, group, link_level::inter, f), flows, f);
@@ -89,7 +99,8 @@ cost placed_coll_cost(coll op, double bytes, int group, int per_node, const figu
 
 cost alltoall_cost(double bytes, int group, int per_node, const figures& f, int flows) {
     if (per_node >= group)
-        return coll_cost(coll::alltoall, bytes, group, link_level::intra, f);
+        return shared_cores(coll_cost(coll::alltoall, bytes, group, link_level::intra, f), per_node,
+                            f);
     return every_rank_cost(coll::alltoall, bytes, group, per_node, flows > 0 ? flows : per_node, f,
                            mpi_call::blocking);
 }

@@ -45,6 +45,11 @@ bool every_rank_crosses(coll op);
 /// node for a shift of per_node (the collectives job's --shift node, a hybrid's ring hop).
 int sendrecv_flows(int shift, int group, int per_node);
 
+/// `c` with its intra-node time scaled by the node's ranks per core where they outnumber its
+/// CPU cores (figures::node_cores; not on a GPU): MPI's shared-memory transport moves and
+/// reduces with the ranks' own cores, so ranks sharing a core share its copy rate.
+cost shared_cores(const cost& c, int per_node, const figures& f);
+
 /// A collective over `group` ranks placed `per_node` to a node, as ringscale's jobs and the
 /// collectives job run it: inside one node coll_cost intra; over nodes, an every-rank op sends
 /// each rank's off-node share (g - per_node) / g over the inter level, shared by the node's

@@ -321,3 +321,20 @@ TEST(analysis_predict_links, hybrid_auto_degree_follows_the_job) {
     t.identity["kv_heads"] = "2";
     EXPECT_EQ(predict_target(t, f).label, "hybrid/u2");
 }
+
+TEST(analysis_predict_links, ranks_outnumbering_a_nodes_cores_share_its_copy_rate) {
+    // Issue 36: P=4 on 2 cores. MPI's shared-memory transport copies and reduces with the
+    // ranks' cores, so 2 ranks to a core take twice the time of the calibration's 1.
+    figures f;
+    f.links[0] = {20e-6, 4e9};
+    f.node_cores = 2;
+    const double alone = coll_cost(coll::allreduce, 8 << 20, 4, link_level::intra, f).total();
+    EXPECT_DOUBLE_EQ(placed_coll_cost(coll::allreduce, 8 << 20, 4, 4, f).total(), 2 * alone);
+    EXPECT_DOUBLE_EQ(alltoall_cost(8 << 20, 4, 4, f).total(),
+                     2 * coll_cost(coll::alltoall, 8 << 20, 4, link_level::intra, f).total());
+    f.node_cores = 4; // a core each: as calibrated
+    EXPECT_DOUBLE_EQ(placed_coll_cost(coll::allreduce, 8 << 20, 4, 4, f).total(), alone);
+    f.node_cores = 2;
+    f.gpu = true; // NCCL moves with the GPUs, not the host's cores
+    EXPECT_DOUBLE_EQ(placed_coll_cost(coll::allreduce, 8 << 20, 4, 4, f).total(), alone);
+}
