@@ -5,8 +5,9 @@ and with a busy-loop process pinned to one of the ranks' cores from the start of
 end. Checks:
   - the cases the busy loop overlapped (6, 7, 8) are marked contended in the file, with the
     reason; case 5, during which it started, may be either ("within one case");
-  - the cases before it are not marked, unless the machine was already busy before the
-    launch (measured here first: then that part cannot be checked and the test says so);
+  - the cases before it are not marked (the first may carry the launch's own start-up, a
+    rank waiting for a core), unless the machine was already busy before the launch
+    (measured here first: then that part cannot be checked and the test says so);
   - `ringscale-stats compare CLEAN LOADED` leaves the marked launches out and says why; with
     every launch of NEW marked it calls nothing a regression (the unmarked launches' own
     difference is the machine's noise and is not checked);
@@ -106,8 +107,16 @@ check(all(after), f"cases {LOAD_FROM + 1}-{CASES}, run beside the busy loop, are
 check(all("other processes used" in why or "waited for a core" in why
           for _, why, _ in cases[LOAD_FROM:]), "their marks say why")
 if ambient < 0.2:
-    before = [m for m, _, _ in cases[:LOAD_FROM - 1]]
-    check(not any(before), f"cases 1-{LOAD_FROM - 1}, before the busy loop, are not marked")
+    # The first case runs while the launch's own helpers (mpirun, its daemons' start-up
+    # threads) still compete with the ranks: a clean clone's run once marked it "a rank's
+    # threads waited for a core 0.25 of the time" with 0.01 cores busy before the launch. That
+    # wait was real, so case 1 may carry it; no other process's load may mark it, and cases
+    # 2-4 are not marked at all.
+    first_m, first_why, _ = cases[0]
+    check(not first_m or "waited for a core" in first_why,
+          "case 1 is not marked, or only for the launch's own start-up (waited for a core)")
+    before = [m for m, _, _ in cases[1:LOAD_FROM - 1]]
+    check(not any(before), f"cases 2-{LOAD_FROM - 1}, before the busy loop, are not marked")
 else:
     print(f"note: cases 1-{LOAD_FROM - 1} not checked: the machine was already busy on "
           f"{ambient:.2f} core(s) before the launch (other work), so they may rightly be marked")
