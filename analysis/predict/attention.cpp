@@ -70,7 +70,7 @@ work block_forward(const attention_problem& a, double q_rows, double k_rows, dou
     work w;
     w.attn_flop = 4 * a.batch * heads * a.head_dim * pairs;
     w.mem_bytes = a.batch * a.head_dim * (heads * q_rows + 2 * kv_heads * k_rows) * a.elem_bytes;
-    w.calls = 1;
+    w.calls = a.block_calls;
     return w;
 }
 

@@ -204,8 +204,10 @@ int ulysses_degree(const std::string& variant, int requested, const placement& w
 }
 
 step_prediction predict_attention(const std::string& scheme, int requested_u,
-                                  const attention_problem& a, const placement& where,
+                                  const attention_problem& problem, const placement& where,
                                   const figures& f, double width, int only_rank) {
+    attention_problem a = problem;
+    a.block_calls = f.gpu ? 1 : 0;
     step_prediction out;
     const int p = where.world;
     const int u = ulysses_degree(scheme, requested_u, where, a);

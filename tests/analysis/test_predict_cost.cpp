@@ -128,6 +128,25 @@ TEST(predict_cost, ring_forward_overlaps_each_hop_with_a_block) {
                      45);
 }
 
+TEST(predict_cost, attention_blocks_pay_the_per_call_overhead_on_a_gpu_only) {
+    // A GPU block is a kernel launch; a CPU block a function call (issue 36: ring at P=4 on
+    // 2 cores made 4x Ulysses' calls and measured the same time).
+    attention_problem a;
+    a.seq_len = 8;
+    a.heads = a.kv_heads = a.head_dim = 1;
+    a.layout = "contiguous";
+    figures f = simple(1, 0, 1e9);
+    f.compute.s_per_call = 100;
+    const step_prediction gpu = predict_attention("ring", 0, a, {4, 1, 4}, f, 1, 3);
+    ASSERT_TRUE(gpu.ok()) << gpu.refusal;
+    EXPECT_DOUBLE_EQ(gpu.time.calls, 4 * 100); // rank 3 computes a block against every rank
+    f.gpu = false;
+    const step_prediction cpu = predict_attention("ring", 0, a, {4, 1, 4}, f, 1, 3);
+    ASSERT_TRUE(cpu.ok()) << cpu.refusal;
+    EXPECT_DOUBLE_EQ(cpu.time.calls, 0);
+    EXPECT_DOUBLE_EQ(cpu.time.attn, gpu.time.attn);
+}
+
 TEST(predict_cost, ulysses_is_two_all_to_alls_around_local_attention) {
     attention_problem a;
     a.seq_len = 8;
