@@ -6,7 +6,6 @@
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <limits>
 

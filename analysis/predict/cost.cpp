@@ -1,7 +1,6 @@
 #include "cost.hpp"
 
 #include <cmath>
-#include <fmt/format.h>
 
 namespace ringscale::analysis::predict {
 

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <string>
 
 // Row kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks
 // one at run time (ifunc), so the binary runs on CPUs without AVX-512.

@@ -8,9 +8,6 @@
 #include <array>
 
 #include <cblas.h>
-#include <climits>
-#include <string>
-#include <vector>
 
 namespace ringscale::kernels::cpu {
 

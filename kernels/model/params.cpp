@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 namespace ringscale::kernels::model {
 

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <limits>
-#include <string>
 #include <vector>
 
 namespace ringscale::kernels::reference {

@@ -11,7 +11,6 @@
 #include "src/engine/results_writer.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
