@@ -3,7 +3,6 @@
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
-#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cblas.h>

@@ -2,7 +2,6 @@
 
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
-#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <array>

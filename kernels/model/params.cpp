@@ -1,7 +1,6 @@
 #include "kernels/model/params.hpp"
 
 #include "kernels/random.hpp"
-#include "src/base/error.hpp"
 #include "src/base/shape_rules.hpp"
 
 #include <algorithm>

@@ -1,7 +1,5 @@
 #include "kernels/reference/attention_ref.hpp"
 
-#include "src/base/error.hpp"
-
 #include <cmath>
 #include <limits>
 #include <vector>
