@@ -267,8 +267,8 @@ case_plan plan_one(
     return c;
 }
 
-} // namespace
-
+/// With --seq-len-per-rank in `p`: set "seq-len" to weak_seq_len(...) (what the case runs) and
+/// "scaling" to "weak".
 void set_weak_seq_len(params& p, int ranks) {
     const auto n = static_cast<std::int64_t>(p.size("seq-len-per-rank"));
     const auto layout = kernels::parse_layout(p.text("layout"));
@@ -276,6 +276,8 @@ void set_weak_seq_len(params& p, int ranks) {
                          weak_seq_len(n, p.text("seq-rule"), layout, ranks))));
     p.set(schema::attr::scaling, text_value("weak"));
 }
+
+} // namespace
 
 std::vector<case_plan> plan_attention_cases(
     const std::string& job, const std::vector<params>& sweep, const launch_info& launch,

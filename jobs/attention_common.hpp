@@ -61,9 +61,6 @@ const std::map<std::string, std::vector<std::string>>& seq_presets();
 /// nearest multiple of the layout's chunk count (P; zigzag 2P), at least one multiple. Pure.
 std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernels::layout layout,
                           int ranks);
-/// With --seq-len-per-rank in `p`: set "seq-len" to weak_seq_len(...) (what the case runs) and
-/// "scaling" to "weak".
-void set_weak_seq_len(params& p, int ranks);
 
 /// The mask options (window, docs, sparsity, sparse-pattern, sparse-block, dilation), the
 /// last of attention_options().

@@ -6,7 +6,6 @@
 #include "comm/topology.hpp"
 #include "jobs/attention_common.hpp"
 
-#include <memory>
 #include <string>
 
 namespace ringscale::jobs {

@@ -39,19 +39,15 @@ const job& find_job(const std::string& name) {
         fmt::format("--job: unknown job '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
-std::vector<const job*> find_jobs(const std::vector<std::string>& names) {
-    std::vector<const job*> jobs;
-    for (const auto& name : names)
-        jobs.push_back(&find_job(name));
-    return jobs;
-}
-
 } // namespace ringscale::jobs
 
 namespace ringscale {
 
 std::vector<scheduled_case> plan_launch(const launch_config& cfg, const jobs::launch_info& launch) {
-    return plan_launch(jobs::find_jobs(cfg.jobs), cfg, launch);
+    std::vector<const jobs::job*> jobs;
+    for (const auto& name : cfg.jobs)
+        jobs.push_back(&jobs::find_job(name));
+    return plan_launch(jobs, cfg, launch);
 }
 
 } // namespace ringscale

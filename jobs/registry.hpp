@@ -16,9 +16,6 @@ const std::vector<std::unique_ptr<job>>& all_jobs();
 /// The job called `name`; config_error listing the known jobs otherwise.
 const job& find_job(const std::string& name);
 
-/// The jobs called `names`, in that order; config_error for an unknown name.
-std::vector<const job*> find_jobs(const std::vector<std::string>& names);
-
 } // namespace ringscale::jobs
 
 namespace ringscale {

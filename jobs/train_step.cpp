@@ -22,7 +22,6 @@
 #include "kernels/model/reference_train.hpp"
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
-#include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>

@@ -3,7 +3,6 @@
 // kernels/cuda/adamw.cuh; on an executor, kernels/kernels.hpp).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 namespace ringscale::kernels {

@@ -24,12 +24,9 @@ const char* to_string(attn_path path) {
 }
 
 attn_path parse_attn_path(const std::string& text) {
-    if (text == "auto")
-        return attn_path::automatic;
-    if (text == "sm80")
-        return attn_path::sm80;
-    if (text == "sm90")
-        return attn_path::sm90;
+    for (attn_path p : {attn_path::automatic, attn_path::sm80, attn_path::sm90})
+        if (text == to_string(p))
+            return p;
     throw config_error(fmt::format("--attn-kernel: '{}' is not auto, sm80 or sm90", text));
 }
 

@@ -9,14 +9,9 @@
 namespace ringscale::kernels {
 
 layout parse_layout(const std::string& text) {
-    if (text == "contiguous")
-        return layout::contiguous;
-    if (text == "zigzag")
-        return layout::zigzag;
-    if (text == "striped")
-        return layout::striped;
-    if (text == "balanced")
-        return layout::balanced;
+    for (layout l : {layout::contiguous, layout::zigzag, layout::striped, layout::balanced})
+        if (text == to_string(l))
+            return l;
     throw config_error("unknown layout '" + text +
                        "' (expected contiguous, zigzag, striped or balanced)");
 }

@@ -3,7 +3,6 @@
 #include "src/base/results_schema.hpp"
 
 #include <iterator>
-#include <set>
 #include <sstream>
 
 namespace ringscale::analysis {

@@ -290,17 +290,12 @@ std::vector<family> find_families(const std::vector<pooled_case>& pooled) {
     return out;
 }
 
-std::vector<const case_data*> unmarked_launches(const pooled_case& p) {
-    std::vector<const case_data*> out;
-    for (const case_data* c : p.launches)
-        if (c->mark().empty())
-            out.push_back(c);
-    return out;
-}
-
 pooled_case without_marked(const pooled_case& p) {
     pooled_case out = p;
-    out.launches = unmarked_launches(p);
+    out.launches.clear();
+    for (const case_data* c : p.launches)
+        if (c->mark().empty())
+            out.launches.push_back(c);
     return out;
 }
 

@@ -50,10 +50,8 @@ struct pooled_case {
     std::string label() const;
 };
 
-/// Marks (issue 36): the launches of `p` that are not marked (case_data::mark).
-std::vector<const case_data*> unmarked_launches(const pooled_case& p);
-
-/// `p` with its marked launches left out (every other field as is).
+/// Marks (issue 36): `p` with its marked launches (case_data::mark) left out (every other field
+/// as is).
 pooled_case without_marked(const pooled_case& p);
 
 /// How many of `p`'s launches are marked and why, for a column or a note: "contended 2/3"

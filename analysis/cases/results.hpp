@@ -6,7 +6,6 @@
 #include "src/base/stored_case.hpp"
 
 #include <cstddef>
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>

@@ -7,11 +7,6 @@
 #include "src/base/error.hpp"
 #include "src/base/whole_file.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fmt/format.h>
-#include <fstream>
 #include <functional>
 #include <iostream>
 

@@ -14,7 +14,6 @@
 #include "src/base/text_file.hpp"
 
 #include <ctime>
-#include <filesystem>
 #include <fmt/format.h>
 #include <set>
 #include <sstream>

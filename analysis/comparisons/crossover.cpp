@@ -10,8 +10,6 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
-#include <set>
-#include <tuple>
 
 namespace ringscale::analysis {
 

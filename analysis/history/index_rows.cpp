@@ -1,6 +1,5 @@
 #include "index_rows.hpp"
 
-#include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
 #include <cmath>

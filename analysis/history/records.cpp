@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <fmt/format.h>
 #include <limits>
 
 namespace ringscale::analysis::history {

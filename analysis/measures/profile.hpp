@@ -6,7 +6,6 @@
 #include "analysis/cases/results.hpp"
 #include "analysis/presentation/table.hpp"
 
-#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -6,7 +6,6 @@
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <limits>
 
@@ -92,8 +91,7 @@ void throughput(const pooled_case& p, case_summary& s, const summary_options& op
     gate(s.comm_bw_per_rank, "per-rank communication bandwidth");
 }
 
-} // namespace
-
+/// Per-rank medians of time_s over the measured rows of one launch.
 std::vector<double> per_rank_medians(const case_data& c) {
     const auto rows = c.measured_rows();
     std::vector<double> out(c.world);
@@ -105,6 +103,8 @@ std::vector<double> per_rank_medians(const case_data& c) {
     }
     return out;
 }
+
+} // namespace
 
 case_summary summarize(const pooled_case& p, const summary_options& opt) {
     case_summary s;

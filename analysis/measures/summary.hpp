@@ -57,9 +57,6 @@ case_summary summarize(const pooled_case& c, const summary_options& opt);
 std::vector<case_summary> summarize_all(const std::vector<pooled_case>& cases,
                                         const summary_options& opt);
 
-/// Per-rank medians of time_s over the measured rows of one launch.
-std::vector<double> per_rank_medians(const case_data& c);
-
 /// Mean per rank and iteration of compute_s, comm_wait_s and the rest of time_s, in seconds
 /// (pooled over launches); NaN parts when the datasets are absent.
 struct time_breakdown {

@@ -136,18 +136,13 @@ std::string multi_term::text() const {
     return a.empty() ? b : b.empty() ? a : a + " * " + b;
 }
 
-std::vector<factor> p_factors() {
-    return factors({{-1, "-1"}, {-0.5, "-1/2"}, {0, "0"}, {0.5, "1/2"}, {1, "1"}, {2, "2"}});
-}
-
-std::vector<factor> s_factors() {
-    return factors({{0, "0"}, {0.5, "1/2"}, {1, "1"}, {1.5, "3/2"}, {2, "2"}, {3, "3"}});
-}
-
 std::vector<multi_term> multi_term_set() {
+    const auto p =
+        factors({{-1, "-1"}, {-0.5, "-1/2"}, {0, "0"}, {0.5, "1/2"}, {1, "1"}, {2, "2"}});
+    const auto s = factors({{0, "0"}, {0.5, "1/2"}, {1, "1"}, {1.5, "3/2"}, {2, "2"}, {3, "3"}});
     std::vector<multi_term> out;
-    for (const factor& fs : s_factors())
-        for (const factor& fp : p_factors())
+    for (const factor& fs : s)
+        for (const factor& fp : p)
             if (!fs.is_one() || !fp.is_one())
                 out.push_back({fp, fs});
     return out;

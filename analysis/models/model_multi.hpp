@@ -31,11 +31,8 @@ struct multi_term {
     std::string text() const; ///< "S^2 * p^(-1)", "S * log2(p)"
 };
 
-/// Factors of p: exponents {-1, -1/2, 0, 1/2, 1, 2} x log powers {0, 1}.
-std::vector<factor> p_factors();
-/// Factors of S: exponents {0, 1/2, 1, 3/2, 2, 3} x log powers {0, 1}.
-std::vector<factor> s_factors();
-/// Every product of a p factor and an S factor except the constant 1.
+/// Every product of a p factor (exponents {-1, -1/2, 0, 1/2, 1, 2}) and an S factor (exponents
+/// {0, 1/2, 1, 3/2, 2, 3}), each x log powers {0, 1}, except the constant 1.
 std::vector<multi_term> multi_term_set();
 
 /// One measured point of a two-parameter study.

@@ -28,13 +28,14 @@ std::string group_label(const pooled_case& c) {
     return s;
 }
 
-} // namespace
-
+/// The sequence length a pooled case ran (its seq_len attribute, identity or derived), or 0.
 double case_seq_len(const pooled_case& c) {
     if (c.launches.empty())
         return 0;
     return c.launches.front()->number(schema::attr::seq_len).value_or(0.0);
 }
+
+} // namespace
 
 std::vector<study_model> fit_study_models(const std::vector<pooled_case>& pooled,
                                           const std::vector<point2>& at, std::size_t replicates,

@@ -20,9 +20,6 @@ struct study_model {
     std::vector<multi_prediction> predictions;
 };
 
-/// The sequence length a pooled case ran (its seq_len attribute, identity or derived), or 0.
-double case_seq_len(const pooled_case& c);
-
 /// Fit t(p, S) for every group with 3+ distinct P and S (6+ points); predict at `at` with
 /// `replicates` bootstrap refits (none when `at` is empty).
 std::vector<study_model> fit_study_models(const std::vector<pooled_case>& pooled,

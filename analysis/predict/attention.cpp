@@ -4,9 +4,6 @@
 #include "src/base/error.hpp"
 #include "src/base/shape_rules.hpp"
 
-#include <cmath>
-#include <fmt/format.h>
-
 namespace ringscale::analysis::predict {
 
 namespace {

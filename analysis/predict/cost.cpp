@@ -1,7 +1,6 @@
 #include "cost.hpp"
 
 #include <cmath>
-#include <fmt/format.h>
 
 namespace ringscale::analysis::predict {
 
@@ -9,11 +8,21 @@ const char* to_string(link_level l) {
     return l == link_level::intra ? "intra" : "inter";
 }
 
-bool parse_coll(const std::string& op, coll& out, mpi_call* call) {
+namespace {
+
+/// The blocking collectives by name (parse_coll and to_string).
+const std::map<std::string, coll>& coll_names() {
     static const std::map<std::string, coll> names = {
         {"sendrecv", coll::sendrecv},   {"allreduce", coll::allreduce},
         {"allgather", coll::allgather}, {"reduce_scatter", coll::reduce_scatter},
         {"alltoall", coll::alltoall},   {"broadcast", coll::broadcast}};
+    return names;
+}
+
+} // namespace
+
+bool parse_coll(const std::string& op, coll& out, mpi_call* call) {
+    const std::map<std::string, coll>& names = coll_names();
     static const std::map<std::string, coll> nonblocking = {
         {"iallreduce", coll::allreduce},
         {"iallgather", coll::allgather},
@@ -31,35 +40,15 @@ bool parse_coll(const std::string& op, coll& out, mpi_call* call) {
 }
 
 const char* to_string(coll op) {
-    switch (op) {
-    case coll::sendrecv:
-        return "sendrecv";
-    case coll::allreduce:
-        return "allreduce";
-    case coll::allgather:
-        return "allgather";
-    case coll::reduce_scatter:
-        return "reduce_scatter";
-    case coll::alltoall:
-        return "alltoall";
-    case coll::broadcast:
-        return "broadcast";
-    }
+    for (const auto& [name, c] : coll_names())
+        if (c == op)
+            return name.c_str();
     return "?";
 }
 
 double busbw_factor(coll op, int group) {
-    const double g = group;
-    switch (op) {
-    case coll::allreduce:
-        return 2 * (g - 1) / g;
-    case coll::allgather:
-    case coll::reduce_scatter:
-    case coll::alltoall:
-        return (g - 1) / g;
-    default:
-        return 1;
-    }
+    // The ring's steps over the group; sendrecv and broadcast move the message once.
+    return op == coll::sendrecv || op == coll::broadcast ? 1 : alg_steps(op, group) / group;
 }
 
 double alg_steps(coll op, int group) {

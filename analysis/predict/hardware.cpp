@@ -8,7 +8,6 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>

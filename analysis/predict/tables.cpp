@@ -3,8 +3,6 @@
 #include "analysis/presentation/views.hpp"
 #include "analysis/statistics/bootstrap.hpp"
 
-#include "src/base/parse.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>

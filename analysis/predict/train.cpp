@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <vector>
 
 namespace ringscale::analysis::predict {

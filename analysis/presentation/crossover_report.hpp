@@ -5,7 +5,6 @@
 #include "analysis/comparisons/crossover.hpp"
 
 #include <string>
-#include <vector>
 
 namespace ringscale::analysis {
 

@@ -109,8 +109,8 @@ void plot_trend(const history::series& s, const std::string& dir, const std::str
     run_gnuplot(dir, stem + ".gp");
 }
 
-} // namespace
-
+/// history_series.csv's text: one row per launch of every series (its segment's median and
+/// CI, and whether a change point starts there).
 std::string history_csv(const history::series_set& set) {
     std::string out = "series,environment,launch_number,launch,date_utc,labels,step_s,compute_s,"
                       "comm_s,wait_s,memory_bytes,segment,segment_median_s,segment_lo_s,"
@@ -135,6 +135,8 @@ std::string history_csv(const history::series_set& set) {
     }
     return out;
 }
+
+} // namespace
 
 std::string history_section(const history::series_set& set, std::size_t max_plots,
                             const std::string& dir, bool plots, std::vector<std::string>& pngs) {

@@ -17,8 +17,4 @@ namespace ringscale::analysis {
 std::string history_section(const history::series_set& set, std::size_t max_plots,
                             const std::string& dir, bool plots, std::vector<std::string>& pngs);
 
-/// history_series.csv's text: one row per launch of every series (its segment's median and
-/// CI, and whether a change point starts there).
-std::string history_csv(const history::series_set& set);
-
 } // namespace ringscale::analysis

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
-#include <map>
 
 namespace ringscale::analysis {
 

@@ -144,8 +144,7 @@ std::string render_csv(const table& t) {
     return out;
 }
 
-} // namespace
-
+/// Remove columns whose cells are all null (and "-" or empty as text).
 void drop_empty_columns(table& t) {
     for (std::size_t c = t.keys.size(); c-- > 0;) {
         bool empty = true;
@@ -160,6 +159,8 @@ void drop_empty_columns(table& t) {
             row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
     }
 }
+
+} // namespace
 
 std::string render(const table& full, output_format format) {
     table pruned;

@@ -44,9 +44,6 @@ struct table {
     }
 };
 
-/// Remove columns whose cells are all null (and "-" or empty as text).
-void drop_empty_columns(table& t);
-
 /// Render a table. JSON is an array of objects keyed by column keys.
 std::string render(const table& t, output_format format);
 

@@ -300,16 +300,13 @@ table predictions_table(const char* what, bool with_s, const std::vector<predict
         std::vector<cell> row = {text_cell(r.label), int_cell(static_cast<long long>(r.p))};
         if (with_s)
             row.push_back(r.s.value_or(cell{"", nullptr}));
-        if (!r.refusal.empty()) { // beyond what the data supports: no number
-            for (cell c :
-                 {cell{"-", nullptr}, cell{"-", nullptr}, cell{"", nullptr}, text_cell(r.refusal)})
-                row.push_back(std::move(c));
-            t.rows.push_back(std::move(row));
-            continue;
-        }
-        for (cell c : {time_cell(r.value), number_cell(r.lo, format_interval(r.lo, r.hi, true)),
-                       number_cell(r.hi, ""), text_cell(r.extrapolated)})
-            row.push_back(std::move(c));
+        if (!r.refusal.empty()) // beyond what the data supports: no number
+            row.insert(row.end(), {cell{"-", nullptr}, cell{"-", nullptr}, cell{"", nullptr},
+                                   text_cell(r.refusal)});
+        else
+            row.insert(row.end(),
+                       {time_cell(r.value), number_cell(r.lo, format_interval(r.lo, r.hi, true)),
+                        number_cell(r.hi, ""), text_cell(r.extrapolated)});
         t.rows.push_back(std::move(row));
     }
     return t;

@@ -1,10 +1,7 @@
 #include "file_probe.hpp"
 
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
-#include <cstring>
-#include <exception>
 #include <fmt/format.h>
 #include <hdf5.h>
 #include <new>

@@ -3,14 +3,12 @@
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
-#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <string>
 
 // Row kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks
 // one at run time (ifunc), so the binary runs on CPUs without AVX-512.

@@ -9,7 +9,6 @@
 #include "kernels/cpu/executor.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
-#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -2,15 +2,11 @@
 
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
-#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <array>
 
 #include <cblas.h>
-#include <climits>
-#include <string>
-#include <vector>
 
 namespace ringscale::kernels::cpu {
 

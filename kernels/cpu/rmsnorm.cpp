@@ -39,8 +39,8 @@ void rmsnorm_bwd_rows(std::size_t begin, std::size_t end, std::size_t dim, const
             dxr[j] = scale * gamma[j] * dyr[j] - coeff * xr[j];
     }
 }
-} // namespace
 
+/// Throws config_error unless rows > 0, dim > 0 and eps >= 0 (and finite).
 void rmsnorm_check(std::size_t rows, std::size_t dim, float eps) {
     RINGSCALE_REQUIRE(rows > 0 && dim > 0,
                       "rmsnorm: rows and dim must be > 0 (got rows=" + std::to_string(rows) +
@@ -48,6 +48,8 @@ void rmsnorm_check(std::size_t rows, std::size_t dim, float eps) {
     RINGSCALE_REQUIRE(std::isfinite(eps) && eps >= 0.0f,
                       "rmsnorm: eps must be finite and >= 0 (got " + std::to_string(eps) + ")");
 }
+
+} // namespace
 
 void rmsnorm_fwd(std::size_t rows, std::size_t dim, float eps, const float* x, const float* gamma,
                  float* y, float* inv_rms) {

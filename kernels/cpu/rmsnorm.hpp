@@ -6,9 +6,6 @@
 
 namespace ringscale::kernels::cpu {
 
-/// Throws config_error unless rows > 0, dim > 0 and eps >= 0 (and finite).
-void rmsnorm_check(std::size_t rows, std::size_t dim, float eps);
-
 /// y[rows, dim] = x[rows, dim] · inv_rms[row] · gamma[dim] with
 /// inv_rms[row] = 1 / sqrt(mean_j x[row, j]² + eps) (sum of squares in double).
 /// Overwrites y and inv_rms[rows]; y may alias x (in place).

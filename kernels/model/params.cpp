@@ -1,12 +1,10 @@
 #include "kernels/model/params.hpp"
 
 #include "kernels/random.hpp"
-#include "src/base/error.hpp"
 #include "src/base/shape_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 namespace ringscale::kernels::model {
 

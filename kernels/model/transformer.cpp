@@ -2,8 +2,6 @@
 
 #include "kernels/parallel.hpp"
 
-#include <algorithm>
-
 namespace ringscale::kernels::model {
 
 transformer::transformer(const model_config& cfg, const batch_shape& shape, attention_core& core,

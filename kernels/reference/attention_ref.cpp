@@ -1,10 +1,7 @@
 #include "kernels/reference/attention_ref.hpp"
 
-#include "src/base/error.hpp"
-
 #include <cmath>
 #include <limits>
-#include <string>
 #include <vector>
 
 namespace ringscale::kernels::reference {
@@ -48,8 +45,7 @@ void attention_fwd_ref(const attention_shape& s, const float* q, const float* k,
                 const double m = scores_row(s, q + (qh + i) * D, k + kv, q_pos[i], k_pos, scale, p);
                 float* oi = o + (qh + i) * D;
                 if (m == -std::numeric_limits<double>::infinity()) {
-                    for (std::int64_t d = 0; d < D; ++d)
-                        oi[d] = 0.0f;
+                    std::fill_n(oi, D, 0.0f);
                     lse[qh + i] = -std::numeric_limits<float>::infinity();
                     continue;
                 }
@@ -89,8 +85,7 @@ void attention_bwd_ref(const attention_shape& s, const float* q, const float* k,
                 const float* doi = d_o + (qh + i) * D;
                 float* dqi = dq + (qh + i) * D;
                 const double m = scores_row(s, qi, k + kv, q_pos[i], k_pos, scale, p);
-                for (std::int64_t d = 0; d < D; ++d)
-                    dqi[d] = 0.0f;
+                std::fill_n(dqi, D, 0.0f);
                 if (m == -std::numeric_limits<double>::infinity())
                     continue; // fully masked row: no gradient flows
                 double l = 0.0;

@@ -15,18 +15,16 @@ const char* to_string(comm_kind kind) {
 }
 
 std::optional<device_kind> find_device_kind(const std::string& name) {
-    if (name == "cpu")
-        return device_kind::cpu;
-    if (name == "cuda")
-        return device_kind::cuda;
+    for (device_kind k : {device_kind::cpu, device_kind::cuda})
+        if (name == to_string(k))
+            return k;
     return std::nullopt;
 }
 
 std::optional<comm_kind> find_comm_kind(const std::string& name) {
-    if (name == "mpi")
-        return comm_kind::mpi;
-    if (name == "nccl")
-        return comm_kind::nccl;
+    for (comm_kind k : {comm_kind::mpi, comm_kind::nccl})
+        if (name == to_string(k))
+            return k;
     return std::nullopt;
 }
 

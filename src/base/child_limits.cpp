@@ -2,7 +2,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>

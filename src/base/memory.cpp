@@ -1,6 +1,5 @@
 #include "memory.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <sstream>

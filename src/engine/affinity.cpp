@@ -1,8 +1,8 @@
 #include "src/engine/affinity.hpp"
 
+#include "src/base/machine_state.hpp"
+
 #include <fmt/format.h>
-#include <sched.h>
-#include <unistd.h>
 #include <vector>
 
 namespace ringscale {
@@ -21,18 +21,7 @@ std::string core_list_text(const std::vector<int>& cores) {
 }
 
 cpu_affinity current_affinity() {
-    std::vector<int> cores;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set))
-                cores.push_back(c);
-    } else {
-        const long n = sysconf(_SC_NPROCESSORS_ONLN);
-        for (int c = 0; c < n; ++c)
-            cores.push_back(c);
-    }
+    const std::vector<int> cores = machine::allowed_cores();
     cpu_affinity a;
     a.cores = cores.empty() ? 1 : static_cast<int>(cores.size());
     a.list = core_list_text(cores);

@@ -2,7 +2,6 @@
 
 #include "kernels/attention_path.hpp"
 #include "src/base/error.hpp"
-#include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
 
 #include <cstdlib>

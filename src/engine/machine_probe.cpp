@@ -4,7 +4,6 @@
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>

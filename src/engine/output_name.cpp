@@ -3,7 +3,6 @@
 #include "src/base/error.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <unistd.h>

@@ -3,7 +3,6 @@
 #include "src/base/child_limits.hpp"
 #include "src/base/error.hpp"
 #include "src/base/h5.hpp"
-#include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
 #include "src/base/stored_case.hpp"
 #include "src/base/text_escape.hpp"
@@ -11,7 +10,6 @@
 #include "src/engine/results_writer.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>

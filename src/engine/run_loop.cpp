@@ -10,7 +10,6 @@
 #include "src/engine/sweep.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <fmt/format.h>
 #include <optional>
 

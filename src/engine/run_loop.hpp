@@ -7,7 +7,6 @@
 #include "src/engine/machine_probe.hpp"
 #include "src/engine/results_writer.hpp"
 
-#include <functional>
 #include <vector>
 
 namespace ringscale {

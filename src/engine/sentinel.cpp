@@ -6,7 +6,6 @@
 #include "src/base/clock.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <vector>
 

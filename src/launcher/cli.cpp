@@ -11,7 +11,6 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>

@@ -8,7 +8,6 @@
 
 #include "src/engine/run_loop.hpp"
 
-#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
