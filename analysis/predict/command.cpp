@@ -119,6 +119,20 @@ void print(const outputs& o, output_format format, std::ostream& out) {
         out << o.last_line << "\n";
 }
 
+/// One note naming the predictions whose ranks share cores more than CALIB's did.
+void note_unseen_sharing(const std::vector<predicted>& rows) {
+    std::set<int> ps;
+    for (const predicted& p : rows)
+        if (p.unseen_sharing)
+            ps.insert(p.t.where.world);
+    if (!ps.empty())
+        note(fmt::format("P={}: their CPU ranks share cores, more than any CALIB case's did, a "
+                         "regime leave-one-P-out cannot measure: their bands take a second draw "
+                         "of the model's error (wider); calibrate with ranks sharing cores to "
+                         "narrow them",
+                         fmt::join(ps, ",")));
+}
+
 /// Validation of every case of HELDOUT from CALIB alone.
 void validate(const predict_options& o, const figure_source& src, const model_error& err,
               outputs& res) {
@@ -144,6 +158,7 @@ void validate(const predict_options& o, const figure_source& src, const model_er
     if (targets.empty())
         throw config_error("--validate: no held-out case has status ok");
     auto rows = predict_all(targets, src, err, o.level, o.seed + 1);
+    note_unseen_sharing(rows);
     for (std::size_t i = 0; i < rows.size(); ++i)
         rows[i].mark = marks[i];
     validation_summary sum;
@@ -200,6 +215,7 @@ int run_predict(const predict_options& o, std::ostream& out) {
         if (tpl.empty())
             throw config_error("--at: CALIB has no case to start from");
         const auto rows = predict_all(expand_at(tpl, at, hw.get()), src, err, o.level, o.seed);
+        note_unseen_sharing(rows);
         res.tables.emplace_back("predictions", prediction_table(rows, hw.get(), o.level));
     }
     if (o.map) {

@@ -135,6 +135,9 @@ model_error calibration_error(const calibration_set& set, const calibration& poi
     for (const compute_obs& o : set.compute)
         ps.insert(o.world_size);
     model_error e;
+    for (const compute_obs& o : set.compute)
+        if (!o.gpu)
+            e.min_share = std::min(e.min_share, o.share);
     if (!ps.empty()) {
         e.min_p = *ps.begin();
         e.max_p = *ps.rbegin();
@@ -183,7 +186,8 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
     for (const target& t : targets) {
         predicted p;
         p.t = t;
-        p.point = predict_target(t, src.for_target(t, src.point));
+        const figures f = src.for_target(t, src.point);
+        p.point = predict_target(t, f);
         if (!p.point.ok()) {
             out.push_back(std::move(p));
             continue;
@@ -193,6 +197,11 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
         p.bias_correction = shift;
         p.point.time = p.point.time * std::exp(shift);
         const std::vector<double> pool = band_errors(err, direction(err, t.where.world));
+        std::vector<double> centred = pool; // the second draw, about the pool's median
+        const double mid = centred.empty() ? 0 : median_inplace(centred);
+        const double share = rank_share(t, f);
+        p.unseen_sharing = !src.hardware && !f.gpu && !f.fixed_width && share < 1 &&
+                           share < err.min_share * (1 - 1e-9);
         std::vector<double> v;
         for (std::size_t b = 0; b < reps; ++b) {
             double base = p.point.time.total();
@@ -201,7 +210,9 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
                     predict_target(t, src.for_target(t, &(*src.replicates)[b]));
                 base = r.ok() ? r.time.total() * std::exp(shift) : unknown;
             }
-            const double e = pool.empty() ? 0 : pool[rng.index(pool.size())];
+            double e = pool.empty() ? 0 : pool[rng.index(pool.size())];
+            if (p.unseen_sharing && !pool.empty())
+                e += pool[rng.index(pool.size())] - mid;
             if (std::isfinite(base))
                 v.push_back(base * std::exp(e));
         }

@@ -17,6 +17,7 @@
 #include "calibrate.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct model_error {
     int min_p = 0, max_p = 0; ///< CALIB's P range (compute cases)
     model_bias above;         ///< predicting max_p from smaller P (targets above max_p)
     model_bias below;         ///< predicting min_p from larger P (targets below min_p)
+    /// The fewest cores a CPU rank of CALIB could use (compute cases; inf: none). A target
+    /// whose ranks share cores below that (and below one) is in a regime CALIB never ran.
+    double min_share = std::numeric_limits<double>::infinity();
     /// The bias correction for a target at P (a log ratio; 0 within CALIB's P or where the
     /// bias is not consistent).
     double correction(int p) const;
@@ -69,6 +73,9 @@ struct predicted {
     step_prediction point;             ///< with the bias correction applied (bias_correction)
     double bias_correction = 0;        ///< log ratio applied: the model_error's for this P
     double lo = unknown, hi = unknown; ///< band at the requested level
+    /// Its CPU ranks share cores more than any of CALIB's (model_error::min_share): the band
+    /// takes a second, independent draw of the model's error (an extrapolation LOPO can't see).
+    bool unseen_sharing = false;
     /// Held-out: why every launch of the measured case is marked ("" when some is not):
     /// shown, and left out of the validation's figures.
     std::string mark;

@@ -158,6 +158,50 @@ TEST(analysis_predict_quality, a_fold_that_cannot_fit_the_thread_speed_up_keeps_
         << err.basis;
 }
 
+TEST(analysis_predict_quality, ranks_sharing_cores_as_calib_never_did_get_a_wider_band) {
+    // CALIB at P=1 and 2 on 2 cores (a core or more a rank); P=4 shares them (half a core), a
+    // regime leave-one-P-out cannot measure (issue 36: predicted mostly low in one study and
+    // mostly high in the next).
+    const std::string dir = ringscale::test_fixture::fixture_dir("predict_quality_sharing");
+    for (int p : {1, 2}) {
+        std::vector<fixture_case> cases;
+        for (std::int64_t s : {512, 1024, 2048, 4096})
+            ringscale::test_fixture::add_attention(cases, p, s, 0.5);
+        ringscale::test_fixture::write_p(dir, "jobs_p" + std::to_string(p), p, cases);
+    }
+    std::vector<fixture_case> links;
+    ringscale::test_fixture::add_collectives(links, 2);
+    ringscale::test_fixture::write_p(dir, "coll_p2", 2, links);
+    const result_set rs = load_results({dir}, true);
+    const std::vector<pooled_case> pooled = pool_cases(rs.cases);
+    const calibration_set set = gather_calibration(pooled);
+    std::vector<double> cy, ly;
+    observation_medians(set, cy, ly);
+    const calibration point = fit_calibration(set, cy, ly);
+    const model_error err = calibration_error(set, point, cy, ly);
+    EXPECT_DOUBLE_EQ(err.min_share, 1);
+    ASSERT_FALSE(set.cases.empty());
+    target p2 = set.cases.back();
+    for (const target& t : set.cases)
+        if (t.where.world == 2)
+            p2 = t;
+    ASSERT_EQ(p2.where.world, 2);
+    target p4 = p2;
+    p4.where = {4, 1, 4};
+    const figure_source src{&point, nullptr, nullptr};
+    const auto log_width = [](const predicted& p) { return std::log(p.hi / p.lo); };
+    const auto rows = predict_all({p2, p4}, src, err, 0.9, 1);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_FALSE(rows[0].unseen_sharing);
+    EXPECT_TRUE(rows[1].unseen_sharing);
+    model_error shared = err; // as if CALIB had run half a core a rank
+    shared.min_share = 0.5;
+    const auto seen = predict_all({p4}, src, shared, 0.9, 1);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_FALSE(seen[0].unseen_sharing);
+    EXPECT_GT(log_width(rows[1]), 1.2 * log_width(seen[0]));
+}
+
 TEST(analysis_predict_quality, bands_cover_the_leave_one_p_out_cases_at_their_level) {
     model_error e;
     e.min_p = 1;
