@@ -64,17 +64,20 @@ rows = json.load(open(sys.argv[1]))["changes"]
 # By the build label, so a marked launch left out of its series shifts nothing. The link is
 # lowered before build 7. After it the allreduce's launches can alternate between the two
 # rates (a launch after a pause starts with tbf's bucket full: seen at builds 8 and 11 of
-# one run here), which puts its change within two launches of 7; ring attention's stays at 7.
+# one run here), which puts its change within two launches of 7. Ring attention's KV exchange
+# is a smaller share of its step: one slow launch just before the change (build 6, +33%
+# communication at an unchanged 300 Mbit/s in a clean clone's run) can pull its change point
+# one launch early, so it may move from 6 to 9. Noise alone making a change point is what
+# the unchanged history below checks.
 builds = lambda r: int(r["labels"].split("build=")[1].split(",")[0])
 ar = [r for r in rows if r["series"].startswith("collectives/allreduce")]
 assert len(ar) == 1, f"allreduce: {len(ar)} change points, want 1: {ar}"
 assert 7 <= builds(ar[0]) <= 9, f"allreduce changed at {ar[0]['labels']}, want build 7 (to 9)"
 assert ar[0]["moved"] == "communication", f"allreduce: {ar[0]['moved']} moved, want communication"
 assert float(ar[0]["change_pct"]) > 10, f"allreduce change {ar[0]['change_pct']}%"
-for r in rows:  # ring attention may move too (its KV blocks cross the links), never elsewhere
-    assert 7 <= builds(r) <= 9 and float(r["change_pct"]) > 0, f"unexpected change: {r}"
-assert any(builds(r) == 7 and r["moved"] == "communication" for r in rows), \
-    f"no series changed at build 7 with communication moved: {rows}"
+for r in rows:  # ring attention may move too (its KV blocks cross the links), slower only
+    assert 6 <= builds(r) <= 9 and float(r["change_pct"]) > 0, f"unexpected change: {r}"
+    assert r["moved"] == "communication", f"{r['series']}: {r['moved']} moved, want communication"
 print(f"allreduce: {float(ar[0]['change_pct']):+.1f}% at {ar[0]['labels']}, communication moved")
 PY
 "$stats" history "$work/steady" "${opts[@]}" --fail-on regression >"$work/steady.json" ||
