@@ -197,11 +197,14 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
         p.bias_correction = shift;
         p.point.time = p.point.time * std::exp(shift);
         const std::vector<double> pool = band_errors(err, direction(err, t.where.world));
-        std::vector<double> centred = pool; // the second draw, about the pool's median
-        const double mid = centred.empty() ? 0 : median_inplace(centred);
         const double share = rank_share(t, f);
         p.unseen_sharing = !src.hardware && !f.gpu && !f.fixed_width && share < 1 &&
                            share < err.min_share * (1 - 1e-9);
+        double mid = 0; // the second draw is taken about the pool's median
+        if (p.unseen_sharing && !pool.empty()) {
+            std::vector<double> sorted = pool;
+            mid = median_inplace(sorted);
+        }
         std::vector<double> v;
         for (std::size_t b = 0; b < reps; ++b) {
             double base = p.point.time.total();

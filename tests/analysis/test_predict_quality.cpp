@@ -123,31 +123,51 @@ TEST(analysis_predict_quality, a_consistent_leave_one_p_out_bias_is_corrected) {
     EXPECT_DOUBLE_EQ(e.correction(1), 0.0);
 }
 
+namespace {
+
+/// A fitted study of fixture launches: attention at P=1 and 2 (with `train`, training steps
+/// too) at `eta` of a core per extra thread, and the P=2 collectives their exchanges are
+/// priced from. Built in place: the pooled cases point into the results.
+struct fitted_study {
+    result_set rs;
+    std::vector<pooled_case> pooled;
+    calibration_set set;
+    std::vector<double> cy, ly;
+    calibration point;
+    fitted_study(const char* name, double eta, bool train) {
+        const std::string dir = ringscale::test_fixture::fixture_dir(name);
+        for (int p : {1, 2}) {
+            std::vector<fixture_case> cases;
+            for (std::int64_t s : {512, 1024, 2048, 4096})
+                ringscale::test_fixture::add_attention(cases, p, s, eta);
+            if (train)
+                ringscale::test_fixture::add_train(cases, p, eta);
+            ringscale::test_fixture::write_p(dir, "jobs_p" + std::to_string(p), p, cases);
+        }
+        std::vector<fixture_case> links;
+        ringscale::test_fixture::add_collectives(links, 2);
+        ringscale::test_fixture::write_p(dir, "coll_p2", 2, links);
+        rs = load_results({dir}, true);
+        pooled = pool_cases(rs.cases);
+        set = gather_calibration(pooled);
+        observation_medians(set, cy, ly);
+        point = fit_calibration(set, cy, ly);
+    }
+};
+
+} // namespace
+
 TEST(analysis_predict_quality, a_fold_that_cannot_fit_the_thread_speed_up_keeps_calibs) {
     // Planted: 0.3 of a core per extra thread. P=1 runs 2 threads a rank and P=2 one, so the
     // fold leaving out P=2 holds one thread count and cannot tell the rate from the speed-up.
     // Left free there, it took 1 and predicted P=2 53% slow, a "bias" that was then applied
     // to P=4 (issue 36's quiet run: 37% median error, 16% coverage, from 8% uncorrected).
-    const std::string dir = ringscale::test_fixture::fixture_dir("predict_quality_eta");
-    for (int p : {1, 2}) {
-        std::vector<fixture_case> cases;
-        for (std::int64_t s : {512, 1024, 2048, 4096})
-            ringscale::test_fixture::add_attention(cases, p, s, 0.3);
-        ringscale::test_fixture::add_train(cases, p, 0.3);
-        ringscale::test_fixture::write_p(dir, "jobs_p" + std::to_string(p), p, cases);
-    }
-    std::vector<fixture_case> links; // the P=2 cases' exchanges are priced from these
-    ringscale::test_fixture::add_collectives(links, 2);
-    ringscale::test_fixture::write_p(dir, "coll_p2", 2, links);
-    const result_set rs = load_results({dir}, true);
-    const std::vector<pooled_case> pooled = pool_cases(rs.cases); // the targets point into it
-    const calibration_set set = gather_calibration(pooled);
-    std::vector<double> cy, ly;
-    observation_medians(set, cy, ly);
-    const calibration point = fit_calibration(set, cy, ly);
+    const fitted_study st("predict_quality_eta", 0.3, true);
+    const calibration_set& set = st.set;
+    const calibration& point = st.point;
     ASSERT_EQ(point.thread_efficiency.size(), 1u);
     EXPECT_NEAR(point.thread_efficiency.begin()->second, 0.3, 0.051);
-    const model_error err = calibration_error(set, point, cy, ly);
+    const model_error err = calibration_error(set, point, st.cy, st.ly);
     EXPECT_EQ(err.log_ratio.size(), 2u * 19)
         << err.basis << " / " << err.above.text << " / " << err.below.text;
     for (const model_bias* b : {&err.above, &err.below}) {
@@ -162,23 +182,10 @@ TEST(analysis_predict_quality, ranks_sharing_cores_as_calib_never_did_get_a_wide
     // CALIB at P=1 and 2 on 2 cores (a core or more a rank); P=4 shares them (half a core), a
     // regime leave-one-P-out cannot measure (issue 36: predicted mostly low in one study and
     // mostly high in the next).
-    const std::string dir = ringscale::test_fixture::fixture_dir("predict_quality_sharing");
-    for (int p : {1, 2}) {
-        std::vector<fixture_case> cases;
-        for (std::int64_t s : {512, 1024, 2048, 4096})
-            ringscale::test_fixture::add_attention(cases, p, s, 0.5);
-        ringscale::test_fixture::write_p(dir, "jobs_p" + std::to_string(p), p, cases);
-    }
-    std::vector<fixture_case> links;
-    ringscale::test_fixture::add_collectives(links, 2);
-    ringscale::test_fixture::write_p(dir, "coll_p2", 2, links);
-    const result_set rs = load_results({dir}, true);
-    const std::vector<pooled_case> pooled = pool_cases(rs.cases);
-    const calibration_set set = gather_calibration(pooled);
-    std::vector<double> cy, ly;
-    observation_medians(set, cy, ly);
-    const calibration point = fit_calibration(set, cy, ly);
-    const model_error err = calibration_error(set, point, cy, ly);
+    const fitted_study st("predict_quality_sharing", 0.5, false);
+    const calibration_set& set = st.set;
+    const calibration& point = st.point;
+    const model_error err = calibration_error(set, point, st.cy, st.ly);
     EXPECT_DOUBLE_EQ(err.min_share, 1);
     ASSERT_FALSE(set.cases.empty());
     target p2 = set.cases.back();
