@@ -46,7 +46,7 @@ set +e
 python3 - "$work/all.json" <<'PY'
 import json, sys
 marked = sum(s["marked"] for s in json.load(open(sys.argv[1]))["series"])
-if marked > 4:  # a few are left out of their series; the checks below go by the build label
+if marked > 0:  # left out of their series, they can hide the planted change (no change point found)
     print(f"SKIP: {marked} case launch(es) of 48 were measured on a contended or drifted machine "
           "(other load on the cores): history leaves them out; rerun on a quiet machine")
     sys.exit(77)
