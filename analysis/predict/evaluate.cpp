@@ -215,7 +215,7 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
             }
             double e = pool.empty() ? 0 : pool[rng.index(pool.size())];
             if (p.unseen_sharing && !pool.empty())
-                e += pool[rng.index(pool.size())] - mid;
+                e += unseen_sharing_scale * (pool[rng.index(pool.size())] - mid);
             if (std::isfinite(base))
                 v.push_back(base * std::exp(e));
         }
