@@ -116,6 +116,9 @@ void history_command::declare(po::options_description& d) {
             m_fail_on_regression = true;
         }),
         "regression: exit 1 when a series' newest launch lies after a slowdown")(
+        "keep-marked", po::bool_switch(&m_opt.keep_marked),
+        "keep launches measured on a contended machine or while the drift sentinel drifted in "
+        "their series (left out by default), for a machine that is never quiet")(
         "strict", po::bool_switch(&m_strict),
         "fail (exit 2) on any unreadable file instead of leaving it out with a note");
 }

@@ -173,18 +173,23 @@ series_set build_series(const index_contents& contents, const series_options& op
                          : " " + c->key.substr(nodes + 1, c->key.find('|', nodes + 1) - nodes - 1));
                 s.env = env;
             }
-            if (c->machine.empty())
+            if (c->machine.empty() || opt.keep_marked)
                 s.points.push_back({l, c});
-            else if (++s.marked == 1)
+            if (c->machine.empty())
+                continue;
+            ++(opt.keep_marked ? s.marked_kept : s.marked);
+            if (s.first_mark.empty())
                 s.first_mark = c->machine;
         }
     }
     for (auto& [key, s] : all) {
         analyse(s, opt.change);
-        if (s.marked)
+        if (s.marked || s.marked_kept)
             out.notes.push_back(fmt::format("{} [{}]: {} launch(es) measured on a marked machine "
-                                            "left out (first: {})",
-                                            s.label, s.env, s.marked, s.first_mark));
+                                            "{} (first: {})",
+                                            s.label, s.env, s.marked + s.marked_kept,
+                                            s.marked ? "left out" : "kept (--keep-marked)",
+                                            s.first_mark));
         out.all.push_back(std::move(s));
     }
     return out;

@@ -2,7 +2,8 @@
 // by a label, with their change points and what moved at each: the step's median before and
 // after with CIs, the change, its p, and which phase (compute, communication, waiting for the
 // slowest rank, memory) carried it. Environments are never pooled. Launches measured on a
-// machine marked disturbed (contended, drifted) stay out of the decisions and are counted.
+// machine marked disturbed (contended, drifted) stay out of the decisions and are counted
+// (kept, and counted apart, with keep_marked: a machine that is never quiet).
 #pragma once
 
 #include "change_points.hpp"
@@ -24,7 +25,8 @@ struct series_options {
     std::vector<std::string> env_keys = {"device_name", "mpi_library", "mpi_library_version",
                                          "nccl_version"};
     change_options change;
-    std::int64_t now_s = 0; ///< launches dated more than a day after this are left out
+    std::int64_t now_s = 0;   ///< launches dated more than a day after this are left out
+    bool keep_marked = false; ///< --keep-marked: marked launches stay in their series
 };
 
 /// One launch of a series.
@@ -56,7 +58,8 @@ struct series {
     std::string env;                  ///< the environment's values, " | "-joined
     std::vector<series_point> points; ///< in order, marked launches left out
     std::size_t marked = 0;           ///< launches left out: machine marked
-    std::string first_mark;           ///< why the first of them was marked
+    std::size_t marked_kept = 0;      ///< marked launches kept (series_options::keep_marked)
+    std::string first_mark;           ///< why the first marked launch was marked
     std::vector<found_change> changes;
     double noise = 0;      ///< launch noise (log sd, about the CV)
     double detectable = 0; ///< smallest step detected with 90% power (fraction)

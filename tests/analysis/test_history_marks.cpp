@@ -1,7 +1,8 @@
 // Marked launches in a history (issue 37 with issue 36's marks): the index keeps each case's
 // case_data::mark() (the one compare and predict use: contended by the outcome or by the
 // machine fields judged again, or drifted), a series leaves the marked launches out, counts
-// them and names the first reason, and they alone never make a change point.
+// them and names the first reason, and they alone never make a change point; --keep-marked
+// keeps them in the series, counted apart.
 #include "analysis/history/index.hpp"
 #include "analysis/history/records.hpp"
 #include "analysis/history/series.hpp"
@@ -23,7 +24,7 @@ namespace {
 /// A history of 14 launches of one case, 40% slower from launch 10; with `contended`, those
 /// slow launches were measured beside other load (the machine fields alone say so: the
 /// outcome has no `contended` attribute, so only the reader's judgement marks them).
-series_set history_of(const std::string& tag, bool contended) {
+series_set history_of(const std::string& tag, bool contended, bool keep_marked = false) {
     const std::string dir = ringscale::test_fixture::fixture_dir(tag);
     for (int j = 0; j < 14; ++j) {
         fixture_file f;
@@ -49,6 +50,7 @@ series_set history_of(const std::string& tag, bool contended) {
     contents = index.load();
     series_options opt;
     opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
+    opt.keep_marked = keep_marked;
     series_set set = build_series(contents, opt);
     std::filesystem::remove_all(dir);
     return set;
@@ -78,6 +80,25 @@ TEST(history_marks, contended_launches_are_left_out_counted_and_make_no_change) 
     for (const std::string& n : set.notes)
         noted = noted || n.find("4 launch(es) measured on a marked machine left out (first: "
                                 "contended: ") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(history_marks, keep_marked_keeps_them_in_the_series_and_counts_them_apart) {
+    // A machine that is never quiet (an emulated cluster's shaped links drift the sentinel's
+    // probes): the user keeps the marked launches, and the slowdown they carry is found.
+    const series_set set = history_of("history_kept", true, true);
+    ASSERT_EQ(set.all.size(), 1u);
+    const series& s = set.all[0];
+    EXPECT_EQ(s.marked, 0u);
+    EXPECT_EQ(s.marked_kept, 4u);
+    EXPECT_EQ(s.points.size(), 14u);
+    ASSERT_EQ(s.changes.size(), 1u);
+    EXPECT_EQ(s.changes[0].index, 10u);
+    EXPECT_TRUE(s.regressed());
+    bool noted = false;
+    for (const std::string& n : set.notes)
+        noted = noted || n.find("4 launch(es) measured on a marked machine kept (--keep-marked) "
+                                "(first: contended: ") != std::string::npos;
     EXPECT_TRUE(noted);
 }
 

@@ -6,7 +6,9 @@
 # the phase that moved, and --fail-on regression must exit 1. A second history of 12 launches
 # at an unchanged 300 Mbit/s must find no change point (exit 0). --min-effect 10%: the shaped
 # links' timings on a shared CI machine wander by a few percent; the planted change is ~+40%.
-# Skips (77) without namespaces, or when launches were marked (measured beside other load).
+# --keep-marked: the shaped links drift the sentinel's small allreduce probe (2.4x in a quiet
+# run here), so some launches are marked in most runs; left out, they can hide the planted
+# change, and skipping on them skipped nearly every run. Skips (77) without namespaces.
 # usage: history.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR   (as root)
 set -euo pipefail
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
@@ -36,23 +38,16 @@ done
 for i in $(seq 1 12); do launch "$work/steady" "$i"; done
 echo "24 launches took $((SECONDS - start)) s"
 
-opts=(--order label:build --min-effect 10% --format json)
-# A launch measured beside other load is marked (case_data::mark, as compare marks it) and left
-# out of its series: with marked launches the planted change cannot be judged here. Skip, with
-# the reason, rather than pass or fail on a machine others were using.
+opts=(--order label:build --min-effect 10% --keep-marked --format json)
+# How many launches the sentinel or the contention check marked (kept in the judgements below).
 "$stats" history "$work/changed" "$work/steady" --index "$work/all.sqlite" --format json \
     >"$work/all.json" 2>/dev/null
-set +e
 python3 - "$work/all.json" <<'PY'
 import json, sys
 marked = sum(s["marked"] for s in json.load(open(sys.argv[1]))["series"])
-if marked > 0:  # left out of their series, they can hide the planted change (no change point found)
-    print(f"SKIP: {marked} case launch(es) of 48 were measured on a contended or drifted machine "
-          "(other load on the cores): history leaves them out; rerun on a quiet machine")
-    sys.exit(77)
+print(f"{marked} case launch(es) of 48 marked (contended or drifted), kept with --keep-marked")
 PY
-rc=$?
-[ "$rc" -eq 0 ] || exit "$rc"
+set +e
 "$stats" history "$work/changed" "${opts[@]}" --fail-on regression >"$work/changed.json"
 rc=$?
 set -e
@@ -61,7 +56,7 @@ cat "$work/changed.json"
 python3 - "$work/changed.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["changes"]
-# By the build label, so a marked launch left out of its series shifts nothing. The link is
+# By the build label. The link is
 # lowered before build 7. After it the allreduce's launches can alternate between the two
 # rates (a launch after a pause starts with tbf's bucket full: seen at builds 8 and 11 of
 # one run here), which puts its change within two launches of 7. Ring attention's KV exchange
