@@ -56,7 +56,7 @@ struct series {
     std::string key;                  ///< case key + environment
     std::string label;                ///< "job/variant a=1 P=4 nodes=1x4"
     std::string env;                  ///< the environment's values, " | "-joined
-    std::vector<series_point> points; ///< in order, marked launches left out
+    std::vector<series_point> points; ///< in order; marked launches left out (unless kept)
     std::size_t marked = 0;           ///< launches left out: machine marked
     std::size_t marked_kept = 0;      ///< marked launches kept (series_options::keep_marked)
     std::string first_mark;           ///< why the first marked launch was marked

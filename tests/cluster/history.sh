@@ -8,7 +8,8 @@
 # links' timings on a shared CI machine wander by a few percent; the planted change is ~+40%.
 # --keep-marked: the shaped links drift the sentinel's small allreduce probe (2.4x in a quiet
 # run here), so some launches are marked in most runs; left out, they can hide the planted
-# change, and skipping on them skipped nearly every run. Skips (77) without namespaces.
+# change, and skipping on them skipped both of this machine's runs on 2026-11-28. Skips (77)
+# without namespaces.
 # usage: history.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR   (as root)
 set -euo pipefail
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
