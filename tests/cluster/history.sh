@@ -3,9 +3,10 @@
 # nodes (1 rank each, so every step crosses the links), 12 launches of a 4 MiB allreduce and a
 # ring attention case, each labelled build=N. Between launches 6 and 7 both links go from 300
 # to 200 Mbit/s: history must find the change at launch 7 (in either series), name
-# communication as the phase that moved, and --fail-on regression must exit 1. A second history of 12 launches
-# at an unchanged 300 Mbit/s must find no change point (exit 0). --min-effect 10%: the shaped
-# links' timings on a shared CI machine wander by a few percent; the planted change is ~+40%.
+# communication as the phase that moved, and --fail-on regression must exit 1. A second
+# history of 12 launches at an unchanged 300 Mbit/s must find no change point (exit 0).
+# --min-effect 10%: the shaped links' timings on a shared CI machine wander by a few percent;
+# the planted change is ~+40%.
 # --keep-marked: the shaped links drift the sentinel's small allreduce probe (2.4x in a quiet
 # run here), so some launches are marked in most runs; left out, they can hide the planted
 # change, and skipping on them skipped both of this machine's runs on 2026-11-28. Skips (77)
