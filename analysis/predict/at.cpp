@@ -215,6 +215,7 @@ std::vector<target> expand_at(const std::vector<target>& templates,
             t.measured = nullptr;
             t.threads_used.reset();
             t.affinity_cores.reset();
+            t.node_cores_used.reset();
             std::int64_t topo[3] = {0, 0, 0}; // world_size, nodes, ranks_per_node
             std::size_t rest = k;
             for (const at_field& f : fields) {

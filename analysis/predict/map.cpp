@@ -32,6 +32,7 @@ target scheme_target(const target& base, const std::string& scheme, int p, doubl
     t.measured = nullptr;
     t.threads_used.reset();
     t.affinity_cores.reset();
+    t.node_cores_used.reset();
     t.job = scheme == "ring" ? "ring_attention" : "context_parallel";
     t.variant = scheme == "ring" ? "ring/" + known_layout(t.identity["layout"]) : scheme;
     t.identity["seq_len"] = fmt::format("{:.0f}", s);

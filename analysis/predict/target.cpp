@@ -7,6 +7,7 @@
 #include "src/base/checked_count.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 #include "src/base/shape_rules.hpp"
 
 #include <algorithm>
@@ -192,6 +193,16 @@ target target_of(const pooled_case& c) {
         t.threads_used = threads / n;
         t.affinity_cores = cores / n;
     }
+    double used = 0, m = 0;
+    for (const case_data* l : c.launches)
+        if (const auto it = l->machine.find(schema::machine_ds::load_cores); it != l->machine.end())
+            for (double v : it->second)
+                if (std::isfinite(v) && v >= 1) {
+                    used += v;
+                    ++m;
+                }
+    if (m > 0)
+        t.node_cores_used = used / m;
     t.label = c.label();
     t.measured = &c;
     return t;
@@ -207,9 +218,12 @@ double rank_threads(const target& t, const figures& f) {
 
 double rank_share(const target& t, const figures& f) {
     const double node = std::max(f.node_cores, t.affinity_cores.value_or(0));
+    double share = node / t.where.ranks_per_node;
     if (t.affinity_cores && *t.affinity_cores < node)
-        return *t.affinity_cores; // a bound rank owns its cores
-    return node / t.where.ranks_per_node;
+        share = *t.affinity_cores; // a bound rank owns its cores
+    if (t.node_cores_used)         // unless the node's ranks were bound to the same ones
+        share = std::min(share, *t.node_cores_used / t.where.ranks_per_node);
+    return share;
 }
 
 double rank_width(const target& t, const figures& f) {

@@ -24,6 +24,11 @@ struct target {
     /// How the measured case ran (threads and allowed cores per rank, means); absent for an
     /// --at target, whose threads follow the identity (0: node cores / ranks per node).
     std::optional<double> threads_used, affinity_cores;
+    /// The cores the ranks of a node could use together (the union of their allowed cores: the
+    /// machine group's load_cores, mean over ranks and launches); absent in older files and for
+    /// an --at target. Ranks bound to the same cores (taskset on the launcher, a container's
+    /// cpuset) share them although each was allowed them all.
+    std::optional<double> node_cores_used;
     std::string label; ///< "job/variant k=v ..." without P
     const pooled_case* measured = nullptr;
 };
@@ -42,7 +47,8 @@ int sendrecv_shift(const target& t);
 /// node, at least 1).
 double rank_threads(const target& t, const figures& f);
 /// The cores a rank's threads can use: its share of the node's cores, or its own cores when
-/// it was bound to fewer than the node has.
+/// it was bound to fewer than the node has; where the file says which cores the node's ranks
+/// used together (node_cores_used), never more than an equal share of those.
 double rank_share(const target& t, const figures& f);
 /// Core-equivalents each rank of `t` computes on: 1 on a GPU (or f.fixed_width); on a CPU
 /// 1 + thread_efficiency (threads - 1), capped by rank_share.

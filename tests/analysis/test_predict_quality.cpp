@@ -11,7 +11,9 @@
 #include "tests/analysis/predict_study.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <gtest/gtest.h>
+#include <map>
 
 using namespace ringscale::analysis;
 using namespace ringscale::analysis::predict;
@@ -211,6 +213,43 @@ TEST(analysis_predict_quality, ranks_sharing_cores_as_calib_never_did_get_a_wide
     const double wider = log_width(rows[1]) / log_width(seen[0]);
     EXPECT_GT(wider, 1.05);
     EXPECT_LT(wider, 1.3);
+}
+
+TEST(analysis_predict_quality, ranks_bound_to_the_same_cores_share_them) {
+    // Two ranks on a 2-core node, each allowed one core. Bound to different cores (the
+    // machine group's load_cores, the union of the node's ranks' cores, says 2) each owns a
+    // core; both bound to core 0 (taskset on the launcher, a container's cpuset: load_cores
+    // 1) they share it, half a core each. Files without a machine group keep the old reading.
+    const std::string dir = ringscale::test_fixture::fixture_dir("predict_quality_bound");
+    const std::vector<double> used[] = {{2, 2}, {1, 1}, {}};
+    for (std::size_t k = 0; k < 3; ++k) {
+        fixture_file f;
+        fixture_case c;
+        c.world_size = 2;
+        c.base_time_s = 1e-3;
+        c.affinity_cores = 1;
+        c.seed = k + 1;
+        if (!used[k].empty())
+            c.machine = {{"load_cores", used[k]}};
+        f.cases.push_back(c);
+        f.git_commit = "fixture000" + std::to_string(k);
+        write_fixture_file(dir + "/bound" + std::to_string(k) + ".h5", f);
+    }
+    figures node;
+    node.node_cores = 2;
+    std::map<std::string, double> share;
+    for (const std::string name : {"bound0", "bound1", "bound2"}) {
+        const result_set rs = load_results({dir + "/" + name + ".h5"}, false);
+        const auto pooled = pool_cases(rs.cases);
+        ASSERT_EQ(pooled.size(), 1u) << name;
+        const target t = target_of(pooled[0]);
+        share[name] = rank_share(t, node);
+        EXPECT_EQ(t.node_cores_used.has_value(), name != "bound2") << name;
+    }
+    EXPECT_DOUBLE_EQ(share["bound0"], 1);   // a core each
+    EXPECT_DOUBLE_EQ(share["bound1"], 0.5); // one core, two ranks
+    EXPECT_DOUBLE_EQ(share["bound2"], 1);   // no machine group: a bound rank owns its cores
+    std::filesystem::remove_all(dir);
 }
 
 TEST(analysis_predict_quality, bands_cover_the_leave_one_p_out_cases_at_their_level) {
