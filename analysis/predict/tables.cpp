@@ -4,6 +4,7 @@
 #include "analysis/statistics/bootstrap.hpp"
 
 #include <algorithm>
+#include <boost/math/special_functions/beta.hpp>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -58,6 +59,17 @@ std::vector<std::string> labels(const std::vector<predicted>& rows, std::string&
         out.push_back(l);
     }
     return out;
+}
+
+/// The marked cases left out, if any ("; N marked case(s) left out (...)").
+std::string marked_part(const validation_summary& sum) {
+    if (sum.marked == 0)
+        return "";
+    return fmt::format("; {} marked case(s) left out (measured on a contended machine or while "
+                       "the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%, median "
+                       "band width {:.2f}x)",
+                       sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage,
+                       sum.marked_median_width);
 }
 
 } // namespace
@@ -131,7 +143,7 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
     t.add_column("machine", "machine_marks");
     t.prune_for_people = true;
     const std::vector<std::string> names = labels(rows, t.caption);
-    std::vector<double> abs_err, widths, marked_err, marked_widths;
+    std::vector<double> abs_err, signed_err, widths, marked_err, marked_widths;
     std::size_t inside = 0, marked_inside = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const predicted& p = rows[i];
@@ -152,6 +164,7 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
         const bool in = m >= p.lo && m <= p.hi;
         if (p.mark.empty()) {
             abs_err.push_back(std::abs(e));
+            signed_err.push_back(e);
             inside += in;
             if (p.lo > 0 && std::isfinite(p.hi))
                 widths.push_back(p.hi / p.lo);
@@ -171,6 +184,8 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
     }
     sum.cases = abs_err.size();
     sum.coverage = abs_err.empty() ? unknown : static_cast<double>(inside) / abs_err.size();
+    sum.covered = inside;
+    sum.median_signed_error = signed_err.empty() ? unknown : median_inplace(signed_err);
     sum.median_abs_error = abs_err.empty() ? unknown : median_inplace(abs_err);
     sum.median_width = widths.empty() ? unknown : median_inplace(widths);
     sum.marked = marked_err.size();
@@ -182,21 +197,23 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
 }
 
 std::string summary_line(const validation_summary& sum, double level) {
-    std::string out =
-        sum.cases == 0
-            ? std::string("no unmarked held-out case to judge the predictions by")
-            : fmt::format(
-                  "median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}%; median "
-                  "band width {:.2f}x (upper/lower)",
-                  100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
-                  sum.median_width);
-    if (sum.marked > 0)
-        out += fmt::format("; {} marked case(s) left out (measured on a contended machine or "
-                           "while the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%, "
-                           "median band width {:.2f}x)",
-                           sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage,
-                           sum.marked_median_width);
-    return out;
+    if (sum.cases == 0)
+        return "no unmarked held-out case to judge the predictions by" + marked_part(sum);
+    const auto [lo, hi] = proportion_interval(sum.covered, sum.cases, level);
+    return fmt::format("median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}% ({} of "
+                       "{}, {:g}% CI {:.0f}-{:.0f}%); median band width {:.2f}x (upper/lower); "
+                       "median signed error {:+.1f}%",
+                       100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
+                       sum.covered, sum.cases, 100 * level, 100 * lo, 100 * hi, sum.median_width,
+                       100 * sum.median_signed_error) +
+           marked_part(sum);
+}
+
+std::pair<double, double> proportion_interval(std::size_t k, std::size_t n, double level) {
+    const double a = (1 - level) / 2, kk = static_cast<double>(k), nn = static_cast<double>(n);
+    const double lo = k == 0 ? 0 : boost::math::ibeta_inv(kk, nn - kk + 1, a);
+    const double hi = k >= n ? 1 : boost::math::ibeta_inv(kk + 1, nn - kk, 1 - a);
+    return {lo, hi};
 }
 
 table memory_table(const std::vector<predicted>& rows) {

@@ -7,6 +7,7 @@
 #include "evaluate.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ringscale::analysis::predict {
@@ -24,7 +25,11 @@ struct validation_summary {
     std::size_t cases = 0;             ///< unmarked held-out cases predicted
     double median_abs_error = unknown; ///< fraction
     double coverage = unknown;         ///< fraction of measured medians inside their band
-    double median_width = unknown;     ///< median of the bands' upper / lower
+    std::size_t covered = 0;           ///< those cases
+    /// Median of predicted / measured - 1: the error the cases share (a run's offset, which
+    /// moves a whole run's coverage up or down together).
+    double median_signed_error = unknown;
+    double median_width = unknown; ///< median of the bands' upper / lower
     /// Held-out cases whose every launch is marked (issue 36): shown, and left out of the
     /// figures above; their own figures for comparison.
     std::size_t marked = 0;
@@ -36,9 +41,14 @@ struct validation_summary {
 /// One row per held-out case: measured, predicted [band], error; fills `sum`.
 table validation_table(const std::vector<predicted>& rows, double level, validation_summary& sum);
 
-/// `median |error| X% over N cases; 90% band coverage Y%; median band width Wx`, then the
-/// marked cases left out, if any.
+/// `median |error| X% over N cases; 90% band coverage Y% (k of N, 90% CI lo-hi%); median band
+/// width Wx (upper/lower); median signed error +Z%`, then the marked cases left out, if any.
+/// The CI is Clopper-Pearson's: what k of N covered says about the bands' true coverage (19
+/// of 19 is within reach of a 90% band: 0.9^19 = 13.5%).
 std::string summary_line(const validation_summary& sum, double level);
+
+/// Clopper-Pearson interval at `level` for a proportion of k successes in n trials (n > 0).
+std::pair<double, double> proportion_interval(std::size_t k, std::size_t n, double level);
 
 /// Measured peak memory per rank against the scheme's formula (measured cases only).
 table memory_table(const std::vector<predicted>& rows);

@@ -5,6 +5,7 @@
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/evaluate.hpp"
 #include "analysis/predict/stability.hpp"
+#include "analysis/predict/tables.hpp"
 #include "analysis/reading/reader.hpp"
 #include "analysis/statistics/bootstrap.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
@@ -250,6 +251,32 @@ TEST(analysis_predict_quality, ranks_bound_to_the_same_cores_share_them) {
     EXPECT_DOUBLE_EQ(share["bound1"], 0.5); // one core, two ranks
     EXPECT_DOUBLE_EQ(share["bound2"], 1);   // no machine group: a bound rank owns its cores
     std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_predict_quality, coverage_comes_with_what_its_count_can_show) {
+    // Clopper-Pearson: 19 of 19 covered leaves the true coverage anywhere above
+    // 0.05^(1/19) = 85.4% at 90% (a 90% band covers all 19 in 13.5% of runs); none of 10,
+    // below 1 - 0.05^(1/10) = 25.9%; 17 of 19 between 70.4% and 98.1%.
+    auto [lo, hi] = proportion_interval(19, 19, 0.9);
+    EXPECT_NEAR(lo, std::pow(0.05, 1.0 / 19), 1e-9);
+    EXPECT_DOUBLE_EQ(hi, 1);
+    std::tie(lo, hi) = proportion_interval(0, 10, 0.9);
+    EXPECT_DOUBLE_EQ(lo, 0);
+    EXPECT_NEAR(hi, 1 - std::pow(0.05, 1.0 / 10), 1e-9);
+    std::tie(lo, hi) = proportion_interval(17, 19, 0.9);
+    EXPECT_NEAR(lo, 0.7042, 5e-4); // P(X >= 17 | n = 19, p) = 0.05, by bisection on the sum
+    EXPECT_NEAR(hi, 0.9810, 5e-4); // P(X <= 17 | n = 19, p) = 0.05
+    validation_summary sum;
+    sum.cases = 19;
+    sum.covered = 19;
+    sum.coverage = 1;
+    sum.median_abs_error = 0.09;
+    sum.median_width = 1.55;
+    sum.median_signed_error = 0.083;
+    const std::string line = summary_line(sum, 0.9);
+    EXPECT_NE(line.find("90% band coverage 100% (19 of 19, 90% CI 85-100%)"), std::string::npos)
+        << line;
+    EXPECT_NE(line.find("median signed error +8.3%"), std::string::npos) << line;
 }
 
 TEST(analysis_predict_quality, bands_cover_the_leave_one_p_out_cases_at_their_level) {
