@@ -6,6 +6,8 @@
 # coverage and median band width over the unmarked held-out cases, then the marked ones, left
 # out of those figures. Goals: quiet, median |error| <= 15%, coverage 80-97%, median width
 # <= 2x; loaded, the contaminated held-out cases marked and the same goals over the rest.
+# The coverage comes with its count and 90% interval (19 of 19 is within a 90% band's reach:
+# 0.9^19 = 13.5% of runs) and the median signed error (the offset the run's cases share).
 # Each run also gives the figures with the marked launches kept (--keep-marked).
 #
 # usage: tests/bench/predict_load.sh [BUILD_DIR] [OUT_DIR] [ROUNDS]
