@@ -4,7 +4,7 @@
 #include "analysis/statistics/bootstrap.hpp"
 
 #include <algorithm>
-#include <boost/math/special_functions/beta.hpp>
+#include <boost/math/distributions/binomial.hpp>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -210,10 +210,9 @@ std::string summary_line(const validation_summary& sum, double level) {
 }
 
 std::pair<double, double> proportion_interval(std::size_t k, std::size_t n, double level) {
+    using b = boost::math::binomial_distribution<double>;
     const double a = (1 - level) / 2, kk = static_cast<double>(k), nn = static_cast<double>(n);
-    const double lo = k == 0 ? 0 : boost::math::ibeta_inv(kk, nn - kk + 1, a);
-    const double hi = k >= n ? 1 : boost::math::ibeta_inv(kk + 1, nn - kk, 1 - a);
-    return {lo, hi};
+    return {b::find_lower_bound_on_p(nn, kk, a), b::find_upper_bound_on_p(nn, kk, a)};
 }
 
 table memory_table(const std::vector<predicted>& rows) {

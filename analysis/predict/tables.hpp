@@ -47,7 +47,8 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
 /// of 19 is within reach of a 90% band: 0.9^19 = 13.5%).
 std::string summary_line(const validation_summary& sum, double level);
 
-/// Clopper-Pearson interval at `level` for a proportion of k successes in n trials (n > 0).
+/// Clopper-Pearson interval at `level` for a proportion of k successes in n trials (n > 0):
+/// Boost.Math's binomial bounds on p, each at (1 - level) / 2.
 std::pair<double, double> proportion_interval(std::size_t k, std::size_t n, double level);
 
 /// Measured peak memory per rank against the scheme's formula (measured cases only).
