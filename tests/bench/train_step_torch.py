@@ -7,9 +7,12 @@ residual; RMSNorm; Linear(h, 4h) + GELU (tanh) + Linear(4h, h), biases; residual
 RMSNorm, output projection with bias, mean cross-entropy over the global batch; AdamW. fp32,
 DDP over gloo, `--threads` intra-op threads per rank (torch.set_num_threads). Strong scaling:
 `--tokens` is the global batch, split over the ranks.
+`--device cuda`: one rank per GPU, DDP over NCCL, fp32 GEMMs unless `--tf32 1` (for
+tests/bench/train_step_gpu_torch.sh); each step's time is taken after a device synchronise.
 
 Prints one line: `torch np=N threads=T step_s=<median over timed steps of the slowest rank>`.
   /usr/bin/python3 tests/bench/train_step_torch.py --np 2 --threads 1
+  python3 tests/bench/train_step_torch.py --device cuda --seq 512 --tokens 4096
 Needs python3-torch (Debian: apt-get install python3-torch); a benchmark dependency only.
 """
 import argparse
@@ -74,20 +77,29 @@ class Model(nn.Module):
 
 def worker(rank, a):
     torch.set_num_threads(a.threads)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}", rank=rank,
-                            world_size=a.np)
+    cuda = a.device == "cuda"
+    if cuda:
+        torch.cuda.set_device(rank)
+        torch.backends.cuda.matmul.allow_tf32 = bool(a.tf32)
+        torch.backends.cudnn.allow_tf32 = bool(a.tf32)
+    dev = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    dist.init_process_group("nccl" if cuda else "gloo",
+                            init_method=f"tcp://127.0.0.1:{a.port}", rank=rank, world_size=a.np)
     torch.manual_seed(1)
-    model = torch.nn.parallel.DistributedDataParallel(Model(a))
+    model = torch.nn.parallel.DistributedDataParallel(
+        Model(a).to(dev), device_ids=[rank] if cuda else None)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     local = a.tokens // a.np
     nseq = local // a.seq
     g = torch.Generator().manual_seed(rank)
-    ids = torch.randint(0, a.vocab, (nseq, a.seq), generator=g)
-    targets = torch.randint(0, a.vocab, (nseq, a.seq), generator=g)
-    mask = torch.full((a.seq, a.seq), float("-inf")).triu(1)
+    ids = torch.randint(0, a.vocab, (nseq, a.seq), generator=g).to(dev)
+    targets = torch.randint(0, a.vocab, (nseq, a.seq), generator=g).to(dev)
+    mask = torch.full((a.seq, a.seq), float("-inf")).triu(1).to(dev)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     times = []
     for it in range(a.warmup + a.iters):
         dist.barrier()
+        sync()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=False)
         logits = model(ids, mask)
@@ -95,13 +107,14 @@ def worker(rank, a):
         loss = F.cross_entropy(logits.view(-1, a.vocab), targets.view(-1))
         loss.backward()
         opt.step()
-        t = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
+        sync()
+        t = torch.tensor([time.perf_counter() - t0], dtype=torch.float64, device=dev)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         if it >= a.warmup:
             times.append(t.item())
     if rank == 0:
         print(f"torch np={a.np} threads={a.threads} step_s={statistics.median(times):.4f}"
-              f" torch={torch.__version__}", flush=True)
+              f" torch={torch.__version__} device={a.device} tf32={a.tf32}", flush=True)
     dist.destroy_process_group()
 
 
@@ -111,9 +124,16 @@ def main():
                           ("heads", 8), ("vocab", 1024), ("seq", 256), ("tokens", 2048),
                           ("iters", 3), ("warmup", 1), ("port", 29511)):
         p.add_argument(f"--{name}", type=int, default=default)
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--tf32", type=int, choices=(0, 1), default=0)
     a = p.parse_args()
     if a.tokens % (a.np * a.seq):
         raise SystemExit("tokens must be a multiple of np * seq")
+    if a.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("train_step_torch.py: no CUDA device")
+    if a.device == "cuda" and a.np > torch.cuda.device_count():
+        raise SystemExit(f"train_step_torch.py: --np {a.np} needs {a.np} GPUs (NCCL takes one "
+                         f"rank per GPU); this host has {torch.cuda.device_count()}")
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
     mp.spawn(worker, args=(a,), nprocs=a.np, join=True)
 
