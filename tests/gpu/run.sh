@@ -15,8 +15,10 @@
 #      STEP_TIMEOUT (seconds per step, 300), PYTHON (with torch; default: the pack's or
 #      /opt/torch/.venv's python3, else python3), SKIP_BENCH=1 (tests and jobs only),
 #      ONLY (an extended regex: run only the steps whose names match it, e.g. to rerun the
-#      failed steps of an earlier run inside a short GPU lease).
-# Exit: 0 every step passed; 1 a step failed; 3 none failed but some found no GPU;
+#      failed steps of an earlier run inside a short GPU lease), DEADLINE (epoch seconds by
+#      which the run must end: each step's limit shrinks to the time left, and a step with
+#      under 10 s left is not started but listed CUT, so the summary is still written).
+# Exit: 0 every step passed; 1 a step failed or was CUT; 3 none failed but some found no GPU;
 #       2 bad usage.
 set -uo pipefail
 
@@ -60,12 +62,12 @@ no_gpu_re='no CUDA device|no CUDA-capable device|CUDA driver version is insuffic
 
 # classify RC FILE: "STATUS<TAB>NOTE" for one step's exit code and output.
 classify() {
-    local rc=$1 f=$2 skipped passed reason
+    local rc=$1 f=$2 limit=$3 skipped passed reason
     skipped=$(grep -Ec '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$f")
     passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$f" | awk '{s += $4} END {print s + 0}')
     reason=$(grep -Eo "(${no_gpu_re})[^\"]*" "$f" | head -1)
     if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-        printf 'FAIL\ttimed out after %ss' "$STEP_TIMEOUT"
+        printf 'FAIL\ttimed out after %ss' "$limit"
     elif [[ $rc -ne 0 && -n $reason ]]; then
         printf 'NOGPU\t%s' "$reason"
     elif [[ $rc -ne 0 ]]; then
@@ -87,16 +89,25 @@ classify() {
 
 # step NAME COMMAND...: run one step under the timeout, its output into the log.
 step() {
-    local name=$1 rc f result
+    local name=$1 rc f result limit=$STEP_TIMEOUT left
     shift
     [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && return 0
+    if [[ -n ${DEADLINE:-} ]]; then
+        left=$((DEADLINE - $(date +%s)))
+        if [[ $left -lt 10 ]]; then
+            names+=("$name") statuses+=(CUT) notes+=("not started: ${left}s left before DEADLINE")
+            printf '\n===== %s\n----- %s: CUT (not started, %ss left)\n' "$name" "$name" "$left" >>"$log"
+            return 0
+        fi
+        [[ $left -lt $limit ]] && limit=$left
+    fi
     f=$(mktemp)
     printf '\n===== %s\n$ %s\n' "$name" "$*" >>"$log"
     echo "[$(date -u +%T)] $name" >&2
-    timeout -k 30 "$STEP_TIMEOUT" "$@" </dev/null >"$f" 2>&1
+    timeout -k 5 "$limit" "$@" </dev/null >"$f" 2>&1
     rc=$?
     cat "$f" >>"$log"
-    result=$(classify "$rc" "$f")
+    result=$(classify "$rc" "$f" "$limit")
     rm -f "$f"
     names+=("$name") statuses+=("${result%%$'\t'*}") notes+=("${result#*$'\t'}")
     printf -- '----- %s: %s (exit %s)\n' "$name" "${result%%$'\t'*}" "$rc" >>"$log"
@@ -210,18 +221,20 @@ else
     names+=("ringscale-stats summary") statuses+=(SKIP) notes+=("no results files")
 fi
 
-fails=0 nogpu=0
+fails=0 nogpu=0 cut=0
 for st in "${statuses[@]}"; do
     [[ $st == FAIL ]] && fails=$((fails + 1))
     [[ $st == NOGPU ]] && nogpu=$((nogpu + 1))
+    [[ $st == CUT ]] && cut=$((cut + 1))
 done
 {
     printf '\n===== summary (%s)\n' "$out"
     for i in "${!names[@]}"; do
         printf '%-6s %-52s %s\n' "${statuses[$i]}" "${names[$i]}" "${notes[$i]}"
     done
-    printf '%s steps: %s failed, %s without a GPU. Log: %s\n' "${#names[@]}" "$fails" "$nogpu" "$log"
+    printf '%s steps: %s failed, %s without a GPU, %s not started (DEADLINE). Log: %s\n' \
+        "${#names[@]}" "$fails" "$nogpu" "$cut" "$log"
 } | tee -a "$log"
-[[ $fails -gt 0 ]] && exit 1
+[[ $fails -gt 0 || $cut -gt 0 ]] && exit 1
 [[ $nogpu -gt 0 ]] && exit 3
 exit 0
