@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Nsight Compute profiles of the attention kernels side by side, to see what holds the sm90
+# path back against cuDNN (issue 39): one launch each of ringscale's sm90 forward and sm90
+# backward (tests/bench_attention_gpu: bf16, B=1, H=16, D=128, contiguous positions) and
+# SDPA's forward and backward on cuDNN at the same shape (tests/gpu/sdpa_once.py between
+# cudaProfilerStart and Stop), each with --set full, into OUT_DIR/*.ncu-rep. Read them with
+# `ncu --import F --page details` (tests/gpu/lease.sh does) or ncu-ui; compare SM and memory
+# throughput, achieved occupancy, warp stall reasons and tensor-pipe utilisation.
+# Each profile that fails is named on stderr; the others still run.
+# usage: tests/gpu/profile.sh BUILD_DIR [SEQ=16384] [OUT_DIR=ncu-<UTC time>]
+# env: CAUSAL (0), NCU (ncu on PATH, else /usr/local/cuda/bin/ncu), PYTHON (python3, with torch).
+# Exit: 0 every profile written; 1 one failed; 2 bad usage or no ncu.
+set -uo pipefail
+[[ $# -ge 1 && $# -le 3 && -x $1/tests/bench_attention_gpu ]] || {
+    echo "usage: tests/gpu/profile.sh BUILD_DIR [SEQ] [OUT_DIR] (BUILD_DIR/tests/bench_attention_gpu must exist)" >&2
+    exit 2
+}
+exe="$1/tests/bench_attention_gpu" seq=${2:-16384} out=${3:-ncu-$(date -u +%Y%m%dT%H%M%SZ)}
+causal=${CAUSAL:-0} python=${PYTHON:-python3}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+[[ $seq =~ ^[0-9]+$ && $seq -ge 128 && $seq -le 131072 ]] || { echo "profile.sh: SEQ must be 128..131072" >&2; exit 2; }
+[[ $causal == 0 || $causal == 1 ]] || { echo "profile.sh: CAUSAL must be 0 or 1" >&2; exit 2; }
+ncu=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
+[[ -x $ncu ]] || { echo "profile.sh: ncu not found (set NCU)" >&2; exit 2; }
+mkdir -p "$out" || { echo "profile.sh: cannot create $out" >&2; exit 2; }
+failed=0
+# profile NAME NCU_ARGS... -- COMMAND...: one report, OUT_DIR/NAME.ncu-rep.
+profile() {
+    local name=$1
+    shift
+    echo "== $name"
+    if ! "$ncu" --set full --target-processes all -f -o "$out/$name" "$@"; then
+        echo "profile.sh: $name failed" >&2
+        failed=1
+    elif [[ ! -f $out/$name.ncu-rep ]]; then
+        echo "profile.sh: $name wrote no report (no kernel matched)" >&2
+        failed=1
+    fi
+}
+tag="s${seq}_causal${causal}"
+profile "ringscale_sm90_fwd_$tag" -k regex:attention_fwd_sm90 -c 1 \
+    "$exe" --pass fwd --causal "$causal" --attn-kernel sm90 1 "$seq"
+profile "ringscale_sm90_bwd_$tag" -k regex:attention_bwd_sm90 -c 1 \
+    "$exe" --pass bwd --causal "$causal" --attn-kernel sm90 1 "$seq"
+profile "sdpa_cudnn_fwd_$tag" --profile-from-start off "$python" "$here/sdpa_once.py" fwd "$seq" "$causal"
+profile "sdpa_cudnn_bwd_$tag" --profile-from-start off "$python" "$here/sdpa_once.py" bwd "$seq" "$causal"
+exit $failed
