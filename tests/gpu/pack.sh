@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Pack what tests/gpu/run.sh needs into one directory that can be carried to a GPU host
-# without Open MPI, HDF5, Boost, OpenBLAS or network (the recipe of
+# Pack what tests/gpu/run.sh and lease.sh need into one directory that can be carried to a GPU
+# host without Open MPI, HDF5, Boost, OpenBLAS or network (the recipe of
 # ../shared/tools/gpu-host.md), then run there:  OUT_DIR/tests/gpu/run.sh OUT_DIR [RESULTS]
+# or, in one call of a lent device machine:      OUT_DIR/tests/gpu/lease.sh OUT_DIR "$OUT"
 #
 # OUT_DIR gets: build.tar.xz (build/: ringscale, ringscale-stats, bench_attention_gpu and
 # every GPU test binary, at their paths in the build directory, debug info stripped; run.sh
@@ -42,8 +43,10 @@ done
 
 # 2. Scripts, presets and this script's companions, at their checkout paths.
 mkdir -p "$out/tests/gpu" "$out/tests/bench" "$out/jobs"
-cp "$here"/{run.sh,env.sh,list_tests.sh,pack.sh,README.md} "$out/tests/gpu/"
-cp "$repo"/tests/bench/{attention_gpu.sh,job_overhead.sh,sdpa_reference.py} "$out/tests/bench/"
+cp "$here"/{run.sh,lease.sh,profile.sh,sdpa_once.py,env.sh,list_tests.sh,pack.sh,README.md} \
+    "$out/tests/gpu/"
+cp "$repo"/tests/bench/{attention_gpu.sh,job_overhead.sh,sdpa_reference.py} \
+    "$repo"/tests/bench/{train_step_gpu_torch.sh,train_step_torch.py} "$out/tests/bench/"
 cp -r "$repo/jobs/presets" "$out/jobs/"
 cp "$here/env.sh" "$out/env.sh"
 

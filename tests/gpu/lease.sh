@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# One call of a lent GPU machine. A lease is about 15 minutes of device time in all, at most
+# 10 per command, and brings back at most 8 files of $OUT, no more than two folders down. This
+# runs the phases named in PHASES, each under its own deadline and all inside T_ALL:
+#   tests  tests/gpu/run.sh with SKIP_BENCH=1 (every GPU test binary, the job launches
+#          validated, the memchecks; ONLY= picks steps), under T_TESTS;
+#   bench  the attention kernels against SDPA (tests/bench/attention_gpu.sh at SEQS), the job
+#          overhead (tests/bench/job_overhead.sh) and train_step against the same model in
+#          PyTorch on the GPU (tests/bench/train_step_gpu_torch.sh);
+#   ncu    Nsight Compute profiles (--set full) of one sm90 forward and one sm90 backward at
+#          NCU_SEQ, and of SDPA's forward and backward on cuDNN at the same shape, side by side;
+# and after each phase packs what was written into OUT_DIR, so a call cut short keeps what it
+# did: lease.log (the timeline, each phase's exit), device.txt (nvidia-smi, driver, CUDA,
+# NCCL, torch, cuDNN), run.log (run.sh's log, its summary last), bench.txt, ncu.txt (each
+# profile's details page), ncu.tar.xz (the .ncu-rep files) and results.tar.xz (the .h5 files).
+#
+# usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
+# env: PHASES ("tests bench ncu"), T_ALL (s, 470), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
+#      step, 90), ONLY (run.sh's step regex), SEQS ("8192 16384 32768"), ITERS (5),
+#      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut, 2 bad usage.
+set -uo pipefail
+
+[[ $# -eq 2 && -f $1/env.sh ]] || {
+    echo "usage: tests/gpu/lease.sh PACK_DIR OUT_DIR (PACK_DIR made by tests/gpu/pack.sh)" >&2
+    exit 2
+}
+pack=$(cd "$1" && pwd)
+mkdir -p "$2" || { echo "lease.sh: cannot create $2" >&2; exit 2; }
+out=$(cd "$2" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench="$here/../bench"
+PHASES=${PHASES:-"tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
+export STEP_TIMEOUT=${STEP_TIMEOUT:-90}
+start=$SECONDS failed=0
+work=$(mktemp -d)
+mkdir -p "$work/run" "$work/ncu"
+log="$out/lease.log"
+: >"$log"
+
+say() { echo "[lease $(date -u +%T) +$((SECONDS - start))s] $*" | tee -a "$log" >&2; }
+# left CAP: the seconds this phase may take, at most CAP, keeping 20 s to pack at the end.
+left() {
+    local rest=$((T_ALL - (SECONDS - start) - 20))
+    echo $((rest < $1 ? rest : $1))
+}
+# phase NAME CAP FILE COMMAND...: run one phase under its deadline, its output appended to
+# FILE; its start, deadline and exit go to lease.log.
+phase() {
+    local name=$1 cap rc file=$3
+    cap=$(left "$2")
+    shift 3
+    if [[ $cap -lt 10 ]]; then
+        say "$name: not run, ${cap}s left of T_ALL=${T_ALL}s"
+        failed=1
+        return
+    fi
+    say "$name: start (deadline ${cap}s)"
+    # DEADLINE lets run.sh end on its own, summary written, before the timeout would cut it.
+    DEADLINE=$(($(date +%s) + cap - 15)) timeout -k 10 "$cap" "$@" >>"$file" 2>&1 </dev/null
+    rc=$?
+    [[ $rc -eq 124 || $rc -eq 137 ]] && say "$name: cut at its deadline (${cap}s)"
+    say "$name: exit $rc"
+    [[ $rc -eq 0 ]] || failed=1
+}
+# keep: copy what the phases wrote into OUT_DIR (at most 8 files; run again after each phase).
+keep() {
+    [[ -f $work/run/run.log ]] && cp "$work/run/run.log" "$out/run.log"
+    [[ -f $work/bench.txt ]] && cp "$work/bench.txt" "$out/bench.txt"
+    [[ -f $work/ncu.txt ]] && cp "$work/ncu.txt" "$out/ncu.txt"
+    if compgen -G "$work/run/results/*.h5" >/dev/null; then
+        tar -C "$work/run" -cJf "$out/results.tar.xz" results
+    fi
+    if compgen -G "$work/ncu/*.ncu-rep" >/dev/null; then
+        tar -C "$work" -cJf "$out/ncu.tar.xz" ncu
+    fi
+}
+
+if [[ -f $pack/build.tar.xz && ! -d $pack/build ]]; then # the binaries, as pack.sh left them
+    tar -C "$pack" -xJf "$pack/build.tar.xz" >>"$log" 2>&1 || { say "cannot unpack build.tar.xz"; exit 2; }
+fi
+# shellcheck source=/dev/null
+source "$pack/env.sh" >>"$log" 2>&1 || { say "env.sh failed (see above)"; exit 2; }
+python=${PYTHON:-python3}
+{
+    echo "ringscale lease, $(date -u +%FT%TZ), host $(hostname), $(nproc) cores"
+    cat "$pack/PACKED" 2>/dev/null
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit \
+            --format=csv
+    else
+        echo "nvidia-smi: not found"
+    fi
+    "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda,
+"cuDNN", torch.backends.cudnn.version(), "NCCL", torch.cuda.nccl.version())' 2>&1
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    echo "ncu: $ncu $("$ncu" --version 2>&1 | tail -1)"
+} >"$out/device.txt" 2>&1
+say "phases: $PHASES; T_ALL=${T_ALL}s"
+
+for name in $PHASES; do
+    case $name in
+    tests)
+        phase tests "$T_TESTS" "$log" env SKIP_BENCH=1 "$here/run.sh" "$pack" "$work/run"
+        ;;
+    bench)
+        build="$pack/build"
+        # shellcheck disable=SC2086 # SEQS is a list
+        phase "bench attention vs SDPA" 200 "$work/bench.txt" env PYTHON="$python" \
+            "$bench/attention_gpu.sh" "$build" "$ITERS" $SEQS
+        keep
+        phase "bench job overhead" 90 "$work/bench.txt" "$bench/job_overhead.sh" "$build" "$ITERS"
+        keep
+        phase "bench train_step vs PyTorch" 150 "$work/bench.txt" env PYTHON="$python" \
+            "$bench/train_step_gpu_torch.sh" "$build" "$ITERS"
+        ;;
+    ncu)
+        phase "ncu profiles" 200 "$log" env PYTHON="$python" "$here/profile.sh" "$pack/build" \
+            "$NCU_SEQ" "$work/ncu"
+        for rep in "$work"/ncu/*.ncu-rep; do
+            [[ -f $rep ]] || continue
+            printf '\n===== %s\n' "$(basename "$rep")" >>"$work/ncu.txt"
+            "$ncu" --import "$rep" --page details >>"$work/ncu.txt" 2>&1
+        done
+        ;;
+    *)
+        say "unknown phase '$name' (tests, bench, ncu)"
+        failed=1
+        ;;
+    esac
+    keep
+done
+rm -rf "$work"
+verdict="a phase failed or was cut"
+[[ $failed -eq 0 ]] && verdict="every phase passed"
+say "done: $verdict; in $out: $(cd "$out" && printf '%s ' *)"
+exit $failed
