@@ -7,12 +7,13 @@
 #   bench  the attention kernels against SDPA (tests/bench/attention_gpu.sh at SEQS), the job
 #          overhead (tests/bench/job_overhead.sh) and train_step against the same model in
 #          PyTorch on the GPU (tests/bench/train_step_gpu_torch.sh);
-#   ncu    Nsight Compute profiles (--set full) of one sm90 forward and one sm90 backward at
-#          NCU_SEQ, and of SDPA's forward and backward on cuDNN at the same shape, side by side;
+#   ncu    tests/gpu/profile.sh: Nsight Compute (--set full) of one sm90 forward and one sm90
+#          backward at NCU_SEQ, and of SDPA's forward and backward on cuDNN at the same shape;
 # and after each phase packs what was written into OUT_DIR, so a call cut short keeps what it
 # did: lease.log (the timeline, each phase's exit), device.txt (nvidia-smi, driver, CUDA,
 # NCCL, torch, cuDNN), run.log (run.sh's log, its summary last), bench.txt, ncu.txt (each
-# profile's details page), ncu.tar.xz (the .ncu-rep files) and results.tar.xz (the .h5 files).
+# profile's details page), ncu-source.txt (ringscale's kernels per source line), ncu.tar.xz
+# (the .ncu-rep files, for ncu-ui) and results.tar.xz (the .h5 files): 8 files at most.
 #
 # usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
 # env: PHASES ("tests bench ncu"), T_ALL (s, 470), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
@@ -67,12 +68,13 @@ phase() {
 keep() {
     [[ -f $work/run/run.log ]] && cp "$work/run/run.log" "$out/run.log"
     [[ -f $work/bench.txt ]] && cp "$work/bench.txt" "$out/bench.txt"
-    [[ -f $work/ncu.txt ]] && cp "$work/ncu.txt" "$out/ncu.txt"
+    [[ -f $work/ncu/details.txt ]] && cp "$work/ncu/details.txt" "$out/ncu.txt"
+    [[ -f $work/ncu/source.txt ]] && cp "$work/ncu/source.txt" "$out/ncu-source.txt"
     if compgen -G "$work/run/results/*.h5" >/dev/null; then
         tar -C "$work/run" -cJf "$out/results.tar.xz" results
     fi
     if compgen -G "$work/ncu/*.ncu-rep" >/dev/null; then
-        tar -C "$work" -cJf "$out/ncu.tar.xz" ncu
+        tar -C "$work" -cJf "$out/ncu.tar.xz" --exclude='*.txt' ncu
     fi
 }
 
@@ -94,8 +96,9 @@ python=${PYTHON:-python3}
     fi
     "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda,
 "cuDNN", torch.backends.cudnn.version(), "NCCL", torch.cuda.nccl.version())' 2>&1
-    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    echo "ncu: $ncu $("$ncu" --version 2>&1 | tail -1)"
+    for ncu in "$(command -v ncu)" /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+        [[ -x $ncu ]] && { echo "ncu: $ncu, $("$ncu" --version 2>&1 | tail -1)"; break; }
+    done
 } >"$out/device.txt" 2>&1
 say "phases: $PHASES; T_ALL=${T_ALL}s"
 
@@ -118,11 +121,6 @@ for name in $PHASES; do
     ncu)
         phase "ncu profiles" 200 "$log" env PYTHON="$python" "$here/profile.sh" "$pack/build" \
             "$NCU_SEQ" "$work/ncu"
-        for rep in "$work"/ncu/*.ncu-rep; do
-            [[ -f $rep ]] || continue
-            printf '\n===== %s\n' "$(basename "$rep")" >>"$work/ncu.txt"
-            "$ncu" --import "$rep" --page details >>"$work/ncu.txt" 2>&1
-        done
         ;;
     *)
         say "unknown phase '$name' (tests, bench, ncu)"

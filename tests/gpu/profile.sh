@@ -3,12 +3,15 @@
 # path back against cuDNN (issue 39): one launch each of ringscale's sm90 forward and sm90
 # backward (tests/bench_attention_gpu: bf16, B=1, H=16, D=128, contiguous positions) and
 # SDPA's forward and backward on cuDNN at the same shape (tests/gpu/sdpa_once.py between
-# cudaProfilerStart and Stop), each with --set full, into OUT_DIR/*.ncu-rep. Read them with
-# `ncu --import F --page details` (tests/gpu/lease.sh does) or ncu-ui; compare SM and memory
-# throughput, achieved occupancy, warp stall reasons and tensor-pipe utilisation.
+# cudaProfilerStart and Stop), each with --set full and --clock-control none (the clocks as a
+# benchmark sees them), into OUT_DIR/*.ncu-rep, with ringscale's CUDA source imported (the
+# kernels are built with -lineinfo). Text for a reader without ncu-ui: OUT_DIR/details.txt
+# (every report's details page: SM and memory throughput, occupancy, warp stall reasons,
+# tensor-pipe use) and OUT_DIR/source.txt (ringscale's kernels per CUDA source line, CSV).
 # Each profile that fails is named on stderr; the others still run.
 # usage: tests/gpu/profile.sh BUILD_DIR [SEQ=16384] [OUT_DIR=ncu-<UTC time>]
-# env: CAUSAL (0), NCU (ncu on PATH, else /usr/local/cuda/bin/ncu), PYTHON (python3, with torch).
+# env: CAUSAL (0), NCU (default: ncu on PATH, /usr/local/cuda/bin/ncu, /opt/nvidia/nsight-compute/*/ncu),
+#      PYTHON (python3, with torch).
 # Exit: 0 every profile written; 1 one failed; 2 bad usage or no ncu.
 set -uo pipefail
 [[ $# -ge 1 && $# -le 3 && -x $1/tests/bench_attention_gpu ]] || {
@@ -20,21 +23,37 @@ causal=${CAUSAL:-0} python=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [[ $seq =~ ^[0-9]+$ && $seq -ge 128 && $seq -le 131072 ]] || { echo "profile.sh: SEQ must be 128..131072" >&2; exit 2; }
 [[ $causal == 0 || $causal == 1 ]] || { echo "profile.sh: CAUSAL must be 0 or 1" >&2; exit 2; }
-ncu=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-[[ -x $ncu ]] || { echo "profile.sh: ncu not found (set NCU)" >&2; exit 2; }
+find_ncu() {
+    local c
+    command -v ncu && return 0
+    for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+        [[ -x $c ]] && echo "$c"
+    done | tail -1
+}
+ncu=${NCU:-$(find_ncu)}
+[[ -n $ncu && -x $ncu ]] || { echo "profile.sh: ncu not found (set NCU)" >&2; exit 2; }
 mkdir -p "$out" || { echo "profile.sh: cannot create $out" >&2; exit 2; }
 failed=0
-# profile NAME NCU_ARGS... -- COMMAND...: one report, OUT_DIR/NAME.ncu-rep.
+# profile NAME NCU_ARGS... COMMAND...: one report, OUT_DIR/NAME.ncu-rep, and its pages as text.
 profile() {
-    local name=$1
+    local name=$1 rep="$out/$1.ncu-rep"
     shift
     echo "== $name"
-    if ! "$ncu" --set full --target-processes all -f -o "$out/$name" "$@"; then
+    if ! "$ncu" --set full --clock-control none --import-source yes --target-processes all -f \
+        -o "$out/$name" "$@"; then
         echo "profile.sh: $name failed" >&2
         failed=1
-    elif [[ ! -f $out/$name.ncu-rep ]]; then
+    elif [[ ! -f $rep ]]; then
         echo "profile.sh: $name wrote no report (no kernel matched)" >&2
         failed=1
+    else
+        printf '\n===== %s\n' "$name" >>"$out/details.txt"
+        "$ncu" --import "$rep" --page details >>"$out/details.txt" 2>&1
+        if [[ $name == ringscale_* ]]; then
+            printf '\n===== %s\n' "$name" >>"$out/source.txt"
+            "$ncu" --import "$rep" --page source --csv --print-source cuda >>"$out/source.txt" 2>&1 ||
+                echo "(this ncu prints no source page)" >>"$out/source.txt"
+        fi
     fi
 }
 tag="s${seq}_causal${causal}"
