@@ -89,9 +89,9 @@ sort -u -o "$out/cuda-libs.txt" "$out/cuda-libs.txt"
     echo "CUDA libraries expected on the host: $(tr '\n' ' ' <"$out/cuda-libs.txt")"
 } >"$out/PACKED"
 cat "$out/PACKED"
-# 5. The binaries travel as build.tar.xz: each one links the CUDA kernels for every arch, so
-#    unpacked they pass the 64 MiB a device machine carries (85 MiB at 14f5a80), packed
-#    about 5 MiB; run.sh unpacks them on the GPU host.
+# 5. The binaries travel as build.tar.xz: each one links the CUDA kernels for every arch, with
+#    their line tables, so unpacked they pass the 64 MiB a device machine carries (144 MiB,
+#    packed about 16 MiB); run.sh and lease.sh unpack them on the GPU host.
 (cd "$out" && rm -f build.tar.xz && tar -cJf build.tar.xz build && rm -rf build)
 size_kib=$(du -sk "$out" | cut -f1)
 echo "pack.sh: $out is $((size_kib / 1024)) MiB; on the GPU host: $out/tests/gpu/run.sh $out [RESULTS_DIR]"
