@@ -2,7 +2,7 @@
 # The runtime of a directory packed by tests/gpu/pack.sh, for a GPU host without Open MPI,
 # HDF5, Boost or OpenBLAS (the recipe of ../shared/tools/gpu-host.md). Source it (bash):
 #   source PACK/env.sh
-# It unpacks PACK/lib.tar.xz once, activates the runtime bundle PACK/rb (Open MPI, HDF5,
+# It unpacks PACK/build.tar.xz (the binaries) and PACK/lib.tar.xz once, activates the runtime bundle PACK/rb (Open MPI, HDF5,
 # Boost: PATH, LD_LIBRARY_PATH, relocation variables), puts the CUDA libraries the binaries
 # need (PACK/cuda-libs.txt) on LD_LIBRARY_PATH from the CUDA toolkit or, failing that, a
 # PyTorch venv's nvidia wheels, picks OpenBLAS kernels for this CPU, and exports PYTHON: a
@@ -30,6 +30,8 @@ rs_find_lib() {
 }
 
 rs_env_setup() {
+    [[ ! -f $rs_pack/build.tar.xz || -d $rs_pack/build ]] || tar -C "$rs_pack" -xJf "$rs_pack/build.tar.xz" ||
+        rs_env_fail "cannot unpack $rs_pack/build.tar.xz" || return 1
     [[ -d $rs_pack/lib ]] || (cd "$rs_pack" && mkdir -p lib.tmp && tar -xJf lib.tar.xz -C lib.tmp &&
         mv lib.tmp/lib lib && rmdir lib.tmp) || rs_env_fail "cannot unpack $rs_pack/lib.tar.xz" || return 1
     # shellcheck source=/dev/null

@@ -11,7 +11,7 @@
 #          backward at NCU_SEQ, and of SDPA's forward and backward on cuDNN at the same shape;
 # and after each phase packs what was written into OUT_DIR, so a call cut short keeps what it
 # did: lease.log (the timeline, each phase's exit), device.txt (nvidia-smi, driver, CUDA,
-# NCCL, torch, cuDNN), run.log (run.sh's log, its summary last), bench.txt, ncu.txt (each
+# NCCL, torch, cuDNN; the ncu used is in lease.log), run.log (run.sh's log, its summary last), bench.txt, ncu.txt (each
 # profile's details page), ncu-source.txt (ringscale's kernels per source line), ncu.tar.xz
 # (the .ncu-rep files, for ncu-ui) and results.tar.xz (the .h5 files): 8 files at most.
 #
@@ -64,23 +64,19 @@ phase() {
     say "$name: exit $rc"
     [[ $rc -eq 0 ]] || failed=1
 }
-# keep: copy what the phases wrote into OUT_DIR (at most 8 files; run again after each phase).
+# keep: copy the text the phases wrote into OUT_DIR (cheap: after every phase and bench).
 keep() {
     [[ -f $work/run/run.log ]] && cp "$work/run/run.log" "$out/run.log"
     [[ -f $work/bench.txt ]] && cp "$work/bench.txt" "$out/bench.txt"
     [[ -f $work/ncu/details.txt ]] && cp "$work/ncu/details.txt" "$out/ncu.txt"
     [[ -f $work/ncu/source.txt ]] && cp "$work/ncu/source.txt" "$out/ncu-source.txt"
-    if compgen -G "$work/run/results/*.h5" >/dev/null; then
-        tar -C "$work/run" -cJf "$out/results.tar.xz" results
-    fi
-    if compgen -G "$work/ncu/*.ncu-rep" >/dev/null; then
-        tar -C "$work" -cJf "$out/ncu.tar.xz" --exclude='*.txt' ncu
-    fi
+}
+# archive DIR NAME PATTERN: DIR/NAME as OUT_DIR/NAME.tar.xz (once, after the phase that wrote
+# it), where it holds files matching PATTERN.
+archive() {
+    compgen -G "$1/$2/$3" >/dev/null && tar -C "$1" -cJf "$out/$2.tar.xz" --exclude='*.txt' "$2"
 }
 
-if [[ -f $pack/build.tar.xz && ! -d $pack/build ]]; then # the binaries, as pack.sh left them
-    tar -C "$pack" -xJf "$pack/build.tar.xz" >>"$log" 2>&1 || { say "cannot unpack build.tar.xz"; exit 2; }
-fi
 # shellcheck source=/dev/null
 source "$pack/env.sh" >>"$log" 2>&1 || { say "env.sh failed (see above)"; exit 2; }
 python=${PYTHON:-python3}
@@ -96,9 +92,6 @@ python=${PYTHON:-python3}
     fi
     "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda,
 "cuDNN", torch.backends.cudnn.version(), "NCCL", torch.cuda.nccl.version())' 2>&1
-    for ncu in "$(command -v ncu)" /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
-        [[ -x $ncu ]] && { echo "ncu: $ncu, $("$ncu" --version 2>&1 | tail -1)"; break; }
-    done
 } >"$out/device.txt" 2>&1
 say "phases: $PHASES; T_ALL=${T_ALL}s"
 
@@ -106,6 +99,7 @@ for name in $PHASES; do
     case $name in
     tests)
         phase tests "$T_TESTS" "$log" env SKIP_BENCH=1 "$here/run.sh" "$pack" "$work/run"
+        archive "$work/run" results '*.h5'
         ;;
     bench)
         build="$pack/build"
@@ -121,6 +115,7 @@ for name in $PHASES; do
     ncu)
         phase "ncu profiles" 200 "$log" env PYTHON="$python" "$here/profile.sh" "$pack/build" \
             "$NCU_SEQ" "$work/ncu"
+        archive "$work" ncu '*.ncu-rep'
         ;;
     *)
         say "unknown phase '$name' (tests, bench, ncu)"

@@ -5,7 +5,7 @@
 # or, in one call of a lent device machine:      OUT_DIR/tests/gpu/lease.sh OUT_DIR "$OUT"
 #
 # OUT_DIR gets: build.tar.xz (build/: ringscale, ringscale-stats, bench_attention_gpu and
-# every GPU test binary, at their paths in the build directory, debug info stripped; run.sh
+# every GPU test binary, at their paths in the build directory, debug info stripped; env.sh
 # unpacks it), gpu-tests.tsv (the
 # test binaries and their rank counts, from tests/gpu/list_tests.sh), rb/ (the runtime
 # bundle: Open MPI, HDF5, Boost .debs and activate.sh), lib.tar.xz (the other shared
@@ -91,7 +91,8 @@ sort -u -o "$out/cuda-libs.txt" "$out/cuda-libs.txt"
 cat "$out/PACKED"
 # 5. The binaries travel as build.tar.xz: each one links the CUDA kernels for every arch, with
 #    their line tables, so unpacked they pass the 64 MiB a device machine carries (144 MiB,
-#    packed about 16 MiB); run.sh and lease.sh unpack them on the GPU host.
+#    packed about 16 MiB); env.sh (sourced by run.sh and lease.sh)
+#    unpacks them on the GPU host.
 (cd "$out" && rm -f build.tar.xz && tar -cJf build.tar.xz build && rm -rf build)
 size_kib=$(du -sk "$out" | cut -f1)
 echo "pack.sh: $out is $((size_kib / 1024)) MiB; on the GPU host: $out/tests/gpu/run.sh $out [RESULTS_DIR]"

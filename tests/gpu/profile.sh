@@ -33,6 +33,7 @@ find_ncu() {
 ncu=${NCU:-$(find_ncu)}
 [[ -n $ncu && -x $ncu ]] || { echo "profile.sh: ncu not found (set NCU)" >&2; exit 2; }
 mkdir -p "$out" || { echo "profile.sh: cannot create $out" >&2; exit 2; }
+echo "profile.sh: $ncu, $("$ncu" --version 2>&1 | tail -1)"
 failed=0
 # profile NAME NCU_ARGS... COMMAND...: one report, OUT_DIR/NAME.ncu-rep, and its pages as text.
 profile() {

@@ -36,11 +36,7 @@ out=$(cd "$out" && pwd)
 log="$out/run.log"
 : >"$log"
 
-if [[ -f $dir/env.sh ]]; then # packed layout
-    if [[ -f $dir/build.tar.xz && ! -d $dir/build ]]; then # the binaries, as pack.sh left them
-        tar -C "$dir" -xJf "$dir/build.tar.xz" >>"$log" 2>&1 ||
-            { echo "run.sh: cannot unpack $dir/build.tar.xz (see $log)" >&2; exit 2; }
-    fi
+if [[ -f $dir/env.sh ]]; then # packed layout; env.sh unpacks the binaries (build.tar.xz)
     # shellcheck source=/dev/null
     source "$dir/env.sh" >>"$log" 2>&1 || { echo "run.sh: $dir/env.sh failed (see $log)" >&2; exit 2; }
     build="$dir/build"
