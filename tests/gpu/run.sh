@@ -26,6 +26,10 @@ set -uo pipefail
     echo "usage: tests/gpu/run.sh BUILD_OR_PACK_DIR [OUT_DIR] (DIR must exist)" >&2
     exit 2
 }
+[[ -z ${DEADLINE:-} || $DEADLINE =~ ^[0-9]+$ ]] || {
+    echo "run.sh: DEADLINE must be epoch seconds (date +%s), got '$DEADLINE'" >&2
+    exit 2
+}
 dir=$(cd "$1" && pwd)
 out=${2:-gpu-run-$(date -u +%Y%m%dT%H%M%SZ)}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

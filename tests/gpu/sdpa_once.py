@@ -11,7 +11,8 @@ import sys
 
 
 def main(argv):
-    if len(argv) != 4 or argv[1] not in ("fwd", "bwd") or argv[3] not in ("0", "1"):
+    if (len(argv) != 4 or argv[1] not in ("fwd", "bwd") or not argv[2].isdigit()
+            or argv[3] not in ("0", "1")):
         raise SystemExit("usage: sdpa_once.py fwd|bwd SEQ CAUSAL(0|1)")
     which, seq, causal = argv[1], int(argv[2]), argv[3] == "1"
     if not 1 <= seq <= 1 << 20:
