@@ -1,5 +1,6 @@
 #include "text_escape.hpp"
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -87,8 +88,44 @@ std::string terminal_lines(const std::string& s) {
     return escaped(s, true);
 }
 
+namespace {
+
+/// Whether `s` is a plain number ("-1.5", "+2e-3", "-12%"): a spreadsheet reads it as that
+/// number and runs nothing, and a CSV reader must still see it as one.
+bool plain_number(const std::string& s) {
+    std::size_t i = 0, digits = 0;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+        ++i;
+    for (; i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'); ++i)
+        digits += s[i] != '.';
+    if (digits == 0)
+        return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+            ++i;
+        const std::size_t from = i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+            ++i;
+        if (i == from)
+            return false;
+    }
+    if (i < s.size() && s[i] == '%')
+        ++i;
+    return i == s.size();
+}
+
+} // namespace
+
 std::string csv_field(const std::string& s) {
-    const std::string text = terminal_text(s);
+    std::string text = terminal_text(s);
+    // A cell a spreadsheet would read as a formula (= + - @, or a leading tab or CR, which
+    // terminal_text has written as \t, \r) starts with a quote mark: shown as text. A lone
+    // "-" (a figure not known) runs nothing and stays as it is.
+    const bool formula = !text.empty() && std::string("=+-@").find(text[0]) != std::string::npos &&
+                         text != "-" && !plain_number(text);
+    if (formula || (!s.empty() && (s[0] == '\t' || s[0] == '\r')))
+        text.insert(0, "'");
     if (text.find_first_of(",\"") == std::string::npos)
         return text;
     std::string out = "\"";

@@ -19,7 +19,9 @@ std::string terminal_text(const std::string& s);
 std::string terminal_lines(const std::string& s);
 
 /// A CSV field (RFC 4180): terminal_text(s), quoted when it holds a comma or a quote (quotes
-/// inside doubled). It never holds a line break, so one record stays one line.
+/// inside doubled). It never holds a line break, so one record stays one line. A cell that
+/// begins with = + - @, a tab or a CR and is not a plain number ("-1.5", "+3%") gets a leading
+/// ' (OWASP's CSV injection advice), so a spreadsheet shows it as text and runs no formula.
 std::string csv_field(const std::string& s);
 
 /// A gnuplot single-quoted string literal of terminal_text(s): quotes doubled. Inside single

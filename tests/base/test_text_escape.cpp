@@ -45,6 +45,23 @@ TEST(text_escape, csv_fields_stay_one_line) {
     EXPECT_EQ(csv_field("\x1b[2J"), "\\x1b[2J");
 }
 
+TEST(text_escape, csv_formulas_are_neutralised) {
+    EXPECT_EQ(csv_field("=cmd|' /C calc'!A0"), "'=cmd|' /C calc'!A0");
+    EXPECT_EQ(csv_field("=1+2,x"), "\"'=1+2,x\"");
+    EXPECT_EQ(csv_field("+A1"), "'+A1");
+    EXPECT_EQ(csv_field("-2+3"), "'-2+3");
+    EXPECT_EQ(csv_field("@SUM(A1)"), "'@SUM(A1)");
+    EXPECT_EQ(csv_field("\t=1"), "'\\t=1");
+    EXPECT_EQ(csv_field("\r=1"), "'\\r=1");
+    // Numbers stay numbers; text that only contains a sign is untouched.
+    EXPECT_EQ(csv_field("-1.5"), "-1.5");
+    EXPECT_EQ(csv_field("+2e-3"), "+2e-3");
+    EXPECT_EQ(csv_field("-12.5%"), "-12.5%");
+    EXPECT_EQ(csv_field("a=b"), "a=b");
+    EXPECT_EQ(csv_field("-"), "-");
+    EXPECT_EQ(csv_field("--x"), "'--x");
+}
+
 TEST(text_escape, gnuplot_strings_cannot_end_early) {
     EXPECT_EQ(gnuplot_string("P=2 'ring'"), "'P=2 ''ring'''");
     // The exploit: a newline ends a gnuplot string and the next line runs as a command.
