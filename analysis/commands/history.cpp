@@ -66,6 +66,7 @@ struct history_command final : subcommand {
     history::series_options m_opt;
     bool m_fail_on_regression = false;
     bool m_strict = false;
+    double m_index_wait_s = default_index_wait_s;
 };
 
 void history_command::declare(po::options_description& d) {
@@ -119,6 +120,13 @@ void history_command::declare(po::options_description& d) {
         "keep-marked", po::bool_switch(&m_opt.keep_marked),
         "keep launches measured on a contended machine or while the drift sentinel drifted in "
         "their series (left out by default), for a machine that is never quiet")(
+        "index-wait",
+        po::value<double>(&m_index_wait_s)
+            ->default_value(default_index_wait_s, "600")
+            ->notifier([](double w) {
+                RINGSCALE_REQUIRE(w >= 0 && w <= 86400, "--index-wait is 0 to 86400 seconds");
+            }),
+        "seconds to wait for another run that holds the index's lock")(
         "strict", po::bool_switch(&m_strict),
         "fail (exit 2) on any unreadable file instead of leaving it out with a note");
 }
@@ -140,7 +148,8 @@ void history_command::finish(const po::variables_map& vm, std::vector<std::strin
 }
 
 int history_command::run(std::ostream& out) const {
-    const std::unique_ptr<history_data> data = read_history(m_inputs, m_index, m_opt, m_strict);
+    const std::unique_ptr<history_data> data =
+        read_history(m_inputs, m_index, m_opt, m_strict, m_index_wait_s);
     const history::series_set& set = data->set;
     print_tables(out, m_format,
                  {{"changes", history::change_table(set)}, {"series", history::series_table(set)}});

@@ -21,25 +21,29 @@ std::string default_history_index(const std::vector<std::string>& inputs, const 
 
 std::unique_ptr<history_data> read_history(const std::vector<std::string>& inputs,
                                            const std::string& index_path,
-                                           const history::series_options& opt, bool strict) {
+                                           const history::series_options& opt, bool strict,
+                                           double wait_s) {
     std::vector<std::string> problems, notes;
     const std::vector<std::string> files = expand_inputs(inputs, problems);
     for (const std::string& p : problems)
         note(p);
     RINGSCALE_REQUIRE(!files.empty(), "history: no results files in the inputs");
-    history::history_index index(index_path, notes);
-    const auto counts = index.update(files);
     auto out = std::make_unique<history_data>();
     history::index_contents& contents = out->contents;
-    try {
-        contents = index.load();
-    } catch (const history::damaged_index& e) {
-        notes.push_back(fmt::format("index '{}' holds rows no launch writes ({}): rebuilt from "
-                                    "the results files",
-                                    terminal_text(index_path), e.what()));
-        index.clear();
-        index.update(files);
-        contents = index.load();
+    history::update_counts counts;
+    { // the lock is held from the open to the close of the index
+        history::history_index index(index_path, notes, wait_s, note);
+        counts = index.update(files);
+        try {
+            contents = index.load();
+        } catch (const history::damaged_index& e) {
+            notes.push_back(fmt::format("index '{}' holds rows no launch writes ({}): rebuilt "
+                                        "from the results files",
+                                        terminal_text(index_path), e.what()));
+            index.clear();
+            index.update(files);
+            contents = index.load();
+        }
     }
     for (const std::string& n : notes)
         note(n);

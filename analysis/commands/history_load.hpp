@@ -22,10 +22,16 @@ struct history_data {
 std::string default_history_index(const std::vector<std::string>& inputs, const char* who,
                                   const char* index_option);
 
+/// How long a run waits for another that holds the index's lock, by default: more than a
+/// first index of 10,000 launches takes (137 s on a 2-core machine).
+inline constexpr double default_index_wait_s = 600;
+
 /// Update the index at `index` with the results files of `inputs`, load it and build the
 /// series; every note goes to stderr. With `strict`, an unreadable input is an error (exit 2).
+/// The index's lock is held while it is updated and read, waiting for it up to `wait_s`.
 std::unique_ptr<history_data> read_history(const std::vector<std::string>& inputs,
                                            const std::string& index,
-                                           const history::series_options& opt, bool strict);
+                                           const history::series_options& opt, bool strict,
+                                           double wait_s = default_index_wait_s);
 
 } // namespace ringscale::analysis

@@ -7,6 +7,9 @@
 #include "src/base/text_escape.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -22,10 +25,14 @@ namespace fs = std::filesystem;
 
 /// 'RSHI': the index's application_id; user_version is its format.
 constexpr std::int64_t application_id = 0x52534849;
-constexpr std::int64_t format_version = 1;
+constexpr std::int64_t format_version = 2;
 
+// Created beside the index in one transaction and renamed in (rebuild()), so the index is
+// always either the old file or a whole new one that carries the application_id.
 constexpr const char* schema_sql = R"(
+BEGIN;
 CREATE TABLE files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                   inode INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
                    launch TEXT NOT NULL, problem TEXT NOT NULL);
 CREATE TABLE launches(launch TEXT PRIMARY KEY, path TEXT NOT NULL, created_utc TEXT NOT NULL,
                       time_s INTEGER NOT NULL, git_commit TEXT NOT NULL,
@@ -35,40 +42,45 @@ CREATE TABLE cases(launch TEXT NOT NULL, case_key TEXT NOT NULL, label TEXT NOT 
                    comm_s REAL, wait_s REAL, memory_bytes REAL, machine TEXT NOT NULL,
                    PRIMARY KEY(launch, case_key)) WITHOUT ROWID;
 PRAGMA application_id = 1381189705;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
+COMMIT;
 )";
 
-/// Whether `path` may be opened as an index: absent, empty, or an SQLite file. Anything else
-/// is not ours to overwrite.
-void check_file_kind(const std::string& path) {
+/// Whether `path` is ours to rebuild: absent, empty, or an SQLite file that carries the
+/// index's application_id (header bytes 68..71, big-endian), damaged or not. Any other file,
+/// another program's SQLite database included (a typo in --index), is refused untouched.
+/// Returns true when there is nothing to open yet (absent or empty).
+bool check_ownership(const std::string& path) {
     std::error_code ec;
-    const auto st = fs::status(path, ec);
+    const auto st = fs::symlink_status(path, ec);
     if (ec || st.type() == fs::file_type::not_found)
-        return;
+        return true;
     if (st.type() != fs::file_type::regular)
         throw config_error(fmt::format("index '{}' is not a regular file", terminal_text(path)));
-    if (fs::file_size(path, ec) == 0)
-        return;
-    char head[16] = {};
+    unsigned char head[72] = {};
     std::ifstream in(path, std::ios::binary);
-    in.read(head, sizeof head);
-    if (std::string(head, static_cast<std::size_t>(in.gcount())) !=
-        std::string("SQLite format 3\0", 16))
+    in.read(reinterpret_cast<char*>(head), sizeof head);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0)
+        return true;
+    if (got < 16 || std::memcmp(head, "SQLite format 3\0", 16) != 0)
         throw config_error(fmt::format("index '{}' is not an SQLite file: not overwritten "
                                        "(delete it, or name another with --index FILE)",
                                        terminal_text(path)));
+    std::int64_t app = -1;
+    if (got == sizeof head)
+        app = (std::int64_t{head[68]} << 24) | (head[69] << 16) | (head[70] << 8) | head[71];
+    if (app != application_id)
+        throw config_error(fmt::format("index '{}' is an SQLite file of another program: not "
+                                       "overwritten (name another with --index FILE)",
+                                       terminal_text(path)));
+    return false;
 }
 
-/// Why the open database is not this version's index, or "" when it is (or is new: then
-/// the schema is created).
+/// Why the open database is not this version's index, or "" when it is.
 std::string schema_problem(database& db) {
-    const std::int64_t app = db.pragma_int("application_id");
     const std::int64_t version = db.pragma_int("user_version");
-    if (app == 0 && version == 0 && db.pragma_int("page_count") <= 1) {
-        db.exec(schema_sql);
-        return "";
-    }
-    if (app != application_id)
+    if (db.pragma_int("application_id") != application_id)
         return "is not a ringscale history index";
     if (version != format_version)
         return fmt::format("is from another version (format {}, this one reads {})", version,
@@ -76,18 +88,27 @@ std::string schema_problem(database& db) {
     statement check = db.prepare("PRAGMA quick_check");
     if (!check.step() || check.text(0) != "ok")
         return "is damaged (" + terminal_text(check.text(0)).substr(0, 120) + ")";
-    for (const char* probe : {"SELECT path, size, mtime_ns, launch, problem FROM files LIMIT 0",
-                              "SELECT launch, path, created_utc, time_s, git_commit, complete, "
-                              "meta FROM launches LIMIT 0",
-                              "SELECT launch, case_key, label, iterations, step_s, compute_s, "
-                              "comm_s, wait_s, memory_bytes, machine FROM cases LIMIT 0"})
+    for (const char* probe :
+         {"SELECT path, size, mtime_ns, inode, ctime_ns, launch, problem FROM files LIMIT 0",
+          "SELECT launch, path, created_utc, time_s, git_commit, complete, "
+          "meta FROM launches LIMIT 0",
+          "SELECT launch, case_key, label, iterations, step_s, compute_s, "
+          "comm_s, wait_s, memory_bytes, machine FROM cases LIMIT 0"})
         db.prepare(probe); // throws when a table or column is missing
     return "";
 }
 
+/// What tells a file changed without opening it: a replacement of the same size and mtime
+/// (cp -p, rsync -t) still has another inode or a newer ctime, which no user can set.
 struct file_stamp {
     std::int64_t size = -1;
     std::int64_t mtime_ns = -1;
+    std::int64_t inode = -1;
+    std::int64_t ctime_ns = -1;
+    bool operator==(const file_stamp& o) const {
+        return size == o.size && mtime_ns == o.mtime_ns && inode == o.inode &&
+               ctime_ns == o.ctime_ns;
+    }
 };
 
 file_stamp stamp_of(const std::string& path) {
@@ -95,14 +116,27 @@ file_stamp stamp_of(const std::string& path) {
     if (::stat(path.c_str(), &st) != 0)
         return {};
     return {static_cast<std::int64_t>(st.st_size),
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+            static_cast<std::int64_t>(st.st_ino),
+            static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+}
+
+void remove_quietly(const std::string& path) {
+    std::error_code ec;
+    fs::remove(path, ec);
 }
 
 } // namespace
 
-history_index::history_index(const std::string& path, std::vector<std::string>& notes)
-    : m_path(path) {
-    check_file_kind(path);
+history_index::history_index(const std::string& path, std::vector<std::string>& notes,
+                             double wait_s, const std::function<void(const std::string&)>& say)
+    : m_path(path),
+      m_lock(
+          path, wait_s, say ? say : [&notes](const std::string& line) { notes.push_back(line); }) {
+    if (check_ownership(path)) { // absent or empty: created whole, beside, then renamed in
+        rebuild();
+        return;
+    }
     std::string why;
     try {
         m_db = std::make_unique<database>(path);
@@ -113,15 +147,43 @@ history_index::history_index(const std::string& path, std::vector<std::string>& 
     if (!why.empty()) {
         notes.push_back(
             fmt::format("index '{}' {}: rebuilt from the results files", terminal_text(path), why));
-        clear();
+        rebuild();
     }
+    share_with_group(m_path);
 }
 
 void history_index::clear() {
+    rebuild();
+}
+
+void history_index::rebuild() {
+    // Under the lock no other process has the index open, so renaming over it is safe; a
+    // stale journal of the old file must go first, or SQLite would play it into the new one.
     m_db.reset();
-    std::error_code ec;
-    fs::remove(m_path, ec);
-    fs::remove(m_path + "-journal", ec);
+    const std::string fresh = m_path + ".rebuild";
+    refuse_symlink(fresh, "index rebuild file");
+    refuse_symlink(fresh + "-journal", "index journal");
+    remove_quietly(fresh);
+    remove_quietly(fresh + "-journal");
+    try {
+        database db(fresh);
+        db.exec(schema_sql);
+    } catch (const error& e) {
+        remove_quietly(fresh); // the old index stays as it was
+        remove_quietly(fresh + "-journal");
+        std::string why = e.what(); // the index's own name, not the file beside it
+        if (const auto at = why.find(terminal_text(fresh)); at != std::string::npos)
+            why.replace(at, terminal_text(fresh).size(), terminal_text(m_path));
+        throw error(e.kind(), why);
+    }
+    remove_quietly(m_path + "-journal");
+    if (std::rename(fresh.c_str(), m_path.c_str()) != 0) {
+        const int err = errno;
+        remove_quietly(fresh);
+        throw error(error_kind::io, fmt::format("index '{}': cannot replace it: {}",
+                                                terminal_text(m_path), std::strerror(err)));
+    }
+    share_with_group(m_path);
     m_db = std::make_unique<database>(m_path);
     if (const std::string why = schema_problem(*m_db); !why.empty())
         throw error(error_kind::io, fmt::format("index '{}': cannot be created afresh: {}",
@@ -134,13 +196,14 @@ update_counts history_index::update(const std::vector<std::string>& files) {
     try {
         const std::set<std::string> wanted(files.begin(), files.end());
         std::map<std::string, file_stamp> known;
-        statement all = m_db->prepare("SELECT path, size, mtime_ns FROM files");
+        statement all = m_db->prepare("SELECT path, size, mtime_ns, inode, ctime_ns FROM files");
         while (all.step())
-            known[all.text(0)] = {all.integer(1).value_or(-1), all.integer(2).value_or(-1)};
+            known[all.text(0)] = {all.integer(1).value_or(-1), all.integer(2).value_or(-1),
+                                  all.integer(3).value_or(-1), all.integer(4).value_or(-1)};
         for (const auto& [path, stamp] : known) {
             const file_stamp now = stamp_of(path);
             const bool gone = !wanted.count(path) || now.size < 0;
-            if (!gone && now.size == stamp.size && now.mtime_ns == stamp.mtime_ns)
+            if (!gone && now == stamp)
                 continue;
             forget_file(*m_db, path);
             counts.removed += gone;
@@ -156,7 +219,13 @@ update_counts history_index::update(const std::vector<std::string>& files) {
         add_files(fresh, counts);
         m_db->exec("COMMIT");
     } catch (...) {
-        m_db->exec("ROLLBACK");
+        // SQLite has already rolled back on a full disk: a second ROLLBACK would replace the
+        // real reason with "no transaction is active".
+        if (m_db->in_transaction())
+            try {
+                m_db->exec("ROLLBACK");
+            } catch (const error&) {
+            }
         throw;
     }
     return counts;
@@ -178,8 +247,10 @@ void history_index::add_files(const std::vector<std::string>& paths, update_coun
                                               // read again next time
         const std::vector<file_summary> summaries = read_summaries(part, readers);
         for (std::size_t i = 0; i < part.size(); ++i)
-            if (std::string note =
-                    writer.add_file(part[i], stamps[i].size, stamps[i].mtime_ns, summaries[i]);
+            if (std::string note = writer.add_file(
+                    part[i],
+                    {stamps[i].size, stamps[i].mtime_ns, stamps[i].inode, stamps[i].ctime_ns},
+                    summaries[i]);
                 !note.empty())
                 counts.notes.push_back(std::move(note));
         counts.read += part.size();

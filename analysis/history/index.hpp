@@ -1,14 +1,18 @@
 // The history index (issue 37): one summary per launch and per case of every results file
 // read, in an SQLite database (Debian's libsqlite3) beside the results or where --index says.
-// An update reads only files that are new or changed (path, size, mtime), forgets files that
-// are gone, and reads a launch held under two paths once. An index that is damaged, from
-// another version or holds rows no writer of this program would write is rebuilt from the
-// files, with one line saying why. Values reach SQL only as bound parameters.
+// An update reads only files that are new or changed (path, size, mtime, inode, ctime: issue
+// 50), forgets files that are gone, and reads a launch held under two paths once. An index that
+// is damaged, from another version or holds rows no writer of this program would write is
+// rebuilt from the files, with one line saying why; a file beyond the reader's limits is left
+// out with one line (one file costs only itself). Every run holds the index's lock
+// (index_lock.hpp). Values reach SQL only as bound parameters.
 #pragma once
 
+#include "index_lock.hpp"
 #include "records.hpp"
 #include "sqlite.hpp"
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -34,10 +38,14 @@ struct update_counts {
 
 class history_index {
   public:
-    /// Open `path`, creating it when absent or empty. An SQLite file that is damaged or
-    /// not this version's index is rebuilt (emptied), with one line in `notes`. A non-empty
-    /// file that is not SQLite at all is refused (config_error): it is not ours to overwrite.
-    history_index(const std::string& path, std::vector<std::string>& notes);
+    /// Take the index's lock (index_lock.hpp: waiting up to `wait_s` seconds, `say` printing
+    /// the line that says so), then open `path`, creating it when absent or empty. A file
+    /// that carries the index's application_id but is damaged or of another version is
+    /// rebuilt (a new one written beside it and renamed in), with one line in `notes`. Any
+    /// other non-empty file, another program's SQLite database included, is refused
+    /// (config_error) and left untouched. The lock is held until destruction.
+    history_index(const std::string& path, std::vector<std::string>& notes, double wait_s = 600,
+                  const std::function<void(const std::string&)>& say = {});
 
     /// Bring the index to `files` (sorted, expanded inputs): read the new and changed ones
     /// with the checked reader (each in a disposable child, a few at once:
@@ -51,10 +59,13 @@ class history_index {
     void clear();
 
   private:
+    /// Write a fresh index beside the old one and rename it in (under the lock).
+    void rebuild();
     /// Read `paths` (new or changed) and add their rows, inside update's transaction.
     void add_files(const std::vector<std::string>& paths, update_counts& counts);
 
     std::string m_path;
+    index_lock m_lock; ///< taken first, released last: after m_db is closed
     std::unique_ptr<database> m_db;
 };
 

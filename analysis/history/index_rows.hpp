@@ -13,15 +13,26 @@ namespace ringscale::analysis::history {
 /// launch, its cases and every other path holding that launch (read again as new).
 void forget_file(database& db, const std::string& path);
 
+/// What tells a file changed without opening it (index.cpp's cache key).
+struct file_key {
+    std::int64_t size, mtime_ns, inode, ctime_ns;
+};
+
+/// Why `path` and its summary hold something the index's reader refuses (load_rows' limits:
+/// a control character in the name, a launch_id over 512 bytes, a /meta value over 4096, ...),
+/// naming the field; "" when they fit. The indexer leaves such a file out with this line, so
+/// one file costs only itself.
+std::string beyond_limits(const std::string& path, const file_summary& summary);
+
 /// Adds files to an index inside an open transaction.
 class index_writer {
   public:
     explicit index_writer(database& db);
     /// Add `path`'s launch and case summaries as its reader sent them (file_summaries.hpp);
-    /// a file that could not be read is recorded with its problem. Returns a note ("" when
-    /// none): a launch already indexed from another path is counted once.
-    std::string add_file(const std::string& path, std::int64_t size, std::int64_t mtime_ns,
-                         const file_summary& summary);
+    /// a file that could not be read, or holds more than the index keeps (beyond_limits), is
+    /// recorded with its problem. Returns a note ("" when none): a launch already indexed
+    /// from another path is counted once.
+    std::string add_file(const std::string& path, const file_key& key, const file_summary& summary);
 
   private:
     database& m_db;

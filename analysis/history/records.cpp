@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <fmt/format.h>
 #include <limits>
 
 namespace ringscale::analysis::history {
@@ -82,10 +83,15 @@ launch_record describe_launch(const file_info& info) {
     for (const auto& [k, v] : info.meta)
         l.meta[k] = v.text;
     const auto date = info.meta.find(schema::meta_attr::launchdate);
-    if (date != info.meta.end() && date->second.is_integer && date->second.number)
-        l.time_s = static_cast<std::int64_t>(*date->second.number);
-    else
-        l.time_s = parse_utc(info.created_utc).value_or(0);
+    if (date != info.meta.end() && date->second.is_integer && date->second.number) {
+        // Past int64 (or not finite) is no date: the least time, named by date_problem.
+        const double t = *date->second.number;
+        l.time_s = std::isfinite(t) && std::fabs(t) < 9e18
+                       ? static_cast<std::int64_t>(t)
+                       : std::numeric_limits<std::int64_t>::min();
+    } else {
+        l.time_s = parse_utc(info.created_utc).value_or(std::numeric_limits<std::int64_t>::min());
+    }
     return l;
 }
 
@@ -123,9 +129,29 @@ std::optional<std::int64_t> parse_utc(const std::string& text) {
         tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
         tm.tm_sec > 60)
         return std::nullopt;
+    const std::tm asked = tm;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
-    return static_cast<std::int64_t>(timegm(&tm));
+    const std::time_t t = timegm(&tm);
+    // timegm moves Feb 31 to Mar 3: a date that does not come back as written is none.
+    std::tm back{};
+    if (!gmtime_r(&t, &back) || back.tm_year + 1900 != asked.tm_year ||
+        back.tm_mon + 1 != asked.tm_mon || back.tm_mday != asked.tm_mday)
+        return std::nullopt;
+    return static_cast<std::int64_t>(t);
+}
+
+std::string date_problem(const launch_record& l) {
+    if (l.time_s == std::numeric_limits<std::int64_t>::min()) {
+        const auto it = l.meta.find(schema::meta_attr::launchdate);
+        return fmt::format("its date is not a calendar date (/meta {} '{}', created_utc '{}')",
+                           schema::meta_attr::launchdate,
+                           it == l.meta.end() ? "" : terminal_text(it->second.substr(0, 40)),
+                           terminal_text(l.created_utc.substr(0, 64)));
+    }
+    if (l.time_s < earliest_launch_s)
+        return fmt::format("it is dated before 2000-01-01 ({} UTC)", format_utc(l.time_s));
+    return "";
 }
 
 std::string format_utc(std::int64_t t) {

@@ -18,8 +18,10 @@ struct launch_record {
     std::string launch; ///< file_info::launch: "id:..." or "content:..."
     std::string path;   ///< the file its cases were read from
     std::string created_utc;
-    std::int64_t time_s = 0; ///< when it ran, Unix seconds (/meta launchdate, else created_utc)
-    std::string git_commit;  ///< ringscale's own commit
+    /// When it ran, Unix seconds (/meta launchdate, else created_utc); the least int64 when
+    /// neither is a date.
+    std::int64_t time_s = 0;
+    std::string git_commit; ///< ringscale's own commit
     bool complete = true;
     std::map<std::string, std::string> meta; ///< /meta attributes as text; labels as label.KEY
 
@@ -49,7 +51,16 @@ launch_record describe_launch(const file_info& info);
 /// repeats of a case (--repeat) pooled as one.
 std::vector<launch_case> summarize_launch(const std::vector<case_data>& cases);
 
-/// Unix seconds of "YYYY-MM-DDTHH:MM:SSZ", or nullopt when it is not one.
+/// 2000-01-01T00:00:00Z: no launch of this program is older (issue 50).
+inline constexpr std::int64_t earliest_launch_s = 946684800;
+
+/// Why `l`'s date cannot place it in a series: not a calendar date (time_s is then the
+/// least int64: a launchdate past int64, a created_utc such as Feb 31), or before 2000;
+/// "" when it can. Future dates are judged against the clock when the series are built.
+std::string date_problem(const launch_record& l);
+
+/// Unix seconds of "YYYY-MM-DDTHH:MM:SSZ" (a calendar date: not Feb 31), or nullopt when it
+/// is not one.
 std::optional<std::int64_t> parse_utc(const std::string& text);
 
 /// "YYYY-MM-DD HH:MM" (UTC) of Unix seconds `t`.

@@ -1,8 +1,11 @@
 #include "sqlite.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 #include <limits>
 #include <sqlite3.h>
@@ -11,17 +14,42 @@ namespace ringscale::analysis::history {
 
 namespace {
 
+/// "disk full" (or over a file size limit or quota) for a write that failed for want of
+/// space, "" otherwise: the one line then says so, where the index is and what to do.
+std::string full_reason(sqlite3* db) {
+    const int extended = sqlite3_extended_errcode(db);
+    const int sys = sqlite3_system_errno(db);
+    if ((extended & 0xff) == SQLITE_FULL || sys == ENOSPC)
+        return std::strerror(ENOSPC);
+    if ((extended & 0xff) == SQLITE_IOERR && (sys == EFBIG || sys == EDQUOT))
+        return std::strerror(sys);
+    if (extended == SQLITE_IOERR_WRITE || extended == SQLITE_IOERR_FSYNC ||
+        extended == SQLITE_IOERR_TRUNCATE)
+        return "a write failed (a full disk, a file size limit or a quota?)";
+    return "";
+}
+
 [[noreturn]] void fail(sqlite3* db, const char* what) {
-    throw error(error_kind::io,
-                fmt::format("index: {}: {}", what, db ? sqlite3_errmsg(db) : "out of memory"));
+    if (!db)
+        throw error(error_kind::io, fmt::format("index: {}: out of memory", what));
+    if (const std::string full = full_reason(db); !full.empty()) {
+        const char* file = sqlite3_db_filename(db, "main");
+        throw error(error_kind::io,
+                    fmt::format("index '{}' cannot be written: {}; it is left as it was (free "
+                                "space, or give --index FILE on another disk)",
+                                terminal_text(file ? file : "?"), full));
+    }
+    throw error(error_kind::io, fmt::format("index: {}: {}", what, sqlite3_errmsg(db)));
 }
 
 } // namespace
 
 database::database(const std::string& path) {
-    const int rc =
-        sqlite3_open_v2(path.c_str(), &m_db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+#ifdef SQLITE_OPEN_NOFOLLOW
+    flags |= SQLITE_OPEN_NOFOLLOW; // a symlinked index is refused before, this closes the race
+#endif
+    const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr);
     if (rc != SQLITE_OK) {
         const std::string why = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
@@ -40,10 +68,13 @@ database::~database() {
 void database::exec(const char* sql) const {
     char* message = nullptr;
     if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-        const std::string why = message ? message : sqlite3_errmsg(m_db);
-        sqlite3_free(message);
-        throw error(error_kind::io, "index: " + why);
+        sqlite3_free(message); // sqlite3_errmsg says the same
+        fail(m_db, "write");
     }
+}
+
+bool database::in_transaction() const {
+    return sqlite3_get_autocommit(m_db) == 0;
 }
 
 statement database::prepare(const char* sql) const {

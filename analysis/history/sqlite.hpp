@@ -24,8 +24,11 @@ class database {
     database& operator=(const database&) = delete;
     database& operator=(database&&) = delete;
 
-    /// Run fixed SQL text (no values in it; several statements allowed). Throws on failure.
+    /// Run fixed SQL text (no values in it; several statements allowed). Throws on failure;
+    /// a write that failed for want of space says so, with the index's path.
     void exec(const char* sql) const;
+    /// Whether a transaction is open (SQLite rolls one back by itself on a full disk).
+    bool in_transaction() const;
     /// Prepare one fixed statement.
     statement prepare(const char* sql) const;
     /// PRAGMA `name` as an integer (application_id, user_version).

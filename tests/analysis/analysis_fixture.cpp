@@ -152,6 +152,8 @@ void write_fixture_file(const std::string& path, const fixture_file& f) {
     meta.set_attr("timer", "steady_clock");
     for (const auto& [k, v] : f.labels)
         meta.set_attr(schema::meta_attr::label_prefix + k, v);
+    for (const auto& [k, v] : f.int_meta)
+        meta.set_attr(k, v);
     meta.write_strings("cmdline", {"ringscale", "--fixture"});
     meta.write_strings("hosts", {"localhost"});
     meta.write_string("config", "# synthetic test fixture\nthreads = 0\n");

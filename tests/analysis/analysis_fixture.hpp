@@ -53,7 +53,8 @@ struct fixture_file {
     int threads_per_rank = 1;
     std::string created_utc = "2025-01-01T00:00:00Z";
     std::string launch_id; ///< root launch_id ("" = none: the launch is known by its bytes)
-    std::vector<std::pair<std::string, std::string>> labels; ///< /meta label.KEY
+    std::vector<std::pair<std::string, std::string>> labels;    ///< /meta label.KEY
+    std::vector<std::pair<std::string, std::int64_t>> int_meta; ///< more /meta: launchdate, ...
     std::vector<fixture_case> cases;
 };
 
