@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# slurm/nightly.sbatch without Slurm: srun replaced by a stand-in that runs the command after
-# `--` under mpiexec -np 1. Two "nights" must land in their own directories with the labels of
-# RINGSCALE_LABELS and the Slurm job id, and the history's verdict must end the job (exit 0:
-# no change in two launches); a missing argument is one line and exit 2.
+# slurm/nightly.sbatch without Slurm. First as a Slurm job: srun replaced by a stand-in that
+# runs the command after `--` under mpiexec -np 1; two "nights" land in their own directories
+# with the labels of RINGSCALE_LABELS and the Slurm job id. Then (issue 50) as the cron recipe
+# of analysis/README.md, with plain mpirun and no srun on PATH: two nights on one day get a
+# directory each, the job's exit status is the history's `--fail-on regression` verdict (0 no
+# regression, 1 a regression, 6 not decided), each named by its own line; a failed launch
+# leaves no empty directory. A missing argument is one line and exit 2.
 # usage: nightly_cli.sh SOURCE_DIR RINGSCALE RINGSCALE_STATS WORKDIR
 set -euo pipefail
 src=$1 ringscale=$2 stats=$3 work=$4
@@ -33,6 +36,57 @@ for l in sys.stdin:
     m = json.loads(l)
     print(' '.join(f'{k[6:]}={v}' for k, v in sorted(m.items()) if k.startswith('label.')))") ||
     { echo "FAIL: labels not in /meta"; exit 1; }
+# The cron recipe without Slurm, twice on one day (as analysis/README.md writes it, with
+# mpirun's options for a root container on few cores).
+mkdir -p "$work/nobin" && ln -sf "$(command -v mpirun || command -v mpiexec)" "$work/nobin/mpirun"
+nosl=(env -u SLURM_JOB_ID -u SLURM_JOB_PARTITION PATH="$work/nobin:/usr/bin:/bin"
+      RINGSCALE_MPIRUN_ARGS="--oversubscribe --bind-to none")
+for night in 1 2; do
+    set +e
+    (cd "$src" && "${nosl[@]}" RINGSCALE_NP=2 slurm/nightly.sbatch "$work/local" "$work/job.ini") \
+        >"$work/local$night.out" 2>&1
+    rc=$?
+    set -e
+    [ "$(ls -d "$work"/local/*_local.* | wc -l)" -eq "$night" ] ||
+        { cat "$work/local$night.out"; echo "FAIL: local night $night: not in a directory of its own"; exit 1; }
+    set +e
+    "$stats" history "$work/local" --fail-on regression >/dev/null 2>&1
+    want=$?
+    set -e
+    [ $rc -eq $want ] || { cat "$work/local$night.out"; echo "FAIL: local night $night: exit $rc, history says $want"; exit 1; }
+    case $rc in
+    0) grep -q "^nightly.sbatch: verdict: no regression (exit 0)" "$work/local$night.out" ;;
+    6) grep -q "^nightly.sbatch: verdict: not decided (exit 6" "$work/local$night.out" ;;
+    *) false ;;
+    esac || { cat "$work/local$night.out"; echo "FAIL: local night $night: exit $rc, verdict line"; exit 1; }
+done
+ls "$work"/local/*_local.*/*.h5 | wc -l | grep -qx 2 || { echo "FAIL: two local launches"; exit 1; }
+# The verdict's codes, each with its own line (the history stood in by a script).
+for code in 1 6 2; do
+    printf '#!/bin/sh\nexit %s\n' "$code" >"$work/stats$code" && chmod +x "$work/stats$code"
+    set +e
+    (cd "$src" && "${nosl[@]}" RINGSCALE_STATS="$work/stats$code" slurm/nightly.sbatch \
+        "$work/local" "$work/job.ini") >"$work/code.out" 2>&1
+    rc=$?
+    set -e
+    [ $rc -eq $code ] || { cat "$work/code.out"; echo "FAIL: verdict $code: exit $rc"; exit 1; }
+    line=$(tail -1 "$work/code.out")
+    case $code in
+    1) [[ $line == "nightly.sbatch: verdict: REGRESSION (exit 1)" ]] ;;
+    6) [[ $line == "nightly.sbatch: verdict: not decided (exit 6"* ]] ;;
+    2) [[ $line == "nightly.sbatch: the history failed (exit 2)" ]] ;;
+    esac || { echo "FAIL: verdict $code: '$line'"; exit 1; }
+done
+# A launch that fails leaves no empty directory.
+before=$(ls "$work/local" | wc -l)
+set +e
+(cd "$src" && "${nosl[@]}" RINGSCALE=/bin/false slurm/nightly.sbatch "$work/local" "$work/job.ini") \
+    >"$work/fail.out" 2>&1
+rc=$?
+set -e
+[ $rc -ne 0 ] && [ "$(ls "$work/local" | wc -l)" -eq "$before" ] ||
+    { cat "$work/fail.out"; ls "$work/local"; echo "FAIL: a failed launch: exit $rc, directory left"; exit 1; }
+
 set +e
 bash "$src/slurm/nightly.sbatch" "$work/h" 2>"$work/err"
 rc=$?
