@@ -1,11 +1,17 @@
 #include "command.hpp"
 
+#include "analysis/presentation/table_fit.hpp"
 #include "src/base/error.hpp"
 
 #include <fmt/format.h>
 #include <sstream>
 
 namespace ringscale::analysis {
+
+namespace {
+/// `--help` wraps at this width, as `ringscale --help` does.
+constexpr std::size_t help_columns = 100;
+} // namespace
 
 // The factories, each defined in its subcommand's file.
 #define RINGSCALE_STATS_COMMAND(name) std::unique_ptr<subcommand> make_##name##_command();
@@ -22,17 +28,26 @@ const std::vector<command_factory>& command_table() {
 }
 
 std::string tool_help(const std::vector<command_factory>& table) {
-    std::string s = "ringscale-stats: offline statistics for ringscale results files "
+    std::string s = "ringscale-stats: offline statistics for ringscale results files\n"
                     "(schema ringscale/2; ringscale/1 still read).\n\n"
                     "usage: ringscale-stats COMMAND [options] INPUT...\n"
                     "INPUT: files, directories (searched recursively for *.h5, *.h5.part) or "
                     "globs.\n\ncommands:\n";
+    // Each summary wrapped at 100 columns under its name, as `ringscale --help` does.
     for (const command_factory make : table) {
         const auto command = make();
-        s += fmt::format("  {:<9} {}\n", command->name(), command->help());
+        std::istringstream lines(wrap_text(command->help(), help_columns - 12));
+        std::string line;
+        for (bool first = true; std::getline(lines, line); first = false)
+            s += (first ? fmt::format("  {:<9} ", command->name()) : std::string(12, ' ')) + line +
+                 "\n";
     }
-    s += "\n'ringscale-stats COMMAND --help' lists a command's options. Exit status: 0 ok, "
-         "1 regression (compare), 2 error.\n";
+    s += "\n" +
+         wrap_text("'ringscale-stats COMMAND --help' lists a command's options; --wide (every "
+                   "command) shows text tables in full instead of fitting 160 columns. Exit "
+                   "status: 0 ok, 1 regression (compare), 2 error.",
+                   help_columns) +
+         "\n";
     return s;
 }
 
@@ -51,8 +66,11 @@ parsed_cli parse_cli(int argc, const char* const* argv, const std::vector<comman
     if (!p.command)
         throw config_error(fmt::format("unknown command '{}' (try --help)", name));
     po::options_description d(fmt::format("ringscale-stats {} [options] {}\n{}\n\noptions", name,
-                                          p.command->arguments(), p.command->help()));
-    d.add_options()("help,h", "show this help");
+                                          p.command->arguments(),
+                                          wrap_text(p.command->help(), help_columns)),
+                              help_columns, help_columns / 2);
+    d.add_options()("help,h", "show this help")(
+        "wide", "text tables: every field in full (default: fit 160 columns)");
     p.command->declare(d);
     po::options_description all;
     all.add(d).add_options()("inputs", po::value<std::vector<std::string>>());
@@ -68,6 +86,7 @@ parsed_cli parse_cli(int argc, const char* const* argv, const std::vector<comman
             return {nullptr, os.str()};
         }
         po::notify(vm); // the options' own checks, before any work
+        set_wide_tables(vm.count("wide") > 0);
     } catch (const po::error& e) {
         throw config_error(fmt::format("{}: {}", name, e.what()));
     }

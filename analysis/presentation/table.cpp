@@ -1,5 +1,7 @@
 #include "table.hpp"
 
+#include "table_fit.hpp"
+
 #include "src/base/error.hpp"
 
 #include <algorithm>
@@ -86,6 +88,9 @@ std::string render_text(const table& full, bool markdown) {
                 t.rows.back().push_back(
                     {display_text(row[i].text, markdown, row[i].value.is_string()), row[i].value});
     }
+    // A terminal's table fits 160 columns unless --wide (table_fit.hpp); Markdown is a file.
+    const std::vector<std::string> above =
+        markdown || wide_tables() ? std::vector<std::string>{} : fit_table(t, table_columns);
     const std::size_t ncol = t.titles.size();
     std::vector<std::size_t> width(ncol);
     for (std::size_t i = 0; i < ncol; ++i) {
@@ -108,7 +113,10 @@ std::string render_text(const table& full, bool markdown) {
             s.pop_back();
         return s + "\n";
     };
-    std::string out = line([&](std::size_t i) { return t.titles[i]; });
+    std::string out;
+    for (const std::string& a : above)
+        out += a + "\n";
+    out += line([&](std::size_t i) { return t.titles[i]; });
     if (markdown) {
         out += "|";
         for (std::size_t i = 0; i < ncol; ++i)
@@ -171,7 +179,10 @@ std::string render(const table& full, output_format format) {
     const table& t = pruned.titles.empty() ? full : pruned;
     switch (format) {
     case output_format::text:
-        return (t.caption.empty() ? "" : terminal_text(t.caption) + "\n") + render_text(t, false);
+        return (t.caption.empty() ? ""
+                : wide_tables()   ? terminal_text(t.caption) + "\n"
+                                  : wrap_text(terminal_text(t.caption), table_columns, 4) + "\n") +
+               render_text(t, false);
     case output_format::md:
         return (t.caption.empty() ? "" : markdown_text(t.caption) + "\n\n") + render_text(t, true);
     case output_format::csv:

@@ -1,0 +1,230 @@
+#include "table_fit.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace ringscale::analysis {
+
+namespace {
+
+bool g_wide = true; // in full until the command line says otherwise (parse_cli)
+
+/// At most `n` bytes of `s`, never ending inside a UTF-8 sequence.
+std::string cut(const std::string& s, std::size_t n) {
+    if (s.size() <= n)
+        return s;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80)
+        --n;
+    return s.substr(0, n);
+}
+
+std::size_t table_width(const table& t) {
+    std::size_t total = 0;
+    for (std::size_t c = 0; c < t.titles.size(); ++c) {
+        std::size_t w = t.titles[c].size();
+        for (const auto& row : t.rows)
+            w = std::max(w, row[c].text.size());
+        total += w + (c ? 2 : 0);
+    }
+    return total;
+}
+
+std::size_t column_width(const table& t, std::size_t c) {
+    std::size_t w = 0;
+    for (const auto& row : t.rows)
+        w = std::max(w, row[c].text.size());
+    return w;
+}
+
+bool text_column(const table& t, std::size_t c) {
+    for (const auto& row : t.rows)
+        if (row[c].value.is_string())
+            return true;
+    return false;
+}
+
+std::vector<std::string> words(const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+/// A field of a label that may be stated once: its first word (job/variant) or a key=value.
+bool field_word(const std::vector<std::string>& ws, std::size_t i) {
+    return i == 0 || ws[i].find('=') != std::string::npos;
+}
+
+/// Column `c`'s fields shared by every row, taken out of the cells; the line saying them.
+std::string strip_common(table& t, std::size_t c) {
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& row : t.rows)
+        cells.push_back(words(row[c].text));
+    std::vector<std::string> common;
+    const auto& first = cells.front();
+    if (std::none_of(first.begin(), first.end(),
+                     [](const std::string& w) { return w.find('=') != std::string::npos; }))
+        return ""; // not a label of key=value fields (an environment, a path)
+    for (std::size_t i = 0; i < first.size(); ++i) {
+        if (!field_word(first, i))
+            continue;
+        bool everywhere = true;
+        for (const auto& ws : cells)
+            everywhere = everywhere && std::find(ws.begin(), ws.end(), first[i]) != ws.end();
+        if (everywhere && std::find(common.begin(), common.end(), first[i]) == common.end())
+            common.push_back(first[i]);
+    }
+    if (common.empty())
+        return "";
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+        std::string kept;
+        for (const std::string& w : cells[r])
+            if (std::find(common.begin(), common.end(), w) == common.end())
+                kept += (kept.empty() ? "" : " ") + w;
+        t.rows[r][c].text = kept.empty() ? "-" : kept;
+    }
+    return fmt::format("{} (every row): {}", t.titles[c], fmt::join(common, " "));
+}
+
+/// Column `c`'s values numbered (#1, #2, ... in order of first appearance); the legend lines.
+std::vector<std::string> number_values(table& t, std::size_t c) {
+    std::map<std::string, std::size_t> number;
+    std::vector<std::string> legend;
+    for (auto& row : t.rows) {
+        auto [it, fresh] = number.emplace(row[c].text, number.size() + 1);
+        if (fresh)
+            legend.push_back(fmt::format("{} #{}: {}", t.titles[c], it->second, row[c].text));
+        row[c].text = fmt::format("#{}", it->second);
+    }
+    return legend;
+}
+
+/// Whether column `c`'s long values repeat (an environment, a source): worth a legend.
+bool repeats(const table& t, std::size_t c) {
+    std::set<std::string> distinct;
+    for (const auto& row : t.rows)
+        distinct.insert(row[c].text);
+    return distinct.size() < t.rows.size() || t.rows.size() == 1;
+}
+
+/// The widest text column that `ok` accepts, or npos.
+template <class Ok>
+std::size_t widest(const table& t, std::size_t at_least, Ok ok) {
+    std::size_t best = std::string::npos, best_w = at_least;
+    for (std::size_t c = 0; c < t.titles.size(); ++c)
+        if (text_column(t, c) && column_width(t, c) > best_w && ok(c))
+            best = c, best_w = column_width(t, c);
+    return best;
+}
+
+/// Cut the widest text columns (the first only with `labels`) with "..." until `t` fits
+/// `columns`, none below `floor` columns.
+void cut_columns(table& t, std::size_t columns, std::size_t floor, bool labels) {
+    while (table_width(t) > columns) {
+        const std::size_t c = widest(t, floor, [&](std::size_t k) { return labels || k > 0; });
+        if (c == std::string::npos)
+            return;
+        const std::size_t over = table_width(t) - columns, now = column_width(t, c);
+        const std::size_t keep = now > over + floor ? now - over : floor; // narrows each pass
+        for (auto& row : t.rows)
+            if (row[c].text.size() > keep)
+                row[c].text = cut(row[c].text, keep - 3) + "...";
+    }
+}
+
+} // namespace
+
+void set_wide_tables(bool wide) {
+    g_wide = wide;
+}
+
+bool wide_tables() {
+    return g_wide;
+}
+
+std::string wrap_text(const std::string& text, std::size_t columns, std::size_t indent) {
+    indent = std::min(indent, columns / 2);
+    std::string out, line;
+    bool empty = true; // `line` holds no word yet
+    auto flush = [&] {
+        out += (out.empty() ? "" : "\n") + line;
+        line = std::string(indent, ' ');
+        empty = true;
+    };
+    for (std::string w : words(text)) {
+        while (!w.empty()) {
+            if (!empty && line.size() + 1 + w.size() > columns) {
+                flush();
+                continue;
+            }
+            const std::size_t room = columns - line.size() - (empty ? 0 : 1);
+            std::string part = cut(w, room);
+            if (part.empty()) // a character wider than the room left: take it whole
+                part = w.substr(0, std::max<std::size_t>(1, room));
+            line += (empty ? "" : " ") + part;
+            empty = false;
+            w = w.substr(part.size());
+            if (!w.empty())
+                flush();
+        }
+    }
+    if (!empty || out.empty())
+        out += (out.empty() ? "" : "\n") + line;
+    return out;
+}
+
+std::vector<std::string> fit_table(table& t, std::size_t columns) {
+    std::vector<std::string> above;
+    if (t.rows.empty() || table_width(t) <= columns)
+        return above;
+    // 1. A label's fields every row shares, stated once (only when there is something to
+    //    compare: one row keeps its label).
+    for (std::size_t c = 0; c < t.titles.size() && t.rows.size() > 1; ++c)
+        if (text_column(t, c) && column_width(t, c) > 30)
+            if (std::string line = strip_common(t, c); !line.empty())
+                above.push_back(line);
+    // 2. Long values that repeat (environments), numbered in a legend, widest first; never
+    //    the row labels nor the last column (a verdict, a state: read where it stands).
+    while (table_width(t) > columns) {
+        const std::size_t c = widest(t, 16, [&](std::size_t k) {
+            return k > 0 && k + 1 < t.titles.size() && repeats(t, k) &&
+                   t.rows.front()[k].text.rfind('#', 0) != 0;
+        });
+        if (c == std::string::npos)
+            break;
+        for (std::string& line : number_values(t, c))
+            above.push_back(std::move(line));
+    }
+    // 3. Other text columns cut to 24 columns, with "...".
+    cut_columns(t, columns, 24, false);
+    // 4. Columns left out from the right, the last kept (a status or a verdict), named above.
+    std::vector<std::string> dropped;
+    while (table_width(t) > columns && t.titles.size() > 3) {
+        const std::size_t c = t.titles.size() - 2;
+        dropped.insert(dropped.begin(), t.titles[c]);
+        t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
+        t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
+        t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
+        for (auto& row : t.rows)
+            row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    }
+    if (!dropped.empty())
+        above.push_back(fmt::format("columns left out: {}", fmt::join(dropped, ", ")));
+    // 5. The row labels cut last.
+    cut_columns(t, columns, 9, true);
+    std::vector<std::string> lines;
+    for (const std::string& a : above) {
+        std::istringstream wrapped(wrap_text(a, columns, 4));
+        for (std::string l; std::getline(wrapped, l);)
+            lines.push_back(l);
+    }
+    if (!lines.empty())
+        lines.push_back("(--wide: every field in full)");
+    return lines;
+}
+
+} // namespace ringscale::analysis
