@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "table_fit.hpp"
+
 #include "accuracy_report.hpp"
 #include "analysis/measures/resources.hpp"
 #include "crossover_report.hpp"
@@ -272,7 +274,9 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     try {
         const std::string md = compose_report(in, opt, staged.path(), pngs);
         write_whole_file(staged.path() + "/report.md", [&](std::ostream& f) {
-            f << terminal_lines(md); // no control character from a file reaches whoever cats it
+            // No control character from a file reaches whoever cats it; prose wraps at 100
+            // columns (issue 50), tables stay tables.
+            f << terminal_lines(wrap_markdown_prose(md, 100));
         });
     } catch (const error& e) { // name the files where they were going, not the staging
         std::string why = e.what();

@@ -1,6 +1,7 @@
 #include "table_fit.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -59,6 +60,17 @@ bool field_word(const std::vector<std::string>& ws, std::size_t i) {
     return i == 0 || ws[i].find('=') != std::string::npos;
 }
 
+/// Whether a figure column holds a word instead of a figure somewhere ("no-op",
+/// "impossible"): a flag a reader needs, left out only after the plain figures.
+bool flagged(const table& t, std::size_t c) {
+    for (const auto& row : t.rows) {
+        const std::string& s = row[c].text;
+        if (!s.empty() && s != "-" && std::isalpha(static_cast<unsigned char>(s[0])))
+            return true;
+    }
+    return false;
+}
+
 /// Column `c`'s fields shared by every row, taken out of the cells; the line saying them.
 std::string strip_common(table& t, std::size_t c) {
     std::vector<std::vector<std::string>> cells;
@@ -70,7 +82,7 @@ std::string strip_common(table& t, std::size_t c) {
                      [](const std::string& w) { return w.find('=') != std::string::npos; }))
         return ""; // not a label of key=value fields (an environment, a path)
     for (std::size_t i = 0; i < first.size(); ++i) {
-        if (!field_word(first, i))
+        if (!field_word(first, i) || (i == 0 && t.rows.size() == 1)) // one row keeps its job
             continue;
         bool everywhere = true;
         for (const auto& ws : cells)
@@ -146,7 +158,8 @@ bool wide_tables() {
     return g_wide;
 }
 
-std::string wrap_text(const std::string& text, std::size_t columns, std::size_t indent) {
+std::string wrap_text(const std::string& text, std::size_t columns, std::size_t indent,
+                      bool keep_words) {
     indent = std::min(indent, columns / 2);
     std::string out, line;
     bool empty = true; // `line` holds no word yet
@@ -162,7 +175,7 @@ std::string wrap_text(const std::string& text, std::size_t columns, std::size_t 
                 continue;
             }
             const std::size_t room = columns - line.size() - (empty ? 0 : 1);
-            std::string part = cut(w, room);
+            std::string part = keep_words ? w : cut(w, room);
             if (part.empty()) // a character wider than the room left: take it whole
                 part = w.substr(0, std::max<std::size_t>(1, room));
             line += (empty ? "" : " ") + part;
@@ -177,13 +190,39 @@ std::string wrap_text(const std::string& text, std::size_t columns, std::size_t 
     return out;
 }
 
+std::string wrap_markdown_prose(const std::string& md, std::size_t columns) {
+    std::istringstream in(md);
+    std::string out;
+    bool fence = false;
+    for (std::string line; std::getline(in, line);) {
+        const bool fence_line = line.rfind("```", 0) == 0;
+        fence = fence != fence_line;
+        const bool prose = !fence && !fence_line && line.size() > columns && !line.empty() &&
+                           std::string("|#!< \t>").find(line[0]) == std::string::npos;
+        if (!prose) {
+            out += line + "\n";
+            continue;
+        }
+        // A list item's continuation lines start under its text.
+        std::size_t indent = 0;
+        if (line.rfind("- ", 0) == 0 || line.rfind("* ", 0) == 0)
+            indent = 2;
+        else if (const auto dot = line.find(". "); dot != std::string::npos && dot > 0 && dot < 4 &&
+                                                   line.find_first_not_of("0123456789") == dot)
+            indent = dot + 2;
+        out += wrap_text(line, columns, indent, true) + "\n";
+    }
+    if (!md.empty() && md.back() != '\n' && !out.empty())
+        out.pop_back();
+    return out;
+}
+
 std::vector<std::string> fit_table(table& t, std::size_t columns) {
     std::vector<std::string> above;
     if (t.rows.empty() || table_width(t) <= columns)
         return above;
-    // 1. A label's fields every row shares, stated once (only when there is something to
-    //    compare: one row keeps its label).
-    for (std::size_t c = 0; c < t.titles.size() && t.rows.size() > 1; ++c)
+    // 1. A label's fields every row shares, stated once.
+    for (std::size_t c = 0; c < t.titles.size(); ++c)
         if (text_column(t, c) && column_width(t, c) > 30)
             if (std::string line = strip_common(t, c); !line.empty())
                 above.push_back(line);
@@ -201,17 +240,20 @@ std::vector<std::string> fit_table(table& t, std::size_t columns) {
     }
     // 3. Other text columns cut to 24 columns, with "...".
     cut_columns(t, columns, 24, false);
-    // 4. Columns left out from the right, the last kept (a status or a verdict), named above.
+    // 4. Columns left out from the right, plain figures before text and flags, never the
+    //    row labels nor the last column (a verdict), and named above.
     std::vector<std::string> dropped;
-    while (table_width(t) > columns && t.titles.size() > 3) {
-        const std::size_t c = t.titles.size() - 2;
-        dropped.insert(dropped.begin(), t.titles[c]);
-        t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
-        t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
-        t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
-        for (auto& row : t.rows)
-            row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
-    }
+    for (const bool figures : {true, false})
+        for (std::size_t c = t.titles.size() - 1; c-- > 1 && table_width(t) > columns;) {
+            if ((text_column(t, c) || flagged(t, c)) == figures)
+                continue;
+            dropped.insert(dropped.begin(), t.titles[c]);
+            t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
+            t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
+            t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
+            for (auto& row : t.rows)
+                row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+        }
     if (!dropped.empty())
         above.push_back(fmt::format("columns left out: {}", fmt::join(dropped, ", ")));
     // 5. The row labels cut last.

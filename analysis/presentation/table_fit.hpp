@@ -27,7 +27,13 @@ bool wide_tables();
 std::vector<std::string> fit_table(table& t, std::size_t columns);
 
 /// `text` wrapped at `columns` on spaces; continuation lines start with `indent` spaces. A
-/// word longer than a line is cut.
-std::string wrap_text(const std::string& text, std::size_t columns, std::size_t indent = 0);
+/// word longer than a line is cut, unless `keep_words` (it then stands alone, whole).
+std::string wrap_text(const std::string& text, std::size_t columns, std::size_t indent = 0,
+                      bool keep_words = false);
+
+/// Markdown with its prose lines (paragraphs, list items) wrapped at `columns` (soft line
+/// breaks: it renders the same); tables, headings, code blocks, images and indented lines
+/// stay as they are, and no word (a link) is cut.
+std::string wrap_markdown_prose(const std::string& md, std::size_t columns);
 
 } // namespace ringscale::analysis

@@ -3,7 +3,8 @@
 # a 14-launch history with planted steps), no line of the text output of summary, scaling,
 # predict, compare, crossover and history is wider than 160 columns, nor any line of
 # `ringscale-stats --help` or a command's --help wider than 100; --wide restores every field
-# (the columns and the environment a fitted table states once or leaves out).
+# (the columns and the environment a fitted table states once or leaves out); report.md's prose
+# wraps at 100 columns.
 # usage: table_width_test.sh RINGSCALE_STATS BENCH_GEN_RESULTS BENCH_GEN_HISTORY
 set -euo pipefail
 stats=$1 gen=$2 gen_history=$3
@@ -42,4 +43,9 @@ grep -q "columns left out" "$dir/wide" && fail "summary --wide: columns left out
 grep -q "^series (every row)" "$dir/hwide" && fail "history --wide: the common fields stated apart"
 grep -q "^ring_attention/zigzag .*seq_len=1000 .*fixture CPU" "$dir/hwide" ||
     fail "history --wide: not the full label and environment: $(head -5 "$dir/hwide")"
+# report.md: prose wraps at 100 columns; tables and code blocks stay as they are.
+"$stats" report "$dir/rep" "$dir/a" >/dev/null 2>&1 || fail "report: exit $?"
+long=$(awk '/^```/ { fence = !fence; next } !fence && !/^\|/ && length > 100' "$dir/rep/report.md")
+[ -z "$long" ] || fail "report.md: prose wider than 100: $(printf '%s\n' "$long" | head -2 | cut -c1-200)"
+grep -q "^|" "$dir/rep/report.md" || fail "report.md: no table"
 echo "table widths: ok"
