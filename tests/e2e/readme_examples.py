@@ -202,7 +202,7 @@ def main():
             n += 1
             run = as_launch(cmd, n) if how == "launch" else cmd
             start = time.monotonic()
-            p = sh(["bash", "-c", f"timeout 60 {run}"], cwd=WORK, env=env)
+            p = sh(["bash", "-c", f"timeout 600 {run}"], cwd=WORK, env=env)
             took = time.monotonic() - start
             ran += 1
             problem = None
