@@ -231,7 +231,9 @@ std::vector<double> planted_q(const std::vector<double>& r, double log_step, std
             z[i] += log_step;
         const split b = best_split(values_of(z, opt.statistic, m), opt.statistic, m, noise_cap(z));
         const double q = b.q;
-        const std::size_t tau = placed(z, b, opt.statistic, m);
+        // (over 400 launches the ranks' own split: placing 200 replicates at O(n^2) each
+        // would cost minutes on a long series)
+        const std::size_t tau = z.size() > 400 ? b.tau : placed(z, b, opt.statistic, m);
         const bool near = tau + 1 >= half && tau <= half + 1;
         out.push_back(located && !near ? -std::numeric_limits<double>::infinity() : q);
     }
@@ -364,8 +366,16 @@ double min_detectable_step(std::size_t n, double sigma, const change_options& op
     return std::max(std::expm1(log_step), opt.min_effect);
 }
 
-double detectable_step(const std::vector<double>& x, const std::vector<change_point>& cps,
+double detectable_step(const std::vector<double>& all, const std::vector<change_point>& all_cps,
                        const change_options& options) {
+    // The newest 200 launches (and their changes): what the newest launches can show, at a
+    // cost that does not grow with the series (the capped deviations cost O(n^2) each).
+    const std::size_t first = all.size() > 200 ? all.size() - 200 : 0;
+    const std::vector<double> x(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
+    std::vector<change_point> cps;
+    for (const change_point& c : all_cps)
+        if (c.index > first)
+            cps.push_back({c.index - first, c.p});
     const change_options opt = applied(options, x.size());
     const std::size_t m = std::max<std::size_t>(1, opt.min_segment), n = x.size();
     const double none = std::numeric_limits<double>::quiet_NaN();
