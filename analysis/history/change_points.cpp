@@ -16,13 +16,14 @@ namespace ringscale::analysis::history {
 
 namespace {
 
-std::vector<double> capped_statistics(const std::vector<double>& y, double cap);
+std::vector<double> capped_statistics(const std::vector<double>& y, double cap, std::size_t m);
 
 /// Q(tau) of every split of `y` under `stat` (the values are already ranks or logs; `cap`:
 /// the capped deviations' cap, fixed for a segment's permutations).
-std::vector<double> statistics(const std::vector<double>& y, change_statistic stat, double cap) {
+std::vector<double> statistics(const std::vector<double>& y, change_statistic stat, double cap,
+                               std::size_t m) {
     if (stat == change_statistic::capped)
-        return capped_statistics(y, cap);
+        return capped_statistics(y, cap, m);
     return stat == change_statistic::energy1 ? energy1_statistics(y) : energy_statistics(y);
 }
 
@@ -39,7 +40,7 @@ split best_split(const std::vector<double>& y, change_statistic stat, std::size_
                  double cap = 0) {
     const std::size_t n = y.size();
     split best{0, n};
-    const std::vector<double> q = statistics(y, stat, cap);
+    const std::vector<double> q = statistics(y, stat, cap, m);
     for (std::size_t tau = m; tau + m <= n; ++tau)
         if (q[tau - 1] > best.q)
             best = {tau, n, q[tau - 1]};
@@ -160,13 +161,13 @@ double noise_cap(const std::vector<double>& y) {
 /// of which costs the cap and more on the wrong side; the 0.1 |r| decides between splits the
 /// cap alone cannot (a launch on the upper of two baseline levels just before a large step,
 /// which plain absolute deviations place right, a capped loss at random). O(n^2).
-std::vector<double> capped_statistics(const std::vector<double>& y, double cap) {
+std::vector<double> capped_statistics(const std::vector<double>& y, double cap, std::size_t m) {
     const std::size_t n = y.size();
     const std::vector<double> left = prefix_medians(y);
     const std::vector<double> right = prefix_medians(std::vector<double>(y.rbegin(), y.rend()));
     const double none = n ? capped_cost(y, 0, n, left[n - 1], cap) : 0;
-    std::vector<double> q(n > 0 ? n - 1 : 0, 0);
-    for (std::size_t tau = 1; tau < n; ++tau)
+    std::vector<double> q(n > 0 ? n - 1 : 0, 0); // only m <= tau <= n - m: the splits used
+    for (std::size_t tau = std::max<std::size_t>(m, 1); tau + m <= n && tau < n; ++tau)
         q[tau - 1] = none - capped_cost(y, 0, tau, left[tau - 1], cap) -
                      capped_cost(y, tau, n, right[n - tau - 1], cap);
     return q;
@@ -174,7 +175,7 @@ std::vector<double> capped_statistics(const std::vector<double>& y, double cap) 
 
 /// Where y splits best in the capped deviations (m on each side at least).
 std::size_t l1_split(const std::vector<double>& y, std::size_t m) {
-    const std::vector<double> q = capped_statistics(y, noise_cap(y));
+    const std::vector<double> q = capped_statistics(y, noise_cap(y), m);
     std::size_t best = m;
     for (std::size_t tau = m; tau + m <= y.size(); ++tau)
         if (q[tau - 1] > q[best - 1])
