@@ -369,9 +369,9 @@ double min_detectable_step(std::size_t n, double sigma, const change_options& op
 
 double detectable_step(const std::vector<double>& all, const std::vector<change_point>& all_cps,
                        const change_options& options) {
-    // The newest 200 launches (and their changes): what the newest launches can show, at a
+    // The newest 100 launches (and their changes): what the newest launches can show, at a
     // cost that does not grow with the series (the capped deviations cost O(n^2) each).
-    const std::size_t first = all.size() > 200 ? all.size() - 200 : 0;
+    const std::size_t first = all.size() > 100 ? all.size() - 100 : 0;
     const std::vector<double> x(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
     std::vector<change_point> cps;
     for (const change_point& c : all_cps)

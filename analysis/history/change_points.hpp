@@ -79,7 +79,7 @@ double min_detectable_step(std::size_t n, double sigma, const change_options& op
 /// null's 1 - alpha quantile of the same residuals, within one launch of the step; the step
 /// is found by bisection (200 replicates a size, seeded by opt.seed). Never below
 /// min_effect. NaN when x has fewer than 2 x min_segment launches or no step up to 1000x is.
-/// A longer series than 200 launches: its newest 200 (what the newest launches can show).
+/// A longer series than 100 launches: its newest 100 (what the newest launches can show).
 double detectable_step(const std::vector<double>& x, const std::vector<change_point>& cps,
                        const change_options& opt);
 
