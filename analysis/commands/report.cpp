@@ -8,6 +8,7 @@
 
 #include <ctime>
 #include <fmt/format.h>
+#include <optional>
 
 namespace ringscale::analysis {
 
@@ -16,7 +17,9 @@ namespace {
 struct report_command final : input_command {
     const char* name() const override { return "report"; }
     const char* arguments() const override { return "DIR INPUT..."; }
-    const char* help() const override { return "Write DIR/report.md and PNG plots (gnuplot)."; }
+    const char* help() const override {
+        return "Write DIR/report.md, DIR/report.html and PNG plots (gnuplot).";
+    }
     void declare(po::options_description& d) override {
         declare_common(d, m_common, false);
         declare_bootstrap(d, m_scaling.replicates, m_scaling.seed);
@@ -62,7 +65,7 @@ struct report_command final : input_command {
 
     scaling_options m_scaling; ///< and the bootstrap of the crossovers and models
     double m_tie_floor = 0.01;
-    std::string m_hardware; ///< the map's ("": the built-in H100)
+    std::string m_hardware; ///< the map's ("": no map)
     report_options m_report;
     std::vector<std::string> m_history; ///< --history DIR...
     std::string m_history_index;
@@ -70,9 +73,12 @@ struct report_command final : input_command {
 };
 
 int report_command::run(std::ostream& out) const {
-    // The map's hardware first: a bad profile file is refused before anything is read.
-    const predict::hardware_profile hw =
-        predict::load_hardware(m_hardware.empty() ? "h100" : m_hardware);
+    // The map's hardware first: a bad profile file is refused before anything is read. A map
+    // for hardware the study did not run on only when asked for (--hardware, issue 52).
+    const std::optional<predict::hardware_profile> hw =
+        m_hardware.empty()
+            ? std::nullopt
+            : std::optional<predict::hardware_profile>(predict::load_hardware(m_hardware));
     const result_set rs = load(m_common.inputs, m_common.strict);
     const std::unique_ptr<history_data> history =
         m_history.empty()
@@ -99,8 +105,8 @@ int report_command::run(std::ostream& out) const {
     in.study_models = &studies;
     const accuracy_result accuracy = accuracy_of(pooled, accuracy_tolerance{});
     in.accuracy = &accuracy;
-    // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
-    const auto map = predict::report_map(pooled, hw);
+    // The crossover map at scale on the --hardware profile, only when one was named.
+    const auto map = hw ? predict::report_map(pooled, *hw) : std::nullopt;
     if (map)
         in.predict_map = &*map;
     in.settings =
@@ -109,8 +115,8 @@ int report_command::run(std::ostream& out) const {
     if (history)
         in.history = &history->set;
     const auto pngs = write_report(in, m_report);
-    out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", m_report.dir, pngs.size(),
-                       fmt::join(pngs, " "));
+    out << fmt::format("wrote {0}/report.md, {0}/report.html and {1} plot(s): {2}\n", m_report.dir,
+                       pngs.size(), fmt::join(pngs, " "));
     return 0;
 }
 

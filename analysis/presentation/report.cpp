@@ -4,8 +4,11 @@
 #include "analysis/measures/resources.hpp"
 #include "crossover_report.hpp"
 #include "history_report.hpp"
+#include "html_page.hpp"
 #include "plots.hpp"
 #include "question_plots.hpp"
+#include "report_model.hpp"
+#include "report_summary.hpp"
 #include "src/base/error.hpp"
 #include "src/base/machine_marks.hpp"
 #include "src/base/results_schema.hpp"
@@ -182,8 +185,9 @@ std::string machine_section(const report_inputs& in) {
 /// report.md's text, its plots drawn into `dir` (their PNGs named in `pngs`).
 std::string compose_report(const report_inputs& in, const report_options& opt,
                            const std::string& dir, std::vector<std::string>& pngs) {
-    std::string md = "# ringscale scaling report\n\n" + inputs_section(in) + "\n" +
-                     machine_section(in) + methodology;
+    std::string md = "# ringscale scaling report\n\n" +
+                     summary_section({in.crossover, in.scaling, in.history, in.pooled}) +
+                     inputs_section(in) + "\n" + machine_section(in) + methodology;
     md += "## Summary\n\n" + render(summary_table(*in.rows), output_format::md);
     std::string rejected;
     for (const auto& s : *in.rows)
@@ -270,9 +274,14 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     staged_files staged(opt.dir);
     std::vector<std::string> pngs;
     try {
-        const std::string md = compose_report(in, opt, staged.path(), pngs);
+        // One model, two renderings (issue 52): report.md and report.html cannot drift apart.
+        report_model model = read_report_model(compose_report(in, opt, staged.path(), pngs));
+        model.history = in.history;
+        const std::string html = html_page(model, staged.path(), have_gnuplot());
+        write_whole_file(staged.path() + "/report.html", [&](std::ostream& f) { f << html; });
         write_whole_file(staged.path() + "/report.md", [&](std::ostream& f) {
-            f << terminal_lines(md); // no control character from a file reaches whoever cats it
+            // no control character from a file reaches whoever cats it
+            f << terminal_lines(markdown_of(model));
         });
     } catch (const error& e) { // name the files where they were going, not the staging
         std::string why = e.what();
