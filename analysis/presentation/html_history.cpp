@@ -114,7 +114,7 @@ std::string chart_script(const history::series& s, const std::string& dir, const
     std::string gp = "reset\n" + svg_terminal(900, 320) +
                      fmt::format("set output '{}.svg'\nset grid\nset key outside below\n"
                                  "set datafile missing '?'\nset xdata time\nset timefmt '%s'\n"
-                                 "set format x \"%Y-%m-%d\\n%H:%M\"\nset offsets graph 0.02, graph "
+                                 "set format x \"%m-%d\\n%H:%M\"\nset offsets graph 0.02, graph "
                                  "0.02, graph 0.1, graph 0.05\nset ylabel 'step (ms)'\n",
                                  stem);
     for (const history::found_change& c : s.changes) {

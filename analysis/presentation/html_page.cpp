@@ -33,6 +33,9 @@ struct page_state {
     const std::string& dir;
     bool plots;
     std::string section; ///< the open section's id ("" none)
+    /// In the history section after its first table: the Markdown's change table, its PNG
+    /// trends and their captions, which the page's own history part replaces.
+    bool history_rest = false;
 };
 
 /// A plot block: its inline SVG, or a note where it could not be drawn.
@@ -55,11 +58,16 @@ std::string close_section(page_state& st) {
     if (st.section == "history" && st.m.history)
         h += history_html(*st.m.history, st.dir, st.plots);
     st.section.clear();
+    st.history_rest = false;
     return h + "</section>\n";
 }
 
 std::string block_html(const report_block& b, page_state& st) {
     const bool history = st.section == "history" && st.m.history;
+    if (history && b.kind == block_kind::table)
+        st.history_rest = true;
+    if (st.history_rest && b.kind != block_kind::heading)
+        return {};
     switch (b.kind) {
     case block_kind::heading:
         if (b.level <= 1)
