@@ -25,6 +25,10 @@ th.asc::after{content:" \25B2"}th.desc::after{content:" \25BC"}
 tr:target,p.change:target,details:target{background:#fff8c5}
 code{background:#f6f8fa;padding:0 .2em}
 .plot svg{max-width:100%;height:auto;display:block}
+.plot g.hv,.plot g.w,.plot g.w2,.plot g.w3,.plot g.w4,.plot g.w5{fill:none;color:black;
+  stroke:currentColor;stroke-width:1px;stroke-linecap:butt;stroke-linejoin:miter}
+.plot g.w2{stroke:black;stroke-width:.5px}.plot g.w3{color:gray;stroke-width:.5px}
+.plot g.w4{color:gray;stroke:gray}.plot g.w5{stroke-width:2px}.plot use:not([color]){color:rgb(64,64,64)}
 .plot{margin:.5em 0}
 details.series{border:1px solid #eaeef2;margin:.4em 0;padding:.2em .6em}
 details.series summary{cursor:pointer}

@@ -77,18 +77,35 @@ std::string what_moved(const history::launch_record& before, const history::laun
     return moved.size() > 4 ? out + fmt::format("; {} more", moved.size() - 4) : out;
 }
 
+/// "P=2 seq_len=1000: " from a series label (the tokens that name a point's case), or "".
+std::string point_identity(const std::string& label) {
+    std::string out;
+    std::size_t at = 0;
+    while (at < label.size()) {
+        auto end = label.find(' ', at);
+        if (end == std::string::npos)
+            end = label.size();
+        const std::string tok = label.substr(at, end - at);
+        if (tok.rfind("P=", 0) == 0 || tok.rfind("seq_len=", 0) == 0)
+            out += tok + " ";
+        at = end + 1;
+    }
+    return out.empty() ? out : out.substr(0, out.size() - 1) + ": ";
+}
+
 /// The hover text of point i.
 std::string hover_of(const history::series& s, std::size_t i, const estimate& seg) {
     const history::series_point& p = s.points[i];
-    std::string t =
-        fmt::format("{}\nlaunch #{} of {}, {}\nmedian step {} over {} iteration(s)", s.label, i + 1,
-                    s.points.size(), history::format_utc(p.launch->time_s),
-                    seconds_text(p.c->step_s), p.c->iterations);
-    t += fmt::format("\nsegment median {} [{}, {}] (95% CI)", seconds_text(seg.value),
-                     seconds_text(seg.lo), seconds_text(seg.hi));
+    // The case is the chart's (its label heads it); P and S name the point.
+    std::string t = fmt::format("{}launch #{} of {}, {}\nmedian {} ({} iterations); segment "
+                                "{} [{}, {}]",
+                                point_identity(s.label), i + 1, s.points.size(),
+                                history::format_utc(p.launch->time_s), seconds_text(p.c->step_s),
+                                p.c->iterations, seconds_text(seg.value), seconds_text(seg.lo),
+                                seconds_text(seg.hi));
     const std::string labels = history::labels_text(*p.launch);
     t += "\nlabels: " + (labels.empty() ? std::string("none") : labels);
-    t += "\ngit commit: " + (p.launch->git_commit.empty() ? "-" : p.launch->git_commit);
+    t += "; git commit: " + (p.launch->git_commit.empty() ? "-" : p.launch->git_commit);
     if (!p.c->machine.empty())
         t += "\nmarked: " + p.c->machine;
     return t;
@@ -276,7 +293,8 @@ std::string history_html(const history::series_set& set, const std::string& dir,
                     "series' chart.</p>\n" +
                     regressions_table(set);
     h += fmt::format("<h3 id=\"trends\">Trends of all {} series</h3>\n<p>Each launch's median "
-                     "step (hover a point for its launch, date, labels and commit), each "
+                     "step (hover a point: P, S, launch, date, median, its segment's median "
+                     "[95% CI], labels, commit), each "
                      "segment's median with its 95% CI as a band; a change point is a step "
                      "and a dashed line. Series without a change start collapsed.</p>\n",
                      set.all.size());

@@ -21,7 +21,8 @@ std::string svg_terminal(int width, int height);
 
 /// `svg` (gnuplot's output) as an element to inline: from <svg to </svg>, scripts and on*
 /// attributes removed, hypertext points given their <title> from `hover`, ids prefixed with
-/// `prefix`, and each plot group whose title starts with "marked" given class="marked".
+/// `prefix`, each plot group whose title starts with "marked" given class="marked", and
+/// gnuplot's most frequent group style shortened to class="w" (the page's CSS).
 std::string inline_svg(const std::string& svg, const std::string& prefix,
                        const hover_texts& hover = {});
 
