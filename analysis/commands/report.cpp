@@ -4,6 +4,8 @@
 
 #include "analysis/presentation/report.hpp"
 
+#include "analysis/comparisons/compare.hpp"
+
 #include "src/base/error.hpp"
 
 #include <ctime>
@@ -38,6 +40,9 @@ struct report_command final : input_command {
             "family-plots", po::value<std::string>(&m_report.family_plots),
             "also draw one scaling plot per family whose label contains this text ('all': "
             "every family); the question plots cover every family either way")(
+            "baseline", po::value<std::string>(&m_baseline),
+            "a section comparing the study with this baseline (a results file or directory), "
+            "as `compare BASELINE STUDY`: a branch against main")(
             "history", po::value<std::vector<std::string>>(&m_history),
             "a History section from the launches under this directory (repeatable), indexed "
             "as `history` indexes them: change points, trend plots, every series in CSV")(
@@ -67,6 +72,7 @@ struct report_command final : input_command {
     double m_tie_floor = 0.01;
     std::string m_hardware; ///< the map's ("": no map)
     report_options m_report;
+    std::string m_baseline;             ///< --baseline INPUT ("": none)
     std::vector<std::string> m_history; ///< --history DIR...
     std::string m_history_index;
     history::series_options m_history_opt; ///< history's defaults
@@ -114,6 +120,23 @@ int report_command::run(std::ostream& out) const {
                     b.replicates, b.seed, m_common.remove_outliers ? "removed" : "kept");
     if (history)
         in.history = &history->set;
+    // --baseline: matched by identity, as `compare` matches them. The comparison points into
+    // both pooled sets and they into the result sets: all live as long as `in`.
+    result_set base;
+    std::vector<pooled_case> base_pooled, study_pooled;
+    std::optional<comparison> compared;
+    if (!m_baseline.empty()) {
+        base = load({m_baseline}, m_common.strict);
+        base_pooled = pool_cases(base.cases, true);
+        study_pooled = pool_cases(rs.cases, true);
+        compare_options copt;
+        copt.replicates = b.replicates;
+        copt.seed = b.seed;
+        copt.level = b.level;
+        compared = compare_sets(base_pooled, study_pooled, copt);
+        in.compared = &*compared;
+        in.baseline = m_baseline;
+    }
     const auto pngs = write_report(in, m_report);
     out << fmt::format("wrote {0}/report.md, {0}/report.html and {1} plot(s): {2}\n", m_report.dir,
                        pngs.size(), fmt::join(pngs, " "));

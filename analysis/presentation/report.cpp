@@ -182,6 +182,28 @@ std::string machine_section(const report_inputs& in) {
     return md + "\n";
 }
 
+/// compare's verdicts of the study against --baseline (issue 52): its table, as `compare`
+/// prints it, and the cases only one side has.
+std::string baseline_section(const comparison& cmp, const std::string& baseline) {
+    std::size_t regressions = 0;
+    for (const case_comparison& c : cmp.matched)
+        regressions += c.result == verdict::regression;
+    std::string md = fmt::format(
+        "\n## Compared with the baseline\n\nThe study's cases against {} (as `ringscale-stats "
+        "compare BASE NEW`: the change in % with a two-level bootstrap CI, p with Holm's "
+        "adjustment, a regression only with two or more launches per side): {} matched, {} "
+        "regression(s).\n\n",
+        markdown_text(baseline), cmp.matched.size(), regressions);
+    md += render(compare_table(cmp), output_format::md);
+    for (const pooled_case* c : cmp.only_base)
+        md += fmt::format("- only in the baseline: {} P={}\n", markdown_text(c->label()),
+                          c->world_size);
+    for (const pooled_case* c : cmp.only_new)
+        md +=
+            fmt::format("- only in the study: {} P={}\n", markdown_text(c->label()), c->world_size);
+    return md;
+}
+
 /// report.md's text, its plots drawn into `dir` (their PNGs named in `pngs`).
 std::string compose_report(const report_inputs& in, const report_options& opt,
                            const std::string& dir, std::vector<std::string>& pngs) {
@@ -231,6 +253,8 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
         md += "\nTwo-parameter models t(p, S) of attention cases measured at 3 or more P and "
               "S:\n\n" +
               render(study_model_table(*in.study_models), output_format::md);
+    if (in.compared)
+        md += baseline_section(*in.compared, in.baseline);
     if (in.crossover)
         md += crossover_section(*in.crossover);
     if (in.accuracy)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis/comparisons/accuracy.hpp"
+#include "analysis/comparisons/compare.hpp"
 #include "analysis/comparisons/crossover.hpp"
 #include "analysis/history/series.hpp"
 #include "analysis/measures/summary.hpp"
@@ -30,6 +31,9 @@ struct report_inputs {
     const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
     const accuracy_result* accuracy = nullptr;              ///< errors against fp64; may be null
     const history::series_set* history = nullptr;           ///< --history; may be null
+    /// --baseline: the study's cases against a baseline set (compare's verdicts); may be null.
+    const comparison* compared = nullptr;
+    std::string baseline; ///< what the baseline was (its inputs)
 };
 
 struct report_options {

@@ -1,5 +1,7 @@
 #include "report_summary.hpp"
 
+#include "html_history.hpp"
+
 #include "analysis/history/records.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/text_escape.hpp"
@@ -65,10 +67,11 @@ std::string regression_lines(const history::series_set& set, std::size_t max) {
         const history::found_change& c = s.changes.back();
         const std::string date =
             c.index < s.points.size() ? history::format_utc(s.points[c.index].launch->time_s) : "?";
-        lines.push_back(fmt::format("{} ({}): {:+.1f}% since launch #{} ({}), {} moved, p = "
-                                    "{:.3f}",
-                                    markdown_text(s.label), markdown_text(s.env), 100 * c.change(),
-                                    c.index + 1, date, markdown_text(c.moved), c.p));
+        lines.push_back(
+            fmt::format("[{}](report.html#{}) ({}): {:+.1f}% since launch #{} ({}), {} moved, "
+                        "p = {:.3f}",
+                        markdown_text(s.label), series_anchor(s), markdown_text(s.env),
+                        100 * c.change(), c.index + 1, date, markdown_text(c.moved), c.p));
     }
     std::string md = fmt::format("\nHistory: {} series, {} without a change point, {} slower "
                                  "since their last change{}\n",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.html in a real browser (issue 52): headless Chromium loads the page from disk for the
-# stored test study (tests/data/ringscale1), synthetic study files and a history of 24 launches
+# stored test study (tests/data/ringscale1), synthetic study files compared with a baseline
+# (--baseline: compare's verdicts as a section) and a history of 24 launches
 # with a planted step (bench_gen_history --mode step); report_html_check.py checks no network
 # request, no console message, each section, an SVG per plot, the regressions table with the
 # planted change, hover text on history points, well-formed SVG, tidy's errors and a non-blank
@@ -18,8 +19,10 @@ done
 dir=$(mktemp -d /tmp/ringscale_report_html.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 "$gen_results" --out "$dir/study" --files 12 --ps 1,2,4 >/dev/null
+"$gen_results" --out "$dir/branch" --files 12 --ps 1,2,4 --slowdown 1.3 --seed 3 >/dev/null
 "$gen_history" --out "$dir/hist" --series 4 --launches 24 --mode step --seed 5 >/dev/null
-"$stats" report "$dir/out" "$dir/study"/*.h5 "$data"/ringscale1/*.h5 --history "$dir/hist" \
+"$stats" report "$dir/out" "$dir/branch"/*.h5 "$data"/ringscale1/*.h5 --baseline "$dir/study" \
+    --history "$dir/hist" \
     >/dev/null 2>"$dir/err" || { cat "$dir/err"; exit 1; }
 # The planted change of series 1 (truth.csv: series,seq_len,step_at,...): its row names the
 # series and the launch where the step was planted (+-1: the detector's allowance).
@@ -38,6 +41,7 @@ shot=${png:-$dir/shot.png}
 /usr/bin/python3 "$here/report_html_check.py" "$dir/out/report.html" \
     --section at-a-glance --section inputs --section machine --section summary \
     --section scaling --section history --section regressions --section trends \
+    --section compared-with-the-baseline \
     --regression "$row" --hover "labels: commit=c000" --hover "git commit" \
     --screenshot "$shot"
 
