@@ -30,6 +30,7 @@ code{background:#f6f8fa;padding:0 .2em}
 .plot g.w2{stroke:black;stroke-width:.5px}.plot g.w3{color:gray;stroke-width:.5px}
 .plot g.w4{color:gray;stroke:gray}.plot g.w5{stroke-width:2px}.plot use:not([color]){color:rgb(64,64,64)}
 .plot{margin:.5em 0}
+.plot.lazy{width:100%;max-width:900px;aspect-ratio:900/320}
 details.series{border:1px solid #eaeef2;margin:.4em 0;padding:.2em .6em}
 details.series summary{cursor:pointer}
 details.series .env{color:#57606a}details.series .facts{color:#57606a;font-size:.9em}
@@ -102,8 +103,24 @@ const char* const html_page_js = R"JS(
   marked.addEventListener("change", function () {
     document.body.classList.toggle("hide-marked", !marked.checked);
   });
+  // Each history chart is drawn (its template's SVG put in place) when it nears the view.
+  function draw(box) {
+    var t = box.querySelector("template");
+    if (!t) return;
+    box.appendChild(t.content.cloneNode(true));
+    t.remove();
+    box.classList.remove("lazy");
+  }
+  var lazy = document.querySelectorAll(".plot.lazy");
+  var seen = "IntersectionObserver" in window ? new IntersectionObserver(function (es) {
+    es.forEach(function (e) {
+      if (e.isIntersecting) { draw(e.target); seen.unobserve(e.target); }
+    });
+  }, {rootMargin: "600px"}) : null;
+  lazy.forEach(function (box) { if (seen) seen.observe(box); else draw(box); });
   window.addEventListener("beforeprint", function () {
     document.querySelectorAll("details.series").forEach(function (d) { d.open = true; });
+    lazy.forEach(draw);
   });
 })();
 )JS";

@@ -150,6 +150,10 @@ def main():
             rows = re.findall(r"<tr\b.*?</tr>", table.group(0) if table else "", re.S)
             if not any(all(w in r for w in want.split("&&")) for r in rows):
                 fail(f"no regressions row holds {want!r}")
+        # The history charts are drawn by the page's script as they near the view: the first
+        # ones must be in place after the load.
+        if a.hover and '<div class="plot"><svg' not in dom:
+            fail("no history chart was drawn from its template after the load")
         titles = re.findall(r'<g class="hv"><title>(.*?)</title>', dom, re.S)
         for want in a.hover:
             if not any(want in t for t in titles):
