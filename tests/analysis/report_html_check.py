@@ -3,7 +3,7 @@
 failure. Debian's python3 only.
 
 usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]... [--hover TEXT]
-                            [--hostile] [--screenshot OUT.png]
+                            [--hostile TEXT]... [--screenshot OUT.png] [--at ANCHOR]
 
 - every inline <svg> parses as XML; tidy reports no error (warnings allowed);
 - Chromium loads the page from disk: the page makes no network request (net log: no request the
@@ -45,11 +45,11 @@ def chromium():
     fail("no chromium on PATH (tests/install-deps.sh --test installs it)")
 
 
-def run_browser(page, extra, work):
+def run_browser(page, extra, work, fragment=""):
     net = os.path.join(work, "net.json")
     cmd = [chromium()] + FLAGS + [f"--user-data-dir={work}/profile", f"--log-net-log={net}"]
-    r = subprocess.run(cmd + extra + ["file://" + os.path.abspath(page)], capture_output=True,
-                       text=True, timeout=120)
+    url = "file://" + os.path.abspath(page) + (f"#{fragment}" if fragment else "")
+    r = subprocess.run(cmd + extra + [url], capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail(f"chromium exited {r.returncode}: {r.stderr[-600:]}")
     console = [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
@@ -126,13 +126,15 @@ def main():
     ap.add_argument("--hover", action="append", default=[])
     ap.add_argument("--hostile", action="append", default=[])
     ap.add_argument("--screenshot")
+    ap.add_argument("--at", default="", help="open the page at this anchor")
     a = ap.parse_args()
     text = open(a.page, encoding="utf-8").read()
     n_svg = check_svgs(text)
     check_tidy(a.page)
     work = tempfile.mkdtemp(prefix="ringscale_html_")
     try:
-        dom = run_browser(a.page, ["--dump-dom"], work)
+        # Opened at --at (an anchor), with time for the page's script to draw what is in view.
+        dom = run_browser(a.page, ["--dump-dom", "--virtual-time-budget=3000"], work, a.at)
         walk = dom_walk()
         walk.feed(dom)
         for s in a.section:

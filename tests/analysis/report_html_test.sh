@@ -42,7 +42,7 @@ shot=${png:-$dir/shot.png}
     --section at-a-glance --section inputs --section machine --section summary \
     --section scaling --section history --section regressions --section trends \
     --section compared-with-the-baseline \
-    --regression "$row" --hover "labels: commit=c000" --hover "git commit" \
+    --regression "$row" --hover "labels: commit=c000" --hover "git commit" --at trends \
     --screenshot "$shot"
 
 # Hostile identities, a hostile label and a hostile machine name: every payload, were it to
@@ -78,5 +78,5 @@ PY
 args=()
 for p in "${payloads[@]}"; do args+=(--hostile "$p"); done
 /usr/bin/python3 "$here/report_html_check.py" "$dir/hostile_out/report.html" \
-    --section at-a-glance --section history "${args[@]}" --hover "data-pwned"
+    --section at-a-glance --section history "${args[@]}" --hover "data-pwned" --at trends
 echo "report_html: ok"
