@@ -103,7 +103,7 @@ class dom_walk(html.parser.HTMLParser):
 
 
 def check_screenshot(page, out, work):
-    run_browser(page, ["--window-size=1200,900", f"--screenshot={out}"], work)
+    run_browser(page, ["--window-size=1100,760", f"--screenshot={out}"], work)
     data = open(out, "rb").read()
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         fail("the screenshot is not a PNG")
