@@ -6,6 +6,7 @@
 #include "plots.hpp"
 
 #include "analysis/history/records.hpp"
+#include "analysis/statistics/decision.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -195,26 +196,28 @@ std::string regressions_table(const history::series_set& set) {
         r.tokens = identity_tokens(s.label, s.env);
         r.changed = true;
         r.history = true;
-        r.cells = {{"<a href=\"#" + series_anchor(s) + "\">" + html_text(s.label) + "</a>"},
-                   {html_text(s.env)},
-                   {"<a href=\"#" + change_anchor(s, c) + "\">" +
-                        html_text(fmt::format("#{} of {}", c.index + 1, s.points.size())) + "</a>",
-                    static_cast<double>(c.index + 1)},
-                   {html_text(history::format_utc(l.time_s)), static_cast<double>(l.time_s)},
-                   {html_text(seconds_text(c.before.value)), c.before.value},
-                   {html_text(seconds_text(c.after.value)), c.after.value},
-                   {html_text(fmt::format("{:+.1f}% {}", 100 * c.change(),
-                                          c.change() > 0 ? "slower" : "faster")),
-                    100 * c.change()},
-                   {html_text(c.moved)},
-                   {html_text(what_moved(*s.points[c.index - 1].launch, l))},
-                   {html_text(fmt::format("{:.3f}", c.p)), c.p}};
+        r.cells = {
+            {"<a href=\"#" + series_anchor(s) + "\">" + html_text(s.label) + "</a>"},
+            {html_text(s.env)},
+            {"<a href=\"#" + change_anchor(s, c) + "\">" +
+                 html_text(fmt::format("#{} of {}", c.index + 1, s.points.size())) + "</a>",
+             static_cast<double>(c.index + 1)},
+            {html_text(history::format_utc(l.time_s)), static_cast<double>(l.time_s)},
+            {html_text(seconds_text(c.before.value)), c.before.value},
+            {html_text(seconds_text(c.after.value)), c.after.value},
+            {html_text(fmt::format("{:+.1f}% {}", 100 * c.change(),
+                                   c.change() > 0 ? "slower" : "faster")),
+             100 * c.change()},
+            {html_text(c.moved)},
+            {html_text(c.with.empty() ? what_moved(*s.points[c.index - 1].launch, l) : c.with)},
+            {html_text(verdict_text(c.verdict))},
+            {html_text(fmt::format("{:.3f}", c.p)), c.p}};
         rows.push_back(std::move(r));
     }
     if (rows.empty())
         return "<p>No series changed.</p>\n";
     return html_table({"series", "environment", "launch", "date (UTC)", "before", "after", "change",
-                       "phase", "what moved (launch metadata against the one before)", "p"},
+                       "phase", "what moved with it", "verdict", "p"},
                       rows, "regressions");
 }
 
@@ -232,11 +235,11 @@ std::string series_html(const history::series& s, const std::string& svg, bool p
         html_text(changed ? fmt::format("{} change point(s), last {:+.1f}%", s.changes.size(),
                                         100 * s.changes.back().change())
                           : std::string("no change point")));
-    if (s.marked + s.marked_kept > 0)
+    if (s.marked + s.skipped > 0)
         h += "<p class=\"note\">" +
-             html_text(fmt::format("{} launch(es) measured on a marked machine ({} kept and "
-                                   "drawn hollow); the first: {}",
-                                   s.marked + s.marked_kept, s.marked_kept, s.first_mark)) +
+             html_text(fmt::format("{} launch(es) measured on a marked machine ({} drawn hollow, "
+                                   "{} left out); the first: {}",
+                                   s.marked + s.skipped, s.marked, s.skipped, s.first_mark)) +
              "</p>\n";
     for (const history::found_change& c : s.changes)
         if (c.index > 0 && c.index < s.points.size())

@@ -88,9 +88,9 @@ std::string marked_lines(const summary_inputs& in, std::size_t max) {
                                             markdown_text(m)));
     if (in.history)
         for (const history::series& s : in.history->all)
-            if (s.marked + s.marked_kept > 0)
+            if (s.marked + s.skipped > 0)
                 lines.push_back(fmt::format("history {}: {} launch(es) marked, first: {}",
-                                            markdown_text(s.label), s.marked + s.marked_kept,
+                                            markdown_text(s.label), s.marked + s.skipped,
                                             markdown_text(s.first_mark)));
     if (lines.empty())
         return "\nNothing was marked: no case ran on a contended machine or while the sentinel "

@@ -24,19 +24,22 @@ trap 'rm -rf "$dir"' EXIT
 "$stats" report "$dir/out" "$dir/branch"/*.h5 "$data"/ringscale1/*.h5 --baseline "$dir/study" \
     --history "$dir/hist" \
     >/dev/null 2>"$dir/err" || { cat "$dir/err"; exit 1; }
-# The planted change of series 1 (truth.csv: series,seq_len,step_at,...): its row names the
-# series and the launch where the step was planted (+-1: the detector's allowance).
-IFS=, read -r _ seq at _ < <(sed -n 3p "$dir/hist/truth.csv")
-want="seq_len=$seq"
+# A planted change (truth.csv: series,seq_len,step_at,...) in the regressions table: its row
+# names the series and the launch where the step was planted (+-1: the detector's allowance).
+# The page must show what history found; how many planted steps it finds is history's own
+# test (history_rates), so one found is enough here.
 row=""
-for d in 0 1 -1; do
-    n=$((at + 1 + d))
-    if grep -q "seq_len=$seq[^<]*</a></td><td>[^<]*</td><td data-v=\"$n\">" "$dir/out/report.html"; then
-        row="$want&&#$n of 24"
-        break
-    fi
-done
-[ -n "$row" ] || { echo "FAIL: the planted step of seq_len=$seq at launch $((at + 1)) is not in the regressions table"; exit 1; }
+while IFS=, read -r _ seq at _; do
+    for d in 0 1 -1; do
+        n=$((at + 1 + d))
+        if grep -q "seq_len=$seq[^<]*</a></td><td>[^<]*</td><td data-v=\"$n\">" \
+            "$dir/out/report.html"; then
+            row="seq_len=$seq&&#$n of 24"
+            break 2
+        fi
+    done
+done < <(tail -n +2 "$dir/hist/truth.csv")
+[ -n "$row" ] || { echo "FAIL: no planted step of $dir/hist/truth.csv is in the regressions table"; exit 1; }
 shot=${png:-$dir/shot.png}
 /usr/bin/python3 "$here/report_html_check.py" "$dir/out/report.html" \
     --section at-a-glance --section inputs --section machine --section summary \

@@ -233,17 +233,23 @@ TEST(affinity, warning_names_the_fix) {
 
 TEST(affinity, oversubscription_is_warned) {
     // np=4 on 2 cores, unbound, one thread each: 4 threads on 2 cores.
-    const std::string w = oversubscription_warning(4, 1, 2, 2);
+    const std::string w = oversubscription_warning(4, 2, 1, 2);
     EXPECT_NE(w.find("oversubscribed: 4 rank(s) x 1 thread(s) = 4 threads on 2 core(s)"),
               std::string::npos)
         << w;
     EXPECT_NE(w.find("cannot pass 0.50"), std::string::npos) << w;
     EXPECT_EQ(w.find('\n'), std::string::npos);
-    EXPECT_NE(oversubscription_warning(2, 2, 2, 2), "");   // 2 x 2 threads on 2 cores
-    EXPECT_EQ(oversubscription_warning(2, 1, 2, 1), "");   // np=2 bound to a core each
-    EXPECT_EQ(oversubscription_warning(1, 2, 2, 2), "");   // one rank, both cores
-    EXPECT_EQ(oversubscription_warning(4, 4, 16, 16), ""); // 16 threads on 16 cores
+    EXPECT_NE(oversubscription_warning(4, 2, 2, 2), "");    // 2 x 2 threads on 2 cores
+    EXPECT_EQ(oversubscription_warning(2, 2, 1, 1), "");    // np=2 bound to a core each
+    EXPECT_EQ(oversubscription_warning(2, 2, 2, 2), "");    // one rank, both cores
+    EXPECT_EQ(oversubscription_warning(16, 16, 4, 16), ""); // 16 threads on 16 cores
     // One rank asked for more threads than the cores it may use.
-    const std::string bound = oversubscription_warning(1, 4, 16, 2);
+    const std::string bound = oversubscription_warning(4, 16, 4, 2);
     EXPECT_NE(bound.find("runs 4 thread(s) on the 2 core(s)"), std::string::npos) << bound;
+    // Issue 49: taskset -c 0 mpirun -np 2: each rank may use core 0, together one core, on a
+    // node of many: counted against the union, not the node's cores.
+    const std::string tasks = oversubscription_warning(2, 1, 1, 1);
+    EXPECT_NE(tasks.find("oversubscribed: 2 rank(s) x 1 thread(s) = 2 threads on 1 core(s)"),
+              std::string::npos)
+        << tasks;
 }
