@@ -177,7 +177,15 @@ TEST(analysis_predict, report_shows_the_crossover_map_with_its_hardware) {
     const auto [calib, held] = study();
     const std::string dir = calib + "/../report";
     std::ostringstream out;
+    // Hardware the study did not run on only when asked for (issue 52).
     ASSERT_EQ(run_command(parse({"report", "--bootstrap", "100", dir, calib}), out), 0);
+    std::stringstream unasked;
+    unasked << std::ifstream(dir + "/report.md").rdbuf();
+    EXPECT_EQ(unasked.str().find("## Predicted crossover map at scale"), std::string::npos);
+    out.str("");
+    ASSERT_EQ(
+        run_command(parse({"report", "--bootstrap", "100", "--hardware", "h100", dir, calib}), out),
+        0);
     std::ifstream f(dir + "/report.md");
     std::stringstream md;
     md << f.rdbuf();

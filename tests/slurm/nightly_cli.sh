@@ -2,8 +2,9 @@
 # slurm/nightly.sbatch without Slurm: srun replaced by a stand-in that runs the command after
 # `--` under mpiexec -np 1. Two "nights" must land in their own directories with the labels of
 # RINGSCALE_LABELS and the Slurm job id, and the history's verdict must end the job (exit 6:
-# not decided, two launches are too few to judge; issue 49); a missing argument is one line
-# and exit 2.
+# not decided, two launches are too few to judge; issue 49); with RINGSCALE_REPORT_DIR the
+# second night also writes report.html there (issue 52); a missing argument is one line and
+# exit 2.
 # usage: nightly_cli.sh SOURCE_DIR RINGSCALE RINGSCALE_STATS WORKDIR
 set -euo pipefail
 src=$1 ringscale=$2 stats=$3 work=$4
@@ -20,8 +21,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 printf 'job = collectives\nop = allreduce\nmin-bytes = 1K\nmax-bytes = 1K\niters = 3\nwarmup = 1\n' \
     >"$work/job.ini"
 for id in 101 102; do
+    report_dir=""
+    [ $id = 101 ] || report_dir="$work/site"
     set +e
-    SLURM_JOB_ID=$id RINGSCALE_LABELS="commit=abc$id nccl=2.21" \
+    SLURM_JOB_ID=$id RINGSCALE_LABELS="commit=abc$id nccl=2.21" RINGSCALE_REPORT_DIR=$report_dir \
         bash "$src/slurm/nightly.sbatch" "$work/h" "$work/job.ini" >"$work/out$id" 2>&1
     rc=$?
     set -e
@@ -29,6 +32,8 @@ for id in 101 102; do
     ls "$work"/h/*_j$id/*.h5 >/dev/null || { echo "FAIL: night $id not filed"; exit 1; }
 done
 grep -q "2 launch(es)" "$work/out102" || { cat "$work/out102"; echo "FAIL: history"; exit 1; }
+grep -q 'id="history"' "$work/site/report.html" ||
+    { cat "$work/out102"; echo "FAIL: no report.html with its History"; exit 1; }
 "$stats" history "$work/h" --order label:commit --format csv >"$work/csv" 2>/dev/null
 grep -q "commit=abc102 nccl=2.21 slurm_job=102" <(sqlite3 "$work/h/ringscale-history.sqlite" \
     "SELECT meta FROM launches" | python3 -c "
