@@ -52,9 +52,10 @@ double gap(double a, double b) {
 void single_rank(const train_problem& pr, std::uint64_t seed, const std::vector<float>& init,
                  kernels::executor& exec, const kernels::mask_view& mask,
                  std::vector<std::int64_t> order, std::int64_t micro_batch,
-                 const step_fn& on_step) {
+                 std::uint64_t perturb_seed, const step_fn& on_step) {
     model::train_context ctx(exec, pr.tf32);
     ctx.precision_state().configure(pr.precision, pr.model.layers);
+    ctx.precision_state().set_perturbation(perturb_seed);
     std::vector<float> p = init;
     model::reference_hooks hooks;
     hooks.order = std::move(order);
@@ -137,7 +138,7 @@ void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::ve
     b.ref_params.assign(steps, {});
     double t0 = now_s();
     std::vector<float> prev = init;
-    single_rank(pr, seed, init, exec, mask, {}, 1,
+    single_rank(pr, seed, init, exec, mask, {}, 1, 0,
                 [&](int k, double loss, const float* p, const float* g) {
                     const auto i = static_cast<std::size_t>(k - 1);
                     b.ref_params[i].assign(p, p + n);
@@ -154,6 +155,7 @@ void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::ve
     for (int r = control.rank(); r < pr.floor_runs; r += control.size())
         single_rank(pr, seed, init, exec, mask, reduction_order(seed, r, pr.sequences),
                     floor_micro_batch(r, pr.sequences),
+                    seed * 1000 + static_cast<std::uint64_t>(r) + 1,
                     [&](int k, double loss, const float* p, const float* g) {
                         const auto i = static_cast<std::size_t>(k - 1);
                         auto& fl = s["floor_loss"][i];
@@ -240,7 +242,9 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
     out.attrs[attr::numerics_floor] =
         std::string("worst per step of the floor runs: single-rank, same dtype, the batch's "
                     "gradient sum in a seeded random order of its sequences, grouped in "
-                    "micro-batches of 1, 2, ... sequences (each divisor of the batch in turn)");
+                    "micro-batches of 1, 2, ... sequences (each divisor of the batch in turn), "
+                    "the attention's reduction reordered as its error model has it: outputs "
+                    "and gradients times (1 + d), d uniform in [-2^-22, 2^-22], seeded");
     out.attrs[attr::numerics_reference_s] = b.ref_s;
     out.attrs[attr::numerics_floor_s] = b.floor_s;
     out.attrs[attr::numerics_run_s] = run_s;

@@ -12,7 +12,11 @@
 //  - floor_loss, floor_grad_norm, floor_param_abs: the worst, step by step, of `floor_runs`
 //    (>= 8) single-rank runs in the same dtype whose batch reduction is randomly reordered
 //    (the sequences' gradients summed in a seeded random order, in micro-batches of each
-//    divisor of the batch in turn: floor_micro_batch), against the reference.
+//    divisor of the batch in turn: floor_micro_batch), against the reference. The attention's
+//    reduction over keys (which context parallelism reorders: blocks merged by log-sum-exp)
+//    cannot be reordered inside the single-rank kernel, so the floor runs take its error
+//    model instead: every attention output and gradient times (1 + d), d uniform in
+//    [-2^-22, 2^-22] (the few fp32 roundings of a log-sum-exp merge), seeded per run.
 // Not a fp64 reference: the CPU kernels compute in fp32; the reference is the highest precision
 // this build trains in (fp32 master weights), stated with the case (numerics_reference).
 // Costs (seconds on rank 0): the reference run, this rank's share of the floor runs (split over

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <random>
 
 namespace ringscale::kernels::model {
 
@@ -113,6 +114,17 @@ void mixed_precision::round_attention(float* v, std::size_t n) const {
     else if (active())
         for (std::size_t i = 0; i < n; ++i)
             v[i] = round_to_bf16(v[i]);
+}
+
+void mixed_precision::perturb(float* v, std::size_t n) {
+    if (m_perturb_seed == 0)
+        return;
+    std::mt19937_64 rng(m_perturb_seed * 0x9e3779b97f4a7c15ull + ++m_perturb_calls);
+    for (std::size_t i = 0; i < n; ++i) {
+        // (rng() >> 11) * 2^-53 is uniform in [0, 1): d = (2u - 1) * 2^-22.
+        const double d = (static_cast<double>(rng() >> 11) * 0x1p-52 - 1.0) * 0x1p-22;
+        v[i] = static_cast<float>(static_cast<double>(v[i]) * (1.0 + d));
+    }
 }
 
 void mixed_precision::end_step(const std::function<void(float*, std::size_t)>& reduce) {
