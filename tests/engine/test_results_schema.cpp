@@ -157,8 +157,8 @@ TEST(results_schema, training_dtype_and_seeds_are_identity) {
     EXPECT_EQ(ids[0].count("fp8_recipe"), 0u);
     EXPECT_EQ(std::get<std::string>(ids[3].at("dtype")), "fp8");
     EXPECT_EQ(std::get<std::string>(ids[3].at("fp8_recipe")), "delayed");
-    EXPECT_EQ(std::get<std::uint64_t>(ids[0].at("data_seed")), 0u);
-    EXPECT_EQ(std::get<std::uint64_t>(ids[1].at("data_seed")), 1u);
+    EXPECT_EQ(std::get<std::int64_t>(ids[0].at("data_seed")), 0);
+    EXPECT_EQ(std::get<std::int64_t>(ids[1].at("data_seed")), 1);
     // A file from before --dtype ran fp32: its cases keep their key.
     jobs::attr_map old = {{"job", std::string("train_step")}, {"world_size", std::int64_t{2}}};
     jobs::attr_map now = old;
