@@ -2,11 +2,16 @@
 // exact values: the same training; a divergence past k x the floor at its step, naming the
 // quantity that moved first; a non-finite loss as a divergence; the floor's running max and its
 // ulp floor; MAE, RMSE, max; the mean's 95% t interval over seeds.
+#include "analysis/commands/command.hpp"
 #include "analysis/comparisons/numerics.hpp"
+#include "src/base/error.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace ringscale::analysis;
 
@@ -80,4 +85,81 @@ TEST(numerics, loss_divergence_summary_and_interval_over_seeds) {
     EXPECT_NEAR(m.hi, 2 + 4.303 / std::sqrt(3.0), 1e-12);
     const mean_ci one = mean_with_ci({5});
     EXPECT_EQ(one.lo, 5);
+}
+
+namespace {
+
+// A train_step case at P with `seed`, its series from same(); `diverge_at` > 0 plants a loss
+// jump there (to NaN when `nan`).
+ringscale::test_fixture::fixture_case fixture_numerics(int p, int seed, int diverge_at = 0,
+                                                       bool nan = false) {
+    ringscale::test_fixture::fixture_case c;
+    c.job = "train_step";
+    c.variant = "ddp/cp-ring";
+    c.world_size = p;
+    c.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"dtype", "bf16"}};
+    c.int_params = {{"cp", 2}, {"data_seed", seed}};
+    c.iterations = 1;
+    c.warmup = 0;
+    numerics_data d = same();
+    for (auto& v : d["loss"]) // a run-to-run spread within the floor
+        v += 1e-4 * seed * p;
+    if (diverge_at > 0)
+        d["loss"][static_cast<std::size_t>(diverge_at - 1)] = nan ? NAN : 10;
+    for (auto& [name, v] : d)
+        c.numerics.emplace_back(name, v);
+    d["update_norm"] = d["ref_update_norm"] = {1, 1, 1, 1};
+    c.numerics.emplace_back("update_norm", d["update_norm"]);
+    c.numerics.emplace_back("ref_update_norm", d["ref_update_norm"]);
+    c.seed = static_cast<std::uint64_t>(p * 100 + seed);
+    return c;
+}
+
+nlohmann::json stats(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"ringscale-stats"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<const char*> argv;
+    for (auto& a : all)
+        argv.push_back(a.c_str());
+    std::ostringstream out;
+    EXPECT_EQ(run_command(parse_cli(static_cast<int>(argv.size()), argv.data()), out), 0);
+    return nlohmann::json::parse(out.str());
+}
+
+} // namespace
+
+TEST(numerics, the_command_judges_each_case_and_pools_the_seeds) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics");
+    ringscale::test_fixture::fixture_file f;
+    for (int p : {2, 4})
+        for (int seed : {0, 1, 2})
+            f.cases.push_back(fixture_numerics(p, seed, p == 4 && seed == 2 ? 3 : 0, true));
+    ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
+    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto& cases = j.at("numerics by case");
+    ASSERT_EQ(cases.size(), 6u) << j.dump(1);
+    EXPECT_EQ(cases[0].at("verdict"), "the same training");
+    EXPECT_EQ(cases[5].at("verdict"), "diverges at step 3 (loss, non-finite)") << j.dump(1);
+    const auto& configs = j.at("numerics by configuration");
+    ASSERT_EQ(configs.size(), 2u) << j.dump(1);
+    EXPECT_EQ(configs[0].at("p"), 2);
+    EXPECT_EQ(configs[0].at("diverged"), "0/3");
+    EXPECT_NEAR(configs[0].at("loss_max_mean").get<double>(), 2e-4, 1e-12); // seeds 0, 1, 2
+    EXPECT_EQ(configs[1].at("diverged"), "1/3");
+    EXPECT_EQ(configs[1].at("first"), "diverges at step 3 (loss, non-finite)");
+}
+
+TEST(numerics, no_numerics_case_is_one_line) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics_none");
+    ringscale::test_fixture::fixture_file f;
+    f.cases.push_back(ringscale::test_fixture::fixture_case{});
+    ringscale::test_fixture::write_fixture_file(dir + "/plain.h5", f);
+    std::vector<const char*> argv = {"ringscale-stats", "numerics", dir.c_str()};
+    std::ostringstream out;
+    try {
+        run_command(parse_cli(3, argv.data()), out);
+        ADD_FAILURE() << "no error";
+    } catch (const ringscale::error& e) {
+        EXPECT_NE(std::string(e.what()).find("--numerics"), std::string::npos) << e.what();
+    }
 }
