@@ -129,9 +129,8 @@ class train_case final : public case_runner {
 
     validation validate() override {
         m_step_peak_device = m_dev.device_peak_bytes(); // before the reference's buffers
-        const training_tolerance tol = m_dev.kind() == device_kind::cpu
-                                           ? training_tolerance::cpu()
-                                           : training_tolerance::device();
+        const training_tolerance tol =
+            training_tolerance::of(m_dev.kind() == device_kind::cpu, m_pr.precision.dtype);
         restart();
         if (m_pr.numerics_steps > 0) {
             phase_timer timer;
