@@ -3,6 +3,7 @@
 #include "src/base/dtype_names.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -110,6 +111,29 @@ void elem_decode(elem e, const void* src, float* dst, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i)
         dst[i] = e == elem::bf16 ? from_bits(static_cast<std::uint32_t>(in[i]) << 16)
                                  : half_value(in[i]);
+}
+
+float fp8_max(fp8_format f) {
+    return f == fp8_format::e4m3 ? 448.0f : 57344.0f;
+}
+
+float round_to_fp8(fp8_format f, float x) {
+    if (x != x)
+        return x;
+    const int mantissa = f == fp8_format::e4m3 ? 3 : 2;
+    const int min_exp = f == fp8_format::e4m3 ? -6 : -14; // of the smallest normal
+    const float big = fp8_max(f);
+    const float a = std::fabs(x);
+    if (a >= big)
+        return std::copysign(big, x);
+    if (a == 0)
+        return x;
+    int e = 0;
+    std::frexp(a, &e); // a = f * 2^e, f in [0.5, 1): the leading bit is 2^(e-1)
+    const int quantum = std::max(e - 1, min_exp) - mantissa;
+    // a / 2^quantum < 2^(mantissa+1): exact in float; nearbyint rounds ties to even.
+    const float r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);
+    return std::copysign(std::min(r, big), x);
 }
 
 float unit_roundoff(elem e) {

@@ -64,6 +64,9 @@ struct case_data : stored::case_arrays {
     /// What the machine did during the case (schema::machine_ds -> [world]); empty in older
     /// files or where the reader dropped the fields.
     std::map<std::string, std::vector<double>> machine;
+    /// train_step --numerics: the per-step series (schema::numerics_datasets -> [steps]);
+    /// empty in other cases and older files.
+    std::map<std::string, std::vector<double>> numerics;
     /// What the reader dropped from this case (hostile machine fields), one line each.
     std::vector<std::string> read_notes;
 

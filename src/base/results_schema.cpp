@@ -97,8 +97,10 @@ std::vector<std::pair<std::string, std::string>> identity_defaults(const std::st
         out.emplace_back(attr::merge, "fp32");
         out.emplace_back(attr::inputs, "uniform");
     }
-    if (job == "train_step")
+    if (job == "train_step") {
         out.emplace_back(attr::cp_placement, "node");
+        out.emplace_back(attr::dtype, "fp32"); // before --dtype (issue 53)
+    }
     return out;
 }
 

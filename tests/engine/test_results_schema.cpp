@@ -145,6 +145,29 @@ TEST(results_schema, training_identity_does_not_depend_on_p) {
     EXPECT_EQ(std::get<std::int64_t>(one[0].at("threads")), 0);
 }
 
+TEST(results_schema, training_dtype_and_seeds_are_identity) {
+    // --dtype auto is fp32; fp8 brings its recipe; --seeds K is K cases by data_seed.
+    const launch_config cfg = parse(
+        {"--job",   "train_step",      "--layers",   "1",        "--hidden", "128",     "--heads",
+         "2",       "--train-seq-len", "64",         "--tokens", "256",      "--vocab", "64",
+         "--dtype", "auto,fp8",        "--numerics", "10",       "--seeds",  "2"});
+    const auto ids = identities(cfg, 2);
+    ASSERT_EQ(ids.size(), 4u);
+    EXPECT_EQ(std::get<std::string>(ids[0].at("dtype")), "fp32");
+    EXPECT_EQ(ids[0].count("fp8_recipe"), 0u);
+    EXPECT_EQ(std::get<std::string>(ids[3].at("dtype")), "fp8");
+    EXPECT_EQ(std::get<std::string>(ids[3].at("fp8_recipe")), "delayed");
+    EXPECT_EQ(std::get<std::int64_t>(ids[0].at("data_seed")), 0);
+    EXPECT_EQ(std::get<std::int64_t>(ids[1].at("data_seed")), 1);
+    // A file from before --dtype ran fp32: its cases keep their key.
+    jobs::attr_map old = {{"job", std::string("train_step")}, {"world_size", std::int64_t{2}}};
+    jobs::attr_map now = old;
+    now["dtype"] = std::string("fp32");
+    EXPECT_EQ(case_key(old, {}), case_key(now, {}));
+    now["dtype"] = std::string("bf16");
+    EXPECT_NE(case_key(old, {}), case_key(now, {}));
+}
+
 TEST(results_schema, context_parallel_identity_does_not_depend_on_p) {
     const launch_config cfg =
         parse({"--job", "context_parallel", "--variant", "allgather,ulysses,hybrid", "--seq-len",
