@@ -1,6 +1,7 @@
 #include "jobs/train_problem.hpp"
 
 #include "jobs/train_attention.hpp"
+#include "jobs/train_numerics.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
@@ -9,6 +10,7 @@
 #include "src/base/shape_rules.hpp"
 
 #include <fmt/format.h>
+#include <map>
 
 namespace ringscale::jobs {
 
@@ -89,6 +91,7 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
                                    static_cast<double>(model.hidden));
     bytes += 4.0 * layout.total(); // the initial parameters, kept for validation
     bytes += 4.0 * t * 2;          // token ids and targets
+    bytes += numerics_bytes(*this);
     if (validate) // reference: params, grads, m, v, step-1 gradient; gathered params, grads
         bytes += 4.0 * (7.0 * layout.total() +
                         kernels::model::transformer::activation_floats(model, {1, seq_len}));
@@ -124,6 +127,14 @@ void check_train_device(const train_problem& pr, device_kind device) {
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
+    if (device != device_kind::cpu && pr.precision.dtype != kernels::model::train_dtype::fp32)
+        throw config_error(fmt::format(
+            "train_step --dtype {} is emulated on the CPU only (--device cpu); the CUDA training "
+            "path computes fp32 GEMMs with bf16 attention inputs (--dtype fp32)",
+            kernels::model::train_dtype_name(pr.precision.dtype)));
+    if (device != device_kind::cpu && pr.numerics_steps > 0)
+        throw config_error("train_step --numerics runs on the CPU only (--device cpu): its "
+                           "reference and floor runs are not built for --device cuda");
     if (device != device_kind::cpu && pr.profile)
         throw config_error("--profile on needs --device cpu (it times each operation on the host "
                            "clock; device kernels run asynchronously)");
@@ -178,14 +189,51 @@ std::vector<option_decl> train_options() {
                   "case)"),
         d::flag("profile", "off")
             .help("train_step on the CPU: time every operation of the step on rank 0 (recorded "
-                  "as profile_* attributes, shown by ringscale-stats profile)")};
+                  "as profile_* attributes, shown by ringscale-stats profile)"),
+        d::choice("dtype", "auto",
+                  {"auto", "fp32", "bf16", "fp16", "fp8", "float32", "bfloat16", "float16"})
+            .sweeps()
+            .help("train_step: mixed precision, emulated on the CPU: bf16 | fp16 (GEMM and "
+                  "attention inputs rounded, fp32 accumulation and master weights; fp16 with "
+                  "--loss-scale) | fp8 (E4M3 activations and weights, E5M2 gradients, per-tensor "
+                  "scaling, --fp8-recipe) | fp32 (auto)"),
+        d::choice("fp8-recipe", "delayed", {"delayed", "current"})
+            .sweeps()
+            .help("train_step --dtype fp8: per-tensor scale from the amax history (delayed, amax "
+                  "reduced over the ranks each step) or from the tensor itself (current)"),
+        d::number("loss-scale", "1024", 1, 1e30)
+            .help("train_step --dtype fp16: the static loss scale"),
+        d::integer("numerics", "0", 0, 100000)
+            .help("train_step: follow this many steps (200 is the study's length) against the "
+                  "single-rank run and the reduction-order floor, per step (0 = off)"),
+        d::integer("numerics-floor-runs", "8", 8, 1000)
+            .help("train_step --numerics: reordered single-rank runs making the floor"),
+        d::size("data-seed", "0", 0, 1ull << 40)
+            .sweeps()
+            .help("train_step: added to --seed for the model and data (part of the case)"),
+        d::integer("seeds", "1", 1, 1000)
+            .help("train_step: cases per configuration, --data-seed, +1, ..., +seeds-1")};
 }
 
 std::vector<std::string> train_case_options(const train_problem& pr) {
+    using kernels::model::train_dtype;
+    const bool numerics = pr.numerics_steps > 0;
+    // Options added later join the identity only where they shape the case, so cases of older
+    // files keep theirs (dtype fp32 is identity_defaults' value for them).
+    const std::map<std::string, bool> only_if = {
+        {"cp-ulysses-degree", pr.cp > 1 && pr.cp_variant == "hybrid"},
+        {"fp8-recipe", pr.precision.dtype == train_dtype::fp8},
+        {"loss-scale", pr.precision.dtype == train_dtype::fp16},
+        {"numerics", numerics},
+        {"numerics-floor-runs", numerics},
+        {"data-seed", numerics || pr.data_seed != 0},
+        {"seeds", false}}; // expanded into data-seed
     std::vector<std::string> names;
-    for (const option_decl& o : train_options())
-        if (o.name != "cp-ulysses-degree" || (pr.cp > 1 && pr.cp_variant == "hybrid"))
+    for (const option_decl& o : train_options()) {
+        const auto it = only_if.find(o.name);
+        if (it == only_if.end() || it->second)
             names.push_back(o.name);
+    }
     return names;
 }
 
@@ -218,6 +266,34 @@ void read_cp_degree(const params& p, train_problem& pr) {
                                        "heads ({}): the hybrid runs a ring of cp/u Ulysses groups",
                                        u, pr.cp, heads));
     pr.cp_ulysses_degree = static_cast<int>(u);
+}
+
+// --dtype and its recipe, --numerics and the seeds (each absent in older plans: defaults).
+void read_numerics(const params& p, train_problem& pr) {
+    namespace m = kernels::model;
+    if (p.has("dtype"))
+        pr.precision.dtype = m::parse_train_dtype(p.text("dtype"));
+    if (p.has("fp8-recipe"))
+        pr.precision.scaling =
+            p.text("fp8-recipe") == "current" ? m::fp8_scaling::current : m::fp8_scaling::delayed;
+    if (p.has("loss-scale"))
+        pr.precision.loss_scale = static_cast<float>(p.number("loss-scale"));
+    if (p.has("numerics"))
+        pr.numerics_steps = static_cast<int>(p.integer("numerics"));
+    if (p.has("numerics-floor-runs"))
+        pr.floor_runs = static_cast<int>(p.integer("numerics-floor-runs"));
+    if (p.has("data-seed"))
+        pr.data_seed = p.size("data-seed");
+    if (p.has("seeds"))
+        pr.seeds = static_cast<int>(p.integer("seeds"));
+    if (pr.numerics_steps > 0 && pr.numerics_steps < pr.steps_validate)
+        throw config_error(fmt::format("--numerics {}: follow at least --steps-validate ({}) "
+                                       "steps, whose check it replaces",
+                                       pr.numerics_steps, pr.steps_validate));
+    if (pr.numerics_steps > 0 && pr.sequences < 2)
+        throw config_error(fmt::format("--numerics: the floor reorders the batch's {} "
+                                       "sequence(s); it needs at least 2 (raise --tokens)",
+                                       pr.sequences));
 }
 
 } // namespace
@@ -253,6 +329,7 @@ train_problem read_train_problem(const params& p, int world_size) {
     pr.steps_validate = static_cast<int>(p.integer("steps-validate"));
     pr.tf32 = p.flag("tf32");
     pr.profile = p.flag("profile");
+    read_numerics(p, pr);
     if (p.has("docs")) {
         kernels::mask_spec spec;
         spec.docs = p.text("docs");

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "jobs/schemes/data_parallel.hpp"
+#include "kernels/model/mixed_precision.hpp"
 #include "kernels/model/params.hpp"
 #include "src/engine/job.hpp"
 
@@ -35,6 +36,12 @@ struct train_problem {
     int steps_validate = 3;
     bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
     bool profile = false; ///< --profile: per-operation host-clock breakdown (cpu only)
+    /// --dtype, --fp8-recipe, --loss-scale: what the step computes in (emulated on the CPU).
+    kernels::model::precision_config precision;
+    int numerics_steps = 0;      ///< --numerics: steps followed against the reference (0: off)
+    int floor_runs = 8;          ///< --numerics-floor-runs: reordered single-rank runs
+    std::uint64_t data_seed = 0; ///< --data-seed: added to the launch's seed (--seeds sweeps it)
+    int seeds = 1;               ///< --seeds: cases per configuration, data-seed .. +seeds-1
     /// --docs: documents packed into each sequence (attention within a document only), and
     /// the visible (query, key) pairs of one sequence; null without --docs.
     std::shared_ptr<const kernels::attention_mask> docs;

@@ -16,12 +16,15 @@
 // device.
 #include "jobs/attention_common.hpp"
 #include "jobs/train_attention.hpp"
+#include "jobs/train_faults.hpp"
+#include "jobs/train_numerics.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/dev_mask.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
+#include "src/base/numerics_schema.hpp"
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
@@ -48,29 +51,34 @@ class train_case final : public case_runner {
     // Splitting the world is collective: done here, where every rank constructs the case in
     // the same order and nothing before it can fail on one rank only.
     train_case(const train_problem& pr, run_context& ctx)
-        : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev), m_seed(ctx.seed),
-          m_warmup(ctx.warmup), m_layout(pr.model),
+        : m_pr(pr), m_world(ctx.world), m_control(ctx.control), m_dev(ctx.dev),
+          m_seed(ctx.seed + pr.data_seed), m_warmup(ctx.warmup), m_layout(pr.model),
           m_train(std::make_unique<kernels::model::train_context>(ctx.dev, pr.tf32)),
           m_at(comm::positions_of(
               pr.grid_order(ctx.launch.nodes))[static_cast<std::size_t>(ctx.world.rank())]) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(m_at / pr.cp, m_at % pr.cp);
+        m_train->precision_state().configure(pr.precision, pr.model.layers);
     }
 
     attr_map describe() const override {
         const double tokens = static_cast<double>(m_pr.global_tokens);
-        attr_map a = {{attr::scaling, m_pr.scaling},
-                      {attr::dp, static_cast<std::int64_t>(m_pr.dp)},
-                      {attr::cp, static_cast<std::int64_t>(m_pr.cp)},
-                      {attr::sequences, m_pr.sequences},
-                      {attr::parameters, static_cast<std::int64_t>(m_layout.total())},
-                      {attr::tokens_per_iter, tokens},
-                      {attr::flops_per_iter, m_pr.flops_per_step()},
-                      {attr::flop_convention, std::string(flop_convention())},
-                      {attr::comm_bytes_per_iter, m_pr.comm_bytes_per_step()},
-                      {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
-                      {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
-                      {attr::precision, m_train->precision()}};
+        attr_map a = {
+            {attr::scaling, m_pr.scaling},
+            {attr::dp, static_cast<std::int64_t>(m_pr.dp)},
+            {attr::cp, static_cast<std::int64_t>(m_pr.cp)},
+            {attr::sequences, m_pr.sequences},
+            {attr::parameters, static_cast<std::int64_t>(m_layout.total())},
+            {attr::tokens_per_iter, tokens},
+            {attr::flops_per_iter, m_pr.flops_per_step()},
+            {attr::flop_convention, std::string(flop_convention())},
+            {attr::comm_bytes_per_iter, m_pr.comm_bytes_per_step()},
+            {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
+            {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
+            {attr::precision, m_train->precision()},
+            {attr::dtype, std::string(kernels::model::train_dtype_name(m_pr.precision.dtype))}};
+        if (m_pr.precision.dtype != kernels::model::train_dtype::fp32)
+            a[attr::train_precision] = m_pr.precision.describe() + ", emulated on the CPU kernels";
         add_masked_attn_kernel(a, m_pr.docs != nullptr, m_dev.kind());
         return a;
     }
@@ -84,6 +92,8 @@ class train_case final : public case_runner {
         std::vector<std::int32_t> targets(ids.size());
         kernels::model::fill_batch(m_seed, m_pr.model.vocab, (r / m_pr.cp) * nseq, nseq, pos,
                                    ids.data(), targets.data());
+        if (active_faults().cp_label_shift && m_pr.cp > 1)
+            plant_label_shift(r / m_pr.cp * nseq, pos, targets);
         m_ids = kernels::dev_buffer<std::int32_t>(m_dev, ids);
         m_targets = kernels::dev_buffer<std::int32_t>(m_dev, targets);
         m_init.resize(m_layout.total());
@@ -119,15 +129,31 @@ class train_case final : public case_runner {
 
     validation validate() override {
         m_step_peak_device = m_dev.device_peak_bytes(); // before the reference's buffers
+        const training_tolerance tol =
+            training_tolerance::of(m_dev.kind() == device_kind::cpu, m_pr.precision.dtype);
+        restart();
+        if (m_pr.numerics_steps > 0) {
+            phase_timer timer;
+            numerics_driver d;
+            d.step = [&] { return step(timer); };
+            d.gather_grads = [&](float* g) { m_dp->gather_grads(g); };
+            d.gather_params = [&](float* p) { m_dp->gather_params(p); };
+            const std::vector<float> init(m_init.begin(), m_init.end());
+            numerics_result r =
+                run_numerics(m_pr, m_seed, init, m_dev, m_docs.view(), m_control, d);
+            m_numerics = std::move(r.series);
+            m_details.insert(r.attrs.begin(), r.attrs.end());
+            return compare_training(r.got, r.want, m_pr.dp_set.hp.lr, tol, m_details);
+        }
         training_trace want, got;
         want.params.assign(m_init.begin(), m_init.end());
         want.first_grads.resize(m_layout.total());
+        // A context of its own: the reference starts fp8's amax history afresh, as the run does.
+        kernels::model::train_context ref_ctx(m_dev, m_pr.tf32);
+        ref_ctx.precision_state().configure(m_pr.precision, m_pr.model.layers);
         want.losses = kernels::model::reference_train(
             m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
-            want.params.data(), want.first_grads.data(), *m_train, m_docs.view());
-        // The same steps distributed, from the same initial parameters.
-        m_dp->load(m_init.data());
-        m_step = 0;
+            want.params.data(), want.first_grads.data(), ref_ctx, m_docs.view());
         phase_timer timer;
         got.first_grads.resize(m_layout.total());
         for (int s = 0; s < m_pr.steps_validate; ++s) {
@@ -137,15 +163,16 @@ class train_case final : public case_runner {
         }
         got.params.resize(m_layout.total());
         m_dp->gather_params(got.params.data());
-        const training_tolerance tol = m_dev.kind() == device_kind::cpu
-                                           ? training_tolerance::cpu()
-                                           : training_tolerance::device();
         return compare_training(got, want, m_pr.dp_set.hp.lr, tol, m_details);
     }
 
     case_extras extras() const override {
         case_extras e;
         e.per_iteration[schema::ds_loss] = m_losses;
+        e.numerics = m_numerics;
+        if (m_pr.precision.dtype == kernels::model::train_dtype::fp16)
+            e.attrs[attr::fp16_overflows] =
+                static_cast<std::int64_t>(m_train->precision_state().overflows());
         const schemes::dp_memory m = m_dp->memory();
         e.per_rank[schema::ds_param_bytes] = m.param_bytes;
         e.per_rank[schema::ds_grad_bytes] = m.grad_bytes;
@@ -161,7 +188,7 @@ class train_case final : public case_runner {
                        m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
                    train_cp_floats(m_pr.cp_variant, m_pr.cp, m_pr.cp_ulysses_degree, t,
                                    static_cast<double>(m_pr.model.hidden)));
-        e.attrs = m_details;
+        e.attrs.insert(m_details.begin(), m_details.end());
         if (m_pr.profile)
             add_profile_attrs(e.attrs);
         if (!m_losses.empty())
@@ -191,17 +218,46 @@ class train_case final : public case_runner {
         a[attr::profile_rank] = std::int64_t{0};
     }
 
+    // Planted defect cp_label_shift: the last token of each of the rank's chunks takes the
+    // label of the token after its own label (sequences first_seq.., positions `pos`).
+    void plant_label_shift(std::int64_t first_seq, const std::vector<std::int64_t>& pos,
+                           std::vector<std::int32_t>& targets) const {
+        const std::size_t n = pos.size();
+        for (std::size_t q = 0; q < targets.size() / n; ++q)
+            for (std::size_t i = 0; i < n; ++i)
+                if ((i + 1 == n || pos[i + 1] != pos[i] + 1) && pos[i] + 1 < m_pr.seq_len)
+                    targets[q * n + i] = kernels::model::target_at(
+                        m_seed, m_pr.model.vocab, first_seq + static_cast<std::int64_t>(q),
+                        pos[i] + 1);
+    }
+
+    // The same steps again from the initial parameters: step numbers, AdamW state and fp8's
+    // amax history start afresh (validation and the numerics mode). Not collective.
+    void restart() {
+        m_dp->load(m_init.data());
+        m_step = 0;
+        m_train->precision_state().configure(m_pr.precision, m_pr.model.layers);
+    }
+
     // One training step; returns the global loss (collective over the world).
     double step(phase_timer& timer) {
         ++m_step;
         m_dp->begin_step(timer);
-        const double mine = m_model->forward(*m_dp, m_ids.data(), m_targets.data(),
-                                             static_cast<std::size_t>(m_pr.global_tokens), timer);
+        // Planted defect local_loss: normalised by this rank's tokens, not the global batch's.
+        const auto norm = static_cast<std::size_t>(active_faults().local_loss
+                                                       ? m_pr.local_sequences() * m_pr.local_rows()
+                                                       : m_pr.global_tokens);
+        const double mine = m_model->forward(*m_dp, m_ids.data(), m_targets.data(), norm, timer);
         m_model->backward(*m_dp, timer);
         m_dp->finish_step(m_step, timer);
         double total = 0; // a host scalar: over the host-memory control communicator
         kernels::phase_scope wait(m_dev, timer, phase::comm_wait);
         m_control.allreduce(&mine, &total, 1, comm::dtype::f64, comm::reduce_op::sum);
+        // Delayed fp8: the step's amaxes, the max over every rank, join the history.
+        m_train->precision_state().end_step([this](float* amax, std::size_t n) {
+            std::vector<float> mine_amax(amax, amax + n);
+            m_control.allreduce(mine_amax.data(), amax, n, comm::dtype::f32, comm::reduce_op::max);
+        });
         return total;
     }
 
@@ -229,6 +285,7 @@ class train_case final : public case_runner {
     std::int64_t m_profile_steps = 0;
     std::uint64_t m_step_peak_device = 0;
     attr_map m_details;
+    std::map<std::string, std::vector<double>> m_numerics; // --numerics: the series
 };
 
 class train_step_job final : public job {
@@ -244,7 +301,7 @@ class train_step_job final : public job {
                                 const launch_info& launch) const override {
         std::vector<case_plan> cases;
         std::set<std::string> seen;
-        for (const params& p : sweep) {
+        for (const params& p : seeded(sweep)) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device);
             // As --scope inter: a placement across nodes on one node means nothing (issue 35).
@@ -271,13 +328,33 @@ class train_step_job final : public job {
                 continue; // --cp-ulysses-degree swept where it shapes nothing
             // Validation reruns the whole global batch on one rank: on by default when that
             // costs at most ~10 GFLOP on the CPU, ~10 TFLOP on a GPU (a few seconds).
-            c.validate_by_default = pr.reference_flops() <= (on_device ? 1e13 : 1e10);
+            c.validate_by_default =
+                pr.reference_flops() <= (on_device ? 1e13 : 1e10) || pr.numerics_steps > 0;
             c.bytes_per_rank = on_device ? pr.device_bytes_per_rank(c.validate_by_default)
                                          : pr.bytes_per_rank(c.validate_by_default);
             c.note = pr.placement_note(launch.nodes);
             cases.push_back(std::move(c));
         }
         return cases;
+    }
+
+    // The sweep with --dtype resolved (auto: fp32) and each point repeated for --seeds K as
+    // data-seed d, d+1, ..., d+K-1 (the seed is part of the case identity).
+    static std::vector<params> seeded(const std::vector<params>& sweep) {
+        std::vector<params> out;
+        for (params p : sweep) {
+            if (p.has("dtype"))
+                p.set("dtype", text_value(kernels::model::train_dtype_name(
+                                   kernels::model::parse_train_dtype(p.text("dtype")))));
+            const std::int64_t k = p.has("seeds") ? p.integer("seeds") : 1;
+            const std::uint64_t first = p.has("data-seed") ? p.size("data-seed") : 0;
+            for (std::int64_t i = 0; i < k; ++i) {
+                if (k > 1)
+                    p.set("data-seed", size_value(first + static_cast<std::uint64_t>(i)));
+                out.push_back(p);
+            }
+        }
+        return out;
     }
 
     std::unique_ptr<case_runner> make_case(const case_plan& plan, run_context& ctx) const override {

@@ -30,8 +30,14 @@
 //    0.1% of the elements by >= lr * k and still fails;
 //  - loss: 1e-4 * l_ref.
 // These are set from the error model above, not yet from measurements on a GPU.
+//
+// --dtype bf16 or fp16 on the CPU (emulated): the same rounding-flip argument as on a GPU,
+// with every GEMM input rounded too, so the device tolerances. fp8 (E4M3, 2^-4): step-1
+// gradient 5e-2 * max|g_ref|, parameters 1.0 * lr * k with 1% outliers, loss 1e-3; set from
+// the error model; `--numerics` measures the divergence itself against its floor.
 #pragma once
 
+#include "kernels/model/mixed_precision.hpp"
 #include "src/engine/job.hpp"
 
 #include <vector>
@@ -54,6 +60,14 @@ struct training_tolerance {
     static training_tolerance cpu() { return {}; }
     /// On a GPU against the single-rank GPU run (bf16 attention inputs, optional TF32).
     static training_tolerance device() { return {1e-2, 0.5, 1e-4, 1e-3}; }
+    /// The tolerances of a run on the CPU (`cpu`) or a GPU in `dtype` (see above).
+    static training_tolerance of(bool cpu, kernels::model::train_dtype dtype) {
+        using kernels::model::train_dtype;
+        if (dtype == train_dtype::fp8)
+            return {5e-2, 1.0, 1e-3, 1e-2};
+        return cpu && dtype == train_dtype::fp32 ? cpu_fp32() : device();
+    }
+    static training_tolerance cpu_fp32() { return {}; }
 };
 
 /// Compare `got` with `want` (the reference) under `tol`; `lr` and the step count set the

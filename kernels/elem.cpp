@@ -1,7 +1,9 @@
 #include "kernels/elem.hpp"
 
+#include "src/base/dtype_names.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -55,28 +57,25 @@ std::size_t elem_bytes(elem e) {
     return e == elem::f32 ? 4 : 2;
 }
 
+namespace {
+
+/// The element type's row of the dtype table (src/base/dtype_names.hpp): its names and unit
+/// roundoff are the ones the reader and the accuracy view use.
+const dtypes::dtype_info& info(elem e) {
+    static const dtypes::dtype_info* const f32 = dtypes::find("fp32");
+    static const dtypes::dtype_info* const bf16 = dtypes::find("bf16");
+    static const dtypes::dtype_info* const f16 = dtypes::find("fp16");
+    return e == elem::f32 ? *f32 : e == elem::bf16 ? *bf16 : *f16;
+}
+
+} // namespace
+
 const char* elem_name(elem e) {
-    switch (e) {
-    case elem::f32:
-        return "float32";
-    case elem::bf16:
-        return "bfloat16";
-    case elem::f16:
-        return "float16";
-    }
-    return "?";
+    return info(e).name;
 }
 
 const char* elem_short_name(elem e) {
-    switch (e) {
-    case elem::f32:
-        return "fp32";
-    case elem::bf16:
-        return "bf16";
-    case elem::f16:
-        return "fp16";
-    }
-    return "?";
+    return info(e).short_name;
 }
 
 elem parse_elem(const std::string& text) {
@@ -114,16 +113,31 @@ void elem_decode(elem e, const void* src, float* dst, std::size_t n) {
                                  : half_value(in[i]);
 }
 
+float fp8_max(fp8_format f) {
+    return f == fp8_format::e4m3 ? 448.0f : 57344.0f;
+}
+
+float round_to_fp8(fp8_format f, float x) {
+    if (x != x)
+        return x;
+    const int mantissa = f == fp8_format::e4m3 ? 3 : 2;
+    const int min_exp = f == fp8_format::e4m3 ? -6 : -14; // of the smallest normal
+    const float big = fp8_max(f);
+    const float a = std::fabs(x);
+    if (a >= big)
+        return std::copysign(big, x);
+    if (a == 0)
+        return x;
+    int e = 0;
+    std::frexp(a, &e); // a = f * 2^e, f in [0.5, 1): the leading bit is 2^(e-1)
+    const int quantum = std::max(e - 1, min_exp) - mantissa;
+    // a / 2^quantum < 2^(mantissa+1): exact in float; nearbyint rounds ties to even.
+    const float r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);
+    return std::copysign(std::min(r, big), x);
+}
+
 float unit_roundoff(elem e) {
-    switch (e) {
-    case elem::f32:
-        return 0x1p-24f;
-    case elem::bf16:
-        return 0x1p-8f;
-    case elem::f16:
-        return 0x1p-11f;
-    }
-    return 0;
+    return static_cast<float>(info(e).unit_roundoff);
 }
 
 } // namespace ringscale::kernels

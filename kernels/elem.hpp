@@ -65,6 +65,19 @@ inline float round_to_f16(float x) {
     return x != x ? x : y;
 }
 
+/// An 8-bit float format (OCP FP8, as __nv_fp8_e4m3 / __nv_fp8_e5m2): E4M3 (3 mantissa bits,
+/// normals from 2^-6, largest 448, no inf) for activations and weights; E5M2 (2 mantissa bits,
+/// normals from 2^-14, largest 57344) for gradients.
+enum class fp8_format { e4m3, e5m2 };
+
+/// Largest finite value: 448 (E4M3), 57344 (E5M2).
+float fp8_max(fp8_format f);
+
+/// x rounded to nearest-even in `f`, subnormals included, saturating to +-fp8_max(f) (as a
+/// cast with __NV_SATFINITE, TransformerEngine's), widened back to float. NaN stays NaN;
+/// +-inf saturates. -0 stays -0.
+float round_to_fp8(fp8_format f, float x);
+
 /// Encode n fp32 values as `e` elements at dst (4 bytes each for f32, 2 for bf16/f16; the
 /// bit patterns a GPU stores), rounding to nearest-even. dst holds n * elem_bytes(e) bytes.
 void elem_encode(elem e, const float* src, void* dst, std::size_t n);

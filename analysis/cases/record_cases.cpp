@@ -36,6 +36,7 @@ case_data case_from_record(const results::case_record& rec,
     c.contention = stored::contention_of(rec);
     c.read_notes = rec.read_notes;
     c.machine = rec.machine;
+    c.numerics = rec.numerics;
     return c;
 }
 

@@ -3,6 +3,7 @@
 // per-iteration, per-rank timings (warm-up rows kept and flagged) and its memory per rank.
 #pragma once
 
+#include "src/base/machine_marks.hpp"
 #include "src/base/stored_case.hpp"
 
 #include <cstddef>
@@ -56,9 +57,16 @@ struct case_data : stored::case_arrays {
     /// sentinel drifted around it; "" when not.
     std::string contention;
     std::string drift;
+    /// The drift's estimated effect (machine::judge_drift's case_effect; factor 1 when the
+    /// sentinel did not mark the case). The contention's come from `machine`
+    /// (analysis/cases/case_decision.hpp, launch_effects).
+    machine::mark_effect drift_effect;
     /// What the machine did during the case (schema::machine_ds -> [world]); empty in older
     /// files or where the reader dropped the fields.
     std::map<std::string, std::vector<double>> machine;
+    /// train_step --numerics: the per-step series (schema::numerics_datasets -> [steps]);
+    /// empty in other cases and older files.
+    std::map<std::string, std::vector<double>> numerics;
     /// What the reader dropped from this case (hostile machine fields), one line each.
     std::vector<std::string> read_notes;
 

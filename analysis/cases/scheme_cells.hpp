@@ -35,8 +35,9 @@ struct crossover_cell {
     /// At P=1 every scheme and layout computes the same single-rank attention: identical
     /// work, whose time differences are noise. Such a cell is never ranked.
     bool same_work = false;
-    /// "confirmed" (the margin's CI, over launches, clears the noise floor), "within noise",
-    /// "one launch" (launch-to-launch noise unknown) or "same work (P=1)".
+    /// The one decision rule's verdict on the fastest against the runner-up: "confirmed" (the
+    /// margin's CI, over launches, clears the noise floor and no mark could account for it),
+    /// "tie", "not decided (one launch / within noise / marked: ...)" or "same work (P=1)".
     std::string verdict;
 };
 

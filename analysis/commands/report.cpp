@@ -1,13 +1,17 @@
 // `ringscale-stats report DIR INPUT...`: DIR/report.md with every table and the plots.
 #include "history_load.hpp"
+#include "history_options.hpp"
 #include "shared.hpp"
 
 #include "analysis/presentation/report.hpp"
+
+#include "analysis/comparisons/compare.hpp"
 
 #include "src/base/error.hpp"
 
 #include <ctime>
 #include <fmt/format.h>
+#include <optional>
 
 namespace ringscale::analysis {
 
@@ -16,7 +20,9 @@ namespace {
 struct report_command final : input_command {
     const char* name() const override { return "report"; }
     const char* arguments() const override { return "DIR INPUT..."; }
-    const char* help() const override { return "Write DIR/report.md and PNG plots (gnuplot)."; }
+    const char* help() const override {
+        return "Write DIR/report.md, DIR/report.html and PNG plots (gnuplot).";
+    }
     void declare(po::options_description& d) override {
         declare_common(d, m_common, false);
         declare_bootstrap(d, m_scaling.replicates, m_scaling.seed);
@@ -35,6 +41,9 @@ struct report_command final : input_command {
             "family-plots", po::value<std::string>(&m_report.family_plots),
             "also draw one scaling plot per family whose label contains this text ('all': "
             "every family); the question plots cover every family either way")(
+            "baseline", po::value<std::string>(&m_baseline),
+            "a section comparing the study with this baseline (a results file or directory), "
+            "as `compare BASELINE STUDY`: a branch against main")(
             "history", po::value<std::vector<std::string>>(&m_history),
             "a History section from the launches under this directory (repeatable), indexed "
             "as `history` indexes them: change points, trend plots, every series in CSV")(
@@ -48,31 +57,36 @@ struct report_command final : input_command {
                                           n <= 100, "--history-plots must be between 0 and 100");
                                   }),
                               "trend plots of the series that changed most recently");
+        declare_series_options(d, m_history_opt, "history-");
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
+    void finish(const po::variables_map& vm, std::vector<std::string> args) override {
         RINGSCALE_REQUIRE(!args.empty(), "report needs an output directory: report DIR INPUT...");
         m_report.dir = args.front();
         take_inputs(name(), {args.begin() + 1, args.end()}, m_common);
         m_scaling.level = m_common.level;
         if (!m_history.empty() && m_history_index.empty())
             m_history_index = default_history_index(m_history, "--history", "--history-index");
-        m_history_opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
+        finish_series_options(vm, m_history_opt, "history-");
     }
     int run(std::ostream& out) const override;
 
     scaling_options m_scaling; ///< and the bootstrap of the crossovers and models
     double m_tie_floor = 0.01;
-    std::string m_hardware; ///< the map's ("": the built-in H100)
+    std::string m_hardware; ///< the map's ("": no map)
     report_options m_report;
+    std::string m_baseline;             ///< --baseline INPUT ("": none)
     std::vector<std::string> m_history; ///< --history DIR...
     std::string m_history_index;
     history::series_options m_history_opt; ///< history's defaults
 };
 
 int report_command::run(std::ostream& out) const {
-    // The map's hardware first: a bad profile file is refused before anything is read.
-    const predict::hardware_profile hw =
-        predict::load_hardware(m_hardware.empty() ? "h100" : m_hardware);
+    // The map's hardware first: a bad profile file is refused before anything is read. A map
+    // for hardware the study did not run on only when asked for (--hardware, issue 52).
+    const std::optional<predict::hardware_profile> hw =
+        m_hardware.empty()
+            ? std::nullopt
+            : std::optional<predict::hardware_profile>(predict::load_hardware(m_hardware));
     const result_set rs = load(m_common.inputs, m_common.strict);
     const std::unique_ptr<history_data> history =
         m_history.empty()
@@ -99,8 +113,8 @@ int report_command::run(std::ostream& out) const {
     in.study_models = &studies;
     const accuracy_result accuracy = accuracy_of(pooled, accuracy_tolerance{});
     in.accuracy = &accuracy;
-    // The crossover map at scale on assumed hardware (built-in H100 unless --hardware).
-    const auto map = predict::report_map(pooled, hw);
+    // The crossover map at scale on the --hardware profile, only when one was named.
+    const auto map = hw ? predict::report_map(pooled, *hw) : std::nullopt;
     if (map)
         in.predict_map = &*map;
     in.settings =
@@ -108,9 +122,26 @@ int report_command::run(std::ostream& out) const {
                     b.replicates, b.seed, m_common.remove_outliers ? "removed" : "kept");
     if (history)
         in.history = &history->set;
+    // --baseline: matched by identity, as `compare` matches them. The comparison points into
+    // both pooled sets and they into the result sets: all live as long as `in`.
+    result_set base;
+    std::vector<pooled_case> base_pooled, study_pooled;
+    std::optional<comparison> compared;
+    if (!m_baseline.empty()) {
+        base = load({m_baseline}, m_common.strict);
+        base_pooled = pool_cases(base.cases, true);
+        study_pooled = pool_cases(rs.cases, true);
+        compare_options copt;
+        copt.replicates = b.replicates;
+        copt.seed = b.seed;
+        copt.level = b.level;
+        compared = compare_sets(base_pooled, study_pooled, copt);
+        in.compared = &*compared;
+        in.baseline = m_baseline;
+    }
     const auto pngs = write_report(in, m_report);
-    out << fmt::format("wrote {}/report.md and {} plot(s): {}\n", m_report.dir, pngs.size(),
-                       fmt::join(pngs, " "));
+    out << fmt::format("wrote {0}/report.md, {0}/report.html and {1} plot(s): {2}\n", m_report.dir,
+                       pngs.size(), fmt::join(pngs, " "));
     return 0;
 }
 

@@ -106,7 +106,8 @@ void declare_pool_resources(po::options_description& d, bool& pool) {
 void declare_hardware(po::options_description& d, std::string& hardware) {
     d.add_options()("hardware", po::value<std::string>(&hardware),
                     "assumed hardware: h100 (built-in: H100 SXM, NVLink, 400 Gb/s InfiniBand) "
-                    "or a profile file (report: the map's, default h100)");
+                    "or a profile file (report: its crossover map is drawn only when --hardware is "
+                    "given)");
 }
 
 void note(const std::string& line) {

@@ -1,5 +1,6 @@
 #include "crossover.hpp"
 
+#include "analysis/cases/case_decision.hpp"
 #include "analysis/presentation/views.hpp"
 #include "analysis/statistics/bootstrap.hpp"
 #include "analysis/statistics/hierarchical.hpp"
@@ -32,16 +33,20 @@ interval ratio_ci(const pooled_case& slow, const pooled_case& fast, const crosso
     return bootstrap_two_sample(slow.steps(), fast.steps(), ratio, o.replicates, o.seed, o.level);
 }
 
-/// Verdict on "fast beats slow" given the CI of t(slow) / t(fast). A launch marked as
-/// measured on a contended machine (or while the sentinel drifted) never decides it.
-std::string verdict_of(const interval& ci, const pooled_case& slow, const pooled_case& fast,
-                       const crossover_options& o, const noise_floor& floor) {
-    for (const pooled_case* c : {&fast, &slow})
-        if (const std::string m = marks_text(*c); !m.empty())
-            return fmt::format("not decided: {} {}", scheme_name(*c), m);
-    if (!(ci.lo > 1 + floor.fraction))
-        return "within noise";
-    return by_launch(slow, fast, o) ? "confirmed" : "one launch";
+/// Verdict on "fast beats slow" given the CI of t(slow) / t(fast): the one decision rule
+/// (analysis/statistics/decision.hpp) with the noise floor as its threshold. "slower" (the
+/// slow one is slower beyond it) is a confirmed order; marks weigh by their effect.
+decision_result verdict_of(const interval& ci, const pooled_case& slow, const pooled_case& fast,
+                           const crossover_options& o, const noise_floor& floor) {
+    decision_result d = decide_cases(fast, slow, ci, floor.fraction);
+    if (d.verdict != decision::not_decided && !by_launch(slow, fast, o))
+        d = {decision::not_decided, fmt::format("fewer than {} launches", o.min_launches), ""};
+    return d;
+}
+
+/// The verdict's word in the tables: "confirmed", "tie", or "not decided (<why>)".
+std::string verdict_word(const decision_result& d) {
+    return d.verdict == decision::slower ? "confirmed" : verdict_text(d);
 }
 
 void crossings_of(const std::vector<const crossover_cell*>& along_s, const crossover_options& o,
@@ -88,12 +93,13 @@ void crossings_of(const std::vector<const crossover_cell*>& along_s, const cross
                 p.ratio_below_hi = lo.hi;
                 p.ratio_above_lo = hi.lo;
                 p.ratio_above_hi = hi.hi;
-                const std::string v1 = verdict_of(lo, *lose_lo.source, *win_lo.source, o, floor);
-                const std::string v2 = verdict_of(hi, *lose_hi.source, *win_hi.source, o, floor);
-                p.verdict = v1 == "within noise" || v2 == "within noise" ? "within noise"
-                            : v1 == "one launch" || v2 == "one launch"   ? "one launch"
-                                                                         : "confirmed";
-                p.confirmed = p.verdict == "confirmed";
+                // Confirmed only when the rule orders the schemes at both ends.
+                const decision_result v1 =
+                    verdict_of(lo, *lose_lo.source, *win_lo.source, o, floor);
+                const decision_result v2 =
+                    verdict_of(hi, *lose_hi.source, *win_hi.source, o, floor);
+                p.confirmed = v1.verdict == decision::slower && v2.verdict == decision::slower;
+                p.verdict = v1.verdict != decision::slower ? verdict_word(v1) : verdict_word(v2);
                 out.crossings.push_back(p);
             }
     }
@@ -144,8 +150,10 @@ crossover_result find_crossovers(const std::vector<pooled_case>& pooled,
         const interval ci = ratio_ci(*next.source, *best.source, opt);
         cell.margin_lo = ci.lo - 1;
         cell.margin_hi = ci.hi - 1;
-        cell.verdict = cell.same_work ? "same work (P=1)"
-                                      : verdict_of(ci, *next.source, *best.source, opt, out.floor);
+        cell.verdict =
+            cell.same_work
+                ? "same work (P=1)"
+                : verdict_word(verdict_of(ci, *next.source, *best.source, opt, out.floor));
         out.cells.push_back(std::move(cell));
     }
     // Cells are ordered by (shape, P, S): group runs of equal shape and P. At P=1 the schemes

@@ -20,11 +20,15 @@ struct crossover_point {
     std::string faster_above;        ///< faster at s_above
     double s_below = 0, s_above = 0; ///< the bracketing grid points
     double boundary = 0; ///< where log(tA/tB) interpolated linearly in log S crosses zero
-    /// Both orders hold beyond the noise: at s_below and at s_above the CI of t(slower) /
-    /// t(faster), resampling launches then iterations, lies above 1 + the noise floor, and
-    /// both schemes were launched at least twice. Otherwise noise may have drawn the crossing.
+    /// Both orders hold by the one decision rule (analysis/statistics/decision.hpp, the noise
+    /// floor its threshold): at s_below and at s_above the CI of t(slower) / t(faster),
+    /// resampling launches then iterations, lies above 1 + the floor, both schemes were
+    /// launched at least twice, and no mark could account for the margin. Otherwise noise (or
+    /// the machine) may have drawn the crossing.
     bool confirmed = false;
-    std::string verdict; ///< "confirmed", "within noise", "one launch"
+    /// "confirmed", or the first end's "tie" or "not decided (one launch / within noise /
+    /// marked: ...)".
+    std::string verdict;
     /// CI of t(slower) / t(faster) at each end (slower: the scheme that loses there).
     double ratio_below_lo = 0, ratio_below_hi = 0, ratio_above_lo = 0, ratio_above_hi = 0;
 };

@@ -199,13 +199,13 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
 std::string summary_line(const validation_summary& sum, double level) {
     if (sum.cases == 0)
         return "no unmarked held-out case to judge the predictions by" + marked_part(sum);
-    const auto [lo, hi] = proportion_interval(sum.covered, sum.cases, level);
+    const auto [lo, hi] = proportion_interval(sum.covered, sum.cases, coverage_ci_level);
     return fmt::format("median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}% ({} of "
                        "{}, {:g}% CI {:.0f}-{:.0f}%); median band width {:.2f}x (upper/lower); "
                        "median signed error {:+.1f}%",
                        100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
-                       sum.covered, sum.cases, 100 * level, 100 * lo, 100 * hi, sum.median_width,
-                       100 * sum.median_signed_error) +
+                       sum.covered, sum.cases, 100 * coverage_ci_level, 100 * lo, 100 * hi,
+                       sum.median_width, 100 * sum.median_signed_error) +
            marked_part(sum);
 }
 

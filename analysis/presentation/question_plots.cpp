@@ -129,8 +129,8 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                             ++unconfirmed;
                     }
             if (unconfirmed > 0)
-                p.title += fmt::format(" ({} unconfirmed crossing(s): within noise or one "
-                                       "launch; see the Crossovers table)",
+                p.title += fmt::format(" ({} crossing(s) not decided by the rule: see the "
+                                       "Crossovers table)",
                                        unconfirmed);
         }
         ++n;

@@ -6,8 +6,11 @@
 #include "analysis/measures/resources.hpp"
 #include "crossover_report.hpp"
 #include "history_report.hpp"
+#include "html_page.hpp"
 #include "plots.hpp"
 #include "question_plots.hpp"
+#include "report_model.hpp"
+#include "report_summary.hpp"
 #include "src/base/error.hpp"
 #include "src/base/machine_marks.hpp"
 #include "src/base/results_schema.hpp"
@@ -181,11 +184,34 @@ std::string machine_section(const report_inputs& in) {
     return md + "\n";
 }
 
+/// compare's verdicts of the study against --baseline (issue 52): its table, as `compare`
+/// prints it, and the cases only one side has.
+std::string baseline_section(const comparison& cmp, const std::string& baseline) {
+    std::size_t regressions = 0;
+    for (const case_comparison& c : cmp.matched)
+        regressions += c.result == verdict::regression;
+    std::string md = fmt::format(
+        "\n## Compared with the baseline\n\nThe study's cases against {} (as `ringscale-stats "
+        "compare BASE NEW`: the change in % with a two-level bootstrap CI, p with Holm's "
+        "adjustment, a regression only with two or more launches per side): {} matched, {} "
+        "regression(s).\n\n",
+        markdown_text(baseline), cmp.matched.size(), regressions);
+    md += render(compare_table(cmp), output_format::md);
+    for (const pooled_case* c : cmp.only_base)
+        md += fmt::format("- only in the baseline: {} P={}\n", markdown_text(c->label()),
+                          c->world_size);
+    for (const pooled_case* c : cmp.only_new)
+        md +=
+            fmt::format("- only in the study: {} P={}\n", markdown_text(c->label()), c->world_size);
+    return md;
+}
+
 /// report.md's text, its plots drawn into `dir` (their PNGs named in `pngs`).
 std::string compose_report(const report_inputs& in, const report_options& opt,
                            const std::string& dir, std::vector<std::string>& pngs) {
-    std::string md = "# ringscale scaling report\n\n" + inputs_section(in) + "\n" +
-                     machine_section(in) + methodology;
+    std::string md = "# ringscale scaling report\n\n" +
+                     summary_section({in.crossover, in.scaling, in.history, in.pooled}) +
+                     inputs_section(in) + "\n" + machine_section(in) + methodology;
     md += "## Summary\n\n" + render(summary_table(*in.rows), output_format::md);
     std::string rejected;
     for (const auto& s : *in.rows)
@@ -229,10 +255,12 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
         md += "\nTwo-parameter models t(p, S) of attention cases measured at 3 or more P and "
               "S:\n\n" +
               render(study_model_table(*in.study_models), output_format::md);
+    if (in.compared)
+        md += baseline_section(*in.compared, in.baseline);
     if (in.crossover)
         md += crossover_section(*in.crossover);
     if (in.accuracy)
-        md += accuracy_section(*in.accuracy, opt.dir, plots, pngs);
+        md += accuracy_section(*in.accuracy, dir, plots, pngs); // staged, as every plot
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, dir, plots, pngs);
     if (in.history)
@@ -272,11 +300,15 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     staged_files staged(opt.dir);
     std::vector<std::string> pngs;
     try {
-        const std::string md = compose_report(in, opt, staged.path(), pngs);
+        // One model, two renderings (issue 52): report.md and report.html cannot drift apart.
+        report_model model = read_report_model(compose_report(in, opt, staged.path(), pngs));
+        model.history = in.history;
+        const std::string html = html_page(model, staged.path(), have_gnuplot());
+        write_whole_file(staged.path() + "/report.html", [&](std::ostream& f) { f << html; });
         write_whole_file(staged.path() + "/report.md", [&](std::ostream& f) {
             // No control character from a file reaches whoever cats it; prose wraps at 100
             // columns (issue 50), tables stay tables.
-            f << terminal_lines(wrap_markdown_prose(md, 100));
+            f << terminal_lines(wrap_markdown_prose(markdown_of(model), 100));
         });
     } catch (const error& e) { // name the files where they were going, not the staging
         std::string why = e.what();

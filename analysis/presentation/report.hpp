@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis/comparisons/accuracy.hpp"
+#include "analysis/comparisons/compare.hpp"
 #include "analysis/comparisons/crossover.hpp"
 #include "analysis/history/series.hpp"
 #include "analysis/measures/summary.hpp"
@@ -30,6 +31,9 @@ struct report_inputs {
     const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
     const accuracy_result* accuracy = nullptr;              ///< errors against fp64; may be null
     const history::series_set* history = nullptr;           ///< --history; may be null
+    /// --baseline: the study's cases against a baseline set (compare's verdicts); may be null.
+    const comparison* compared = nullptr;
+    std::string baseline; ///< what the baseline was (its inputs)
 };
 
 struct report_options {
@@ -39,7 +43,8 @@ struct report_options {
     std::size_t history_plots = 6; ///< trend plots of the series that changed most recently
 };
 
-/// Write DIR/report.md and DIR/*.png (creates DIR). Plots are skipped, with a note in the
+/// Write DIR/report.md, DIR/report.html (the same model, issue 52) and DIR/*.png (creates
+/// DIR). Plots are skipped, with a note in the
 /// report, when gnuplot is not installed. Returns the PNG file names written.
 std::vector<std::string> write_report(const report_inputs& in, const report_options& opt);
 

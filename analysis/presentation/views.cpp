@@ -219,7 +219,7 @@ table summary_table(const std::vector<case_summary>& rows) {
         for (const auto& [key, flag] : s.flags)
             withheld += fmt::format("{}{}={}", withheld.empty() ? "" : " ", key, flag);
         t.rows.back().push_back(withheld.empty() ? cell{"", nullptr} : text_cell(withheld));
-        const std::string marks = marks_text(p);
+        const std::string marks = marks_text(p, true); // the reason too: every view names it
         t.rows.back().push_back(marks.empty() ? cell{"", nullptr} : text_cell(marks));
     }
     t.prune_for_people = true; // CSV and JSON keep every column, whatever the data

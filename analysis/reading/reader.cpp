@@ -125,8 +125,10 @@ void read_drift(const h5::group& root, std::size_t case_groups, file_info& info,
         char* end = nullptr;
         const long i = std::strtol(c.group.c_str(), &end, 10);
         if (!c.group.empty() && *end == '\0' && i >= 0 &&
-            static_cast<std::size_t>(i) < v.case_reason.size())
+            static_cast<std::size_t>(i) < v.case_reason.size()) {
             c.drift = v.case_reason[static_cast<std::size_t>(i)];
+            c.drift_effect = v.case_effect[static_cast<std::size_t>(i)];
+        }
     }
 }
 

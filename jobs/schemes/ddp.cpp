@@ -3,6 +3,7 @@
 // backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the flat gradient after
 // backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
 #include "jobs/schemes/data_parallel.hpp"
+#include "jobs/train_faults.hpp"
 
 #include "jobs/schemes/device_exchange.hpp"
 
@@ -106,6 +107,12 @@ class ddp final : public full_state {
                 // it out): time the compute stream's idleness meanwhile as communication.
                 phase_scope post(m_dev, timer, phase::comm_wait);
                 after_compute();
+                if (active_faults().skip_bucket_allreduce && &b == &m_buckets.front() &&
+                    m_group.size() > 1) { // planted defect: this bucket is never reduced
+                    m_dev.copy(m_reduced.data() + b.offset, m_grads.data() + b.offset,
+                               b.size * sizeof(float));
+                    continue;
+                }
                 m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,
                                                        m_reduced.data() + b.offset, b.size,
                                                        comm::dtype::f32, comm::reduce_op::sum));

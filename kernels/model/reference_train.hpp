@@ -8,6 +8,7 @@
 #include "kernels/model/train_context.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace ringscale::kernels::model {
@@ -33,5 +34,24 @@ std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_
                                     float* first_grads = nullptr,
                                     train_context& ctx = default_cpu_context(),
                                     const mask_view& mask = {});
+
+/// What reference_train_steps does beyond reference_train: the order and the grouping in
+/// micro-batches in which the sequences' gradients are summed (a permutation of 0..sequences-1;
+/// empty: in order), so a run can reorder the batch reduction (train_step --numerics' floor), and a
+/// call after each step with the step number (1..), its loss and the parameters after the update
+/// and the step's gradient [total] (host memory, valid during the call).
+struct reference_hooks {
+    std::vector<std::int64_t> order;
+    /// Sequences per forward and backward (a micro-batch; dividing the batch): how the batch
+    /// reduction groups its terms. 1 (the default) keeps activation memory at one sequence.
+    std::int64_t micro_batch = 1;
+    std::function<void(int step, double loss, const float* params, const float* grads)> on_step;
+};
+
+/// reference_train with `hooks`; `params` [total] updated in place. Not collective.
+std::vector<double> reference_train_steps(const model_config& cfg, std::uint64_t data_seed,
+                                          std::int64_t sequences, std::int64_t seq_len, int steps,
+                                          const adamw_params& hp, float* params, train_context& ctx,
+                                          const mask_view& mask, const reference_hooks& hooks);
 
 } // namespace ringscale::kernels::model

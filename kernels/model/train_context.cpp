@@ -9,6 +9,21 @@ train_context::train_context(executor& exec, bool allow_tf32)
     prepare_gemm(m_exec, m_math);
 }
 
+void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, const float* w,
+                             const float* b, float* y) {
+    const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
+    const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
+    linear_fwd(m_exec, m_math, s, xr, wr, b, y);
+}
+
+void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, const float* w,
+                             const float* dy, float* dx, float* dw, float* db) {
+    const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
+    const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
+    const float* dyr = m_mixed.gemm_input(site, gemm_operand::dy, dy, s.tokens * s.out);
+    linear_bwd(m_exec, m_math, s, xr, wr, dyr, dx, dw, db);
+}
+
 void optimizer_step(train_context& ctx, const adamw_params& hp, std::int64_t step, std::size_t n,
                     float* param, const float* grad, float* m, float* v) {
     const op_profile::scope timed(ctx.profile(), op_kind::optimizer);

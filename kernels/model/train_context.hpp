@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kernels/kernels.hpp"
+#include "kernels/model/mixed_precision.hpp"
 #include "kernels/op_profile.hpp"
 
 #include <string>
@@ -30,6 +31,16 @@ class train_context {
     gemm_math math() const { return m_math; }
     /// One line naming the arithmetic, recorded with a case (e.g. "fp32 (CPU kernels)").
     std::string precision() const { return train_precision(m_exec, m_math); }
+    /// The mixed-precision emulation (train_step --dtype; fp32 by default): what GEMM and
+    /// attention inputs are rounded to. Set before the first step; CPU executor only.
+    mixed_precision& precision_state() { return m_mixed; }
+    const mixed_precision& precision_state() const { return m_mixed; }
+    /// y = x·Wᵀ + b as linear_fwd, x and W first rounded as GEMM `site` reads them.
+    void gemm_fwd(int site, const linear_shape& s, const float* x, const float* w, const float* b,
+                  float* y);
+    /// linear_bwd with x, W and dy rounded as GEMM `site`'s backward reads them.
+    void gemm_bwd(int site, const linear_shape& s, const float* x, const float* w, const float* dy,
+                  float* dx, float* dw, float* db);
     /// Scratch of the loss kernel.
     loss_scratch& scratch() { return m_scratch; }
 
@@ -42,6 +53,7 @@ class train_context {
     executor& m_exec;
     gemm_math m_math;
     loss_scratch m_scratch;
+    mixed_precision m_mixed;
     op_profile* m_profile = nullptr;
 };
 

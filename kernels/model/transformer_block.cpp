@@ -21,27 +21,31 @@ void transformer::block_fwd(int l, const float* p, const float* x, float* x_out,
         phase_scope compute(m_exec, timer, phase::compute);
         timed(op_kind::norm1_fwd),
             rmsnorm_fwd(m_exec, t, h, m_cfg.eps, x, p + o.norm1, a.xn1.data(), a.inv1.data());
-        timed(op_kind::qkv_fwd), linear_fwd(m_exec, m_ctx.math(), {t, h, 3 * h}, a.xn1.data(),
-                                            p + o.wqkv, nullptr, m_qkv.data());
+        timed(op_kind::qkv_fwd),
+            m_ctx.gemm_fwd(4 * l, {t, h, 3 * h}, a.xn1.data(), p + o.wqkv, nullptr, m_qkv.data());
         const op_profile::scope layout(m_ctx.profile(), op_kind::layout_fwd);
         to_bhsd(m_exec, m_shape, heads, d, m_qkv.data(), 3 * hh, 0, a.q.data());
         to_bhsd(m_exec, m_shape, heads, d, m_qkv.data(), 3 * hh, hh, a.kv.data());
         to_bhsd(m_exec, m_shape, heads, d, m_qkv.data(), 3 * hh, 2 * hh, a.kv.data() + kve);
+        // --dtype: the attention reads Q, K, V in the dtype (saved so for the backward too).
+        m_ctx.precision_state().round_attention(a.q.data(), t * h);
+        m_ctx.precision_state().round_attention(a.kv.data(), 2 * t * h);
     }
     timed(op_kind::attention_fwd),
         m_core.forward(s, a.q.data(), a.kv.data(), a.o.data(), a.lse.data(), timer);
+    m_ctx.precision_state().perturb(a.o.data(), t * h); // --numerics' floor runs only
     phase_scope compute(m_exec, timer, phase::compute);
     timed(op_kind::layout_fwd), from_bhsd(m_exec, m_shape, heads, d, a.o.data(), hh, 0, a.a.data());
     timed(op_kind::out_proj_fwd),
-        linear_fwd(m_exec, m_ctx.math(), {t, h, h}, a.a.data(), p + o.wo, p + o.bo, m_tmp.data());
+        m_ctx.gemm_fwd(4 * l + 1, {t, h, h}, a.a.data(), p + o.wo, p + o.bo, m_tmp.data());
     timed(op_kind::residual_fwd), add(m_exec, t * h, x, m_tmp.data(), a.xmid.data());
     timed(op_kind::norm2_fwd), rmsnorm_fwd(m_exec, t, h, m_cfg.eps, a.xmid.data(), p + o.norm2,
                                            a.xn2.data(), a.inv2.data());
-    timed(op_kind::mlp_up_fwd), linear_fwd(m_exec, m_ctx.math(), {t, h, 4 * h}, a.xn2.data(),
-                                           p + o.w1, p + o.b1, a.h1.data());
+    timed(op_kind::mlp_up_fwd),
+        m_ctx.gemm_fwd(4 * l + 2, {t, h, 4 * h}, a.xn2.data(), p + o.w1, p + o.b1, a.h1.data());
     timed(op_kind::gelu_fwd), gelu_fwd(m_exec, 4 * t * h, a.h1.data(), a.g.data());
-    timed(op_kind::mlp_down_fwd), linear_fwd(m_exec, m_ctx.math(), {t, 4 * h, h}, a.g.data(),
-                                             p + o.w2, p + o.b2, m_tmp.data());
+    timed(op_kind::mlp_down_fwd),
+        m_ctx.gemm_fwd(4 * l + 3, {t, 4 * h, h}, a.g.data(), p + o.w2, p + o.b2, m_tmp.data());
     timed(op_kind::residual_fwd), add(m_exec, t * h, a.xmid.data(), m_tmp.data(), x_out);
 }
 
@@ -57,27 +61,29 @@ void transformer::block_bwd(int l, const float* p, float* g, float* dx, phase_ti
     {
         phase_scope compute(m_exec, timer, phase::compute);
         // MLP: x_out = xmid + W2·gelu(W1·norm2(xmid) + b1) + b2.
-        timed(op_kind::mlp_down_bwd), linear_bwd(m_exec, m_ctx.math(), {t, 4 * h, h}, a.g.data(),
-                                                 p + o.w2, dx, m_dg.data(), g + o.w2, g + o.b2);
+        timed(op_kind::mlp_down_bwd), m_ctx.gemm_bwd(4 * l + 3, {t, 4 * h, h}, a.g.data(), p + o.w2,
+                                                     dx, m_dg.data(), g + o.w2, g + o.b2);
         timed(op_kind::gelu_bwd),
             gelu_bwd(m_exec, 4 * t * h, a.h1.data(), m_dg.data(), m_dg.data());
-        timed(op_kind::mlp_up_bwd),
-            linear_bwd(m_exec, m_ctx.math(), {t, h, 4 * h}, a.xn2.data(), p + o.w1, m_dg.data(),
-                       m_tmp.data(), g + o.w1, g + o.b1);
+        timed(op_kind::mlp_up_bwd), m_ctx.gemm_bwd(4 * l + 2, {t, h, 4 * h}, a.xn2.data(), p + o.w1,
+                                                   m_dg.data(), m_tmp.data(), g + o.w1, g + o.b1);
         timed(op_kind::norm2_bwd),
             rmsnorm_bwd(m_exec, t, h, a.xmid.data(), p + o.norm2, a.inv2.data(), m_tmp.data(),
                         m_tmp.data(), g + o.norm2);
         timed(op_kind::residual_bwd), add(m_exec, t * h, dx, m_tmp.data(), m_dmid.data());
         // Attention: xmid = x + Wo·attn(...) + bo.
         timed(op_kind::out_proj_bwd),
-            linear_bwd(m_exec, m_ctx.math(), {t, h, h}, a.a.data(), p + o.wo, m_dmid.data(),
-                       m_tmp.data(), g + o.wo, g + o.bo);
+            m_ctx.gemm_bwd(4 * l + 1, {t, h, h}, a.a.data(), p + o.wo, m_dmid.data(), m_tmp.data(),
+                           g + o.wo, g + o.bo);
         timed(op_kind::layout_bwd),
             to_bhsd(m_exec, m_shape, heads, d, m_tmp.data(), hh, 0, m_do.data());
+        m_ctx.precision_state().round_attention(m_do.data(), t * h);
     }
     timed(op_kind::attention_bwd),
         m_core.backward(s, a.q.data(), a.kv.data(), a.o.data(), m_do.data(), a.lse.data(),
                         m_dq.data(), m_dkv.data(), timer);
+    m_ctx.precision_state().perturb(m_dq.data(), t * h);
+    m_ctx.precision_state().perturb(m_dkv.data(), 2 * t * h);
     phase_scope compute(m_exec, timer, phase::compute);
     {
         const op_profile::scope layout(m_ctx.profile(), op_kind::layout_bwd);
@@ -85,9 +91,8 @@ void transformer::block_bwd(int l, const float* p, float* g, float* dx, phase_ti
         from_bhsd(m_exec, m_shape, heads, d, m_dkv.data(), 3 * hh, hh, m_qkv.data());
         from_bhsd(m_exec, m_shape, heads, d, m_dkv.data() + kve, 3 * hh, 2 * hh, m_qkv.data());
     }
-    timed(op_kind::qkv_bwd),
-        linear_bwd(m_exec, m_ctx.math(), {t, h, 3 * h}, a.xn1.data(), p + o.wqkv, m_qkv.data(),
-                   m_tmp.data(), g + o.wqkv, nullptr);
+    timed(op_kind::qkv_bwd), m_ctx.gemm_bwd(4 * l, {t, h, 3 * h}, a.xn1.data(), p + o.wqkv,
+                                            m_qkv.data(), m_tmp.data(), g + o.wqkv, nullptr);
     timed(op_kind::norm1_bwd), rmsnorm_bwd(m_exec, t, h, a.x.data(), p + o.norm1, a.inv1.data(),
                                            m_tmp.data(), m_tmp.data(), g + o.norm1);
     timed(op_kind::residual_bwd), add(m_exec, t * h, m_dmid.data(), m_tmp.data(), dx);
@@ -101,8 +106,9 @@ void transformer::head_fwd(const float* p, phase_timer& timer) {
     const head_offsets& o = m_layout.head();
     timed(op_kind::final_norm_fwd), rmsnorm_fwd(m_exec, t, h, m_cfg.eps, m_x_last.data(),
                                                 p + o.norm, m_xf.data(), m_invf.data());
-    timed(op_kind::logits_fwd), linear_fwd(m_exec, m_ctx.math(), {t, h, v}, m_xf.data(), p + o.wout,
-                                           p + o.bout, m_logits.data());
+    timed(op_kind::logits_fwd),
+        m_ctx.gemm_fwd(static_cast<int>(4 * m_cfg.layers), {t, h, v}, m_xf.data(), p + o.wout,
+                       p + o.bout, m_logits.data());
 }
 
 void transformer::head_bwd(const float* p, float* g, phase_timer& timer) {
@@ -114,8 +120,9 @@ void transformer::head_bwd(const float* p, float* g, phase_timer& timer) {
     // In place: the logits become dlogits (the next forward recomputes them).
     timed(op_kind::loss_bwd), cross_entropy_bwd(m_exec, t, v, m_total_tokens, m_logits.data(),
                                                 m_targets, m_logits.data());
-    timed(op_kind::logits_bwd), linear_bwd(m_exec, m_ctx.math(), {t, h, v}, m_xf.data(), p + o.wout,
-                                           m_logits.data(), m_tmp.data(), g + o.wout, g + o.bout);
+    timed(op_kind::logits_bwd),
+        m_ctx.gemm_bwd(static_cast<int>(4 * m_cfg.layers), {t, h, v}, m_xf.data(), p + o.wout,
+                       m_logits.data(), m_tmp.data(), g + o.wout, g + o.bout);
     timed(op_kind::final_norm_bwd),
         rmsnorm_bwd(m_exec, t, h, m_x_last.data(), p + o.norm, m_invf.data(), m_tmp.data(),
                     m_dx.data(), g + o.norm);

@@ -1,4 +1,5 @@
 #include "src/base/case_record.hpp"
+#include "src/base/numerics_schema.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -110,6 +111,11 @@ void write_case_record(const h5::group& g, const case_record& rec) {
         g.write<double>(name, values, {world});
     if (!rec.case_key.empty())
         g.write_string(schema::ds_case_key, rec.case_key);
+    if (!rec.numerics.empty()) {
+        const h5::group m = g.create_group(schema::numerics_group);
+        for (const auto& [name, values] : rec.numerics)
+            m.write<double>(name, values, {static_cast<hsize_t>(values.size())});
+    }
     if (!rec.machine.empty()) {
         const h5::group m = g.create_group(schema::machine_group);
         for (const auto& [name, values] : rec.machine)

@@ -51,6 +51,9 @@ struct case_record {
     /// What the machine did during the case (schema::machine_ds names -> [world]; NaN not
     /// known), stored as the subgroup `machine`; empty in older files.
     std::map<std::string, std::vector<double>> machine;
+    /// train_step --numerics: per-step series (schema::numerics_datasets() names -> [steps]),
+    /// stored as the subgroup `numerics`; empty in older files and other cases.
+    std::map<std::string, std::vector<double>> numerics;
     /// Reader only, never stored: what was dropped from the case as read, one line each (the
     /// machine fields when they cannot be believed).
     std::vector<std::string> read_notes;

@@ -33,6 +33,10 @@ std::pair<std::string, double> rank_reason(const machine_fields& m, std::size_t 
     const double cores = at(m, ds::load_cores, r), own = at(m, ds::own_threads, r);
     const double wait = at(m, ds::run_wait, r), steal = at(m, ds::steal, r);
     const double others = at(m, ds::gpu_other_processes, r), thr = at(m, ds::gpu_throttle, r);
+    // The launch's own threads outnumber the cores its ranks may use together (two ranks
+    // under `taskset -c 0`): they take turns, whatever else runs.
+    if (std::isfinite(own) && std::isfinite(cores) && own > cores)
+        return {oversubscribed_text(own, cores), 100 * own / cores};
     if (std::isfinite(foreign) && foreign - (std::isfinite(res) ? res : 0) >= contention_cores)
         return {fmt::format("other processes used {:.2f} of the {:.0f} core(s) the ranks may "
                             "use (+-{:.2f})",
@@ -77,6 +81,11 @@ std::string range_problem(const machine_fields& m, const char* name, std::size_t
 }
 
 } // namespace
+
+std::string oversubscribed_text(double threads, double cores) {
+    return fmt::format("oversubscribed: {:.0f} threads on {:.0f} core{}", threads, cores,
+                       cores == 1 ? "" : "s");
+}
 
 std::string contention_reason(const machine_fields& m) {
     std::pair<std::string, double> worst{"", 0.0};
@@ -133,36 +142,66 @@ double drift_reference(std::vector<double> times) {
     return times.empty() ? INFINITY : times.front();
 }
 
+namespace {
+
+// A probe's time over the reference, per kind (NaN where it has none).
+struct probe_ratio {
+    double compute = 0, allreduce = 0;
+    bool clean = false;
+    bool beyond() const {
+        return clean &&
+               (compute > drift_tolerance_compute || allreduce > drift_tolerance_allreduce);
+    }
+};
+
+} // namespace
+
 drift_verdict judge_drift(const std::vector<probe>& probes, int cases) {
     drift_verdict v;
     v.case_reason.assign(static_cast<std::size_t>(std::max(cases, 0)), "");
+    v.case_effect.assign(v.case_reason.size(), mark_effect{});
     std::vector<double> compute, allreduce;
-    std::vector<bool> clean;
-    for (const probe& p : probes) {
-        clean.push_back(contention_reason(p.machine).empty());
-        if (!clean.back())
+    std::vector<probe_ratio> ratio(probes.size());
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+        ratio[i].clean = contention_reason(probes[i].machine).empty();
+        if (!ratio[i].clean)
             continue;
-        compute.push_back(p.compute_s);
-        if (std::isfinite(p.allreduce_s))
-            allreduce.push_back(p.allreduce_s);
+        compute.push_back(probes[i].compute_s);
+        if (std::isfinite(probes[i].allreduce_s))
+            allreduce.push_back(probes[i].allreduce_s);
     }
     const double ref_c = drift_reference(compute), ref_a = drift_reference(allreduce);
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+        ratio[i].compute = probes[i].compute_s / ref_c;
+        ratio[i].allreduce =
+            std::isfinite(probes[i].allreduce_s) ? probes[i].allreduce_s / ref_a : 0.0;
+    }
     double worst = 0;
     for (std::size_t i = 0; i < probes.size(); ++i) {
-        if (!clean[i])
+        if (!ratio[i].beyond())
             continue;
-        const probe& p = probes[i];
-        const double fc = p.compute_s / ref_c;
-        const double fa = std::isfinite(p.allreduce_s) ? p.allreduce_s / ref_a : 0.0;
-        const bool compute = fc > drift_tolerance_compute;
-        if (!compute && !(fa > drift_tolerance_allreduce))
+        // A probe next to it agrees that the machine changed, or this one alone is far beyond.
+        const bool agreed =
+            (i > 0 && ratio[i - 1].beyond()) || (i + 1 < probes.size() && ratio[i + 1].beyond());
+        const double lone = agreed ? 1.0 : drift_lone_factor;
+        const double fc = ratio[i].compute, fa = ratio[i].allreduce;
+        const bool compute = fc > lone * drift_tolerance_compute;
+        if (!compute && !(fa > lone * drift_tolerance_allreduce))
             continue;
         const double factor = compute ? fc : fa;
-        const double tolerance = compute ? drift_tolerance_compute : drift_tolerance_allreduce;
-        const std::string why =
-            fmt::format("the sentinel's {} probe before case {} took {:.2f}x "
-                        "the launch's fastest (tolerance {:.2f}x)",
-                        compute ? "compute" : "allreduce", p.before_case, factor, tolerance);
+        const double tolerance =
+            lone * (compute ? drift_tolerance_compute : drift_tolerance_allreduce);
+        const probe& p = probes[i];
+        const std::string why = fmt::format("the sentinel's {} probe before case {} took {:.2f}x "
+                                            "the launch's fastest (tolerance {:.2f}x{})",
+                                            compute ? "compute" : "allreduce", p.before_case,
+                                            factor, tolerance, agreed ? "" : ", a lone probe");
+        mark_effect e;
+        e.phase = compute ? mark_phase::compute : mark_phase::communication;
+        e.factor = factor;
+        e.lo = std::max(1.0, factor / drift_reference_agreement);
+        e.hi = factor * drift_reference_agreement;
+        e.reason = why;
         const double how = factor / tolerance;
         v.drifted = true;
         if (how > worst) {
@@ -172,9 +211,13 @@ drift_verdict judge_drift(const std::vector<probe>& probes, int cases) {
         // The cases since the probe before this one, and up to the probe after it.
         const int from = i > 0 ? probes[i - 1].before_case : 0;
         const int to = i + 1 < probes.size() ? probes[i + 1].before_case : cases;
-        for (int c = std::max(from, 0); c < std::min(to, cases); ++c)
-            if (v.case_reason[static_cast<std::size_t>(c)].empty())
-                v.case_reason[static_cast<std::size_t>(c)] = why;
+        for (int c = std::max(from, 0); c < std::min(to, cases); ++c) {
+            const auto k = static_cast<std::size_t>(c);
+            if (v.case_reason[k].empty())
+                v.case_reason[k] = why;
+            if (e.hi > v.case_effect[k].hi)
+                v.case_effect[k] = e;
+        }
     }
     return v;
 }

@@ -1,5 +1,7 @@
 #include "src/base/results_schema.hpp"
 
+#include "src/base/dtype_names.hpp"
+
 #include <map>
 #include <set>
 
@@ -95,8 +97,10 @@ std::vector<std::pair<std::string, std::string>> identity_defaults(const std::st
         out.emplace_back(attr::merge, "fp32");
         out.emplace_back(attr::inputs, "uniform");
     }
-    if (job == "train_step")
+    if (job == "train_step") {
         out.emplace_back(attr::cp_placement, "node");
+        out.emplace_back(attr::dtype, "fp32"); // before --dtype (issue 53)
+    }
     return out;
 }
 
@@ -113,7 +117,8 @@ const std::vector<std::string>* allowed_values(const std::string& name) {
         {"scaling", {"strong", "weak"}},
         {attr::dp_variant, {"ddp", "zero1", "fsdp"}},
         {attr::cp_variant, {"ring", "allgather", "ulysses"}},
-        {"sparse_pattern", {"random", "local_global"}}};
+        {"sparse_pattern", {"random", "local_global"}},
+        {attr::dtype, dtypes::spellings()}}; // the dtype table's spellings (dtype_names.hpp)
     const auto it = values.find(name);
     return it == values.end() ? nullptr : &it->second;
 }

@@ -254,6 +254,7 @@ results::case_record read_case_record(const h5::group& g, std::uint64_t max_byte
     if (g.exists(schema::ds_case_key))
         rec.case_key = g.read_string(schema::ds_case_key);
     read_machine_state(g, rec, max_bytes); // optional: dropped with a note, never the case
+    read_numerics(g, rec, max_bytes);      // optional, the same way
     return rec;
 }
 

@@ -1,11 +1,13 @@
 #include "stored_machine.hpp"
 
 #include "error.hpp"
+#include "numerics_schema.hpp"
 #include "results_schema.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <map>
 
 namespace ringscale::stored {
 
@@ -87,6 +89,32 @@ void read_machine_state(const h5::group& g, results::case_record& rec, std::uint
         rec.machine = std::move(m);
     } catch (const std::exception& e) {
         rec.read_notes.push_back("machine state dropped: " + short_reason(e.what()));
+    }
+}
+
+void read_numerics(const h5::group& g, results::case_record& rec, std::uint64_t max_bytes) {
+    try {
+        if (!g.exists(schema::numerics_group))
+            return;
+        const h5::group m = g.open_group(schema::numerics_group);
+        std::map<std::string, std::vector<double>> out;
+        std::uint64_t steps = 0;
+        bool first = true;
+        for (const std::string& name : schema::numerics_datasets()) {
+            if (!m.exists(name))
+                continue;
+            out[name] = m.read<double>(name, nullptr, max_bytes, [&](const h5::dataset_info& i) {
+                if (i.dims.size() != 1 || i.dims[0] > schema::numerics_max_steps ||
+                    (!first && i.dims[0] != steps))
+                    throw error(error_kind::hdf5,
+                                fmt::format("numerics/{} is not one value per step", name));
+                steps = i.dims[0];
+                first = false;
+            });
+        }
+        rec.numerics = std::move(out);
+    } catch (const std::exception& e) {
+        rec.read_notes.push_back("numerics dropped: " + short_reason(e.what()));
     }
 }
 

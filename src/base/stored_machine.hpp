@@ -21,6 +21,13 @@ namespace ringscale::stored {
 /// fields (the HDF5 wrapper's refusals included).
 void read_machine_state(const h5::group& g, results::case_record& rec, std::uint64_t max_bytes);
 
+/// The optional `numerics` subgroup of case group `g` (train_step --numerics) into
+/// rec.numerics: the known series, each 1-D of one common length of at most
+/// schema::numerics_max_steps, checked before reading. Values may be non-finite (a diverged
+/// run). A group that breaks these rules is dropped with a line in rec.read_notes, never the
+/// case. Files without it read unchanged.
+void read_numerics(const h5::group& g, results::case_record& rec, std::uint64_t max_bytes);
+
 /// Whether a case is marked, and why: the file's own `contended`/`contention` outcome, or the
 /// rule of machine_marks.hpp applied again to its fields (a file cannot hide a mark its
 /// figures show). "" when not marked. Pure.

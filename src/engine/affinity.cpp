@@ -39,22 +39,24 @@ std::string affinity_warning(int min_cores, int node_cores, int ranks_per_node) 
         min_cores, share, node_cores, ranks_per_node, share, share);
 }
 
-std::string oversubscription_warning(int ranks_per_node, int threads_per_rank, int node_cores,
+std::string oversubscription_warning(int node_threads, int union_cores, int threads_per_rank,
                                      int min_cores) {
-    const int threads = std::max(1, ranks_per_node) * std::max(1, threads_per_rank);
-    if (threads > node_cores)
+    const int threads = std::max(1, node_threads), cores = std::max(1, union_cores);
+    const int per_rank = std::max(1, threads_per_rank);
+    if (threads > cores)
         return fmt::format(
             "ringscale: warning: oversubscribed: {} rank(s) x {} thread(s) = {} threads on {} "
-            "core(s) of this node: ranks wait for a core, so times grow and a parallel "
-            "efficiency cannot pass {:.2f} (run at most {} rank(s) per node, or fewer --threads)",
-            ranks_per_node, threads_per_rank, threads, node_cores,
-            static_cast<double>(node_cores) / threads,
-            std::max(1, node_cores / std::max(1, threads_per_rank)));
-    if (threads_per_rank > min_cores)
+            "core(s) this node's ranks may use together: ranks wait for a core, so times grow "
+            "and a parallel efficiency cannot pass {:.2f}; its cases are marked (run at most {} "
+            "rank(s) per node, fewer --threads, or allow more cores: taskset, mpirun --bind-to "
+            "none)",
+            threads / per_rank, per_rank, threads, cores, static_cast<double>(cores) / threads,
+            std::max(1, cores / per_rank));
+    if (per_rank > min_cores)
         return fmt::format("ringscale: warning: oversubscribed: a rank runs {} thread(s) on the "
                            "{} core(s) it may use: its threads take turns (--threads {}, or bind "
                            "with mpirun --bind-to none or --map-by slot:PE={})",
-                           threads_per_rank, min_cores, min_cores, threads_per_rank);
+                           per_rank, min_cores, min_cores, per_rank);
     return "";
 }
 

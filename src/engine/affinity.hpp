@@ -25,10 +25,12 @@ std::string core_list_text(const std::vector<int>& cores);
 std::string affinity_warning(int min_cores, int node_cores, int ranks_per_node);
 
 /// One warning line (no newline) when the threads of a node's ranks outnumber the cores they
-/// may use: `ranks_per_node` x `threads_per_rank` above `node_cores`, or `threads_per_rank`
+/// may use together: `node_threads` (its ranks' threads summed) above `union_cores` (the union
+/// of their affinities: two ranks under `taskset -c 0` share one core), or `threads_per_rank`
 /// above `min_cores` (the fewest cores a rank may use); "" otherwise. Oversubscribed ranks wait
-/// for a core, so their times and any efficiency computed from them are limited by it. Pure.
-std::string oversubscription_warning(int ranks_per_node, int threads_per_rank, int node_cores,
+/// for a core, so their times and any efficiency computed from them are limited by it (and
+/// their cases are marked: src/base/machine_marks.hpp). Pure.
+std::string oversubscription_warning(int node_threads, int union_cores, int threads_per_rank,
                                      int min_cores);
 
 } // namespace ringscale

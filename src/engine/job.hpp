@@ -86,6 +86,9 @@ struct case_extras {
     std::map<std::string, std::vector<double>> per_iteration; ///< [iterations], rank 0's
     std::map<std::string, double> per_rank;                   ///< gathered into [world]
     attr_map attrs;                                           ///< extra case attributes
+    /// Per-step series of train_step --numerics ([steps] each, rank 0's; the case's
+    /// `numerics` group).
+    std::map<std::string, std::vector<double>> numerics;
 };
 
 /// Runs one case: created by job::make_case, driven by the run loop (setup, warm-up and

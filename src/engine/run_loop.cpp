@@ -254,6 +254,7 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     if (pc.plan.measure_accuracy)
         sort_job_attrs(c->accuracy(), rec.identity, rec.derived, rec.outcome);
     rec.per_iteration = extras.per_iteration;
+    rec.numerics = extras.numerics;
     sort_job_attrs(extras.attrs, rec.identity, rec.derived, rec.outcome);
     rec.outcome[schema::attr::validated] = std::int64_t{v.checked ? 1 : 0};
     rec.outcome[schema::attr::max_abs_err] = v.max_abs_err;

@@ -12,6 +12,7 @@
 #include "src/engine/device_binding.hpp"
 #include "src/engine/guard.hpp"
 #include "src/engine/launch_monitor.hpp"
+#include "src/engine/machine_probe.hpp"
 #include "src/engine/metadata.hpp"
 #include "src/engine/node_metadata.hpp"
 #include "src/engine/results_writer.hpp"
@@ -218,6 +219,13 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
 // ranks' threads outnumber the cores they may use (np=4 on 2 cores). Returns the lines on rank
 // 0 (the file keeps them for the report), "" elsewhere.
 std::string warn_about_binding(comm::communicator& world, int local_size, int threads) {
+    // The cores this rank's machine's ranks may use together, and their threads.
+    const machine_context ctx = make_machine_context(world, threads, "", 1);
+    std::int64_t node_threads = 0;
+    const int me = ctx.machine_of.at(static_cast<std::size_t>(world.rank()));
+    for (std::size_t r = 0; r < ctx.machine_of.size(); ++r)
+        node_threads += ctx.machine_of[r] == me ? ctx.threads[r] : 0;
+    const auto union_cores = static_cast<int>(std::max<std::size_t>(1, ctx.cores.size()));
     const std::int64_t mine[3] = {current_affinity().cores, -sysconf(_SC_NPROCESSORS_ONLN),
                                   -local_size};
     std::int64_t least[3] = {0, 0, 0}; // fewest cores; most node cores and ranks per node
@@ -225,12 +233,13 @@ std::string warn_about_binding(comm::communicator& world, int local_size, int th
     const int min_cores = static_cast<int>(least[0]);
     const int node_cores = static_cast<int>(-least[1]);
     const int ranks_per_node = static_cast<int>(-least[2]);
+    // Rank 0 names its own node's figures; another node's shows in its cases' marks.
     if (world.rank() != 0)
         return "";
     std::string all;
-    for (const std::string& line :
-         {affinity_warning(min_cores, node_cores, ranks_per_node),
-          oversubscription_warning(ranks_per_node, threads, node_cores, min_cores)})
+    for (const std::string& line : {affinity_warning(min_cores, node_cores, ranks_per_node),
+                                    oversubscription_warning(static_cast<int>(node_threads),
+                                                             union_cores, threads, min_cores)})
         if (!line.empty()) {
             std::fprintf(stderr, "%s\n", terminal_text(line).c_str());
             all += (all.empty() ? "" : "\n") + line;

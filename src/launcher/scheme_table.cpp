@@ -1,5 +1,6 @@
 #include "src/launcher/scheme_table.hpp"
 
+#include "analysis/cases/case_decision.hpp"
 #include "analysis/cases/cases.hpp"
 #include "analysis/cases/record_cases.hpp"
 #include "analysis/cases/scheme_cells.hpp"
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
+#include <set>
 #include <utility>
 
 namespace ringscale {
@@ -18,6 +21,9 @@ namespace {
 
 namespace attr = schema::attr;
 using analysis::case_data;
+
+/// ringscale-stats crossover's least noise floor: the threshold of the closing table's rule.
+constexpr double tie_floor = 0.01;
 
 bool is_on(const std::string& text) {
     return text == "1" || text == "on" || text == "true" || text == "yes";
@@ -64,38 +70,77 @@ std::string mask_text(const case_data& c) {
     return out.empty() ? "-" : out;
 }
 
-/// Where a scheme's median step time may lie, from its own iterations: the 95% CI of the
-/// median, or with too few iterations for one (n < 6) their whole range.
-std::pair<double, double> noise_of(const analysis::scheme_point& s) {
-    std::vector<double> steps = s.source->steps();
-    std::sort(steps.begin(), steps.end());
-    if (steps.empty())
-        return {s.median_s, s.median_s};
-    const analysis::estimate e = analysis::median_ci_sorted(steps);
-    if (std::isfinite(e.lo) && std::isfinite(e.hi))
-        return {e.lo, e.hi};
-    return {steps.front(), steps.back()};
-}
-
-/// The first row's mark: "<- fastest" only when it beats the runner-up beyond the noise of
-/// both (their medians' intervals apart, and by more than 1%, ringscale-stats crossover's
-/// least tie floor); else a tie, with the margin.
+/// The first row's mark, by the one decision rule (analysis/statistics/decision.hpp) with
+/// ringscale-stats crossover's least noise floor (1%) as its threshold: "<- fastest" only
+/// when the runner-up is slower beyond it over this launch's repetitions (--repeat) and no
+/// mark could account for the margin; else the verdict, with the margin.
 std::string fastest_mark(const analysis::crossover_cell& cell) {
     const analysis::scheme_point &fast = cell.schemes[0], &next = cell.schemes[1];
     const double margin = next.median_s / fast.median_s - 1;
-    if (noise_of(fast).second < noise_of(next).first && margin > 0.01)
+    const analysis::interval ci = analysis::ratio_ci(*fast.source, *next.source, 2000, 1, 0.95);
+    const analysis::decision_result d =
+        analysis::decide_cases(*fast.source, *next.source, ci, tie_floor);
+    if (d.verdict == analysis::decision::slower)
         return "  <- fastest";
-    return fmt::format("  tie: {:+.2g}% is within the noise", 100 * margin);
+    return fmt::format("  {}: {:+.2f}%", analysis::verdict_text(d), 100 * margin);
+}
+
+/// Identity fields the fixed columns do not show.
+bool shown(const std::string& key) {
+    static const char* const fixed[] = {attr::job,
+                                        attr::variant,
+                                        attr::world_size,
+                                        "seq_len",
+                                        "pass",
+                                        "causal",
+                                        "heads",
+                                        attr::kv_heads,
+                                        "head_dim",
+                                        "batch",
+                                        "layout",
+                                        attr::window,
+                                        attr::docs,
+                                        attr::sparsity,
+                                        attr::sparse_pattern,
+                                        attr::sparse_block,
+                                        attr::dilation,
+                                        attr::overlap,
+                                        attr::ulysses_degree};
+    for (const char* f : fixed)
+        if (key == f)
+            return true;
+    return false;
+}
+
+/// The identity fields not among the fixed columns whose value differs between two rows
+/// (dtype, merge, inputs, ...): a column each, so rows that differ only there can be told
+/// apart.
+std::vector<std::string> varying_fields(const std::vector<analysis::crossover_cell>& cells) {
+    std::map<std::string, std::set<std::string>> values;
+    for (const analysis::crossover_cell& cell : cells)
+        for (const analysis::scheme_point& s : cell.schemes) {
+            for (const auto& [k, v] : s.source->launches.front()->identity)
+                if (!shown(k))
+                    values[k].insert(v.text);
+        }
+    std::vector<std::string> out;
+    for (const auto& [k, v] : values)
+        if (v.size() > 1)
+            out.push_back(k);
+    return out;
 }
 
 std::string row_text(const std::string& problem, const analysis::scheme_point& s,
-                     const std::string& mark) {
+                     const std::vector<std::string>& extra, const std::string& mark) {
     const case_data& c = *s.source->launches.front();
     const double t = s.median_s;
     const double gf = c.number(attr::flops_per_iter).value_or(0) / t / c.world_size / 1e9;
-    return fmt::format("{} {:>12} {:>10} {:>12} {:>9} {:>9.2f} {:>5.0f} {:>10} {:>10}{}\n", problem,
-                       scheme_label(c), c.text("layout"), mask_text(c), format_seconds(t), gf,
-                       100.0 * comm_share(*s.source),
+    std::string more;
+    for (const std::string& k : extra)
+        more += fmt::format(" {:>8}", c.text(k, "-"));
+    return fmt::format("{} {:>12} {:>10} {:>12}{} {:>9} {:>9.2f} {:>5.0f} {:>10} {:>10}{}\n",
+                       problem, scheme_label(c), c.text("layout"), mask_text(c), more,
+                       format_seconds(t), gf, 100.0 * comm_share(*s.source),
                        format_bytes(c.number(attr::comm_bytes_per_iter).value_or(0)),
                        format_bytes(s.peak_bytes), mark);
 }
@@ -120,21 +165,28 @@ std::string scheme_table(const std::vector<results::case_record>& records) {
     });
     if (!any_cp)
         return {};
+    const std::vector<analysis::crossover_cell> cells = analysis::scheme_cells(pooled);
+    const std::vector<std::string> extra = varying_fields(cells);
     std::string out =
         "#\n# comparison of context-parallel schemes, quickest first as ringscale-stats crossover "
         "ranks them (time: median of the slowest rank;\n# comm%: share of all ranks' time blocked "
         "on communication; sent: bytes sent per rank per iteration; peak: memory of the largest "
-        "rank;\n# the first row is marked only when it leads beyond the 95% CIs of both medians "
-        "and by more than 1%, else a tie)\n";
-    out += fmt::format("#{:>7} {:>5} {:>7} {:>6} {:>7} {:>4} {:>3} {:>12} {:>10} {:>12} {:>9} "
+        "rank;\n# the first row is marked as the quickest only when the one decision rule orders "
+        "it "
+        "(DESIGN.md, 'One decision rule': 2 or more repetitions each, --repeat N; beyond 1%; no "
+        "mark that could account for the margin), else it shows the rule's verdict)\n";
+    std::string extra_head;
+    for (const std::string& k : extra)
+        extra_head += fmt::format(" {:>8}", k);
+    out += fmt::format("#{:>7} {:>5} {:>7} {:>6} {:>7} {:>4} {:>3} {:>12} {:>10} {:>12}{} {:>9} "
                        "{:>9} {:>5} {:>10} {:>10}\n",
                        "seq", "ranks", "pass", "causal", "H/Hkv", "D", "B", "scheme", "layout",
-                       "mask", "time", "GF/s/rank", "comm%", "sent/rank", "peak/rank");
-    for (const analysis::crossover_cell& cell : analysis::scheme_cells(pooled)) {
+                       "mask", extra_head, "time", "GF/s/rank", "comm%", "sent/rank", "peak/rank");
+    for (const analysis::crossover_cell& cell : cells) {
         const std::string problem = problem_text(cell, *cell.schemes.front().source->launches[0]);
         // One rank: every scheme does the same work, so none is ranked.
         for (std::size_t i = 0; i < cell.schemes.size(); ++i)
-            out += row_text(problem, cell.schemes[i],
+            out += row_text(problem, cell.schemes[i], extra,
                             cell.schemes.size() < 2 ? ""
                             : cell.same_work ? (i == 0 ? "  (P=1: same work, not ranked)" : "")
                             : i == 0         ? fastest_mark(cell)

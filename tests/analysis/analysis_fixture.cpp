@@ -125,6 +125,11 @@ void write_case(const h5::group& cases, std::size_t index, const fixture_case& c
         for (const auto& [name, v] : c.machine)
             m.write<double>(name, v, {v.size()});
     }
+    if (!c.numerics.empty()) {
+        const h5::group m = g.create_group("numerics");
+        for (const auto& [name, v] : c.numerics)
+            m.write<double>(name, v, {v.size()});
+    }
     if (c.with_loss) {
         std::vector<double> loss(rows);
         for (std::size_t r = 0; r < rows; ++r)

@@ -42,6 +42,9 @@ struct fixture_case {
     /// /cases/NNNN/machine; empty: none, as in files before issue 36. The reader judges them
     /// (src/base/machine_marks.hpp) whatever the outcome says.
     std::vector<std::pair<std::string, std::vector<double>>> machine;
+    /// train_step --numerics series (schema::numerics_datasets name -> one value per step),
+    /// written to /cases/NNNN/numerics; empty: none.
+    std::vector<std::pair<std::string, std::vector<double>>> numerics;
     std::uint64_t seed = 1;
 };
 

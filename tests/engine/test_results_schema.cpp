@@ -145,6 +145,29 @@ TEST(results_schema, training_identity_does_not_depend_on_p) {
     EXPECT_EQ(std::get<std::int64_t>(one[0].at("threads")), 0);
 }
 
+TEST(results_schema, training_dtype_and_seeds_are_identity) {
+    // --dtype auto is fp32; fp8 brings its recipe; --seeds K is K cases by data_seed.
+    const launch_config cfg = parse(
+        {"--job",   "train_step",      "--layers",   "1",        "--hidden", "128",     "--heads",
+         "2",       "--train-seq-len", "64",         "--tokens", "256",      "--vocab", "64",
+         "--dtype", "auto,fp8",        "--numerics", "10",       "--seeds",  "2"});
+    const auto ids = identities(cfg, 2);
+    ASSERT_EQ(ids.size(), 4u);
+    EXPECT_EQ(std::get<std::string>(ids[0].at("dtype")), "fp32");
+    EXPECT_EQ(ids[0].count("fp8_recipe"), 0u);
+    EXPECT_EQ(std::get<std::string>(ids[3].at("dtype")), "fp8");
+    EXPECT_EQ(std::get<std::string>(ids[3].at("fp8_recipe")), "delayed");
+    EXPECT_EQ(std::get<std::int64_t>(ids[0].at("data_seed")), 0);
+    EXPECT_EQ(std::get<std::int64_t>(ids[1].at("data_seed")), 1);
+    // A file from before --dtype ran fp32: its cases keep their key.
+    jobs::attr_map old = {{"job", std::string("train_step")}, {"world_size", std::int64_t{2}}};
+    jobs::attr_map now = old;
+    now["dtype"] = std::string("fp32");
+    EXPECT_EQ(case_key(old, {}), case_key(now, {}));
+    now["dtype"] = std::string("bf16");
+    EXPECT_NE(case_key(old, {}), case_key(now, {}));
+}
+
 TEST(results_schema, context_parallel_identity_does_not_depend_on_p) {
     const launch_config cfg =
         parse({"--job", "context_parallel", "--variant", "allgather,ulysses,hybrid", "--seq-len",
@@ -233,17 +256,23 @@ TEST(affinity, warning_names_the_fix) {
 
 TEST(affinity, oversubscription_is_warned) {
     // np=4 on 2 cores, unbound, one thread each: 4 threads on 2 cores.
-    const std::string w = oversubscription_warning(4, 1, 2, 2);
+    const std::string w = oversubscription_warning(4, 2, 1, 2);
     EXPECT_NE(w.find("oversubscribed: 4 rank(s) x 1 thread(s) = 4 threads on 2 core(s)"),
               std::string::npos)
         << w;
     EXPECT_NE(w.find("cannot pass 0.50"), std::string::npos) << w;
     EXPECT_EQ(w.find('\n'), std::string::npos);
-    EXPECT_NE(oversubscription_warning(2, 2, 2, 2), "");   // 2 x 2 threads on 2 cores
-    EXPECT_EQ(oversubscription_warning(2, 1, 2, 1), "");   // np=2 bound to a core each
-    EXPECT_EQ(oversubscription_warning(1, 2, 2, 2), "");   // one rank, both cores
-    EXPECT_EQ(oversubscription_warning(4, 4, 16, 16), ""); // 16 threads on 16 cores
+    EXPECT_NE(oversubscription_warning(4, 2, 2, 2), "");    // 2 x 2 threads on 2 cores
+    EXPECT_EQ(oversubscription_warning(2, 2, 1, 1), "");    // np=2 bound to a core each
+    EXPECT_EQ(oversubscription_warning(2, 2, 2, 2), "");    // one rank, both cores
+    EXPECT_EQ(oversubscription_warning(16, 16, 4, 16), ""); // 16 threads on 16 cores
     // One rank asked for more threads than the cores it may use.
-    const std::string bound = oversubscription_warning(1, 4, 16, 2);
+    const std::string bound = oversubscription_warning(4, 16, 4, 2);
     EXPECT_NE(bound.find("runs 4 thread(s) on the 2 core(s)"), std::string::npos) << bound;
+    // Issue 49: taskset -c 0 mpirun -np 2: each rank may use core 0, together one core, on a
+    // node of many: counted against the union, not the node's cores.
+    const std::string tasks = oversubscription_warning(2, 1, 1, 1);
+    EXPECT_NE(tasks.find("oversubscribed: 2 rank(s) x 1 thread(s) = 2 threads on 1 core(s)"),
+              std::string::npos)
+        << tasks;
 }

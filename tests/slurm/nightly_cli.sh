@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # slurm/nightly.sbatch without Slurm. First as a Slurm job: srun replaced by a stand-in that
 # runs the command after `--` under mpiexec -np 1; two "nights" land in their own directories
-# with the labels of RINGSCALE_LABELS and the Slurm job id. Then (issue 50) as the cron recipe
-# of analysis/README.md, with plain mpirun and no srun on PATH: two nights on one day get a
-# directory each, the job's exit status is the history's `--fail-on regression` verdict (0 no
-# regression, 1 a regression, 6 not decided), each named by its own line; a failed launch
-# leaves no empty directory. A missing argument is one line and exit 2.
+# with the labels of RINGSCALE_LABELS and the Slurm job id, and the history's verdict ends the
+# job (exit 6: not decided, two launches are too few to judge; issue 49); with
+# RINGSCALE_REPORT_DIR the second night also writes report.html there (issue 52). Then (issue
+# 50) as the cron recipe of analysis/README.md, with plain mpirun and no srun on PATH: two
+# nights on one day get a directory each, the job's exit status is the history's `--fail-on
+# regression` verdict (0 no regression, 1 a regression, 6 not decided), each named by its own
+# line; a failed launch leaves no empty directory. A missing argument is one line and exit 2.
 # usage: nightly_cli.sh SOURCE_DIR RINGSCALE RINGSCALE_STATS WORKDIR
 set -euo pipefail
 src=$1 ringscale=$2 stats=$3 work=$4
@@ -22,12 +24,19 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 printf 'job = collectives\nop = allreduce\nmin-bytes = 1K\nmax-bytes = 1K\niters = 3\nwarmup = 1\n' \
     >"$work/job.ini"
 for id in 101 102; do
-    SLURM_JOB_ID=$id RINGSCALE_LABELS="commit=abc$id nccl=2.21" \
-        bash "$src/slurm/nightly.sbatch" "$work/h" "$work/job.ini" >"$work/out$id" 2>&1 ||
-        { cat "$work/out$id"; echo "FAIL: night $id"; exit 1; }
+    report_dir=""
+    [ $id = 101 ] || report_dir="$work/site"
+    set +e
+    SLURM_JOB_ID=$id RINGSCALE_LABELS="commit=abc$id nccl=2.21" RINGSCALE_REPORT_DIR=$report_dir \
+        bash "$src/slurm/nightly.sbatch" "$work/h" "$work/job.ini" >"$work/out$id" 2>&1
+    rc=$?
+    set -e
+    [ $rc -eq 6 ] || { cat "$work/out$id"; echo "FAIL: night $id: exit $rc, want 6"; exit 1; }
     ls "$work"/h/*_j$id/*.h5 >/dev/null || { echo "FAIL: night $id not filed"; exit 1; }
 done
 grep -q "2 launch(es)" "$work/out102" || { cat "$work/out102"; echo "FAIL: history"; exit 1; }
+grep -q 'id="history"' "$work/site/report.html" ||
+    { cat "$work/out102"; echo "FAIL: no report.html with its History"; exit 1; }
 "$stats" history "$work/h" --order label:commit --format csv >"$work/csv" 2>/dev/null
 grep -q "commit=abc102 nccl=2.21 slurm_job=102" <(sqlite3 "$work/h/ringscale-history.sqlite" \
     "SELECT meta FROM launches" | python3 -c "

@@ -1,0 +1,57 @@
+// `ringscale-stats numerics INPUT...`: train_step --numerics cases, each configuration's loss,
+// gradient norm and parameters against the single-rank run of the same dtype and the
+// reduction-order floor, with a verdict (analysis/comparisons/numerics.hpp).
+#include "option_ranges.hpp"
+#include "shared.hpp"
+
+#include "analysis/comparisons/numerics.hpp"
+
+#include "src/base/error.hpp"
+
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+namespace {
+
+struct numerics_command final : input_command {
+    const char* name() const override { return "numerics"; }
+    const char* help() const override {
+        return "train_step --numerics cases: per configuration the loss against the single-rank "
+               "run of the same dtype (MAE, RMSE, max |delta|), the reduction-order floor, "
+               "growth with P, 95% intervals over seeds (--seeds), and a verdict: \"the same "
+               "training\", or \"diverges at step s\" naming the first quantity (loss, "
+               "grad_norm, params) past k x its floor. A non-finite loss is a divergence.";
+    }
+    void declare(po::options_description& d) override {
+        declare_common(d, m_common);
+        d.add_options()("k", po::value<double>()->default_value(2.0)->notifier([this](double v) {
+            m_k = in_range("k", v, error_factor);
+        }),
+                        "a quantity diverges past k times its floor (default 2)");
+        declare_pool_resources(d, m_pool_resources);
+    }
+    int run(std::ostream& out) const override {
+        const result_set rs = load(m_common.inputs, m_common.strict);
+        const auto pooled = pool_with_notes(rs, m_pool_resources);
+        const numerics_result r = numerics_of(pooled, m_k);
+        if (r.cases.empty())
+            throw config_error("no case recorded numerics (run train_step with --numerics STEPS)");
+        print_tables(out, m_common.format,
+                     {{"numerics by case", numerics_case_table(r)},
+                      {"numerics by configuration", numerics_config_table(r)}});
+        note(fmt::format("numerics: k = {:g}; floor = the worst per step of single-rank runs "
+                         "with reordered reductions, at least {:g} fp32 ulps of the reference",
+                         m_k, numerics_ulp_floor / 0x1p-24));
+        note(fmt::format("numerics: {} of {} cases diverge", r.diverged, r.cases.size()));
+        return 0;
+    }
+
+    double m_k = 2.0;
+};
+
+} // namespace
+
+RINGSCALE_STATS_FACTORY(numerics, numerics_command)
+
+} // namespace ringscale::analysis

@@ -1,0 +1,257 @@
+#include "analysis/comparisons/numerics.hpp"
+
+#include "analysis/comparisons/accuracy.hpp"
+#include "src/base/numerics_schema.hpp"
+#include "src/base/results_schema.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ringscale::analysis {
+
+namespace {
+
+const std::vector<double>* series(const numerics_data& d, const char* name) {
+    const auto it = d.find(name);
+    return it == d.end() ? nullptr : &it->second;
+}
+
+// |a - b| with a non-finite operand as infinite.
+double gap(double a, double b) {
+    const double e = std::fabs(a - b);
+    return std::isfinite(e) ? e : INFINITY;
+}
+
+// Two-sided 95% Student t quantile with `df` degrees of freedom (table to 30, then 1.96).
+double t95(std::size_t df) {
+    static const double t[] = {12.706, 4.303, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+                               2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+                               2.101,  2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060,
+                               2.056,  2.052, 2.048, 2.045, 2.042, 2.042};
+    return df == 0 ? NAN : df <= 30 ? t[df - 1] : 1.96;
+}
+
+std::string fmt_g(double v) {
+    return std::isfinite(v) ? fmt::format("{:.3g}", v) : (std::isnan(v) ? "-" : "inf");
+}
+
+} // namespace
+
+std::string numerics_verdict::text() const {
+    if (quantity == "missing")
+        return "no verdict (series missing)";
+    if (step == 0)
+        return "the same training";
+    return fmt::format("diverges at step {} ({}{})", step, quantity,
+                       non_finite ? ", non-finite" : "");
+}
+
+numerics_verdict judge_numerics(const numerics_data& d, double k) {
+    numerics_verdict v;
+    const auto* loss = series(d, "loss");
+    const auto* ref_loss = series(d, "ref_loss");
+    const auto* gn = series(d, "grad_norm");
+    const auto* ref_gn = series(d, "ref_grad_norm");
+    const auto* perr = series(d, "param_abs_err");
+    const auto* prel = series(d, "param_rel_err");
+    const auto* fl = series(d, "floor_loss");
+    const auto* fg = series(d, "floor_grad_norm");
+    const auto* fp = series(d, "floor_param_abs");
+    for (const auto* s : {loss, ref_loss, gn, ref_gn, perr, prel, fl, fg, fp})
+        if (!s || s->size() != loss->size()) {
+            v.quantity = "missing";
+            return v;
+        }
+    double env_l = 0, env_g = 0, env_p = 0;
+    for (std::size_t i = 0; i < loss->size(); ++i) {
+        env_l = std::max(env_l, (*fl)[i]);
+        env_g = std::max(env_g, (*fg)[i]);
+        env_p = std::max(env_p, (*fp)[i]);
+        const double scale_p = (*prel)[i] > 0 ? (*perr)[i] / (*prel)[i] : 0;
+        struct check {
+            const char* name;
+            double d, allowed;
+            bool finite;
+        };
+        const check checks[] = {
+            {"loss", gap((*loss)[i], (*ref_loss)[i]),
+             k * std::max(env_l, numerics_ulp_floor * std::fabs((*ref_loss)[i])),
+             std::isfinite((*loss)[i])},
+            {"grad_norm", gap((*gn)[i], (*ref_gn)[i]),
+             k * std::max(env_g, numerics_ulp_floor * std::fabs((*ref_gn)[i])),
+             std::isfinite((*gn)[i])},
+            {"params", std::isfinite((*perr)[i]) ? (*perr)[i] : INFINITY,
+             k * std::max(env_p, numerics_ulp_floor * scale_p), std::isfinite((*perr)[i])}};
+        for (const check& c : checks)
+            if (!(c.d <= c.allowed)) {
+                v.step = static_cast<int>(i) + 1;
+                v.quantity = c.name;
+                v.non_finite = !c.finite;
+                return v;
+            }
+    }
+    return v;
+}
+
+divergence_summary summarize(const std::vector<double>& a, const std::vector<double>& b) {
+    divergence_summary s;
+    const std::size_t n = std::min(a.size(), b.size());
+    if (n == 0)
+        return s;
+    double sum = 0, sq = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double e = gap(a[i], b[i]);
+        sum += e;
+        sq += e * e;
+        s.max = std::max(s.max, e);
+    }
+    s.mae = sum / static_cast<double>(n);
+    s.rmse = std::sqrt(sq / static_cast<double>(n));
+    return s;
+}
+
+mean_ci mean_with_ci(const std::vector<double>& v) {
+    mean_ci m;
+    if (v.empty())
+        return m;
+    double sum = 0;
+    for (double x : v)
+        sum += x;
+    m.mean = sum / static_cast<double>(v.size());
+    if (v.size() == 1) {
+        m.lo = m.hi = m.mean;
+        return m;
+    }
+    double sq = 0;
+    for (double x : v)
+        sq += (x - m.mean) * (x - m.mean);
+    const double se = std::sqrt(sq / static_cast<double>(v.size() - 1) / v.size());
+    m.lo = m.mean - t95(v.size() - 1) * se;
+    m.hi = m.mean + t95(v.size() - 1) * se;
+    return m;
+}
+
+numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k) {
+    numerics_result r;
+    r.k = k;
+    for (const pooled_case& pc : pooled) {
+        const case_data* c = !pc.launches.empty() ? pc.launches.front()
+                             : !pc.not_ok.empty() ? pc.not_ok.front()
+                                                  : nullptr;
+        if (!c || c->numerics.empty())
+            continue;
+        numerics_case n;
+        n.pc = &pc;
+        n.p = pc.world_size;
+        n.dtype = c->text(schema::attr::dtype, "fp32");
+        n.seed = c->text("data_seed", "0");
+        n.config = strip_params(pc.label(), {{"data_seed", n.seed}});
+        const numerics_data& d = c->numerics;
+        const auto get = [&](const char* name) {
+            const auto* s = series(d, name);
+            return s ? *s : std::vector<double>{};
+        };
+        n.steps = static_cast<int>(get("loss").size());
+        n.vs_ref = summarize(get("loss"), get("ref_loss"));
+        n.floor = summarize(get("floor_loss"), std::vector<double>(get("floor_loss").size(), 0));
+        if (n.steps > 0) {
+            n.param_err_last = get("param_abs_err").back();
+            n.param_rel_last = get("param_rel_err").back();
+            n.floor_param_last = get("floor_param_abs").back();
+        }
+        n.verdict = judge_numerics(d, k);
+        r.diverged += n.verdict.step > 0 ? 1 : 0;
+        r.cases.push_back(std::move(n));
+    }
+    std::stable_sort(r.cases.begin(), r.cases.end(), [](const auto& a, const auto& b) {
+        if (a.config != b.config)
+            return a.config < b.config;
+        return a.p != b.p ? a.p < b.p : text_less(a.seed, b.seed);
+    });
+    return r;
+}
+
+table numerics_case_table(const numerics_result& r) {
+    table t;
+    t.caption = fmt::format("loss against the single-rank run of the same dtype, and the "
+                            "reduction-order floor; verdict at k = {:g} x floor",
+                            r.k);
+    for (const auto& [title, key] :
+         std::vector<std::pair<const char*, const char*>>{{"case", "case"},
+                                                          {"P", "p"},
+                                                          {"dtype", "dtype"},
+                                                          {"seed", "seed"},
+                                                          {"steps", "steps"},
+                                                          {"MAE", "loss_mae"},
+                                                          {"RMSE", "loss_rmse"},
+                                                          {"max|d|", "loss_max"},
+                                                          {"floor max", "floor_loss_max"},
+                                                          {"param err", "param_abs_err_last"},
+                                                          {"param rel", "param_rel_err_last"},
+                                                          {"floor param", "floor_param_last"},
+                                                          {"verdict", "verdict"}})
+        t.add_column(title, key);
+    for (const numerics_case& c : r.cases)
+        t.rows.push_back({text_cell(c.config), int_cell(c.p), text_cell(c.dtype), text_cell(c.seed),
+                          int_cell(c.steps), number_cell(c.vs_ref.mae, fmt_g(c.vs_ref.mae)),
+                          number_cell(c.vs_ref.rmse, fmt_g(c.vs_ref.rmse)),
+                          number_cell(c.vs_ref.max, fmt_g(c.vs_ref.max)),
+                          number_cell(c.floor.max, fmt_g(c.floor.max)),
+                          number_cell(c.param_err_last, fmt_g(c.param_err_last)),
+                          number_cell(c.param_rel_last, fmt_g(c.param_rel_last)),
+                          number_cell(c.floor_param_last, fmt_g(c.floor_param_last)),
+                          text_cell(c.verdict.text())});
+    return t;
+}
+
+table numerics_config_table(const numerics_result& r) {
+    table t;
+    t.caption = "over seeds: max |loss - ref| mean with its 95% t interval; growth: the mean's "
+                "factor per doubling of P (NaN: fewer than two P)";
+    for (const auto& [title, key] :
+         std::vector<std::pair<const char*, const char*>>{{"configuration", "config"},
+                                                          {"P", "p"},
+                                                          {"seeds", "seeds"},
+                                                          {"max|d| mean", "loss_max_mean"},
+                                                          {"95% CI", "loss_max_ci"},
+                                                          {"diverged", "diverged"},
+                                                          {"first divergence", "first"},
+                                                          {"growth/2xP", "growth_p"}})
+        t.add_column(title, key);
+    std::map<std::string, std::vector<std::pair<double, double>>> by_config; // (P, mean)
+    std::vector<std::vector<cell>> rows;
+    for (std::size_t i = 0; i < r.cases.size();) {
+        std::size_t j = i;
+        std::vector<double> maxes;
+        std::size_t diverged = 0;
+        const numerics_verdict* first = nullptr;
+        for (; j < r.cases.size() && r.cases[j].config == r.cases[i].config &&
+               r.cases[j].p == r.cases[i].p;
+             ++j) {
+            const numerics_case& c = r.cases[j];
+            maxes.push_back(c.vs_ref.max);
+            if (c.verdict.step > 0) {
+                ++diverged;
+                if (!first || c.verdict.step < first->step)
+                    first = &c.verdict;
+            }
+        }
+        const mean_ci m = mean_with_ci(maxes);
+        by_config[r.cases[i].config].emplace_back(r.cases[i].p, m.mean);
+        t.rows.push_back({text_cell(r.cases[i].config), int_cell(r.cases[i].p),
+                          int_cell(static_cast<long long>(maxes.size())),
+                          number_cell(m.mean, fmt_g(m.mean)),
+                          text_cell(fmt::format("[{}, {}]", fmt_g(m.lo), fmt_g(m.hi))),
+                          text_cell(fmt::format("{}/{}", diverged, maxes.size())),
+                          text_cell(first ? first->text() : "the same training"), text_cell("")});
+        i = j;
+    }
+    for (auto& row : t.rows) {
+        const double g = growth_per_doubling(by_config[row[0].text]);
+        row[7] = number_cell(g, fmt_g(g));
+    }
+    return t;
+}
+
+} // namespace ringscale::analysis

@@ -1,0 +1,27 @@
+// The report's opening summary (issue 52), in both report.md and report.html: the fastest
+// scheme per (S, P) with its margin and verdict, scaling efficiency at the largest P, the
+// regressions since the last change, and what was marked and why. Each list is capped; the
+// sections below hold the rest.
+#pragma once
+
+#include "analysis/cases/cases.hpp"
+#include "analysis/comparisons/crossover.hpp"
+#include "analysis/comparisons/scaling.hpp"
+#include "analysis/history/series.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ringscale::analysis {
+
+struct summary_inputs {
+    const crossover_result* crossover = nullptr;          ///< may be null
+    const std::vector<scaling_result>* scaling = nullptr; ///< may be null
+    const history::series_set* history = nullptr;         ///< may be null
+    const std::vector<pooled_case>* pooled = nullptr;     ///< may be null
+};
+
+/// "## At a glance" and its lists, as Markdown (every results-file string escaped).
+std::string summary_section(const summary_inputs& in, std::size_t max_lines = 12);
+
+} // namespace ringscale::analysis

@@ -1,0 +1,255 @@
+#include "jobs/train_numerics.hpp"
+
+#include "comm/communicator.hpp"
+#include "kernels/model/reference_train.hpp"
+#include "kernels/model/transformer.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/error.hpp"
+#include "src/base/numerics_schema.hpp"
+#include "src/base/results_schema.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <numeric>
+#include <random>
+
+namespace ringscale::jobs {
+
+namespace {
+
+namespace model = kernels::model;
+using step_fn = std::function<void(int, double, const float*, const float*)>;
+
+// Largest |a - b| over n values (NaN: infinite) and the largest |b|.
+std::pair<double, double> max_diff(const float* a, const float* b, std::size_t n) {
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double e = std::fabs(static_cast<double>(a[i]) - b[i]);
+        worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+        scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
+    }
+    return {worst, scale};
+}
+
+double l2_diff(const float* a, const float* b, std::size_t n) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double d = static_cast<double>(a[i]) - b[i];
+        s += d * d;
+    }
+    return std::sqrt(s);
+}
+
+// |a - b| with NaN as infinite (a non-finite loss is a divergence, not a gap in the data).
+double gap(double a, double b) {
+    const double e = std::fabs(a - b);
+    return std::isnan(e) ? INFINITY : e;
+}
+
+// One single-rank run of pr's steps in pr's precision (a fresh context, so fp8's amax history
+// starts empty), the sequences' gradients summed in `order` (empty: in order).
+void single_rank(const train_problem& pr, std::uint64_t seed, const std::vector<float>& init,
+                 kernels::executor& exec, const kernels::mask_view& mask,
+                 std::vector<std::int64_t> order, std::int64_t micro_batch,
+                 std::uint64_t perturb_seed, const step_fn& on_step) {
+    model::train_context ctx(exec, pr.tf32);
+    ctx.precision_state().configure(pr.precision, pr.model.layers);
+    ctx.precision_state().set_perturbation(perturb_seed);
+    std::vector<float> p = init;
+    model::reference_hooks hooks;
+    hooks.order = std::move(order);
+    hooks.micro_batch = micro_batch;
+    hooks.on_step = on_step;
+    model::reference_train_steps(pr.model, seed, pr.sequences, pr.seq_len, pr.numerics_steps,
+                                 pr.dp_set.hp, p.data(), ctx, mask, hooks);
+}
+
+} // namespace
+
+double l2_norm(const float* v, std::size_t n) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        s += static_cast<double>(v[i]) * v[i];
+    return std::sqrt(s);
+}
+
+std::vector<std::int64_t> reduction_order(std::uint64_t seed, int run, std::int64_t n) {
+    std::vector<std::int64_t> order(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(run) + 1);
+    for (std::size_t i = order.size(); i > 1; --i) // Fisher-Yates, portable (no std::shuffle)
+        std::swap(order[i - 1], order[static_cast<std::size_t>(rng() % i)]);
+    return order;
+}
+
+std::int64_t floor_micro_batch(int run, std::int64_t sequences) {
+    std::vector<std::int64_t> divisors;
+    for (std::int64_t d = 1; d <= sequences; ++d)
+        if (sequences % d == 0)
+            divisors.push_back(d);
+    return divisors[static_cast<std::size_t>(run) % divisors.size()];
+}
+
+double numerics_bytes(const train_problem& pr) {
+    if (pr.numerics_steps <= 0)
+        return 0;
+    const double total = static_cast<double>(model::param_layout(pr.model).total());
+    // The reference's parameters at every step, the run's gathered params, grads and last
+    // params, a single-rank run's state (params, grads, AdamW moments) and its activations for
+    // the largest micro-batch (the whole batch).
+    return 4.0 * total * (pr.numerics_steps + 7) +
+           4.0 * static_cast<double>(
+                     model::transformer::activation_floats(pr.model, {pr.sequences, pr.seq_len}));
+}
+
+namespace {
+
+// What every configuration of one model, data and dtype is compared with: the reference's
+// parameters at every step and its series, the floor's series, their costs.
+struct baseline {
+    std::string key;
+    std::vector<std::vector<float>> ref_params;
+    numerics_series series; // ref_* and floor_*
+    std::vector<float> first_grads;
+    double ref_s = 0, floor_s = 0;
+};
+
+// Everything the reference and the floor depend on (the ranks too: they split the floor).
+std::string baseline_key(const train_problem& pr, std::uint64_t seed, int ranks) {
+    const auto& m = pr.model;
+    return fmt::format(
+        "{} {} {} {} {} {} {} {} {} {} {:a} {} {} {} {}", m.layers, m.hidden, m.heads, m.vocab,
+        pr.seq_len, pr.sequences, seed, pr.numerics_steps, pr.floor_runs, pr.precision.describe(),
+        pr.dp_set.hp.lr, pr.docs ? pr.docs->spec().docs : "", pr.tf32, ranks,
+        pr.precision.dtype == model::train_dtype::fp16 ? pr.precision.loss_scale : 0.0f);
+}
+
+void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::vector<float>& init,
+                      kernels::executor& exec, const kernels::mask_view& mask,
+                      comm::communicator& control, baseline& b) {
+    const auto steps = static_cast<std::size_t>(pr.numerics_steps);
+    const std::size_t n = init.size();
+    auto& s = b.series;
+    for (const char* name : {"ref_loss", "ref_grad_norm", "ref_update_norm", "floor_loss",
+                             "floor_grad_norm", "floor_param_abs"})
+        s[name].assign(steps, 0.0);
+    // The reference: every rank runs it (each compares against it).
+    b.ref_params.assign(steps, {});
+    double t0 = now_s();
+    std::vector<float> prev = init;
+    single_rank(pr, seed, init, exec, mask, {}, 1, 0,
+                [&](int k, double loss, const float* p, const float* g) {
+                    const auto i = static_cast<std::size_t>(k - 1);
+                    b.ref_params[i].assign(p, p + n);
+                    s["ref_loss"][i] = loss;
+                    s["ref_grad_norm"][i] = l2_norm(g, n);
+                    s["ref_update_norm"][i] = l2_diff(p, prev.data(), n);
+                    prev.assign(p, p + n);
+                    if (k == 1)
+                        b.first_grads.assign(g, g + n);
+                });
+    b.ref_s = now_s() - t0;
+    // The floor: run r on rank r mod P, the worst over runs reduced over the ranks.
+    t0 = now_s();
+    for (int r = control.rank(); r < pr.floor_runs; r += control.size())
+        single_rank(pr, seed, init, exec, mask, reduction_order(seed, r, pr.sequences),
+                    floor_micro_batch(r, pr.sequences),
+                    seed * 1000 + static_cast<std::uint64_t>(r) + 1,
+                    [&](int k, double loss, const float* p, const float* g) {
+                        const auto i = static_cast<std::size_t>(k - 1);
+                        auto& fl = s["floor_loss"][i];
+                        auto& fg = s["floor_grad_norm"][i];
+                        auto& fp = s["floor_param_abs"][i];
+                        fl = std::max(fl, gap(loss, s["ref_loss"][i]));
+                        fg = std::max(fg, gap(l2_norm(g, n), s["ref_grad_norm"][i]));
+                        fp = std::max(fp, max_diff(p, b.ref_params[i].data(), n).first);
+                    });
+    b.floor_s = now_s() - t0;
+    for (const char* name : {"floor_loss", "floor_grad_norm", "floor_param_abs"}) {
+        std::vector<double> mine = s[name];
+        control.allreduce(mine.data(), s[name].data(), steps, comm::dtype::f64,
+                          comm::reduce_op::max);
+    }
+}
+
+baseline& last_baseline() {
+    static baseline b;
+    return b;
+}
+
+// The baseline of (pr, seed) over `control`: computed, or the last one when its key matches
+// (every configuration of a sweep over schemes shares it; one kept, its memory is steps x
+// parameters). Collective when computed; every rank hits or misses alike (same key).
+const baseline& baseline_for(const train_problem& pr, std::uint64_t seed,
+                             const std::vector<float>& init, kernels::executor& exec,
+                             const kernels::mask_view& mask, comm::communicator& control) {
+    baseline& last = last_baseline();
+    const std::string key = baseline_key(pr, seed, control.size());
+    if (last.key != key) {
+        last = baseline{};
+        compute_baseline(pr, seed, init, exec, mask, control, last);
+        last.key = key;
+    }
+    return last;
+}
+
+} // namespace
+
+numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
+                             const std::vector<float>& init, kernels::executor& exec,
+                             const kernels::mask_view& mask, comm::communicator& control,
+                             const numerics_driver& driver) {
+    const auto steps = static_cast<std::size_t>(pr.numerics_steps);
+    const std::size_t n = init.size();
+    const bool cached = baseline_key(pr, seed, control.size()) == last_baseline().key;
+    const baseline& b = baseline_for(pr, seed, init, exec, mask, control);
+    numerics_result out;
+    out.series = b.series;
+    auto& s = out.series;
+    for (const char* name : {"loss", "grad_norm", "update_norm", "param_abs_err", "param_rel_err"})
+        s[name].assign(steps, 0.0);
+    out.want.first_grads = b.first_grads;
+    out.want.params = b.ref_params[static_cast<std::size_t>(pr.steps_validate) - 1];
+    out.want.losses.assign(s["ref_loss"].begin(), s["ref_loss"].begin() + pr.steps_validate);
+    // The distributed run, from the same initial parameters.
+    const double t0 = now_s();
+    std::vector<float> grads(n), params(n), prev = init;
+    for (std::size_t i = 0; i < steps; ++i) {
+        s["loss"][i] = driver.step();
+        driver.gather_grads(grads.data());
+        driver.gather_params(params.data());
+        s["grad_norm"][i] = l2_norm(grads.data(), n);
+        s["update_norm"][i] = l2_diff(params.data(), prev.data(), n);
+        const auto [abs_err, scale] = max_diff(params.data(), b.ref_params[i].data(), n);
+        s["param_abs_err"][i] = abs_err;
+        s["param_rel_err"][i] = scale > 0 ? abs_err / scale : abs_err;
+        prev = params;
+        if (i == 0)
+            out.got.first_grads = grads;
+        if (static_cast<int>(i) < pr.steps_validate)
+            out.got.losses.push_back(s["loss"][i]);
+        if (static_cast<int>(i) + 1 == pr.steps_validate)
+            out.got.params = params;
+    }
+    const double run_s = now_s() - t0;
+    namespace attr = schema::attr;
+    out.attrs[attr::numerics_steps] = static_cast<std::int64_t>(steps);
+    out.attrs[attr::numerics_floor_runs] = static_cast<std::int64_t>(pr.floor_runs);
+    out.attrs[attr::numerics_reference] =
+        std::string("single-rank run, same dtype (") + pr.precision.describe() +
+        "), whole global batch; fp32 master weights (no fp64 reference on these kernels)";
+    out.attrs[attr::numerics_floor] =
+        std::string("worst per step of the floor runs: single-rank, same dtype, the batch's "
+                    "gradient sum in a seeded random order of its sequences, grouped in "
+                    "micro-batches of 1, 2, ... sequences (each divisor of the batch in turn), "
+                    "the attention's reduction reordered as its error model has it: outputs "
+                    "and gradients times (1 + d), d uniform in [-2^-22, 2^-22], seeded");
+    out.attrs[attr::numerics_reference_s] = b.ref_s;
+    out.attrs[attr::numerics_floor_s] = b.floor_s;
+    out.attrs[attr::numerics_run_s] = run_s;
+    out.attrs[attr::numerics_baseline_reused] = static_cast<std::int64_t>(cached ? 1 : 0);
+    return out;
+}
+
+} // namespace ringscale::jobs

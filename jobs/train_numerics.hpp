@@ -1,0 +1,83 @@
+// train_step --numerics STEPS: the training run followed over many steps against a single-rank
+// reference and the floor that the order of floating-point reductions alone causes (issue 53).
+//
+// For every step s = 1..STEPS the case records (datasets of the case's `numerics` group):
+//  - loss, grad_norm (global L2 norm of the summed gradient), update_norm (L2 norm of the
+//    parameter change), param_abs_err = max |p - p_ref| and param_rel_err = param_abs_err /
+//    max |p_ref| (relative to the largest parameter: the task is learnable, losses and single
+//    elements approach 0, so an element-wise relative error would mislead);
+//  - ref_loss, ref_grad_norm, ref_update_norm: the reference, the single-rank run of the same
+//    steps in the same dtype (kernels::model::reference_train on the whole global batch, one
+//    sequence at a time);
+//  - floor_loss, floor_grad_norm, floor_param_abs: the worst, step by step, of `floor_runs`
+//    (>= 8) single-rank runs in the same dtype whose batch reduction is randomly reordered
+//    (the sequences' gradients summed in a seeded random order, in micro-batches of each
+//    divisor of the batch in turn: floor_micro_batch), against the reference. The attention's
+//    reduction over keys (which context parallelism reorders: blocks merged by log-sum-exp)
+//    cannot be reordered inside the single-rank kernel, so the floor runs take its error
+//    model instead: every attention output and gradient times (1 + d), d uniform in
+//    [-2^-22, 2^-22] (the few fp32 roundings of a log-sum-exp merge), seeded per run.
+// Not a fp64 reference: the CPU kernels compute in fp32; the reference is the highest precision
+// this build trains in (fp32 master weights), stated with the case (numerics_reference).
+// Costs (seconds on rank 0): the reference run, this rank's share of the floor runs (split over
+// the ranks), and the distributed steps with their statistics.
+#pragma once
+
+#include "jobs/train_problem.hpp"
+#include "jobs/train_validate.hpp"
+#include "kernels/model/train_context.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ringscale::comm {
+class communicator;
+}
+
+namespace ringscale::jobs {
+
+/// The per-step series, each [steps], named as the datasets.
+using numerics_series = std::map<std::string, std::vector<double>>;
+
+/// The distributed run as the numerics mode drives it: one step returning the global loss,
+/// the full gradient of the last step and the full parameters into host buffers [total]. All
+/// collective over the world.
+struct numerics_driver {
+    std::function<double()> step;
+    std::function<void(float*)> gather_grads;
+    std::function<void(float*)> gather_params;
+};
+
+/// What the numerics run produced: the series, cost attributes, and the first
+/// `pr.steps_validate` steps as the validation's trace (got) and reference (want).
+struct numerics_result {
+    numerics_series series;
+    attr_map attrs;
+    training_trace got, want;
+};
+
+/// Host bytes the numerics mode adds per rank (the reference's parameters at every step).
+double numerics_bytes(const train_problem& pr);
+
+/// Run `pr.numerics_steps` steps of `driver` from `init` and compare them with the
+/// reference and the floor, computed on `exec` (each single-rank run in a fresh training context
+/// of pr's precision). Collective over `control` (the floor's share and its reduction).
+numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
+                             const std::vector<float>& init, kernels::executor& exec,
+                             const kernels::mask_view& mask, comm::communicator& control,
+                             const numerics_driver& driver);
+
+/// L2 norm of n values (double accumulation). Pure.
+double l2_norm(const float* v, std::size_t n);
+
+/// The micro-batch of floor run `run`: the divisors of `sequences` in turn (1, 2, ...), so
+/// the runs group the batch reduction as the configurations do (a whole replica's batch at
+/// once, a shard of it, one sequence at a time). Pure.
+std::int64_t floor_micro_batch(int run, std::int64_t sequences);
+
+/// A seeded random permutation of 0..n-1 (the floor run `run`'s reduction order). Pure.
+std::vector<std::int64_t> reduction_order(std::uint64_t seed, int run, std::int64_t n);
+
+} // namespace ringscale::jobs

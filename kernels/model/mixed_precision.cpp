@@ -1,0 +1,150 @@
+#include "kernels/model/mixed_precision.hpp"
+
+#include "src/base/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <random>
+
+namespace ringscale::kernels::model {
+
+const char* train_dtype_name(train_dtype t) {
+    switch (t) {
+    case train_dtype::fp32:
+        return "fp32";
+    case train_dtype::bf16:
+        return "bf16";
+    case train_dtype::fp16:
+        return "fp16";
+    case train_dtype::fp8:
+        return "fp8";
+    }
+    return "?";
+}
+
+train_dtype parse_train_dtype(const std::string& text) {
+    if (text == "auto" || text == "fp32" || text == "float32")
+        return train_dtype::fp32;
+    if (text == "bf16" || text == "bfloat16")
+        return train_dtype::bf16;
+    if (text == "fp16" || text == "float16")
+        return train_dtype::fp16;
+    if (text == "fp8")
+        return train_dtype::fp8;
+    throw config_error(fmt::format("--dtype: '{}' is not fp32, bf16, fp16 or fp8", text));
+}
+
+std::string precision_config::describe() const {
+    switch (dtype) {
+    case train_dtype::fp16:
+        return fmt::format("fp16 (static loss scale {:g})", loss_scale);
+    case train_dtype::fp8:
+        return scaling == fp8_scaling::delayed
+                   ? fmt::format("fp8 (E4M3 activations and weights, E5M2 gradients, delayed "
+                                 "per-tensor scaling, amax history {})",
+                                 amax_history)
+                   : std::string("fp8 (E4M3 activations and weights, E5M2 gradients, current "
+                                 "per-tensor scaling)");
+    default:
+        return train_dtype_name(dtype);
+    }
+}
+
+void mixed_precision::configure(const precision_config& cfg, std::int64_t layers) {
+    if (cfg.amax_history < 1 || !(cfg.loss_scale > 0) || !std::isfinite(cfg.loss_scale))
+        throw config_error("mixed precision: the amax history and the loss scale must be > 0");
+    m_cfg = cfg;
+    m_sites = static_cast<std::size_t>(4 * layers + 1);
+    m_step_amax.assign(m_sites * 3, 0.0f);
+    m_history.clear();
+    m_history_max.assign(m_sites * 3, 0.0f);
+    m_overflows = 0;
+}
+
+float mixed_precision::scale_for(std::size_t slot, float amax_now, fp8_format f) const {
+    const float amax = m_cfg.scaling == fp8_scaling::current ? amax_now : m_history_max[slot];
+    // TE: scale = fp8_max / amax (margin 0); an all-zero tensor or no history keeps 1.
+    return amax > 0 && std::isfinite(amax) ? fp8_max(f) / amax : 1.0f;
+}
+
+const float* mixed_precision::gemm_input(int site, gemm_operand op, const float* src,
+                                         std::size_t n) {
+    if (!active())
+        return src;
+    std::vector<float>& out = m_scratch[static_cast<int>(op)];
+    out.resize(n);
+    switch (m_cfg.dtype) {
+    case train_dtype::bf16:
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = round_to_bf16(src[i]);
+        break;
+    case train_dtype::fp16: {
+        const float s = op == gemm_operand::dy ? m_cfg.loss_scale : 1.0f;
+        std::uint64_t inf = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const float r = round_to_f16(src[i] * s);
+            inf += std::isinf(r) && std::isfinite(src[i]) ? 1 : 0;
+            out[i] = r / s;
+        }
+        m_overflows += inf;
+        break;
+    }
+    default: { // fp8
+        const auto slot = static_cast<std::size_t>(site) * 3 + static_cast<std::size_t>(op);
+        if (site < 0 || slot >= m_step_amax.size())
+            throw std::logic_error("mixed_precision: GEMM site out of range");
+        float amax = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            amax = std::max(amax, std::fabs(src[i]));
+        m_step_amax[slot] = std::max(m_step_amax[slot], amax);
+        const fp8_format f = op == gemm_operand::dy ? fp8_format::e5m2 : fp8_format::e4m3;
+        const float s = scale_for(slot, amax, f);
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = round_to_fp8(f, src[i] * s) / s;
+    }
+    }
+    return out.data();
+}
+
+void mixed_precision::round_attention(float* v, std::size_t n) const {
+    if (m_cfg.dtype == train_dtype::fp16)
+        for (std::size_t i = 0; i < n; ++i)
+            v[i] = round_to_f16(v[i]);
+    else if (active())
+        for (std::size_t i = 0; i < n; ++i)
+            v[i] = round_to_bf16(v[i]);
+}
+
+void mixed_precision::perturb(float* v, std::size_t n) {
+    if (m_perturb_seed == 0)
+        return;
+    std::mt19937_64 rng(m_perturb_seed * 0x9e3779b97f4a7c15ull + ++m_perturb_calls);
+    for (std::size_t i = 0; i < n; ++i) {
+        // (rng() >> 11) * 2^-53 is uniform in [0, 1): d = (2u - 1) * 2^-22.
+        const double d = (static_cast<double>(rng() >> 11) * 0x1p-52 - 1.0) * 0x1p-22;
+        v[i] = static_cast<float>(static_cast<double>(v[i]) * (1.0 + d));
+    }
+}
+
+void mixed_precision::end_step(const std::function<void(float*, std::size_t)>& reduce) {
+    if (m_cfg.dtype != train_dtype::fp8 || m_cfg.scaling != fp8_scaling::delayed)
+        return;
+    if (reduce)
+        reduce(m_step_amax.data(), m_step_amax.size());
+    m_history.push_back(m_step_amax);
+    if (m_history.size() > static_cast<std::size_t>(m_cfg.amax_history))
+        m_history.erase(m_history.begin());
+    std::fill(m_history_max.begin(), m_history_max.end(), 0.0f);
+    for (const auto& h : m_history)
+        for (std::size_t i = 0; i < h.size(); ++i)
+            m_history_max[i] = std::max(m_history_max[i], h[i]);
+    std::fill(m_step_amax.begin(), m_step_amax.end(), 0.0f);
+}
+
+float mixed_precision::delayed_scale(int site, gemm_operand op) const {
+    const auto slot = static_cast<std::size_t>(site) * 3 + static_cast<std::size_t>(op);
+    return scale_for(slot, 0, op == gemm_operand::dy ? fp8_format::e5m2 : fp8_format::e4m3);
+}
+
+} // namespace ringscale::kernels::model

@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+"""Checks report.html (issue 52) in headless Chromium and with tidy; exits 1 naming the first
+failure. Debian's python3 only.
+
+usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]... [--hover TEXT]
+                            [--hostile TEXT]... [--screenshot OUT.png] [--at ANCHOR]
+
+- every inline <svg> parses as XML; tidy reports no error (warnings allowed);
+- Chromium loads the page from disk: the page makes no network request (net log: no request the
+  page initiated, other than file: and data:), the console shows nothing (errors, CSP refusals),
+  and the DOM after the page's script ran holds each --section id, an SVG in every plot figure and
+  series, the regressions table with a row holding every --regression text, a point's hover
+  <title> holding every --hover text;
+- --hostile: no element carries an on* attribute, no <img> or <iframe>, one <script> (the page's),
+  no data-pwned attribute (which every hostile payload sets when it runs), and the payloads show
+  as text;
+- --screenshot: the page's screenshot is not blank.
+"""
+import argparse
+import html.parser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+import zlib
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-default-apps", "--enable-logging=stderr", "--v=0"]
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    fail("no chromium on PATH (tests/install-deps.sh --test installs it)")
+
+
+def run_browser(page, extra, work, fragment=""):
+    net = os.path.join(work, "net.json")
+    cmd = [chromium()] + FLAGS + [f"--user-data-dir={work}/profile", f"--log-net-log={net}"]
+    url = "file://" + os.path.abspath(page) + (f"#{fragment}" if fragment else "")
+    r = subprocess.run(cmd + extra + [url], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"chromium exited {r.returncode}: {r.stderr[-600:]}")
+    console = [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
+    if console:
+        fail(f"console messages: {console[:3]}")
+    events = json.load(open(net)).get("events", [])
+    for e in events:
+        p = e.get("params", {})
+        url = str(p.get("url", ""))
+        if url and "initiator" in p and p["initiator"] != "not an origin" and \
+                not url.startswith(("file:", "data:")):
+            fail(f"the page requested {url}")
+    return r.stdout
+
+
+def check_svgs(text):
+    svgs = re.findall(r"<svg\b.*?</svg>", text, re.S)
+    for i, s in enumerate(svgs):
+        try:
+            ET.fromstring(s)
+        except ET.ParseError as e:
+            fail(f"inline SVG {i + 1} of {len(svgs)} is not well-formed XML: {e}")
+    return len(svgs)
+
+
+def check_tidy(page):
+    if not shutil.which("tidy"):
+        fail("no tidy on PATH (tests/install-deps.sh --test installs it)")
+    r = subprocess.run(["tidy", "-q", "-e", page], capture_output=True, text=True)
+    errors = [l for l in r.stderr.splitlines() if " Error: " in l]
+    if r.returncode >= 2 or errors:
+        fail(f"tidy: {errors[:5] or r.stderr[-600:]}")
+
+
+class dom_walk(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.handlers, self.tags, self.figures = set(), [], {}, []
+        self.pwned = False
+        self.stack = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        for k, v in attrs:
+            if k == "id":
+                self.ids.add(v)
+            if k.startswith("on"):
+                self.handlers.append((tag, k))
+            if k == "data-pwned":
+                self.pwned = True
+
+
+def check_screenshot(page, out, work):
+    run_browser(page, ["--window-size=1100,760", f"--screenshot={out}"], work)
+    data = open(out, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("the screenshot is not a PNG")
+    idat, at = b"", 8
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 4], "big")
+        if data[at + 4:at + 8] == b"IDAT":
+            idat += data[at + 8:at + 8 + n]
+        at += 12 + n
+    raw = zlib.decompress(idat)
+    if len(set(raw)) < 32:
+        fail(f"the screenshot is blank ({len(set(raw))} distinct bytes)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("page")
+    ap.add_argument("--section", action="append", default=[])
+    ap.add_argument("--regression", action="append", default=[])
+    ap.add_argument("--hover", action="append", default=[])
+    ap.add_argument("--hostile", action="append", default=[])
+    ap.add_argument("--screenshot")
+    ap.add_argument("--at", default="", help="open the page at this anchor")
+    a = ap.parse_args()
+    text = open(a.page, encoding="utf-8").read()
+    n_svg = check_svgs(text)
+    check_tidy(a.page)
+    work = tempfile.mkdtemp(prefix="ringscale_html_")
+    try:
+        # Opened at --at (an anchor), with time for the page's script to draw what is in view.
+        dom = run_browser(a.page, ["--dump-dom", "--virtual-time-budget=3000"], work, a.at)
+        walk = dom_walk()
+        walk.feed(dom)
+        for s in a.section:
+            if s not in walk.ids:
+                fail(f"no element with id {s}")
+        plots = len(re.findall(r'<figure class="plot"', dom)) + len(
+            re.findall(r'<details class="series"', dom))
+        if n_svg < plots or n_svg == 0:
+            fail(f"{plots} plots and series but {n_svg} inline SVGs")
+        for fig in re.findall(r'<figure class="plot".*?</figure>', dom, re.S):
+            if "<svg" not in fig:
+                fail(f"a plot figure without an SVG: {fig[:120]}")
+        table = re.search(r'<table class="sortable regressions">.*?</table>', dom, re.S)
+        for want in a.regression:
+            rows = re.findall(r"<tr\b.*?</tr>", table.group(0) if table else "", re.S)
+            if not any(all(w in r for w in want.split("&&")) for r in rows):
+                fail(f"no regressions row holds {want!r}")
+        # The history charts are drawn by the page's script as they near the view: the first
+        # ones must be in place after the load.
+        if a.hover and '<div class="plot"><svg' not in dom:
+            fail("no history chart was drawn from its template after the load")
+        titles = re.findall(r'<g class="hv"><title>(.*?)</title>', dom, re.S)
+        for want in a.hover:
+            if not any(want in t for t in titles):
+                fail(f"no hover text holds {want!r} ({len(titles)} hover texts)")
+        if a.hostile:
+            if walk.pwned:
+                fail("a hostile payload ran (data-pwned set)")
+            if walk.handlers:
+                fail(f"event handler attributes in the page: {walk.handlers[:3]}")
+            if walk.tags.get("script", 0) != 1 or walk.tags.get("img") or \
+                    walk.tags.get("iframe"):
+                fail(f"hostile markup became elements: {walk.tags}")
+            for h in a.hostile:
+                if html.escape(h, quote=False) not in dom:
+                    fail(f"the hostile text {h!r} is not shown as text")
+        if a.screenshot:
+            check_screenshot(a.page, a.screenshot, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"report_html_check: {a.page}: {n_svg} inline SVGs, {len(walk.ids)} anchors, "
+          f"{len(titles)} hover texts: ok")
+
+
+main()

@@ -1,0 +1,165 @@
+// ringscale-stats numerics' rule (analysis/comparisons/numerics.hpp) on synthetic series with
+// exact values: the same training; a divergence past k x the floor at its step, naming the
+// quantity that moved first; a non-finite loss as a divergence; the floor's running max and its
+// ulp floor; MAE, RMSE, max; the mean's 95% t interval over seeds.
+#include "analysis/commands/command.hpp"
+#include "analysis/comparisons/numerics.hpp"
+#include "src/base/error.hpp"
+#include "tests/analysis/analysis_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+using namespace ringscale::analysis;
+
+namespace {
+
+// Four steps: the run equal to the reference, floors 1e-3 (loss, grad norm) and 1e-4 (params).
+numerics_data same() {
+    numerics_data d;
+    d["ref_loss"] = d["loss"] = {3, 2, 1, 0.5};
+    d["ref_grad_norm"] = d["grad_norm"] = {1, 1, 1, 1};
+    d["param_abs_err"] = d["param_rel_err"] = {0, 0, 0, 0};
+    d["floor_loss"] = d["floor_grad_norm"] = {1e-3, 1e-3, 1e-3, 1e-3};
+    d["floor_param_abs"] = {1e-4, 1e-4, 1e-4, 1e-4};
+    return d;
+}
+
+} // namespace
+
+TEST(numerics, within_k_times_the_floor_is_the_same_training) {
+    numerics_data d = same();
+    d["loss"][1] += 1.9e-3; // 1.9 x the floor: within k = 2
+    d["param_abs_err"] = {1.2e-4, 1.2e-4, 1.2e-4, 1.2e-4};
+    d["param_rel_err"] = {1e-3, 1e-3, 1e-3, 1e-3};
+    const numerics_verdict v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.step, 0);
+    EXPECT_EQ(v.text(), "the same training");
+    EXPECT_EQ(judge_numerics(d, 1.5).text(), "diverges at step 2 (loss)");
+}
+
+TEST(numerics, the_first_quantity_past_its_floor_is_named) {
+    numerics_data d = same();
+    d["grad_norm"][2] = 1.1;     // step 3's gradient norm
+    d["param_abs_err"][2] = 1.0; // and the parameters after it
+    d["param_rel_err"][2] = 0.1;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 3 (grad_norm)");
+    d["grad_norm"][2] = 1;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 3 (params)");
+}
+
+TEST(numerics, the_floor_is_its_running_max_and_at_least_16_ulps) {
+    numerics_data d = same();
+    d["floor_loss"] = {1e-2, 0, 0, 0}; // step 1's floor carries over
+    d["loss"][3] += 1.5e-2;
+    EXPECT_EQ(judge_numerics(d, 2.0).step, 0);
+    d = same();
+    d["floor_loss"] = {0, 0, 0, 0};
+    d["loss"][0] += 3 * 16 * 0x1p-24; // the ulp floor of 3 itself: within 2 x it
+    EXPECT_EQ(judge_numerics(d, 2.0).step, 0);
+    d["loss"][0] += 3 * 32 * 0x1p-24;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 1 (loss)");
+}
+
+TEST(numerics, a_non_finite_loss_is_a_divergence) {
+    numerics_data d = same();
+    d["loss"][1] = NAN;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 2 (loss, non-finite)");
+    d = same();
+    d.erase("floor_loss");
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "no verdict (series missing)");
+}
+
+TEST(numerics, loss_divergence_summary_and_interval_over_seeds) {
+    const divergence_summary s = summarize({1, 2, 3, 4}, {1, 1, 1, 1});
+    EXPECT_DOUBLE_EQ(s.mae, 1.5);             // (0 + 1 + 2 + 3) / 4
+    EXPECT_DOUBLE_EQ(s.rmse, std::sqrt(3.5)); // (0 + 1 + 4 + 9) / 4
+    EXPECT_DOUBLE_EQ(s.max, 3);
+    EXPECT_TRUE(std::isinf(summarize({NAN}, {1}).max));
+    const mean_ci m = mean_with_ci({1, 2, 3}); // sd 1, se 1/sqrt(3), t(2) = 4.303
+    EXPECT_DOUBLE_EQ(m.mean, 2);
+    EXPECT_NEAR(m.lo, 2 - 4.303 / std::sqrt(3.0), 1e-12);
+    EXPECT_NEAR(m.hi, 2 + 4.303 / std::sqrt(3.0), 1e-12);
+    const mean_ci one = mean_with_ci({5});
+    EXPECT_EQ(one.lo, 5);
+}
+
+namespace {
+
+// A train_step case at P with `seed`, its series from same(); `diverge_at` > 0 plants a loss
+// jump there (to NaN when `nan`).
+ringscale::test_fixture::fixture_case fixture_numerics(int p, int seed, int diverge_at = 0,
+                                                       bool nan = false) {
+    ringscale::test_fixture::fixture_case c;
+    c.job = "train_step";
+    c.variant = "ddp/cp-ring";
+    c.world_size = p;
+    c.text_params = {{"device", "cpu"}, {"comm", "mpi"}, {"dtype", "bf16"}};
+    c.int_params = {{"cp", 2}, {"data_seed", seed}};
+    c.iterations = 1;
+    c.warmup = 0;
+    numerics_data d = same();
+    for (auto& v : d["loss"]) // a run-to-run spread within the floor
+        v += 1e-4 * seed * p;
+    if (diverge_at > 0)
+        d["loss"][static_cast<std::size_t>(diverge_at - 1)] = nan ? NAN : 10;
+    for (auto& [name, v] : d)
+        c.numerics.emplace_back(name, v);
+    d["update_norm"] = d["ref_update_norm"] = {1, 1, 1, 1};
+    c.numerics.emplace_back("update_norm", d["update_norm"]);
+    c.numerics.emplace_back("ref_update_norm", d["ref_update_norm"]);
+    c.seed = static_cast<std::uint64_t>(p * 100 + seed);
+    return c;
+}
+
+nlohmann::json stats(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"ringscale-stats"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<const char*> argv;
+    for (auto& a : all)
+        argv.push_back(a.c_str());
+    std::ostringstream out;
+    EXPECT_EQ(run_command(parse_cli(static_cast<int>(argv.size()), argv.data()), out), 0);
+    return nlohmann::json::parse(out.str());
+}
+
+} // namespace
+
+TEST(numerics, the_command_judges_each_case_and_pools_the_seeds) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics");
+    ringscale::test_fixture::fixture_file f;
+    for (int p : {2, 4})
+        for (int seed : {0, 1, 2})
+            f.cases.push_back(fixture_numerics(p, seed, p == 4 && seed == 2 ? 3 : 0, true));
+    ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
+    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto& cases = j.at("numerics by case");
+    ASSERT_EQ(cases.size(), 6u) << j.dump(1);
+    EXPECT_EQ(cases[0].at("verdict"), "the same training");
+    EXPECT_EQ(cases[5].at("verdict"), "diverges at step 3 (loss, non-finite)") << j.dump(1);
+    const auto& configs = j.at("numerics by configuration");
+    ASSERT_EQ(configs.size(), 2u) << j.dump(1);
+    EXPECT_EQ(configs[0].at("p"), 2);
+    EXPECT_EQ(configs[0].at("diverged"), "0/3");
+    EXPECT_NEAR(configs[0].at("loss_max_mean").get<double>(), 2e-4, 1e-12); // seeds 0, 1, 2
+    EXPECT_EQ(configs[1].at("diverged"), "1/3");
+    EXPECT_EQ(configs[1].at("first"), "diverges at step 3 (loss, non-finite)");
+}
+
+TEST(numerics, no_numerics_case_is_one_line) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics_none");
+    ringscale::test_fixture::fixture_file f;
+    f.cases.push_back(ringscale::test_fixture::fixture_case{});
+    ringscale::test_fixture::write_fixture_file(dir + "/plain.h5", f);
+    std::vector<const char*> argv = {"ringscale-stats", "numerics", dir.c_str()};
+    std::ostringstream out;
+    try {
+        run_command(parse_cli(3, argv.data()), out);
+        ADD_FAILURE() << "no error";
+    } catch (const ringscale::error& e) {
+        EXPECT_NE(std::string(e.what()).find("--numerics"), std::string::npos) << e.what();
+    }
+}

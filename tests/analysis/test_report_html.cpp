@@ -1,0 +1,77 @@
+// report.html's pieces (issue 52): escaping, the one report model both outputs are written
+// from, Markdown inline text as HTML, and gnuplot's SVG made safe to inline.
+#include "analysis/presentation/html_escape.hpp"
+#include "analysis/presentation/html_svg.hpp"
+#include "analysis/presentation/html_tables.hpp"
+#include "analysis/presentation/report_model.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ringscale::analysis;
+
+TEST(report_html, escapes_every_markup_character) {
+    EXPECT_EQ(html_text("<script>a&b</script>"), "&lt;script&gt;a&amp;b&lt;/script&gt;");
+    EXPECT_EQ(html_text("\"onmouseover='x'"), "&quot;onmouseover=&#39;x&#39;");
+    EXPECT_EQ(html_text("a\x1b[2Jb"), "a\\x1b[2Jb"); // a control character as text
+    EXPECT_EQ(html_text("\xff"), "\\xff");           // invalid UTF-8 as text
+}
+
+TEST(report_html, anchors_are_stable_and_plain) {
+    EXPECT_EQ(html_anchor("series", "k"), html_anchor("series", "k"));
+    EXPECT_NE(html_anchor("series", "k"), html_anchor("series", "j"));
+    EXPECT_EQ(html_slug("Per-rank heatmaps"), "per-rank-heatmaps");
+    EXPECT_EQ(html_slug("<script>"), "script");
+    EXPECT_EQ(html_slug("!!"), "section");
+    EXPECT_TRUE(html_safe_href("history_series.csv"));
+    EXPECT_TRUE(html_safe_href("#series-0123"));
+    EXPECT_FALSE(html_safe_href("javascript:alert(1)"));
+    EXPECT_FALSE(html_safe_href("https://example.com/x"));
+    EXPECT_FALSE(html_safe_href("../secret"));
+    EXPECT_FALSE(html_safe_href("/etc/passwd"));
+}
+
+TEST(report_html, markdown_round_trips_through_the_model) {
+    const std::string md = "# Title\n\n## At a glance\n\nA paragraph\non two lines.\n\n- one\n- "
+                           "two\n\n| a | b \\| c |\n|---|---|\n| 1 | 2 |\n\n![x](plot_01.png)\n\n"
+                           "## At a glance\n\nagain\n";
+    const report_model m = read_report_model(md);
+    EXPECT_EQ(markdown_of(m), md);
+    ASSERT_EQ(m.blocks.size(), 8u);
+    EXPECT_EQ(m.blocks[1].id, "at-a-glance");
+    EXPECT_EQ(m.blocks[6].id, "at-a-glance-2"); // unique anchors
+    EXPECT_EQ(m.blocks[2].kind, block_kind::paragraph);
+    EXPECT_EQ(m.blocks[3].kind, block_kind::list);
+    EXPECT_EQ(m.blocks[4].kind, block_kind::table);
+    EXPECT_EQ(m.blocks[5].kind, block_kind::plot);
+    EXPECT_EQ(m.blocks[5].text, "plot_01");
+    EXPECT_EQ(table_cells("| a | b \\| c |"), (std::vector<std::string>{"a", "b \\| c"}));
+}
+
+TEST(report_html, inline_markdown_is_escaped_and_links_stay_local) {
+    EXPECT_EQ(html_inline("**fast** `x<y` a\\<b"),
+              "<strong>fast</strong> <code>x&lt;y</code> a&lt;b");
+    EXPECT_EQ(html_inline("[csv](history_series.csv)"), "<a href=\"history_series.csv\">csv</a>");
+    EXPECT_EQ(html_inline("[x](javascript:alert(1))"), "[x](javascript:alert(1))");
+    EXPECT_EQ(html_inline("**open"), "<strong>open</strong>"); // tags always balanced
+}
+
+TEST(report_html, gnuplot_svg_keeps_no_script_and_gets_escaped_hover) {
+    const std::string svg =
+        "<?xml version=\"1.0\"?>\n<svg width=\"10\" id=\"gnuplot_svg\"><defs><circle "
+        "id=\"gpPt6\"/></defs><script>bad()</script><g id=\"gnuplot_plot_2\" ><title>marked "
+        "launch</title><use xlink:href='#gpPt6'/></g><g "
+        "onmousemove=\"gnuplot_svg.showHypertext(evt,'h0')\" "
+        "onmouseout=\"gnuplot_svg.hideHypertext()\"><title> </title><path onclick=\"x()\" "
+        "d=\"M0\"/></g></svg>\n";
+    const std::string out = inline_svg(svg, "p1", {{"h0", "a <b> & \"c\""}});
+    EXPECT_EQ(out.find("<script"), std::string::npos);
+    EXPECT_EQ(out.find("onmouse"), std::string::npos);
+    EXPECT_EQ(out.find("onclick"), std::string::npos);
+    EXPECT_NE(out.find("<g class=\"hv\"><title>a &lt;b&gt; &amp; &quot;c&quot;</title>"),
+              std::string::npos);
+    EXPECT_NE(out.find("id=\"p1-gpPt6\""), std::string::npos);
+    EXPECT_NE(out.find("'#p1-gpPt6'"), std::string::npos);
+    EXPECT_NE(out.find("<g class=\"marked\" id=\"p1-gnuplot_plot_2\""), std::string::npos);
+    EXPECT_EQ(out.rfind("<svg", 0), 0u);
+    EXPECT_EQ(inline_svg("not an svg", "p"), "");
+}
