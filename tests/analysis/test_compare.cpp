@@ -239,8 +239,8 @@ fixture_file contended(fixture_file f) {
 
 TEST(analysis_compare, a_marked_launch_weighs_by_its_effect) {
     // NEW 30% slower, every launch measured with other processes on 0.90 of the 2 cores (an
-    // effect up to x1.91 on a one-thread rank's compute, x1.64 on the whole time with the
-    // fixture's compute share of 0.7): it could account for the margin, so
+    // effect up to x1.91 on a one-thread rank, on its whole time: on the CPU communication
+    // runs on the same cores): it could account for the margin, so
     // nothing is decided (issue 49: the marked launches stay; before, they were left out).
     sets s("compare_marked", {launch(1, 0), launch(2, 0), launch(3, 0)},
            {contended(launch(4, 0.3)), contended(launch(5, 0.3)), contended(launch(6, 0.3))});
@@ -251,7 +251,7 @@ TEST(analysis_compare, a_marked_launch_weighs_by_its_effect) {
     for (const case_comparison& c : cmp.matched) {
         EXPECT_EQ(c.result, verdict::not_decided);
         EXPECT_EQ(c.reason.rfind("marked: other processes used 0.90 of the 2 core(s) the ranks "
-                                 "may use (x1.64) could account for the +",
+                                 "may use (x1.91) could account for the +",
                                  0),
                   0u)
             << "reason: " << c.reason;
