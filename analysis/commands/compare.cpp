@@ -112,15 +112,14 @@ int compare_command::run(std::ostream& out) const {
     const auto memory = memory_regressions(cmp, m_opt.threshold);
     for (const memory_change& m : memory)
         note(describe(m));
-    if (regressions + memory.size() > 0)
+    if (!memory.empty())
         return exit_regression;
-    if (m_fail_on && undecided > 0) {
+    const int code = compare_exit_code(cmp, m_fail_on);
+    if (code == exit_not_decided)
         note(fmt::format("--fail-on regression: {} case(s) not decided, none a regression: "
                          "exit {} (not decided)",
                          undecided, exit_not_decided));
-        return exit_not_decided;
-    }
-    return 0;
+    return code;
 }
 
 } // namespace

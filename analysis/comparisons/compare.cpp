@@ -236,6 +236,12 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
     return out;
 }
 
+int compare_exit_code(const comparison& cmp, bool fail_on) {
+    if (cmp.any_regression())
+        return exit_regression;
+    return fail_on && cmp.undecided() > 0 ? exit_not_decided : 0;
+}
+
 std::string detectability_note(const comparison& cmp, double threshold, double alpha) {
     const case_comparison* worst = nullptr;
     for (const case_comparison& c : cmp.matched)

@@ -91,6 +91,11 @@ struct comparison {
     std::size_t iteration_level() const;
 };
 
+/// compare's exit code (time only; memory regressions add to it in the command): 1 on a
+/// regression; with `fail_on` (--fail-on regression) 6 when a case was not decided and none
+/// regressed; else 0. The decision rule's gate_exit_code over the cases.
+int compare_exit_code(const comparison& cmp, bool fail_on);
+
 /// One line on what the comparison could have seen, from the case whose launch noise hides
 /// the most: the smallest slowdown detected with 90% power, and the launches per side that
 /// would detect twice `threshold` there. Empty when no case has launches as its unit.
