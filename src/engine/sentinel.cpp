@@ -113,8 +113,14 @@ bool sentinel_schedule::due() const {
         return false;
     if (m_every > 0)
         return m_cases_since >= m_every;
-    const double mean_probe_s = m_probes > 0 ? m_probe_total_s / m_probes : 0;
-    return m_now_s - m_last_probe_end_s >= m_factor * mean_probe_s;
+    return final_due();
+}
+
+bool sentinel_schedule::final_due() const {
+    if (m_every > 0 || m_probes == 0)
+        return true;
+    const double mean_probe_s = m_probe_total_s / m_probes;
+    return m_factor * (m_probe_total_s + mean_probe_s) <= m_now_s;
 }
 
 } // namespace ringscale
