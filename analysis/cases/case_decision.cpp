@@ -2,6 +2,7 @@
 
 #include "analysis/statistics/hierarchical.hpp"
 #include "analysis/statistics/launch_test.hpp"
+#include "src/base/backend.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -52,9 +53,9 @@ std::vector<machine::mark_effect> launch_effects(const case_data& c) {
 }
 
 machine::mark_effect whole_time_effect(const case_data& c, const machine::mark_effect& e) {
-    const std::string device = c.text("device", "cpu");
+    const auto device = find_device_kind(c.text("device", to_string(device_kind::cpu)));
     const bool probe = !c.drift.empty() && e.reason == c.drift; // the sentinel's
-    if (device == "cpu" && !probe)
+    if (device.value_or(device_kind::cpu) == device_kind::cpu && !probe)
         return machine::on_whole_time(e, e.phase == machine::mark_phase::compute ? 1.0 : 0.0);
     return machine::on_whole_time(e, compute_share(c));
 }
