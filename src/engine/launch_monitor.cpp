@@ -51,7 +51,7 @@ void launch_monitor::probe(int before_case, results_writer* writer) {
 void launch_monitor::before_case(int run_index, results_writer* writer) {
     if (!m_enabled)
         return;
-    if (m_probes.empty() || m_schedule.due())
+    if (m_schedule.due())
         probe(run_index, writer);
 }
 

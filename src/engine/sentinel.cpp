@@ -109,6 +109,8 @@ void sentinel_schedule::case_ended(double now_s) {
 }
 
 bool sentinel_schedule::due() const {
+    if (m_probes == 0) // at start with --sentinel N; in auto once the launch can afford two
+        return m_every > 0 || m_factor * 2 * probe_estimate_s <= m_now_s;
     if (m_cases_since == 0)
         return false;
     if (m_every > 0)
@@ -117,8 +119,10 @@ bool sentinel_schedule::due() const {
 }
 
 bool sentinel_schedule::final_due() const {
-    if (m_every > 0 || m_probes == 0)
+    if (m_every > 0)
         return true;
+    if (m_probes == 0) // one probe alone cannot judge drift
+        return false;
     const double mean_probe_s = m_probe_total_s / m_probes;
     return m_factor * (m_probe_total_s + mean_probe_s) <= m_now_s;
 }
