@@ -1,5 +1,6 @@
 #include "kernels/elem.hpp"
 
+#include "src/base/dtype_names.hpp"
 #include "src/base/error.hpp"
 
 #include <cmath>
@@ -55,28 +56,25 @@ std::size_t elem_bytes(elem e) {
     return e == elem::f32 ? 4 : 2;
 }
 
+namespace {
+
+/// The element type's row of the dtype table (src/base/dtype_names.hpp): its names and unit
+/// roundoff are the ones the reader and the accuracy view use.
+const dtypes::dtype_info& info(elem e) {
+    static const dtypes::dtype_info* const f32 = dtypes::find("fp32");
+    static const dtypes::dtype_info* const bf16 = dtypes::find("bf16");
+    static const dtypes::dtype_info* const f16 = dtypes::find("fp16");
+    return e == elem::f32 ? *f32 : e == elem::bf16 ? *bf16 : *f16;
+}
+
+} // namespace
+
 const char* elem_name(elem e) {
-    switch (e) {
-    case elem::f32:
-        return "float32";
-    case elem::bf16:
-        return "bfloat16";
-    case elem::f16:
-        return "float16";
-    }
-    return "?";
+    return info(e).name;
 }
 
 const char* elem_short_name(elem e) {
-    switch (e) {
-    case elem::f32:
-        return "fp32";
-    case elem::bf16:
-        return "bf16";
-    case elem::f16:
-        return "fp16";
-    }
-    return "?";
+    return info(e).short_name;
 }
 
 elem parse_elem(const std::string& text) {
@@ -115,15 +113,7 @@ void elem_decode(elem e, const void* src, float* dst, std::size_t n) {
 }
 
 float unit_roundoff(elem e) {
-    switch (e) {
-    case elem::f32:
-        return 0x1p-24f;
-    case elem::bf16:
-        return 0x1p-8f;
-    case elem::f16:
-        return 0x1p-11f;
-    }
-    return 0;
+    return static_cast<float>(info(e).unit_roundoff);
 }
 
 } // namespace ringscale::kernels

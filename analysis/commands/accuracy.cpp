@@ -19,9 +19,11 @@ struct accuracy_command final : input_command {
         return "Each attention case's error against an fp64 reference on sampled rows "
                "(ringscale --accuracy): the max relative error of O, LSE, dQ, dK and dV by P, "
                "what distribution adds over the single-rank computation of the same rows, the "
-               "growth per doubling of P and of S, and the cases past a tolerance (default: "
+               "growth per doubling of P and of S, and the cases whose error passes the dtype's "
+               "own rounding (the single-rank error) by more than a tolerance (default: "
                "PyTorch's context-parallel tests' rtol, 1e-3 x P for bf16 and fp16, 1e-5 for "
-               "fp32; and FlashAttention's tests' rule, at most 2x the single-rank error).";
+               "fp32; and FlashAttention's tests' rule, at most 2x the single-rank error), or "
+               "that overflowed (inf or NaN).";
     }
     void declare(po::options_description& d) override {
         declare_common(d, m_common);
@@ -29,9 +31,10 @@ struct accuracy_command final : input_command {
             "tolerance", po::value<double>()->notifier([this](double v) {
                 m_tolerance.fixed = in_range("tolerance", v, relative_error);
             }),
-            "flag a case whose worst max relative error passes this, for every dtype and P "
-            "(default: PyTorch's context-parallel tests' rtol, test/distributed/tensor/"
-            "test_attention.py: 1e-3 x P for bf16 and fp16, 1e-5 for fp32)")(
+            "flag a case where a tensor's max relative error passes its rounding (the "
+            "single-rank error) by more than this, for every dtype and P (default: PyTorch's "
+            "context-parallel tests' rtol, test/distributed/tensor/test_attention.py: 1e-3 x P "
+            "for bf16 and fp16, 1e-5 for fp32; fp8 by its unit roundoff)")(
             "single-factor", po::value<double>()->default_value(2.0)->notifier([this](double v) {
                 m_tolerance.single_factor = in_range("single-factor", v, error_factor);
             }),

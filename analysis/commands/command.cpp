@@ -1,7 +1,9 @@
 #include "command.hpp"
+#include "option_ranges.hpp"
 
 #include "src/base/error.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <sstream>
 
@@ -35,6 +37,28 @@ std::string tool_help(const std::vector<command_factory>& table) {
          "1 regression (compare), 2 error.\n";
     return s;
 }
+
+namespace {
+
+/// config_error naming --confidence and --bootstrap in one line when a `level` percentile
+/// band cannot be resolved from `replicates`: each tail must hold at least one replicate, so
+/// level <= 1 - 2 / replicates (0.999 at the default 2000; beyond it every band is the same
+/// extreme replicates whatever the level says).
+void check_confidence_resolved(double level, std::size_t replicates) {
+    const double n = static_cast<double>(replicates);
+    if ((1 - level) * n >= 2 - 1e-9)
+        return;
+    const double needed = std::ceil(2 / (1 - level) - 1e-6);
+    throw config_error(fmt::format(
+        "--confidence {:g} is beyond what --bootstrap {} replicates can resolve (at most {:g} = "
+        "1 - 2/{}: each tail of a band must hold a replicate); {}",
+        level, replicates, 1 - 2 / n, replicates,
+        needed <= static_cast<double>(max_bootstrap)
+            ? fmt::format("raise --bootstrap to at least {:.0f} or lower --confidence", needed)
+            : fmt::format("lower --confidence (--bootstrap stops at {})", max_bootstrap)));
+}
+
+} // namespace
 
 parsed_cli parse_cli(int argc, const char* const* argv, const std::vector<command_factory>& table) {
     parsed_cli p;
@@ -71,6 +95,8 @@ parsed_cli parse_cli(int argc, const char* const* argv, const std::vector<comman
     } catch (const po::error& e) {
         throw config_error(fmt::format("{}: {}", name, e.what()));
     }
+    if (vm.count("confidence") && vm.count("bootstrap"))
+        check_confidence_resolved(vm["confidence"].as<double>(), vm["bootstrap"].as<std::size_t>());
     p.command->finish(vm, vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>()
                                              : std::vector<std::string>{});
     return p;

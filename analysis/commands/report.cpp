@@ -1,5 +1,6 @@
 // `ringscale-stats report DIR INPUT...`: DIR/report.md with every table and the plots.
 #include "history_load.hpp"
+#include "history_options.hpp"
 #include "shared.hpp"
 
 #include "analysis/presentation/report.hpp"
@@ -51,15 +52,16 @@ struct report_command final : input_command {
                                           n <= 100, "--history-plots must be between 0 and 100");
                                   }),
                               "trend plots of the series that changed most recently");
+        declare_series_options(d, m_history_opt, "history-");
     }
-    void finish(const po::variables_map&, std::vector<std::string> args) override {
+    void finish(const po::variables_map& vm, std::vector<std::string> args) override {
         RINGSCALE_REQUIRE(!args.empty(), "report needs an output directory: report DIR INPUT...");
         m_report.dir = args.front();
         take_inputs(name(), {args.begin() + 1, args.end()}, m_common);
         m_scaling.level = m_common.level;
         if (!m_history.empty() && m_history_index.empty())
             m_history_index = default_history_index(m_history, "--history", "--history-index");
-        m_history_opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
+        finish_series_options(vm, m_history_opt, "history-");
     }
     int run(std::ostream& out) const override;
 

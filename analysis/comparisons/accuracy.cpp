@@ -1,6 +1,7 @@
 #include "accuracy.hpp"
 
 #include "analysis/statistics/descriptive.hpp"
+#include "src/base/dtype_names.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
 
@@ -15,12 +16,16 @@ namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-/// The median over the launches of `pc` of attribute `name`, NaN when none recorded it.
+/// The median over the launches of `pc` of attribute `name`, NaN when none recorded it, +inf
+/// when any recorded a non-finite value (an overflow is a result, and the worst one).
 double median_of(const pooled_case& pc, const std::string& name) {
     std::vector<double> v;
     for (const case_data* c : pc.launches)
-        if (const auto x = c->number(name); x && !std::isnan(*x))
+        if (const auto x = c->number(name)) {
+            if (!std::isfinite(*x))
+                return std::numeric_limits<double>::infinity();
             v.push_back(*x);
+        }
     return v.empty() ? nan : median(v);
 }
 
@@ -33,13 +38,8 @@ double max_finite(const tensor_errors& e) {
 }
 
 std::string short_dtype(const std::string& dtype) {
-    if (dtype == "float32")
-        return "fp32";
-    if (dtype == "bfloat16")
-        return "bf16";
-    if (dtype == "float16")
-        return "fp16";
-    return dtype;
+    const dtypes::dtype_info* d = dtypes::find(dtype);
+    return d ? d->short_name : dtype;
 }
 
 accuracy_case case_of(const pooled_case& pc, const accuracy_tolerance& tol) {
@@ -49,17 +49,31 @@ accuracy_case case_of(const pooled_case& pc, const accuracy_tolerance& tol) {
     a.p = pc.world_size;
     a.seq_len = median_of(pc, schema::attr::seq_len);
     a.dtype = short_dtype(pc.launches.front()->text(schema::attr::dtype, "fp32"));
+    const dtypes::dtype_info* info = dtypes::find(a.dtype);
+    const double unit = info ? info->unit_roundoff : nan;
+    const double allowance = tol.limit(a.dtype, a.p);
     for (int t = 0; t < accuracy_tensor_count; ++t) {
         const std::string name = schema::acc_tensors[t];
         a.dist[t] = median_of(pc, schema::acc_attr("", name, "max_rel"));
         a.rms[t] = median_of(pc, schema::acc_attr("", name, "rms_rel"));
         a.single[t] = median_of(pc, schema::acc_attr("single_", name, "max_rel"));
+        for (double v : {a.dist[t], a.rms[t], a.single[t]})
+            a.non_finite = a.non_finite || std::isinf(v);
+        // The dtype's own rounding of this tensor: what one rank computes in the same dtype.
+        const double rounding = std::isnan(a.single[t]) ? unit : a.single[t];
+        if (a.dist[t] - rounding > allowance)
+            a.over_limit = true;
         // FlashAttention's rule, with fp32's unit roundoff as the floor of a tiny single error.
         if (a.dist[t] > tol.single_factor * std::max(a.single[t], 0x1p-24))
             a.over_single = true;
     }
-    a.over_limit = a.worst() > tol.limit(a.dtype, a.p);
     return a;
+}
+
+/// A relative error's cell: "inf" (a string in CSV and JSON) for an overflow, "-" for none.
+cell error_cell(double v) {
+    return std::isinf(v) ? cell{"inf", "inf"}
+                         : number_cell(v, std::isnan(v) ? "-" : fmt::format("{:.2e}", v));
 }
 
 /// The growth along `axis` (P or S) of each tensor's error and of the worst.
@@ -107,10 +121,6 @@ std::string joined(const param_list& params) {
     return s;
 }
 
-std::string sci(double v) {
-    return std::isnan(v) ? "-" : fmt::format("{:.2e}", v);
-}
-
 std::string factor(double v) {
     return std::isnan(v) ? "-" : fmt::format("x{:.2f}", v);
 }
@@ -120,18 +130,23 @@ std::string factor(double v) {
 double accuracy_tolerance::limit(const std::string& dtype, int p) const {
     if (!std::isnan(fixed))
         return fixed;
-    return short_dtype(dtype) == "fp32" ? 1e-5 : 1e-3 * std::max(p, 1);
+    const dtypes::dtype_info* d = dtypes::find(dtype);
+    return d ? dtypes::accuracy_allowance(*d, p) : nan;
 }
 
 std::string accuracy_tolerance::describe() const {
-    const std::string limit =
-        std::isnan(fixed) ? std::string("1e-3 x P for bf16 and fp16, 1e-5 for fp32 (PyTorch's "
-                                        "context-parallel tests' rtol)")
+    const std::string allowance =
+        std::isnan(fixed) ? fmt::format("{} (PyTorch's context-parallel tests' rtol; fp8 scaled "
+                                        "by its unit roundoff)",
+                                        dtypes::describe_allowances())
                           : fmt::format("{:g} (--tolerance)", fixed);
-    return fmt::format("flagged: 'limit' where the worst max_rel passes {}; 'single' where a "
-                       "tensor's error passes {:g} x the single-rank computation's "
-                       "(FlashAttention's tests' rule)",
-                       limit, single_factor);
+    return fmt::format("each tensor's error is judged against its dtype's own rounding (the "
+                       "single-rank error of the same rows; the dtype's unit roundoff where that "
+                       "was not measured): flagged 'limit' where it passes that rounding by more "
+                       "than {}; 'single' where it passes {:g} x the single-rank error "
+                       "(FlashAttention's tests' rule); 'non-finite' where a field recorded inf "
+                       "or NaN (an overflow)",
+                       allowance, single_factor);
 }
 
 double accuracy_case::worst() const {
@@ -143,10 +158,8 @@ double accuracy_case::worst_single() const {
 }
 
 double accuracy_case::added() const {
-    tensor_errors ratio;
-    for (int t = 0; t < accuracy_tensor_count; ++t)
-        ratio[t] = single[t] > 0 ? dist[t] / single[t] : nan;
-    return max_finite(ratio);
+    const double w = worst(), s = worst_single();
+    return s > 0 && std::isfinite(s) && std::isfinite(w) ? w / s : nan;
 }
 
 double growth_per_doubling(const std::vector<std::pair<double, double>>& xy) {
@@ -186,7 +199,7 @@ accuracy_result accuracy_of(const std::vector<pooled_case>& pooled,
     });
     std::vector<const pooled_case*> all;
     for (const accuracy_case& c : r.cases) {
-        r.flagged += c.over_limit || c.over_single ? 1 : 0;
+        r.flagged += c.flagged() ? 1 : 0;
         all.push_back(c.pc);
     }
     r.common = common_params(all);
@@ -220,15 +233,17 @@ table accuracy_case_table(const accuracy_result& r) {
     for (const accuracy_case& c : r.cases) {
         std::vector<cell> row = {text_cell(strip_params(c.label, common)), int_cell(c.p)};
         for (double v : c.dist)
-            row.push_back(number_cell(v, sci(v)));
-        const double worst = c.worst(), single = c.worst_single();
-        row.push_back(number_cell(worst, sci(worst)));
-        row.push_back(number_cell(single, sci(single)));
+            row.push_back(error_cell(v));
+        row.push_back(error_cell(c.worst()));
+        row.push_back(error_cell(c.worst_single()));
         const double added = c.added();
         row.push_back(number_cell(added, factor(added)));
-        std::string flag = c.over_limit ? "limit" : "";
-        if (c.over_single)
-            flag += flag.empty() ? "single" : ",single";
+        std::string flag;
+        for (const auto& [on, name] : {std::pair{c.non_finite, "non-finite"},
+                                       {c.over_limit, "limit"},
+                                       {c.over_single, "single"}})
+            if (on)
+                flag += (flag.empty() ? "" : ",") + std::string(name);
         row.push_back(text_cell(flag));
         t.rows.push_back(std::move(row));
     }

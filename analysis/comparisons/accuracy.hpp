@@ -19,18 +19,20 @@ namespace ringscale::analysis {
 inline constexpr int accuracy_tensor_count = 5;
 using tensor_errors = std::array<double, accuracy_tensor_count>;
 
-/// When a case's error is flagged. Two practices, both cited in DESIGN.md:
-///   PyTorch's context-parallel tests (test/distributed/tensor/test_attention.py) accept a
-///   context-parallel result within rtol = 1e-3 x world size of the single-device one for the
-///   flash (bf16) kernels and 1e-5 for fp32 (efficient attention): the default `relative`
-///   limit, per dtype and P; `fixed` replaces it for every case;
-///   FlashAttention's tests (tests/test_flash_attn.py) accept a kernel whose max error against
-///   an fp32 reference is at most twice a plain same-dtype implementation's: the distributed
-///   error against `single_factor` x the single-rank computation's.
+/// When a case's error is flagged: one rule, measured against the dtype's own rounding r of each
+/// tensor (the single-rank computation's error of the same rows in the same dtype; the dtype's
+/// unit roundoff where that was not measured), so a P = 1 case is never flagged for rounding:
+///   `limit`: the distributed error passes r by more than the dtype's allowance on P ranks
+///   (dtypes::accuracy_allowance: PyTorch's context-parallel tests' rtol, 1e-3 x P for bf16 and
+///   fp16, 1e-5 for fp32, test/distributed/tensor/test_attention.py); `fixed` replaces it;
+///   `single`: it passes `single_factor` x the measured single-rank error (FlashAttention's
+///   tests, tests/test_flash_attn.py: at most twice a plain same-dtype implementation's error);
+///   `non-finite`: an error that overflowed (inf or NaN recorded): the worst there is.
 struct accuracy_tolerance {
     double fixed = std::numeric_limits<double>::quiet_NaN(); ///< NaN: the per-dtype rule
     double single_factor = 2.0;
-    /// The relative limit of a case of `dtype` (fp32, bf16, fp16 or the long names) on `p` ranks.
+    /// The allowance of a case of `dtype` (any spelling of src/base/dtype_names.hpp) on `p`
+    /// ranks; NaN for a dtype the table does not know.
     double limit(const std::string& dtype, int p) const;
     /// One line naming the rules in use.
     std::string describe() const;
@@ -42,15 +44,17 @@ struct accuracy_case {
     std::string label; ///< the case without P
     int p = 1;
     double seq_len = 0;
-    std::string dtype;
+    std::string dtype; ///< the short name (fp32, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2)
+    /// Per tensor, the median over launches; +inf where any launch recorded a non-finite value.
     tensor_errors dist{}, rms{}, single{};
-    double worst() const;        ///< the largest distributed max_rel (NaN: none)
+    double worst() const;        ///< the largest distributed max_rel (NaN: none; inf: overflow)
     double worst_single() const; ///< the largest single-rank max_rel
-    /// What distribution adds: the largest distributed / single-rank max_rel over the tensors
-    /// that have both (NaN: none has).
+    /// What distribution adds: worst() / worst_single() (NaN without a finite single-rank one).
     double added() const;
-    bool over_limit = false;  ///< worst() above the tolerance's limit
+    bool over_limit = false;  ///< some tensor past its rounding plus the allowance
     bool over_single = false; ///< some tensor above single_factor x its single-rank error
+    bool non_finite = false;  ///< some accuracy field recorded inf or NaN (an overflow)
+    bool flagged() const { return over_limit || over_single || non_finite; }
 };
 
 /// Cases that differ only along one axis (P, or S at a fixed P), ascending.

@@ -6,65 +6,61 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
+#include <queue>
 #include <utility>
 
 namespace ringscale::analysis::history {
 
 namespace {
 
-/// Rank of each value (ties broken by position: equal values differ by 0 either way).
-std::vector<std::size_t> ranks_of(const std::vector<double>& y) {
-    std::vector<std::size_t> order(y.size()), rank(y.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
-    for (std::size_t i = 0; i < order.size(); ++i)
-        rank[order[i]] = i;
-    return rank;
+std::vector<double> capped_statistics(const std::vector<double>& y, double cap, std::size_t m);
+
+/// Q(tau) of every split of `y` under `stat` (the values are already ranks or logs; `cap`:
+/// the capped deviations' cap, fixed for a segment's permutations).
+std::vector<double> statistics(const std::vector<double>& y, change_statistic stat, double cap,
+                               std::size_t m) {
+    if (stat == change_statistic::capped)
+        return capped_statistics(y, cap, m);
+    return stat == change_statistic::energy1 ? energy1_statistics(y) : energy_statistics(y);
 }
 
-/// Q(tau) for every tau: the energy statistic with exponent 2, tau (n - tau) / n x
-/// (2 E|X - Y|^2 - E|X - X'|^2 - E|Y - Y'|^2) = tau (n - tau) / n x 2 (mean_l - mean_r)^2,
-/// by prefix sums. (`rank` is kept for the permutations' bookkeeping.)
-std::vector<double> statistics(const std::vector<double>& y, const std::vector<std::size_t>&) {
+/// A split: y[0, tau) against y[tau, kappa), and its statistic.
+struct split {
+    std::size_t tau = 0, kappa = 0;
+    double q = -std::numeric_limits<double>::infinity();
+};
+
+/// The best split of `y` among those leaving m on each side. (Trying every end kappa of the
+/// right side too, as E-divisive does, found excursions that return, but its larger null
+/// maximum lost a 50x step of 9 launches after 5 on a bimodal baseline: dropped.)
+split best_split(const std::vector<double>& y, change_statistic stat, std::size_t m,
+                 double cap = 0) {
     const std::size_t n = y.size();
-    std::vector<double> q(n > 0 ? n - 1 : 0, 0);
-    const double total = std::accumulate(y.begin(), y.end(), 0.0), dn = static_cast<double>(n);
-    double left = 0;
-    for (std::size_t tau = 1; tau < n; ++tau) {
-        left += y[tau - 1];
-        const double a = static_cast<double>(tau), b = dn - a;
-        const double d = left / a - (total - left) / b;
-        q[tau - 1] = a * b / dn * 2 * d * d;
-    }
-    return q;
-}
-
-/// The best split of `y` (tau, Q) among those leaving min_segment on each side.
-std::pair<std::size_t, double> best_split(const std::vector<double>& y,
-                                          const std::vector<std::size_t>& rank, std::size_t m) {
-    const std::vector<double> q = statistics(y, rank);
-    std::pair<std::size_t, double> best{0, -std::numeric_limits<double>::infinity()};
-    for (std::size_t tau = m; tau + m <= y.size(); ++tau)
-        if (q[tau - 1] > best.second)
-            best = {tau, q[tau - 1]};
+    split best{0, n};
+    const std::vector<double> q = statistics(y, stat, cap, m);
+    for (std::size_t tau = m; tau + m <= n; ++tau)
+        if (q[tau - 1] > best.q)
+            best = {tau, n, q[tau - 1]};
     return best;
 }
 
+void shuffle(std::vector<double>& y, splitmix64& rng) {
+    for (std::size_t i = y.size(); i > 1; --i)
+        std::swap(y[i - 1], y[rng.index(i)]);
+}
+
 /// Permutation p of the largest Q of `y`, stopping once it cannot reach alpha.
-double permutation_p(std::vector<double> y, std::vector<std::size_t> rank, double observed,
-                     const change_options& opt, splitmix64& rng) {
+double permutation_p(std::vector<double> y, double observed, const change_options& opt,
+                     std::size_t m, double cap, splitmix64& rng) {
     const auto limit =
         static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1));
     std::size_t exceed = 0, done = 0;
     for (; done < opt.permutations; ++done) {
-        for (std::size_t i = y.size(); i > 1; --i) {
-            const std::size_t j = rng.index(i);
-            std::swap(y[i - 1], y[j]);
-            std::swap(rank[i - 1], rank[j]);
-        }
-        exceed += best_split(y, rank, opt.min_segment).second >= observed;
+        shuffle(y, rng);
+        exceed += best_split(y, opt.statistic, m, cap).q >= observed;
         if (exceed > limit) { // p > alpha already: no need to go on
             ++done;
             break;
@@ -78,46 +74,33 @@ double median_of(const std::vector<double>& x, std::size_t a, std::size_t b) {
                                       x.begin() + static_cast<std::ptrdiff_t>(b)));
 }
 
-/// The median of the launches within `half` of each launch of y (fewer at the ends): the
-/// local level, which keeps a step where it is (a running median moves no edge).
+/// The median of the launches within `half` of each launch of y (fewer at the ends).
 std::vector<double> running_median(const std::vector<double>& y, std::size_t half) {
     std::vector<double> out(y.size());
     for (std::size_t i = 0; i < y.size(); ++i) {
         const std::size_t lo = i >= half ? i - half : 0, hi = std::min(y.size(), i + half + 1);
-        out[i] = median(std::vector<double>(y.begin() + static_cast<std::ptrdiff_t>(lo),
-                                            y.begin() + static_cast<std::ptrdiff_t>(hi)));
+        out[i] = median_of(y, lo, hi);
     }
     return out;
 }
 
-/// logx[a, b) as z-scores (y - median) / the launch noise, where
-/// a launch more than 3 noise away from its local level (the median of the 9 launches around
-/// it) counts as an outlier and takes that level's value. An outlier launch then neither pulls
-/// a split towards itself nor widens the permutations' null distribution, while a step keeps
-/// its full size. (Clamping to +-2 around the segment's median, as before, cut a 3-sigma step
-/// to 2 sigma and left outliers at the new level's value: 82% of planted steps found.)
-std::vector<double> cleaned(const std::vector<double>& logx, std::size_t a, std::size_t b,
-                            std::size_t m) {
-    std::vector<double> y(logx.begin() + static_cast<std::ptrdiff_t>(a),
-                          logx.begin() + static_cast<std::ptrdiff_t>(b));
-    std::vector<double> d;
+/// Issue 37's values (a baseline of the benchmark only): log values as z-scores, a launch
+/// more than 3 noise from the running median of the 9 launches around it set to that median
+/// unless it is one of a run of m on one side. Issue 49: on a bimodal baseline this rule
+/// turned clean baseline launches into new-level ones and moved or lost steps.
+std::vector<double> cleaned(std::vector<double> y, std::size_t m) {
+    std::vector<double> d, r;
     for (std::size_t i = 1; i < y.size(); ++i)
         d.push_back(std::abs(y[i] - y[i - 1]));
     const double center = median(y);
     const std::vector<double> local = running_median(y, 4);
-    // The noise: from successive differences, or from the residuals about the local level
-    // when larger (a calm stretch made the first too small, and so too many launches
-    // outliers: the cleaned values then looked smoother than their permutations, p too low).
-    std::vector<double> r;
     for (std::size_t i = 0; i < y.size(); ++i)
         r.push_back(std::abs(y[i] - local[i]));
     const double sigma = std::max(d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0),
                                   r.empty() ? 0 : 1.4826 * median(r));
-    std::vector<int> side(y.size(), 0); // +1 / -1: more than 3 noise above / below its level
+    std::vector<int> side(y.size(), 0);
     for (std::size_t i = 0; i < y.size() && sigma > 0; ++i)
         side[i] = y[i] > local[i] + 3 * sigma ? 1 : y[i] < local[i] - 3 * sigma ? -1 : 0;
-    // A run of m launches or more on one side is a level of its own (a short segment, the
-    // series' newest launches after a step), not outliers: the running median lags it.
     for (std::size_t i = 0, j = 0; i < y.size(); i = j) {
         for (j = i + 1; j < y.size() && side[j] == side[i];)
             ++j;
@@ -130,19 +113,208 @@ std::vector<double> cleaned(const std::vector<double>& logx, std::size_t a, std:
     return y;
 }
 
+/// The median of y[0, k) for k = 1..n (in element k - 1; two heaps: the lower half's top),
+/// in O(n log n).
+std::vector<double> prefix_medians(const std::vector<double>& y) {
+    std::priority_queue<double> lower;                                      // max-heap
+    std::priority_queue<double, std::vector<double>, std::greater<>> upper; // min-heap
+    std::vector<double> out;
+    for (const double v : y) {
+        (lower.empty() || v <= lower.top() ? lower.push(v) : upper.push(v));
+        if (lower.size() > upper.size() + 1) {
+            upper.push(lower.top());
+            lower.pop();
+        } else if (upper.size() > lower.size()) {
+            lower.push(upper.top());
+            upper.pop();
+        }
+        out.push_back(lower.top());
+    }
+    return out;
+}
+
+/// The capped absolute deviation of y about `center`: min(|r|, cap) + 0.1 |r| a launch.
+double capped_cost(const std::vector<double>& y, std::size_t a, std::size_t b, double center,
+                   double cap) {
+    double cost = 0;
+    for (std::size_t i = a; i < b; ++i) {
+        const double r = std::abs(y[i] - center);
+        cost += std::min(r, cap) + 0.1 * r;
+    }
+    return cost;
+}
+
+/// The cap of the capped deviations: 3 launch-to-launch noises of y in its order (from
+/// successive differences, so a step does not widen it); infinite when y does not vary.
+double noise_cap(const std::vector<double>& y) {
+    std::vector<double> d;
+    for (std::size_t i = 1; i < y.size(); ++i)
+        d.push_back(std::abs(y[i] - y[i - 1]));
+    const double noise = d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0);
+    return noise > 0 ? 3 * noise : std::numeric_limits<double>::infinity();
+}
+
+/// For each split tau = 1..n-1 (element tau - 1), how much splitting y there lowers its cost
+/// in absolute deviations r about each side's median, each launch costing min(|r|, 3 noise)
+/// + 0.1 |r| (noise: y's launch-to-launch noise, from successive differences): a spike costs
+/// about the cap on either side, so it cannot pull the split across a step's launches, each
+/// of which costs the cap and more on the wrong side; the 0.1 |r| decides between splits the
+/// cap alone cannot (a launch on the upper of two baseline levels just before a large step,
+/// which plain absolute deviations place right, a capped loss at random). O(n^2).
+std::vector<double> capped_statistics(const std::vector<double>& y, double cap, std::size_t m) {
+    const std::size_t n = y.size();
+    const std::vector<double> left = prefix_medians(y);
+    const std::vector<double> right = prefix_medians(std::vector<double>(y.rbegin(), y.rend()));
+    const double none = n ? capped_cost(y, 0, n, left[n - 1], cap) : 0;
+    std::vector<double> q(n > 0 ? n - 1 : 0, 0); // only m <= tau <= n - m: the splits used
+    for (std::size_t tau = std::max<std::size_t>(m, 1); tau + m <= n && tau < n; ++tau)
+        q[tau - 1] = none - capped_cost(y, 0, tau, left[tau - 1], cap) -
+                     capped_cost(y, tau, n, right[n - tau - 1], cap);
+    return q;
+}
+
+/// Where y splits best in the capped deviations (m on each side at least).
+std::size_t l1_split(const std::vector<double>& y, std::size_t m) {
+    const std::vector<double> q = capped_statistics(y, noise_cap(y), m);
+    std::size_t best = m;
+    for (std::size_t tau = m; tau + m <= y.size(); ++tau)
+        if (q[tau - 1] > q[best - 1])
+            best = tau;
+    return best;
+}
+
+/// Where the change of `best` is placed in the log values y: the ranks test whether the
+/// segment changes, and least absolute deviations over y[0, kappa) place it (ranks alone
+/// move a large step towards the middle, where the new level's lowest launches lie).
+std::size_t placed(const std::vector<double>& y, const split& best, change_statistic stat,
+                   std::size_t m) {
+    if (stat != change_statistic::ranks)
+        return best.tau;
+    return l1_split(
+        std::vector<double>(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(best.kappa)), m);
+}
+
+/// The values the statistic takes of the log launch medians `y` of one segment.
+std::vector<double> values_of(std::vector<double> y, change_statistic stat, std::size_t m) {
+    switch (stat) {
+    case change_statistic::ranks:
+    case change_statistic::ranks_only:
+        return mid_ranks(y);
+    case change_statistic::cleaned:
+        return cleaned(std::move(y), m);
+    default:
+        return y;
+    }
+}
+
+/// The best split's Q of each of `count` permutations of `r`, with log(1 + step) added from
+/// the middle on; with `located`, a Q whose split is more than one launch from the middle
+/// counts as -inf (not found there). Common random numbers: the same permutations per step.
+std::vector<double> planted_q(const std::vector<double>& r, double log_step, std::size_t count,
+                              bool located, const change_options& opt, std::size_t m) {
+    splitmix64 rng(opt.seed ^ 0x9e3779b97f4a7c15ULL);
+    std::vector<double> y = r, out;
+    const std::size_t half = r.size() / 2;
+    if (log_step == 0 && !located && opt.statistic != change_statistic::cleaned) {
+        // The null: ranks (and logs) of a permutation are the permuted ranks: O(n) each.
+        y = values_of(r, opt.statistic, m);
+        const double cap = noise_cap(r);
+        for (std::size_t k = 0; k < count; ++k) {
+            shuffle(y, rng);
+            out.push_back(best_split(y, opt.statistic, m, cap).q);
+        }
+        return out;
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+        shuffle(y, rng);
+        std::vector<double> z = y;
+        for (std::size_t i = half; i < z.size(); ++i)
+            z[i] += log_step;
+        const split b = best_split(values_of(z, opt.statistic, m), opt.statistic, m, noise_cap(z));
+        const double q = b.q;
+        // (over 400 launches the ranks' own split: placing 200 replicates at O(n^2) each
+        // would cost minutes on a long series)
+        const std::size_t tau = z.size() > 400 ? b.tau : placed(z, b, opt.statistic, m);
+        const bool near = tau + 1 >= half && tau <= half + 1;
+        out.push_back(located && !near ? -std::numeric_limits<double>::infinity() : q);
+    }
+    return out;
+}
+
+/// The options as applied to a segment of n launches: the capped deviations cost O(n^2) a
+/// permutation, so a segment of more than 400 launches is tested by its ranks (O(n)) and
+/// placed by the capped deviations once.
+change_options applied(change_options opt, std::size_t n) {
+    if (opt.statistic == change_statistic::capped && n > 400)
+        opt.statistic = change_statistic::ranks;
+    return opt;
+}
+
 } // namespace
 
+std::vector<double> mid_ranks(const std::vector<double>& y) {
+    std::vector<std::size_t> order(y.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
+    std::vector<double> rank(y.size());
+    for (std::size_t i = 0, j = 0; i < order.size(); i = j) {
+        for (j = i + 1; j < order.size() && y[order[j]] == y[order[i]];)
+            ++j;
+        for (std::size_t k = i; k < j; ++k) // ranks i+1 .. j share their mean
+            rank[order[k]] = static_cast<double>(i + j + 1) / 2;
+    }
+    return rank;
+}
+
+/// Q(tau) for every tau: tau (n - tau) / n x (2 E|X - Y|^2 - E|X - X'|^2 - E|Y - Y'|^2)
+/// = tau (n - tau) / n x 2 (mean_l - mean_r)^2, by prefix sums.
 std::vector<double> energy_statistics(const std::vector<double>& y) {
-    return statistics(y, ranks_of(y));
+    const std::size_t n = y.size();
+    std::vector<double> q(n > 0 ? n - 1 : 0, 0);
+    const double total = std::accumulate(y.begin(), y.end(), 0.0), dn = static_cast<double>(n);
+    double left = 0;
+    for (std::size_t tau = 1; tau < n; ++tau) {
+        left += y[tau - 1];
+        const double a = static_cast<double>(tau), b = dn - a;
+        const double d = left / a - (total - left) / b;
+        q[tau - 1] = a * b / dn * 2 * d * d;
+    }
+    return q;
+}
+
+/// As above with |.| for |.|^2; moving launch tau from the right to the left side changes
+/// the within and across sums by its distances to each side, so all splits take O(n^2).
+std::vector<double> energy1_statistics(const std::vector<double>& y) {
+    const std::size_t n = y.size();
+    std::vector<double> q(n > 0 ? n - 1 : 0, 0);
+    double wl = 0, wr = 0, cross = 0; // sums over unordered pairs
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j)
+            wr += std::abs(y[i] - y[j]);
+    const double dn = static_cast<double>(n);
+    for (std::size_t tau = 1; tau < n; ++tau) {
+        const std::size_t t = tau - 1; // moves from the right side to the left
+        double to_left = 0, to_right = 0;
+        for (std::size_t i = 0; i < t; ++i)
+            to_left += std::abs(y[i] - y[t]);
+        for (std::size_t j = t + 1; j < n; ++j)
+            to_right += std::abs(y[j] - y[t]);
+        wl += to_left;               // t's pairs with the left were across
+        cross += to_right - to_left; // and its pairs with the right now are
+        wr -= to_right;
+        const double a = static_cast<double>(tau), b = dn - a;
+        q[tau - 1] = a * b / dn * (2 * cross / (a * b) - 2 * wl / (a * a) - 2 * wr / (b * b));
+    }
+    return q;
 }
 
 std::vector<change_point> find_change_points(const std::vector<double>& x,
-                                             const change_options& opt) {
+                                             const change_options& options) {
     std::vector<double> logx(x.size());
     for (std::size_t i = 0; i < x.size(); ++i)
         logx[i] = std::log(x[i]);
-    const std::size_t m = std::max<std::size_t>(1, opt.min_segment);
-    splitmix64 rng(opt.seed);
+    const std::size_t m = std::max<std::size_t>(1, options.min_segment);
+    splitmix64 rng(options.seed);
     std::vector<change_point> found;
     std::vector<std::pair<std::size_t, std::size_t>> todo{{0, x.size()}};
     while (!todo.empty()) {
@@ -150,13 +322,17 @@ std::vector<change_point> find_change_points(const std::vector<double>& x,
         todo.pop_back();
         if (b - a < 2 * m)
             continue;
-        // The best split of the cleaned values is where the step is (least squares on them).
-        const std::vector<double> y = cleaned(logx, a, b, m);
-        const std::vector<std::size_t> rank = ranks_of(y);
-        const auto [tau, q] = best_split(y, rank, m);
+        const change_options opt = applied(options, b - a);
+        const std::vector<double> seg(logx.begin() + static_cast<std::ptrdiff_t>(a),
+                                      logx.begin() + static_cast<std::ptrdiff_t>(b));
+        const std::vector<double> y = values_of(seg, opt.statistic, m);
+        const double cap = noise_cap(seg);
+        const split best = best_split(y, opt.statistic, m, cap);
+        const double q = best.q;
+        const std::size_t tau = placed(seg, best, opt.statistic, m);
         if (!(q > 0))
             continue;
-        const double p = permutation_p(y, rank, q, opt, rng);
+        const double p = permutation_p(y, q, opt, m, cap, rng);
         const double effect = median_of(x, a + tau, b) / median_of(x, a, a + tau) - 1;
         if (p > opt.alpha || !(std::abs(effect) >= opt.min_effect))
             continue;
@@ -189,6 +365,59 @@ double min_detectable_step(std::size_t n, double sigma, const change_options& op
     const double half = static_cast<double>(n) / 2;
     const double log_step = (za + zb) * sigma * std::sqrt(2 / half);
     return std::max(std::expm1(log_step), opt.min_effect);
+}
+
+double detectable_step(const std::vector<double>& all, const std::vector<change_point>& all_cps,
+                       const change_options& options) {
+    // The newest 100 launches (and their changes): what the newest launches can show, at a
+    // cost that does not grow with the series (the capped deviations cost O(n^2) each).
+    const std::size_t first = all.size() > 100 ? all.size() - 100 : 0;
+    const std::vector<double> x(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
+    std::vector<change_point> cps;
+    for (const change_point& c : all_cps)
+        if (c.index > first)
+            cps.push_back({c.index - first, c.p});
+    const change_options opt = applied(options, x.size());
+    const std::size_t m = std::max<std::size_t>(1, opt.min_segment), n = x.size();
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    if (n < 2 * m)
+        return none;
+    // The residuals: each launch's log less its segment's median log.
+    std::vector<double> r;
+    for (std::size_t k = 0, a = 0; k <= cps.size(); ++k) {
+        const std::size_t b = k < cps.size() ? cps[k].index : n;
+        std::vector<double> seg;
+        for (std::size_t i = a; i < b; ++i)
+            seg.push_back(std::log(x[i]));
+        const double mid = seg.empty() ? 0 : median(seg);
+        for (const double v : seg)
+            r.push_back(v - mid);
+        a = b;
+    }
+    // The null's critical value: the k-th largest Q of the permutations, as the test rejects
+    // when fewer than alpha (P + 1) permutations reach the observed Q.
+    std::vector<double> null = planted_q(r, 0, opt.permutations, false, opt, m);
+    const auto k = std::max<std::size_t>(
+        1, static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1)));
+    std::nth_element(null.begin(), null.begin() + static_cast<std::ptrdiff_t>(k - 1), null.end(),
+                     std::greater<>());
+    const double critical = null[k - 1];
+    auto power = [&](double log_step) {
+        const std::vector<double> q = planted_q(r, log_step, 200, true, opt, m);
+        return static_cast<double>(
+                   std::count_if(q.begin(), q.end(), [&](double v) { return v > critical; })) /
+               static_cast<double>(q.size());
+    };
+    double lo = std::log1p(opt.min_effect), hi = std::log(1000.0);
+    if (power(lo) >= 0.9)
+        return opt.min_effect;
+    if (power(hi) < 0.9)
+        return none;
+    for (int i = 0; i < 12; ++i) {
+        const double mid = (lo + hi) / 2;
+        (power(mid) >= 0.9 ? hi : lo) = mid;
+    }
+    return std::expm1(hi);
 }
 
 } // namespace ringscale::analysis::history

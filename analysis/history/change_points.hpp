@@ -1,15 +1,17 @@
-// Change points of a performance series (issue 37): E-divisive means (Matteson & James 2014)
-// with the energy distance's exponent 2, which measures a step in level (the most powerful for
-// a slowdown; exponent 1 also sees changes of shape but missed 3-sigma steps among outlier
-// launches), by binary segmentation, each split tested by permutation
-// (the maximum statistic over splits, so the test accounts for having chosen the best split),
-// with a minimum segment length and a minimum effect. The statistic is taken on the log launch
-// medians as z-scores, after each launch more than 3 noise from its local level (the running
-// median of 9 launches) is set to that level: an outlier launch has no weight, and a step keeps
-// its full size and its place (a running median moves no edge); the split is where the cleaned
-// values split best. The effect is the ratio of the medians. A permutation test is exact for
-// exchangeable launches whatever their distribution: spikes, heavy tails and two modes do not
-// raise its false-alarm rate, which a t-test's would (Perfherder's complaint). Pure functions.
+// Change points of a performance series (issues 37 and 49): binary segmentation, each split
+// the best of a two-sample statistic over every split that leaves min_segment launches on
+// each side, tested by permutation of the segment (the maximum statistic over splits, so the
+// test accounts for having chosen the best split), with a minimum effect on the medians.
+// The statistic (issue 49): how much a split lowers the segment's absolute deviations of the
+// log launch medians about each side's median, each launch costing min(|r|, 3 noise) +
+// 0.1 |r|. No rule rewrites a launch before the split is chosen: a spike, or a launch on the
+// other of two baseline levels, costs about the cap on either side of any split, so it can
+// neither pull the split nor hide a step, while each launch of a step on the wrong side costs
+// the cap and more. The split is where the reduction is largest, tested by permutation (exact
+// for exchangeable launches whatever their distribution, given the cap, which is the noise of
+// the segment in its order). Segments over 400 launches are tested by their ranks (the
+// capped deviations cost O(n^2) a permutation). The other statistics are kept as the
+// baselines of tests/bench/history_rates.cpp (DESIGN.md: tried and dropped). Pure functions.
 #pragma once
 
 #include <cstddef>
@@ -18,12 +20,23 @@
 
 namespace ringscale::analysis::history {
 
+/// The two-sample statistic of each split.
+enum class change_statistic {
+    capped,     ///< capped absolute deviations about each side's median (the method)
+    ranks,      ///< exponent 2 on the ranks, placed by the capped deviations
+    ranks_only, ///< exponent 2 on the ranks, placed where it is largest
+    levels,     ///< exponent 2 on the log launch medians (least squares)
+    energy1,    ///< exponent 1 on the log launch medians (E-divisive's energy distance)
+    cleaned,    ///< issue 37: exponent 2 on log z-scores after a running-median outlier rule
+};
+
 struct change_options {
     double alpha = 0.01;         ///< significance level of each split's permutation test
     std::size_t min_segment = 3; ///< launches on each side of a change, at least
     double min_effect = 0.02;    ///< |median after / median before - 1| below this is no change
     std::size_t permutations = 999;
     std::uint64_t seed = 1;
+    change_statistic statistic = change_statistic::capped;
 };
 
 /// One change: the series moves at launch `index` (the first launch of the new level).
@@ -36,6 +49,12 @@ struct change_point {
 /// tau-1; only tau with min_segment <= tau <= n - min_segment are meaningful). O(n).
 std::vector<double> energy_statistics(const std::vector<double>& y);
 
+/// The energy statistic with exponent 1 of every split of `y`, as energy_statistics. O(n^2).
+std::vector<double> energy1_statistics(const std::vector<double>& y);
+
+/// Mid-ranks of `y` (1..n; tied values share the mean of their ranks).
+std::vector<double> mid_ranks(const std::vector<double>& y);
+
 /// The change points of the series `x` (positive values, e.g. launch medians in seconds), in
 /// ascending index. A split is kept when its permutation p <= alpha and its median ratio
 /// moves by at least min_effect; each side is then searched again.
@@ -47,9 +66,21 @@ std::vector<change_point> find_change_points(const std::vector<double>& x,
 double launch_noise(const std::vector<double>& x);
 
 /// The smallest step (a fraction, 0.05 = 5%) a series of `n` launches with log noise `sigma`
-/// detects with 90% power at level alpha, for a step at its middle: a two-sided z-test of
-/// the two halves at alpha divided by the candidate splits (Bonferroni, so conservative),
-/// and never below min_effect. NaN when n < 2 x min_segment or sigma is not known.
+/// detects with 90% power at level alpha, for a step at its middle, by a two-sided z-test of
+/// the two halves at alpha over the candidate splits (Bonferroni); never below min_effect.
+/// NaN when n < 2 x min_segment or sigma is not known. (Issue 37's stated step: it assumes
+/// Gaussian launches; detectable_step below is the method's own.)
 double min_detectable_step(std::size_t n, double sigma, const change_options& opt);
+
+/// The smallest step (a fraction) that the method, as applied to `x` with its changes `cps`,
+/// finds within one launch with 90% power, for a step at the series' middle: the launches'
+/// log residuals about their segments' medians (so their spikes and levels stay) are
+/// permuted, a step is planted, and the statistic's best split must pass the permutation
+/// null's 1 - alpha quantile of the same residuals, within one launch of the step; the step
+/// is found by bisection (200 replicates a size, seeded by opt.seed). Never below
+/// min_effect. NaN when x has fewer than 2 x min_segment launches or no step up to 1000x is.
+/// A longer series than 100 launches: its newest 100 (what the newest launches can show).
+double detectable_step(const std::vector<double>& x, const std::vector<change_point>& cps,
+                       const change_options& opt);
 
 } // namespace ringscale::analysis::history

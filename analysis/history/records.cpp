@@ -1,5 +1,6 @@
 #include "records.hpp"
 
+#include "analysis/cases/case_decision.hpp"
 #include "analysis/cases/cases.hpp"
 #include "analysis/statistics/descriptive.hpp"
 #include "src/base/results_schema.hpp"
@@ -7,7 +8,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <fmt/format.h>
 #include <limits>
 
 namespace ringscale::analysis::history {
@@ -63,6 +66,34 @@ double peak_memory(const std::vector<const case_data*>& group) {
 
 } // namespace
 
+std::string mark_effect_suffix(const case_data& c) {
+    std::vector<machine::mark_effect> effects;
+    for (const machine::mark_effect& e : launch_effects(c))
+        if (e.reason.rfind("oversubscribed", 0) != 0)
+            effects.push_back(e);
+    if (effects.empty())
+        return " [effect x1]";
+    const double hi = machine::largest_effect(effects, compute_share(c));
+    return std::isfinite(hi) ? fmt::format(" [effect x{:.3f}]", hi) : " [effect unbounded]";
+}
+
+double mark_effect_of(const std::string& machine) {
+    const auto at = machine.rfind(" [effect ");
+    if (at == std::string::npos || machine.back() != ']')
+        return std::numeric_limits<double>::infinity(); // older index rows: a mark always was
+    const std::string v = machine.substr(at + 9, machine.size() - at - 10);
+    if (v.size() < 2 || v[0] != 'x')
+        return std::numeric_limits<double>::infinity();
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str() + 1, &end);
+    return end && *end == 0 && x >= 1 ? x : std::numeric_limits<double>::infinity();
+}
+
+std::string mark_text_of(const std::string& machine) {
+    const auto at = machine.rfind(" [effect ");
+    return at == std::string::npos ? machine : machine.substr(0, at);
+}
+
 std::map<std::string, std::string> launch_record::labels() const {
     std::map<std::string, std::string> out;
     const std::string prefix = schema::meta_attr::label_prefix;
@@ -105,9 +136,12 @@ std::vector<launch_case> summarize_launch(const std::vector<case_data>& cases) {
         // case_data::mark(), as compare and predict judge it: contended (the outcome, or
         // the machine fields judged again) or drifted (the launch's sentinel). The outcome's
         // reason is the file's text: escaped and cut, as the index keeps only printable rows.
+        // Issue 49: with the largest estimated effect of its marks on the whole time (the
+        // decision rule weighs it; an oversubscription is the launch's own configuration, a
+        // change history explains rather than excuses, so it is left out of the figure).
         for (const case_data* c : group)
-            if (s.machine.empty())
-                s.machine = terminal_text(c->mark()).substr(0, 300);
+            if (s.machine.empty() && !c->mark().empty())
+                s.machine = terminal_text(c->mark()).substr(0, 300) + mark_effect_suffix(*c);
         out.push_back(std::move(s));
     }
     return out;

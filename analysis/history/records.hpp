@@ -42,6 +42,18 @@ struct launch_case {
     std::string machine;     ///< case_data::mark() of its first marked repeat ("" if none)
 };
 
+/// " [effect xF]": the largest estimated effect of the marks of `c` on its whole time
+/// (analysis/cases/case_decision.hpp; oversubscription left out), appended to the mark text
+/// the index keeps; " [effect unbounded]" where it cannot be estimated.
+std::string mark_effect_suffix(const case_data& c);
+
+/// The effect a kept mark text states (mark_effect_suffix), or infinity where it states none
+/// (an index written before issue 49: the mark could account for anything, as it did).
+double mark_effect_of(const std::string& machine);
+
+/// The mark text without its effect.
+std::string mark_text_of(const std::string& machine);
+
 /// The launch of a file read by the checked reader.
 launch_record describe_launch(const file_info& info);
 

@@ -1,5 +1,8 @@
 #include "series.hpp"
 
+#include "records.hpp"
+#include "verdict.hpp"
+
 #include "analysis/cases/cases.hpp"
 #include "src/base/parse.hpp"
 
@@ -26,7 +29,8 @@ std::string env_of(const launch_record& l, const std::vector<std::string>& keys)
 /// The launches that can be placed, in series order; the others counted in `notes`.
 std::vector<const launch_record*> ordered_launches(const index_contents& contents,
                                                    const series_options& opt,
-                                                   std::vector<std::string>& notes) {
+                                                   std::vector<std::string>& notes,
+                                                   std::vector<std::string>& unmatched) {
     std::map<std::string, std::size_t> position;
     for (std::size_t i = 0; i < opt.commits.size(); ++i)
         position.emplace(opt.commits[i], i);
@@ -58,6 +62,8 @@ std::vector<const launch_record*> ordered_launches(const index_contents& content
     if (unlabelled)
         notes.push_back(fmt::format("{} launch(es) without the label '{}': left out", unlabelled,
                                     opt.order_label));
+    if (unlabelled && out.empty() && unknown.empty())
+        unmatched.push_back(fmt::format("--order label:{} matches no launch", opt.order_label));
     if (!unknown.empty())
         notes.push_back(fmt::format(
             "{} value(s) of label '{}' not in --commits ({}{}): their "
@@ -141,20 +147,22 @@ void analyse(series& s, const change_options& base) {
     change_options opt = base;
     opt.seed = base.seed ^ fnv1a64(s.key);
     const auto cps = find_change_points(x, opt);
+    s.noise = launch_noise(x);
     for (std::size_t i = 0; i < cps.size(); ++i) {
         const std::size_t lo = i == 0 ? 0 : cps[i - 1].index;
         const std::size_t hi = i + 1 < cps.size() ? cps[i + 1].index : x.size();
         s.changes.push_back(describe_change(s, lo, cps[i].index, hi, cps[i].p));
+        s.changes.back().with = moved_with(s, lo, cps[i].index, hi);
+        s.changes.back().verdict = judge_change(s, lo, cps[i].index, hi, opt);
     }
-    s.noise = launch_noise(x);
-    s.detectable = min_detectable_step(x.size(), s.noise, opt);
+    s.detectable = detectable_step(x, cps, opt);
 }
 
 } // namespace
 
 series_set build_series(const index_contents& contents, const series_options& opt) {
     series_set out;
-    const auto launches = ordered_launches(contents, opt, out.notes);
+    const auto launches = ordered_launches(contents, opt, out.notes, out.unmatched);
     std::unordered_map<std::string, std::vector<const launch_case*>> by_launch;
     for (const launch_case& c : contents.cases)
         by_launch[c.launch].push_back(&c);
@@ -173,23 +181,24 @@ series_set build_series(const index_contents& contents, const series_options& op
                          : " " + c->key.substr(nodes + 1, c->key.find('|', nodes + 1) - nodes - 1));
                 s.env = env;
             }
-            if (c->machine.empty() || opt.keep_marked)
+            if (c->machine.empty() || !opt.skip_marked)
                 s.points.push_back({l, c});
             if (c->machine.empty())
                 continue;
-            ++(opt.keep_marked ? s.marked_kept : s.marked);
+            ++(opt.skip_marked ? s.skipped : s.marked);
             if (s.first_mark.empty())
-                s.first_mark = c->machine;
+                s.first_mark = mark_text_of(c->machine);
         }
     }
     for (auto& [key, s] : all) {
         analyse(s, opt.change);
-        if (s.marked || s.marked_kept)
-            out.notes.push_back(fmt::format("{} [{}]: {} launch(es) measured on a marked machine "
-                                            "{} (first: {})",
-                                            s.label, s.env, s.marked + s.marked_kept,
-                                            s.marked ? "left out" : "kept (--keep-marked)",
-                                            s.first_mark));
+        if (s.marked || s.skipped)
+            out.notes.push_back(
+                fmt::format("{} [{}]: {} launch(es) measured on a marked machine {} (first: {})",
+                            s.label, s.env, s.marked + s.skipped,
+                            s.skipped ? "left out (--skip-marked)"
+                                      : "kept, their marks weighed by the decision rule",
+                            s.first_mark));
         out.all.push_back(std::move(s));
     }
     return out;

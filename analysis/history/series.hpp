@@ -2,13 +2,15 @@
 // by a label, with their change points and what moved at each: the step's median before and
 // after with CIs, the change, its p, and which phase (compute, communication, waiting for the
 // slowest rank, memory) carried it. Environments are never pooled. Launches measured on a
-// machine marked disturbed (contended, drifted) stay out of the decisions and are counted
-// (kept, and counted apart, with keep_marked: a machine that is never quiet).
+// machine marked disturbed (contended, drifted) stay in their series, counted apart, and
+// their marks enter each change's verdict through the decision rule (issue 49; skip_marked
+// leaves them out, the behaviour before).
 #pragma once
 
 #include "change_points.hpp"
 #include "index.hpp"
 
+#include "analysis/statistics/decision.hpp"
 #include "analysis/statistics/descriptive.hpp"
 
 #include <cstdint>
@@ -26,7 +28,7 @@ struct series_options {
                                          "nccl_version"};
     change_options change;
     std::int64_t now_s = 0;   ///< launches dated more than a day after this are left out
-    bool keep_marked = false; ///< --keep-marked: marked launches stay in their series
+    bool skip_marked = false; ///< --skip-marked: marked launches are left out of their series
 };
 
 /// One launch of a series.
@@ -48,7 +50,9 @@ struct found_change {
     double p = 1;
     estimate before{}, after{}; ///< step medians of the launch medians, with 95% CIs
     std::vector<phase_shift> phases;
-    std::string moved; ///< the phase that carried the change, or why none is named
+    std::string moved;       ///< the phase that carried the change, or why none is named
+    std::string with;        ///< what moved with it: marks, cores, threads, environment ("" none)
+    decision_result verdict; ///< the decision rule's, with the marks of each side
     double change() const { return after.value / before.value - 1; }
 };
 
@@ -56,21 +60,24 @@ struct series {
     std::string key;                  ///< case key + environment
     std::string label;                ///< "job/variant a=1 P=4 nodes=1x4"
     std::string env;                  ///< the environment's values, " | "-joined
-    std::vector<series_point> points; ///< in order; marked launches left out (unless kept)
-    std::size_t marked = 0;           ///< launches left out: machine marked
-    std::size_t marked_kept = 0;      ///< marked launches kept (series_options::keep_marked)
+    std::vector<series_point> points; ///< in order; marked launches too (unless skip_marked)
+    std::size_t marked = 0;           ///< marked launches among the points
+    std::size_t skipped = 0;          ///< marked launches left out (series_options::skip_marked)
     std::string first_mark;           ///< why the first marked launch was marked
     std::vector<found_change> changes;
     double noise = 0;      ///< launch noise (log sd, about the CV)
-    double detectable = 0; ///< smallest step detected with 90% power (fraction)
+    double detectable = 0; ///< smallest step the method finds with 90% power (fraction)
 
-    /// True when the newest launch lies after a slowdown: the last change is upward.
-    bool regressed() const { return !changes.empty() && changes.back().change() > 0; }
+    /// True when the newest launch lies after a slowdown the decision rule calls slower.
+    bool regressed() const {
+        return !changes.empty() && changes.back().verdict.verdict == decision::slower;
+    }
 };
 
 struct series_set {
     std::vector<series> all;
-    std::vector<std::string> notes; ///< one line each: launches left out and why
+    std::vector<std::string> notes;     ///< one line each: launches left out and why
+    std::vector<std::string> unmatched; ///< a filter that matched nothing (--order label:KEY)
 };
 
 /// Every series of `contents`, analysed. Refers into `contents`, which must outlive it.

@@ -28,16 +28,16 @@ std::string state_of(const series& s) {
     if (s.changes.empty())
         return "steady";
     const found_change& last = s.changes.back();
-    return fmt::format("{} since #{} ({:+.1f}%, {})", last.change() > 0 ? "slower" : "faster",
-                       last.index + 1, 100 * last.change(), last.moved);
+    return fmt::format("{} since #{} ({:+.1f}%, {}; {})", last.change() > 0 ? "slower" : "faster",
+                       last.index + 1, 100 * last.change(), last.moved, verdict_text(last.verdict));
 }
 
 } // namespace
 
 table change_table(const series_set& set) {
     table t;
-    t.caption = "Change points of each series (E-divisive means, permutation test; launch # "
-                "counts from 1 in the series' order)";
+    t.caption = "Change points of each series (capped deviations about the medians, permutation "
+                "test; launch # counts from 1 in the series' order; verdict: the decision rule)";
     t.add_column("series", "series");
     t.add_column("environment", "environment");
     t.add_column("launch", "launch");
@@ -51,6 +51,8 @@ table change_table(const series_set& set) {
     t.add_column("change", "change_pct");
     t.add_column("p", "p");
     t.add_column("moved", "moved");
+    t.add_column("with it", "moved_with");
+    t.add_column("verdict", "verdict");
     for (const char* phase : {"compute", "communication", "wait", "memory"})
         t.add_column(fmt::format("{} change", phase), fmt::format("{}_change_pct", phase), true);
     for (const series& s : set.all)
@@ -69,7 +71,9 @@ table change_table(const series_set& set) {
                 ci_text(f.after),
                 percent_cell(f.change()),
                 number_cell(f.p, fmt::format("{:.3f}", f.p)),
-                text_cell(f.moved)};
+                text_cell(f.moved),
+                text_cell(f.with.empty() ? "-" : f.with),
+                text_cell(verdict_text(f.verdict))};
             for (const phase_shift& p : f.phases)
                 row.push_back(percent_cell(p.change()));
             t.rows.push_back(std::move(row));
@@ -79,12 +83,13 @@ table change_table(const series_set& set) {
 
 table series_table(const series_set& set) {
     table t;
-    t.caption = "Each series now (noise: launch-to-launch CV, robust; detectable: the smallest "
-                "step found with 90% power)";
+    t.caption =
+        "Each series now (noise: launch-to-launch CV, robust; detectable: the smallest "
+        "step the method finds with 90% power; marked: launches measured on a marked machine)";
     t.add_column("series", "series");
     t.add_column("environment", "environment");
     t.add_column("launches", "launches");
-    t.add_column("left out", "marked");
+    t.add_column("marked", "marked");
     t.add_column("newest (UTC)", "newest_utc");
     t.add_column("newest median", "newest_s");
     t.add_column("noise", "noise_pct");

@@ -110,10 +110,16 @@ placement resolve(const target& tpl, std::int64_t w, std::int64_t n, std::int64_
                 fmt::format("--at: world_size {} does not divide over {} nodes", w, n));
         r = w / n;
     }
+    // Neither given: --hardware's node, else the template's node when it spanned several, else
+    // one node of all the ranks (a P=1 case's one rank per node is not a node size: P=8 from
+    // it is one node of 8, as on the machine that measured it).
+    const bool multi_node = tpl.topology_recorded && tpl.where.nodes > 1;
     if (r == 0)
-        r = hw                      ? static_cast<std::int64_t>(hw->ranks_per_node)
-            : tpl.topology_recorded ? tpl.where.ranks_per_node
-                                    : (w > 0 ? w : tpl.where.world);
+        r = hw           ? static_cast<std::int64_t>(hw->ranks_per_node)
+            : multi_node ? tpl.where.ranks_per_node
+                         : (w > 0   ? w
+                            : n > 0 ? tpl.where.ranks_per_node
+                                    : tpl.where.world);
     r = count_in_range(r, 1, max_ranks, "--at: ranks_per_node");
     if (w == 0)
         w = n > 0 ? checked_product(n, r, "--at: nodes x ranks_per_node") : tpl.where.world;

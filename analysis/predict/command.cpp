@@ -158,14 +158,43 @@ void note_unseen_sharing(const std::vector<predicted>& rows) {
                          fmt::join(ps, ",")));
 }
 
-/// Validation of every case of HELDOUT from CALIB alone.
-void validate(const predict_options& o, const figure_source& src, const model_error& err,
-              outputs& res) {
+/// The cases of `held` that are not cases of `calib` (the same launch and case key): a case
+/// predicted from a calibration that holds it is an in-sample figure, not a validation. One
+/// note when any is left out; config_error when none is left.
+std::vector<case_data> held_out_only(const result_set& held, const result_set& calib) {
+    const auto key = [](const case_data& c) {
+        return (c.file ? c.file->launch : std::string()) + "\n" + case_key(c);
+    };
+    std::set<std::string> in_calib;
+    for (const case_data& c : calib.cases)
+        in_calib.insert(key(c));
+    std::vector<case_data> out;
+    for (const case_data& c : held.cases)
+        if (!in_calib.count(key(c)))
+            out.push_back(c);
+    const std::size_t dropped = held.cases.size() - out.size();
+    if (dropped > 0 && out.empty())
+        throw config_error(fmt::format("--validate: all {} held-out case(s) are calibration cases "
+                                       "(the same launch and case in CALIB): nothing is held out; "
+                                       "give results of launches CALIB does not hold",
+                                       dropped));
+    if (dropped > 0)
+        note(fmt::format("--validate: {} of {} held-out case(s) are also calibration cases (the "
+                         "same launch and case in CALIB) and are left out: predicted from "
+                         "themselves, they would be in-sample figures, not a validation",
+                         dropped, held.cases.size()));
+    return out;
+}
+
+/// Validation of every case of HELDOUT that CALIB does not hold, from CALIB alone.
+void validate(const predict_options& o, const result_set& calib, const figure_source& src,
+              const model_error& err, outputs& res) {
     const result_set held = load_results(o.validate_inputs, o.strict);
     if (held.cases.empty())
         throw config_error(
             fmt::format("--validate: no results cases in {}", fmt::join(o.validate_inputs, " ")));
-    const std::vector<pooled_case> pooled = pool_cases(held.cases);
+    const std::vector<case_data> held_cases = held_out_only(held, calib);
+    const std::vector<pooled_case> pooled = pool_cases(held_cases);
     // A held-out case is measured on its unmarked launches; one with none is shown, marked,
     // and left out of the figures (the contamination it would add is the machine's).
     std::vector<pooled_case> unmarked;
@@ -255,7 +284,7 @@ int run_predict(const predict_options& o, std::ostream& out) {
         res.tables.emplace_back("crossover map at scale", map_table(m));
     }
     if (!o.validate_inputs.empty())
-        validate(o, src, err, res);
+        validate(o, calib, src, err, res);
     if (at.empty() && o.validate_inputs.empty() && !o.map) { // how well the model fits CALIB
         const auto rows = predict_all(set.cases, src, err, o.level, o.seed);
         validation_summary sum;

@@ -2,11 +2,13 @@
 
 #include "src/base/backend.hpp"
 #include "src/base/checked_count.hpp"
+#include "src/base/dtype_names.hpp"
 #include "src/base/error.hpp"
 #include "src/base/text_escape.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <map>
 #include <set>
@@ -136,6 +138,10 @@ hardware_profile parse_hardware(const std::string& text, const std::string& sour
     h.name = terminal_text(values.count("name") ? values["name"] : source).substr(0, 160);
     h.device = values.count("device") ? values["device"] : "cuda";
     h.dtype = values.count("dtype") ? values["dtype"] : "bf16";
+    if (!dtypes::find(h.dtype))
+        throw config_error(fmt::format("hardware profile {}: dtype = '{}' is not one of {}", source,
+                                       terminal_text(h.dtype.substr(0, 40)),
+                                       fmt::join(dtypes::spellings(), ", ")));
     if (!find_device_kind(h.device))
         throw config_error(fmt::format("hardware profile {}: device = '{}' is not cpu or cuda",
                                        source, h.device.substr(0, 40)));

@@ -213,13 +213,13 @@ std::string summary_line(const validation_summary& sum, double level) {
         return fmt::format("median |error| {:.1f}% over {} cases; median signed error {:+.1f}%",
                            100 * sum.median_abs_error, sum.cases, 100 * sum.median_signed_error) +
                unbanded + marked_part(sum);
-    const auto [lo, hi] = proportion_interval(sum.covered, banded, level);
+    const auto [lo, hi] = proportion_interval(sum.covered, banded, coverage_ci_level);
     return fmt::format("median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}% ({} of "
                        "{}, {:g}% CI {:.0f}-{:.0f}%); median band width {:.2f}x (upper/lower); "
                        "median signed error {:+.1f}%",
                        100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
-                       sum.covered, banded, 100 * level, 100 * lo, 100 * hi, sum.median_width,
-                       100 * sum.median_signed_error) +
+                       sum.covered, banded, 100 * coverage_ci_level, 100 * lo, 100 * hi,
+                       sum.median_width, 100 * sum.median_signed_error) +
            unbanded + marked_part(sum);
 }
 

@@ -44,10 +44,14 @@ struct validation_summary {
 /// One row per held-out case: measured, predicted [band], error; fills `sum`.
 table validation_table(const std::vector<predicted>& rows, double level, validation_summary& sum);
 
-/// `median |error| X% over N cases; 90% band coverage Y% (k of N, 90% CI lo-hi%); median band
+/// The level of the coverage's interval, fixed and stated whatever the bands' level: a band's
+/// --confidence says how wide a band is, not how sure the count of covered cases makes us.
+inline constexpr double coverage_ci_level = 0.95;
+
+/// `median |error| X% over N cases; 90% band coverage Y% (k of N, 95% CI lo-hi%); median band
 /// width Wx (upper/lower); median signed error +Z%`, then the marked cases left out, if any.
-/// The CI is Clopper-Pearson's: what k of N covered says about the bands' true coverage (19
-/// of 19 is within reach of a 90% band: 0.9^19 = 13.5%).
+/// The CI is Clopper-Pearson's at coverage_ci_level: what k of N covered says about the bands'
+/// true coverage (19 of 19 is within reach of a 90% band: 0.9^19 = 13.5%).
 std::string summary_line(const validation_summary& sum, double level);
 
 /// Clopper-Pearson interval at `level` for a proportion of k successes in n trials (n > 0):

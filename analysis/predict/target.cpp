@@ -5,6 +5,7 @@
 
 #include "src/base/backend.hpp"
 #include "src/base/checked_count.hpp"
+#include "src/base/dtype_names.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "src/base/results_schema.hpp"
@@ -45,7 +46,8 @@ bool flag(const target& t, const std::string& name, bool fallback) {
 }
 
 double elem_bytes(const std::string& dtype) {
-    return dtype == "bf16" || dtype == "fp16" || dtype == "bfloat16" || dtype == "float16" ? 2 : 4;
+    const dtypes::dtype_info* d = dtypes::find(dtype); // src/base/dtype_names.hpp
+    return d ? d->bytes : 4;
 }
 
 attention_problem attention_of(const target& t) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -48,16 +49,20 @@ bool plot_series(const accuracy_result& r, bool over_p, const std::string& dir,
                                                 "worst max relative error against fp64"))
                      .first;
             it->second.x_sizes = !over_p;
+            it->second.legend_below = true;
         }
         panel_series line{strip_params(s.label, r.common), {}};
-        for (const accuracy_case* c : s.points)
-            line.points.push_back(
-                {over_p ? static_cast<double>(c->p) : c->seq_len, c->worst(), NAN, NAN});
+        for (const accuracy_case* c : s.points) // an overflow (inf) is in the table, not drawn
+            line.points.push_back({over_p ? static_cast<double>(c->p) : c->seq_len,
+                                   std::isfinite(c->worst()) ? c->worst() : NAN, NAN, NAN});
         it->second.series.push_back(std::move(line));
     }
     std::vector<plot_panel> panels;
     for (auto& [dtype, panel] : by_dtype) {
         strip_shared_words(panel.series);
+        for (panel_series& l : panel.series) // a legend entry for every line, never a blank one
+            if (l.name.find_first_not_of(' ') == std::string::npos)
+                l.name = dtype;
         panels.push_back(std::move(panel));
     }
     return draw_panels(panels,

@@ -4,6 +4,7 @@
 #include "plots.hpp"
 #include "table.hpp"
 
+#include "analysis/history/records.hpp"
 #include "analysis/history/tables.hpp"
 #include "src/base/text_escape.hpp"
 
@@ -75,12 +76,18 @@ std::vector<const history::series*> changed_first(const history::series_set& set
 
 /// STEM.png: each launch's median, each segment's median and 95% CI band, the changes marked.
 void plot_trend(const history::series& s, const std::string& dir, const std::string& stem) {
-    std::string data = "# launch step_ms segment_median_ms segment_lo_ms segment_hi_ms\n";
+    // Marked launches (issue 49: kept in the series) are drawn apart, in their own column.
+    std::string data =
+        "# launch step_ms segment_median_ms segment_lo_ms segment_hi_ms marked_step_ms\n";
     for (const segment& g : segments_of(s)) {
-        for (std::size_t i = g.begin; i < g.end; ++i)
-            data += fmt::format("{} {} {} {} {}\n", i + 1, number(s.points[i].c->step_s * 1e3, "?"),
+        for (std::size_t i = g.begin; i < g.end; ++i) {
+            const bool marked = !s.points[i].c->machine.empty();
+            data += fmt::format("{} {} {} {} {} {}\n", i + 1,
+                                marked ? "?" : number(s.points[i].c->step_s * 1e3, "?"),
                                 number(g.median.value * 1e3, "?"), number(g.median.lo * 1e3, "?"),
-                                number(g.median.hi * 1e3, "?"));
+                                number(g.median.hi * 1e3, "?"),
+                                marked ? number(s.points[i].c->step_s * 1e3, "?") : "?");
+        }
         data += "\n"; // a blank line: the band and the median line break between segments
     }
     write_plot_file(dir + "/" + stem + ".dat", data);
@@ -93,18 +100,23 @@ void plot_trend(const history::series& s, const std::string& dir, const std::str
         png_terminal(), gnuplot_string(stem + ".png"), gnuplot_wrapped(s.label, 110));
     for (const history::found_change& c : s.changes) {
         const double x = static_cast<double>(c.index) + 0.5; // between the two launches
-        gp +=
-            fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 "
-                        "lc rgb '#c03030'\nset label {1} at {0},graph 0.96 left offset 0.5,0 "
-                        "tc rgb '#c03030' front noenhanced\n",
-                        x, gnuplot_string(fmt::format("{:+.1f}% ({})", c.change() * 100, c.moved)));
+        gp += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 "
+                          "lc rgb '#c03030'\nset label {1} at {0},graph 0.96 left offset 0.5,0 "
+                          "tc rgb '#c03030' front noenhanced\n",
+                          x,
+                          gnuplot_string(fmt::format("{:+.1f}% ({}; {})", c.change() * 100, c.moved,
+                                                     verdict_text(c.verdict))));
     }
     const std::string dat = gnuplot_string(stem + ".dat");
     gp += fmt::format("plot {0} using 1:4:5 with filledcurves fc rgb '#c8dcf0' fs solid 0.6 "
                       "title '95% CI of the segment median', {0} using 1:3 with lines lw 2 "
                       "lc rgb '#2060a0' title 'segment median', {0} using 1:2 with points pt 7 "
-                      "ps 0.5 lc rgb '#404040' title 'launch median'\n",
-                      dat);
+                      "ps 0.5 lc rgb '#404040' title 'launch median'{1}\n",
+                      dat,
+                      s.marked ? fmt::format(", {} using 1:6 with points pt 6 ps 0.8 lc rgb "
+                                             "'#c07000' title 'launch median, marked machine'",
+                                             dat)
+                               : "");
     write_plot_file(dir + "/" + stem + ".gp", gp);
     run_gnuplot(dir, stem + ".gp");
 }
@@ -114,7 +126,7 @@ void plot_trend(const history::series& s, const std::string& dir, const std::str
 std::string history_csv(const history::series_set& set) {
     std::string out = "series,environment,launch_number,launch,date_utc,labels,step_s,compute_s,"
                       "comm_s,wait_s,memory_bytes,segment,segment_median_s,segment_lo_s,"
-                      "segment_hi_s,change_starts_pct,change_p,change_moved\n";
+                      "segment_hi_s,change_starts_pct,change_p,change_moved,mark\n";
     for (const history::series& s : set.all) {
         const std::vector<segment> segments = segments_of(s);
         for (std::size_t k = 0; k < segments.size(); ++k)
@@ -122,15 +134,15 @@ std::string history_csv(const history::series_set& set) {
                 const history::series_point& p = s.points[i];
                 const history::found_change* c = change_at(s, i);
                 out += fmt::format(
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.label),
-                    csv_field(s.env), i + 1, csv_field(p.launch->launch),
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                    csv_field(s.label), csv_field(s.env), i + 1, csv_field(p.launch->launch),
                     csv_field(history::format_utc(p.launch->time_s)),
                     csv_field(history::labels_text(*p.launch)), number(p.c->step_s),
                     number(p.c->compute_s), number(p.c->comm_s), number(p.c->wait_s),
                     number(p.c->memory_bytes), k + 1, number(segments[k].median.value),
                     number(segments[k].median.lo), number(segments[k].median.hi),
                     c ? number(c->change() * 100) : "", c ? number(c->p) : "",
-                    c ? csv_field(c->moved) : "");
+                    c ? csv_field(c->moved) : "", csv_field(history::mark_text_of(p.c->machine)));
             }
     }
     return out;

@@ -178,15 +178,17 @@ bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
     std::string gp =
         fmt::format("set terminal {} size {},{} font 'Sans,10'\nset output {}\n", png_terminal(),
                     width, panel_height * rows + 22 * title_lines, gnuplot_string(stem + ".png"));
-    gp += "set termoption noenhanced\nset datafile missing 'nan'\nset grid\n"
-          "set key outside right top vertical Left reverse font ',9' noenhanced\n"
-          "set bars small\n";
+    gp += "set termoption noenhanced\nset datafile missing 'nan'\nset grid\nset bars small\n";
     gp += fmt::format("set multiplot layout {},{} title {} font ',12'\n", rows, cols,
                       gnuplot_wrapped(title, title_chars));
     const std::size_t panel_chars = static_cast<std::size_t>(panel_width * chars_per_px * 0.9);
     int block = 0;
     for (const plot_panel* p : panels) {
         gp += "unset arrow\nunset label\n" + axes(*p);
+        gp += p->legend_below
+                  ? "set key outside below center vertical maxcols 1 Left reverse font ',9' "
+                    "noenhanced\n"
+                  : "set key outside right top vertical Left reverse font ',9' noenhanced\n";
         gp += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\n",
                           gnuplot_wrapped(p->title, panel_chars), gnuplot_string(p->xlabel),
                           gnuplot_string(p->ylabel));

@@ -32,6 +32,9 @@ struct plot_panel {
     bool x_log2 = true;       ///< P and S: powers of two
     bool x_sizes = false;     ///< x tick labels as sizes (1K, 2M)
     bool y_from_zero = false; ///< linear y axis starts at 0 (shares, efficiencies)
+    /// The legend under the panel, one series a line, instead of at its right: every series
+    /// named without the legend taking the width of a panel beside it (the accuracy plots).
+    bool legend_below = false;
     std::vector<panel_series> series;
     std::vector<panel_marker> markers;
 };

@@ -230,7 +230,7 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
     if (in.crossover)
         md += crossover_section(*in.crossover);
     if (in.accuracy)
-        md += accuracy_section(*in.accuracy, opt.dir, plots, pngs);
+        md += accuracy_section(*in.accuracy, dir, plots, pngs); // staged, as every plot
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, dir, plots, pngs);
     if (in.history)

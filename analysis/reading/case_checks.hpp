@@ -17,8 +17,9 @@ namespace ringscale::analysis {
 std::string timing_problem(const case_data& c);
 
 /// Why the accuracy fields of `c` (acc_*, DESIGN.md "Accuracy against fp64") cannot be
-/// trusted, or "" when they can (or there are none): each error a number >= 0 (not NaN), the
-/// max and RMS of a tensor given together with rms <= max, a single-rank figure only beside the
+/// trusted, or "" when they can (or there are none): each error a number >= 0 or non-finite
+/// (inf or NaN: an overflow, a result the accuracy view flags), the max and RMS of a tensor
+/// given together with rms <= max where both are finite, a single-rank figure only beside the
 /// distributed one, the samples whole numbers from 1 to 65536 and at most the sequence, key
 /// figures only with sampled keys, the measurement's time finite and >= 0.
 std::string accuracy_problem(const case_data& c);

@@ -1,5 +1,7 @@
 #include "src/base/results_schema.hpp"
 
+#include "src/base/dtype_names.hpp"
+
 #include <map>
 #include <set>
 
@@ -113,7 +115,8 @@ const std::vector<std::string>* allowed_values(const std::string& name) {
         {"scaling", {"strong", "weak"}},
         {attr::dp_variant, {"ddp", "zero1", "fsdp"}},
         {attr::cp_variant, {"ring", "allgather", "ulysses"}},
-        {"sparse_pattern", {"random", "local_global"}}};
+        {"sparse_pattern", {"random", "local_global"}},
+        {attr::dtype, dtypes::spellings()}}; // the dtype table's spellings (dtype_names.hpp)
     const auto it = values.find(name);
     return it == values.end() ? nullptr : &it->second;
 }

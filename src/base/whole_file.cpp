@@ -136,6 +136,24 @@ staged_files::~staged_files() {
     fs::remove_all(m_stage, ec); // never follows a link: only our own files are in it
 }
 
+namespace {
+
+/// Undo the first `moved` renames of publish(): each new file back into the staging
+/// directory, each file it replaced back from `old_dir`. Best effort (errors ignored): it runs
+/// after a failure, which is what the caller reports.
+void roll_back(const std::string& dir, const std::string& stage, const std::string& old_dir,
+               const std::vector<std::string>& names, std::size_t moved,
+               const std::vector<bool>& replaced) {
+    for (std::size_t i = moved; i-- > 0;) {
+        const std::string& n = names[i];
+        (void)::rename((dir + "/" + n).c_str(), (stage + "/" + n).c_str());
+        if (replaced[i])
+            (void)::rename((old_dir + "/" + n).c_str(), (dir + "/" + n).c_str());
+    }
+}
+
+} // namespace
+
 std::vector<std::string> staged_files::publish(const std::string& last) {
     std::vector<std::string> names;
     std::error_code ec;
@@ -148,10 +166,36 @@ std::vector<std::string> staged_files::publish(const std::string& last) {
     const auto at = std::find(names.begin(), names.end(), last);
     if (at != names.end())
         std::rotate(at, at + 1, names.end());
+    // Every destination checked before the first move: a directory in the way of one file
+    // refuses the whole set, and `dir` stays as it was.
     for (const std::string& n : names)
-        if (::rename((m_stage + "/" + n).c_str(), (m_dir + "/" + n).c_str()) != 0)
-            io_failure(m_dir + "/" + n, errno);
-    fs::remove(m_stage, ec);
+        if (fs::is_directory(fs::symlink_status(m_dir + "/" + n, ec)))
+            throw error(error_kind::io,
+                        fmt::format("cannot write {}/{}: it is a directory", m_dir, n));
+    // A file each move replaces is kept aside until all moved, so a failed move puts back
+    // what was there.
+    const std::string old_dir = m_stage + "/.replaced";
+    if (::mkdir(old_dir.c_str(), 0700) != 0)
+        io_failure(old_dir, errno);
+    std::vector<bool> replaced(names.size(), false);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string dest = m_dir + "/" + names[i];
+        int err = 0;
+        if (fs::exists(fs::symlink_status(dest, ec))) {
+            if (::rename(dest.c_str(), (old_dir + "/" + names[i]).c_str()) != 0)
+                err = errno;
+            replaced[i] = err == 0;
+        }
+        if (err == 0 && ::rename((m_stage + "/" + names[i]).c_str(), dest.c_str()) != 0)
+            err = errno;
+        if (err != 0) {
+            if (replaced[i]) // this one's old file first, then the earlier moves
+                (void)::rename((old_dir + "/" + names[i]).c_str(), dest.c_str());
+            roll_back(m_dir, m_stage, old_dir, names, i, replaced);
+            io_failure(dest, err);
+        }
+    }
+    fs::remove_all(m_stage, ec);
     return names;
 }
 

@@ -37,7 +37,9 @@ class staged_files {
     /// The staging directory: write the files here.
     const std::string& path() const { return m_stage; }
     /// Move every regular file of the staging directory into the target directory. Returns
-    /// their names, sorted, `last` at the end. io error when a rename fails.
+    /// their names, sorted, `last` at the end. io error, before any move, when a destination
+    /// is a directory; when a later rename fails, the files moved are taken back and the ones
+    /// they replaced restored, so the target directory is as it was, then io error.
     std::vector<std::string> publish(const std::string& last);
 
   private:

@@ -98,6 +98,22 @@ set +e
 run "$dir/h" --index "$dir/i2.sqlite" --commits "$dir/commits"; rc=$?
 set -e
 [ $rc -eq 2 ] || fail "--commits without --order label:KEY: exit $rc"
+# Issue 49: a misspelt --order label matches nothing: not decided (exit 6), one line naming it;
+# --keep-marked is accepted with a note (the default now); the two contradict.
+set +e
+run "$dir/h" --index "$dir/i2.sqlite" --order label:comit --fail-on regression; rc=$?
+set -e
+[ $rc -eq 6 ] && [ "$(grep -c "label:comit" "$dir/err")" -eq 1 ] &&
+    grep -q "^ringscale-stats: not decided: --order label:comit matches no launch" "$dir/err" ||
+    fail "misspelt --order label: exit $rc: $(cat "$dir/err")"
+run "$dir/flat" --keep-marked --fail-on regression ||
+    fail "--keep-marked: exit $?: $(cat "$dir/err")"
+grep -q "keep-marked: marked launches are kept by default now" "$dir/err" ||
+    fail "--keep-marked note: $(cat "$dir/err")"
+set +e
+run "$dir/flat" --keep-marked --skip-marked; rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--keep-marked --skip-marked: exit $rc"
 for f in csv md json; do run "$dir/h" --format $f || fail "--format $f"; done
 python3 -c "import json,sys; j=json.load(open('$dir/out')); assert len(j['series'])==3" ||
     fail "json: $(head -c 300 "$dir/out")"
@@ -127,6 +143,16 @@ fi
     2>"$dir/err" || fail "report --history (steady): exit $?: $(cat "$dir/err")"
 grep -q "No series changed" "$dir/rep2/report.md" || fail "steady: $(grep -A3 '^## History' "$dir/rep2/report.md")"
 [ ! -e "$dir/rep2/history_01.png" ] || fail "steady history: a trend plot drawn"
+# Issue 49: report --history takes history's options (prefixed history-): a minimum effect
+# above the planted steps leaves no change; a bad value is refused as history refuses it.
+"$stats" report "$dir/rep4" "$dir/h/launch_00000.h5" --history "$dir/h"     --history-order label:commit --history-min-effect 900% --history-skip-marked >/dev/null     2>"$dir/err" || fail "report --history-min-effect: exit $?: $(cat "$dir/err")"
+grep -q "No series changed" "$dir/rep4/report.md" ||
+    fail "report --history-min-effect: $(grep -A3 '^## History' "$dir/rep4/report.md")"
+set +e
+"$stats" report "$dir/rep5" "$dir/h/launch_00000.h5" --history "$dir/h"     --history-min-segment 1 >/dev/null 2>"$dir/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "history-min-segment is 2 to 1000" "$dir/err" ||
+    fail "report --history-min-segment 1: exit $rc: $(cat "$dir/err")"
 set +e
 "$stats" report "$dir/rep3" "$dir/flat/launch_00000.h5" --history "$dir/flat/launch_00000.h5" \
     >/dev/null 2>"$dir/err"; rc=$?

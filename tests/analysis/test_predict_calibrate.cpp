@@ -242,6 +242,21 @@ TEST(analysis_predict, topology_and_scope_calibrate_each_link_level) {
     ring.topology_recorded = true;
     const auto more = expand_at({ring}, parse_at("nodes=4"), nullptr);
     EXPECT_EQ(more.front().where.world, 8); // the recorded 2 ranks per node
+    // P alone keeps a multi-node case's ranks per node (4 nodes of 2) ...
+    const auto wider = expand_at({ring}, parse_at("P=8"), nullptr);
+    EXPECT_EQ(wider.front().where.nodes, 4);
+    // ... and from a case on one node (issue 51: a P=1 case's 1 rank per node made P=8 eight
+    // nodes of 1, priced with an inter-node alpha never calibrated) is one node of P.
+    target one = ring;
+    one.where = {1, 1, 1};
+    const auto up = expand_at({one}, parse_at("P=8,16"), nullptr);
+    ASSERT_EQ(up.size(), 2u);
+    for (const target& t : up) {
+        EXPECT_EQ(t.where.nodes, 1);
+        EXPECT_EQ(t.where.ranks_per_node, t.where.world);
+    }
+    const hardware_profile h100 = builtin_h100(); // --hardware's node: 8 a node
+    EXPECT_EQ(expand_at({one}, parse_at("P=16"), &h100).front().where.nodes, 2);
 }
 
 TEST(analysis_predict, an_all_to_all_over_nodes_is_calibrated_as_it_is_priced) {

@@ -274,8 +274,11 @@ TEST(analysis_predict_quality, coverage_comes_with_what_its_count_can_show) {
     sum.median_width = 1.55;
     sum.median_signed_error = 0.083;
     const std::string line = summary_line(sum, 0.9);
-    EXPECT_NE(line.find("90% band coverage 100% (19 of 19, 90% CI 85-100%)"), std::string::npos)
+    // The interval's level is fixed (95%), whatever the band's: 0.025^(1/19) = 82.3%.
+    EXPECT_NE(line.find("90% band coverage 100% (19 of 19, 95% CI 82-100%)"), std::string::npos)
         << line;
+    EXPECT_NE(summary_line(sum, 1e-9).find("(19 of 19, 95% CI 82-100%)"), std::string::npos)
+        << summary_line(sum, 1e-9);
     EXPECT_NE(line.find("median signed error +8.3%"), std::string::npos) << line;
 }
 

@@ -139,3 +139,19 @@ TEST(staged_files, publish_replaces_a_symlink_without_writing_through_it) {
     EXPECT_EQ(slurp(s.at("target.txt")), "precious\n");
     EXPECT_EQ(slurp(s.at("report.md")), "# r\n");
 }
+
+TEST(staged_files, a_directory_in_the_way_refuses_the_set_before_any_move) {
+    // Issue 51: report.md a directory used to leave every plot moved in and report.md missing.
+    scratch s;
+    fs::create_directory(s.at("report.md"));
+    write_whole_file(s.at("old.png"), [](std::ostream& o) { o << "old\n"; });
+    const auto before = s.names();
+    {
+        staged_files st(s.dir.string());
+        for (const char* n : {"a.png", "old.png", "report.md"})
+            write_whole_file(st.path() + "/" + n, [](std::ostream& o) { o << "new\n"; });
+        EXPECT_THROW(st.publish("report.md"), error);
+    }
+    EXPECT_EQ(s.names(), before); // the staging directory gone, nothing moved in
+    EXPECT_EQ(slurp(s.at("old.png")), "old\n");
+}

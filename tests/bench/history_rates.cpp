@@ -1,15 +1,26 @@
-// bench_history_rates: the change-point method's false-alarm and detection rates over many
-// seeds, on launch medians drawn directly (no results files: seconds, where
-// tests/analysis/history_synthetic.sh takes minutes for one seed). The model is
-// tests/bench/gen_history.cpp's: launch CV drawn from 2-10%, an outlier launch about 1 in 30
-// (x1.3 to x2), every 10th series bimodal (levels 15% apart); a step of 3x the series' launch
-// noise at a launch drawn from 5 .. L-5. A step counts as found within +-1 launch.
+// bench_history_rates: the change-point method's rates on launch medians drawn directly (no
+// results files: seconds), per kind of series (issue 49), for the method and the statistics
+// tried before it (change_statistic). A kind is a baseline and a step:
+//   baselines: steady (log-normal launches, CV drawn 2-10%); bimodal (each launch on the upper
+//   of two levels, 1.15-1.6x apart, with a probability drawn 0.2-0.5); spike (steady, and one
+//   launch 1.5-10x slower at a random place);
+//   steps: none (A/A), x1.2, x2, x20, at a launch drawn from 5 .. L-5.
+// Per kind: series flagged (A/A: any change point), steps found (a change within one launch of
+// the step), found where the launch-to-launch CV is at most 5% (bimodal: the levels count in
+// the CV), and found at the exact launch. Then `detectable`: per configuration (launches, CV,
+// baseline), the median stated detectable_step of A/A series against the step at the middle
+// at which the measured detection rate reaches 90% (bisection, common random numbers).
 //
-// usage: bench_history_rates [--seeds N] [--series S] [--launches L]   (defaults 20, 200, 30)
-// Exit 1 when, over all seeds, more than 5% of steady series are flagged or fewer than 90% of
-// the steps are found (ctest history_rates runs it with the defaults).
+// usage: bench_history_rates [--series S] [--launches L] [--methods capped|ranks|all]
+//                            [--seed K] [--power-series P]
+// (defaults 200, 30, capped, 1, 200; P: series a bisection step of the detectable table, P/4
+// A/A series for the stated step). Exit 1 when the method (the first listed) misses one of
+// issue 49's goals: A/A flagged <= 5% in every kind, >= 90% of x2 steps found, >= 80% of x1.2
+// steps where the CV is <= 5%, >= 90% of the steps found at their exact launch, stated
+// detectable within 25% of the measured 90% point (ctest history_rates: --power-series 60).
 #include "analysis/history/change_points.hpp"
 #include "analysis/statistics/bootstrap.hpp"
+#include "analysis/statistics/descriptive.hpp"
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 
@@ -33,81 +44,240 @@ double normal(analysis::splitmix64& rng) {
     return std::sqrt(-2 * std::log(uniform(rng))) * std::cos(2 * M_PI * uniform(rng));
 }
 
-/// One series of `launches` launch medians; a step at `step_at` (none when negative).
-std::vector<double> draw(analysis::splitmix64& rng, bool bimodal, double cv, double step,
-                         std::int64_t launches, std::int64_t step_at) {
+enum class baseline { steady, bimodal, spike };
+const char* const baseline_names[] = {"steady", "bimodal", "spike"};
+
+/// How one series is drawn: its noise, its second level or spike, and its step.
+struct shape {
+    baseline base = baseline::steady;
+    double cv = 0.05, gap = 1, upper = 0, spike = 1;
+    std::int64_t spike_at = -1, step_at = -1;
+    double step = 0;
+    /// The launch-to-launch CV of the baseline (log SD; the two levels count).
+    double noise() const {
+        const double l = std::log(gap);
+        return std::sqrt(cv * cv + upper * (1 - upper) * l * l);
+    }
+};
+
+shape draw_shape(analysis::splitmix64& rng, baseline b, std::int64_t n) {
+    shape s;
+    s.base = b;
+    s.cv = 0.02 + 0.08 * uniform(rng);
+    if (b == baseline::bimodal) {
+        s.gap = 1.15 + 0.45 * uniform(rng);
+        s.upper = 0.2 + 0.3 * uniform(rng);
+    }
+    if (b == baseline::spike) {
+        s.spike = 1.5 + 8.5 * uniform(rng);
+        s.spike_at = static_cast<std::int64_t>(uniform(rng) * static_cast<double>(n));
+    }
+    s.step_at = 5 + static_cast<std::int64_t>(uniform(rng) * static_cast<double>(n - 9));
+    return s;
+}
+
+std::vector<double> draw(analysis::splitmix64& rng, const shape& s, std::int64_t n) {
     std::vector<double> x;
-    for (std::int64_t j = 0; j < launches; ++j) {
-        double f = std::exp(cv * normal(rng));
-        if (bimodal && uniform(rng) < 0.5)
-            f *= 1.15;
-        if (uniform(rng) < 1.0 / 30)
-            f *= 1.3 + 0.7 * uniform(rng);
-        if (step_at >= 0 && j >= step_at)
-            f *= 1 + step;
+    for (std::int64_t j = 0; j < n; ++j) {
+        double f = std::exp(s.cv * normal(rng));
+        if (uniform(rng) < s.upper)
+            f *= s.gap;
+        if (j == s.spike_at)
+            f *= s.spike;
+        if (s.step > 0 && j >= s.step_at)
+            f *= 1 + s.step;
         x.push_back(1e-3 * f);
     }
     return x;
+}
+
+struct rates {
+    std::int64_t series = 0, flagged = 0, found = 0, quiet = 0, quiet_found = 0, exact = 0;
+    double pct(std::int64_t k, std::int64_t of) const {
+        return of ? 100.0 * static_cast<double>(k) / static_cast<double>(of) : NAN;
+    }
+};
+
+/// One kind: `count` series of baseline b with a step of `step` (0: A/A).
+rates run_kind(baseline b, double step, std::int64_t count, std::int64_t n, change_options o,
+               std::uint64_t seed) {
+    analysis::splitmix64 rng(seed);
+    rates r;
+    for (std::int64_t i = 0; i < count; ++i) {
+        shape s = draw_shape(rng, b, n);
+        s.step = step;
+        o.seed = rng.next();
+        const auto cps = find_change_points(draw(rng, s, n), o);
+        ++r.series;
+        r.flagged += !cps.empty();
+        bool hit = false, exact = false;
+        for (const change_point& c : cps) {
+            hit = hit || std::llabs(static_cast<long long>(c.index) - s.step_at) <= 1;
+            exact = exact || static_cast<std::int64_t>(c.index) == s.step_at;
+        }
+        r.found += hit;
+        r.exact += hit && exact;
+        r.quiet += s.noise() <= 0.05;
+        r.quiet_found += hit && s.noise() <= 0.05;
+    }
+    return r;
+}
+
+/// Detection rate of a step of `step` at the middle, over `count` series of `s`'s kind.
+double detection(const shape& s0, double step, std::int64_t count, std::int64_t n, change_options o,
+                 std::uint64_t seed) {
+    analysis::splitmix64 rng(seed);
+    std::int64_t hit = 0;
+    for (std::int64_t i = 0; i < count; ++i) {
+        shape s = s0;
+        s.step = step;
+        s.step_at = n / 2;
+        o.seed = rng.next();
+        for (const change_point& c : find_change_points(draw(rng, s, n), o))
+            if (std::llabs(static_cast<long long>(c.index) - n / 2) <= 1) {
+                ++hit;
+                break;
+            }
+    }
+    return static_cast<double>(hit) / static_cast<double>(count);
+}
+
+const char* name_of(change_statistic s) {
+    switch (s) {
+    case change_statistic::capped:
+        return "capped L1";
+    case change_statistic::ranks:
+        return "ranks, L1 split";
+    case change_statistic::ranks_only:
+        return "ranks (exp. 2)";
+    case change_statistic::levels:
+        return "levels (exp. 2)";
+    case change_statistic::energy1:
+        return "energy (exp. 1)";
+    default:
+        return "cleaned (issue 37)";
+    }
+}
+
+/// Stated against measured detectable steps; false when one is more than 25% off.
+bool detectable_table(change_statistic stat, std::int64_t count, std::uint64_t seed) {
+    struct config {
+        std::int64_t n;
+        shape s;
+    };
+    const std::vector<config> configs = {
+        {14, {baseline::steady, 0.02}},
+        {30, {baseline::steady, 0.02}},
+        {30, {baseline::steady, 0.05}},
+        {60, {baseline::steady, 0.05}},
+        {30, {baseline::bimodal, 0.02, 1.3, 0.4}},
+        {30, {baseline::spike, 0.03, 1, 0, 5, 7}},
+    };
+    bool ok = true;
+    for (const config& c : configs) {
+        change_options o;
+        o.statistic = stat;
+        analysis::splitmix64 rng(seed ^ static_cast<std::uint64_t>(c.n));
+        std::vector<double> stated;
+        for (std::int64_t i = 0; i < count / 4; ++i) {
+            o.seed = rng.next();
+            const auto x = draw(rng, c.s, c.n);
+            stated.push_back(detectable_step(x, find_change_points(x, o), o));
+        }
+        const double said = analysis::median(stated);
+        double lo = std::log1p(o.min_effect), hi = std::log(100.0);
+        for (int i = 0; i < 9; ++i) {
+            const double mid = (lo + hi) / 2;
+            (detection(c.s, std::expm1(mid), count, c.n, o, seed + 7) >= 0.9 ? hi : lo) = mid;
+        }
+        const double measured = std::expm1(hi), off = said / measured - 1;
+        const bool good = std::abs(off) <= 0.25;
+        ok = ok && good;
+        std::printf("| %s | %lld | %s, CV %.0f%% | %.1f%% | %.1f%% | %+.0f%% %s |\n", name_of(stat),
+                    static_cast<long long>(c.n), baseline_names[int(c.s.base)], 100 * c.s.cv,
+                    100 * said, 100 * measured, 100 * off, good ? "" : "(> 25%)");
+    }
+    return ok;
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
     try {
-        std::map<std::string, std::string> opt = {
-            {"--seeds", "20"}, {"--series", "200"}, {"--launches", "30"}};
+        std::map<std::string, std::string> opt = {{"--series", "200"},
+                                                  {"--launches", "30"},
+                                                  {"--methods", "capped"},
+                                                  {"--seed", "1"},
+                                                  {"--power-series", "200"}};
         for (int i = 1; i + 1 < argc; i += 2)
             opt[argv[i]] = argv[i + 1];
-        if (argc % 2 == 0 || opt.size() != 3)
-            throw config_error("usage: bench_history_rates [--seeds N] [--series S] "
-                               "[--launches L]");
-        const auto seeds = parse_int(opt["--seeds"], "--seeds");
-        const auto series = parse_int(opt["--series"], "--series");
-        const auto launches = parse_int(opt["--launches"], "--launches");
-        if (seeds < 1 || series < 1 || launches < 12)
-            throw config_error("bench_history_rates: --seeds and --series >= 1, --launches >= 12");
-        std::int64_t flagged_all = 0, found_all = 0, short_seeds = 0, high_seeds = 0;
-        for (std::int64_t s = 0; s < seeds; ++s) {
-            analysis::splitmix64 rng(0x5eed0000 + static_cast<std::uint64_t>(s));
-            std::int64_t flagged = 0, found = 0;
-            for (std::int64_t i = 0; i < series; ++i) {
-                const double cv = 0.02 + 0.08 * uniform(rng);
-                const bool bimodal = i % 10 == 0;
-                const double sd =
-                    bimodal ? std::sqrt(cv * cv + std::pow(std::log(1.15) / 2, 2)) : cv;
-                const auto at =
-                    5 + static_cast<std::int64_t>(uniform(rng) * static_cast<double>(launches - 9));
-                change_options o;
-                o.seed = rng.next();
-                flagged += !find_change_points(draw(rng, bimodal, cv, 0, launches, -1), o).empty();
-                bool hit = false;
-                for (const change_point& c :
-                     find_change_points(draw(rng, bimodal, cv, 3 * sd, launches, at), o))
-                    hit = hit || std::llabs(static_cast<long long>(c.index) - at) <= 1;
-                found += hit;
+        if (argc % 2 == 0 || opt.size() != 5 ||
+            (opt["--methods"] != "ranks" && opt["--methods"] != "capped" &&
+             opt["--methods"] != "all"))
+            throw config_error("usage: bench_history_rates [--series S] [--launches L] "
+                               "[--methods capped|ranks|all] [--seed K] [--power-series P]");
+        const auto count = parse_int(opt["--series"], "--series");
+        const auto n = parse_int(opt["--launches"], "--launches");
+        const auto seed = static_cast<std::uint64_t>(parse_int(opt["--seed"], "--seed"));
+        const auto power = parse_int(opt["--power-series"], "--power-series");
+        if (count < 20 || count > 100000 || n < 14 || n > 10000 || power < 20 || power > 100000)
+            throw config_error("bench_history_rates: --series and --power-series 20 to 100000, "
+                               "--launches 14 to 10000");
+        std::vector<change_statistic> methods = {change_statistic::capped};
+        if (opt["--methods"] == "ranks")
+            methods = {change_statistic::ranks};
+        if (opt["--methods"] == "all")
+            methods = {change_statistic::capped,     change_statistic::ranks,
+                       change_statistic::ranks_only, change_statistic::levels,
+                       change_statistic::energy1,    change_statistic::cleaned};
+        std::printf(
+            "%lld series a kind, %lld launches, seed %llu\n\n"
+            "| method | baseline | A/A flagged | x1.2 found (CV <= 5%%) | x2 found | "
+            "x20 found | exact, of found (x1.2 / x2 / x20) |\n|---|---|---|---|---|---|---|\n",
+            static_cast<long long>(count), static_cast<long long>(n),
+            static_cast<unsigned long long>(seed));
+        bool ok = true;
+        std::int64_t found_all = 0, exact_all = 0;
+        for (const change_statistic stat : methods) {
+            change_options o;
+            o.statistic = stat;
+            for (int b = 0; b < 3; ++b) {
+                const std::uint64_t s = seed * 1000 + static_cast<std::uint64_t>(b) * 10;
+                const rates aa = run_kind(baseline(b), 0, count, n, o, s);
+                const rates r12 = run_kind(baseline(b), 0.2, count, n, o, s + 1);
+                const rates r2 = run_kind(baseline(b), 1, count, n, o, s + 2);
+                const rates r20 = run_kind(baseline(b), 19, count, n, o, s + 3);
+                std::printf("| %s | %s | %.1f%% | %.1f%% (%.1f%% of %lld) | %.1f%% | %.1f%% | "
+                            "%.1f%% / %.1f%% / %.1f%% |\n",
+                            name_of(stat), baseline_names[b], aa.pct(aa.flagged, aa.series),
+                            r12.pct(r12.found, r12.series), r12.pct(r12.quiet_found, r12.quiet),
+                            static_cast<long long>(r12.quiet), r2.pct(r2.found, r2.series),
+                            r20.pct(r20.found, r20.series), r12.pct(r12.exact, r12.found),
+                            r2.pct(r2.exact, r2.found), r20.pct(r20.exact, r20.found));
+                if (stat != methods.front())
+                    continue;
+                ok = ok && aa.flagged * 20 <= aa.series && r2.found * 10 >= 9 * r2.series &&
+                     r20.found * 10 >= 9 * r20.series && r12.quiet_found * 10 >= 8 * r12.quiet;
+                for (const rates* r : {&r12, &r2, &r20}) {
+                    found_all += r->found;
+                    exact_all += r->exact;
+                }
             }
-            const double f = 100.0 * static_cast<double>(flagged) / static_cast<double>(series);
-            const double d = 100.0 * static_cast<double>(found) / static_cast<double>(series);
-            std::printf("seed %lld: steady flagged %.1f%%, steps found %.1f%%\n",
-                        static_cast<long long>(s), f, d);
-            flagged_all += flagged;
-            found_all += found;
-            short_seeds += d < 90;
-            high_seeds += f > 5;
         }
-        const double n = static_cast<double>(seeds * series);
-        std::printf("all %lld seeds x %lld series: steady flagged %.2f%%, planted 3x-noise steps "
-                    "found within +-1 launch %.2f%%; seeds with steps found below 90%%: %lld, "
-                    "with more than 5%% flagged: %lld\n",
-                    static_cast<long long>(seeds), static_cast<long long>(series),
-                    100.0 * static_cast<double>(flagged_all) / n,
-                    100.0 * static_cast<double>(found_all) / n, static_cast<long long>(short_seeds),
-                    static_cast<long long>(high_seeds));
-        // Issue 37's goals over all seeds: at most 5% of steady series flagged, at least 90%
-        // of the planted steps found (ctest history_rates runs the defaults).
-        const bool ok = flagged_all * 20 <= seeds * series && found_all * 10 >= 9 * seeds * series;
+        std::printf("\n%s: %lld of %lld steps found (all kinds) at their exact "
+                    "launch (%.1f%%)\n",
+                    name_of(methods.front()), static_cast<long long>(exact_all),
+                    static_cast<long long>(found_all),
+                    100.0 * static_cast<double>(exact_all) / static_cast<double>(found_all));
+        ok = ok && exact_all * 10 >= 9 * found_all;
+        std::printf("\n| method | launches | baseline | stated detectable (median) | measured 90%% "
+                    "point | stated off by |\n|---|---|---|---|---|---|\n");
+        for (const change_statistic stat : methods)
+            if (!detectable_table(stat, power, seed) && stat == methods.front())
+                ok = false;
         if (!ok)
-            std::printf("FAILED: the goals are at most 5%% flagged and at least 90%% found\n");
+            std::printf("FAILED: one of issue 49's goals is missed (%s)\n",
+                        name_of(methods.front()));
         return ok ? 0 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_history_rates: %s\n", e.what());

@@ -18,22 +18,42 @@
 # usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
 # env: PHASES ("tests bench ncu"), T_ALL (s, 470), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
 #      step, 90), ONLY (run.sh's step regex), SEQS ("8192 16384 32768"), ITERS (5),
-#      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut, 2 bad usage.
+#      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut or none ran, 2 bad
+#      usage (one line: a variable out of its range, an invalid ONLY, PHASES empty or unknown;
+#      checked before anything runs).
 set -uo pipefail
 
 [[ $# -eq 2 && -f $1/env.sh ]] || {
     echo "usage: tests/gpu/lease.sh PACK_DIR OUT_DIR (PACK_DIR made by tests/gpu/pack.sh)" >&2
     exit 2
 }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The environment, checked before anything is written, run or a GPU looked for (so CI checks
+# these checks): each bad value is one line naming it, exit 2.
+# shellcheck source=tests/gpu/checks.sh
+source "$here/checks.sh"
+PHASES=${PHASES-"tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
+STEP_TIMEOUT=${STEP_TIMEOUT:-90}
+check_count lease.sh T_ALL "$T_ALL" 30 86400 seconds
+check_count lease.sh T_TESTS "$T_TESTS" 10 86400 seconds
+check_count lease.sh STEP_TIMEOUT "$STEP_TIMEOUT" 1 86400 seconds
+check_count lease.sh ITERS "$ITERS" 1 100000
+check_count lease.sh NCU_SEQ "$NCU_SEQ" 128 131072
+check_list lease.sh SEQS "$SEQS" 128 1048576
+check_regex lease.sh ONLY "${ONLY:-}"
+# A lease that runs no phase runs no test: never a pass.
+[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: tests bench ncu)"
+for name in $PHASES; do
+    [[ $name == tests || $name == bench || $name == ncu ]] ||
+        bad lease.sh "PHASES: unknown phase '$(printable "$name")' (tests, bench, ncu)"
+done
+export STEP_TIMEOUT
 pack=$(cd "$1" && pwd)
 mkdir -p "$2" || { echo "lease.sh: cannot create $2" >&2; exit 2; }
 out=$(cd "$2" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bench="$here/../bench"
-PHASES=${PHASES:-"tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
-SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
-export STEP_TIMEOUT=${STEP_TIMEOUT:-90}
-start=$SECONDS failed=0
+start=$SECONDS failed=0 ran=0
 work=$(mktemp -d)
 mkdir -p "$work/run" "$work/ncu"
 log="$out/lease.log"
@@ -57,6 +77,7 @@ phase() {
         return
     fi
     say "$name: start (deadline ${cap}s)"
+    ran=$((ran + 1))
     # DEADLINE lets run.sh end on its own, summary written, before the timeout would cut it.
     DEADLINE=$(($(date +%s) + cap - 15)) timeout -k 10 "$cap" "$@" >>"$file" 2>&1 </dev/null
     rc=$?
@@ -126,6 +147,7 @@ for name in $PHASES; do
 done
 rm -rf "$work"
 verdict="a phase failed or was cut"
+[[ $ran -eq 0 ]] && failed=1 verdict="no phase ran" # nothing tested is never a pass
 [[ $failed -eq 0 ]] && verdict="every phase passed"
 say "done: $verdict; in $out: $(cd "$out" && printf '%s ' *)"
 exit $failed

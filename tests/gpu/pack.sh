@@ -43,7 +43,7 @@ done
 
 # 2. Scripts, presets and this script's companions, at their checkout paths.
 mkdir -p "$out/tests/gpu" "$out/tests/bench" "$out/jobs"
-cp "$here"/{run.sh,lease.sh,profile.sh,sdpa_once.py,env.sh,list_tests.sh,pack.sh,README.md} \
+cp "$here"/{run.sh,lease.sh,profile.sh,checks.sh,sdpa_once.py,env.sh,list_tests.sh,pack.sh,README.md} \
     "$out/tests/gpu/"
 cp "$repo"/tests/bench/{attention_gpu.sh,job_overhead.sh,sdpa_reference.py} \
     "$repo"/tests/bench/{train_step_gpu_torch.sh,train_step_torch.py} "$out/tests/bench/"

@@ -21,8 +21,11 @@ set -uo pipefail
 exe="$1/tests/bench_attention_gpu" seq=${2:-16384} out=${3:-ncu-$(date -u +%Y%m%dT%H%M%SZ)}
 causal=${CAUSAL:-0} python=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[[ $seq =~ ^[0-9]+$ && $seq -ge 128 && $seq -le 131072 ]] || { echo "profile.sh: SEQ must be 128..131072" >&2; exit 2; }
-[[ $causal == 0 || $causal == 1 ]] || { echo "profile.sh: CAUSAL must be 0 or 1" >&2; exit 2; }
+# Checked before ncu is looked for or anything runs (CI checks these checks): one line, exit 2.
+# shellcheck source=tests/gpu/checks.sh
+source "$here/checks.sh"
+check_count profile.sh SEQ "$seq" 128 131072 tokens
+check_count profile.sh CAUSAL "$causal" 0 1
 find_ncu() {
     local c
     command -v ncu && return 0

@@ -18,23 +18,31 @@
 #      failed steps of an earlier run inside a short GPU lease), DEADLINE (epoch seconds by
 #      which the run must end: each step's limit shrinks to the time left, and a step with
 #      under 10 s left is not started but listed CUT, so the summary is still written).
-# Exit: 0 every step passed; 1 a step failed or was CUT; 3 none failed but some found no GPU;
-#       2 bad usage.
+# Exit: 0 every step passed; 1 a step failed or was CUT, or none ran; 3 none failed but some
+#       found no GPU; 2 bad usage: a numeric variable out of its range, an ONLY that is not an
+#       extended regex or matches no step (checked before any step runs or a GPU is looked for).
 set -uo pipefail
 
 [[ $# -ge 1 && $# -le 2 && -d $1 ]] || {
     echo "usage: tests/gpu/run.sh BUILD_OR_PACK_DIR [OUT_DIR] (DIR must exist)" >&2
     exit 2
 }
-[[ -z ${DEADLINE:-} || $DEADLINE =~ ^[0-9]+$ ]] || {
-    echo "run.sh: DEADLINE must be epoch seconds (date +%s), got '$DEADLINE'" >&2
-    exit 2
-}
+# The environment checked before anything runs or looks for a GPU (so CI checks these checks
+# on a machine without one): each bad value is one line naming it, exit 2.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/gpu/checks.sh
+source "$here/checks.sh"
+ITERS=${ITERS:-10} SEQS=${SEQS:-"4096 8192 16384 32768"} STEP_TIMEOUT=${STEP_TIMEOUT:-300}
+check_count run.sh DEADLINE "${DEADLINE:-}" 1 99999999999 "epoch seconds (date +%s)" optional
+check_count run.sh ITERS "$ITERS" 1 100000
+check_count run.sh STEP_TIMEOUT "$STEP_TIMEOUT" 1 86400 "seconds"
+check_list run.sh SEQS "$SEQS" 128 1048576
+[[ ${SKIP_BENCH:-0} == 0 || ${SKIP_BENCH:-0} == 1 ]] ||
+    bad run.sh "SKIP_BENCH must be 0 or 1, got '$(printable "${SKIP_BENCH:-}")'"
+check_regex run.sh ONLY "${ONLY:-}"
 dir=$(cd "$1" && pwd)
 out=${2:-gpu-run-$(date -u +%Y%m%dT%H%M%SZ)}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bench="$here/../bench"
-ITERS=${ITERS:-10} SEQS=${SEQS:-"4096 8192 16384 32768"} STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 mkdir -p "$out/results" || { echo "run.sh: cannot create $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
 log="$out/run.log"
@@ -87,10 +95,13 @@ classify() {
     fi
 }
 
-# step NAME COMMAND...: run one step under the timeout, its output into the log.
+# step NAME COMMAND...: run one step under the timeout, its output into the log (while
+# planning, only its name into `planned`).
+planned=() planning=
 step() {
     local name=$1 rc f result limit=$STEP_TIMEOUT left
     shift
+    [[ -n $planning ]] && { planned+=("$name"); return 0; }
     [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && return 0
     if [[ -n ${DEADLINE:-} ]]; then
         left=$((DEADLINE - $(date +%s)))
@@ -122,6 +133,99 @@ launch() {
         -o "$out/results/${job}_np${np}_${comm}.h5" "$@"
 }
 
+# every_step: steps 0 to 3 in order (the summary of 4 comes after them).
+every_step() {
+    # 0. The runtime without a GPU: MPI start-up, a CPU launch and its HDF5 file (for a packed
+    #    directory, the bundle's Open MPI and HDF5), so a broken runtime is not taken for a GPU fault.
+    step "runtime check: cpu collectives np=2" mpirun --bind-to none --oversubscribe -np 2 "$rs" \
+        --job collectives --op allreduce -b 1K -e 64K -w 1 -n 3 -o "$out/results/runtime_check_cpu.h5"
+
+    # 1. Every GPU test binary, whole (gtest runs all its tests; each skips without a device).
+    while IFS=$'\t' read -r np rel; do
+        [[ -z $rel || $rel == \#* ]] && continue
+        if [[ $np -eq 0 ]]; then
+            step "test $(basename "$rel")" "$build/$rel"
+        else
+            step "test $(basename "$rel") np=$np" mpirun --bind-to none --oversubscribe -np "$np" \
+                "$build/$rel"
+        fi
+    done <"$manifest"
+
+    # 2. Each job at np=1 on NCCL and at np=2 sharing one GPU over staged MPI, validated.
+    # shellcheck disable=SC2054 # commas are sweep lists
+    attn=(--seq-len 4K --heads 16 --head-dim 128 --dtype bf16 --causal 0,1 --pass fwd,fwd+bwd)
+    for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
+        read -r np comm cp <<<"$np_comm_cp"
+        launch collectives "$np" "$comm" --op all -b 1K -e 16M -f 16
+        launch ring_attention "$np" "$comm" "${attn[@]}"
+        launch context_parallel "$np" "$comm" "${attn[@]}" --variant allgather,ulysses
+        launch train_step "$np" "$comm" --layers 2 --dp 0 --cp "$cp"
+        # Masks (the masked sm80 kernels) in the ring, all-gather and Ulysses, and packed documents
+        # in training.
+        step "masked attention np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" \
+            "$rs" --job ring_attention,context_parallel --device cuda --comm "$comm" --validate on \
+            -w 2 -n 10 -o "$out/results/masked_np${np}_${comm}.h5" --seq-len 4K --heads 16 \
+            --head-dim 128 --dtype bf16 --causal 1 --pass fwd+bwd --window 1K --docs fixed:1K \
+            --variant allgather,ulysses
+        step "train_step --docs np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" \
+            "$rs" --job train_step --device cuda --comm "$comm" --validate on -w 2 -n 10 \
+            -o "$out/results/train_docs_np${np}_${comm}.h5" --layers 2 --dp 0 --cp "$cp" --docs fixed:128
+    done
+
+    # 2b. The attention jobs forced onto the sm80 kernels (auto above takes sm90 on an H100/H200
+    #     built with 90a; /meta attn_kernel records which), and the sm90 forward and backward
+    #     tests and the masked sm80 kernels (their reads of the mask's device arrays and of
+    #     position arrays with gaps: zigzag, striped) under compute-sanitizer (memcheck: TMA/wgmma
+    #     addressing, out-of-bounds accesses) where present.
+    step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none --oversubscribe \
+        -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
+        -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_gpu ]]; then
+        step "compute-sanitizer memcheck: sm90 forward and backward tests" "$sanitizer" \
+            --tool memcheck --error-exitcode 1 "$build/tests/test_cuda_attention_gpu" \
+            --gtest_filter='*forward*sm90*:*backward*sm90*'
+    fi
+    if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_bwd_sm90_pieces_gpu ]]; then
+        step "compute-sanitizer memcheck: sm90 backward pieces" "$sanitizer" --tool memcheck \
+            --error-exitcode 1 "$build/tests/test_cuda_attention_bwd_sm90_pieces_gpu"
+    fi
+    if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_mask_gpu ]]; then
+        step "compute-sanitizer memcheck: masked sm80 kernels" "$sanitizer" --tool memcheck \
+            --error-exitcode 1 "$build/tests/test_cuda_attention_mask_gpu" \
+            --gtest_filter='*bf16_d64_zigzag:*fp16_d128_striped:gpu_attention_mask_tiny.*'
+    fi
+    if [[ -x $sanitizer && -x $build/tests/test_cuda_dev_mask_gpu ]]; then
+        step "compute-sanitizer memcheck: the mask's device arrays" "$sanitizer" --tool memcheck \
+            --error-exitcode 1 "$build/tests/test_cuda_dev_mask_gpu"
+    fi
+    if [[ -x $sanitizer && -x $build/tests/test_cuda_sm90_primitives_gpu ]]; then
+        step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \
+            --error-exitcode 1 "$build/tests/test_cuda_sm90_primitives_gpu"
+    fi
+
+    # 3. The attention kernels forward and backward (sm80, sm90) against PyTorch SDPA; the job
+    #    overhead.
+    if [[ ${SKIP_BENCH:-0} != 1 ]]; then
+        # shellcheck disable=SC2086 # SEQS is a list
+        step "bench attention fwd+bwd vs SDPA" env PYTHON="$python" "$bench/attention_gpu.sh" \
+            "$build" "$ITERS" $SEQS
+        step "bench job overhead (ring_attention np=1 vs kernel)" "$bench/job_overhead.sh" "$build" \
+            "$ITERS"
+    fi
+}
+
+# ONLY must pick at least one step: planned first (no step runs, no GPU is looked for).
+planning=1
+every_step
+planned+=("ringscale-stats summary")
+planning=
+if [[ -n ${ONLY:-} ]]; then
+    matched=0
+    for n in "${planned[@]}"; do [[ $n =~ $ONLY ]] && matched=$((matched + 1)); done
+    [[ $matched -gt 0 ]] || bad run.sh "ONLY='$(printable "$ONLY")' matches none of the ${#planned[@]} steps (e.g. '${planned[0]}', '${planned[-1]}')"
+fi
+
 {
     echo "ringscale GPU run, $(date -u +%FT%TZ), host $(hostname), from $dir"
     command -v nvidia-smi >/dev/null && nvidia-smi || echo "nvidia-smi: not found"
@@ -133,84 +237,7 @@ launch() {
     cat "$manifest"
 } >>"$log" 2>&1
 
-# 0. The runtime without a GPU: MPI start-up, a CPU launch and its HDF5 file (for a packed
-#    directory, the bundle's Open MPI and HDF5), so a broken runtime is not taken for a GPU fault.
-step "runtime check: cpu collectives np=2" mpirun --bind-to none --oversubscribe -np 2 "$rs" \
-    --job collectives --op allreduce -b 1K -e 64K -w 1 -n 3 -o "$out/results/runtime_check_cpu.h5"
-
-# 1. Every GPU test binary, whole (gtest runs all its tests; each skips without a device).
-while IFS=$'\t' read -r np rel; do
-    [[ -z $rel || $rel == \#* ]] && continue
-    if [[ $np -eq 0 ]]; then
-        step "test $(basename "$rel")" "$build/$rel"
-    else
-        step "test $(basename "$rel") np=$np" mpirun --bind-to none --oversubscribe -np "$np" \
-            "$build/$rel"
-    fi
-done <"$manifest"
-
-# 2. Each job at np=1 on NCCL and at np=2 sharing one GPU over staged MPI, validated.
-# shellcheck disable=SC2054 # commas are sweep lists
-attn=(--seq-len 4K --heads 16 --head-dim 128 --dtype bf16 --causal 0,1 --pass fwd,fwd+bwd)
-for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
-    read -r np comm cp <<<"$np_comm_cp"
-    launch collectives "$np" "$comm" --op all -b 1K -e 16M -f 16
-    launch ring_attention "$np" "$comm" "${attn[@]}"
-    launch context_parallel "$np" "$comm" "${attn[@]}" --variant allgather,ulysses
-    launch train_step "$np" "$comm" --layers 2 --dp 0 --cp "$cp"
-    # Masks (the masked sm80 kernels) in the ring, all-gather and Ulysses, and packed documents
-    # in training.
-    step "masked attention np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" \
-        "$rs" --job ring_attention,context_parallel --device cuda --comm "$comm" --validate on \
-        -w 2 -n 10 -o "$out/results/masked_np${np}_${comm}.h5" --seq-len 4K --heads 16 \
-        --head-dim 128 --dtype bf16 --causal 1 --pass fwd+bwd --window 1K --docs fixed:1K \
-        --variant allgather,ulysses
-    step "train_step --docs np=$np --comm $comm" mpirun --bind-to none --oversubscribe -np "$np" \
-        "$rs" --job train_step --device cuda --comm "$comm" --validate on -w 2 -n 10 \
-        -o "$out/results/train_docs_np${np}_${comm}.h5" --layers 2 --dp 0 --cp "$cp" --docs fixed:128
-done
-
-# 2b. The attention jobs forced onto the sm80 kernels (auto above takes sm90 on an H100/H200
-#     built with 90a; /meta attn_kernel records which), and the sm90 forward and backward
-#     tests and the masked sm80 kernels (their reads of the mask's device arrays and of
-#     position arrays with gaps: zigzag, striped) under compute-sanitizer (memcheck: TMA/wgmma
-#     addressing, out-of-bounds accesses) where present.
-step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none --oversubscribe \
-    -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
-    -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
-sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_gpu ]]; then
-    step "compute-sanitizer memcheck: sm90 forward and backward tests" "$sanitizer" \
-        --tool memcheck --error-exitcode 1 "$build/tests/test_cuda_attention_gpu" \
-        --gtest_filter='*forward*sm90*:*backward*sm90*'
-fi
-if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_bwd_sm90_pieces_gpu ]]; then
-    step "compute-sanitizer memcheck: sm90 backward pieces" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_cuda_attention_bwd_sm90_pieces_gpu"
-fi
-if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_mask_gpu ]]; then
-    step "compute-sanitizer memcheck: masked sm80 kernels" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_cuda_attention_mask_gpu" \
-        --gtest_filter='*bf16_d64_zigzag:*fp16_d128_striped:gpu_attention_mask_tiny.*'
-fi
-if [[ -x $sanitizer && -x $build/tests/test_cuda_dev_mask_gpu ]]; then
-    step "compute-sanitizer memcheck: the mask's device arrays" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_cuda_dev_mask_gpu"
-fi
-if [[ -x $sanitizer && -x $build/tests/test_cuda_sm90_primitives_gpu ]]; then
-    step "compute-sanitizer memcheck: sm90 primitives" "$sanitizer" --tool memcheck \
-        --error-exitcode 1 "$build/tests/test_cuda_sm90_primitives_gpu"
-fi
-
-# 3. The attention kernels forward and backward (sm80, sm90) against PyTorch SDPA; the job
-#    overhead.
-if [[ ${SKIP_BENCH:-0} != 1 ]]; then
-    # shellcheck disable=SC2086 # SEQS is a list
-    step "bench attention fwd+bwd vs SDPA" env PYTHON="$python" "$bench/attention_gpu.sh" \
-        "$build" "$ITERS" $SEQS
-    step "bench job overhead (ring_attention np=1 vs kernel)" "$bench/job_overhead.sh" "$build" \
-        "$ITERS"
-fi
+every_step
 
 # 4. The statistics of everything measured (GFLOP/s/rank and MFU).
 shopt -s nullglob
@@ -235,6 +262,12 @@ done
     printf '%s steps: %s failed, %s without a GPU, %s not started (DEADLINE). Log: %s\n' \
         "${#names[@]}" "$fails" "$nogpu" "$cut" "$log"
 } | tee -a "$log"
+ran=$((${#names[@]} - cut))
+for st in "${statuses[@]}"; do [[ $st == SKIP ]] && ran=$((ran - 1)); done
+if [[ $ran -le 0 ]]; then # nothing ran: never a pass
+    echo "run.sh: no step ran (${#names[@]} listed, none run)" | tee -a "$log" >&2
+    exit 1
+fi
 [[ $fails -gt 0 || $cut -gt 0 ]] && exit 1
 [[ $nogpu -gt 0 ]] && exit 3
 exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Crafted hostile results files of issues 22 and 35, each made from a real launch's file (SEED.h5,
+"""Crafted hostile results files of issues 22, 35 and 51, each made from a real launch's file (SEED.h5,
 the e2e fixture small.h5: collectives cases at P=2, 2 warm-up and 4 timed rows) with one kind
 of damage. hostile_test.py runs every command on them, findings_test.py checks each finding's
 outcome and the fuzz replay (fuzz_replay) reads them in-process.
@@ -183,7 +183,48 @@ def shapes35():
     }
 
 
-def craft_all(seed, out_dir, rounds=("22", "35")):
+def accuracy(dtype=None, first_only=False, **errors):
+    """Accuracy fields (DESIGN.md "Accuracy against fp64") on the cases: `errors` maps a tensor
+    and who ("o", "single_o", "lse", ...) to (max_rel, rms_rel); `dtype` replaces the
+    identity's."""
+    def edit(f):
+        for g in cases(f)[:1] if first_only else cases(f):
+            o = g["outcome"].attrs
+            for name, (mx, rms) in errors.items():
+                o[f"acc_{name}_max_rel"] = np.float64(mx)
+                o[f"acc_{name}_rms_rel"] = np.float64(rms)
+            o["acc_query_rows"] = np.int64(64)
+            o["acc_key_rows"] = np.int64(0)
+            o["acc_reference_s"] = np.float64(0.01)
+            if dtype is not None:
+                g["identity"].attrs["dtype"] = dtype
+    return edit
+
+
+def shapes51():
+    """Issue 51: errors that overflowed, dtypes no launch writes, limits by dtype, 'added'."""
+    inf, nan = np.float64("inf"), np.float64("nan")
+    return {
+        # an O that overflowed: inf (or NaN) is a result, the worst one, never "-"
+        "acc_inf": accuracy(o=(inf, inf), single_o=(1e-3, 1e-4), lse=(1e-6, 1e-7)),
+        "acc_nan": accuracy(o=(nan, nan), lse=(1e-6, 1e-7)),
+        # a dtype the launcher never writes: the case is dropped with one line
+        "dtype_upper": accuracy("FP32", True, o=(5e-4, 1e-4), single_o=(1e-7, 1e-8)),
+        "dtype_float64": accuracy("float64", True, o=(5e-4, 1e-4), single_o=(1e-7, 1e-8)),
+        # bf16 at P=2, its error its own rounding (x1.00): under the old 1e-3 x P, 'limit'
+        "acc_bf16_rounding": accuracy("bfloat16", o=(2.0012e-3, 4e-4),
+                                      single_o=(2.0012e-3, 4e-4)),
+        # fp32, 50 x fp32's 1e-5 past its single-rank rounding: flagged
+        "acc_fp32_over": accuracy("float32", o=(5e-4, 1e-4), single_o=(1e-7, 1e-8)),
+        # 'added' is worst / single (1.17e-3 / 1e-3), not the largest ratio (O's 2.09)
+        "acc_added": accuracy("float32", o=(2.09e-4, 1e-5), single_o=(1e-4, 1e-5),
+                              lse=(1.17e-3, 1e-4), single_lse=(1e-3, 1e-4)),
+        # fp8 (the recipe): a known dtype, judged as E4M3
+        "acc_fp8": accuracy("fp8", o=(3e-2, 1e-2), single_o=(2e-2, 1e-2)),
+    }
+
+
+def craft_all(seed, out_dir, rounds=("22", "35", "51")):
     """Write every shape of the issues' `rounds` into out_dir; returns name -> path."""
     os.makedirs(out_dir, exist_ok=True)
     target = os.path.join(out_dir, "link_target.data")
@@ -192,6 +233,8 @@ def craft_all(seed, out_dir, rounds=("22", "35")):
     edits = dict(shapes(target)) if "22" in rounds else {}
     if "35" in rounds:
         edits.update(shapes35())
+    if "51" in rounds:
+        edits.update(shapes51())
     for name, edit in edits.items():
         path = os.path.join(out_dir, name + ".h5")
         shutil.copy(seed, path)

@@ -133,6 +133,9 @@ crafted = {
 }
 crafted.update({"issue22_" + k: v for k, v in
                 craft22.craft_all(SEED, os.path.join(WORK, "issue22"), ("22",)).items()})
+# Issue 51's accuracy fields and dtypes (each finding's outcome: findings51_test.py).
+crafted.update({"issue51_" + k: v for k, v in
+                craft22.craft_all(SEED, os.path.join(WORK, "issue51"), ("51",)).items()})
 fuzzed = sorted(glob.glob(os.path.join(CORPUS, "*.h5")))
 if not fuzzed:
     fail(f"no fuzzed corpus files in {CORPUS}")
@@ -140,7 +143,7 @@ if not fuzzed:
 # 1. Every command, every hostile file, alone and beside the good seed.
 commands = [["summary"], ["scaling"], ["model"], ["export", "--csv", os.path.join(WORK, "x.csv")],
             ["report", os.path.join(WORK, "r")], ["crossover"], ["profile"],
-            ["export", "--json", os.path.join(WORK, "x.json")]]
+            ["export", "--json", os.path.join(WORK, "x.json")], ["accuracy"]]
 for path in list(crafted.values()) + fuzzed:
     for cmd in commands:
         for inputs in ([path], [path, SEED]):
