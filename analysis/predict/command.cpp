@@ -10,6 +10,7 @@
 #include "src/base/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <memory>
 #include <set>
@@ -87,11 +88,23 @@ calibration_marks kept_or_skipped(const std::vector<pooled_case>& pooled, bool s
                          launches, cases, whole, first));
         return out;
     }
-    out.mark_factor = factors.empty() ? 1.0 : median_inplace(factors);
+    // What the figures cannot carry is how much the machine's state varied between the
+    // calibration's launches (a load every launch shared is in the figures): half the range
+    // from the 10th to the 90th percentile of the launches' effects, unmarked ones 1. The
+    // absolute median effect gave 209x bands at load 15 (tests/bench/predict_load.sh, work).
+    std::size_t all = 0;
+    for (const pooled_case& p : pooled)
+        all += p.launches.size();
+    factors.resize(std::max(all, factors.size()), 1.0);
+    std::sort(factors.begin(), factors.end());
+    const auto at = [&](double q) {
+        return factors[static_cast<std::size_t>(q * static_cast<double>(factors.size() - 1))];
+    };
+    out.mark_factor = factors.empty() ? 1.0 : std::sqrt(at(0.9) / at(0.1));
     note(fmt::format("{} launch(es) of {} case(s) in CALIB are marked as measured on a contended "
-                     "machine or while the sentinel drifted (first: {}): kept, and their median "
-                     "estimated effect, x{:.2f}, widens every band{}; --skip-marked leaves them "
-                     "out",
+                     "machine or while the sentinel drifted (first: {}): kept, and the spread of "
+                     "their estimated effects over CALIB's launches, x{:.2f} (half the 10-90% "
+                     "range), widens every band{}; --skip-marked leaves them out",
                      launches, cases, first, out.mark_factor,
                      unbounded ? fmt::format(" ({} launch(es) with an effect that cannot be "
                                              "estimated are not in that figure)",

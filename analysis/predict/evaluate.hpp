@@ -65,8 +65,8 @@ struct figure_source {
     const calibration* point = nullptr;
     const std::vector<calibration>* replicates = nullptr;
     const hardware_profile* hardware = nullptr; ///< when set, every figure comes from it
-    /// The marks kept in CALIB, priced into every band (issue 49): the median estimated effect
-    /// of the marked calibration launches on their whole time (1: none, or none estimable).
+    /// The marks kept in CALIB, priced into every band (issue 49): the spread of CALIB's
+    /// launches' estimated effects on their whole time, sqrt(p90 / p10) (1: no marks).
     /// A band [lo, hi] becomes [lo / f, hi * f]: the figures may carry that much of the
     /// machine's state either way.
     double mark_factor = 1;

@@ -168,7 +168,7 @@ check(any(f"contended {n}/{CASES}" in summ.stdout for n in range(CASES - LOAD_FR
 
 pred = subprocess.run([stats, "predict", loaded], capture_output=True, text=True)
 print(pred.stderr)
-check(pred.returncode == 0 and "kept, and their median estimated effect" in pred.stderr,
+check(pred.returncode == 0 and "kept, and the spread of their estimated effects" in pred.stderr,
       "predict keeps the marked launches in the calibration, pricing their effect, with a note")
 skip = subprocess.run([stats, "predict", loaded, "--skip-marked"], capture_output=True, text=True)
 check(skip.returncode == 0 and "left out of the calibration" in skip.stderr,
