@@ -272,7 +272,10 @@ int run_predict(const predict_options& o, std::ostream& out) {
     const model_error err = calibration_error(set, point, cy, ly);
     if (!hw)
         note_unstable(set, o);
-    figure_source src{&point, &reps, hw.get()};
+    figure_source src;
+    src.point = &point;
+    src.replicates = &reps;
+    src.hardware = hw.get();
     src.mark_factor = marks.mark_factor;
     src.left_out = marks.left_out;
     outputs res;
