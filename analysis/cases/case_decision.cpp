@@ -2,6 +2,7 @@
 
 #include "analysis/statistics/hierarchical.hpp"
 #include "analysis/statistics/launch_test.hpp"
+#include "src/base/backend.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -51,6 +52,14 @@ std::vector<machine::mark_effect> launch_effects(const case_data& c) {
     return out;
 }
 
+machine::mark_effect whole_time_effect(const case_data& c, const machine::mark_effect& e) {
+    const auto device = find_device_kind(c.text("device", to_string(device_kind::cpu)));
+    const bool probe = !c.drift.empty() && e.reason == c.drift; // the sentinel's
+    if (device.value_or(device_kind::cpu) == device_kind::cpu && !probe)
+        return machine::on_whole_time(e, e.phase == machine::mark_phase::compute ? 1.0 : 0.0);
+    return machine::on_whole_time(e, compute_share(c));
+}
+
 side_mark case_mark(const pooled_case& p) {
     side_mark m;
     for (const case_data* c : p.launches) {
@@ -58,9 +67,8 @@ side_mark case_mark(const pooled_case& p) {
         if (effects.empty())
             continue;
         ++m.marked;
-        const double share = compute_share(*c);
         for (const machine::mark_effect& e : effects) {
-            const double hi = machine::on_whole_time(e, share).hi;
+            const double hi = whole_time_effect(*c, e).hi;
             if (hi > m.effect || m.reason.empty()) {
                 m.effect = std::max(m.effect, hi);
                 m.reason = e.reason;

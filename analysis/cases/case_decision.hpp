@@ -28,6 +28,13 @@ double compute_share(const case_data& c);
 /// launch is not marked.
 std::vector<machine::mark_effect> launch_effects(const case_data& c);
 
+/// The effect `e` of a mark of launch `c` on its whole time: the phase's share from the case's
+/// compute_s/comm_wait_s (machine::on_whole_time), except that on the CPU (device cpu, or not
+/// recorded) the cores' state touches communication too (MPI over shared memory and TCP runs
+/// on the same cores), so a machine mark there counts on the whole time. The sentinel's
+/// probes keep their phase.
+machine::mark_effect whole_time_effect(const case_data& c, const machine::mark_effect& e);
+
 /// The largest effect of a side's marks on its whole time, and the reason of that mark.
 struct side_mark {
     double effect = 1;  ///< hi of machine::on_whole_time, over its launches; 1: none
@@ -35,7 +42,8 @@ struct side_mark {
     std::size_t marked = 0;
 };
 
-/// The side's marks over all of `p`'s launches, each weighed by its launch's compute share.
+/// The side's marks over all of `p`'s launches, each on its launch's whole time
+/// (whole_time_effect).
 side_mark case_mark(const pooled_case& p);
 
 /// The larger of two sides' launch-to-launch noise (SD of log launch medians); NaN when

@@ -6,6 +6,7 @@
 
 #include "analysis/comparisons/compare.hpp"
 #include "analysis/measures/resources.hpp"
+#include "analysis/statistics/decision.hpp"
 
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
@@ -22,9 +23,10 @@ struct compare_command final : subcommand {
     const char* arguments() const override { return "BASE NEW"; }
     const char* help() const override {
         return "Match cases between BASE and NEW; change in % with a two-level bootstrap CI "
-               "(launches, then iterations) and p (Holm); a regression needs >= 2 launches per "
-               "side; peak memory. Exit 0: no regression, 1: regression (time or memory), 2: "
-               "error.";
+               "(launches, then iterations) and p (Holm), judged by the one decision rule "
+               "(>= 2 launches per side; marks weigh by their effect); peak memory. Exit 0: no "
+               "regression, 1: regression (time or memory), 6: with --fail-on regression, a "
+               "case not decided and no regression, 2: error.";
     }
     void declare(po::options_description& d) override {
         declare_common(d, m_common);
@@ -47,7 +49,14 @@ struct compare_command final : subcommand {
         declare_min_launches(d, m_opt.min_launches,
                              "launches per side (at least 2) needed to call a regression; the "
                              "test is a two-level bootstrap (launches, then iterations); with "
-                             "fewer, a difference is 'unconfirmed'");
+                             "fewer, a difference is 'not decided'");
+        declare_marked(d, m_opt.skip_marked);
+        d.add_options()("fail-on", po::value<std::string>()->notifier([this](const auto& v) {
+            RINGSCALE_REQUIRE(v == "regression", "--fail-on takes 'regression' (got '" + v + "')");
+            m_fail_on = true;
+        }),
+                        "regression: exit 1 on a regression, else 6 when a case was not "
+                        "decided (the gate could not judge it), else 0");
     }
     void finish(const po::variables_map&, std::vector<std::string> args) override {
         RINGSCALE_REQUIRE(args.size() == 2, "compare needs exactly two inputs: BASE NEW");
@@ -58,6 +67,7 @@ struct compare_command final : subcommand {
 
     common_options m_common; ///< inputs: BASE, NEW
     compare_options m_opt;
+    bool m_fail_on = false; ///< --fail-on regression
 };
 
 int compare_command::run(std::ostream& out) const {
@@ -70,25 +80,31 @@ int compare_command::run(std::ostream& out) const {
     print_tables(out, m_common.format, {{"comparisons", compare_table(cmp)}});
     if (const std::size_t n = cmp.iteration_level())
         note(fmt::format("launch-to-launch noise is unknown for {} case(s) with fewer than {} "
-                         "launches on a side: differences there are unconfirmed, not "
-                         "regressions (repeat launches: ringscale --repeat N)",
+                         "launches on a side: not decided there, never a regression (repeat "
+                         "launches: ringscale --repeat N)",
                          n, std::max<std::size_t>(2, m_opt.min_launches)));
     for (const auto* c : cmp.only_base)
         note(fmt::format("only in BASE, not compared: {} P={}", c->label(), c->world_size));
     for (const auto* c : cmp.only_new)
         note(fmt::format("only in NEW, not compared: {} P={}", c->label(), c->world_size));
-    std::size_t regressions = 0, marked = 0, undecided = 0;
+    std::size_t regressions = 0, marked = 0;
     for (const auto& c : cmp.matched) {
         regressions += c.result == verdict::regression;
         marked += c.marked_base + c.marked_new > 0;
-        undecided += c.result == verdict::contended;
     }
+    const std::size_t undecided = cmp.undecided();
     if (marked > 0)
-        note(fmt::format("{} case(s) have launches marked as measured on a contended machine or "
-                         "while the sentinel drifted: those launches are left out, and {} "
-                         "case(s) with none left on a side are not decided (a marked launch never "
-                         "calls a regression; the verdict column says why)",
-                         marked, undecided));
+        note(m_opt.skip_marked
+                 ? fmt::format("{} case(s) have launches marked as measured on a contended "
+                               "machine or while the sentinel drifted: --skip-marked left them "
+                               "out, and {} case(s) are not decided (the verdict column says why)",
+                               marked, undecided)
+                 : fmt::format("{} case(s) have launches marked as measured on a contended "
+                               "machine or while the sentinel drifted: they stay, and a mark "
+                               "whose estimated effect could account for the margin leaves the "
+                               "case not decided (the verdict column says why; --skip-marked "
+                               "compares the unmarked launches alone)",
+                               marked));
     note(fmt::format("{} case(s) compared, {} regression(s) (threshold {:g}%, alpha {:g})",
                      cmp.matched.size(), regressions, 100 * m_opt.threshold, m_opt.alpha));
     if (const std::string d = detectability_note(cmp, m_opt.threshold, m_opt.alpha); !d.empty())
@@ -96,7 +112,14 @@ int compare_command::run(std::ostream& out) const {
     const auto memory = memory_regressions(cmp, m_opt.threshold);
     for (const memory_change& m : memory)
         note(describe(m));
-    return regressions + memory.size() > 0 ? 1 : 0;
+    if (!memory.empty())
+        return exit_regression;
+    const int code = compare_exit_code(cmp, m_fail_on);
+    if (code == exit_not_decided)
+        note(fmt::format("--fail-on regression: {} case(s) not decided, none a regression: "
+                         "exit {} (not decided)",
+                         undecided, exit_not_decided));
+    return code;
 }
 
 } // namespace

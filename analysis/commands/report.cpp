@@ -30,6 +30,9 @@ struct report_command final : input_command {
         declare_tie_floor(d, m_tie_floor);
         declare_pool_resources(d, m_pool_resources);
         declare_hardware(d, m_hardware);
+        // --skip-marked leaves marked launches out of every section (issue 49); by default
+        // they stay and weigh through the decision rule. (report --history: the same flag.)
+        declare_marked(d, m_skip_marked);
         d.add_options()("max-heatmaps",
                         po::value<std::size_t>(&m_report.max_heatmaps)
                             ->default_value(6)
@@ -78,7 +81,31 @@ struct report_command final : input_command {
     std::vector<std::string> m_history; ///< --history DIR...
     std::string m_history_index;
     history::series_options m_history_opt; ///< history's defaults
+    bool m_skip_marked = false;            ///< --skip-marked
 };
+
+/// The pooled cases as the report reads them: with --skip-marked, without their marked
+/// launches (a case left with none is dropped, with one note).
+std::vector<pooled_case> marked_or_skipped(std::vector<pooled_case> pooled, bool skip) {
+    if (!skip)
+        return pooled;
+    std::vector<pooled_case> out;
+    std::size_t dropped = 0, launches = 0;
+    for (const pooled_case& p : pooled) {
+        pooled_case kept = without_marked(p);
+        launches += p.launches.size() - kept.launches.size();
+        if (kept.launches.empty() && !p.launches.empty() && kept.not_ok.empty()) {
+            ++dropped;
+            continue;
+        }
+        out.push_back(std::move(kept));
+    }
+    if (launches > 0)
+        note(fmt::format("--skip-marked: {} marked launch(es) left out, {} case(s) with none "
+                         "left dropped from the report",
+                         launches, dropped));
+    return out;
+}
 
 int report_command::run(std::ostream& out) const {
     // The map's hardware first: a bad profile file is refused before anything is read. A map
@@ -92,7 +119,7 @@ int report_command::run(std::ostream& out) const {
         m_history.empty()
             ? nullptr
             : read_history(m_history, m_history_index, m_history_opt, m_common.strict);
-    const auto pooled = pool_with_notes(rs, m_pool_resources);
+    const auto pooled = marked_or_skipped(pool_with_notes(rs, m_pool_resources), m_skip_marked);
     const auto rows = summarize_with_notes(pooled, m_common);
     const auto families = find_families(pooled);
     const auto scaling = scale_families(families, m_scaling);

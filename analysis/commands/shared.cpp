@@ -110,6 +110,19 @@ void declare_hardware(po::options_description& d, std::string& hardware) {
                     "given)");
 }
 
+void declare_marked(po::options_description& d, bool& skip_marked) {
+    d.add_options()("skip-marked", po::bool_switch(&skip_marked),
+                    "leave out launches marked as measured on a contended machine or while the "
+                    "sentinel drifted (by default they stay, and weigh by their estimated effect: "
+                    "DESIGN.md, 'One decision rule')")(
+        "keep-marked", po::bool_switch()->notifier([](bool on) {
+            if (on)
+                note("--keep-marked is now the default: marked launches stay and weigh by their "
+                     "estimated effect (--skip-marked leaves them out)");
+        }),
+        "the default (accepted for scripts written before it was)");
+}
+
 void note(const std::string& line) {
     std::fprintf(stderr, "ringscale-stats: %s\n", terminal_text(line).c_str());
 }

@@ -1,5 +1,6 @@
 #include "compare.hpp"
 
+#include "analysis/cases/case_decision.hpp"
 #include "analysis/statistics/bootstrap.hpp"
 #include "analysis/statistics/hierarchical.hpp"
 #include "analysis/statistics/launch_test.hpp"
@@ -63,12 +64,10 @@ const char* to_string(verdict v) {
         return "improvement";
     case verdict::unchanged:
         return "within threshold";
-    case verdict::not_significant:
-        return "no significant change";
+    case verdict::not_decided:
+        return "not decided";
     case verdict::contended:
-        return "not decided (machine marked)";
-    case verdict::unconfirmed:
-        return "unconfirmed (1 launch)";
+        return "not decided (every launch marked)";
     }
     return "?";
 }
@@ -76,6 +75,13 @@ const char* to_string(verdict v) {
 bool comparison::any_regression() const {
     return std::any_of(matched.begin(), matched.end(),
                        [](const case_comparison& c) { return c.result == verdict::regression; });
+}
+
+std::size_t comparison::undecided() const {
+    return static_cast<std::size_t>(
+        std::count_if(matched.begin(), matched.end(), [](const case_comparison& c) {
+            return c.result == verdict::not_decided || c.result == verdict::contended;
+        }));
 }
 
 std::size_t comparison::iteration_level() const {
@@ -134,16 +140,30 @@ void resample_pair(case_comparison& cc, std::size_t replicates, std::uint64_t se
     }
 }
 
-verdict decide(const case_comparison& c, const compare_options& opt) {
-    if (c.base->launches.empty() || c.next->launches.empty())
-        return verdict::contended;
-    if (!(c.p_adjusted < opt.alpha))
-        return verdict::not_significant;
-    if (std::abs(c.change) <= opt.threshold)
-        return verdict::unchanged;
-    if (c.unit != "launches") // launch-to-launch noise unknown: iterations alone never decide
-        return verdict::unconfirmed;
-    return c.change > 0 ? verdict::regression : verdict::improvement;
+/// The one decision rule on the pair, with Holm's p as a guard across the cases.
+void decide_pair(case_comparison& c, const compare_options& opt) {
+    if (c.base->launches.empty() || c.next->launches.empty()) {
+        c.result = verdict::contended;
+        return;
+    }
+    const std::size_t need = std::max<std::size_t>(2, opt.min_launches);
+    const decision_result d =
+        decide_cases(*c.base, *c.next, {1 + c.change_lo, 1 + c.change_hi}, opt.threshold);
+    c.note = d.note;
+    c.reason = d.reason;
+    if (d.verdict == decision::not_decided) {
+        c.result = verdict::not_decided;
+    } else if (c.unit != "launches") { // fewer launches than --min-launches asks
+        c.result = verdict::not_decided;
+        c.reason = fmt::format("fewer than {} launches", need);
+    } else if (d.verdict == decision::tie) {
+        c.result = verdict::unchanged;
+    } else if (!(c.p_adjusted < opt.alpha)) {
+        c.result = verdict::not_decided;
+        c.reason = fmt::format("not significant: p {:.3g}, Holm {:.3g}", c.p_value, c.p_adjusted);
+    } else {
+        c.result = d.verdict == decision::slower ? verdict::regression : verdict::improvement;
+    }
 }
 
 } // namespace
@@ -167,12 +187,13 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
         pairs.emplace_back(&b, it->second);
         new_by_key.erase(it);
     }
-    // Each matched side without its marked launches, kept where the comparison points.
+    // Each matched side as compared (--skip-marked: without its marked launches), kept where
+    // the comparison points.
     out.unmarked = std::make_shared<std::vector<pooled_case>>();
     out.unmarked->reserve(2 * pairs.size());
     for (const auto& [b, n] : pairs) {
-        out.unmarked->push_back(without_marked(*b));
-        out.unmarked->push_back(without_marked(*n));
+        out.unmarked->push_back(opt.skip_marked ? without_marked(*b) : *b);
+        out.unmarked->push_back(opt.skip_marked ? without_marked(*n) : *n);
         const pooled_case& cb = (*out.unmarked)[out.unmarked->size() - 2];
         const pooled_case& cn = out.unmarked->back();
         case_comparison cc;
@@ -182,8 +203,8 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
         cc.next = &cn;
         cc.base_all = b;
         cc.next_all = n;
-        cc.marked_base = b->launches.size() - cb.launches.size();
-        cc.marked_new = n->launches.size() - cn.launches.size();
+        cc.marked_base = b->launches.size() - without_marked(*b).launches.size();
+        cc.marked_new = n->launches.size() - without_marked(*n).launches.size();
         if (cc.marked_base + cc.marked_new > 0) {
             const std::string mb = marks_text(*b, true), mn = marks_text(*n, true);
             cc.marked_why = mn.empty() ? "BASE " + mb : "NEW " + mn;
@@ -210,9 +231,15 @@ comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<
     const auto adjusted = holm_adjust(p);
     for (std::size_t i = 0; i < out.matched.size(); ++i) {
         out.matched[i].p_adjusted = adjusted[i];
-        out.matched[i].result = decide(out.matched[i], opt);
+        decide_pair(out.matched[i], opt);
     }
     return out;
+}
+
+int compare_exit_code(const comparison& cmp, bool fail_on) {
+    if (cmp.any_regression())
+        return exit_regression;
+    return fail_on && cmp.undecided() > 0 ? exit_not_decided : 0;
 }
 
 std::string detectability_note(const comparison& cmp, double threshold, double alpha) {

@@ -27,18 +27,23 @@ struct compare_options {
     std::size_t replicates = 2000; ///< bootstrap replicates (raised with many cases)
     std::uint64_t seed = 1;        ///< bootstrap seed; case i uses seed + i
     double level = 0.95;           ///< level of the change's CI
+    /// --skip-marked: leave marked launches out (the behaviour before issue 49). By default
+    /// they stay and weigh through the decision rule by their estimated effect.
+    bool skip_marked = false;
 };
 
 /// Power at which compare reports the smallest detectable change.
 constexpr double detect_power = 0.9;
 
-/// unconfirmed: significant and beyond the threshold on iterations, but one launch on a side.
-/// contended: every launch of a side is marked (measured on a contended machine, or while the
-/// sentinel drifted): nothing is decided.
-enum class verdict { regression, improvement, unchanged, not_significant, unconfirmed, contended };
+/// The one decision rule's verdict (analysis/statistics/decision.hpp) on NEW against BASE:
+/// slower -> regression, faster -> improvement, tie -> unchanged; a slower or faster verdict
+/// whose p-value (Holm over the cases) is not below alpha is not decided ("not significant");
+/// not_decided carries the rule's reason (case_comparison::reason). contended: with
+/// --skip-marked, every launch of a side was marked and left out: nothing is compared.
+enum class verdict { regression, improvement, unchanged, not_decided, contended };
 
-/// "regression", "improvement", "within threshold", "no significant change",
-/// "unconfirmed (1 launch)", "not decided (machine marked)".
+/// "regression", "improvement", "within threshold", "not decided",
+/// "not decided (every launch marked)".
 const char* to_string(verdict v);
 
 struct case_comparison {
@@ -63,32 +68,42 @@ struct case_comparison {
     /// level alpha / (matched cases), Holm's first step (launch_test.hpp).
     double launch_noise = std::nan("");
     double detectable = std::nan("");
-    verdict result = verdict::not_significant;
-    /// Marked launches left out of the comparison on each side, and why (the first one's
-    /// mark); a side with none left is not compared (verdict contended).
+    verdict result = verdict::not_decided;
+    std::string reason; ///< the rule's reason where not decided ("one launch", "marked: ...")
+    std::string note;   ///< a mark that weighed but could not account for the margin
+    /// Marked launches on each side, and why (the first one's mark): weighed by the rule, or
+    /// with --skip-marked left out (a side with none left is not compared: contended).
     std::size_t marked_base = 0, marked_new = 0;
     std::string marked_why;
 };
 
 struct comparison {
-    /// The matched cases without their marked launches (what `matched` points into).
+    /// The matched cases as compared (without their marked launches under --skip-marked):
+    /// what `matched` points into.
     std::shared_ptr<std::vector<pooled_case>> unmarked;
     std::vector<case_comparison> matched;
     std::vector<const pooled_case*> only_base;
     std::vector<const pooled_case*> only_new;
     bool any_regression() const;
+    /// Matched cases the rule did not decide (or, with --skip-marked, left no launch).
+    std::size_t undecided() const;
     /// Matched cases with fewer than min_launches launches on a side (noise unknown).
     std::size_t iteration_level() const;
 };
+
+/// compare's exit code (time only; memory regressions add to it in the command): 1 on a
+/// regression; with `fail_on` (--fail-on regression) 6 when a case was not decided and none
+/// regressed; else 0. The decision rule's gate_exit_code over the cases.
+int compare_exit_code(const comparison& cmp, bool fail_on);
 
 /// One line on what the comparison could have seen, from the case whose launch noise hides
 /// the most: the smallest slowdown detected with 90% power, and the launches per side that
 /// would detect twice `threshold` there. Empty when no case has launches as its unit.
 std::string detectability_note(const comparison& cmp, double threshold, double alpha);
 
-/// Match cases by key and compare them on their unmarked launches (a marked launch never
-/// decides a regression: it is left out, and counted). Throws config_error (exit 2) when no
-/// case matches, naming the parameters that differ between the closest pair.
+/// Match cases by key and compare them by the one decision rule (a marked launch weighs by
+/// its estimated effect; with opt.skip_marked it is left out, and counted). Throws config_error
+/// (exit 2) when no case matches, naming the parameters that differ between the closest pair.
 comparison compare_sets(const std::vector<pooled_case>& base, const std::vector<pooled_case>& next,
                         const compare_options& opt);
 

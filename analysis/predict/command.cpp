@@ -1,6 +1,8 @@
 #include "command.hpp"
 
+#include "analysis/cases/case_decision.hpp"
 #include "analysis/reading/reader.hpp"
+#include "analysis/statistics/bootstrap.hpp"
 #include "map.hpp"
 #include "stability.hpp"
 #include "tables.hpp"
@@ -8,6 +10,7 @@
 #include "src/base/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <memory>
 #include <set>
@@ -38,40 +41,75 @@ replicate_progress progress_notes(std::size_t total) {
     };
 }
 
-/// CALIB without its marked launches (issue 36: a launch measured on a contended machine, or
-/// while the sentinel drifted, must not set a figure), with one note when any left; with
-/// `keep` (--keep-marked) CALIB whole, with one note when any is marked.
-std::vector<pooled_case> unmarked_calibration(const std::vector<pooled_case>& pooled, bool keep) {
-    if (keep) {
-        std::size_t marked = 0;
-        for (const pooled_case& p : pooled)
-            marked += p.launches.size() - without_marked(p).launches.size();
-        if (marked > 0)
-            note(fmt::format("--keep-marked: {} launch(es) marked as measured on a contended "
-                             "machine or while the sentinel drifted are kept in the "
-                             "calibration; its figures carry that machine's state",
-                             marked));
-        return pooled;
-    }
-    std::vector<pooled_case> out;
-    std::size_t launches = 0, cases = 0, whole = 0;
+/// What CALIB's marks do to the calibration: the marked launches stay (issue 49) and their
+/// median estimated effect on their whole time widens every band (mark_factor); with
+/// --skip-marked they leave (issue 36), and the cases left with none are named (left_out).
+struct calibration_marks {
+    std::vector<pooled_case> pooled;
+    double mark_factor = 1;
+    std::string left_out;
+};
+
+calibration_marks kept_or_skipped(const std::vector<pooled_case>& pooled, bool skip) {
+    calibration_marks out;
+    std::vector<double> factors;
+    std::size_t launches = 0, cases = 0, whole = 0, unbounded = 0;
     std::string first;
     for (const pooled_case& p : pooled) {
-        out.push_back(without_marked(p));
-        const std::size_t gone = p.launches.size() - out.back().launches.size();
-        if (gone == 0)
+        const pooled_case clean = without_marked(p);
+        const std::size_t marked = p.launches.size() - clean.launches.size();
+        out.pooled.push_back(skip ? clean : p);
+        if (marked == 0)
             continue;
-        launches += gone;
+        launches += marked;
         ++cases;
-        whole += out.back().launches.empty();
+        whole += clean.launches.empty();
         if (first.empty())
             first = fmt::format("{} P={}: {}", p.label(), p.world_size, marks_text(p, true));
+        for (const case_data* c : p.launches) {
+            double f = 1;
+            for (const machine::mark_effect& e : launch_effects(*c))
+                f = std::max(f, whole_time_effect(*c, e).factor);
+            if (std::isfinite(f) && f > 1)
+                factors.push_back(f);
+            unbounded += !std::isfinite(f);
+        }
     }
-    if (launches > 0)
-        note(fmt::format("{} marked launch(es) of {} case(s) left out of the calibration ({} "
-                         "case(s) entirely): measured on a contended machine or while the "
-                         "sentinel drifted (first: {}); --keep-marked keeps them",
+    if (launches == 0)
+        return out;
+    if (skip) {
+        if (whole > 0)
+            out.left_out = fmt::format("--skip-marked left out {} marked case(s) entirely, first "
+                                       "{}",
+                                       whole, first);
+        note(fmt::format("--skip-marked: {} marked launch(es) of {} case(s) left out of the "
+                         "calibration ({} case(s) entirely): measured on a contended machine or "
+                         "while the sentinel drifted (first: {})",
                          launches, cases, whole, first));
+        return out;
+    }
+    // What the figures cannot carry is how much the machine's state varied between the
+    // calibration's launches (a load every launch shared is in the figures): half the range
+    // from the 10th to the 90th percentile of the launches' effects, unmarked ones 1. The
+    // absolute median effect gave 209x bands at load 15 (tests/bench/predict_load.sh, work).
+    std::size_t all = 0;
+    for (const pooled_case& p : pooled)
+        all += p.launches.size();
+    factors.resize(std::max(all, factors.size()), 1.0);
+    std::sort(factors.begin(), factors.end());
+    const auto at = [&](double q) {
+        return factors[static_cast<std::size_t>(q * static_cast<double>(factors.size() - 1))];
+    };
+    out.mark_factor = factors.empty() ? 1.0 : std::sqrt(at(0.9) / at(0.1));
+    note(fmt::format("{} launch(es) of {} case(s) in CALIB are marked as measured on a contended "
+                     "machine or while the sentinel drifted (first: {}): kept, and the spread of "
+                     "their estimated effects over CALIB's launches, x{:.2f} (half the 10-90% "
+                     "range), widens every band{}; --skip-marked leaves them out",
+                     launches, cases, first, out.mark_factor,
+                     unbounded ? fmt::format(" ({} launch(es) with an effect that cannot be "
+                                             "estimated are not in that figure)",
+                                             unbounded)
+                               : ""));
     return out;
 }
 
@@ -220,8 +258,8 @@ int run_predict(const predict_options& o, std::ostream& out) {
     if (!o.hardware.empty())
         hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
     const result_set calib = load(o.inputs, o.strict);
-    const std::vector<pooled_case> pooled =
-        unmarked_calibration(pool_cases(calib.cases), o.keep_marked);
+    const calibration_marks marks = kept_or_skipped(pool_cases(calib.cases), o.skip_marked);
+    const std::vector<pooled_case>& pooled = marks.pooled;
     const calibration_set set = gather_calibration(pooled);
     for (const std::string& n : set.notes)
         note(n);
@@ -234,7 +272,12 @@ int run_predict(const predict_options& o, std::ostream& out) {
     const model_error err = calibration_error(set, point, cy, ly);
     if (!hw)
         note_unstable(set, o);
-    const figure_source src{&point, &reps, hw.get()};
+    figure_source src;
+    src.point = &point;
+    src.replicates = &reps;
+    src.hardware = hw.get();
+    src.mark_factor = marks.mark_factor;
+    src.left_out = marks.left_out;
     outputs res;
     res.tables.emplace_back("figures", figures_table(point, reps, hw.get(), err, o.level));
     if (hw)
@@ -299,11 +342,8 @@ struct predict_command final : subcommand {
             "validate", po::value<std::vector<std::string>>(&m_opt.validate_inputs)->multitoken(),
             "held-out results: predict each case from CALIB alone; last line: median |error| "
             "and band coverage")("map", po::bool_switch(&m_opt.map),
-                                 "crossover map of the attention schemes up to P=4096, S=10M")(
-            "keep-marked", po::bool_switch(&m_opt.keep_marked),
-            "calibrate on launches marked as measured on a contended machine or while the "
-            "drift sentinel drifted too (left out by default), for a machine that is never "
-            "quiet");
+                                 "crossover map of the attention schemes up to P=4096, S=10M");
+        declare_marked(d, m_opt.skip_marked);
         declare_hardware(d, m_opt.hardware);
     }
     void finish(const po::variables_map& vm, std::vector<std::string> args) override {

@@ -21,9 +21,10 @@ struct predict_options : common_options {
     std::vector<std::string> validate_inputs; ///< --validate HELDOUT...
     std::string hardware;                     ///< --hardware h100|FILE
     bool map = false;                         ///< --map
-    /// --keep-marked: calibrate on launches marked contended or drifted too (a machine that is
-    /// never quiet), with a note; by default they leave the calibration (issue 36).
-    bool keep_marked = false;
+    /// --skip-marked: leave launches marked contended or drifted out of the calibration (issue
+    /// 36's default); by default they stay and their estimated effect widens the bands (issue
+    /// 49). --keep-marked is accepted with a note.
+    bool skip_marked = false;
 };
 
 /// Run the predict command; throws ringscale::error for exit 2. Returns 0.

@@ -189,6 +189,12 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
         const figures f = src.for_target(t, src.point);
         p.point = predict_target(t, f);
         if (!p.point.ok()) {
+            const std::string unmeasured = "(no case in CALIB measures it;";
+            if (const auto at = p.point.refusal.find(unmeasured);
+                at != std::string::npos && !src.left_out.empty())
+                p.point.refusal.replace(at, unmeasured.size(),
+                                        "(no case left in CALIB measures it: " + src.left_out +
+                                            ";");
             out.push_back(std::move(p));
             continue;
         }
@@ -219,10 +225,12 @@ std::vector<predicted> predict_all(const std::vector<target>& targets, const fig
             if (std::isfinite(base))
                 v.push_back(base * std::exp(e));
         }
-        if (!v.empty()) {
+        if (!src.hardware && t.job == "collectives") {
+            p.band_note = "band not calibrated: no held-out error of the link figures";
+        } else if (!v.empty()) {
             const interval band = percentile_interval(v, level);
-            p.lo = band.lo;
-            p.hi = band.hi;
+            p.lo = band.lo / src.mark_factor;
+            p.hi = band.hi * src.mark_factor;
         }
         out.push_back(std::move(p));
     }

@@ -114,7 +114,7 @@ table prediction_table(const std::vector<predicted>& rows, const hardware_profil
         const auto [name, share] = dominant(s.time);
         const double cap = hw ? hw->device_memory_gib * (1u << 30) : unknown;
         r.push_back(time_cell(total));
-        r.push_back(band_cell(p.lo, p.hi));
+        r.push_back(p.band_note.empty() ? band_cell(p.lo, p.hi) : text_cell("not calibrated"));
         r.push_back(number_cell(p.hi, ""));
         r.push_back(
             number_cell(100 * s.ideal_s / total, fmt::format("{:.1f}", 100 * s.ideal_s / total)));
@@ -166,6 +166,7 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
             abs_err.push_back(std::abs(e));
             signed_err.push_back(e);
             inside += in;
+            sum.unbanded += !p.band_note.empty();
             if (p.lo > 0 && std::isfinite(p.hi))
                 widths.push_back(p.hi / p.lo);
         } else {
@@ -175,15 +176,18 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
                 marked_widths.push_back(p.hi / p.lo);
         }
         const auto [name, share] = dominant(p.point.time);
-        r.insert(r.end(), {time_cell(v), band_cell(p.lo, p.hi), number_cell(p.hi, ""),
-                           number_cell(100 * e, fmt::format("{:+.1f}", 100 * e)),
-                           text_cell(in ? "yes" : "no"),
-                           text_cell(fmt::format("{} {:.0f}%", name, 100 * share)),
-                           p.mark.empty() ? cell{"", nullptr} : text_cell(p.mark)});
+        const bool banded = p.band_note.empty();
+        r.insert(r.end(),
+                 {time_cell(v), banded ? band_cell(p.lo, p.hi) : text_cell("not calibrated"),
+                  number_cell(p.hi, ""), number_cell(100 * e, fmt::format("{:+.1f}", 100 * e)),
+                  text_cell(banded ? (in ? "yes" : "no") : "-"),
+                  text_cell(fmt::format("{} {:.0f}%", name, 100 * share)),
+                  p.mark.empty() ? cell{"", nullptr} : text_cell(p.mark)});
         t.rows.push_back(r);
     }
     sum.cases = abs_err.size();
-    sum.coverage = abs_err.empty() ? unknown : static_cast<double>(inside) / abs_err.size();
+    const std::size_t banded = abs_err.size() - sum.unbanded;
+    sum.coverage = banded == 0 ? unknown : static_cast<double>(inside) / banded;
     sum.covered = inside;
     sum.median_signed_error = signed_err.empty() ? unknown : median_inplace(signed_err);
     sum.median_abs_error = abs_err.empty() ? unknown : median_inplace(abs_err);
@@ -199,14 +203,24 @@ table validation_table(const std::vector<predicted>& rows, double level, validat
 std::string summary_line(const validation_summary& sum, double level) {
     if (sum.cases == 0)
         return "no unmarked held-out case to judge the predictions by" + marked_part(sum);
-    const auto [lo, hi] = proportion_interval(sum.covered, sum.cases, coverage_ci_level);
+    const std::size_t banded = sum.cases - sum.unbanded;
+    const std::string unbanded =
+        sum.unbanded == 0 ? ""
+                          : fmt::format("; {} case(s) without a calibrated band (collectives: no "
+                                        "held-out error of the link figures)",
+                                        sum.unbanded);
+    if (banded == 0)
+        return fmt::format("median |error| {:.1f}% over {} cases; median signed error {:+.1f}%",
+                           100 * sum.median_abs_error, sum.cases, 100 * sum.median_signed_error) +
+               unbanded + marked_part(sum);
+    const auto [lo, hi] = proportion_interval(sum.covered, banded, coverage_ci_level);
     return fmt::format("median |error| {:.1f}% over {} cases; {:g}% band coverage {:.0f}% ({} of "
                        "{}, {:g}% CI {:.0f}-{:.0f}%); median band width {:.2f}x (upper/lower); "
                        "median signed error {:+.1f}%",
                        100 * sum.median_abs_error, sum.cases, 100 * level, 100 * sum.coverage,
-                       sum.covered, sum.cases, 100 * coverage_ci_level, 100 * lo, 100 * hi,
+                       sum.covered, banded, 100 * coverage_ci_level, 100 * lo, 100 * hi,
                        sum.median_width, 100 * sum.median_signed_error) +
-           marked_part(sum);
+           unbanded + marked_part(sum);
 }
 
 std::pair<double, double> proportion_interval(std::size_t k, std::size_t n, double level) {

@@ -30,6 +30,9 @@ struct validation_summary {
     /// moves a whole run's coverage up or down together).
     double median_signed_error = unknown;
     double median_width = unknown; ///< median of the bands' upper / lower
+    /// Unmarked cases whose band could not be calibrated (predicted::band_note): in the error
+    /// figures, not in the coverage (which counts cases - unbanded).
+    std::size_t unbanded = 0;
     /// Held-out cases whose every launch is marked (issue 36): shown, and left out of the
     /// figures above; their own figures for comparison.
     std::size_t marked = 0;

@@ -90,30 +90,23 @@ std::string status_text(const case_summary& s) {
     return out;
 }
 
-/// The verdict, saying what decided it where the CI alone would suggest otherwise: a
-/// bootstrap CI that excludes 0 beside "no significant change" means Welch's test on the
-/// launch medians (or Holm's adjustment over the cases) did not reject.
-std::string verdict_text_plain(const case_comparison& c) {
-    const std::string v = to_string(c.result);
-    const bool ci_excludes_zero = c.change_lo > 0 || c.change_hi < 0;
-    if (c.result != verdict::not_significant || !ci_excludes_zero)
-        return v;
-    if (c.unit == "launches")
-        return v + fmt::format(" (the CI excludes 0 but Welch's test on the launch medians "
-                               "decided: p {:.3g}, Holm {:.3g}; the bootstrap CI alone is too "
-                               "narrow with few launches)",
-                               c.p_value, c.p_adjusted);
-    return v + fmt::format(" (Holm over the cases: p {:.3g})", c.p_adjusted);
-}
-
-/// The verdict with what left launches out: a marked launch never decides (issue 36).
+/// The verdict with the rule's reason where not decided, and the marks: weighed by their
+/// effect, or with --skip-marked left out (issues 36, 49).
 std::string verdict_text(const case_comparison& c) {
+    std::string v = to_string(c.result);
+    if (c.result == verdict::not_decided)
+        v += " (" + c.reason + ")";
     if (c.result == verdict::contended)
-        return fmt::format("{}: {}", to_string(c.result), c.marked_why);
-    if (c.marked_base + c.marked_new > 0)
-        return fmt::format("{} (marked launches left out: {})", verdict_text_plain(c),
-                           c.marked_why);
-    return verdict_text_plain(c);
+        return fmt::format("{}: {}", v, c.marked_why);
+    if (!c.note.empty())
+        v += " (" + c.note + ")";
+    const bool left_out = c.base->launches.size() < c.base_all->launches.size() ||
+                          c.next->launches.size() < c.next_all->launches.size();
+    if (c.marked_base + c.marked_new > 0 && left_out)
+        v += fmt::format(" (marked launches left out: {})", c.marked_why);
+    else if (c.marked_base + c.marked_new > 0)
+        v += fmt::format(" (marked launches weighed: {})", c.marked_why);
+    return v;
 }
 
 } // namespace
@@ -365,17 +358,27 @@ table compare_table(const comparison& cmp) {
         return std::isfinite(v) ? number_cell(100 * v, fmt::format("{:.1f}", 100 * v))
                                 : text_cell("-");
     };
-    for (const case_comparison& c : cmp.matched)
+    const cell none{"-", nullptr};
+    for (const case_comparison& c : cmp.matched) {
+        // A row with nothing compared (every launch of a side left out) has no CI and no p;
+        // an undecided row names no effect size.
+        const bool compared = c.unit != "none";
+        const bool decided = c.result != verdict::not_decided && c.result != verdict::contended;
         t.rows.push_back(
             {label_cell(c.base->label(), common), int_cell(c.base->world_size),
              time_cell(c.base_median), time_cell(c.new_median), pct(c.change),
-             number_cell(100 * c.change_lo,
-                         fmt::format("[{:+.2f}, {:+.2f}]", 100 * c.change_lo, 100 * c.change_hi)),
-             number_cell(100 * c.change_hi, ""), text_cell(c.unit),
+             compared
+                 ? number_cell(100 * c.change_lo, fmt::format("[{:+.2f}, {:+.2f}]",
+                                                              100 * c.change_lo, 100 * c.change_hi))
+                 : none,
+             compared ? number_cell(100 * c.change_hi, "") : cell{"", nullptr}, text_cell(c.unit),
              int_cell(static_cast<long long>(c.n_base)), int_cell(static_cast<long long>(c.n_new)),
-             p_cell(c.p_value), p_cell(c.p_adjusted), p_cell(c.test.p_value),
-             ratio_cell(c.test.cliffs_delta), text_cell(cliffs_delta_label(c.test.cliffs_delta)),
+             compared ? p_cell(c.p_value) : none, compared ? p_cell(c.p_adjusted) : none,
+             compared ? p_cell(c.test.p_value) : none,
+             compared ? ratio_cell(c.test.cliffs_delta) : none,
+             decided ? text_cell(cliffs_delta_label(c.test.cliffs_delta)) : none,
              maybe_pct(c.launch_noise), maybe_pct(c.detectable), text_cell(verdict_text(c))});
+    }
     return t;
 }
 

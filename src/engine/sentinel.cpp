@@ -109,12 +109,22 @@ void sentinel_schedule::case_ended(double now_s) {
 }
 
 bool sentinel_schedule::due() const {
+    if (m_probes == 0) // at start with --sentinel N; in auto once the launch can afford two
+        return m_every > 0 || m_factor * 2 * probe_estimate_s <= m_now_s;
     if (m_cases_since == 0)
         return false;
     if (m_every > 0)
         return m_cases_since >= m_every;
-    const double mean_probe_s = m_probes > 0 ? m_probe_total_s / m_probes : 0;
-    return m_now_s - m_last_probe_end_s >= m_factor * mean_probe_s;
+    return final_due();
+}
+
+bool sentinel_schedule::final_due() const {
+    if (m_every > 0)
+        return true;
+    if (m_probes == 0) // one probe alone cannot judge drift
+        return false;
+    const double mean_probe_s = m_probe_total_s / m_probes;
+    return m_factor * (m_probe_total_s + mean_probe_s) <= m_now_s;
 }
 
 } // namespace ringscale

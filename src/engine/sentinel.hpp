@@ -16,9 +16,17 @@ namespace ringscale {
 machine::probe run_sentinel_probe(jobs::run_context& ctx, const machine_context& mctx,
                                   int before_case);
 
-/// When the next probe is due: every `every` cases, or with every = 0 (auto) once the cases
-/// since the last probe took at least `budget_factor` times what the probes cost so far on
-/// average, so that the probes cost at most about 1/budget_factor of the launch. Pure.
+/// A CPU probe on a quiet core (a 256^3 GEMM six times and a 64 KiB allreduce), s: what the
+/// first probe is assumed to cost before one has run.
+inline constexpr double probe_estimate_s = 0.005;
+
+/// When the next probe is due: at launch start and every `every` cases; or with every = 0
+/// (auto) when it fits the budget: all probes so far and one more of their mean cost (of
+/// probe_estimate_s before any ran) within 1/budget_factor of the time since the launch
+/// started. So the sentinel costs about 1% of a launch (the default factor 100): its first
+/// probe comes once the launch has run 1 s (100 x 2 x 5 ms), and a launch too short for two
+/// probes, which drift needs, has none (issue 49: the start and end probes always ran, and
+/// cost 2.6-5.4% of 0.2 s launches). Pure.
 class sentinel_schedule {
   public:
     explicit sentinel_schedule(int every, double budget_factor = 100.0)
@@ -29,6 +37,10 @@ class sentinel_schedule {
     void case_ended(double now_s);
     /// Whether a probe is due before the next case.
     bool due() const;
+    /// Whether the probe at the launch's end is due: always every `every` cases, within the
+    /// budget in auto after at least one probe (a launch that cannot afford it keeps the
+    /// probes it ran).
+    bool final_due() const;
 
   private:
     int m_every = 0;

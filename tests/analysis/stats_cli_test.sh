@@ -81,14 +81,22 @@ expect 0 "model with prediction" -- "$stats" model --predict 16,64 --bootstrap 1
 expect 2 "model refuses 2 distinct P" -- "$stats" model "$dir/two"
 expect_stderr "need at least 3"
 expect 0 "A/A compare" -- "$stats" compare "$dir/a" "$dir/a2"
-expect 0 "one launch per side: a 10% slowdown is unconfirmed" -- \
+expect 0 "one launch per side: a 10% slowdown is not decided" -- \
     "$stats" compare "$dir/a" "$dir/slow"
 expect_stderr "launch-to-launch noise is unknown for 4 case(s)"
 expect_stderr "4 case(s) compared, 0 regression(s)"
-if [[ "$(grep -c "unconfirmed (1 launch)" "$dir/out")" != 4 ]]; then
-    echo "FAIL: the 4 one-launch differences are not all 'unconfirmed (1 launch)'"
+if [[ "$(grep -c "not decided (one launch)" "$dir/out")" != 4 ]]; then
+    echo "FAIL: the 4 one-launch differences are not all 'not decided (one launch)'"
     failures=$((failures + 1))
 fi
+# Issue 49: a gate that asked to fail exits 6 (not decided) where nothing could be judged.
+expect 6 "--fail-on regression: one launch per side is not decided" -- \
+    "$stats" compare --fail-on regression "$dir/a" "$dir/slow"
+expect_stderr "4 case(s) not decided, none a regression: exit 6"
+expect 1 "--fail-on regression: a regression is still 1" -- \
+    "$stats" compare --fail-on regression --keep-marked "$dir/a3" "$dir/slow3"
+expect_stderr "--keep-marked is now the default"
+expect 2 "--fail-on takes regression" -- "$stats" compare --fail-on speed "$dir/a" "$dir/slow"
 expect 1 "10% slowdown over 3 launches per side flagged" -- "$stats" compare "$dir/a3" "$dir/slow3"
 expect 0 "A/A over 3 launches per side" -- "$stats" compare "$dir/a3" "$dir/a3b"
 expect 0 "slowdown under a 20% threshold" -- "$stats" compare --threshold 20 "$dir/a3" "$dir/slow3"

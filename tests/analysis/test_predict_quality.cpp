@@ -198,7 +198,8 @@ TEST(analysis_predict_quality, ranks_sharing_cores_as_calib_never_did_get_a_wide
     ASSERT_EQ(p2.where.world, 2);
     target p4 = p2;
     p4.where = {4, 1, 4};
-    const figure_source src{&point, nullptr, nullptr};
+    figure_source src;
+    src.point = &point;
     const auto log_width = [](const predicted& p) { return std::log(p.hi / p.lo); };
     const auto rows = predict_all({p2, p4}, src, err, 0.9, 1);
     ASSERT_EQ(rows.size(), 2u);

@@ -12,7 +12,11 @@
 #   the first core the script may use during every held-out launch, and only then (issue 36:
 #   the cases it contaminates must be marked, and the figures over the rest must hold;
 #   tests/bench/predict_load.sh); LOAD_HELD=first, the same during the first round's
-#   held-out launches only (the later rounds' launches of each case are then the clean ones).
+#   held-out launches only (the later rounds' launches of each case are then the clean ones);
+#   LOAD_WORK=compile, another program's real work beside every launch, calibration and
+#   held-out alike (issue 49): a loop compiling one of ringscale's sources with c++ -O2 for the
+#   whole run; LOAD_WORK=bench, a second benchmark instead (a one-rank ringscale attention
+#   launch in a loop).
 # Prints the load before and after, the validation table and, last, the summary line.
 set -euo pipefail
 build="${1:-build}"
@@ -76,10 +80,34 @@ sample_others() {
 : >"$out/others_running.txt"
 sample_others &
 sampler=$!
-trap 'kill "$sampler" $busy 2>/dev/null || true' EXIT
+# LOAD_WORK: another program's real work for the whole run (calibration and held-out alike).
+work=""
+src="$(cd "$(dirname "$0")/../.." && pwd)"
+case "${LOAD_WORK:-}" in
+"") ;;
+compile)
+    command -v c++ >/dev/null || { echo "predict.sh: LOAD_WORK=compile needs c++" >&2; exit 2; }
+    (while :; do
+        c++ -std=c++17 -O2 -I"$src" -I/usr/include/hdf5/serial -c "$src/src/base/machine_marks.cpp" \
+            -o /dev/null 2>/dev/null || sleep 1
+    done) &
+    work=$!
+    ;;
+bench)
+    mkdir -p "$out/other_bench"
+    (while :; do
+        "$ringscale" --job ring_attention --seq-len 2K --heads 8 --head-dim 64 --iters 20 \
+            --validate off -o "$out/other_bench/" >/dev/null 2>&1 || sleep 1
+    done) &
+    work=$!
+    ;;
+*) echo "predict.sh: LOAD_WORK must be compile or bench" >&2; exit 2 ;;
+esac
+trap 'kill "$sampler" $busy 2>/dev/null || true; [[ -n "$work" ]] && pkill -P "$work" 2>/dev/null; kill $work 2>/dev/null || true' EXIT
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; results in $out" \
-    "${LOAD_HELD:+(LOAD_HELD=$LOAD_HELD: a busy loop beside the held-out launches)}"
+    "${LOAD_HELD:+(LOAD_HELD=$LOAD_HELD: a busy loop beside the held-out launches)}" \
+    "${LOAD_WORK:+(LOAD_WORK=$LOAD_WORK: the real work of another program beside every launch)}"
 start=$(date +%s)
 for round in $(seq 1 "$rounds"); do
     run 2 calib "${collectives[@]}"
@@ -94,6 +122,11 @@ for round in $(seq 1 "$rounds"); do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 kill "$sampler" 2>/dev/null
+if [[ -n "$work" ]]; then
+    pkill -P "$work" 2>/dev/null || true
+    kill "$work" 2>/dev/null || true
+    work=""
+fi
 awk '{ s += $1; if ($1 > m) m = $1 }
      END { printf "other runnable processes during the launches (2 s samples): " \
                   "mean %.2f, max %d, %d samples\n", s / NR, m, NR }' "$out/others_running.txt"

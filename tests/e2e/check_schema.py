@@ -69,13 +69,16 @@ for name in names:
         assert m.dtype == np.float64 and m.shape == (world,), (name, ds)
     assert (c["machine/load_cores"][:] >= 1).all() and (c["machine/own_threads"][:] == world).all()
     assert "gpu_sm_clock_mhz" not in c["machine"], "no GPU fields on the CPU"
-# The drift sentinel: a probe at the start and at the end at least, and its verdict.
-s = f["sentinel"]
-probes = sorted(s)
-assert len(probes) >= 2, probes
-assert s[probes[0]].attrs["before_case"] == 0 and s[probes[-1]].attrs["before_case"] == len(names)
-assert all(s[p].attrs["compute_s"] > 0 for p in probes)
-assert all(s[p].attrs["allreduce_s"] > 0 for p in probes) == (world > 1)
-assert s.attrs["drifted"] in (0, 1) and s.attrs["tolerance_compute"] > 1
+# The drift sentinel: its probes only within its 1% budget (issue 49: the first once the
+# launch has run 1 s, the end's when affordable), so a short launch such as this one may have
+# none; where it has some, they are in order, with their verdict.
+if "sentinel" in f and len(f["sentinel"]) > 0:
+    s = f["sentinel"]
+    probes = sorted(s)
+    before = [s[p].attrs["before_case"] for p in probes]
+    assert before == sorted(before) and before[-1] <= len(names), before
+    assert all(s[p].attrs["compute_s"] > 0 for p in probes)
+    assert all(s[p].attrs["allreduce_s"] > 0 for p in probes) == (world > 1)
+    assert s.attrs["drifted"] in (0, 1) and s.attrs["tolerance_compute"] > 1
 assert "warnings" in f["meta"].attrs
 print(f"schema ok: {path}: {len(names)} cases, world {world}")

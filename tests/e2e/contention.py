@@ -5,14 +5,16 @@ and with a busy-loop process pinned to one of the ranks' cores from the start of
 end. Checks:
   - the cases the busy loop overlapped (6, 7, 8) are marked contended in the file, with the
     reason; case 5, during which it started, may be either ("within one case");
-  - the cases before it are not marked (the first may carry the launch's own start-up, a
-    rank waiting for a core), unless the machine was already busy before the launch
-    (measured here first: then that part cannot be checked and the test says so);
-  - `ringscale-stats compare CLEAN LOADED` leaves the marked launches out and says why; with
-    every launch of NEW marked it calls nothing a regression (the unmarked launches' own
-    difference is the machine's noise and is not checked);
-  - `summary` of the loaded launch has its machine column with the marks, and `predict`
-    leaves the marked launches out of its calibration with a note (kept with --keep-marked).
+  - the cases before it are either not marked or marked for a stated reason with a smaller
+    load than the busy loop's (issue 49: a loaded VM rightly marked case 3 "the hypervisor
+    stole 9% of the cores' time"; a test checks the mark's reason and size, not its absence);
+  - `ringscale-stats compare CLEAN LOADED` keeps the marked launches (issue 49) and names
+    them; --skip-marked leaves them out; with every launch of NEW marked, the verdict names
+    the mark: not decided where its effect could account for the margin, and never a
+    regression without saying the mark could not;
+  - `summary` of the loaded launch has its machine column with the marks and their reason,
+    and `predict` keeps the marked launches in its calibration, pricing their effect into the
+    bands, with a note (--skip-marked leaves them out; --keep-marked is noted as the default).
 
 usage: contention.py RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR
 """
@@ -106,41 +108,37 @@ after = [m for m, _, _ in cases[LOAD_FROM:]]
 check(all(after), f"cases {LOAD_FROM + 1}-{CASES}, run beside the busy loop, are marked")
 check(all("other processes used" in why or "waited for a core" in why
           for _, why, _ in cases[LOAD_FROM:]), "their marks say why")
-if ambient < 0.2:
-    # The first case runs while the launch's own helpers (mpirun, its daemons' start-up
-    # threads) still compete with the ranks: a clean clone's run once marked it "a rank's
-    # threads waited for a core 0.25 of the time" with 0.01 cores busy before the launch. That
-    # wait was real, so case 1 may carry it; no other process's load may mark it, and cases
-    # 2-4 are not marked at all.
-    first_m, first_why, _ = cases[0]
-    check(not first_m or "waited for a core" in first_why,
-          "case 1 is not marked, or only for the launch's own start-up (waited for a core)")
-    before = [m for m, _, _ in cases[1:LOAD_FROM - 1]]
-    check(not any(before), f"cases 2-{LOAD_FROM - 1}, before the busy loop, are not marked")
-else:
-    print(f"note: cases 1-{LOAD_FROM - 1} not checked: the machine was already busy on "
-          f"{ambient:.2f} core(s) before the launch (other work), so they may rightly be marked")
+loop_load = min(load for _, _, load in cases[LOAD_FROM:])
+for i, (m, why, load) in enumerate(cases[:LOAD_FROM - 1], 1):
+    # Before the busy loop: unmarked, or marked for a stated reason by a load (the launch's
+    # own start-up, other work, a hypervisor) that is not the loop's.
+    # (On a machine busy before the launch, other work may load them as much as the loop.)
+    check(not m or (why and (ambient >= 0.2 or not load >= loop_load)),
+          f"case {i}, before the busy loop: {'marked: ' + why if m else 'not marked'}"
+          f" (foreign load {load:.2f}, the loop's cases at least {loop_load:.2f})")
 
-# CLEAN against LOADED: the marked launches are left out and named; the unmarked ones are still
-# compared, and whether their medians differ is the machine's noise (CI's launches differed by
-# +20% and here by -33% with nothing marked), so only what the marks decide is checked.
+# CLEAN against LOADED: the marked launches stay (issue 49) and are named; whether the medians
+# differ is the machine's noise (CI's launches differed by +20% and here by -33% with nothing
+# marked), so only what the marks do is checked.
 cmp = subprocess.run([stats, "compare", clean, loaded, "--format", "csv"], capture_output=True,
                      text=True)
 print(cmp.stdout + cmp.stderr)
 rows = list(csv.DictReader(io.StringIO(cmp.stdout)))
 unmarked = sum(1 for m, _, _ in cases if not m)
 check(cmp.returncode in (0, 1) and len(rows) == 1, "compare CLEAN LOADED compares the one case")
-check(rows and rows[0]["n_new"] == str(unmarked),
-      f"compare leaves the marked launches out (n_new {rows[0]['n_new'] if rows else '?'}, "
-      f"{unmarked} unmarked)")
-# On a machine already busy before the launch every case may be marked: none is then left to
-# compare, and the verdict says so instead.
-said = "marked launches left out" if unmarked else "not decided (machine marked)"
-check(rows and f"{said}: NEW contended" in rows[0]["verdict"],
-      "compare's verdict says the loaded cases were measured on a contended machine")
+check(rows and rows[0]["n_new"] == str(CASES),
+      f"compare keeps the marked launches (n_new {rows[0]['n_new'] if rows else '?'})")
+check(rows and "NEW contended" in rows[0]["verdict"], "compare's verdict names the marks")
+skip = subprocess.run([stats, "compare", clean, loaded, "--format", "csv", "--skip-marked"],
+                      capture_output=True, text=True)
+srows = list(csv.DictReader(io.StringIO(skip.stdout)))
+said = "marked launches left out" if unmarked else "not decided (every launch marked)"
+check(srows and srows[0]["n_new"] == (str(unmarked) if unmarked else "0")
+      and f"{said}: NEW contended" in srows[0]["verdict"],
+      f"--skip-marked leaves the marked launches out ({srows[0]['verdict'] if srows else '?'})")
 
 # Every launch of NEW marked (a copy of LOADED with the marks of its last cases on all of them):
-# nothing can be decided, so nothing is called a regression, whatever the timings say.
+# the verdict names the mark; a regression only where the mark could not account for it.
 marked = os.path.join(work, "all_marked.h5")
 shutil.copy(loaded, marked)
 with h5py.File(marked, "r+") as f:
@@ -148,12 +146,17 @@ with h5py.File(marked, "r+") as f:
     for k in f["cases"]:
         f["cases"][k]["outcome"].attrs["contended"] = 1
         f["cases"][k]["outcome"].attrs["contention"] = why
-cmp = subprocess.run([stats, "compare", clean, marked], capture_output=True, text=True)
+cmp = subprocess.run([stats, "compare", clean, marked, "--format", "csv"], capture_output=True,
+                     text=True)
 print(cmp.stdout + cmp.stderr)
-check(cmp.returncode == 0, "compare CLEAN ALL-MARKED exits 0: no regression called")
-check("regression" not in cmp.stdout.lower().replace("no regression", ""),
-      "no verdict of compare says regression")
-check("not decided (machine marked)" in cmp.stdout, "its verdict says the machine was marked")
+rows = list(csv.DictReader(io.StringIO(cmp.stdout)))
+verdict = rows[0]["verdict"] if rows else ""
+check("NEW contended" in verdict
+      and (not verdict.startswith("regression") or "cannot account for the margin" in verdict),
+      f"compare CLEAN ALL-MARKED names the mark and calls a regression only where its effect "
+      f"cannot account for the margin: {verdict}")
+check((cmp.returncode == 1) == verdict.startswith("regression"),
+      f"its exit code ({cmp.returncode}) follows the verdict")
 
 summ = subprocess.run([stats, "summary", loaded, "--format", "csv"], capture_output=True,
                       text=True)
@@ -165,9 +168,12 @@ check(any(f"contended {n}/{CASES}" in summ.stdout for n in range(CASES - LOAD_FR
 
 pred = subprocess.run([stats, "predict", loaded], capture_output=True, text=True)
 print(pred.stderr)
-check(pred.returncode == 0 and "left out of the calibration" in pred.stderr,
-      "predict leaves the marked launches out of the calibration, with a note")
+check(pred.returncode == 0 and "kept, and the spread of their estimated effects" in pred.stderr,
+      "predict keeps the marked launches in the calibration, pricing their effect, with a note")
+skip = subprocess.run([stats, "predict", loaded, "--skip-marked"], capture_output=True, text=True)
+check(skip.returncode == 0 and "left out of the calibration" in skip.stderr,
+      "predict --skip-marked leaves them out, with a note")
 kept = subprocess.run([stats, "predict", loaded, "--keep-marked"], capture_output=True, text=True)
-check(kept.returncode == 0 and "are kept in the calibration" in kept.stderr,
-      "predict --keep-marked keeps them, with a note")
+check(kept.returncode == 0 and "--keep-marked is now the default" in kept.stderr,
+      "predict --keep-marked is accepted, noted as the default")
 sys.exit(1 if failures else 0)

@@ -82,22 +82,33 @@ TEST(machine_probe, the_sentinel_probe_is_agreed) {
 
 TEST(sentinel_schedule, every_n_cases_or_by_budget) {
     sentinel_schedule every2(2);
+    EXPECT_TRUE(every2.due()); // --sentinel N: a probe at launch start
     every2.probe_ran(0.01, 0);
     EXPECT_FALSE(every2.due());
     every2.case_ended(5);
     EXPECT_FALSE(every2.due());
     every2.case_ended(6);
     EXPECT_TRUE(every2.due());
-    // Auto: a probe of 10 ms is due once the cases since the last took 100 x 10 ms.
+    EXPECT_TRUE(every2.final_due()); // --sentinel N: the end probe always runs
+    // Auto (issue 49): a probe is due once all probes and one more of their mean cost fit in
+    // 1% of the launch so far: after a 10 ms probe, at 100 x (10 + 10) ms = 2 s.
     sentinel_schedule aut(0);
-    aut.probe_ran(0.01, 1.0);
+    EXPECT_FALSE(aut.due()); // auto: no probe until the launch can afford two (1 s)
+    EXPECT_FALSE(aut.final_due());
+    aut.case_ended(0.5);
+    EXPECT_FALSE(aut.due());
+    aut.case_ended(1.0);
+    EXPECT_TRUE(aut.due());
+    aut.probe_ran(0.01, 1.01);
     aut.case_ended(1.5);
     EXPECT_FALSE(aut.due());
+    EXPECT_FALSE(aut.final_due()); // a 1.5 s launch keeps its one probe
     aut.case_ended(2.0);
     EXPECT_TRUE(aut.due());
-    aut.probe_ran(0.03, 2.05); // probes now average 20 ms: 2 s between them
-    aut.case_ended(3.5);
-    EXPECT_FALSE(aut.due());
+    EXPECT_TRUE(aut.final_due());
+    aut.probe_ran(0.03, 2.05); // 40 ms so far, 20 ms each: the next fits at 6 s
     aut.case_ended(4.1);
+    EXPECT_FALSE(aut.due());
+    aut.case_ended(6.0);
     EXPECT_TRUE(aut.due());
 }
