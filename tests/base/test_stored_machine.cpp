@@ -133,7 +133,8 @@ TEST(stored_machine, sentinel_probes_read_back_and_are_checked) {
         auto f = h5::file::create(path);
         const h5::group s = f.root().create_group(schema::sentinel_group);
         write_probe(s, "0000", 0, 1e-3, 1e-4);
-        write_probe(s, "0001", 4, 1.6e-3, 1e-4);
+        // 2.6x: a lone slow probe drifts only beyond twice the tolerance (issue 49)
+        write_probe(s, "0001", 4, 2.6e-3, 1e-4);
     }
     {
         auto f = h5::file::open_read(path);
@@ -141,7 +142,7 @@ TEST(stored_machine, sentinel_probes_read_back_and_are_checked) {
         EXPECT_EQ(ok.problem, "");
         ASSERT_EQ(ok.probes.size(), 2u);
         EXPECT_EQ(ok.probes[1].before_case, 4);
-        EXPECT_DOUBLE_EQ(ok.probes[1].compute_s, 1.6e-3);
+        EXPECT_DOUBLE_EQ(ok.probes[1].compute_s, 2.6e-3);
         EXPECT_EQ(ok.probes[1].machine.at(ds::foreign_load), (std::vector<double>{0.01, 0.02}));
         EXPECT_TRUE(machine::judge_drift(ok.probes, 4).drifted);
         const stored::sentinel_record few = stored::read_sentinel(f.root(), 3, 1 << 30);
