@@ -201,8 +201,8 @@ std::vector<option_decl> train_options() {
             .sweeps()
             .help("train_step --dtype fp8: per-tensor scale from the amax history (delayed, amax "
                   "reduced over the ranks each step) or from the tensor itself (current)"),
-        d::number("loss-scale", "1024", 1, 1e30)
-            .help("train_step --dtype fp16: the static loss scale"),
+        d::number("loss-scale", "1024", 1, 16777216)
+            .help("train_step --dtype fp16: the static loss scale (1 to 2^24)"),
         d::integer("numerics", "0", 0, 100000)
             .help("train_step: follow this many steps (200 is the study's length) against the "
                   "single-rank run and the reduction-order floor, per step (0 = off)"),
