@@ -36,6 +36,9 @@ struct table {
     /// Text and Markdown leave out the columns no row fills; CSV and JSON keep every column,
     /// so their columns never depend on the data.
     bool prune_for_people = false;
+    /// Titles of the columns a text table too wide for the terminal leaves out before any
+    /// other (table_fit.hpp), e.g. summary's p99, min and mean before its bandwidths.
+    std::vector<std::string> fit_drop_first;
 
     void add_column(const std::string& title, const std::string& key, bool hidden = false) {
         titles.push_back(title);

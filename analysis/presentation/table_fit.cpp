@@ -103,13 +103,17 @@ std::string strip_common(table& t, std::size_t c) {
 }
 
 /// Column `c`'s values numbered (#1, #2, ... in order of first appearance); the legend lines.
-std::vector<std::string> number_values(table& t, std::size_t c) {
+/// With `longest`, only the values longer than that are.
+std::vector<std::string> number_values(table& t, std::size_t c, std::size_t longest = 0) {
     std::map<std::string, std::size_t> number;
     std::vector<std::string> legend;
+    const std::string name = t.titles[c].empty() ? "note" : t.titles[c];
     for (auto& row : t.rows) {
+        if (longest > 0 && row[c].text.size() <= longest)
+            continue;
         auto [it, fresh] = number.emplace(row[c].text, number.size() + 1);
         if (fresh)
-            legend.push_back(fmt::format("{} #{}: {}", t.titles[c], it->second, row[c].text));
+            legend.push_back(fmt::format("{} #{}: {}", name, it->second, row[c].text));
         row[c].text = fmt::format("#{}", it->second);
     }
     return legend;
@@ -238,22 +242,37 @@ std::vector<std::string> fit_table(table& t, std::size_t columns) {
         for (std::string& line : number_values(t, c))
             above.push_back(std::move(line));
     }
-    // 3. Other text columns cut to 24 columns, with "...".
+    // 3. The last column (a verdict, a note: why a point is marked) is never cut: its values
+    //    longer than 24 columns are numbered and stated in full above. Other text columns are
+    //    cut to 24 columns, with "...".
+    if (const std::size_t last = t.titles.size() - 1;
+        last > 0 && table_width(t) > columns && text_column(t, last))
+        for (std::string& line : number_values(t, last, 24))
+            above.push_back(std::move(line));
     cut_columns(t, columns, 24, false);
+    // 3b. Long row labels cut to 48 columns before any figure is left out (a label's fields
+    //     are above; its figures are what the table is for).
+    cut_columns(t, columns, 48, true);
     // 4. Columns left out from the right, plain figures before text and flags, never the
     //    row labels nor the last column (a verdict), and named above.
+    //    The table's own fit_drop_first columns go before any other.
     std::vector<std::string> dropped;
+    const auto drop = [&](std::size_t c) {
+        dropped.insert(dropped.begin(), t.titles[c]);
+        t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
+        t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
+        t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
+        for (auto& row : t.rows)
+            row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    };
+    const auto& first = t.fit_drop_first;
+    for (std::size_t c = t.titles.size() - 1; c-- > 1 && table_width(t) > columns;)
+        if (std::find(first.begin(), first.end(), t.titles[c]) != first.end())
+            drop(c);
     for (const bool figures : {true, false})
-        for (std::size_t c = t.titles.size() - 1; c-- > 1 && table_width(t) > columns;) {
-            if ((text_column(t, c) || flagged(t, c)) == figures)
-                continue;
-            dropped.insert(dropped.begin(), t.titles[c]);
-            t.titles.erase(t.titles.begin() + static_cast<std::ptrdiff_t>(c));
-            t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(c));
-            t.machine_only.erase(t.machine_only.begin() + static_cast<std::ptrdiff_t>(c));
-            for (auto& row : t.rows)
-                row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
-        }
+        for (std::size_t c = t.titles.size() - 1; c-- > 1 && table_width(t) > columns;)
+            if ((text_column(t, c) || flagged(t, c)) != figures)
+                drop(c);
     if (!dropped.empty())
         above.push_back(fmt::format("columns left out: {}", fmt::join(dropped, ", ")));
     // 5. The row labels cut last.

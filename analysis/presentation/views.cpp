@@ -178,6 +178,8 @@ table summary_table(const std::vector<case_summary>& rows) {
     t.add_column("", "withheld", true); // csv/json: "column=flag ..." for each withheld figure
     // Launches measured on a contended machine or while the sentinel drifted (issue 36).
     t.add_column("machine", "machine_marks");
+    // In a terminal too narrow for every column, the spread's detail goes before the rates.
+    t.fit_drop_first = {"p10", "p90", "p99", "min", "mean", "outliers"};
     std::vector<const pooled_case*> cases;
     for (const case_summary& s : rows)
         cases.push_back(s.source);

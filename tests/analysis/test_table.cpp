@@ -1,9 +1,12 @@
 #include "analysis/presentation/table.hpp"
+#include "analysis/presentation/table_fit.hpp"
 #include "analysis/presentation/views.hpp"
 #include "src/base/error.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 using namespace ringscale::analysis;
 
@@ -47,4 +50,33 @@ TEST(analysis_table, formats) {
     EXPECT_EQ(format_time(2.5), "2.5 s");
     EXPECT_EQ(format_interval(1e-3, 2e-3, true), "[1 ms, 2 ms]");
     EXPECT_EQ(format_interval(NAN, 2, false), "-");
+}
+
+// A table too wide for its columns leaves out its fit_drop_first columns before the figures at
+// its right (summary: the spread's detail before the bandwidths), and names them.
+TEST(analysis_table, fitting_leaves_out_the_tables_own_choice_first) {
+    const auto wide = [] {
+        table t;
+        t.add_column("case", "case");
+        for (const char* c : {"p99", "mean", "algbw", "busbw"})
+            t.add_column(c, c);
+        t.add_column("status", "status");
+        for (const char* name : {"collectives/sendrecv", "collectives/allreduce"}) {
+            t.rows.push_back({text_cell(name)});
+            for (int k = 0; k < 4; ++k) // distinct figures: nothing repeats into a legend
+                t.rows.back().push_back(number_cell(k, std::string(20, name[12]) + char('0' + k)));
+            t.rows.back().push_back(text_cell("ok"));
+        }
+        return t;
+    };
+    table t = wide();
+    t.fit_drop_first = {"p99", "mean"};
+    const std::vector<std::string> above = fit_table(t, 80);
+    EXPECT_EQ(t.titles, (std::vector<std::string>{"case", "algbw", "busbw", "status"}));
+    ASSERT_FALSE(above.empty());
+    EXPECT_EQ(above.back(), "columns left out: p99, mean");
+    // Without the table's choice, the figures at its right go first.
+    t = wide();
+    fit_table(t, 80);
+    EXPECT_EQ(t.titles, (std::vector<std::string>{"case", "p99", "mean", "status"}));
 }
