@@ -23,6 +23,27 @@ std::string read_text(const std::string& path) {
     return s.str();
 }
 
+/// draw_panels' hover file ("KEY LENGTH\nTEXT\n" per point) as hover texts; a malformed
+/// entry ends the reading (its points keep an empty title).
+hover_texts read_hover(const std::string& s) {
+    hover_texts out;
+    for (std::size_t at = 0; at < s.size();) {
+        const auto space = s.find(' ', at), eol = s.find('\n', at);
+        if (space == std::string::npos || eol == std::string::npos || space > eol)
+            break;
+        const std::string len = s.substr(space + 1, eol - space - 1);
+        if (len.empty() || len.size() > 9 ||
+            len.find_first_not_of("0123456789") != std::string::npos)
+            break;
+        const std::size_t n = std::stoul(len);
+        if (n > s.size() - eol - 1)
+            break;
+        out[s.substr(at, space - at)] = s.substr(eol + 1, n);
+        at = eol + 2 + n;
+    }
+    return out;
+}
+
 /// `s` without each `<tag ...>...</tag>` element.
 std::string without_elements(std::string s, const std::string& tag) {
     for (auto at = s.find("<" + tag); at != std::string::npos; at = s.find("<" + tag, at)) {
@@ -210,6 +231,10 @@ std::map<std::string, std::string> report_svgs(const std::string& dir) {
                 stems.push_back(line.substr(12, line.size() - 17));
                 line = "set output '" + stems.back() + ".svg'";
             }
+            if (line.rfind("#svg ", 0) == 0) { // the SVG's own form of the line before
+                gp.erase(gp.rfind('\n', gp.size() - 2) + 1);
+                line.erase(0, 5);
+            }
             gp += line + "\n";
         }
         const std::string script = path.stem().string() + ".svg.gp";
@@ -220,8 +245,11 @@ std::map<std::string, std::string> report_svgs(const std::string& dir) {
         }
         for (const std::string& stem : stems) {
             const std::string svg = dir + "/" + stem + ".svg";
-            out[stem] = inline_svg(read_text(svg), "p-" + html_slug(stem));
+            const std::string hover = dir + "/" + stem + ".hover";
+            out[stem] =
+                inline_svg(read_text(svg), "p-" + html_slug(stem), read_hover(read_text(hover)));
             fs::remove(svg, ec);
+            fs::remove(hover, ec);
         }
         fs::remove(dir + "/" + script, ec);
         fs::remove(dir + "/" + script + ".log", ec);
