@@ -149,6 +149,52 @@ std::string series_rows(const plot_panel& p, const panel_series& s, double dodge
     return rows;
 }
 
+/// The plot command of panel `p` for the PNG, then its "#svg " form (points with hypertext
+/// keys), its data blocks (numbered from `block`) appended to `data` and its points' hover
+/// texts to `hover`.
+std::string panel_plot(const plot_panel& p, const std::string& stem,
+                       const std::map<std::string, int>& colour, int& block, int& keys,
+                       std::string& data, std::string& hover) {
+    std::string plot, svg_plot, marked_rows;
+    // Series side by side at one x (a few percent apart on the log axis): every CI bar
+    // stays visible instead of hiding behind the next series' bar.
+    const double n_series = static_cast<double>(p.series.size());
+    int index = 0;
+    for (const panel_series& s : p.series) {
+        if (s.points.empty())
+            continue;
+        const double dodge = p.x_log2 ? std::pow(2.0, 0.05 * (index++ - (n_series - 1) / 2)) : 1.0;
+        const bool any_marked = std::any_of(s.points.begin(), s.points.end(),
+                                            [](const panel_point& pt) { return !pt.mark.empty(); });
+        const std::string rows = series_rows(p, s, dodge, keys, hover, marked_rows);
+        data += "# " + terminal_text(s.name) + "\n" + rows + "\n\n";
+        const int c = colour.at(s.name);
+        const std::string style =
+            fmt::format("pt {} ps 1.1 lc rgb '{}'", 5 + c % 4 * 2, palette[c % palette_size]);
+        const std::string at = fmt::format("{} index {}", gnuplot_string(stem + ".dat"), block++);
+        // A series with marked points: its line through them all, its clean points with
+        // their bars, the marked ones drawn apart (below).
+        const std::string own =
+            !any_marked ? at + fmt::format(" u 1:2:3:4 w yerrorlines lw 2 {} t {}", style,
+                                           gnuplot_string(s.name))
+                        : at + fmt::format(" u 1:2 w lines lw 2 {1} notitle, {0} u 1:6:3:4 w "
+                                           "yerrorbars lw 2 {1} t {2}",
+                                           at, style, gnuplot_string(s.name));
+        const std::string sep = plot.empty() ? "" : ", ";
+        plot += sep + own;
+        svg_plot +=
+            sep + own + ", " + at + " u 1:6:5 w labels hypertext point " + style + " notitle";
+    }
+    if (!marked_rows.empty()) {
+        data += "# marked\n" + marked_rows + "\n\n";
+        const std::string at =
+            fmt::format(", {} index {} ", gnuplot_string(stem + ".dat"), block++);
+        plot += at + "u 1:2:3:4 w yerrorbars " + marked_style;
+        svg_plot += at + "u 1:2:5 w labels hypertext point " + marked_style;
+    }
+    return "plot " + plot + "\n#svg plot " + svg_plot + "\n";
+}
+
 } // namespace
 
 panel_point about_case(panel_point pt, const pooled_case& c) {
@@ -247,47 +293,7 @@ bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
                               "-0.6,0 font ',8' tc rgb '#333333' front\n",
                               gnuplot_wrapped(mk.text, 60), mk.x, 0.97);
         }
-        std::string plot, svg_plot, marked_rows;
-        // Series side by side at one x (a few percent apart on the log axis): every CI bar
-        // stays visible instead of hiding behind the next series' bar.
-        const double n_series = static_cast<double>(p->series.size());
-        int index = 0;
-        for (const panel_series& s : p->series) {
-            if (s.points.empty())
-                continue;
-            const double dodge =
-                p->x_log2 ? std::pow(2.0, 0.05 * (index++ - (n_series - 1) / 2)) : 1.0;
-            const bool any_marked =
-                std::any_of(s.points.begin(), s.points.end(),
-                            [](const panel_point& pt) { return !pt.mark.empty(); });
-            const std::string rows = series_rows(*p, s, dodge, keys, hover, marked_rows);
-            data += "# " + terminal_text(s.name) + "\n" + rows + "\n\n";
-            const int c = colour.at(s.name);
-            const std::string style =
-                fmt::format("pt {} ps 1.1 lc rgb '{}'", 5 + c % 4 * 2, palette[c % palette_size]);
-            const std::string at =
-                fmt::format("{} index {}", gnuplot_string(stem + ".dat"), block++);
-            // A series with marked points: its line through them all, its clean points with
-            // their bars, the marked ones drawn apart (below).
-            const std::string own =
-                !any_marked ? at + fmt::format(" u 1:2:3:4 w yerrorlines lw 2 {} t {}", style,
-                                               gnuplot_string(s.name))
-                            : at + fmt::format(" u 1:2 w lines lw 2 {1} notitle, {0} u 1:6:3:4 w "
-                                               "yerrorbars lw 2 {1} t {2}",
-                                               at, style, gnuplot_string(s.name));
-            const std::string sep = plot.empty() ? "" : ", ";
-            plot += sep + own;
-            svg_plot +=
-                sep + own + ", " + at + " u 1:6:5 w labels hypertext point " + style + " notitle";
-        }
-        if (!marked_rows.empty()) {
-            data += "# marked\n" + marked_rows + "\n\n";
-            const std::string at =
-                fmt::format(", {} index {} ", gnuplot_string(stem + ".dat"), block++);
-            plot += at + "u 1:2:3:4 w yerrorbars " + marked_style;
-            svg_plot += at + "u 1:2:5 w labels hypertext point " + marked_style;
-        }
-        gp += "plot " + plot + "\n#svg plot " + svg_plot + "\n";
+        gp += panel_plot(*p, stem, colour, block, keys, data, hover);
     }
     gp += "unset multiplot\n";
     write_plot_file(dir + "/" + stem + ".dat", data);
