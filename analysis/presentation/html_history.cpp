@@ -285,7 +285,9 @@ std::string history_html(const history::series_set& set, const std::string& dir,
         std::error_code ec;
         for (std::size_t i = 0; i < set.all.size(); ++i) {
             const std::string stem = fmt::format("{}/trend_{:05}", dir, i);
-            svgs[i] = inline_svg(read_text(stem + ".svg"), series_anchor(set.all[i]), hovers[i]);
+            // Ids prefixed "tN" (unique on the page), not with the series' long anchor: the
+            // prefix is in every point's reference to its shape.
+            svgs[i] = inline_svg(read_text(stem + ".svg"), fmt::format("t{}", i), hovers[i]);
             std::filesystem::remove(stem + ".svg", ec);
             std::filesystem::remove(stem + ".dat", ec);
         }

@@ -6,6 +6,8 @@
 #include "src/base/error.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -21,6 +23,27 @@ std::string read_text(const std::string& path) {
     std::ostringstream s;
     s << f.rdbuf();
     return s.str();
+}
+
+/// draw_panels' hover file ("KEY LENGTH\nTEXT\n" per point) as hover texts; a malformed
+/// entry ends the reading (its points keep an empty title).
+hover_texts read_hover(const std::string& s) {
+    hover_texts out;
+    for (std::size_t at = 0; at < s.size();) {
+        const auto space = s.find(' ', at), eol = s.find('\n', at);
+        if (space == std::string::npos || eol == std::string::npos || space > eol)
+            break;
+        const std::string len = s.substr(space + 1, eol - space - 1);
+        if (len.empty() || len.size() > 9 ||
+            len.find_first_not_of("0123456789") != std::string::npos)
+            break;
+        const std::size_t n = std::stoul(len);
+        if (n > s.size() - eol - 1)
+            break;
+        out[s.substr(at, space - at)] = s.substr(eol + 1, n);
+        at = eol + 2 + n;
+    }
+    return out;
 }
 
 /// `s` without each `<tag ...>...</tag>` element.
@@ -162,6 +185,129 @@ std::string with_marked_class(std::string s) {
     return s;
 }
 
+/// `s` without the <defs> entries nothing refers to (gnuplot defines every point shape and two
+/// filters in each SVG; a chart uses one or two): a def is kept while "#ID" appears elsewhere.
+std::string without_unused_defs(std::string s) {
+    const auto begin = s.find("<defs>"), end = s.find("</defs>");
+    if (begin == std::string::npos || end == std::string::npos || end < begin)
+        return s;
+    std::vector<std::string> items; // each def, a <filter> with its children
+    for (std::size_t at = begin + 6; at < end;) {
+        auto stop = std::min(s.find('\n', at), end);
+        const auto first = s.find_first_not_of("\t\n ", at);
+        const auto filter_end = s.find("</filter>", at);
+        if (first < end && s.compare(first, 7, "<filter") == 0 && filter_end < end)
+            stop = filter_end + 9;
+        items.push_back(s.substr(at, stop - at));
+        at = stop + (stop < end && s[stop] == '\n' ? 1 : 0);
+    }
+    std::string rest = s.substr(0, begin) + s.substr(end);
+    for (bool removed = true; removed;) {
+        removed = false;
+        for (std::string& item : items) {
+            auto id = item.find(" id='");
+            id = id == std::string::npos ? item.find(" id=\"") : id;
+            if (id == std::string::npos)
+                continue;
+            const auto id_end = item.find(item[id + 4], id + 5);
+            if (id_end == std::string::npos)
+                continue;
+            const std::string ref = "#" + item.substr(id + 5, id_end - id - 5);
+            bool used = false;
+            auto refers = [&](const std::string& t) {
+                for (auto at = t.find(ref); at != std::string::npos && !used;
+                     at = t.find(ref, at + 1))
+                    used = at + ref.size() < t.size() && std::strchr("'\")", t[at + ref.size()]);
+            };
+            refers(rest);
+            for (const std::string& other : items)
+                if (&other != &item)
+                    refers(other);
+            if (!used) {
+                item.clear();
+                removed = true;
+            }
+        }
+    }
+    std::string defs = "<defs>\n";
+    for (const std::string& item : items)
+        if (item.find_first_not_of("\t\n ") != std::string::npos)
+            defs += item + "\n";
+    return s.substr(0, begin) + defs + s.substr(end);
+}
+
+/// Inside tags, each number with two decimals (gnuplot's coordinates) to one, or none where it
+/// is whole: a tenth of a pixel is below what a screen shows.
+std::string with_short_numbers(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    bool in_tag = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char ch = s[i];
+        in_tag = ch == '<' ? true : ch == '>' ? false : in_tag;
+        const bool start = in_tag && std::isdigit(static_cast<unsigned char>(ch)) &&
+                           (i == 0 || (!std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+                                       s[i - 1] != '.')); // "M60.50" too
+        std::size_t dot = i;
+        while (start && dot < s.size() && std::isdigit(static_cast<unsigned char>(s[dot])))
+            ++dot;
+        if (!start || dot - i > 7 || dot + 3 > s.size() || s[dot] != '.' ||
+            !std::isdigit(static_cast<unsigned char>(s[dot + 1])) ||
+            !std::isdigit(static_cast<unsigned char>(s[dot + 2])) ||
+            (dot + 3 < s.size() && std::isalnum(static_cast<unsigned char>(s[dot + 3])))) {
+            out += ch;
+            continue;
+        }
+        const long v = (std::stol(s.substr(i, dot - i)) * 100 + (s[dot + 1] - '0') * 10 +
+                        (s[dot + 2] - '0') + 5) /
+                       10;
+        out += v % 10 == 0 ? fmt::format("{}", v / 10) : fmt::format("{}.{}", v / 10, v % 10);
+        i = dot + 2;
+    }
+    return out;
+}
+
+/// Bytes no browser needs: the indentation, gnuplot's title and description of the whole SVG,
+/// style groups left empty, a text's lone <tspan> repeating its group's font, and the SVG 1.1
+/// "xlink:" of href (SVG 2, every current browser).
+std::string compact(std::string s) {
+    const auto replace_all = [&s](const std::string& from, const std::string& to) {
+        for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+            s.replace(at, from.size(), to);
+    };
+    replace_all("\n\t\t", "\n");
+    replace_all("\n\t", "\n");
+    replace_all("<title>Gnuplot</title>\n", "");
+    const auto desc = s.find("<desc>Produced by GNUPLOT");
+    if (desc != std::string::npos && s.find("</desc>\n", desc) != std::string::npos)
+        s.erase(desc, s.find("</desc>\n", desc) + 8 - desc);
+    for (auto at = s.find(">\n</g>\n"); at != std::string::npos; at = s.find(">\n</g>\n", at)) {
+        const auto tag = s.rfind('<', at);
+        if (s.compare(tag, 15, "<g fill=\"none\" ") == 0 && s.find(" id=", tag) > at) {
+            s.erase(tag, at + 7 - tag);
+            at = tag;
+        } else {
+            at += 7;
+        }
+    }
+    const std::string lone = "<text><tspan font-family=\"Sans\" >";
+    for (auto at = s.find(lone); at != std::string::npos; at = s.find(lone, at)) {
+        const auto close = s.find("</tspan></text>", at);
+        if (close == std::string::npos || s.find('<', at + lone.size()) != close) {
+            at += lone.size();
+            continue;
+        }
+        s.replace(close, 15, "</text>");
+        s.replace(at, lone.size(), "<text>");
+    }
+    replace_all(" xlink:href=", " href=");
+    replace_all("/>\t<", "/>\n<");
+    replace_all("'  d='", "' d='");
+    replace_all("  '/>", "'/>");
+    replace_all("\"  text-anchor", "\" text-anchor");
+    return s;
+}
+
 } // namespace
 
 std::string svg_terminal(int width, int height) {
@@ -181,6 +327,7 @@ std::string inline_svg(const std::string& svg, const std::string& prefix,
     s = without_handlers(s);
     s = with_marked_class(s);
     s = with_short_groups(s);
+    s = compact(with_short_numbers(without_unused_defs(s)));
     return with_prefixed_ids(s, prefix);
 }
 
@@ -210,6 +357,10 @@ std::map<std::string, std::string> report_svgs(const std::string& dir) {
                 stems.push_back(line.substr(12, line.size() - 17));
                 line = "set output '" + stems.back() + ".svg'";
             }
+            if (line.rfind("#svg ", 0) == 0) { // the SVG's own form of the line before
+                gp.erase(gp.rfind('\n', gp.size() - 2) + 1);
+                line.erase(0, 5);
+            }
             gp += line + "\n";
         }
         const std::string script = path.stem().string() + ".svg.gp";
@@ -220,8 +371,11 @@ std::map<std::string, std::string> report_svgs(const std::string& dir) {
         }
         for (const std::string& stem : stems) {
             const std::string svg = dir + "/" + stem + ".svg";
-            out[stem] = inline_svg(read_text(svg), "p-" + html_slug(stem));
+            const std::string hover = dir + "/" + stem + ".hover";
+            out[stem] =
+                inline_svg(read_text(svg), "p-" + html_slug(stem), read_hover(read_text(hover)));
             fs::remove(svg, ec);
+            fs::remove(hover, ec);
         }
         fs::remove(dir + "/" + script, ec);
         fs::remove(dir + "/" + script + ".log", ec);

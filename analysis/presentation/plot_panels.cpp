@@ -2,6 +2,8 @@
 
 #include "plots.hpp"
 
+#include "analysis/cases/cases.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -111,7 +113,98 @@ std::string axes(const plot_panel& p) {
     return gp;
 }
 
+/// The legend entry and style of marked points (the page's toggle hides the groups whose title
+/// starts with "marked").
+const char* const marked_style =
+    "pt 6 ps 1.8 lw 2 lc rgb '#d07000' t 'marked: measured on a busy machine (hollow; never "
+    "decides a verdict)'";
+
+std::string x_text(const plot_panel& p, double x) {
+    return p.x_sizes ? size_label(x) : fmt::format("{:g}", x);
+}
+
+/// The data rows of series `s` (x y lo hi key clean-y) with each point's hover text appended
+/// to `hover` ("key length\ntext\n", keys counted by `keys`) and its marked points' rows to
+/// `marked`.
+std::string series_rows(const plot_panel& p, const panel_series& s, double dodge, int& keys,
+                        std::string& hover, std::string& marked) {
+    std::string rows;
+    for (const panel_point& pt : s.points) {
+        const std::string key = fmt::format("k{}", keys++);
+        std::string text = s.name + "\n" + p.xlabel + ": " + x_text(p, pt.x) + "\n" + p.ylabel +
+                           ": " + fmt::format("{:.4g}", pt.y);
+        if (std::isfinite(pt.lo) && std::isfinite(pt.hi))
+            text += fmt::format(" [{:.4g}, {:.4g}]", pt.lo, pt.hi);
+        if (!pt.about.empty())
+            text += "\n" + pt.about;
+        if (!pt.mark.empty())
+            text += "\nmarked: " + pt.mark;
+        hover += fmt::format("{} {}\n", key, text.size()) + text + "\n";
+        const std::string row = fmt::format("{:.9g} {:.9g} {:.9g} {:.9g} {}", pt.x * dodge, pt.y,
+                                            or_point(pt.lo, pt.y), or_point(pt.hi, pt.y), key);
+        rows += row + (pt.mark.empty() ? fmt::format(" {:.9g}\n", pt.y) : " nan\n");
+        if (!pt.mark.empty())
+            marked += row + "\n";
+    }
+    return rows;
+}
+
+/// The plot command of panel `p` for the PNG, then its "#svg " form (points with hypertext
+/// keys), its data blocks (numbered from `block`) appended to `data` and its points' hover
+/// texts to `hover`.
+std::string panel_plot(const plot_panel& p, const std::string& stem,
+                       const std::map<std::string, int>& colour, int& block, int& keys,
+                       std::string& data, std::string& hover) {
+    std::string plot, svg_plot, marked_rows;
+    // Series side by side at one x (a few percent apart on the log axis): every CI bar
+    // stays visible instead of hiding behind the next series' bar.
+    const double n_series = static_cast<double>(p.series.size());
+    int index = 0;
+    for (const panel_series& s : p.series) {
+        if (s.points.empty())
+            continue;
+        const double dodge = p.x_log2 ? std::pow(2.0, 0.05 * (index++ - (n_series - 1) / 2)) : 1.0;
+        const bool any_marked = std::any_of(s.points.begin(), s.points.end(),
+                                            [](const panel_point& pt) { return !pt.mark.empty(); });
+        const std::string rows = series_rows(p, s, dodge, keys, hover, marked_rows);
+        data += "# " + terminal_text(s.name) + "\n" + rows + "\n\n";
+        const int c = colour.at(s.name);
+        const std::string style =
+            fmt::format("pt {} ps 1.1 lc rgb '{}'", 5 + c % 4 * 2, palette[c % palette_size]);
+        const std::string at = fmt::format("{} index {}", gnuplot_string(stem + ".dat"), block++);
+        // A series with marked points: its line through them all, its clean points with
+        // their bars, the marked ones drawn apart (below).
+        const std::string own =
+            !any_marked ? at + fmt::format(" u 1:2:3:4 w yerrorlines lw 2 {} t {}", style,
+                                           gnuplot_string(s.name))
+                        : at + fmt::format(" u 1:2 w lines lw 2 {1} notitle, {0} u 1:6:3:4 w "
+                                           "yerrorbars lw 2 {1} t {2}",
+                                           at, style, gnuplot_string(s.name));
+        const std::string sep = plot.empty() ? "" : ", ";
+        plot += sep + own;
+        svg_plot +=
+            sep + own + ", " + at + " u 1:6:5 w labels hypertext point " + style + " notitle";
+    }
+    if (!marked_rows.empty()) {
+        data += "# marked\n" + marked_rows + "\n\n";
+        const std::string at =
+            fmt::format(", {} index {} ", gnuplot_string(stem + ".dat"), block++);
+        plot += at + "u 1:2:3:4 w yerrorbars " + marked_style;
+        svg_plot += at + "u 1:2:5 w labels hypertext point " + marked_style;
+    }
+    return "plot " + plot + "\n#svg plot " + svg_plot + "\n";
+}
+
 } // namespace
+
+panel_point about_case(panel_point pt, const pooled_case& c) {
+    pt.about =
+        fmt::format("case: {}\nP: {}\nlaunches: {}", c.label(), c.world_size, c.launches.size());
+    if (!c.not_ok.empty())
+        pt.about += fmt::format(" (+{} not ok)", c.not_ok.size());
+    pt.mark = marks_text(c, true);
+    return pt;
+}
 
 std::string wrap_text(const std::string& text, std::size_t width) {
     std::string out, line;
@@ -174,7 +267,7 @@ bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
     const std::string title_text = wrap_text(title, title_chars);
     const int title_lines =
         static_cast<int>(std::count(title_text.begin(), title_text.end(), '\n')) + 1;
-    std::string data;
+    std::string data, hover;
     std::string gp =
         fmt::format("set terminal {} size {},{} font 'Sans,10'\nset output {}\n", png_terminal(),
                     width, panel_height * rows + 22 * title_lines, gnuplot_string(stem + ".png"));
@@ -182,7 +275,7 @@ bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
     gp += fmt::format("set multiplot layout {},{} title {} font ',12'\n", rows, cols,
                       gnuplot_wrapped(title, title_chars));
     const std::size_t panel_chars = static_cast<std::size_t>(panel_width * chars_per_px * 0.9);
-    int block = 0;
+    int block = 0, keys = 0;
     for (const plot_panel* p : panels) {
         gp += "unset arrow\nunset label\n" + axes(*p);
         gp += p->legend_below
@@ -200,31 +293,11 @@ bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
                               "-0.6,0 font ',8' tc rgb '#333333' front\n",
                               gnuplot_wrapped(mk.text, 60), mk.x, 0.97);
         }
-        std::string plot;
-        // Series side by side at one x (a few percent apart on the log axis): every CI bar
-        // stays visible instead of hiding behind the next series' bar.
-        const double n_series = static_cast<double>(p->series.size());
-        int index = 0;
-        for (const panel_series& s : p->series) {
-            if (s.points.empty())
-                continue;
-            const double dodge =
-                p->x_log2 ? std::pow(2.0, 0.05 * (index++ - (n_series - 1) / 2)) : 1.0;
-            data += "# " + terminal_text(s.name) + "\n";
-            for (const panel_point& pt : s.points)
-                data += fmt::format("{:.9g} {:.9g} {:.9g} {:.9g}\n", pt.x * dodge, pt.y,
-                                    or_point(pt.lo, pt.y), or_point(pt.hi, pt.y));
-            data += "\n\n";
-            const int c = colour.at(s.name);
-            plot += fmt::format("{}{} index {} u 1:2:3:4 w yerrorlines lw 2 pt {} ps 1.1 lc rgb "
-                                "'{}' t {}",
-                                plot.empty() ? "" : ", ", gnuplot_string(stem + ".dat"), block++,
-                                5 + c % 4 * 2, palette[c % palette_size], gnuplot_string(s.name));
-        }
-        gp += "plot " + plot + "\n";
+        gp += panel_plot(*p, stem, colour, block, keys, data, hover);
     }
     gp += "unset multiplot\n";
     write_plot_file(dir + "/" + stem + ".dat", data);
+    write_plot_file(dir + "/" + stem + ".hover", hover);
     write_plot_file(dir + "/" + stem + ".gp", gp);
     run_gnuplot(dir, stem + ".gp");
     return true;

@@ -10,10 +10,21 @@
 
 namespace ringscale::analysis {
 
-/// One point; lo/hi NaN: no bar (the point alone).
+struct pooled_case;
+
+/// One point; lo/hi NaN: no bar (the point alone). report.html shows its hover text (the
+/// series, x, y [lo, hi], then `about`) on the point; a point with a `mark` (why it was
+/// measured on a busy machine) is drawn hollow orange, apart from its series, in both outputs.
 struct panel_point {
-    double x = 0, y = 0, lo = 0, hi = 0;
+    panel_point(double x_ = 0, double y_ = 0, double lo_ = 0, double hi_ = 0)
+        : x(x_), y(y_), lo(lo_), hi(hi_) {}
+    double x, y, lo, hi;
+    std::string about; ///< more hover lines: the case, P, the launches
+    std::string mark;  ///< empty: a clean point
 };
+
+/// `pt` about case `c`: its label, P and launches on hover, and its marks (marks_text).
+panel_point about_case(panel_point pt, const pooled_case& c);
 
 struct panel_series {
     std::string name;
@@ -56,8 +67,10 @@ std::string wrap_text(const std::string& text, std::size_t width);
 /// does not fit the width takes more lines instead of being cut.
 std::string gnuplot_wrapped(const std::string& text, std::size_t width);
 
-/// Draw `panels` (up to `columns` per row) under `title` into DIR/STEM.png, with STEM.dat and
-/// STEM.gp beside it. Panels without points are left out; returns false (nothing drawn) when
+/// Draw `panels` (up to `columns` per row) under `title` into DIR/STEM.png, with STEM.dat,
+/// STEM.gp and STEM.hover (each point's hover text by the key in the data's 5th column, read
+/// by report_svgs; the script's "#svg " lines are its plots for the SVG: points with hypertext)
+/// beside it. Panels without points are left out; returns false (nothing drawn) when
 /// none has any.
 bool draw_panels(const std::vector<plot_panel>& panels, const std::string& title,
                  const std::string& dir, const std::string& stem, int columns = 2);

@@ -67,10 +67,16 @@ void plot_scaling(const scaling_result& r, const std::string& dir, const std::st
     for (const auto& pt : r.points) {
         const double rel = static_cast<double>(pt.p) / r.base_p;
         const double p = pt.p;
-        measured.points.push_back({p, pt.time * 1e3, pt.time_lo * 1e3, pt.time_hi * 1e3});
+        panel_point m{p, pt.time * 1e3, pt.time_lo * 1e3, pt.time_hi * 1e3};
+        panel_point e{p, pt.efficiency, pt.efficiency_lo, pt.efficiency_hi};
+        if (pt.source) {
+            m = about_case(m, *pt.source);
+            e = about_case(e, *pt.source);
+        }
+        measured.points.push_back(m);
         ideal.points.push_back({p, (strong ? r.base_time / rel : r.base_time) * 1e3, NAN, NAN});
         amdahl.points.push_back({p, r.base_time * (s + (1 - s) / rel) * 1e3, NAN, NAN});
-        e_measured.points.push_back({p, pt.efficiency, pt.efficiency_lo, pt.efficiency_hi});
+        e_measured.points.push_back(e);
         e_ideal.points.push_back({p, 1.0, NAN, NAN});
         e_amdahl.points.push_back({p, 1.0 / (s * rel + 1 - s), NAN, NAN});
     }

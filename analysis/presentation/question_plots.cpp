@@ -23,7 +23,7 @@ using row_index = std::map<const pooled_case*, const case_summary*>;
 
 /// The median time in ms with its CI (no bar where the CI is unknown).
 panel_point time_point(double x, const case_summary& s) {
-    return {x, s.median.value * 1e3, s.median.lo * 1e3, s.median.hi * 1e3};
+    return about_case({x, s.median.value * 1e3, s.median.lo * 1e3, s.median.hi * 1e3}, *s.source);
 }
 
 panel_series& series_named(plot_panel& p, const std::string& name) {
@@ -113,7 +113,8 @@ std::string attention_plots(const question_inputs& in, const row_index& rows,
                 series_named(pp, s.scheme).points.push_back(time_point(c.seq_len, row));
                 if (s.peak_bytes > 0)
                     series_named(pm, s.scheme)
-                        .points.push_back({double(c.world_size), s.peak_bytes / mib, NAN, NAN});
+                        .points.push_back(about_case(
+                            {double(c.world_size), s.peak_bytes / mib, NAN, NAN}, *s.source));
             }
         }
         // Confirmed crossings are marked and labelled; the others are counted in the title
@@ -197,14 +198,16 @@ std::string training_plots(const question_inputs& in, const row_index& rows, con
             series_named(time, name).points.push_back(time_point(c->world_size, row));
             if (row.tokens_per_s)
                 series_named(tokens, name)
-                    .points.push_back({double(c->world_size), *row.tokens_per_s, NAN, NAN});
+                    .points.push_back(
+                        about_case({double(c->world_size), *row.tokens_per_s, NAN, NAN}, *c));
             std::size_t i = 0;
             for (const memory_figure& m : memory_figures()) {
                 if (std::string(m.dataset) == schema::ds_peak_rss_bytes)
                     continue;
                 if (auto v = peak_memory(*c, m.dataset))
                     series_named(memory[i], name)
-                        .points.push_back({double(c->world_size), *v / mib, NAN, NAN});
+                        .points.push_back(
+                            about_case({double(c->world_size), *v / mib, NAN, NAN}, *c));
                 ++i;
             }
         }
@@ -252,8 +255,9 @@ std::string busbw_plots(const std::vector<case_summary>& rows, const std::string
         panel.ylabel = "busbw (GB/s), 95% CI";
         const double bw = *s.busbw / 1e9;
         series_named(panel, fmt::format("P={} {}", p.world_size, c.text(schema::attr::device)))
-            .points.push_back({bytes, bw, bytes * factor / s.median.hi / 1e9,
-                               bytes * factor / s.median.lo / 1e9});
+            .points.push_back(about_case(
+                {bytes, bw, bytes * factor / s.median.hi / 1e9, bytes * factor / s.median.lo / 1e9},
+                p));
     }
     std::vector<plot_panel> panels;
     for (auto& [op, p] : by_op)

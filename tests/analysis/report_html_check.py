@@ -10,7 +10,8 @@ usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]...
   page initiated, other than file: and data:), the console shows nothing (errors, CSP refusals),
   and the DOM after the page's script ran holds each --section id, an SVG in every plot figure and
   series, the regressions table with a row holding every --regression text, a point's hover
-  <title> holding every --hover text;
+  <title> holding every --hover text; a study plot's point with every --plot-hover text and,
+  with --plot-marked, its marked points in their own g.marked group;
 - --hostile: no element carries an on* attribute, no <img> or <iframe>, one <script> (the page's),
   no data-pwned attribute (which every hostile payload sets when it runs), and the payloads show
   as text;
@@ -118,12 +119,46 @@ def check_screenshot(page, out, work):
         fail(f"the screenshot is blank ({len(set(raw))} distinct bytes)")
 
 
+def check_plot_points(dom, wants, marked):
+    """Hover on the study plots' points (figure.plot, not the history charts) and marked
+    points drawn apart: in their own g.marked group (hollow orange, hidden by the toggle)."""
+    figures = re.findall(r'<figure class="plot".*?</figure>', dom, re.S)
+    titles = [t for f in figures for t in re.findall(r'<g class="hv"><title>(.*?)</title>', f, re.S)]
+    for want in wants:
+        if not any(want in t for t in titles):
+            fail(f"no study plot's point has hover text holding {want!r} "
+                 f"({len(titles)} hover texts in {len(figures)} plots)")
+    if marked is None:
+        return
+    groups, clean = [], []
+    for f in figures:  # a plot group runs to the next plot group or the end of its SVG
+        at = 0
+        for m in re.finditer(r'<g class="marked" id="[^"]*gnuplot_plot_\d+[a-z]*"', f):
+            rest = f[m.end():]
+            end = re.search(r'id="[^"]*gnuplot_plot_\d+[a-z]*"|</svg>', rest)
+            groups.append(rest[:end.start() if end else len(rest)])
+            clean.append(f[at:m.start()])
+            at = m.end() + (end.start() if end else len(rest))
+        clean.append(f[at:])
+    if not any(re.search(r'<g class="hv"><title>[^<]*' + re.escape(marked), g) for g in groups):
+        fail(f"no study plot draws a marked point apart with hover {marked!r} "
+             f"({len(groups)} marked groups)")
+    for t in re.findall(r'<g class="hv"><title>(.*?)</title>', "".join(clean), re.S):
+        if "\nmarked: " in t:
+            fail(f"a marked point is drawn among the clean ones: {t[:160]!r}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
     ap.add_argument("--section", action="append", default=[])
     ap.add_argument("--regression", action="append", default=[])
     ap.add_argument("--hover", action="append", default=[])
+    ap.add_argument("--plot-hover", action="append", default=[],
+                    help="a study plot's (not history's) point has hover text holding it")
+    ap.add_argument("--plot-marked", metavar="TEXT",
+                    help="a study plot draws marked points apart: a g.marked group whose "
+                         "points' hover holds TEXT")
     ap.add_argument("--hostile", action="append", default=[])
     ap.add_argument("--screenshot")
     ap.add_argument("--at", default="", help="open the page at this anchor")
@@ -160,6 +195,7 @@ def main():
         for want in a.hover:
             if not any(want in t for t in titles):
                 fail(f"no hover text holds {want!r} ({len(titles)} hover texts)")
+        check_plot_points(dom, a.plot_hover, a.plot_marked)
         if a.hostile:
             if walk.pwned:
                 fail("a hostile payload ran (data-pwned set)")

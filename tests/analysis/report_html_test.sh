@@ -4,7 +4,8 @@
 # (--baseline: compare's verdicts as a section) and a history of 24 launches
 # with a planted step (bench_gen_history --mode step); report_html_check.py checks no network
 # request, no console message, each section, an SVG per plot, the regressions table with the
-# planted change, hover text on history points, well-formed SVG, tidy's errors and a non-blank
+# planted change, hover text on history points and on the study plots' points (one case marked
+# busy: drawn apart, its mark in the hover), well-formed SVG, tidy's errors and a non-blank
 # screenshot. Then the same with hostile identities, labels and machine names in the results
 # files: they show as text and none runs.
 # usage: report_html_test.sh RINGSCALE_STATS BENCH_GEN_RESULTS BENCH_GEN_HISTORY DATA_DIR [PNG]
@@ -21,6 +22,16 @@ trap 'rm -rf "$dir"' EXIT
 "$gen_results" --out "$dir/study" --files 12 --ps 1,2,4 >/dev/null
 "$gen_results" --out "$dir/branch" --files 12 --ps 1,2,4 --slowdown 1.3 --seed 3 >/dev/null
 "$gen_history" --out "$dir/hist" --series 4 --launches 24 --mode step --seed 5 >/dev/null
+# One case of the branch measured on a busy machine: its points are drawn apart (hollow, in the
+# group the "show marked" toggle hides) with the mark in their hover text.
+/usr/bin/python3 - "$(ls "$dir/branch"/*.h5 | head -1)" <<'PY'
+import sys
+import h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    k = sorted(f["cases"])[0]
+    f["cases"][k]["outcome"].attrs["contended"] = 1
+    f["cases"][k]["outcome"].attrs["contention"] = "report_html test: busy loop"
+PY
 "$stats" report "$dir/out" "$dir/branch"/*.h5 "$data"/ringscale1/*.h5 --baseline "$dir/study" \
     --history "$dir/hist" \
     >/dev/null 2>"$dir/err" || { cat "$dir/err"; exit 1; }
@@ -46,6 +57,8 @@ shot=${png:-$dir/shot.png}
     --section scaling --section history --section regressions --section trends \
     --section compared-with-the-baseline \
     --regression "$row" --hover "labels: commit=c000" --hover "git commit" --at trends \
+    --plot-hover "case: " --plot-hover "launches: " --plot-hover "P: " \
+    --plot-marked "report_html test: busy loop" \
     --screenshot "$shot"
 
 # Hostile identities, a hostile label and a hostile machine name: every payload, were it to

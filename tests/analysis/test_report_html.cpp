@@ -75,3 +75,30 @@ TEST(report_html, gnuplot_svg_keeps_no_script_and_gets_escaped_hover) {
     EXPECT_EQ(out.rfind("<svg", 0), 0u);
     EXPECT_EQ(inline_svg("not an svg", "p"), "");
 }
+
+TEST(report_html, gnuplot_svg_is_compacted_without_touching_text) {
+    const std::string svg =
+        "<svg width=\"900\">\n<title>Gnuplot</title>\n<desc>Produced by GNUPLOT 5.4 </desc>\n"
+        "<defs>\n\t<circle id='gpPt5' r='1'/>\n\t<use xlink:href='#gpPt5' id='gpPt6'/>\n"
+        "\t<path id='gpPt7' d='M0,-1.33'/>\n\t<filter id='textbox' x='0'>\n\t  <feFlood/>\n"
+        "\t</filter>\n</defs>\n<g fill=\"none\" color=\"black\" stroke=\"black\">\n</g>\n"
+        "<g onmousemove=\"gnuplot_svg.showHypertext(evt,'k0')\"><title> </title>\n"
+        "\t<use xlink:href='#gpPt6' transform='translate(54.53,202.50) scale(2.25)'/></g>\n"
+        "\t<path d='M-60.56,245.04 L878.99,245.00' stroke-width='0.267'/>\n"
+        "<g font-family=\"Sans\"><text><tspan font-family=\"Sans\" >1.25 ms</tspan></text></g>"
+        "\n</svg>";
+    const std::string out = inline_svg(svg, "t1", {{"k0", "median 12.34 ms [1.25, 2.50]"}});
+    EXPECT_EQ(out.find("gpPt7"), std::string::npos); // defs nothing uses
+    EXPECT_EQ(out.find("textbox"), std::string::npos);
+    EXPECT_NE(out.find("<circle id='gpPt5'"), std::string::npos); // used through gpPt6
+    EXPECT_NE(out.find("<use href='#gpPt6' transform='translate(54.5,202.5) scale(2.3)'/>"),
+              std::string::npos);
+    EXPECT_NE(out.find("d='M-60.6,245 L879,245'"), std::string::npos);
+    EXPECT_NE(out.find("stroke-width='0.267'"), std::string::npos); // three decimals kept
+    EXPECT_NE(out.find("<title>median 12.34 ms [1.25, 2.50]</title>"), std::string::npos);
+    EXPECT_NE(out.find("<text>1.25 ms</text>"), std::string::npos);
+    EXPECT_EQ(out.find("Gnuplot"), std::string::npos);
+    EXPECT_EQ(out.find("GNUPLOT"), std::string::npos);
+    EXPECT_EQ(out.find("stroke=\"black\">\n</g>"), std::string::npos); // empty style group
+    EXPECT_EQ(out.find('\t'), std::string::npos);
+}
