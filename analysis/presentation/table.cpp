@@ -78,6 +78,7 @@ std::string display_text(const std::string& s, bool markdown, bool text_value = 
 
 std::string render_text(const table& full, bool markdown) {
     table t; // the visible columns only, as displayed
+    t.fit_drop_first = full.fit_drop_first;
     for (std::size_t i = 0; i < full.titles.size(); ++i)
         if (!full.machine_only[i])
             t.add_column(display_text(full.titles[i], markdown), full.keys[i]);

@@ -3,6 +3,7 @@
 #include "analysis/presentation/views.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <string>
@@ -73,8 +74,7 @@ TEST(analysis_table, fitting_leaves_out_the_tables_own_choice_first) {
     t.fit_drop_first = {"p99", "mean"};
     const std::vector<std::string> above = fit_table(t, 80);
     EXPECT_EQ(t.titles, (std::vector<std::string>{"case", "algbw", "busbw", "status"}));
-    ASSERT_FALSE(above.empty());
-    EXPECT_EQ(above.back(), "columns left out: p99, mean");
+    EXPECT_NE(std::find(above.begin(), above.end(), "columns left out: p99, mean"), above.end());
     // Without the table's choice, the figures at its right go first.
     t = wide();
     fit_table(t, 80);
