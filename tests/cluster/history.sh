@@ -65,10 +65,10 @@ assert len(j["series"]) == 2, f"{len(j['series'])} series, want 2"
 # slow level can start a launch late, or not show at all in 14 launches on a busy machine;
 # one CI-like run here found it at #10 and no sendrecv change), so the change must be found
 # in at least one series, each change found within one launch of #9 (#10: the level's late
-# start still leaves a segment of 3; #8: a CI run's launch 8 sendrecv measured at the slow
-# level beside a neighbour test's load, before the links changed, and the best split then puts
-# the change one launch early: no method can tell that launch from the new level), and no
-# series changed twice.
+# start still leaves a segment of 3; #8: in a CI run (the test runs alone, RUN_SERIAL) launch
+# 8's sendrecv measured at the slow level under the machine's own load, before the links
+# changed, and the best split then puts the change one launch early: no method can tell that
+# launch from the new level), and no series changed twice.
 names = [r["series"] for r in rows]
 assert rows and len(set(names)) == len(names), f"want a change, once a series: {rows}"
 for r in rows:
