@@ -264,6 +264,25 @@ std::string series_anchor(const history::series& s) {
     return html_anchor("series", s.key);
 }
 
+std::string compared_series_html(const history::series_set* set, const std::string& case_key) {
+    if (!set)
+        return html_text("no series on this page (no --history)");
+    std::vector<const history::series*> found; // a series' key: the case key, '\n', its env
+    for (const history::series& s : set->all)
+        if (s.key.size() > case_key.size() && s.key.compare(0, case_key.size(), case_key) == 0 &&
+            s.key[case_key.size()] == '\n')
+            found.push_back(&s);
+    if (found.empty())
+        return html_text("no series on this page (not in the history)");
+    std::string h;
+    for (const history::series* s : found)
+        h += (h.empty() ? "" : "; ") +
+             fmt::format("<a href=\"#{}\">{}</a>", series_anchor(*s),
+                         html_text(fmt::format("trend, {} launch(es){}", s->points.size(),
+                                               found.size() > 1 ? " on " + s->env : "")));
+    return h;
+}
+
 std::string change_anchor(const history::series& s, const history::found_change& c) {
     const std::string launch = c.index < s.points.size() ? s.points[c.index].launch->launch : "";
     return html_anchor("change", s.key + "\n" + launch);
