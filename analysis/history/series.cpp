@@ -114,20 +114,22 @@ std::string moved_phase(const found_change& f) {
     return best->phase;
 }
 
+/// The median of the step medians of points [a, b), marked launches included, and its CI.
+estimate step_median(const series& s, std::size_t a, std::size_t b) {
+    std::vector<double> v;
+    for (std::size_t i = a; i < b; ++i)
+        v.push_back(s.points[i].c->step_s);
+    std::sort(v.begin(), v.end());
+    return median_ci_sorted(v);
+}
+
 found_change describe_change(const series& s, std::size_t lo, std::size_t at, std::size_t hi,
                              double p) {
     found_change f;
     f.index = at;
     f.p = p;
-    auto step_ci = [&](std::size_t a, std::size_t b) {
-        std::vector<double> v;
-        for (std::size_t i = a; i < b; ++i)
-            v.push_back(s.points[i].c->step_s);
-        std::sort(v.begin(), v.end());
-        return median_ci_sorted(v);
-    };
-    f.before = step_ci(lo, at);
-    f.after = step_ci(at, hi);
+    f.before = step_median(s, lo, at);
+    f.after = step_median(s, at, hi);
     const std::pair<const char*, double launch_case::*> fields[] = {
         {"compute", &launch_case::compute_s},
         {"communication", &launch_case::comm_s},
@@ -200,6 +202,24 @@ series_set build_series(const index_contents& contents, const series_options& op
                                       : "kept, their marks weighed by the decision rule",
                             s.first_mark));
         out.all.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::vector<series_segment> segments_of(const series& s) {
+    std::vector<std::size_t> cuts;
+    for (const found_change& c : s.changes)
+        if (c.index > 0 && c.index < s.points.size())
+            cuts.push_back(c.index);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.push_back(s.points.size());
+    std::vector<series_segment> out;
+    std::size_t begin = 0;
+    for (const std::size_t end : cuts) {
+        if (end <= begin)
+            continue;
+        out.push_back({begin, end, step_median(s, begin, end)});
+        begin = end;
     }
     return out;
 }

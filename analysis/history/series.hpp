@@ -74,6 +74,19 @@ struct series {
     }
 };
 
+/// One stretch of a series between its change points: launches [begin, end) and the median
+/// of their step medians with its 95% CI. Marked launches are in it, as they are in each
+/// change's before and after (issue 49: they stay in their series; only the decision rule
+/// weighs their marks).
+struct series_segment {
+    std::size_t begin = 0, end = 0;
+    estimate median{};
+};
+
+/// The segments of `s`, cut at its change points, in order: every point in one (none when
+/// `s` has no points). What report.md's trend plots, history_series.csv and the page draw.
+std::vector<series_segment> segments_of(const series& s);
+
 struct series_set {
     std::vector<series> all;
     std::vector<std::string> notes;     ///< one line each: launches left out and why

@@ -16,34 +16,6 @@ namespace ringscale::analysis {
 
 namespace {
 
-/// One stretch of a series between change points: [begin, end) and its median's CI.
-struct segment {
-    std::size_t begin = 0, end = 0;
-    estimate median{};
-};
-
-std::vector<segment> segments_of(const history::series& s) {
-    std::vector<std::size_t> cuts;
-    for (const history::found_change& c : s.changes)
-        if (c.index > 0 && c.index < s.points.size())
-            cuts.push_back(c.index);
-    std::sort(cuts.begin(), cuts.end());
-    cuts.push_back(s.points.size());
-    std::vector<segment> out;
-    std::size_t begin = 0;
-    for (const std::size_t end : cuts) {
-        if (end <= begin)
-            continue;
-        std::vector<double> steps;
-        for (std::size_t i = begin; i < end; ++i)
-            steps.push_back(s.points[i].c->step_s);
-        std::sort(steps.begin(), steps.end());
-        out.push_back({begin, end, median_ci_sorted(steps)});
-        begin = end;
-    }
-    return out;
-}
-
 /// A number for a CSV or data file; "" (CSV) or `missing` when it is not finite.
 std::string number(double v, const char* missing = "") {
     return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(missing);
@@ -79,7 +51,7 @@ void plot_trend(const history::series& s, const std::string& dir, const std::str
     // Marked launches (issue 49: kept in the series) are drawn apart, in their own column.
     std::string data =
         "# launch step_ms segment_median_ms segment_lo_ms segment_hi_ms marked_step_ms\n";
-    for (const segment& g : segments_of(s)) {
+    for (const history::series_segment& g : history::segments_of(s)) {
         for (std::size_t i = g.begin; i < g.end; ++i) {
             const bool marked = !s.points[i].c->machine.empty();
             data += fmt::format("{} {} {} {} {} {}\n", i + 1,
@@ -128,7 +100,7 @@ std::string history_csv(const history::series_set& set) {
                       "comm_s,wait_s,memory_bytes,segment,segment_median_s,segment_lo_s,"
                       "segment_hi_s,change_starts_pct,change_p,change_moved,mark\n";
     for (const history::series& s : set.all) {
-        const std::vector<segment> segments = segments_of(s);
+        const std::vector<history::series_segment> segments = history::segments_of(s);
         for (std::size_t k = 0; k < segments.size(); ++k)
             for (std::size_t i = segments[k].begin; i < segments[k].end; ++i) {
                 const history::series_point& p = s.points[i];

@@ -103,7 +103,8 @@ const char* const html_page_js = R"JS(
   marked.addEventListener("change", function () {
     document.body.classList.toggle("hide-marked", !marked.checked);
   });
-  // Each history chart is drawn (its template's SVG put in place) when it nears the view.
+  // A page of a few history charts draws them all at once; a big one (hundreds of series)
+  // draws each (its template's SVG put in place) when it nears the view, so it opens fast.
   function draw(box) {
     var t = box.querySelector("template");
     if (!t) return;
@@ -112,11 +113,12 @@ const char* const html_page_js = R"JS(
     box.classList.remove("lazy");
   }
   var lazy = document.querySelectorAll(".plot.lazy");
-  var seen = "IntersectionObserver" in window ? new IntersectionObserver(function (es) {
+  var few = lazy.length <= 32 || !("IntersectionObserver" in window);
+  var seen = few ? null : new IntersectionObserver(function (es) {
     es.forEach(function (e) {
       if (e.isIntersecting) { draw(e.target); seen.unobserve(e.target); }
     });
-  }, {rootMargin: "600px"}) : null;
+  }, {rootMargin: "600px"});
   lazy.forEach(function (box) { if (seen) seen.observe(box); else draw(box); });
   window.addEventListener("beforeprint", function () {
     document.querySelectorAll("details.series").forEach(function (d) { d.open = true; });

@@ -29,32 +29,6 @@ std::string ms(double s) {
     return std::isfinite(s) ? fmt::format("{:.6g}", s * 1e3) : std::string("?");
 }
 
-/// The segment [begin, end) of each point and its median's CI.
-std::vector<estimate> segment_medians(const history::series& s) {
-    std::vector<std::size_t> cuts;
-    for (const history::found_change& c : s.changes)
-        if (c.index > 0 && c.index < s.points.size())
-            cuts.push_back(c.index);
-    std::sort(cuts.begin(), cuts.end());
-    cuts.push_back(s.points.size());
-    std::vector<estimate> out(s.points.size());
-    std::size_t begin = 0;
-    for (const std::size_t end : cuts) {
-        if (end <= begin)
-            continue;
-        std::vector<double> v;
-        for (std::size_t i = begin; i < end; ++i)
-            if (s.points[i].c->machine.empty())
-                v.push_back(s.points[i].c->step_s);
-        std::sort(v.begin(), v.end());
-        const estimate e = v.empty() ? estimate{NAN, NAN, NAN} : median_ci_sorted(v);
-        for (std::size_t i = begin; i < end; ++i)
-            out[i] = e;
-        begin = end;
-    }
-    return out;
-}
-
 /// What changed in the launch's /meta from the launch before it (dates and ids aside).
 std::string what_moved(const history::launch_record& before, const history::launch_record& at) {
     std::vector<std::string> moved;
@@ -115,18 +89,29 @@ std::string hover_of(const history::series& s, std::size_t i, const estimate& se
 /// The gnuplot script of one series' chart into STEM.svg (its data in STEM.dat).
 std::string chart_script(const history::series& s, const std::string& dir, const std::string& stem,
                          hover_texts& hover) {
-    const std::vector<estimate> seg = segment_medians(s);
     std::string clean, marked;
-    for (std::size_t i = 0; i < s.points.size(); ++i) {
-        const history::series_point& p = s.points[i];
-        if (i > 0 && seg[i].value != seg[i - 1].value)
-            clean += "\n"; // a blank line: the band and the line break at a change
-        const std::string key = fmt::format("h{}", i);
-        hover[key] = hover_of(s, i, seg[i]);
-        const std::string row =
-            fmt::format("{} {} {} {} {} {}\n", p.launch->time_s, ms(p.c->step_s), ms(seg[i].value),
-                        ms(seg[i].lo), ms(seg[i].hi), key);
-        (p.c->machine.empty() ? clean : marked) += row;
+    for (const history::series_segment& g : history::segments_of(s)) {
+        const estimate& seg = g.median;
+        bool first = true; // the segment's first clean launch
+        for (std::size_t i = g.begin; i < g.end; ++i) {
+            const history::series_point& p = s.points[i];
+            const std::string key = fmt::format("h{}", i);
+            hover[key] = hover_of(s, i, seg);
+            const std::string row =
+                fmt::format("{} {} {} {} {} {}\n", p.launch->time_s, ms(p.c->step_s), ms(seg.value),
+                            ms(seg.lo), ms(seg.hi), key);
+            if (!p.c->machine.empty()) {
+                marked += row;
+                continue;
+            }
+            // One blank line at a change: the band and the line break there (two would start
+            // gnuplot's next index, the marked launches', so a segment without a clean
+            // launch adds none).
+            if (first && !clean.empty())
+                clean += "\n";
+            first = false;
+            clean += row;
+        }
     }
     write_plot_file(dir + "/" + stem + ".dat", clean + "\n\n" + marked);
     std::string gp = "reset\n" + svg_terminal(900, 320) +
@@ -262,6 +247,25 @@ std::string series_html(const history::series& s, const std::string& svg, bool p
 
 std::string series_anchor(const history::series& s) {
     return html_anchor("series", s.key);
+}
+
+std::string compared_series_html(const history::series_set* set, const std::string& case_key) {
+    if (!set)
+        return html_text("no series on this page (no --history)");
+    std::vector<const history::series*> found; // a series' key: the case key, '\n', its env
+    for (const history::series& s : set->all)
+        if (s.key.size() > case_key.size() && s.key.compare(0, case_key.size(), case_key) == 0 &&
+            s.key[case_key.size()] == '\n')
+            found.push_back(&s);
+    if (found.empty())
+        return html_text("no series on this page (not in the history)");
+    std::string h;
+    for (const history::series* s : found)
+        h += (h.empty() ? "" : "; ") +
+             fmt::format("<a href=\"#{}\">{}</a>", series_anchor(*s),
+                         html_text(fmt::format("trend, {} launch(es){}", s->points.size(),
+                                               found.size() > 1 ? " on " + s->env : "")));
+    return h;
 }
 
 std::string change_anchor(const history::series& s, const history::found_change& c) {

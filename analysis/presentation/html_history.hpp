@@ -20,6 +20,11 @@ std::string history_html(const history::series_set& set, const std::string& dir,
 /// The anchor of a series on the page ("series-" and a hash of its key).
 std::string series_anchor(const history::series& s);
 
+/// The cell of a compared case (its case key) in compare's table on the page: a link to its
+/// series' chart, one per environment the history holds the case on; where the page has no
+/// series of it (no history given, or the case is not in it), text that says so.
+std::string compared_series_html(const history::series_set* set, const std::string& case_key);
+
 /// The anchor of a change point ("change-" and a hash of its series and launch).
 std::string change_anchor(const history::series& s, const history::found_change& c);
 

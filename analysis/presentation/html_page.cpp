@@ -51,6 +51,16 @@ std::string plot_html(const report_block& b, const page_state& st) {
     return "<figure class=\"plot\" id=\"" + id + "\">" + it->second + "</figure>\n";
 }
 
+/// compare's table (issue 52): each row with its anchor and a link to the case's series.
+std::string compared_table(const report_block& b, const report_model& m) {
+    html_column series{"series on this page", {}, {}};
+    for (const std::string& key : m.compared_keys) {
+        series.cells.push_back({compared_series_html(m.history, key)});
+        series.ids.push_back(html_anchor("compared", key));
+    }
+    return html_table_of_markdown(b.lines, &series);
+}
+
 std::string close_section(page_state& st) {
     if (st.section.empty())
         return {};
@@ -90,7 +100,10 @@ std::string block_html(const report_block& b, page_state& st) {
         return h + "</ul>\n";
     }
     case block_kind::table: // the history's change table is the regressions table below
-        return history ? std::string() : html_table_of_markdown(b.lines);
+        if (history)
+            return {};
+        return st.section == compared_section ? compared_table(b, st.m)
+                                              : html_table_of_markdown(b.lines);
     case block_kind::plot: // the history's PNG trends: every series is charted below
         return history ? std::string() : plot_html(b, st);
     }

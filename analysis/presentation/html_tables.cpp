@@ -120,7 +120,8 @@ std::string html_table(const std::vector<std::string>& titles, const std::vector
     return h + "</tbody></table></div>\n";
 }
 
-std::string html_table_of_markdown(const std::vector<std::string>& md_rows) {
+std::string html_table_of_markdown(const std::vector<std::string>& md_rows,
+                                   const html_column* extra) {
     std::vector<std::string> titles;
     std::vector<html_row> rows;
     for (const std::string& line : md_rows) {
@@ -139,6 +140,11 @@ std::string html_table_of_markdown(const std::vector<std::string>& md_rows) {
                 for (std::size_t i = 0; i < c.size(); ++i)
                     r.tokens += c[i] == '\\' && i + 1 < c.size() ? c[++i] : c[i];
         }
+        if (extra) {
+            const std::size_t i = rows.size();
+            r.cells.push_back(i < extra->cells.size() ? extra->cells[i] : html_cell{});
+            r.id = i < extra->ids.size() ? extra->ids[i] : "";
+        }
         rows.push_back(std::move(r));
     }
     // The titles are Markdown too: render them as text without their escapes.
@@ -149,6 +155,8 @@ std::string html_table_of_markdown(const std::vector<std::string>& md_rows) {
             p += t[i] == '\\' && i + 1 < t.size() ? t[++i] : t[i];
         plain.push_back(p);
     }
+    if (extra)
+        plain.push_back(extra->title);
     return html_table(plain, rows);
 }
 

@@ -27,9 +27,19 @@ struct html_row {
 std::string html_table(const std::vector<std::string>& titles, const std::vector<html_row>& rows,
                        const std::string& css_class = "");
 
+/// A column the page adds to a Markdown table (e.g. compare's links to the series): its title,
+/// and for each data row in order its cell and the row's anchor ("" none); rows past the
+/// end of `cells` get an empty cell.
+struct html_column {
+    std::string title;
+    std::vector<html_cell> cells;
+    std::vector<std::string> ids;
+};
+
 /// A Markdown table of the report (its rows, the separator row among them) as a sortable table;
-/// each cell's Markdown rendered inline and escaped.
-std::string html_table_of_markdown(const std::vector<std::string>& md_rows);
+/// each cell's Markdown rendered inline and escaped; `extra` (may be null) added last.
+std::string html_table_of_markdown(const std::vector<std::string>& md_rows,
+                                   const html_column* extra = nullptr);
 
 /// Markdown inline text (the report's subset: backslash escapes, `code`, **strong**, [text](a
 /// file beside the page or an #anchor)) as escaped HTML; any other link's target is shown as

@@ -303,6 +303,9 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         // One model, two renderings (issue 52): report.md and report.html cannot drift apart.
         report_model model = read_report_model(compose_report(in, opt, staged.path(), pngs));
         model.history = in.history;
+        if (in.compared) // the rows of baseline_section's table, in its order
+            for (const case_comparison& c : in.compared->matched)
+                model.compared_keys.push_back(c.base->key);
         const std::string html = html_page(model, staged.path(), have_gnuplot());
         write_whole_file(staged.path() + "/report.html", [&](std::ostream& f) { f << html; });
         write_whole_file(staged.path() + "/report.md", [&](std::ostream& f) {

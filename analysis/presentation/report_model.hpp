@@ -25,7 +25,13 @@ struct report_block {
 struct report_model {
     std::vector<report_block> blocks;
     const history::series_set* history = nullptr; ///< every series charted on the page
+    /// The case key of each row of the table in the section `compared_section` (compare's
+    /// verdicts, --baseline), in the table's order: the page links each row to its series.
+    std::vector<std::string> compared_keys;
 };
+
+/// The anchor of the report's section "Compared with the baseline" (report.cpp's heading).
+inline constexpr const char* compared_section = "compared-with-the-baseline";
 
 /// The blocks of `md` (the report's Markdown): "#"-headings (anchors from their words, made
 /// unique), image lines `![alt](STEM.png)` as plots, runs of '|' lines as tables, runs of

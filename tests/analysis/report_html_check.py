@@ -4,6 +4,7 @@ failure. Debian's python3 only.
 
 usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]... [--hover TEXT]
                             [--hostile TEXT]... [--screenshot OUT.png] [--at ANCHOR]
+                            [--row-links ID=N]...
 
 - every inline <svg> parses as XML; tidy reports no error (warnings allowed);
 - Chromium loads the page from disk: the page makes no network request (net log: no request the
@@ -12,6 +13,9 @@ usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]...
   series, the regressions table with a row holding every --regression text, a point's hover
   <title> holding every --hover text; a study plot's point with every --plot-hover text and,
   with --plot-marked, its marked points in their own g.marked group;
+- --row-links ID=N: the table rows of section ID link into the page (href="#X"), every such
+  link resolves to an element with id X in the DOM, at least N rows carry one, and each row
+  without one says "no series on this page";
 - --hostile: no element carries an on* attribute, no <img> or <iframe>, one <script> (the page's),
   no data-pwned attribute (which every hostile payload sets when it runs), and the payloads show
   as text;
@@ -148,6 +152,28 @@ def check_plot_points(dom, wants, marked):
             fail(f"a marked point is drawn among the clean ones: {t[:160]!r}")
 
 
+def check_row_links(dom, ids, spec):
+    """compare's rows (issue 52): each links to its case's series, which must be in the DOM."""
+    section, _, least = spec.partition("=")
+    m = re.search(r'<section id="' + re.escape(section) + r'">.*?</section>', dom, re.S)
+    if not m:
+        fail(f"--row-links: no section {section}")
+    rows = re.findall(r"<tbody>.*?</tbody>", m.group(0), re.S)
+    rows = [r for body in rows for r in re.findall(r"<tr\b.*?</tr>", body, re.S)]
+    linked = 0
+    for r in rows:
+        targets = re.findall(r'<a href="#([^"]*)"', r)
+        for t in targets:
+            if t not in ids:
+                fail(f"a row of {section} links to #{t}, which no element of the page has")
+        if targets:
+            linked += 1
+        elif "no series on this page" not in r:
+            fail(f"a row of {section} links nowhere and does not say so: {r[:200]}")
+    if linked < int(least or 1):
+        fail(f"{linked} of {len(rows)} rows of {section} link to their series, want {least}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
@@ -159,6 +185,8 @@ def main():
     ap.add_argument("--plot-marked", metavar="TEXT",
                     help="a study plot draws marked points apart: a g.marked group whose "
                          "points' hover holds TEXT")
+    ap.add_argument("--row-links", action="append", default=[], metavar="ID=N",
+                    help="N or more rows of section ID's tables link to an element of the page")
     ap.add_argument("--hostile", action="append", default=[])
     ap.add_argument("--screenshot")
     ap.add_argument("--at", default="", help="open the page at this anchor")
@@ -196,6 +224,8 @@ def main():
             if not any(want in t for t in titles):
                 fail(f"no hover text holds {want!r} ({len(titles)} hover texts)")
         check_plot_points(dom, a.plot_hover, a.plot_marked)
+        for spec in a.row_links:
+            check_row_links(dom, walk.ids, spec)
         if a.hostile:
             if walk.pwned:
                 fail("a hostile payload ran (data-pwned set)")

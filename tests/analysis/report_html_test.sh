@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report.html in a real browser (issue 52): headless Chromium loads the page from disk for the
 # stored test study (tests/data/ringscale1), synthetic study files compared with a baseline
-# (--baseline: compare's verdicts as a section) and a history of 24 launches
+# (--baseline: compare's verdicts as a section, each row linked to its case's series, which
+# must be in the DOM) and a history of 24 launches
 # with a planted step (bench_gen_history --mode step); report_html_check.py checks no network
 # request, no console message, each section, an SVG per plot, the regressions table with the
 # planted change, hover text on history points and on the study plots' points (one case marked
@@ -32,6 +33,9 @@ with h5py.File(sys.argv[1], "r+") as f:
     f["cases"][k]["outcome"].attrs["contended"] = 1
     f["cases"][k]["outcome"].attrs["contention"] = "report_html test: busy loop"
 PY
+# One launch of the branch in the history too: its compare row links to that series' chart
+# (the rows of the cases not in the history say so).
+cp "$dir/branch/run_00001.h5" "$dir/hist/"
 "$stats" report "$dir/out" "$dir/branch"/*.h5 "$data"/ringscale1/*.h5 --baseline "$dir/study" \
     --history "$dir/hist" \
     >/dev/null 2>"$dir/err" || { cat "$dir/err"; exit 1; }
@@ -59,6 +63,7 @@ shot=${png:-$dir/shot.png}
     --regression "$row" --hover "labels: commit=c000" --hover "git commit" --at trends \
     --plot-hover "case: " --plot-hover "launches: " --plot-hover "P: " \
     --plot-marked "report_html test: busy loop" \
+    --row-links compared-with-the-baseline=1 \
     --screenshot "$shot"
 
 # Hostile identities, a hostile label and a hostile machine name: every payload, were it to
@@ -89,10 +94,15 @@ for i, path in enumerate(sorted(glob.glob(f"{d}/hist/launch_*.h5"))):
                 g.attrs["variant"] = h[0]
                 g.attrs["note"] = h[3]
 PY
+# The hostile file in the history and compared with itself as the baseline: its compare row's
+# link is built from the hostile identity.
+cp "$dir/hostile.h5" "$dir/hist/"
 "$stats" report "$dir/hostile_out" "$dir/hostile.h5" "$dir/study"/*.h5 --history "$dir/hist" \
+    --baseline "$dir/hostile.h5" \
     >/dev/null 2>"$dir/err" || { cat "$dir/err"; exit 1; }
 args=()
 for p in "${payloads[@]}"; do args+=(--hostile "$p"); done
 /usr/bin/python3 "$here/report_html_check.py" "$dir/hostile_out/report.html" \
-    --section at-a-glance --section history "${args[@]}" --hover "data-pwned" --at trends
+    --section at-a-glance --section history "${args[@]}" --hover "data-pwned" --at trends \
+    --row-links compared-with-the-baseline=1
 echo "report_html: ok"

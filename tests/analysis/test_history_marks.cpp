@@ -166,3 +166,31 @@ TEST(history_marks, a_drifted_case_is_marked_as_compare_marks_it) {
     EXPECT_DOUBLE_EQ(mark_effect_of("contended: x [effect x1.250]"), 1.25);
     EXPECT_TRUE(std::isinf(mark_effect_of("contended: an index before issue 49")));
 }
+
+TEST(history_marks, a_segments_median_keeps_its_marked_launches) {
+    // Launches 1-5: two clean at 1 ms and three marked at 1.5 ms (the median of all five is
+    // 1.5 ms, of the clean ones 1 ms); a change at launch 6, then three clean at 2 ms.
+    const launch_record l;
+    std::vector<launch_case> cases(8);
+    const double step_ms[] = {1, 1.5, 1, 1.5, 1.5, 2, 2, 2};
+    series s;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        cases[i].step_s = step_ms[i] * 1e-3;
+        cases[i].machine = step_ms[i] == 1.5 ? "contended: a busy loop" : "";
+        s.points.push_back({&l, &cases[i]});
+    }
+    s.changes.push_back({});
+    s.changes.back().index = 5;
+    const std::vector<series_segment> g = segments_of(s);
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[0].begin, 0u);
+    EXPECT_EQ(g[0].end, 5u);
+    EXPECT_DOUBLE_EQ(g[0].median.value, 1.5e-3); // 1e-3 were the marked launches left out
+    EXPECT_EQ(g[1].begin, 5u);
+    EXPECT_EQ(g[1].end, 8u);
+    EXPECT_DOUBLE_EQ(g[1].median.value, 2e-3);
+    s.changes.back().index = 8; // a change at the end cuts nothing
+    ASSERT_EQ(segments_of(s).size(), 1u);
+    EXPECT_DOUBLE_EQ(segments_of(s)[0].median.value, 1.5e-3);
+    EXPECT_TRUE(segments_of(series{}).empty());
+}

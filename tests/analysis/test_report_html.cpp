@@ -1,6 +1,7 @@
 // report.html's pieces (issue 52): escaping, the one report model both outputs are written
 // from, Markdown inline text as HTML, and gnuplot's SVG made safe to inline.
 #include "analysis/presentation/html_escape.hpp"
+#include "analysis/presentation/html_history.hpp"
 #include "analysis/presentation/html_svg.hpp"
 #include "analysis/presentation/html_tables.hpp"
 #include "analysis/presentation/report_model.hpp"
@@ -101,4 +102,42 @@ TEST(report_html, gnuplot_svg_is_compacted_without_touching_text) {
     EXPECT_EQ(out.find("GNUPLOT"), std::string::npos);
     EXPECT_EQ(out.find("stroke=\"black\">\n</g>"), std::string::npos); // empty style group
     EXPECT_EQ(out.find('\t'), std::string::npos);
+}
+
+TEST(report_html, a_compared_case_links_to_its_series_or_says_it_has_none) {
+    // A hostile case key: the anchor is its hash, the link's text the series' escaped env.
+    const std::string key = "job|<script>\"onmouseover=|P=2|nodes=1x2";
+    ringscale::analysis::history::series_set set;
+    set.all.resize(3);
+    set.all[0].key = key + "\nenv A";
+    set.all[0].env = "<b>A</b>";
+    set.all[1].key = key + "x\nenv A"; // another case whose key starts with this one's
+    set.all[2].key = key + "\nenv B";
+    set.all[2].env = "B";
+    const std::string cell = compared_series_html(&set, key);
+    EXPECT_NE(cell.find("<a href=\"#" + series_anchor(set.all[0]) +
+                        "\">trend, 0 launch(es) on "
+                        "&lt;b&gt;A&lt;/b&gt;</a>"),
+              std::string::npos)
+        << cell;
+    EXPECT_NE(cell.find("#" + series_anchor(set.all[2]) + "\""), std::string::npos);
+    EXPECT_EQ(cell.find(series_anchor(set.all[1])), std::string::npos);
+    EXPECT_EQ(cell.find("<script"), std::string::npos);
+    EXPECT_EQ(compared_series_html(&set, "job|other|P=2|nodes=1x2"),
+              "no series on this page (not in the history)");
+    EXPECT_EQ(compared_series_html(nullptr, key), "no series on this page (no --history)");
+}
+
+TEST(report_html, a_markdown_table_takes_the_pages_own_column) {
+    const html_column extra{"series", {{"<a href=\"#s-1\">trend</a>"}}, {"compared-1"}};
+    const std::string h =
+        html_table_of_markdown({"| case | P |", "|---|---|", "| a | 1 |", "| b | 2 |"}, &extra);
+    EXPECT_NE(h.find("<th>P</th><th>series</th>"), std::string::npos) << h;
+    EXPECT_NE(h.find("<tr id=\"compared-1\" data-f=\"a\"><td>a</td><td data-v=\"1\">1</td><td>"
+                     "<a href=\"#s-1\">trend</a></td></tr>"),
+              std::string::npos)
+        << h;
+    EXPECT_NE(h.find("<tr data-f=\"b\"><td>b</td><td data-v=\"2\">2</td><td></td></tr>"),
+              std::string::npos)
+        << h; // a row past the column's cells: an empty cell, no anchor
 }
