@@ -8,12 +8,13 @@
 #   LABEL: ctest labels to run (unit, mpi, np1, np2, np4, e2e, faults, lint); none: the full
 #   suite but slurm (needs root and a daemon). Environment: BUILD_DIR (default build-asan in
 #   the repository), JOBS (default 2), BUILD_TARGETS (default: every target; the programs and
-#   the tools the hostile and e2e labels use are `ringscale ringscale-stats fuzz_replay
-#   resume_agrees`).
+#   the tools the hostile tests use are `ringscale ringscale-stats fuzz_replay resume_agrees
+#   bench_gen_results bench_gen_readme_study`).
 #   Full suite:          bash tests/sanitize.sh
 #   MPI, e2e and faults: bash tests/sanitize.sh mpi e2e faults
-#   Hostile input:       BUILD_TARGETS="ringscale ringscale-stats fuzz_replay resume_agrees" \
-#                        bash tests/sanitize.sh hostile e2e -- -E '^cluster_'
+#   Hostile input:       BUILD_TARGETS="ringscale ringscale-stats fuzz_replay resume_agrees \
+#                          bench_gen_results bench_gen_readme_study" \
+#                        bash tests/sanitize.sh e2e -- -R hostile -E '^cluster_'
 #
 # Leaks are checked. tests/lsan_openmpi.supp suppresses only allocations made inside Open MPI
 # and its libraries (libmpi, libopen-pal, libopen-rte, libhwloc, libpmix), which keep memory
