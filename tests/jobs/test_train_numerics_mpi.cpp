@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 using namespace ringscale;
 
@@ -160,6 +161,8 @@ TEST_P(train_numerics_defects, are_flagged_with_the_quantity_that_moves_first) {
     if (world_size() == 1)
         GTEST_SKIP() << "one rank has no shard boundary, local shard or all-reduce to break";
     const std::string dtype = GetParam();
+    if (dtype == "fp8" && !std::getenv("RINGSCALE_NUMERICS_FP8"))
+        GTEST_SKIP() << "fp8 runs by hand (RINGSCALE_NUMERICS_FP8=1): beyond the CI budget";
     jobs::train_faults shift, local, bucket;
     shift.cp_label_shift = true;
     local.local_loss = true;
@@ -178,5 +181,5 @@ TEST_P(train_numerics_defects, are_flagged_with_the_quantity_that_moves_first) {
         planted(c, dtype, {});
 }
 
-INSTANTIATE_TEST_SUITE_P(dtypes, train_numerics_defects, ::testing::Values("fp32", "bf16"));
+INSTANTIATE_TEST_SUITE_P(dtypes, train_numerics_defects, ::testing::Values("fp32", "bf16", "fp8"));
 #endif
