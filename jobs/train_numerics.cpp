@@ -52,14 +52,14 @@ double gap(double a, double b) {
 void single_rank(const train_problem& pr, std::uint64_t seed, const std::vector<float>& init,
                  kernels::executor& exec, const kernels::mask_view& mask,
                  std::vector<std::int64_t> order, std::int64_t micro_batch,
-                 std::uint64_t perturb_seed, const step_fn& on_step) {
+                 std::uint64_t reorder_seed, const step_fn& on_step) {
     model::train_context ctx(exec, pr.tf32);
     ctx.precision_state().configure(pr.precision, pr.model.layers);
-    ctx.precision_state().set_perturbation(perturb_seed);
     std::vector<float> p = init;
     model::reference_hooks hooks;
     hooks.order = std::move(order);
     hooks.micro_batch = micro_batch;
+    hooks.reorder_seed = reorder_seed;
     hooks.on_step = on_step;
     model::reference_train_steps(pr.model, seed, pr.sequences, pr.seq_len, pr.numerics_steps,
                                  pr.dp_set.hp, p.data(), ctx, mask, hooks);
@@ -243,8 +243,9 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
         std::string("worst per step of the floor runs: single-rank, same dtype, the batch's "
                     "gradient sum in a seeded random order of its sequences, grouped in "
                     "micro-batches of 1, 2, ... sequences (each divisor of the batch in turn), "
-                    "the attention's reduction reordered as its error model has it: outputs "
-                    "and gradients times (1 + d), d uniform in [-2^-22, 2^-22], seeded");
+                    "the attention's sums over keys and queries in 2 to 4 blocks at seeded "
+                    "random cuts merged in a random order, each GEMM's weight gradient summed "
+                    "over the tokens in a seeded random order");
     out.attrs[attr::numerics_reference_s] = b.ref_s;
     out.attrs[attr::numerics_floor_s] = b.floor_s;
     out.attrs[attr::numerics_run_s] = run_s;

@@ -12,11 +12,14 @@
 //  - floor_loss, floor_grad_norm, floor_param_abs: the worst, step by step, of `floor_runs`
 //    (>= 8) single-rank runs in the same dtype whose batch reduction is randomly reordered
 //    (the sequences' gradients summed in a seeded random order, in micro-batches of each
-//    divisor of the batch in turn: floor_micro_batch), against the reference. The attention's
-//    reduction over keys (which context parallelism reorders: blocks merged by log-sum-exp)
-//    cannot be reordered inside the single-rank kernel, so the floor runs take its error
-//    model instead: every attention output and gradient times (1 + d), d uniform in
-//    [-2^-22, 2^-22] (the few fp32 roundings of a log-sum-exp merge), seeded per run.
+//    divisor of the batch in turn: floor_micro_batch), against the reference. Each floor run
+//    also really reorders the sums that a parallel configuration reorders inside a sequence:
+//    the attention's over keys (2 to 4 key blocks at seeded random cuts, in a random order,
+//    merged by log-sum-exp; in the backward the queries in blocks too, so dK and dV sum their
+//    partials in another order) and every GEMM's weight gradient over tokens (the rows in a
+//    seeded random order). Real reorders, not an error model: in bf16 a correct context-
+//    parallel run differs from the reference by bf16 rounding flips, which a model of a few
+//    fp32 ulps did not reproduce (DESIGN.md, "Training numerics").
 // Not a fp64 reference: the CPU kernels compute in fp32; the reference is the highest precision
 // this build trains in (fp32 master weights), stated with the case (numerics_reference).
 // Costs (seconds on rank 0): the reference run, this rank's share of the floor runs (split over

@@ -204,10 +204,14 @@ std::vector<option_decl> train_options() {
         d::number("loss-scale", "1024", 1, 16777216)
             .help("train_step --dtype fp16: the static loss scale (1 to 2^24)"),
         d::integer("numerics", "0", 0, 100000)
-            .help("train_step: follow this many steps (200 is the study's length) against the "
-                  "single-rank run and the reduction-order floor, per step (0 = off)"),
-        d::integer("numerics-floor-runs", "8", 8, 1000)
-            .help("train_step --numerics: reordered single-rank runs making the floor"),
+            .implicit("200")
+            .help("train_step: follow this many steps against the single-rank run and the "
+                  "reduction-order floor, per step (0 = off; given alone: 200, the study's "
+                  "length)"),
+        d::integer("numerics-floor-runs", "32", 8, 1000)
+            .help("train_step --numerics: reordered single-rank runs making the floor (the "
+                  "issue's minimum is 8; 32 by default: the floor is their worst, and the "
+                  "first steps' parameter divergence is heavy-tailed, DESIGN.md)"),
         d::size("data-seed", "0", 0, 1ull << 40)
             .sweeps()
             .help("train_step: added to --seed for the model and data (part of the case)"),

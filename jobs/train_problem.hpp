@@ -39,7 +39,7 @@ struct train_problem {
     /// --dtype, --fp8-recipe, --loss-scale: what the step computes in (emulated on the CPU).
     kernels::model::precision_config precision;
     int numerics_steps = 0;      ///< --numerics: steps followed against the reference (0: off)
-    int floor_runs = 8;          ///< --numerics-floor-runs: reordered single-rank runs
+    int floor_runs = 32;         ///< --numerics-floor-runs: reordered single-rank runs
     std::uint64_t data_seed = 0; ///< --data-seed: added to the launch's seed (--seeds sweeps it)
     int seeds = 1;               ///< --seeds: cases per configuration, data-seed .. +seeds-1
     /// --docs: documents packed into each sequence (attention within a document only), and

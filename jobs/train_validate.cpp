@@ -46,7 +46,9 @@ validation compare_training(const training_trace& got, const training_trace& wan
     std::uint64_t loss_wrong = 0;
     for (std::size_t i = 0; i < std::min(got.losses.size(), want.losses.size()); ++i) {
         const double e = std::fabs(got.losses[i] - want.losses[i]);
-        const double bound = tol.loss_rel * want.losses[i];
+        const double bound =
+            tol.loss_rel *
+            (tol.loss_of_first ? std::max(want.losses[i], want.losses[0]) : want.losses[i]);
         loss_err = std::max(loss_err, std::isnan(e) ? INFINITY : e);
         loss_tol = std::max(loss_tol, bound);
         loss_wrong += e <= bound ? 0 : 1;

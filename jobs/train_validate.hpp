@@ -28,7 +28,10 @@
 //    the bf16-flip noise can take an update of the other sign (up to ~2 lr per step); a
 //    missed, doubled or stale update of a whole tensor, unit or shard moves far more than
 //    0.1% of the elements by >= lr * k and still fails;
-//  - loss: 1e-4 * l_ref.
+//  - loss: 1e-4 * max(l_ref, the step-1 reference loss). A flip moves the logits by an amount
+//    set by the model's scale, not by the loss's current value: on a task learnt within a few
+//    steps (the numerics tests' model: 3.6 at step 1, 0.29 at step 3) a bound relative to
+//    l_ref alone failed 9 of 40 correct bf16 runs (2.2e-4 off at step 3; tests/bench/README.md).
 // These are set from the error model above, not yet from measurements on a GPU.
 //
 // --dtype bf16 or fp16 on the CPU (emulated): the same rounding-flip argument as on a GPU,
@@ -52,19 +55,20 @@ struct training_trace {
 
 /// The three tolerances, relative as described above.
 struct training_tolerance {
-    double grad_of_max = 1e-4; ///< step-1 gradient: this times max|g_ref|
-    double param_lr = 0.25;    ///< parameters: this times lr times the step count
-    double loss_rel = 1e-5;    ///< loss: this times the reference loss
-    double param_outliers = 0; ///< fraction of parameters allowed outside their tolerance
+    double grad_of_max = 1e-4;  ///< step-1 gradient: this times max|g_ref|
+    double param_lr = 0.25;     ///< parameters: this times lr times the step count
+    double loss_rel = 1e-5;     ///< loss: this times the reference loss
+    double param_outliers = 0;  ///< fraction of parameters allowed outside their tolerance
+    bool loss_of_first = false; ///< loss bound relative to max(l_ref, step 1's l_ref)
     /// fp32 on the CPU, against the CPU reference.
     static training_tolerance cpu() { return {}; }
     /// On a GPU against the single-rank GPU run (bf16 attention inputs, optional TF32).
-    static training_tolerance device() { return {1e-2, 0.5, 1e-4, 1e-3}; }
+    static training_tolerance device() { return {1e-2, 0.5, 1e-4, 1e-3, true}; }
     /// The tolerances of a run on the CPU (`cpu`) or a GPU in `dtype` (see above).
     static training_tolerance of(bool cpu, kernels::model::train_dtype dtype) {
         using kernels::model::train_dtype;
         if (dtype == train_dtype::fp8)
-            return {5e-2, 1.0, 1e-3, 1e-2};
+            return {5e-2, 1.0, 1e-3, 1e-2, true};
         return cpu && dtype == train_dtype::fp32 ? cpu_fp32() : device();
     }
     static training_tolerance cpu_fp32() { return {}; }

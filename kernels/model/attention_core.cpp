@@ -3,6 +3,9 @@
 // CUDA the tensor-core kernels reading bf16 Q, K, V, dO.
 #include "kernels/model/attention_core.hpp"
 
+#include <algorithm>
+#include <random>
+
 namespace ringscale::kernels::model {
 
 elem attention_input_type(executor& exec) {
@@ -32,6 +35,8 @@ void local_attention_core::forward(const attention_shape& s, const float* q, con
     const auto* kvi =
         static_cast<const unsigned char*>(attention_input(m_exec, m_elem, kv, 2 * kve, m_kv));
     const row_positions pos = m_pos.view();
+    if (reordered())
+        return forward_blocks(s, qi, kvi, o, lse);
     attention_fwd_init(m_exec, s, o, lse);
     attention_fwd(m_exec, s, m_elem, qi, kvi, kvi + kve * elem_bytes(m_elem), pos, pos, o, lse,
                   attention_split::whole, {});
@@ -54,8 +59,119 @@ void local_attention_core::backward(const attention_shape& s, const float* q, co
     attention_bwd_delta(m_exec, s, m_elem, o, doi, m_delta.data());
     m_exec.zero(dq, qe * sizeof(float));
     m_exec.zero(dkv, 2 * kve * sizeof(float));
+    if (reordered())
+        return backward_blocks(s, qi, kvi, doi, lse, dq, dkv);
     attention_bwd(m_exec, s, m_elem, qi, kvi, kvi + kve * elem_bytes(m_elem), doi, lse,
                   m_delta.data(), pos, pos, dq, dkv, dkv + kve, attention_split::whole, {});
+}
+
+bool local_attention_core::reordered() const {
+    return m_reorder_seed != 0 && m_exec.kind() == device_kind::cpu;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>>
+local_attention_core::key_blocks(std::int64_t rows) {
+    std::mt19937_64 rng(m_reorder_seed * 0x9e3779b97f4a7c15ull + ++m_reorder_calls);
+    const std::int64_t n = std::min<std::int64_t>(rows, 2 + static_cast<std::int64_t>(rng() % 3));
+    std::vector<std::int64_t> cuts = {0, rows};
+    while (static_cast<std::int64_t>(cuts.size()) < n + 1) { // n - 1 distinct inner cuts
+        const auto c = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows - 1));
+        if (std::find(cuts.begin(), cuts.end(), c) == cuts.end())
+            cuts.push_back(c);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i)
+        blocks.emplace_back(cuts[i], cuts[i + 1]);
+    for (std::size_t i = blocks.size(); i > 1; --i) // Fisher-Yates, portable
+        std::swap(blocks[i - 1], blocks[static_cast<std::size_t>(rng() % i)]);
+    return blocks;
+}
+
+namespace {
+
+using block = std::pair<std::int64_t, std::int64_t>;
+
+// Rows [b.first, b.second) of each of `outer` [rows, width] slabs of `src`, into `out`.
+template <class T>
+void gather_rows(const T* src, std::vector<T>& out, std::int64_t outer, std::int64_t rows, block b,
+                 std::size_t width) {
+    const auto n = static_cast<std::size_t>(b.second - b.first) * width;
+    out.resize(static_cast<std::size_t>(outer) * n);
+    for (std::int64_t i = 0; i < outer; ++i)
+        std::copy_n(src + static_cast<std::size_t>(i * rows + b.first) * width, n,
+                    out.data() + static_cast<std::size_t>(i) * n);
+}
+
+// The inverse: `part` added into those rows of `dst`.
+void add_rows(const std::vector<float>& part, float* dst, std::int64_t outer, std::int64_t rows,
+              block b, std::size_t width) {
+    const auto n = static_cast<std::size_t>(b.second - b.first) * width;
+    for (std::int64_t i = 0; i < outer; ++i) {
+        float* d = dst + static_cast<std::size_t>(i * rows + b.first) * width;
+        const float* p = part.data() + static_cast<std::size_t>(i) * n;
+        for (std::size_t j = 0; j < n; ++j)
+            d[j] += p[j];
+    }
+}
+
+} // namespace
+
+void local_attention_core::forward_blocks(const attention_shape& s, const unsigned char* q,
+                                          const unsigned char* kv, float* o, float* lse) {
+    const std::size_t eb = elem_bytes(m_elem), row = static_cast<std::size_t>(s.head_dim) * eb;
+    const std::int64_t outer = s.batch * s.kv_heads;
+    const auto kve = static_cast<std::size_t>(attention_kv_elems(s));
+    const std::vector<std::int64_t>& all = m_pos.host();
+    attention_fwd_init(m_exec, s, o, lse);
+    for (const block& b : key_blocks(s.k_len)) {
+        attention_shape sb = s;
+        sb.k_len = b.second - b.first;
+        gather_rows(kv, m_block_k, outer, s.k_len, b, row);
+        gather_rows(kv + kve * eb, m_block_v, outer, s.k_len, b, row);
+        const dev_positions kp(m_exec, {all.begin() + b.first, all.begin() + b.second});
+        attention_fwd(m_exec, sb, m_elem, q, m_block_k.data(), m_block_v.data(), m_pos.view(),
+                      kp.view(), o, lse, attention_split::whole, {});
+    }
+}
+
+// Query blocks in a random order, each against the key blocks in a random order: dQ sums over
+// key blocks, dK and dV over query blocks, each in its own order (a ring's partial sums).
+void local_attention_core::backward_blocks(const attention_shape& s, const unsigned char* q,
+                                           const unsigned char* kv, const void* d_o,
+                                           const float* lse, float* dq, float* dkv) {
+    const auto d = static_cast<std::size_t>(s.head_dim);
+    const std::size_t eb = elem_bytes(m_elem), row = d * eb;
+    const std::int64_t kv_outer = s.batch * s.kv_heads, q_outer = s.batch * s.heads;
+    const auto kve = static_cast<std::size_t>(attention_kv_elems(s));
+    const std::vector<std::int64_t>& all = m_pos.host();
+    const auto* doi = static_cast<const unsigned char*>(d_o);
+    for (const block& qb : key_blocks(s.q_len)) {
+        attention_shape sq = s;
+        sq.q_len = qb.second - qb.first;
+        gather_rows(q, m_block_q, q_outer, s.q_len, qb, row);
+        gather_rows(doi, m_block_do, q_outer, s.q_len, qb, row);
+        gather_rows(lse, m_block_lse, q_outer, s.q_len, qb, 1);
+        gather_rows(m_delta.data(), m_block_delta, q_outer, s.q_len, qb, 1);
+        m_block_dq.assign(static_cast<std::size_t>(q_outer * sq.q_len) * d, 0.0f);
+        const dev_positions qp(m_exec, {all.begin() + qb.first, all.begin() + qb.second});
+        for (const block& kb : key_blocks(s.k_len)) {
+            attention_shape sb = sq;
+            sb.k_len = kb.second - kb.first;
+            gather_rows(kv, m_block_k, kv_outer, s.k_len, kb, row);
+            gather_rows(kv + kve * eb, m_block_v, kv_outer, s.k_len, kb, row);
+            m_block_dk.assign(static_cast<std::size_t>(kv_outer * sb.k_len) * d, 0.0f);
+            m_block_dv.assign(m_block_dk.size(), 0.0f);
+            const dev_positions kp(m_exec, {all.begin() + kb.first, all.begin() + kb.second});
+            attention_bwd(m_exec, sb, m_elem, m_block_q.data(), m_block_k.data(), m_block_v.data(),
+                          m_block_do.data(), m_block_lse.data(), m_block_delta.data(), qp.view(),
+                          kp.view(), m_block_dq.data(), m_block_dk.data(), m_block_dv.data(),
+                          attention_split::whole, {});
+            add_rows(m_block_dk, dkv, kv_outer, s.k_len, kb, d);
+            add_rows(m_block_dv, dkv + kve, kv_outer, s.k_len, kb, d);
+        }
+        add_rows(m_block_dq, dq, q_outer, s.q_len, qb, d);
+    }
 }
 
 } // namespace ringscale::kernels::model

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <numeric>
 #include <random>
 
 namespace ringscale::kernels::model {
@@ -116,15 +117,15 @@ void mixed_precision::round_attention(float* v, std::size_t n) const {
             v[i] = round_to_bf16(v[i]);
 }
 
-void mixed_precision::perturb(float* v, std::size_t n) {
-    if (m_perturb_seed == 0)
-        return;
-    std::mt19937_64 rng(m_perturb_seed * 0x9e3779b97f4a7c15ull + ++m_perturb_calls);
-    for (std::size_t i = 0; i < n; ++i) {
-        // (rng() >> 11) * 2^-53 is uniform in [0, 1): d = (2u - 1) * 2^-22.
-        const double d = (static_cast<double>(rng() >> 11) * 0x1p-52 - 1.0) * 0x1p-22;
-        v[i] = static_cast<float>(static_cast<double>(v[i]) * (1.0 + d));
-    }
+std::vector<std::size_t> mixed_precision::row_order(std::size_t rows) {
+    if (m_reorder_seed == 0)
+        return {};
+    std::vector<std::size_t> order(rows);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::mt19937_64 rng(m_reorder_seed * 0x9e3779b97f4a7c15ull + ++m_reorder_calls);
+    for (std::size_t i = rows; i > 1; --i) // Fisher-Yates, portable (no std::shuffle)
+        std::swap(order[i - 1], order[static_cast<std::size_t>(rng() % i)]);
+    return order;
 }
 
 void mixed_precision::end_step(const std::function<void(float*, std::size_t)>& reduce) {

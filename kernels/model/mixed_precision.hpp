@@ -73,13 +73,13 @@ class mixed_precision {
     /// [sites * 3] and makes them the max over every rank (collective inside); they join the
     /// history. Nothing for other dtypes.
     void end_step(const std::function<void(float* amax, std::size_t n)>& reduce);
-    /// Emulate a reordered fp32 reduction in the attention (train_step --numerics' floor
-    /// runs): with a seed other than 0, perturb() scales each value by (1 + d), d uniform in
-    /// [-2^-22, 2^-22] (the few fp32 roundings of a log-sum-exp merge), seeded. 0 (the default):
-    /// off.
-    void set_perturbation(std::uint64_t seed) { m_perturb_seed = seed; }
-    /// Apply the perturbation (if on) to `n` values in place.
-    void perturb(float* v, std::size_t n);
+    /// train_step --numerics' floor runs: with a seed other than 0, row_order() reorders the
+    /// GEMM backward's sum over tokens, seeded. 0 (the default): off.
+    void set_floor_reorder(std::uint64_t seed) { m_reorder_seed = seed; }
+    /// With the floor's reorder on: a seeded random order of `rows` rows (a new one each call),
+    /// in which a GEMM's backward sums the weight gradient over tokens, as a sharded and
+    /// all-reduced sum would. Empty when off.
+    std::vector<std::size_t> row_order(std::size_t rows);
     /// Values that overflowed the dtype (fp16: became inf) since configure().
     std::uint64_t overflows() const { return m_overflows; }
     /// The fp8 scale of (site, op) the next step uses (delayed), for tests.
@@ -94,7 +94,7 @@ class mixed_precision {
     std::vector<float> m_history_max;          ///< [sites * 3], max over m_history
     std::vector<float> m_scratch[3];
     std::uint64_t m_overflows = 0;
-    std::uint64_t m_perturb_seed = 0, m_perturb_calls = 0;
+    std::uint64_t m_reorder_seed = 0, m_reorder_calls = 0;
 };
 
 } // namespace ringscale::kernels::model

@@ -48,6 +48,8 @@ std::vector<double> reference_train_steps(const model_config& cfg, std::uint64_t
     std::vector<std::int64_t> pos(static_cast<std::size_t>(seq_len));
     std::iota(pos.begin(), pos.end(), 0);
     local_attention_core core(dev, pos);
+    core.reorder_keys(hooks.reorder_seed);
+    ctx.precision_state().set_floor_reorder(hooks.reorder_seed);
     transformer model(cfg, {mb, seq_len}, core, ctx);
     model.set_attention_mask(mask);
     model.reserve();

@@ -1,5 +1,6 @@
 #include "kernels/model/train_context.hpp"
 
+#include <algorithm>
 #include <memory>
 
 namespace ringscale::kernels::model {
@@ -21,7 +22,26 @@ void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, co
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
     const float* dyr = m_mixed.gemm_input(site, gemm_operand::dy, dy, s.tokens * s.out);
-    linear_bwd(m_exec, m_math, s, xr, wr, dyr, dx, dw, db);
+    // The numerics floor's runs (CPU): the rows in a random order, so the weight gradient's
+    // sum over tokens is really reordered; dx's rows are put back (each row's own sum keeps
+    // its order).
+    const std::vector<std::size_t> order = m_exec.kind() == device_kind::cpu
+                                               ? m_mixed.row_order(s.tokens)
+                                               : std::vector<std::size_t>{};
+    if (order.empty()) {
+        linear_bwd(m_exec, m_math, s, xr, wr, dyr, dx, dw, db);
+        return;
+    }
+    m_rows_x.resize(s.tokens * s.in);
+    m_rows_dy.resize(s.tokens * s.out);
+    m_rows_dx.resize(s.tokens * s.in);
+    for (std::size_t i = 0; i < s.tokens; ++i) {
+        std::copy_n(xr + order[i] * s.in, s.in, m_rows_x.data() + i * s.in);
+        std::copy_n(dyr + order[i] * s.out, s.out, m_rows_dy.data() + i * s.out);
+    }
+    linear_bwd(m_exec, m_math, s, m_rows_x.data(), wr, m_rows_dy.data(), m_rows_dx.data(), dw, db);
+    for (std::size_t i = 0; i < s.tokens; ++i)
+        std::copy_n(m_rows_dx.data() + i * s.in, s.in, dx + order[i] * s.in);
 }
 
 void optimizer_step(train_context& ctx, const adamw_params& hp, std::int64_t step, std::size_t n,

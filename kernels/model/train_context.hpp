@@ -14,6 +14,7 @@
 #include "kernels/op_profile.hpp"
 
 #include <string>
+#include <vector>
 
 namespace ringscale::kernels::model {
 
@@ -55,6 +56,7 @@ class train_context {
     loss_scratch m_scratch;
     mixed_precision m_mixed;
     op_profile* m_profile = nullptr;
+    std::vector<float> m_rows_x, m_rows_dy, m_rows_dx; ///< gemm_bwd's reordered rows (floor)
 };
 
 /// One AdamW update (kernels::adamw_step) on ctx's executor, timed as the optimizer in ctx's

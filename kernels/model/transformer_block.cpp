@@ -33,7 +33,6 @@ void transformer::block_fwd(int l, const float* p, const float* x, float* x_out,
     }
     timed(op_kind::attention_fwd),
         m_core.forward(s, a.q.data(), a.kv.data(), a.o.data(), a.lse.data(), timer);
-    m_ctx.precision_state().perturb(a.o.data(), t * h); // --numerics' floor runs only
     phase_scope compute(m_exec, timer, phase::compute);
     timed(op_kind::layout_fwd), from_bhsd(m_exec, m_shape, heads, d, a.o.data(), hh, 0, a.a.data());
     timed(op_kind::out_proj_fwd),
@@ -82,8 +81,6 @@ void transformer::block_bwd(int l, const float* p, float* g, float* dx, phase_ti
     timed(op_kind::attention_bwd),
         m_core.backward(s, a.q.data(), a.kv.data(), a.o.data(), m_do.data(), a.lse.data(),
                         m_dq.data(), m_dkv.data(), timer);
-    m_ctx.precision_state().perturb(m_dq.data(), t * h);
-    m_ctx.precision_state().perturb(m_dkv.data(), 2 * t * h);
     phase_scope compute(m_exec, timer, phase::compute);
     {
         const op_profile::scope layout(m_ctx.profile(), op_kind::layout_bwd);

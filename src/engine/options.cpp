@@ -145,6 +145,8 @@ std::string describe_values(const option_decl& d) {
     case option_type::text:
         break;
     }
+    if (!d.implicit_value.empty())
+        what += fmt::format("{}alone: {}", what.empty() ? "" : "; ", d.implicit_value);
     if (d.sweep)
         what += what.empty() ? "a list sweeps" : "; a list sweeps";
     return what.empty() ? "" : "(" + what + ")";

@@ -30,8 +30,10 @@ using named_lists = std::map<std::string, std::vector<std::string>>;
 struct option_decl {
     std::string name; ///< long name, e.g. "seq-len"
     option_type type = option_type::text;
-    std::string default_value; ///< text of the default; "" = absent unless given
-    std::string help_text;     ///< one line, with units; --help appends values and range
+    std::string default_value;  ///< text of the default; "" = absent unless given
+    std::string implicit_value; ///< the value of the option given alone (--numerics: 200); ""
+                                ///< = a value is required (flags: on)
+    std::string help_text;      ///< one line, with units; --help appends values and range
     char short_name = 0;
     bool sweep = false;                 ///< a comma list runs one case per value
     double min_value = 0;               ///< integer, size, number: the smallest value allowed
@@ -54,6 +56,11 @@ struct option_decl {
     }
     option_decl& sweeps() {
         sweep = true;
+        return *this;
+    }
+    /// The value the option takes when given alone on the command line (--numerics: 200).
+    option_decl& implicit(std::string value) {
+        implicit_value = std::move(value);
         return *this;
     }
     option_decl& short_option(char c) {

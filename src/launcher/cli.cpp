@@ -38,6 +38,8 @@ void add_declared(po::options_description& d, const std::vector<jobs::option_dec
             value->default_value(opt.default_value);
         if (opt.type == jobs::option_type::flag)
             value->implicit_value("1");
+        else if (!opt.implicit_value.empty())
+            value->implicit_value(opt.implicit_value);
         const std::string values = jobs::describe_values(opt);
         const std::string help = values.empty() ? opt.help_text : opt.help_text + " " + values;
         d.add_options()(spec.c_str(), value, help.c_str());

@@ -3,7 +3,8 @@
 // the loss within 1e-5 relative (plus 1e-7 absolute, for losses near 0) over the first 50
 // steps, and "the same training" (within k = 2 x the reduction-order floor) over 200; and the
 // planted defects (jobs/train_faults.hpp) flagged in fp32 and bf16 with the quantity that
-// moves first. A tiny model keeps it within the CI budget: 1 block of 2 heads of 64, vocab 32,
+// moves first (20 steps, a floor of 32 runs; a correct configuration is not flagged in any of
+// them). A tiny model keeps it within the CI budget: 1 block of 2 heads of 64, vocab 32,
 // 4 sequences of 16 tokens.
 #include "analysis/comparisons/numerics.hpp"
 #include "comm/communicator.hpp"
@@ -17,6 +18,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 using namespace ringscale;
 
@@ -28,7 +30,8 @@ struct config {
     const char* cp_variant;
 };
 
-case_record run(const config& c, int steps, const std::string& dtype = "fp32") {
+case_record run(const config& c, int steps, const std::string& dtype = "fp32",
+                int floor_runs = 32) {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
     launch_config cfg;
     cfg.jobs = {"train_step"};
@@ -47,6 +50,7 @@ case_record run(const config& c, int steps, const std::string& dtype = "fp32") {
     cfg.params["cp-variant"] = {c.cp_variant};
     cfg.params["dtype"] = {dtype};
     cfg.params["numerics"] = {std::to_string(steps)};
+    cfg.params["numerics-floor-runs"] = {std::to_string(floor_runs)};
     cfg.warmup = 0;
     cfg.iters = 1;
     cfg.validate = validate_mode::on;
@@ -114,7 +118,7 @@ TEST(train_numerics_mpi, every_configuration_is_the_same_training_in_fp32) {
     const int p = world_size();
     for (const config& c : configs(p)) {
         SCOPED_TRACE(name_of(c) + " P=" + std::to_string(p));
-        const case_record rec = run(c, 200);
+        const case_record rec = run(c, 200, "fp32", 8); // the minimum floor
         ASSERT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
             << std::get<std::string>(rec.flat().at("error"));
         const auto& n = rec.numerics;
@@ -142,16 +146,10 @@ analysis::numerics_verdict planted(const config& c, const std::string& dtype,
     EXPECT_EQ(rec.numerics.count("loss"), 1u);
     const analysis::numerics_verdict v = analysis::judge_numerics(rec.numerics, 2.0);
     const bool planted_any = f.cp_label_shift || f.local_loss || f.skip_bucket_allreduce;
-    // fp32: a correct run is never flagged. bf16: a correct context-parallel run can pass
-    // 2 x the floor of 8 runs after step 1 (bf16 rounding flips make the floor heavy-tailed:
-    // 3x at step 2's gradient norm here; tests/bench/README.md), but never at step 1, where
-    // every planted defect shows.
-    if (planted_any)
-        return v;
-    if (dtype == "fp32")
+    // A correct run is never flagged, in any step, in fp32 or bf16 (the floor of 32 runs
+    // that really reorder the attention's and the GEMMs' sums; DESIGN.md).
+    if (!planted_any)
         EXPECT_EQ(v.step, 0) << name_of(c) << ": " << v.text() << first_steps(rec.numerics);
-    else
-        EXPECT_NE(v.step, 1) << name_of(c) << ": " << v.text() << first_steps(rec.numerics);
     return v;
 }
 
@@ -163,6 +161,8 @@ TEST_P(train_numerics_defects, are_flagged_with_the_quantity_that_moves_first) {
     if (world_size() == 1)
         GTEST_SKIP() << "one rank has no shard boundary, local shard or all-reduce to break";
     const std::string dtype = GetParam();
+    if (dtype == "fp8" && !std::getenv("RINGSCALE_NUMERICS_FP8"))
+        GTEST_SKIP() << "fp8 runs by hand (RINGSCALE_NUMERICS_FP8=1): beyond the CI budget";
     jobs::train_faults shift, local, bucket;
     shift.cp_label_shift = true;
     local.local_loss = true;
@@ -181,5 +181,5 @@ TEST_P(train_numerics_defects, are_flagged_with_the_quantity_that_moves_first) {
         planted(c, dtype, {});
 }
 
-INSTANTIATE_TEST_SUITE_P(dtypes, train_numerics_defects, ::testing::Values("fp32", "bf16"));
+INSTANTIATE_TEST_SUITE_P(dtypes, train_numerics_defects, ::testing::Values("fp32", "bf16", "fp8"));
 #endif

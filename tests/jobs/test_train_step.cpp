@@ -292,4 +292,12 @@ TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
     for (auto& g : got.first_grads)
         g *= 0.5f; // averaged instead of summed over two ranks
     EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    // A task learnt fast: the loss bound follows step 1's loss (1e-4 * 3.6), not 0.29's.
+    want.losses = {3.6, 0.86, 0.29};
+    got = want;
+    got.losses[2] += 2.2e-4;
+    EXPECT_TRUE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, d).ok); // the CPU's fp32: 1e-5 of l_ref
+    got.losses[2] = 0.29 + 4e-4;                               // past 1e-4 of step 1's loss
+    EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
 }

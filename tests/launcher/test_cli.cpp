@@ -170,3 +170,27 @@ TEST(cli, labels_are_checked_sorted_and_kept_out_of_the_configuration) {
     EXPECT_THROW(parse({"--label", "k=" + std::string(300, 'x')}), config_error);
     EXPECT_THROW(parse({"--label", "k=1", "--label", "k=2"}), config_error);
 }
+
+TEST(cli, numerics_alone_follows_200_steps_and_a_value_is_checked) {
+    const auto steps = [](std::vector<std::string> args) {
+        args.insert(args.begin(), {"--job", "train_step"});
+        return parse(args).params.at("numerics");
+    };
+    using list = std::vector<std::string>;
+    EXPECT_EQ(steps({"--numerics"}), list{"200"}); // the default length
+    EXPECT_EQ(steps({"--numerics", "--dtype", "bf16"}), list{"200"});
+    EXPECT_EQ(steps({"--numerics", "50"}), list{"50"});
+    EXPECT_EQ(steps({"--numerics=7"}), list{"7"});
+    EXPECT_EQ(parse({"--job", "train_step"}).params.at("numerics"), list{"0"}); // default: off
+    for (const std::vector<std::string>& bad :
+         {list{"--numerics", "100001"}, list{"--numerics=-1"}, list{"--numerics", "-1"},
+          list{"--numerics", "1e3"}, list{"--numerics", "abc"}, list{"--numerics", "9e99"},
+          list{"--numerics", "50,100"}}) {
+        list args = {"--job", "train_step"};
+        args.insert(args.end(), bad.begin(), bad.end());
+        EXPECT_THROW(parse(args), config_error) << bad.back();
+    }
+    const auto* decl = jobs::find_decl(jobs::find_job("train_step").options(), "numerics");
+    ASSERT_NE(decl, nullptr);
+    EXPECT_EQ(jobs::describe_values(*decl), "(0 to 100000; alone: 200)"); // what --help shows
+}

@@ -225,6 +225,29 @@ TEST(transformer, fast_attention_core_matches_reference_inside_the_model) {
     EXPECT_LT(worst, 1e-5);
 }
 
+// train_step --numerics' floor runs: the attention in random key and query blocks and the
+// GEMMs' weight gradients summed over the tokens in a random order compute the same loss and
+// gradients up to fp32 rounding, and not bit for bit (the sums really are reordered).
+TEST(transformer, the_floors_reordered_sums_match_the_plain_ones) {
+    rig plain(tiny(), 2, 128), reordered(tiny(), 2, 128);
+    local_attention_core core(default_cpu_context().exec(), iota(128));
+    const double lp = plain.loss_and_grads(core);
+    local_attention_core blocks(default_cpu_context().exec(), iota(128));
+    blocks.reorder_keys(7);
+    default_cpu_context().precision_state().set_floor_reorder(7);
+    const double lr = reordered.loss_and_grads(blocks);
+    default_cpu_context().precision_state().set_floor_reorder(0);
+    EXPECT_NEAR(lr, lp, 1e-5);
+    double worst = 0, largest = 0;
+    for (std::size_t k = 0; k < plain.grads.size(); ++k) {
+        worst =
+            std::max(worst, static_cast<double>(std::fabs(reordered.grads[k] - plain.grads[k])));
+        largest = std::max(largest, static_cast<double>(std::fabs(plain.grads[k])));
+    }
+    EXPECT_LT(worst, 1e-5 * largest);
+    EXPECT_GT(worst, 0.0); // reordered, not the same sums
+}
+
 TEST(transformer, micro_batches_accumulate_to_the_whole_batch) {
     rig whole(tiny(), 2, 64);
     local_attention_core core(default_cpu_context().exec(), iota(64));
