@@ -49,9 +49,21 @@ std::vector<double> cleaned(std::vector<double> y, std::size_t m) {
 }
 
 std::vector<double> prefix_medians(const std::vector<double>& y) {
+    std::vector<double> out;
+    out.reserve(y.size());
+    if (y.size() <= 2048) {
+        // Sorted insertion: the same lower medians as the heaps below, several times faster
+        // on short series (detectable_step runs thousands of 100-launch ones a series).
+        std::vector<double> sorted;
+        sorted.reserve(y.size());
+        for (const double v : y) {
+            sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), v), v);
+            out.push_back(sorted[(sorted.size() - 1) / 2]);
+        }
+        return out;
+    }
     std::priority_queue<double> lower;                                      // max-heap
     std::priority_queue<double, std::vector<double>, std::greater<>> upper; // min-heap
-    std::vector<double> out;
     for (const double v : y) {
         (lower.empty() || v <= lower.top() ? lower.push(v) : upper.push(v));
         if (lower.size() > upper.size() + 1) {

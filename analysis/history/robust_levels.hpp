@@ -20,8 +20,8 @@ std::vector<double> running_median(const std::vector<double>& y, std::size_t hal
 /// turned clean baseline launches into new-level ones and moved or lost steps.
 std::vector<double> cleaned(std::vector<double> y, std::size_t m);
 
-/// The median of y[0, k) for k = 1..n (in element k - 1; two heaps: the lower half's top),
-/// in O(n log n).
+/// The median of y[0, k) for k = 1..n (in element k - 1; the lower median: the lower half's
+/// top), by sorted insertion up to 2,048 values, else two heaps in O(n log n).
 std::vector<double> prefix_medians(const std::vector<double>& y);
 
 } // namespace ringscale::analysis::history

@@ -82,7 +82,10 @@ std::string strip_common(table& t, std::size_t c) {
                      [](const std::string& w) { return w.find('=') != std::string::npos; }))
         return ""; // not a label of key=value fields (an environment, a path)
     for (std::size_t i = 0; i < first.size(); ++i) {
-        if (!field_word(first, i) || (i == 0 && t.rows.size() == 1)) // one row keeps its job
+        // One row keeps its job; a first word that is a key=value (crossover's shape) is a
+        // field like the others, stated once with them.
+        const bool job = i == 0 && first[0].find('=') == std::string::npos;
+        if (!field_word(first, i) || (job && t.rows.size() == 1))
             continue;
         bool everywhere = true;
         for (const auto& ws : cells)

@@ -80,3 +80,29 @@ TEST(analysis_table, fitting_leaves_out_the_tables_own_choice_first) {
     fit_table(t, 80);
     EXPECT_EQ(t.titles, (std::vector<std::string>{"case", "p99", "mean", "status"}));
 }
+
+// One row keeps its first word when it is a job, and states every key=value field once, the
+// first one too (crossover's crossings: a shape label that starts with comm=mpi).
+TEST(analysis_table, fitting_one_row_states_every_field_once) {
+    // Labels over 30 columns in a table wider than the 40 columns it is fitted to.
+    const auto fitted = [](const std::string& label, std::string& kept) {
+        table t;
+        t.add_column("shape", "shape");
+        t.add_column("P", "world_size");
+        t.rows.push_back({text_cell(label), int_cell(4)});
+        std::string above;
+        for (const std::string& line : fit_table(t, 40))
+            above += (above.empty() ? "" : "|") + line;
+        kept = t.rows[0][0].text;
+        return above;
+    };
+    std::string kept;
+    EXPECT_EQ(fitted("comm=mpi device=cpu dtype=float32 heads=8", kept),
+              "shape (every row): comm=mpi device=cpu|    dtype=float32 heads=8|"
+              "(--wide: every field in full)");
+    EXPECT_EQ(kept, "-");
+    EXPECT_EQ(fitted("ring_attention/zigzag device=cpu dtype=float32 heads=8", kept),
+              "shape (every row): device=cpu|    dtype=float32 heads=8|"
+              "(--wide: every field in full)");
+    EXPECT_EQ(kept, "ring_attention/zigzag");
+}
