@@ -199,14 +199,20 @@ std::vector<case_data> held_out_only(const result_set& held, const result_set& c
     return out;
 }
 
-/// Validation of every case of HELDOUT that CALIB does not hold, from CALIB alone.
-void validate(const predict_options& o, const result_set& calib, const figure_source& src,
-              const model_error& err, outputs& res) {
-    const result_set held = load_results(o.validate_inputs, o.strict);
+/// HELDOUT's cases that CALIB does not hold; config_error when there are none. Checked before
+/// the calibration, whose bootstrap can take a while, so such input fails at once.
+std::vector<case_data> held_out_cases(const predict_options& o, const result_set& held,
+                                      const result_set& calib) {
     if (held.cases.empty())
         throw config_error(
             fmt::format("--validate: no results cases in {}", fmt::join(o.validate_inputs, " ")));
-    const std::vector<case_data> held_cases = held_out_only(held, calib);
+    return held_out_only(held, calib);
+}
+
+/// Validation of the held-out cases (those of HELDOUT that CALIB does not hold), from CALIB
+/// alone.
+void validate(const std::vector<case_data>& held_cases, const predict_options& o,
+              const figure_source& src, const model_error& err, outputs& res) {
     const std::vector<pooled_case> pooled = pool_cases(held_cases);
     // A held-out case is measured on its unmarked launches; one with none is shown, marked,
     // and left out of the figures (the contamination it would add is the machine's).
@@ -258,6 +264,11 @@ int run_predict(const predict_options& o, std::ostream& out) {
     if (!o.hardware.empty())
         hw = std::make_unique<hardware_profile>(load_hardware(o.hardware));
     const result_set calib = load(o.inputs, o.strict);
+    // HELDOUT stays loaded to the end: its cases point into it.
+    const result_set held =
+        o.validate_inputs.empty() ? result_set{} : load_results(o.validate_inputs, o.strict);
+    const std::vector<case_data> held_cases =
+        o.validate_inputs.empty() ? std::vector<case_data>{} : held_out_cases(o, held, calib);
     const calibration_marks marks = kept_or_skipped(pool_cases(calib.cases), o.skip_marked);
     const std::vector<pooled_case>& pooled = marks.pooled;
     const calibration_set set = gather_calibration(pooled);
@@ -300,7 +311,7 @@ int run_predict(const predict_options& o, std::ostream& out) {
         res.tables.emplace_back("crossover map at scale", map_table(m));
     }
     if (!o.validate_inputs.empty())
-        validate(o, calib, src, err, res);
+        validate(held_cases, o, src, err, res);
     if (at.empty() && o.validate_inputs.empty() && !o.map) { // how well the model fits CALIB
         const auto rows = predict_all(set.cases, src, err, o.level, o.seed);
         validation_summary sum;
