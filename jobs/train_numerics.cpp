@@ -1,6 +1,7 @@
 #include "jobs/train_numerics.hpp"
 
 #include "comm/communicator.hpp"
+#include "kernels/model/reference_fp64.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
 #include "src/base/clock.hpp"
@@ -22,7 +23,8 @@ namespace model = kernels::model;
 using step_fn = std::function<void(int, double, const float*, const float*)>;
 
 // Largest |a - b| over n values (NaN: infinite) and the largest |b|.
-std::pair<double, double> max_diff(const float* a, const float* b, std::size_t n) {
+template <class T>
+std::pair<double, double> max_diff(const float* a, const T* b, std::size_t n) {
     double worst = 0, scale = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const double e = std::fabs(static_cast<double>(a[i]) - b[i]);
@@ -32,10 +34,11 @@ std::pair<double, double> max_diff(const float* a, const float* b, std::size_t n
     return {worst, scale};
 }
 
-double l2_diff(const float* a, const float* b, std::size_t n) {
+template <class T>
+double l2_diff(const T* a, const T* b, std::size_t n) {
     double s = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const double d = static_cast<double>(a[i]) - b[i];
+        const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
         s += d * d;
     }
     return std::sqrt(s);
@@ -74,6 +77,15 @@ double l2_norm(const float* v, std::size_t n) {
     return std::sqrt(s);
 }
 
+namespace {
+double l2_norm64(const double* v, std::size_t n) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        s += v[i] * v[i];
+    return std::sqrt(s);
+}
+} // namespace
+
 std::vector<std::int64_t> reduction_order(std::uint64_t seed, int run, std::int64_t n) {
     std::vector<std::int64_t> order(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
     std::iota(order.begin(), order.end(), 0);
@@ -97,42 +109,111 @@ double numerics_bytes(const train_problem& pr) {
     const double total = static_cast<double>(model::param_layout(pr.model).total());
     // The reference's parameters at every step, the run's gathered params, grads and last
     // params, a single-rank run's state (params, grads, AdamW moments) and its activations for
-    // the largest micro-batch (the whole batch).
+    // the largest micro-batch (the whole batch); the fp64 reference's parameters at every step
+    // (doubles) and its own state and activations.
     return 4.0 * total * (pr.numerics_steps + 7) +
            4.0 * static_cast<double>(
-                     model::transformer::activation_floats(pr.model, {pr.sequences, pr.seq_len}));
+                     model::transformer::activation_floats(pr.model, {pr.sequences, pr.seq_len})) +
+           8.0 * total * pr.numerics_steps + model::fp64_reference_bytes(pr.model, pr.seq_len);
 }
 
 namespace {
+
+// The fp64 reference of one model and data (any dtype): its parameters at every step, its
+// series (fp64_*) and its cost.
+struct fp64_run {
+    std::string key;
+    std::vector<std::vector<double>> params;
+    numerics_series series;
+    double seconds = 0;
+};
 
 // What every configuration of one model, data and dtype is compared with: the reference's
 // parameters at every step and its series, the floor's series, their costs.
 struct baseline {
     std::string key;
     std::vector<std::vector<float>> ref_params;
-    numerics_series series; // ref_* and floor_*
+    numerics_series series; // ref_*, floor_* and fp64_*
     std::vector<float> first_grads;
     double ref_s = 0, floor_s = 0;
 };
 
-// Everything the reference and the floor depend on (the ranks too: they split the floor).
-std::string baseline_key(const train_problem& pr, std::uint64_t seed, int ranks) {
+// Everything the fp64 reference depends on: the model, the data and the optimizer.
+std::string fp64_key(const train_problem& pr, std::uint64_t seed) {
     const auto& m = pr.model;
-    return fmt::format(
-        "{} {} {} {} {} {} {} {} {} {} {:a} {} {} {} {}", m.layers, m.hidden, m.heads, m.vocab,
-        pr.seq_len, pr.sequences, seed, pr.numerics_steps, pr.floor_runs, pr.precision.describe(),
-        pr.dp_set.hp.lr, pr.docs ? pr.docs->spec().docs : "", pr.tf32, ranks,
-        pr.precision.dtype == model::train_dtype::fp16 ? pr.precision.loss_scale : 0.0f);
+    const auto& hp = pr.dp_set.hp;
+    return fmt::format("{} {} {} {} {} {} {} {} {:a} {:a} {:a} {:a} {:a} {}", m.layers, m.hidden,
+                       m.heads, m.vocab, pr.seq_len, pr.sequences, seed, pr.numerics_steps, hp.lr,
+                       hp.beta1, hp.beta2, hp.eps, hp.weight_decay,
+                       pr.docs ? pr.docs->spec().docs : "");
 }
+
+// Everything the reference and the floor depend on (the ranks too: they split the floor): the
+// fp64 reference's key, so a baseline that matches was computed with the fp64 run kept.
+std::string baseline_key(const train_problem& pr, std::uint64_t seed, int ranks) {
+    return fmt::format(
+        "{} | {} {} {} {} {}", fp64_key(pr, seed), pr.floor_runs, pr.precision.describe(), pr.tf32,
+        ranks, pr.precision.dtype == model::train_dtype::fp16 ? pr.precision.loss_scale : 0.0f);
+}
+
+// The fp64 reference (every rank runs it: each compares against it): its series and its
+// parameters at every step.
+void compute_fp64(const train_problem& pr, std::uint64_t seed, const std::vector<float>& init,
+                  const kernels::mask_view& mask, fp64_run& b) {
+    const std::size_t n = init.size();
+    auto& s = b.series;
+    for (const char* name : {"fp64_loss", "fp64_grad_norm", "fp64_update_norm"})
+        s[name].assign(static_cast<std::size_t>(pr.numerics_steps), 0.0);
+    b.params.assign(static_cast<std::size_t>(pr.numerics_steps), {});
+    const double t0 = now_s();
+    std::vector<double> prev(init.begin(), init.end());
+    model::reference_train_fp64(pr.model, seed, pr.sequences, pr.seq_len, pr.numerics_steps,
+                                pr.dp_set.hp, init.data(), mask,
+                                [&](int k, double loss, const double* p, const double* g) {
+                                    const auto i = static_cast<std::size_t>(k - 1);
+                                    s["fp64_loss"][i] = loss;
+                                    s["fp64_grad_norm"][i] = l2_norm64(g, n);
+                                    s["fp64_update_norm"][i] = l2_diff(p, prev.data(), n);
+                                    prev.assign(p, p + n);
+                                    b.params[i] = prev;
+                                });
+    b.seconds = now_s() - t0;
+}
+
+fp64_run& last_fp64() {
+    static fp64_run r;
+    return r;
+}
+
+// The fp64 reference of (pr, seed): computed, or the last one when its key matches (every
+// dtype and configuration of one model and data shares it; one kept). Not collective.
+const fp64_run& fp64_for(const train_problem& pr, std::uint64_t seed,
+                         const std::vector<float>& init, const kernels::mask_view& mask) {
+    fp64_run& last = last_fp64();
+    const std::string key = fp64_key(pr, seed);
+    if (last.key != key) {
+        last = fp64_run{};
+        compute_fp64(pr, seed, init, mask, last);
+        last.key = key;
+    }
+    return last;
+}
+
+// The floor series, each the worst over the ranks' floor runs.
+const char* const floor_series[] = {"floor_loss",           "floor_grad_norm",
+                                    "floor_param_abs",      "floor_fp64_loss",
+                                    "floor_fp64_grad_norm", "floor_fp64_param_abs"};
 
 void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::vector<float>& init,
                       kernels::executor& exec, const kernels::mask_view& mask,
-                      comm::communicator& control, baseline& b) {
+                      comm::communicator& control, const fp64_run& f64, baseline& b) {
     const auto steps = static_cast<std::size_t>(pr.numerics_steps);
     const std::size_t n = init.size();
     auto& s = b.series;
-    for (const char* name : {"ref_loss", "ref_grad_norm", "ref_update_norm", "floor_loss",
-                             "floor_grad_norm", "floor_param_abs"})
+    s = f64.series;
+    for (const char* name : {"ref_loss", "ref_grad_norm", "ref_update_norm", "ref_param_fp64_abs"})
+        s[name].assign(steps, 0.0);
+    for (const char* name : floor_series)
         s[name].assign(steps, 0.0);
     // The reference: every rank runs it (each compares against it).
     b.ref_params.assign(steps, {});
@@ -145,6 +226,7 @@ void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::ve
                     s["ref_loss"][i] = loss;
                     s["ref_grad_norm"][i] = l2_norm(g, n);
                     s["ref_update_norm"][i] = l2_diff(p, prev.data(), n);
+                    s["ref_param_fp64_abs"][i] = max_diff(p, f64.params[i].data(), n).first;
                     prev.assign(p, p + n);
                     if (k == 1)
                         b.first_grads.assign(g, g + n);
@@ -164,9 +246,15 @@ void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::ve
                         fl = std::max(fl, gap(loss, s["ref_loss"][i]));
                         fg = std::max(fg, gap(l2_norm(g, n), s["ref_grad_norm"][i]));
                         fp = std::max(fp, max_diff(p, b.ref_params[i].data(), n).first);
+                        auto& f64l = s["floor_fp64_loss"][i];
+                        auto& f64g = s["floor_fp64_grad_norm"][i];
+                        auto& f64p = s["floor_fp64_param_abs"][i];
+                        f64l = std::max(f64l, gap(loss, s["fp64_loss"][i]));
+                        f64g = std::max(f64g, gap(l2_norm(g, n), s["fp64_grad_norm"][i]));
+                        f64p = std::max(f64p, max_diff(p, f64.params[i].data(), n).first);
                     });
     b.floor_s = now_s() - t0;
-    for (const char* name : {"floor_loss", "floor_grad_norm", "floor_param_abs"}) {
+    for (const char* name : floor_series) {
         std::vector<double> mine = s[name];
         control.allreduce(mine.data(), s[name].data(), steps, comm::dtype::f64,
                           comm::reduce_op::max);
@@ -188,7 +276,7 @@ const baseline& baseline_for(const train_problem& pr, std::uint64_t seed,
     const std::string key = baseline_key(pr, seed, control.size());
     if (last.key != key) {
         last = baseline{};
-        compute_baseline(pr, seed, init, exec, mask, control, last);
+        compute_baseline(pr, seed, init, exec, mask, control, fp64_for(pr, seed, init, mask), last);
         last.key = key;
     }
     return last;
@@ -203,11 +291,14 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
     const auto steps = static_cast<std::size_t>(pr.numerics_steps);
     const std::size_t n = init.size();
     const bool cached = baseline_key(pr, seed, control.size()) == last_baseline().key;
+    const bool fp64_cached = fp64_key(pr, seed) == last_fp64().key;
     const baseline& b = baseline_for(pr, seed, init, exec, mask, control);
+    const fp64_run& f64 = fp64_for(pr, seed, init, mask); // the baseline's: computed with it
     numerics_result out;
     out.series = b.series;
     auto& s = out.series;
-    for (const char* name : {"loss", "grad_norm", "update_norm", "param_abs_err", "param_rel_err"})
+    for (const char* name :
+         {"loss", "grad_norm", "update_norm", "param_abs_err", "param_rel_err", "param_fp64_abs"})
         s[name].assign(steps, 0.0);
     out.want.first_grads = b.first_grads;
     out.want.params = b.ref_params[static_cast<std::size_t>(pr.steps_validate) - 1];
@@ -224,6 +315,7 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
         const auto [abs_err, scale] = max_diff(params.data(), b.ref_params[i].data(), n);
         s["param_abs_err"][i] = abs_err;
         s["param_rel_err"][i] = scale > 0 ? abs_err / scale : abs_err;
+        s["param_fp64_abs"][i] = max_diff(params.data(), f64.params[i].data(), n).first;
         prev = params;
         if (i == 0)
             out.got.first_grads = grads;
@@ -237,8 +329,10 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
     out.attrs[attr::numerics_steps] = static_cast<std::int64_t>(steps);
     out.attrs[attr::numerics_floor_runs] = static_cast<std::int64_t>(pr.floor_runs);
     out.attrs[attr::numerics_reference] =
-        std::string("single-rank run, same dtype (") + pr.precision.describe() +
-        "), whole global batch; fp32 master weights (no fp64 reference on these kernels)";
+        std::string("fp64: a single-rank fp64 run of the same steps (forward, backward and AdamW "
+                    "in double from the same initial parameters, whole global batch; fp64_*); "
+                    "the verdict's baseline: the single-rank run in the same dtype (") +
+        pr.precision.describe() + "), whole global batch, fp32 master weights (ref_*)";
     out.attrs[attr::numerics_floor] =
         std::string("worst per step of the floor runs: single-rank, same dtype, the batch's "
                     "gradient sum in a seeded random order of its sequences, grouped in "
@@ -248,6 +342,8 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
                     "over the tokens in a seeded random order");
     out.attrs[attr::numerics_reference_s] = b.ref_s;
     out.attrs[attr::numerics_floor_s] = b.floor_s;
+    out.attrs[attr::numerics_fp64_s] = f64.seconds;
+    out.attrs[attr::numerics_fp64_reused] = static_cast<std::int64_t>(fp64_cached ? 1 : 0);
     out.attrs[attr::numerics_run_s] = run_s;
     out.attrs[attr::numerics_baseline_reused] = static_cast<std::int64_t>(cached ? 1 : 0);
     return out;

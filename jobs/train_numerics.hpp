@@ -20,10 +20,14 @@
 //    seeded random order). Real reorders, not an error model: in bf16 a correct context-
 //    parallel run differs from the reference by bf16 rounding flips, which a model of a few
 //    fp32 ulps did not reproduce (DESIGN.md, "Training numerics").
-// Not a fp64 reference: the CPU kernels compute in fp32; the reference is the highest precision
-// this build trains in (fp32 master weights), stated with the case (numerics_reference).
-// Costs (seconds on rank 0): the reference run, this rank's share of the floor runs (split over
-// the ranks), and the distributed steps with their statistics.
+//  - fp64_loss, fp64_grad_norm, fp64_update_norm: the single-rank fp64 reference of the same
+//    steps (kernels/model/reference_fp64: forward, backward and AdamW in double from the same
+//    initial parameters); param_fp64_abs and ref_param_fp64_abs: max |p - p_fp64| of the run and
+//    of the same-dtype reference; floor_fp64_loss, floor_fp64_grad_norm, floor_fp64_param_abs:
+//    the floor runs' worst against it. The verdict's baseline stays the same-dtype reference;
+//    numerics_reference states both.
+// Costs (seconds on rank 0): the fp64 reference, the same-dtype reference run, this rank's share
+// of the floor runs (split over the ranks), and the distributed steps with their statistics.
 #pragma once
 
 #include "jobs/train_problem.hpp"
@@ -61,12 +65,14 @@ struct numerics_result {
     training_trace got, want;
 };
 
-/// Host bytes the numerics mode adds per rank (the reference's parameters at every step).
+/// Host bytes the numerics mode adds per rank (the reference's parameters at every step, in
+/// fp32 and in fp64, and the fp64 reference's own state).
 double numerics_bytes(const train_problem& pr);
 
-/// Run `pr.numerics_steps` steps of `driver` from `init` and compare them with the
-/// reference and the floor, computed on `exec` (each single-rank run in a fresh training context
-/// of pr's precision). Collective over `control` (the floor's share and its reduction).
+/// Run `pr.numerics_steps` steps of `driver` from `init` and compare them with the fp64
+/// reference, the same-dtype reference and the floor, the last two computed on `exec` (each
+/// single-rank run in a fresh training context of pr's precision). Collective over `control` (the
+/// floor's share and its reduction).
 numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
                              const std::vector<float>& init, kernels::executor& exec,
                              const kernels::mask_view& mask, comm::communicator& control,

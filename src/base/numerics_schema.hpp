@@ -20,6 +20,11 @@ inline constexpr const char* numerics_floor = "numerics_floor";
 inline constexpr const char* numerics_reference_s = "numerics_reference_s";
 inline constexpr const char* numerics_floor_s = "numerics_floor_s";
 inline constexpr const char* numerics_run_s = "numerics_run_s";
+/// The fp64 reference's cost in seconds on rank 0 (kernels/model/reference_fp64; files before
+/// it lack it), and 1 where it was an earlier case's of the launch with the same model, data
+/// and optimizer in any dtype (its cost is that case's).
+inline constexpr const char* numerics_fp64_s = "numerics_fp64_s";
+inline constexpr const char* numerics_fp64_reused = "numerics_fp64_reused";
 /// 1 where the reference and floor were those of an earlier case of the launch with the same
 /// model, data, dtype and steps (their costs are that case's).
 inline constexpr const char* numerics_baseline_reused = "numerics_baseline_reused";
@@ -43,12 +48,31 @@ inline constexpr std::uint64_t numerics_max_steps = 1u << 20;
 /// the summed gradient), update_norm (L2 norm of the parameter change), param_abs_err (max
 /// |p - p_ref|), param_rel_err (param_abs_err / max |p_ref|); the reference's ref_loss,
 /// ref_grad_norm, ref_update_norm; the floor's floor_loss, floor_grad_norm, floor_param_abs
-/// (the worst per step over the floor runs of |x - x_ref|).
+/// (the worst per step over the floor runs of |x - x_ref|). Then the fp64 reference's
+/// (absent from files before it; each read when present): its fp64_loss, fp64_grad_norm,
+/// fp64_update_norm; param_fp64_abs (max |p - p_fp64| of the run), ref_param_fp64_abs (the
+/// same of the same-dtype reference); floor_fp64_loss, floor_fp64_grad_norm,
+/// floor_fp64_param_abs (the worst per step over the floor runs of |x - x_fp64|).
 inline const std::vector<std::string>& numerics_datasets() {
-    static const std::vector<std::string> names = {
-        "loss",          "grad_norm",       "update_norm",    "param_abs_err",
-        "param_rel_err", "ref_loss",        "ref_grad_norm",  "ref_update_norm",
-        "floor_loss",    "floor_grad_norm", "floor_param_abs"};
+    static const std::vector<std::string> names = {"loss",
+                                                   "grad_norm",
+                                                   "update_norm",
+                                                   "param_abs_err",
+                                                   "param_rel_err",
+                                                   "ref_loss",
+                                                   "ref_grad_norm",
+                                                   "ref_update_norm",
+                                                   "floor_loss",
+                                                   "floor_grad_norm",
+                                                   "floor_param_abs",
+                                                   "fp64_loss",
+                                                   "fp64_grad_norm",
+                                                   "fp64_update_norm",
+                                                   "param_fp64_abs",
+                                                   "ref_param_fp64_abs",
+                                                   "floor_fp64_loss",
+                                                   "floor_fp64_grad_norm",
+                                                   "floor_fp64_param_abs"};
     return names;
 }
 

@@ -50,6 +50,15 @@ void with_numerics(std::vector<fixture_case>& cases) {
             v["floor_loss"].push_back(floor);
             v["floor_grad_norm"].push_back(floor);
             v["floor_param_abs"].push_back(floor);
+            // The fp64 reference: the same-dtype reference within a quarter floor of it.
+            v["fp64_loss"].push_back(loss - 0.25 * floor);
+            v["fp64_grad_norm"].push_back(1.0 / (1 + step));
+            v["fp64_update_norm"].push_back(1e-3);
+            v["param_fp64_abs"].push_back(0.75 * floor);
+            v["ref_param_fp64_abs"].push_back(0.25 * floor);
+            v["floor_fp64_loss"].push_back(1.25 * floor);
+            v["floor_fp64_grad_norm"].push_back(1.25 * floor);
+            v["floor_fp64_param_abs"].push_back(1.25 * floor);
         }
         for (const std::string& name : ringscale::schema::numerics_datasets())
             c.numerics.emplace_back(name, v.at(name));

@@ -87,3 +87,13 @@ TEST(stored_numerics, a_hostile_group_is_dropped_with_one_line) {
     EXPECT_NE(bad.read_notes[0].find("numerics dropped"), std::string::npos) << bad.read_notes[0];
     EXPECT_EQ(std::get<std::string>(bad.outcome.at("status")), "ok"); // the case stays
 }
+
+TEST(stored_numerics, a_group_from_before_the_fp64_reference_reads_unchanged) {
+    case_record r = sample();
+    for (auto it = r.numerics.begin(); it != r.numerics.end();)
+        it = it->first.find("fp64") != std::string::npos ? r.numerics.erase(it) : std::next(it);
+    ASSERT_EQ(r.numerics.size(), 11u); // the series files held before it
+    const case_record back = round_trip("old", r, [](const h5::group&) {});
+    EXPECT_EQ(back.numerics, r.numerics);
+    EXPECT_TRUE(back.read_notes.empty());
+}

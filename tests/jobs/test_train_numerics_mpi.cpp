@@ -1,11 +1,11 @@
 // train_step --numerics at np=1, 2, 4 (issue 53): every data-parallel variant and every
 // context-parallel scheme on each grid of the world size, in fp32, against the single-rank run:
-// the loss within 1e-5 relative (plus 1e-7 absolute, for losses near 0) over the first 50
-// steps, and "the same training" (within k = 2 x the reduction-order floor) over 200; and the
-// planted defects (jobs/train_faults.hpp) flagged in fp32 and bf16 with the quantity that
-// moves first (20 steps, a floor of 32 runs; a correct configuration is not flagged in any of
-// them). A tiny model keeps it within the CI budget: 1 block of 2 heads of 64, vocab 32,
-// 4 sequences of 16 tokens.
+// the loss within 1e-5 relative (plus 1e-7 absolute, for losses near 0) of the fp32 and of the
+// fp64 single-rank run over the first 50 steps, and "the same training" (within k = 2 x the
+// reduction-order floor) over 200; and the planted defects (jobs/train_faults.hpp) flagged in fp32
+// and bf16 with the quantity that moves first (20 steps, a floor of 32 runs; a correct
+// configuration is not flagged in any of them). A tiny model keeps it within the CI budget: 1 block
+// of 2 heads of 64, vocab 32, 4 sequences of 16 tokens.
 #include "analysis/comparisons/numerics.hpp"
 #include "comm/communicator.hpp"
 #include "jobs/registry.hpp"
@@ -127,8 +127,15 @@ TEST(train_numerics_mpi, every_configuration_is_the_same_training_in_fp32) {
             EXPECT_LE(std::fabs(n.at("loss")[s] - n.at("ref_loss")[s]),
                       1e-5 * n.at("ref_loss")[s] + 1e-7)
                 << "step " << s + 1;
+        for (std::size_t s = 0; s < 50; ++s) // the fp64 reference: the same, to fp32 rounding
+            EXPECT_LE(std::fabs(n.at("loss")[s] - n.at("fp64_loss")[s]),
+                      1e-5 * n.at("fp64_loss")[s] + 1e-7)
+                << "step " << s + 1;
         EXPECT_LT(n.at("loss").back(), 0.5 * n.at("loss").front()); // the task is learnt
         EXPECT_GT(n.at("floor_param_abs").back(), 0);               // the floor runs did reorder
+        EXPECT_GT(n.at("floor_fp64_param_abs").back(), 0);          // fp32 is not fp64
+        EXPECT_GT(n.at("param_fp64_abs").back(), 0);
+        EXPECT_GT(std::get<double>(rec.flat().at("numerics_fp64_s")), 0);
         const analysis::numerics_verdict v = analysis::judge_numerics(n, 2.0);
         EXPECT_EQ(v.step, 0) << v.text() << first_steps(n);
     }
