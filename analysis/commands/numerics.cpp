@@ -1,6 +1,7 @@
 // `ringscale-stats numerics INPUT...`: train_step --numerics cases, each configuration's loss,
 // gradient norm and parameters against the single-rank run of the same dtype and the
-// reduction-order floor, with a verdict (analysis/comparisons/numerics.hpp).
+// reduction-order floor, with a verdict, and the loss against the single-rank fp64 run
+// (analysis/comparisons/numerics.hpp).
 #include "option_ranges.hpp"
 #include "shared.hpp"
 
@@ -8,17 +9,41 @@
 
 #include "src/base/error.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 namespace ringscale::analysis {
 
 namespace {
 
+// The costs the cases recorded, each summed over the cases that computed it (a reused
+// reference or floor counts once).
+std::string cost_line(const numerics_result& r) {
+    double sum[4] = {0, 0, 0, 0};
+    int count[4] = {0, 0, 0, 0};
+    for (const numerics_case& c : r.cases) {
+        const double v[4] = {c.fp64_s, c.ref_s, c.floor_s, c.run_s};
+        for (int i = 0; i < 4; ++i)
+            if (std::isfinite(v[i])) {
+                sum[i] += v[i];
+                ++count[i];
+            }
+    }
+    const auto part = [&](int i, const char* what) {
+        return count[i] ? fmt::format("{} {:.3g} s ({})", what, sum[i], count[i])
+                        : fmt::format("{} not recorded", what);
+    };
+    return fmt::format("numerics: cost on rank 0 (cases that computed it): {}, {}, {}, {}",
+                       part(0, "fp64 reference"), part(1, "same-dtype reference"),
+                       part(2, "floor runs"), part(3, "followed runs"));
+}
+
 struct numerics_command final : input_command {
     const char* name() const override { return "numerics"; }
     const char* help() const override {
         return "train_step --numerics cases: per configuration the loss against the single-rank "
                "run of the same dtype (MAE, RMSE, max |delta|), the reduction-order floor, "
+               "both against the single-rank fp64 run, "
                "growth with P, 95% intervals over seeds (--seeds), and a verdict: \"the same "
                "training\", or \"diverges at step s\" naming the first quantity (loss, "
                "grad_norm, params) past k x its floor. A non-finite loss is a divergence.";
@@ -44,6 +69,7 @@ struct numerics_command final : input_command {
                          "with reordered reductions, at least {:g} fp32 ulps of the reference",
                          m_k, numerics_ulp_floor / 0x1p-24));
         note(fmt::format("numerics: {} of {} cases diverge", r.diverged, r.cases.size()));
+        note(cost_line(r));
         return 0;
     }
 

@@ -111,6 +111,10 @@ divergence_summary summarize(const std::vector<double>& a, const std::vector<dou
     return s;
 }
 
+divergence_summary no_summary() {
+    return {NAN, NAN, NAN};
+}
+
 mean_ci mean_with_ci(const std::vector<double>& v) {
     mean_ci m;
     if (v.empty())
@@ -155,12 +159,25 @@ numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k) {
         n.steps = static_cast<int>(get("loss").size());
         n.vs_ref = summarize(get("loss"), get("ref_loss"));
         n.floor = summarize(get("floor_loss"), std::vector<double>(get("floor_loss").size(), 0));
+        if (series(d, "fp64_loss") && series(d, "floor_fp64_loss")) {
+            n.vs_fp64 = summarize(get("loss"), get("fp64_loss"));
+            const std::vector<double>& f64 = get("floor_fp64_loss");
+            n.floor_fp64 = summarize(f64, std::vector<double>(f64.size(), 0));
+        }
         if (n.steps > 0) {
             n.param_err_last = get("param_abs_err").back();
             n.param_rel_last = get("param_rel_err").back();
             n.floor_param_last = get("floor_param_abs").back();
         }
         n.verdict = judge_numerics(d, k);
+        const auto cost = [&](const char* name, const char* reused) {
+            const auto v = c->number(name);
+            return v && c->number(reused).value_or(0) == 0 ? *v : NAN;
+        };
+        n.fp64_s = cost(schema::attr::numerics_fp64_s, schema::attr::numerics_fp64_reused);
+        n.ref_s = cost(schema::attr::numerics_reference_s, schema::attr::numerics_baseline_reused);
+        n.floor_s = cost(schema::attr::numerics_floor_s, schema::attr::numerics_baseline_reused);
+        n.run_s = c->number(schema::attr::numerics_run_s).value_or(NAN);
         r.diverged += n.verdict.step > 0 ? 1 : 0;
         r.cases.push_back(std::move(n));
     }
@@ -174,8 +191,10 @@ numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k) {
 
 table numerics_case_table(const numerics_result& r) {
     table t;
-    t.caption = fmt::format("loss against the single-rank run of the same dtype, and the "
-                            "reduction-order floor; verdict at k = {:g} x floor",
+    t.caption = fmt::format("loss against the single-rank run of the same dtype and the "
+                            "reduction-order floor, then against the single-rank fp64 run (64: "
+                            "the case's; floor64: the floor runs' worst); verdict at k = {:g} x "
+                            "floor",
                             r.k);
     for (const auto& [title, key] :
          std::vector<std::pair<const char*, const char*>>{{"case", "case"},
@@ -190,8 +209,15 @@ table numerics_case_table(const numerics_result& r) {
                                                           {"param err", "param_abs_err_last"},
                                                           {"param rel", "param_rel_err_last"},
                                                           {"floor param", "floor_param_last"},
+                                                          {"MAE64", "fp64_loss_mae"},
+                                                          {"RMSE64", "fp64_loss_rmse"},
+                                                          {"max64", "fp64_loss_max"},
+                                                          {"floor64", "floor_fp64_loss_max"},
                                                           {"verdict", "verdict"}})
         t.add_column(title, key);
+    // Too wide for the terminal: the fp64 MAE and RMSE go first, the max against fp64 stays
+    // beside its floor (--wide, CSV and JSON keep both).
+    t.fit_drop_first = {"MAE64", "RMSE64"};
     for (const numerics_case& c : r.cases)
         t.rows.push_back({text_cell(c.config), int_cell(c.p), text_cell(c.dtype), text_cell(c.seed),
                           int_cell(c.steps), number_cell(c.vs_ref.mae, fmt_g(c.vs_ref.mae)),
@@ -201,6 +227,10 @@ table numerics_case_table(const numerics_result& r) {
                           number_cell(c.param_err_last, fmt_g(c.param_err_last)),
                           number_cell(c.param_rel_last, fmt_g(c.param_rel_last)),
                           number_cell(c.floor_param_last, fmt_g(c.floor_param_last)),
+                          number_cell(c.vs_fp64.mae, fmt_g(c.vs_fp64.mae)),
+                          number_cell(c.vs_fp64.rmse, fmt_g(c.vs_fp64.rmse)),
+                          number_cell(c.vs_fp64.max, fmt_g(c.vs_fp64.max)),
+                          number_cell(c.floor_fp64.max, fmt_g(c.floor_fp64.max)),
                           text_cell(c.verdict.text())});
     return t;
 }

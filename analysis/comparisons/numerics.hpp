@@ -18,6 +18,7 @@
 #include "analysis/cases/cases.hpp"
 #include "analysis/presentation/table.hpp"
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <string>
@@ -50,6 +51,8 @@ struct divergence_summary {
     double mae = 0, rmse = 0, max = 0;
 };
 divergence_summary summarize(const std::vector<double>& a, const std::vector<double>& b);
+/// A summary of nothing: all NaN (shown as "-").
+divergence_summary no_summary();
 
 /// Mean and 95% Student-t interval of `v` (lo = hi = mean for one value). Pure.
 struct mean_ci {
@@ -68,8 +71,14 @@ struct numerics_case {
     std::string seed;
     int steps = 0;
     divergence_summary vs_ref, floor; ///< the loss against the reference; the floor's own
+    /// The loss against the fp64 reference (fp64_loss) and the floor's (floor_fp64_loss, its
+    /// worst per step); NaN where the file has no fp64 series (before the fp64 reference).
+    divergence_summary vs_fp64 = no_summary(), floor_fp64 = no_summary();
     double param_err_last = 0, param_rel_last = 0, floor_param_last = 0;
     numerics_verdict verdict;
+    /// Costs in seconds (rank 0) where this case computed them, else NaN: the fp64 reference,
+    /// the same-dtype reference, the floor's runs (rank 0's share), the followed run.
+    double fp64_s = NAN, ref_s = NAN, floor_s = NAN, run_s = NAN;
 };
 
 struct numerics_result {
@@ -82,7 +91,8 @@ struct numerics_result {
 numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k);
 
 /// One row per case: P, dtype, seed, MAE/RMSE/max of the loss against the reference and of
-/// the floor, the last step's parameter error, the verdict.
+/// the floor, the last step's parameter error, MAE/RMSE/max of the loss against the fp64
+/// reference and the floor's max against it, the verdict.
 table numerics_case_table(const numerics_result& r);
 /// One row per configuration and P over its seeds: max |Δloss| mean with its 95% CI, cases
 /// diverged of seeds, the earliest divergence; then the growth per doubling of P of the mean.

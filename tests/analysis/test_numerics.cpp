@@ -163,3 +163,24 @@ TEST(numerics, no_numerics_case_is_one_line) {
         EXPECT_NE(std::string(e.what()).find("--numerics"), std::string::npos) << e.what();
     }
 }
+
+TEST(numerics, the_fp64_divergence_is_shown_where_the_file_has_it) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics_fp64");
+    ringscale::test_fixture::fixture_file f;
+    f.cases.push_back(fixture_numerics(2, 0)); // before the fp64 reference: no fp64 series
+    ringscale::test_fixture::fixture_case c = fixture_numerics(2, 1);
+    c.numerics.emplace_back("fp64_loss", std::vector<double>{3, 2, 1, 0.5});
+    c.numerics.emplace_back("floor_fp64_loss", std::vector<double>{1e-3, 4e-3, 2e-3, 1e-3});
+    f.cases.push_back(c);
+    ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
+    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto& cases = j.at("numerics by case");
+    ASSERT_EQ(cases.size(), 2u) << j.dump(1);
+    EXPECT_TRUE(cases[0].at("fp64_loss_max").is_null()) << j.dump(1);
+    EXPECT_EQ(cases[0].at("verdict"), "the same training"); // older files judge unchanged
+    // Seed 1 at P = 2: every loss 2e-4 above the reference, which equals fp64 here.
+    EXPECT_NEAR(cases[1].at("fp64_loss_mae").get<double>(), 2e-4, 1e-12);
+    EXPECT_NEAR(cases[1].at("fp64_loss_max").get<double>(), 2e-4, 1e-12);
+    EXPECT_NEAR(cases[1].at("floor_fp64_loss_max").get<double>(), 4e-3, 1e-12);
+    EXPECT_EQ(cases[1].at("verdict"), "the same training");
+}
