@@ -4,6 +4,7 @@
 // ulp floor; MAE, RMSE, max; the mean's 95% t interval over seeds.
 #include "analysis/commands/command.hpp"
 #include "analysis/comparisons/numerics.hpp"
+#include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
 
@@ -183,4 +184,28 @@ TEST(numerics, the_fp64_divergence_is_shown_where_the_file_has_it) {
     EXPECT_NEAR(cases[1].at("fp64_loss_max").get<double>(), 2e-4, 1e-12);
     EXPECT_NEAR(cases[1].at("floor_fp64_loss_max").get<double>(), 4e-3, 1e-12);
     EXPECT_EQ(cases[1].at("verdict"), "the same training");
+}
+
+TEST(numerics, costs_are_taken_from_the_cases_that_computed_them) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics_costs");
+    ringscale::test_fixture::fixture_file f;
+    for (int seed : {0, 1}) {
+        ringscale::test_fixture::fixture_case c = fixture_numerics(2, seed);
+        const double reused = seed; // seed 1 reuses seed 0's references and floor
+        c.outcome_params = {{"numerics_fp64_s", 4.0},      {"numerics_fp64_reused", reused},
+                            {"numerics_reference_s", 2.0}, {"numerics_baseline_reused", reused},
+                            {"numerics_floor_s", 60.0},    {"numerics_run_s", 2.5 + seed}};
+        f.cases.push_back(c);
+    }
+    ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
+    const result_set rs = load_results({dir}, false);
+    const auto pooled = pool_cases(rs.cases);
+    const numerics_result r = numerics_of(pooled, 2.0);
+    ASSERT_EQ(r.cases.size(), 2u);
+    EXPECT_EQ(r.cases[0].fp64_s, 4.0);
+    EXPECT_EQ(r.cases[0].ref_s, 2.0);
+    EXPECT_EQ(r.cases[0].floor_s, 60.0);
+    EXPECT_TRUE(std::isnan(r.cases[1].fp64_s)); // counted once, where computed
+    EXPECT_TRUE(std::isnan(r.cases[1].floor_s));
+    EXPECT_EQ(r.cases[1].run_s, 3.5);
 }
