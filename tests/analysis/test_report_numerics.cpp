@@ -212,3 +212,32 @@ TEST(report_numerics, hostile_labels_are_text) {
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST(report_numerics, long_and_many_seeded_studies_are_thinned_and_say_so) {
+    fx::numerics_study s;
+    s.dtypes = {"fp32"};
+    s.seeds = {0, 1, 2};
+    s.steps = 1000;
+    const std::string dir = write_study("report_numerics_long", s);
+    std::vector<pooled_case> pooled;
+    result_set rs;
+    const numerics_result r = judged(dir, pooled, rs);
+    ASSERT_EQ(r.cases.size(), 18u);
+    const plot_panel p = numerics_panels(r, true).at(0);
+    // The first seed of each configuration and P (the two diverged among them), every 4th step.
+    EXPECT_EQ(p.title, "fp32: 6 of 18 cases (every diverged one first, then the first seed of "
+                       "each configuration and P); every 4th step");
+    ASSERT_EQ(p.series.size(), 8u);
+    for (const panel_series& l : p.series) {
+        EXPECT_LE(l.points.size(), 252u) << l.name;
+        EXPECT_GE(l.points.size(), 250u) << l.name;
+    }
+    // The verdict's step (15) is drawn though the stride passes it by.
+    const auto jump = std::find_if(p.series.begin(), p.series.end(), [](const panel_series& l) {
+        return l.name.find("ring") != std::string::npos && l.name.find("P=4") != std::string::npos;
+    });
+    ASSERT_NE(jump, p.series.end());
+    EXPECT_TRUE(std::any_of(jump->points.begin(), jump->points.end(),
+                            [](const panel_point& pt) { return pt.x == 15; }));
+    std::filesystem::remove_all(dir);
+}
