@@ -140,6 +140,9 @@ int report_command::run(std::ostream& out) const {
     in.study_models = &studies;
     const accuracy_result accuracy = accuracy_of(pooled, accuracy_tolerance{});
     in.accuracy = &accuracy;
+    // train_step --numerics: `numerics`' verdicts at its default k.
+    const numerics_result numerics = numerics_of(pooled, 2.0);
+    in.numerics = &numerics;
     // The crossover map at scale on the --hardware profile, only when one was named.
     const auto map = hw ? predict::report_map(pooled, *hw) : std::nullopt;
     if (map)

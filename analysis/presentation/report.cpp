@@ -7,6 +7,7 @@
 #include "crossover_report.hpp"
 #include "history_report.hpp"
 #include "html_page.hpp"
+#include "numerics_report.hpp"
 #include "plots.hpp"
 #include "question_plots.hpp"
 #include "report_model.hpp"
@@ -261,6 +262,8 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
         md += crossover_section(*in.crossover);
     if (in.accuracy)
         md += accuracy_section(*in.accuracy, dir, plots, pngs); // staged, as every plot
+    if (in.numerics)
+        md += numerics_section(*in.numerics, dir, plots, pngs);
     if (in.predict_map)
         md += predict::map_section(*in.predict_map, dir, plots, pngs);
     if (in.history)

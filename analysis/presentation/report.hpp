@@ -5,6 +5,7 @@
 #include "analysis/comparisons/accuracy.hpp"
 #include "analysis/comparisons/compare.hpp"
 #include "analysis/comparisons/crossover.hpp"
+#include "analysis/comparisons/numerics.hpp"
 #include "analysis/history/series.hpp"
 #include "analysis/measures/summary.hpp"
 #include "analysis/models/model_multi_study.hpp"
@@ -30,7 +31,8 @@ struct report_inputs {
     std::vector<std::string> notes;                         ///< lines for the Inputs section
     const predict::crossover_map* predict_map = nullptr;    ///< at scale; may be null
     const accuracy_result* accuracy = nullptr;              ///< errors against fp64; may be null
-    const history::series_set* history = nullptr;           ///< --history; may be null
+    const numerics_result* numerics = nullptr;    ///< train_step --numerics verdicts; may be null
+    const history::series_set* history = nullptr; ///< --history; may be null
     /// --baseline: the study's cases against a baseline set (compare's verdicts); may be null.
     const comparison* compared = nullptr;
     std::string baseline; ///< what the baseline was (its inputs)

@@ -135,9 +135,16 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string gnuplot_string(const std::string& s) {
-    std::string out = "'";
-    for (char ch : terminal_text(s))
-        out += ch == '\'' ? std::string("''") : std::string(1, ch);
+    const std::string text = terminal_text(s);
+    // gnuplot 5.4 reads a literal that opens with '' as the empty string and then more tokens
+    // (a syntax error that fails the whole plot): leading quotes are joined on as "'".
+    std::size_t lead = 0;
+    std::string out;
+    for (; lead < text.size() && text[lead] == '\''; ++lead)
+        out += "\"'\".";
+    out += "'";
+    for (std::size_t i = lead; i < text.size(); ++i)
+        out += text[i] == '\'' ? std::string("''") : std::string(1, text[i]);
     return out + "'";
 }
 

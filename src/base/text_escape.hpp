@@ -26,7 +26,8 @@ std::string csv_field(const std::string& s);
 
 /// A gnuplot single-quoted string literal of terminal_text(s): quotes doubled. Inside single
 /// quotes gnuplot expands neither backquotes nor macros, and with no line break the string
-/// cannot end early, so nothing in `s` can become a gnuplot command.
+/// cannot end early, so nothing in `s` can become a gnuplot command. Leading quotes are joined
+/// on as "'" (a string expression): gnuplot reads a literal opening with '' as '' and more.
 std::string gnuplot_string(const std::string& s);
 
 /// Text for Markdown (report.md) as inline text of one line: terminal_text(s) with a

@@ -68,6 +68,10 @@ TEST(text_escape, gnuplot_strings_cannot_end_early) {
     EXPECT_EQ(gnuplot_string("cpu\nsystem('touch x')\n#"), "'cpu\\nsystem(''touch x'')\\n#'");
     EXPECT_EQ(gnuplot_string("a\\\nb"), "'a\\\\nb'");  // no line continuation either
     EXPECT_EQ(gnuplot_string("`id` @m"), "'`id` @m'"); // literal inside single quotes
+    // gnuplot 5.4 reads a literal opening with '' as '' and then more (a syntax error that
+    // fails the plot): leading quotes are joined on as "'".
+    EXPECT_EQ(gnuplot_string("'x'"), "\"'\".'x'''");
+    EXPECT_EQ(gnuplot_string("''"), "\"'\".\"'\".''");
 }
 
 TEST(text_escape, valid_utf8_replaces_only_invalid_bytes) {
