@@ -33,6 +33,15 @@ std::map<std::string, std::vector<double>> series(int steps, double floor_step, 
         v["floor_loss"].push_back(floor);
         v["floor_grad_norm"].push_back(floor);
         v["floor_param_abs"].push_back(floor);
+        // The fp64 reference: the same-dtype reference within a quarter floor of it.
+        v["fp64_loss"].push_back(ref - 0.25 * floor);
+        v["fp64_grad_norm"].push_back(1.0 / step);
+        v["fp64_update_norm"].push_back(1e-3);
+        v["param_fp64_abs"].push_back(0.5 * floor);
+        v["ref_param_fp64_abs"].push_back(0.25 * floor);
+        v["floor_fp64_loss"].push_back(1.25 * floor);
+        v["floor_fp64_grad_norm"].push_back(1.25 * floor);
+        v["floor_fp64_param_abs"].push_back(1.25 * floor);
     }
     return v;
 }
