@@ -1,5 +1,6 @@
 #include "change_points.hpp"
 
+#include "capped_deviations.hpp"
 #include "robust_levels.hpp"
 
 #include "analysis/statistics/bootstrap.hpp"
@@ -16,8 +17,6 @@
 namespace ringscale::analysis::history {
 
 namespace {
-
-std::vector<double> capped_statistics(const std::vector<double>& y, double cap, std::size_t m);
 
 /// Q(tau) of every split of `y` under `stat` (the values are already ranks or logs; `cap`:
 /// the capped deviations' cap, fixed for a segment's permutations).
@@ -37,18 +36,22 @@ struct split {
 /// The best split of `y` among those leaving m on each side. (Trying every end kappa of the
 /// right side too, as E-divisive does, found excursions that return, but its larger null
 /// maximum lost a 50x step of 9 launches after 5 on a bimodal baseline: dropped.)
-split best_split(const std::vector<double>& y, change_statistic stat, std::size_t m,
-                 double cap = 0) {
-    const std::size_t n = y.size();
+split best_of(const std::vector<double>& q, std::size_t m) {
+    const std::size_t n = q.size() + 1;
     split best{0, n};
-    const std::vector<double> q = statistics(y, stat, cap, m);
     for (std::size_t tau = m; tau + m <= n; ++tau)
         if (q[tau - 1] > best.q)
             best = {tau, n, q[tau - 1]};
     return best;
 }
 
-void shuffle(std::vector<double>& y, splitmix64& rng) {
+split best_split(const std::vector<double>& y, change_statistic stat, std::size_t m,
+                 double cap = 0) {
+    return best_of(statistics(y, stat, cap, m), m);
+}
+
+template <typename T>
+void shuffle(std::vector<T>& y, splitmix64& rng) {
     for (std::size_t i = y.size(); i > 1; --i)
         std::swap(y[i - 1], y[rng.index(i)]);
 }
@@ -68,46 +71,6 @@ double permutation_p(std::vector<double> y, double observed, const change_option
         }
     }
     return static_cast<double>(exceed + 1) / static_cast<double>(done + 1);
-}
-
-/// The capped absolute deviation of y about `center`: min(|r|, cap) + 0.1 |r| a launch.
-double capped_cost(const std::vector<double>& y, std::size_t a, std::size_t b, double center,
-                   double cap) {
-    double cost = 0;
-    for (std::size_t i = a; i < b; ++i) {
-        const double r = std::abs(y[i] - center);
-        cost += std::min(r, cap) + 0.1 * r;
-    }
-    return cost;
-}
-
-/// The cap of the capped deviations: 3 launch-to-launch noises of y in its order (from
-/// successive differences, so a step does not widen it); infinite when y does not vary.
-double noise_cap(const std::vector<double>& y) {
-    std::vector<double> d;
-    for (std::size_t i = 1; i < y.size(); ++i)
-        d.push_back(std::abs(y[i] - y[i - 1]));
-    const double noise = d.empty() ? 0 : 1.4826 * median(d) / std::sqrt(2.0);
-    return noise > 0 ? 3 * noise : std::numeric_limits<double>::infinity();
-}
-
-/// For each split tau = 1..n-1 (element tau - 1), how much splitting y there lowers its cost
-/// in absolute deviations r about each side's median, each launch costing min(|r|, 3 noise)
-/// + 0.1 |r| (noise: y's launch-to-launch noise, from successive differences): a spike costs
-/// about the cap on either side, so it cannot pull the split across a step's launches, each
-/// of which costs the cap and more on the wrong side; the 0.1 |r| decides between splits the
-/// cap alone cannot (a launch on the upper of two baseline levels just before a large step,
-/// which plain absolute deviations place right, a capped loss at random). O(n^2).
-std::vector<double> capped_statistics(const std::vector<double>& y, double cap, std::size_t m) {
-    const std::size_t n = y.size();
-    const std::vector<double> left = prefix_medians(y);
-    const std::vector<double> right = prefix_medians(std::vector<double>(y.rbegin(), y.rend()));
-    const double none = n ? capped_cost(y, 0, n, left[n - 1], cap) : 0;
-    std::vector<double> q(n > 0 ? n - 1 : 0, 0); // only m <= tau <= n - m: the splits used
-    for (std::size_t tau = std::max<std::size_t>(m, 1); tau + m <= n && tau < n; ++tau)
-        q[tau - 1] = none - capped_cost(y, 0, tau, left[tau - 1], cap) -
-                     capped_cost(y, tau, n, right[n - tau - 1], cap);
-    return q;
 }
 
 /// Where y splits best in the capped deviations (m on each side at least).
@@ -144,47 +107,58 @@ std::vector<double> values_of(std::vector<double> y, change_statistic stat, std:
     }
 }
 
-/// The best split's Q of each of `count` permutations of `r`, with log(1 + step) added from
-/// the middle on; with `located`, a Q whose split is more than one launch from the middle
-/// counts as -inf (not found there). Common random numbers: the same permutations per step.
-/// `decided` (if set) ends the replicates early once it returns true for those so far.
-std::vector<double> planted_q(const std::vector<double>& r, double log_step, std::size_t count,
-                              bool located, const change_options& opt, std::size_t m,
-                              const std::function<bool(const std::vector<double>&)>& decided = {}) {
+/// The best split's Q of each of `count` permutations of `r` (the permutation null of
+/// detectable_step; its first permutations are the replicates' of `planted`).
+std::vector<double> null_q(const std::vector<double>& r, std::size_t count,
+                           const change_options& opt, std::size_t m) {
     splitmix64 rng(opt.seed ^ 0x9e3779b97f4a7c15ULL);
     std::vector<double> y = r, out;
-    const std::size_t half = r.size() / 2;
-    if (log_step == 0 && !located && opt.statistic != change_statistic::cleaned) {
-        // The null: ranks (and logs) of a permutation are the permuted ranks: O(n) each.
-        y = values_of(r, opt.statistic, m);
-        const double cap = noise_cap(r);
+    const double cap = noise_cap(r);
+    if (opt.statistic == change_statistic::capped) {
+        // Each permutation sorted from r's order in O(n) (capped_deviations).
+        const std::vector<std::size_t> r_order = ascending(r);
+        std::vector<std::size_t> perm(r.size()), order;
+        std::iota(perm.begin(), perm.end(), 0);
         for (std::size_t k = 0; k < count; ++k) {
-            shuffle(y, rng);
-            out.push_back(best_split(y, opt.statistic, m, cap).q);
+            shuffle(perm, rng);
+            permuted(r, r_order, perm, 0, 0, y, order);
+            out.push_back(best_of(capped_statistics(y, order, cap, m), m).q);
         }
         return out;
     }
+    // Ranks (and logs) of a permutation are the permuted ranks: O(n) each.
+    const bool cleaned = opt.statistic == change_statistic::cleaned;
+    if (!cleaned)
+        y = values_of(r, opt.statistic, m);
     for (std::size_t k = 0; k < count; ++k) {
         shuffle(y, rng);
-        std::vector<double> z = y;
-        for (std::size_t i = half; i < z.size(); ++i)
-            z[i] += log_step;
-        const split b = best_split(values_of(z, opt.statistic, m), opt.statistic, m, noise_cap(z));
-        const double q = b.q;
-        // (over 400 launches the ranks' own split: placing 200 replicates at O(n^2) each
-        // would cost minutes on a long series)
-        const std::size_t tau = z.size() > 400 ? b.tau : placed(z, b, opt.statistic, m);
-        const bool near = tau + 1 >= half && tau <= half + 1;
-        out.push_back(located && !near ? -std::numeric_limits<double>::infinity() : q);
-        if (decided && decided(out))
-            break;
+        out.push_back(cleaned ? best_split(values_of(y, opt.statistic, m), opt.statistic, m).q
+                              : best_split(y, opt.statistic, m, cap).q);
     }
     return out;
 }
 
-/// The options as applied to a segment of n launches: the capped deviations cost O(n^2) a
-/// permutation, so a segment of more than 400 launches is tested by its ranks (O(n)) and
-/// placed by the capped deviations once.
+/// The best split of the permutation `perm` of r with log(1 + step) added from the middle on,
+/// placed as the method places it, and its Q (r_order: r's ascending order).
+split planted(const std::vector<double>& r, const std::vector<std::size_t>& r_order,
+              const std::vector<std::size_t>& perm, double log_step, const change_options& opt,
+              std::size_t m) {
+    std::vector<double> z;
+    std::vector<std::size_t> order;
+    permuted(r, r_order, perm, r.size() / 2, log_step, z, order);
+    if (opt.statistic == change_statistic::capped)
+        return best_of(capped_statistics(z, order, noise_cap(z), m), m);
+    split b = best_split(values_of(z, opt.statistic, m), opt.statistic, m, noise_cap(z));
+    // (over 400 launches the ranks' own split: placing 200 replicates at O(n^2) each
+    // would cost minutes on a long series)
+    if (z.size() <= 400)
+        b.tau = placed(z, b, opt.statistic, m);
+    return b;
+}
+
+/// The options as applied to a segment of n launches: a segment of more than 400 launches is
+/// tested by its ranks (O(n)) and placed by the capped deviations once (chosen when the
+/// capped deviations cost O(n^2) a permutation; issue 50 made them O(n log n)).
 change_options applied(change_options opt, std::size_t n) {
     if (opt.statistic == change_statistic::capped && n > 400)
         opt.statistic = change_statistic::ranks;
@@ -276,7 +250,7 @@ std::vector<change_point> find_change_points(const std::vector<double>& x,
         if (p > opt.alpha)
             continue;
         // Placed only once the split is significant: over 400 launches the placement costs
-        // O(n^2) (10,000 launches: 10^8 a series), and most segments have no change.
+        // a sort of the segment, and most segments have no change.
         const std::size_t tau = placed(seg, best, opt.statistic, m);
         const double effect = median_of(x, a + tau, b) / median_of(x, a, a + tau) - 1;
         if (!(std::abs(effect) >= opt.min_effect))
@@ -315,7 +289,7 @@ double min_detectable_step(std::size_t n, double sigma, const change_options& op
 double detectable_step(const std::vector<double>& all, const std::vector<change_point>& all_cps,
                        const change_options& options) {
     // The newest 100 launches (and their changes): what the newest launches can show, at a
-    // cost that does not grow with the series (the capped deviations cost O(n^2) each).
+    // cost that does not grow with the series.
     const std::size_t first = all.size() > 100 ? all.size() - 100 : 0;
     const std::vector<double> x(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
     std::vector<change_point> cps;
@@ -341,36 +315,69 @@ double detectable_step(const std::vector<double>& all, const std::vector<change_
     }
     // The null's critical value: the k-th largest Q of the permutations, as the test rejects
     // when fewer than alpha (P + 1) permutations reach the observed Q.
-    std::vector<double> null = planted_q(r, 0, opt.permutations, false, opt, m);
+    std::vector<double> null = null_q(r, opt.permutations, opt, m);
     const auto k = std::max<std::size_t>(
         1, static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1)));
     std::nth_element(null.begin(), null.begin() + static_cast<std::ptrdiff_t>(k - 1), null.end(),
                      std::greater<>());
     const double critical = null[k - 1];
-    // Whether a step is found with 90% power in 200 replicates; the replicates stop once the
-    // answer is known either way (the same answer: replicate k depends on the first k only).
+    // Replicate j: the j-th of the null's permutations with the step planted; found when its
+    // best split passes the critical value within one launch of the middle. Each replicate
+    // is found from some step on (a larger step moves its split's Q up and towards the
+    // middle), so what it showed at one step answers for the steps beyond: found at s, found
+    // above s; missed at s, missed below s. Only the replicates between are drawn again.
     constexpr std::size_t replicates = 200;
-    const auto reaches = [](std::size_t found) {
-        return static_cast<double>(found) / static_cast<double>(replicates) >= 0.9;
-    };
-    auto powerful = [&](double log_step) {
-        std::size_t found = 0;
-        bool yes = false;
-        const auto decided = [&](const std::vector<double>& q) {
-            found += q.back() > critical;
-            yes = reaches(found);
-            return yes || !reaches(found + replicates - q.size());
-        };
-        planted_q(r, log_step, replicates, true, opt, m, decided);
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<std::size_t> r_order = ascending(r);
+    std::vector<std::vector<std::size_t>> perms;
+    std::vector<double> found_from(replicates, inf), missed_to(replicates, -inf);
+    splitmix64 rng(opt.seed ^ 0x9e3779b97f4a7c15ULL);
+    const std::size_t half = n / 2;
+    const auto found = [&](std::size_t j, double log_step) {
+        if (log_step >= found_from[j] || log_step <= missed_to[j])
+            return log_step >= found_from[j];
+        while (perms.size() <= j) { // the null's permutations, in its order
+            std::vector<std::size_t> p(n);
+            if (perms.empty())
+                std::iota(p.begin(), p.end(), 0);
+            else
+                p = perms.back();
+            shuffle(p, rng);
+            perms.push_back(std::move(p));
+        }
+        const split b = planted(r, r_order, perms[j], log_step, opt, m);
+        const bool yes = b.tau + 1 >= half && b.tau <= half + 1 && b.q > critical;
+        (yes ? found_from[j] : missed_to[j]) = log_step;
         return yes;
     };
-    double lo = std::log1p(opt.min_effect), hi = std::log(1000.0);
+    // Whether a step is found with 90% power in the replicates; they stop once the answer is
+    // known either way (the same answer: replicate j depends on the first j only).
+    const auto reaches = [](std::size_t hits) {
+        return static_cast<double>(hits) / static_cast<double>(replicates) >= 0.9;
+    };
+    const auto powerful = [&](double log_step) {
+        std::size_t hits = 0;
+        for (std::size_t j = 0; j < replicates; ++j) {
+            hits += found(j, log_step);
+            if (reaches(hits) || !reaches(hits + replicates - j - 1))
+                return reaches(hits);
+        }
+        return reaches(hits);
+    };
+    // Up from min_effect, doubling log(1 + step) while it is missed (cheap: the replicates
+    // stop after 21 misses), then bisection (geometric) to 2% of log(1 + step).
+    const double top = std::log(1000.0);
+    double lo = std::log1p(opt.min_effect), hi = lo;
     if (powerful(lo))
         return opt.min_effect;
-    if (!powerful(hi))
-        return none;
-    for (int i = 0; i < 12; ++i) {
-        const double mid = (lo + hi) / 2;
+    do {
+        if (hi >= top)
+            return none;
+        lo = hi;
+        hi = std::min(2 * hi, top);
+    } while (!powerful(hi));
+    while (hi > 1.02 * lo) {
+        const double mid = std::sqrt(lo * hi);
         (powerful(mid) ? hi : lo) = mid;
     }
     return std::expm1(hi);

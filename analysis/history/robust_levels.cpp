@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <queue>
 
 namespace ringscale::analysis::history {
 
@@ -46,36 +44,6 @@ std::vector<double> cleaned(std::vector<double> y, std::size_t m) {
     for (std::size_t i = 0; i < y.size(); ++i)
         y[i] = ((side[i] != 0 ? local[i] : y[i]) - center) / (sigma > 0 ? sigma : 1);
     return y;
-}
-
-std::vector<double> prefix_medians(const std::vector<double>& y) {
-    std::vector<double> out;
-    out.reserve(y.size());
-    if (y.size() <= 2048) {
-        // Sorted insertion: the same lower medians as the heaps below, several times faster
-        // on short series (detectable_step runs thousands of 100-launch ones a series).
-        std::vector<double> sorted;
-        sorted.reserve(y.size());
-        for (const double v : y) {
-            sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), v), v);
-            out.push_back(sorted[(sorted.size() - 1) / 2]);
-        }
-        return out;
-    }
-    std::priority_queue<double> lower;                                      // max-heap
-    std::priority_queue<double, std::vector<double>, std::greater<>> upper; // min-heap
-    for (const double v : y) {
-        (lower.empty() || v <= lower.top() ? lower.push(v) : upper.push(v));
-        if (lower.size() > upper.size() + 1) {
-            upper.push(lower.top());
-            lower.pop();
-        } else if (upper.size() > lower.size()) {
-            lower.push(upper.top());
-            upper.pop();
-        }
-        out.push_back(lower.top());
-    }
-    return out;
 }
 
 } // namespace ringscale::analysis::history

@@ -1,6 +1,7 @@
 // Medians of a series' launches that the change-point search and its benchmark baselines
-// share (analysis/history/change_points.cpp): a segment's median, the running median, the
-// prefix medians, and issue 37's cleaned values (kept as a benchmark baseline only). Pure.
+// share (analysis/history/change_points.cpp): a segment's median, the running median and
+// issue 37's cleaned values (kept as a benchmark baseline only); the capped deviations' prefix
+// medians are analysis/history/capped_deviations' sweep (issue 50). Pure.
 #pragma once
 
 #include <cstddef>
@@ -19,9 +20,5 @@ std::vector<double> running_median(const std::vector<double>& y, std::size_t hal
 /// unless it is one of a run of m on one side. Issue 49: on a bimodal baseline this rule
 /// turned clean baseline launches into new-level ones and moved or lost steps.
 std::vector<double> cleaned(std::vector<double> y, std::size_t m);
-
-/// The median of y[0, k) for k = 1..n (in element k - 1; the lower median: the lower half's
-/// top), by sorted insertion up to 2,048 values, else two heaps in O(n log n).
-std::vector<double> prefix_medians(const std::vector<double>& y);
 
 } // namespace ringscale::analysis::history
