@@ -145,13 +145,35 @@ cost ddp_step(const train_problem& t, const unit_costs& c, const placement& w, c
 }
 
 cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w, const figures& f) {
+    // jobs/schemes/ddp.cpp: DDP's buckets, each reduce-scattered (ireduce_scatter) once the
+    // backward completes it; after AdamW on the shard, every bucket all-gathered (iall_gather,
+    // posted together, waited for together).
     channel_sim sim;
-    for (std::size_t u = 0; u < c.fwd.size(); ++u)
-        sim.compute(c.fwd[u] + c.bwd[u]);
-    const double bytes = padded(total_params(t), w.world) * 4;
-    sim.blocking(placed_coll_cost(coll::reduce_scatter, bytes, w.world, w.ranks_per_node, f));
+    for (const cost& u : c.fwd)
+        sim.compute(u);
+    double bucket = 0;
+    std::vector<double> buckets;
+    cost last;
+    for (int u = unit_count(t) - 1; u >= 0; --u) {
+        sim.compute(c.bwd[static_cast<std::size_t>(u)]);
+        bucket += unit_params(t, u);
+        if (bucket * 4 >= t.bucket_bytes || u == 0) {
+            const double bytes = padded(bucket, w.world) * 4;
+            last = placed_coll_cost(coll::reduce_scatter, bytes, w.world, w.ranks_per_node, f,
+                                    mpi_call::nonblocking);
+            sim.post(last);
+            buckets.push_back(bytes);
+            bucket = 0;
+        }
+    }
+    sim.wait(sim.comm_free, last);
     sim.compute(c.adamw);
-    sim.blocking(placed_coll_cost(coll::allgather, bytes, w.world, w.ranks_per_node, f));
+    for (const double bytes : buckets) {
+        last = placed_coll_cost(coll::allgather, bytes, w.world, w.ranks_per_node, f,
+                                mpi_call::nonblocking);
+        sim.post(last);
+    }
+    sim.wait(sim.comm_free, last);
     return sim.path;
 }
 

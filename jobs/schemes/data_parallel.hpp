@@ -71,6 +71,23 @@ struct grad_bucket {
 std::vector<grad_bucket> make_buckets(const kernels::model::param_layout& layout,
                                       double bucket_bytes);
 
+/// A ZeRO-1 bucket: flat elements [start, start + size) of the gradient padded to a multiple
+/// of the group, reduce-scattered once the backward of `first_unit` is done; rank r owns
+/// [start + r size/P, start + (r+1) size/P), at `shard_offset` of its shard.
+struct shard_bucket {
+    int first_unit = 0;
+    std::size_t start = 0, size = 0, shard_offset = 0;
+};
+
+/// ZeRO-1's buckets over `ranks`, in the order backward completes them (head first): the DDP
+/// buckets of `bucket_bytes` with their bounds rounded up to multiples of `ranks` (a bucket
+/// then ends where the next one's rounded start is, the head bucket at padded(total, ranks)),
+/// so each splits evenly and is complete when its first unit is (the elements between a
+/// unit's offset and the rounded bound belong to the bucket below). Empty buckets are dropped.
+/// Shard offsets follow ascending `start`, so one rank's shard is the flat order.
+std::vector<shard_bucket> make_shard_buckets(const kernels::model::param_layout& layout,
+                                             double bucket_bytes, int ranks);
+
 /// `n` rounded up to a multiple of `parts`.
 std::size_t padded(std::size_t n, int parts);
 

@@ -1,7 +1,8 @@
 // DDP and ZeRO-1: full parameters and full local gradients on every rank.
 // DDP all-reduces gradient buckets as backward finishes them (overlapping the rest of the
-// backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the flat gradient after
-// backward, runs AdamW on its shard only (optimizer state 1/P) and all-gathers parameters.
+// backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the same buckets (bounds
+// rounded to multiples of P) as backward finishes them, runs AdamW on its shard only
+// (optimizer state 1/P: its piece of every bucket) and all-gathers the parameters by bucket.
 #include "jobs/schemes/data_parallel.hpp"
 #include "jobs/train_faults.hpp"
 
@@ -37,6 +38,25 @@ std::vector<grad_bucket> make_buckets(const param_layout& layout, double bucket_
             out.push_back(b);
             open = false;
         }
+    }
+    return out;
+}
+
+std::vector<shard_bucket> make_shard_buckets(const param_layout& layout, double bucket_bytes,
+                                             int ranks) {
+    const auto p = static_cast<std::size_t>(ranks);
+    std::vector<shard_bucket> out;
+    std::size_t end = padded(layout.total(), ranks);
+    for (const grad_bucket& b : make_buckets(layout, bucket_bytes)) {
+        const std::size_t start = padded(b.offset, ranks);
+        if (start < end)
+            out.push_back({b.first_unit, start, end - start, 0});
+        end = std::min(end, start);
+    }
+    std::size_t shard = 0;
+    for (auto k = out.rbegin(); k != out.rend(); ++k) {
+        k->shard_offset = shard;
+        shard += k->size / p;
     }
     return out;
 }
@@ -152,6 +172,7 @@ class zero1 final : public full_state {
           kernels::model::train_context& ctx)
         : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
           m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
+          m_buckets(make_shard_buckets(layout, s.bucket_bytes, group.size())),
           m_pshard(m_dev, m_shard) {
         // On one rank the shard is the whole gradient: reduce-scattering it would copy it
         // into a second buffer of the same size for nothing.
@@ -160,30 +181,44 @@ class zero1 final : public full_state {
         m_m.allocate(m_dev, m_shard);
         m_v.allocate(m_dev, m_shard);
     }
+    // A bucket is complete when its first unit's backward is done: reduce-scatter it now so
+    // it travels while backward continues below (as DDP's all-reduce does).
+    void done(int u, bool backward, phase_timer& timer) override {
+        if (!backward || m_group.size() == 1)
+            return;
+        for (auto& r : m_pending) // MPI progresses inside MPI calls only
+            r->test();
+        for (const shard_bucket& b : m_buckets)
+            if (b.first_unit == u) {
+                phase_scope post(m_dev, timer, phase::comm_wait);
+                after_compute();
+                m_pending.push_back(m_group.ireduce_scatter(
+                    m_grads.data() + b.start, m_gshard.data() + b.shard_offset, piece(b),
+                    comm::dtype::f32, comm::reduce_op::sum));
+            }
+    }
     void finish_step(std::int64_t step, phase_timer& timer) override {
-        after_compute();
-        if (m_group.size() > 1) {
+        {
             phase_scope wait(m_dev, timer, phase::comm_wait);
-            m_group.reduce_scatter(m_grads.data(), m_gshard.data(), m_shard, comm::dtype::f32,
-                                   comm::reduce_op::sum);
+            comm::wait_all(m_pending);
         }
         {
             // The shard is updated in a separate buffer: all_gather may not alias its input.
             phase_scope compute(m_dev, timer, phase::compute);
-            const float* mine =
-                m_params.data() + m_shard * static_cast<std::size_t>(m_group.rank());
-            m_dev.copy(m_pshard.data(), mine, m_pshard.bytes());
+            for (const shard_bucket& b : m_buckets)
+                m_dev.copy(m_pshard.data() + b.shard_offset, mine(m_params.data(), b),
+                           piece(b) * sizeof(float));
             kernels::model::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(),
                                            grad_shard(), m_m.data(), m_v.data());
         }
         after_compute();
         phase_scope wait(m_dev, timer, phase::comm_wait);
-        m_group.all_gather(m_pshard.data(), m_params.data(), m_shard, comm::dtype::f32);
+        gather_buckets(m_pshard.data(), m_params.data());
     }
     void gather_grads(float* full) override {
         kernels::dev_buffer<float> all(m_dev, m_params.size());
         after_compute();
-        m_group.all_gather(grad_shard(), all.data(), m_shard, comm::dtype::f32);
+        gather_buckets(grad_shard(), all.data());
         const std::vector<float> g = all.download(m_layout.total());
         std::copy(g.begin(), g.end(), full);
     }
@@ -200,10 +235,27 @@ class zero1 final : public full_state {
 
   private:
     float* grad_shard() { return m_group.size() > 1 ? m_gshard.data() : m_grads.data(); }
+    std::size_t piece(const shard_bucket& b) const {
+        return b.size / static_cast<std::size_t>(m_group.size());
+    }
+    // This rank's piece of bucket `b` in the flat buffer `flat`.
+    float* mine(float* flat, const shard_bucket& b) const {
+        return flat + b.start + piece(b) * static_cast<std::size_t>(m_group.rank());
+    }
+    // Every rank's pieces of `shard` into the flat buffer `flat`, bucket by bucket.
+    void gather_buckets(const float* shard, float* flat) {
+        std::vector<comm::request_ptr> reqs;
+        for (const shard_bucket& b : m_buckets)
+            reqs.push_back(m_group.iall_gather(shard + b.shard_offset, flat + b.start, piece(b),
+                                               comm::dtype::f32));
+        comm::wait_all(reqs);
+    }
 
     kernels::adamw_params m_hp;
     std::size_t m_shard;
+    std::vector<shard_bucket> m_buckets;
     kernels::dev_buffer<float> m_gshard, m_pshard;
+    std::vector<comm::request_ptr> m_pending;
 };
 
 } // namespace
