@@ -1,11 +1,11 @@
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/attention_tiles.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
 
 #include <algorithm>
-#include <cblas.h>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -157,6 +157,8 @@ struct head_view {
     float* dq;
     float* dk;
     float* dv;
+    const float* kt = nullptr; ///< forward, AVX-512: Kᵀ packed, [head_dim, kt_ld]
+    std::int64_t kt_ld = 0;
 };
 
 /// Online-softmax step on a [rows, cols] score tile (log2 units): update the running max
@@ -212,12 +214,11 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
         const block_mask mask = tile_class(s, qp, rows, k_pos + j0, cols);
         if (mask == block_mask::masked)
             continue;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, alpha, h.q + i0 * D, D,
-                    h.k + j0 * D, D, 0.0f, ws.scores, cols);
+        tile_gemm_nt(rows, cols, D, alpha, h.q + i0 * D, h.k + j0 * D, h.kt + j0, h.kt_ld,
+                     ws.scores, cols);
         fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D,
                          o, ws);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, ws.scores, cols,
-                    h.v + j0 * D, D, 1.0f, o, D);
+        tile_gemm_nn_acc(rows, D, cols, ws.scores, cols, h.v + j0 * D, D, o, D);
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         const float l = ws.row_sum[r];
@@ -241,8 +242,8 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
     float* dp = ws.dp;
     const float* q = h.q + i0 * D;
     const float* d_o = h.d_o + i0 * D;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, scale * k_log2e, q, D,
-                h.k + j0 * D, D, 0.0f, p, cols);
+    const std::int64_t ld = packed_ld(cols); // Kᵀ and Vᵀ of the key tile (AVX-512 only)
+    tile_gemm_nt(rows, cols, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, ld, p, cols);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
         const float lse = h.lse_in[i0 + r];
@@ -255,8 +256,7 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         row_zero(pr + keys.b, cols - keys.b);
     }
     // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, 1.0f, d_o, D, h.v + j0 * D,
-                D, 0.0f, dp, cols);
+    tile_gemm_nt(rows, cols, D, 1.0f, d_o, h.v + j0 * D, ws.vt, ld, dp, cols);
     for (std::int64_t r = 0; r < rows; ++r)
         row_ds(p + r * cols, dp + r * cols, cols, h.delta[i0 + r], scale);
     // dV_j += P^T dO_i with P in the dtype; dQ_i += dS K_j and dK_j += dS^T Q_i with dS in it.
@@ -264,12 +264,9 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         row_round(p + r * cols, cols, ws.round);
         row_round(dp + r * cols, cols, ws.round);
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, d_o, D, 1.0f,
-                h.dv + j0 * D, D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, dp, cols,
-                h.k + j0 * D, D, 1.0f, h.dq + i0 * D, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, dp, cols, q, D, 1.0f,
-                h.dk + j0 * D, D);
+    tile_gemm_tn_acc(cols, D, rows, p, cols, d_o, D, h.dv + j0 * D, D);
+    tile_gemm_nn_acc(rows, D, cols, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D);
+    tile_gemm_tn_acc(cols, D, rows, dp, cols, q, D, h.dk + j0 * D, D);
 }
 
 /// Backward of one query head against the whole K/V block. Key tiles outer, so a tile's
@@ -280,6 +277,10 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
         const std::int64_t cols = std::min(ws.k_tile, s.k_len - j0);
         const std::int64_t i_begin =
             s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
+        if (ws.kt && i_begin < s.q_len) { // the key tile's Kᵀ, Vᵀ for the tile products
+            pack_transposed(h.k + j0 * s.head_dim, cols, s.head_dim, ws.kt, packed_ld(cols));
+            pack_transposed(h.v + j0 * s.head_dim, cols, s.head_dim, ws.vt, packed_ld(cols));
+        }
         for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += ws.q_tile) {
             const std::int64_t rows = std::min(ws.q_tile, s.q_len - i0);
             const block_mask mask = tile_class(s, q_pos + i0, rows, k_pos + j0, cols);
@@ -293,7 +294,9 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
 /// Worker threads for a call: the workspace's, capped by the launcher's BLAS budget.
 int call_threads(attention_workspace& ws) {
     const auto tile = static_cast<std::size_t>(ws.m_tiles.q_tile * ws.m_tiles.k_tile);
-    if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers)
+    const auto pack = static_cast<std::size_t>(2 * 128 * packed_ld(ws.m_tiles.k_tile));
+    if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers ||
+        (tile_gemm_avx512() && ws.m_pack.size() < pack * ws.m_workers))
         attention_workspace_reserve(ws, ws.m_tiles, ws.m_workers);
     return std::max(1, std::min(ws.m_workers, blas_threads()));
 }
@@ -318,11 +321,25 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
     // Items: (query tile, batch * head), each independent in the forward. Last query tiles
     // first: under a causal mask they see the most keys, so the costliest go out first.
     const std::int64_t heads = s.batch * s.heads;
+    const std::int64_t kt_ld = packed_ld(s.k_len), kt_head = s.head_dim * kt_ld;
+    if (tile_gemm_avx512()) { // Kᵀ of every kv head, packed once for all query tiles
+        const auto n = static_cast<std::size_t>(s.batch * s.kv_heads * kt_head);
+        if (ws.m_kt.size() < n)
+            ws.m_kt.resize(n);
+        parallel_items(threads, s.batch * s.kv_heads, [&](int, std::int64_t kv) {
+            pack_transposed(k + kv * s.k_len * s.head_dim, s.k_len, s.head_dim,
+                            ws.m_kt.data() + kv * kt_head, kt_ld);
+        });
+    }
     parallel_items(threads, heads * q_tiles, [&](int worker, std::int64_t item) {
         const std::int64_t bh = item % heads, i0 = (q_tiles - 1 - item / heads) * bq;
         const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
-        const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
-                             o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
+        head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
+                       o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
+        if (tile_gemm_avx512()) {
+            view.kt = ws.m_kt.data() + off.kv / s.k_len * kt_ld;
+            view.kt_ld = kt_ld;
+        }
         scratch x = scratch_of(ws, worker, tiles);
         x.round = round;
         fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, x);

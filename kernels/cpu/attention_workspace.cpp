@@ -2,6 +2,7 @@
 // workspace and checking a shape, once per call at most; the hot loops stay in
 // attention_cpu.cpp.
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/error.hpp"
 
@@ -24,6 +25,9 @@ void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles,
         ws.m_dp.assign(tile, 0.0f);
     if (ws.m_rows.size() < rows)
         ws.m_rows.assign(rows, 0.0f);
+    const auto pack = static_cast<std::size_t>(2 * 128 * packed_ld(tiles.k_tile) * ws.m_workers);
+    if (tile_gemm_avx512() && ws.m_pack.size() < pack)
+        ws.m_pack.assign(pack, 0.0f);
 }
 
 void check_attention_cpu_shape(const attention_shape& shape) {
