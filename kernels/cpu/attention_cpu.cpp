@@ -157,20 +157,23 @@ struct head_view {
     float* dq;
     float* dk;
     float* dv;
-    const float* kt = nullptr; ///< forward, AVX-512: Kᵀ packed, [head_dim, kt_ld]
-    std::int64_t kt_ld = 0;
+    const float* kt = nullptr; ///< forward, AVX-512: Kᵀ (pack_transposed), V (pack_panels)
+    std::int64_t kt_tile = 0;  ///< floats of each; key tile t's Kᵀ at kt + 2 t kt_tile, V after
 };
 
 /// Online-softmax step on a [rows, cols] score tile (log2 units): update the running max
-/// and sum, turn the tile into P (0 where masked), rescale the output rows.
+/// and sum, turn the tile into P (0 where masked), rescale the output rows. `lanes`: null, or
+/// each row's maximum by lane (tile_gemm_nt), which stands for the row's on a whole tile.
 void fwd_tile_softmax(const attention_shape& shape, float* s, std::int64_t rows, std::int64_t cols,
                       bool partial, const std::int64_t* qp, const std::int64_t* kp,
-                      std::int64_t dim, float* o, const scratch& ws) {
+                      std::int64_t dim, float* o, const scratch& ws, const float* lanes) {
     for (std::int64_t r = 0; r < rows; ++r) {
         float* sr = s + r * cols;
         const key_span keys = row_keys(shape, partial, qp[r], kp, cols, sr);
         const std::int64_t cnt = keys.b - keys.a;
-        const float tile_max = cnt > 0 ? row_max(sr + keys.a, cnt) : k_neg_inf;
+        const float tile_max = cnt <= 0            ? k_neg_inf
+                               : lanes && !partial ? row_max(lanes + 16 * r, 16)
+                                                   : row_max(sr + keys.a, cnt);
         if (tile_max == k_neg_inf) { // no visible key in this tile
             row_zero(sr, cols);
             continue;
@@ -214,11 +217,16 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
         const block_mask mask = tile_class(s, qp, rows, k_pos + j0, cols);
         if (mask == block_mask::masked)
             continue;
-        tile_gemm_nt(rows, cols, D, alpha, h.q + i0 * D, h.k + j0 * D, h.kt + j0, h.kt_ld,
-                     ws.scores, cols);
+        float* lanes = ws.dp; // the rows' maxima by lane, where the tile products leave them
+        std::fill(lanes, lanes + 16 * rows, k_neg_inf);
+        const bool fused =
+            tile_gemm_nt(rows, cols, D, alpha, h.q + i0 * D, h.k + j0 * D,
+                         h.kt + j0 / ws.k_tile * 2 * h.kt_tile, ws.scores, cols, lanes);
         fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D,
-                         o, ws);
-        tile_gemm_nn_acc(rows, D, cols, ws.scores, cols, h.v + j0 * D, D, o, D);
+                         o, ws, fused ? lanes : nullptr);
+        tile_gemm_nn_acc(rows, D, cols, ws.scores, cols, h.v + j0 * D, D, o, D,
+                         h.kt ? h.kt + (j0 / ws.k_tile * 2 + 1) * h.kt_tile : nullptr,
+                         std::min(ws.k_tile, s.k_len - j0)); // rows packed: causal may use fewer
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         const float l = ws.row_sum[r];
@@ -242,8 +250,7 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
     float* dp = ws.dp;
     const float* q = h.q + i0 * D;
     const float* d_o = h.d_o + i0 * D;
-    const std::int64_t ld = packed_ld(cols); // Kᵀ and Vᵀ of the key tile (AVX-512 only)
-    tile_gemm_nt(rows, cols, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, ld, p, cols);
+    tile_gemm_nt(rows, cols, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
         const float lse = h.lse_in[i0 + r];
@@ -256,7 +263,7 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         row_zero(pr + keys.b, cols - keys.b);
     }
     // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
-    tile_gemm_nt(rows, cols, D, 1.0f, d_o, h.v + j0 * D, ws.vt, ld, dp, cols);
+    tile_gemm_nt(rows, cols, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols);
     for (std::int64_t r = 0; r < rows; ++r)
         row_ds(p + r * cols, dp + r * cols, cols, h.delta[i0 + r], scale);
     // dV_j += P^T dO_i with P in the dtype; dQ_i += dS K_j and dK_j += dS^T Q_i with dS in it.
@@ -278,8 +285,8 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
         const std::int64_t i_begin =
             s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
         if (ws.kt && i_begin < s.q_len) { // the key tile's Kᵀ, Vᵀ for the tile products
-            pack_transposed(h.k + j0 * s.head_dim, cols, s.head_dim, ws.kt, packed_ld(cols));
-            pack_transposed(h.v + j0 * s.head_dim, cols, s.head_dim, ws.vt, packed_ld(cols));
+            pack_transposed(h.k + j0 * s.head_dim, cols, s.head_dim, ws.kt);
+            pack_transposed(h.v + j0 * s.head_dim, cols, s.head_dim, ws.vt);
         }
         for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += ws.q_tile) {
             const std::int64_t rows = std::min(ws.q_tile, s.q_len - i0);
@@ -294,7 +301,7 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
 /// Worker threads for a call: the workspace's, capped by the launcher's BLAS budget.
 int call_threads(attention_workspace& ws) {
     const auto tile = static_cast<std::size_t>(ws.m_tiles.q_tile * ws.m_tiles.k_tile);
-    const auto pack = static_cast<std::size_t>(2 * 128 * packed_ld(ws.m_tiles.k_tile));
+    const auto pack = static_cast<std::size_t>(2 * packed_size(ws.m_tiles.k_tile, 128));
     if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers ||
         (tile_gemm_avx512() && ws.m_pack.size() < pack * ws.m_workers))
         attention_workspace_reserve(ws, ws.m_tiles, ws.m_workers);
@@ -321,14 +328,18 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
     // Items: (query tile, batch * head), each independent in the forward. Last query tiles
     // first: under a causal mask they see the most keys, so the costliest go out first.
     const std::int64_t heads = s.batch * s.heads;
-    const std::int64_t kt_ld = packed_ld(s.k_len), kt_head = s.head_dim * kt_ld;
-    if (tile_gemm_avx512()) { // Kᵀ of every kv head, packed once for all query tiles
-        const auto n = static_cast<std::size_t>(s.batch * s.kv_heads * kt_head);
+    const std::int64_t bk = tiles.k_tile, k_tiles = (s.k_len + bk - 1) / bk;
+    const std::int64_t kt_tile = packed_size(bk, s.head_dim);
+    if (tile_gemm_avx512()) { // Kᵀ and V of every kv head by key tile, once for all query tiles
+        const auto n = static_cast<std::size_t>(s.batch * s.kv_heads * k_tiles * 2 * kt_tile);
         if (ws.m_kt.size() < n)
             ws.m_kt.resize(n);
-        parallel_items(threads, s.batch * s.kv_heads, [&](int, std::int64_t kv) {
-            pack_transposed(k + kv * s.k_len * s.head_dim, s.k_len, s.head_dim,
-                            ws.m_kt.data() + kv * kt_head, kt_ld);
+        parallel_items(threads, s.batch * s.kv_heads * k_tiles, [&](int, std::int64_t t) {
+            const std::int64_t j0 = t % k_tiles * bk, kv = t / k_tiles;
+            const std::int64_t at = (kv * s.k_len + j0) * s.head_dim,
+                               n = std::min(bk, s.k_len - j0);
+            pack_transposed(k + at, n, s.head_dim, ws.m_kt.data() + 2 * t * kt_tile);
+            pack_panels(v + at, n, s.head_dim, s.head_dim, ws.m_kt.data() + (2 * t + 1) * kt_tile);
         });
     }
     parallel_items(threads, heads * q_tiles, [&](int worker, std::int64_t item) {
@@ -337,8 +348,8 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
         head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
                        o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
         if (tile_gemm_avx512()) {
-            view.kt = ws.m_kt.data() + off.kv / s.k_len * kt_ld;
-            view.kt_ld = kt_ld;
+            view.kt = ws.m_kt.data() + off.kv / (s.k_len * s.head_dim) * k_tiles * 2 * kt_tile;
+            view.kt_tile = kt_tile;
         }
         scratch x = scratch_of(ws, worker, tiles);
         x.round = round;

@@ -40,8 +40,8 @@ struct attention_workspace {
     host_buffer<float> m_scores; ///< [workers, q_tile, k_tile] scores, then P (or dS)
     host_buffer<float> m_dp;     ///< [workers, q_tile, k_tile] dP (backward only)
     host_buffer<float> m_rows;   ///< [workers, 2, q_tile] running max (log2) and sum
-    host_buffer<float> m_pack;   ///< [workers, 2, 128, k_tile to 16] Kᵀ, Vᵀ tiles (backward)
-    host_buffer<float> m_kt;     ///< a forward call's Kᵀ per kv head, grown as needed
+    host_buffer<float> m_pack;   ///< [workers, 2, k_tile to 64, 128] Kᵀ, Vᵀ tiles (backward)
+    host_buffer<float> m_kt;     ///< a forward call's Kᵀ and V packed (AVX-512), grown as needed
     /// Emulated bf16/fp16 (kernels/cpu/backend_attention.cpp): a call's Q, K, V and dO widened
     /// to fp32, grown as needed.
     host_buffer<float> m_wide[4];

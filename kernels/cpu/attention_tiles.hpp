@@ -78,7 +78,7 @@ struct scratch {
     float* dp;
     float* row_max;
     float* row_sum;
-    float* kt; ///< [128, k_tile to 16] a key tile's Kᵀ, then Vᵀ (AVX-512 tile products only)
+    float* kt; ///< a key tile's Kᵀ, then Vᵀ, by pack_transposed (AVX-512 tile products only)
     float* vt;
     elem round = elem::f32; ///< the type P and dS are rounded to before their products
 };
@@ -86,7 +86,7 @@ struct scratch {
 inline scratch scratch_of(attention_workspace& ws, int worker, attention_tiles t) {
     const std::int64_t tile = ws.m_tiles.q_tile * ws.m_tiles.k_tile;
     float* rows = ws.m_rows.data() + 2 * ws.m_tiles.q_tile * worker;
-    const std::int64_t pack = 128 * packed_ld(ws.m_tiles.k_tile);
+    const std::int64_t pack = packed_size(ws.m_tiles.k_tile, 128);
     float* kt = ws.m_pack.empty() ? nullptr : ws.m_pack.data() + 2 * pack * worker;
     return {t.q_tile,
             t.k_tile,

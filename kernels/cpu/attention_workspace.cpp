@@ -25,7 +25,7 @@ void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles,
         ws.m_dp.assign(tile, 0.0f);
     if (ws.m_rows.size() < rows)
         ws.m_rows.assign(rows, 0.0f);
-    const auto pack = static_cast<std::size_t>(2 * 128 * packed_ld(tiles.k_tile) * ws.m_workers);
+    const auto pack = static_cast<std::size_t>(2 * packed_size(tiles.k_tile, 128) * ws.m_workers);
     if (tile_gemm_avx512() && ws.m_pack.size() < pack)
         ws.m_pack.assign(pack, 0.0f);
 }
