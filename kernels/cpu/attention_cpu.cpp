@@ -65,9 +65,10 @@ RINGSCALE_VEC_CLONES float row_max(const float* x, std::int64_t n) {
     float m = k_neg_inf;
     for (; j < n; ++j)
         m = x[j] > m ? x[j] : m;
-    for (int l = 0; l < k_lanes; ++l)
-        m = lanes[l] > m ? lanes[l] : m;
-    return m;
+    for (int w = k_lanes / 2; w > 0; w /= 2) // by halves, as row_exp2_sum's sum
+        for (int l = 0; l < w; ++l)
+            lanes[l] = lanes[l + w] > lanes[l] ? lanes[l + w] : lanes[l];
+    return lanes[0] > m ? lanes[0] : m;
 }
 
 /// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum.
@@ -85,9 +86,12 @@ RINGSCALE_VEC_CLONES float row_exp2_sum(float* x, std::int64_t n, float m) {
         x[j] = exp2_poly(x[j] - m);
         sum += x[j];
     }
-    for (int l = 0; l < k_lanes; ++l)
-        sum += lanes[l];
-    return sum;
+    // The lanes by halves (vector adds), not one after another: a chain of 16 scalar adds
+    // cost a quarter of the call on a 256-key row.
+    for (int w = k_lanes / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l)
+            lanes[l] += lanes[l + w];
+    return sum + lanes[0];
 }
 
 /// dS = P * (dP - delta) * scale, in place over dp, n entries (P unrounded, as on CUDA).
@@ -123,25 +127,6 @@ RINGSCALE_VEC_CLONES void row_zero_clamped(float* x, std::int64_t n) {
     const float tiny = std::numeric_limits<float>::min();
     for (std::int64_t j = 0; j < n; ++j)
         x[j] = x[j] <= tiny ? 0.0f : x[j];
-}
-
-/// sum_d a[d] * b[d] in fp32 as the CUDA delta kernel (attention_bwd_delta.cu) adds it: lane l
-/// of 32 takes d = l, l + 32, ... by fused multiply-add, then xor-shuffles of 16, 8, 4, 2, 1.
-float warp_dot(const float* a, const float* b, std::int64_t n) {
-    float lane[32];
-    for (int l = 0; l < 32; ++l) {
-        float sum = 0.0f;
-        for (std::int64_t d = l; d < n; d += 32)
-            sum = std::fma(a[d], b[d], sum);
-        lane[l] = sum;
-    }
-    for (int offset = 16; offset > 0; offset /= 2) {
-        float next[32];
-        for (int l = 0; l < 32; ++l)
-            next[l] = lane[l] + lane[l ^ offset];
-        std::copy(next, next + 32, lane);
-    }
-    return lane[0];
 }
 
 /// One (b, h) pair's tensors, already offset to the head.
@@ -355,22 +340,6 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
         x.round = round;
         fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, x);
     });
-}
-
-void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta,
-                         elem round) {
-    const std::int64_t rows = s.batch * s.heads * s.q_len;
-    if (round != elem::f32) {
-        for (std::int64_t r = 0; r < rows; ++r)
-            delta[r] = warp_dot(o + r * s.head_dim, d_o + r * s.head_dim, s.head_dim);
-        return;
-    }
-    for (std::int64_t r = 0; r < rows; ++r) {
-        double sum = 0.0;
-        for (std::int64_t d = 0; d < s.head_dim; ++d)
-            sum += static_cast<double>(o[r * s.head_dim + d]) * d_o[r * s.head_dim + d];
-        delta[r] = static_cast<float>(sum);
-    }
 }
 
 void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k, const float* v,
