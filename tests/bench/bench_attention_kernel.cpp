@@ -17,11 +17,13 @@
 
 #include <algorithm>
 #include <cblas.h>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 using namespace ringscale;
@@ -81,6 +83,9 @@ rates measure(int iters, double flop, const std::function<void()>& kernel, gemm_
         double start = now_s();
         gemm.run();
         const double g_s = now_s() - start;
+        // OpenBLAS's workers spin for a while after a call; their CPU time would count as the
+        // kernel's. A pause lets them sleep first.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
         start = now_s();
         const double cpu0 = cpu_s();
         kernel();
