@@ -202,16 +202,31 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
         const block_mask mask = tile_class(s, qp, rows, k_pos + j0, cols);
         if (mask == block_mask::masked)
             continue;
+        // A tile the causal diagonal crosses (no other mask) in blocks of 64 query rows, each
+        // against the keys its last row sees: the products skip most of the masked half.
+        const bool diagonal = mask == block_mask::partial && !mask_active(s.mask);
+        const std::int64_t step = diagonal ? 64 : rows;
+        const std::int64_t* kp = k_pos + j0;
+        auto seen = [&](std::int64_t r0) { // keys of the tile the block's last row sees
+            const std::int64_t last = qp[std::min(rows, r0 + step) - 1];
+            return diagonal ? std::upper_bound(kp, kp + cols, last) - kp : cols;
+        };
         float* lanes = ws.dp; // the rows' maxima by lane, where the tile products leave them
         std::fill(lanes, lanes + 16 * rows, k_neg_inf);
-        const bool fused =
-            tile_gemm_nt(rows, cols, D, alpha, h.q + i0 * D, h.k + j0 * D,
-                         h.kt + j0 / ws.k_tile * 2 * h.kt_tile, ws.scores, cols, lanes);
-        fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D,
-                         o, ws, fused ? lanes : nullptr);
-        tile_gemm_nn_acc(rows, D, cols, ws.scores, cols, h.v + j0 * D, D, o, D,
-                         h.kt ? h.kt + (j0 / ws.k_tile * 2 + 1) * h.kt_tile : nullptr,
-                         std::min(ws.k_tile, s.k_len - j0)); // rows packed: causal may use fewer
+        bool fused = false;
+        for (std::int64_t r0 = 0; r0 < rows; r0 += step)
+            if (const std::int64_t n = seen(r0); n > 0)
+                fused = tile_gemm_nt(std::min(step, rows - r0), n, D, alpha, h.q + (i0 + r0) * D,
+                                     h.k + j0 * D, h.kt + j0 / ws.k_tile * 2 * h.kt_tile,
+                                     ws.scores + r0 * cols, cols, lanes + 16 * r0);
+        fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, kp, D, o, ws,
+                         fused ? lanes : nullptr);
+        for (std::int64_t r0 = 0; r0 < rows; r0 += step)
+            if (const std::int64_t n = seen(r0); n > 0)
+                tile_gemm_nn_acc(std::min(step, rows - r0), D, n, ws.scores + r0 * cols, cols,
+                                 h.v + j0 * D, D, o + r0 * D, D,
+                                 h.kt ? h.kt + (j0 / ws.k_tile * 2 + 1) * h.kt_tile : nullptr,
+                                 std::min(ws.k_tile, s.k_len - j0)); // the tile's rows packed
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         const float l = ws.row_sum[r];
