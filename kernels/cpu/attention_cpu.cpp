@@ -1,11 +1,11 @@
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/attention_tiles.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
 
 #include <algorithm>
-#include <cblas.h>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -65,9 +65,10 @@ RINGSCALE_VEC_CLONES float row_max(const float* x, std::int64_t n) {
     float m = k_neg_inf;
     for (; j < n; ++j)
         m = x[j] > m ? x[j] : m;
-    for (int l = 0; l < k_lanes; ++l)
-        m = lanes[l] > m ? lanes[l] : m;
-    return m;
+    for (int w = k_lanes / 2; w > 0; w /= 2) // by halves, as row_exp2_sum's sum
+        for (int l = 0; l < w; ++l)
+            lanes[l] = lanes[l + w] > lanes[l] ? lanes[l + w] : lanes[l];
+    return lanes[0] > m ? lanes[0] : m;
 }
 
 /// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum.
@@ -85,9 +86,12 @@ RINGSCALE_VEC_CLONES float row_exp2_sum(float* x, std::int64_t n, float m) {
         x[j] = exp2_poly(x[j] - m);
         sum += x[j];
     }
-    for (int l = 0; l < k_lanes; ++l)
-        sum += lanes[l];
-    return sum;
+    // The lanes by halves (vector adds), not one after another: a chain of 16 scalar adds
+    // cost a quarter of the call on a 256-key row.
+    for (int w = k_lanes / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l)
+            lanes[l] += lanes[l + w];
+    return sum + lanes[0];
 }
 
 /// dS = P * (dP - delta) * scale, in place over dp, n entries (P unrounded, as on CUDA).
@@ -125,25 +129,6 @@ RINGSCALE_VEC_CLONES void row_zero_clamped(float* x, std::int64_t n) {
         x[j] = x[j] <= tiny ? 0.0f : x[j];
 }
 
-/// sum_d a[d] * b[d] in fp32 as the CUDA delta kernel (attention_bwd_delta.cu) adds it: lane l
-/// of 32 takes d = l, l + 32, ... by fused multiply-add, then xor-shuffles of 16, 8, 4, 2, 1.
-float warp_dot(const float* a, const float* b, std::int64_t n) {
-    float lane[32];
-    for (int l = 0; l < 32; ++l) {
-        float sum = 0.0f;
-        for (std::int64_t d = l; d < n; d += 32)
-            sum = std::fma(a[d], b[d], sum);
-        lane[l] = sum;
-    }
-    for (int offset = 16; offset > 0; offset /= 2) {
-        float next[32];
-        for (int l = 0; l < 32; ++l)
-            next[l] = lane[l] + lane[l ^ offset];
-        std::copy(next, next + 32, lane);
-    }
-    return lane[0];
-}
-
 /// One (b, h) pair's tensors, already offset to the head.
 struct head_view {
     const float* q;
@@ -157,18 +142,23 @@ struct head_view {
     float* dq;
     float* dk;
     float* dv;
+    const float* kt = nullptr; ///< forward, AVX-512: Kᵀ (pack_transposed), V (pack_panels)
+    std::int64_t kt_tile = 0;  ///< floats of each; key tile t's Kᵀ at kt + 2 t kt_tile, V after
 };
 
 /// Online-softmax step on a [rows, cols] score tile (log2 units): update the running max
-/// and sum, turn the tile into P (0 where masked), rescale the output rows.
+/// and sum, turn the tile into P (0 where masked), rescale the output rows. `lanes`: null, or
+/// each row's maximum by lane (tile_gemm_nt), which stands for the row's on a whole tile.
 void fwd_tile_softmax(const attention_shape& shape, float* s, std::int64_t rows, std::int64_t cols,
                       bool partial, const std::int64_t* qp, const std::int64_t* kp,
-                      std::int64_t dim, float* o, const scratch& ws) {
+                      std::int64_t dim, float* o, const scratch& ws, const float* lanes) {
     for (std::int64_t r = 0; r < rows; ++r) {
         float* sr = s + r * cols;
         const key_span keys = row_keys(shape, partial, qp[r], kp, cols, sr);
         const std::int64_t cnt = keys.b - keys.a;
-        const float tile_max = cnt > 0 ? row_max(sr + keys.a, cnt) : k_neg_inf;
+        const float tile_max = cnt <= 0            ? k_neg_inf
+                               : lanes && !partial ? row_max(lanes + 16 * r, 16)
+                                                   : row_max(sr + keys.a, cnt);
         if (tile_max == k_neg_inf) { // no visible key in this tile
             row_zero(sr, cols);
             continue;
@@ -212,12 +202,31 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
         const block_mask mask = tile_class(s, qp, rows, k_pos + j0, cols);
         if (mask == block_mask::masked)
             continue;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, alpha, h.q + i0 * D, D,
-                    h.k + j0 * D, D, 0.0f, ws.scores, cols);
-        fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, k_pos + j0, D,
-                         o, ws);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, ws.scores, cols,
-                    h.v + j0 * D, D, 1.0f, o, D);
+        // A tile the causal diagonal crosses (no other mask) in blocks of 64 query rows, each
+        // against the keys its last row sees: the products skip most of the masked half.
+        const bool diagonal = mask == block_mask::partial && !mask_active(s.mask);
+        const std::int64_t step = diagonal ? 64 : rows;
+        const std::int64_t* kp = k_pos + j0;
+        auto seen = [&](std::int64_t r0) { // keys of the tile the block's last row sees
+            const std::int64_t last = qp[std::min(rows, r0 + step) - 1];
+            return diagonal ? std::upper_bound(kp, kp + cols, last) - kp : cols;
+        };
+        float* lanes = ws.dp; // the rows' maxima by lane, where the tile products leave them
+        std::fill(lanes, lanes + 16 * rows, k_neg_inf);
+        bool fused = false;
+        for (std::int64_t r0 = 0; r0 < rows; r0 += step)
+            if (const std::int64_t n = seen(r0); n > 0)
+                fused = tile_gemm_nt(std::min(step, rows - r0), n, D, alpha, h.q + (i0 + r0) * D,
+                                     h.k + j0 * D, h.kt + j0 / ws.k_tile * 2 * h.kt_tile,
+                                     ws.scores + r0 * cols, cols, lanes + 16 * r0);
+        fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, kp, D, o, ws,
+                         fused ? lanes : nullptr);
+        for (std::int64_t r0 = 0; r0 < rows; r0 += step)
+            if (const std::int64_t n = seen(r0); n > 0)
+                tile_gemm_nn_acc(std::min(step, rows - r0), D, n, ws.scores + r0 * cols, cols,
+                                 h.v + j0 * D, D, o + r0 * D, D,
+                                 h.kt ? h.kt + (j0 / ws.k_tile * 2 + 1) * h.kt_tile : nullptr,
+                                 std::min(ws.k_tile, s.k_len - j0)); // the tile's rows packed
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         const float l = ws.row_sum[r];
@@ -241,8 +250,7 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
     float* dp = ws.dp;
     const float* q = h.q + i0 * D;
     const float* d_o = h.d_o + i0 * D;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, scale * k_log2e, q, D,
-                h.k + j0 * D, D, 0.0f, p, cols);
+    tile_gemm_nt(rows, cols, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
         const float lse = h.lse_in[i0 + r];
@@ -255,8 +263,7 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         row_zero(pr + keys.b, cols - keys.b);
     }
     // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, 1.0f, d_o, D, h.v + j0 * D,
-                D, 0.0f, dp, cols);
+    tile_gemm_nt(rows, cols, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols);
     for (std::int64_t r = 0; r < rows; ++r)
         row_ds(p + r * cols, dp + r * cols, cols, h.delta[i0 + r], scale);
     // dV_j += P^T dO_i with P in the dtype; dQ_i += dS K_j and dK_j += dS^T Q_i with dS in it.
@@ -264,12 +271,9 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         row_round(p + r * cols, cols, ws.round);
         row_round(dp + r * cols, cols, ws.round);
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, p, cols, d_o, D, 1.0f,
-                h.dv + j0 * D, D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, 1.0f, dp, cols,
-                h.k + j0 * D, D, 1.0f, h.dq + i0 * D, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, 1.0f, dp, cols, q, D, 1.0f,
-                h.dk + j0 * D, D);
+    tile_gemm_tn_acc(cols, D, rows, p, cols, d_o, D, h.dv + j0 * D, D);
+    tile_gemm_nn_acc(rows, D, cols, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D);
+    tile_gemm_tn_acc(cols, D, rows, dp, cols, q, D, h.dk + j0 * D, D);
 }
 
 /// Backward of one query head against the whole K/V block. Key tiles outer, so a tile's
@@ -280,6 +284,10 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
         const std::int64_t cols = std::min(ws.k_tile, s.k_len - j0);
         const std::int64_t i_begin =
             s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
+        if (ws.kt && i_begin < s.q_len) { // the key tile's Kᵀ, Vᵀ for the tile products
+            pack_transposed(h.k + j0 * s.head_dim, cols, s.head_dim, ws.kt);
+            pack_transposed(h.v + j0 * s.head_dim, cols, s.head_dim, ws.vt);
+        }
         for (std::int64_t i0 = i_begin; i0 < s.q_len; i0 += ws.q_tile) {
             const std::int64_t rows = std::min(ws.q_tile, s.q_len - i0);
             const block_mask mask = tile_class(s, q_pos + i0, rows, k_pos + j0, cols);
@@ -293,7 +301,9 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
 /// Worker threads for a call: the workspace's, capped by the launcher's BLAS budget.
 int call_threads(attention_workspace& ws) {
     const auto tile = static_cast<std::size_t>(ws.m_tiles.q_tile * ws.m_tiles.k_tile);
-    if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers)
+    const auto pack = static_cast<std::size_t>(2 * packed_size(ws.m_tiles.k_tile, 128));
+    if (ws.m_workers < 1 || ws.m_scores.size() < tile * ws.m_workers ||
+        (tile_gemm_avx512() && ws.m_pack.size() < pack * ws.m_workers))
         attention_workspace_reserve(ws, ws.m_tiles, ws.m_workers);
     return std::max(1, std::min(ws.m_workers, blas_threads()));
 }
@@ -318,31 +328,33 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
     // Items: (query tile, batch * head), each independent in the forward. Last query tiles
     // first: under a causal mask they see the most keys, so the costliest go out first.
     const std::int64_t heads = s.batch * s.heads;
+    const std::int64_t bk = tiles.k_tile, k_tiles = (s.k_len + bk - 1) / bk;
+    const std::int64_t kt_tile = packed_size(bk, s.head_dim);
+    if (tile_gemm_avx512()) { // Kᵀ and V of every kv head by key tile, once for all query tiles
+        const auto n = static_cast<std::size_t>(s.batch * s.kv_heads * k_tiles * 2 * kt_tile);
+        if (ws.m_kt.size() < n)
+            ws.m_kt.resize(n);
+        parallel_items(threads, s.batch * s.kv_heads * k_tiles, [&](int, std::int64_t t) {
+            const std::int64_t j0 = t % k_tiles * bk, kv = t / k_tiles;
+            const std::int64_t at = (kv * s.k_len + j0) * s.head_dim,
+                               n = std::min(bk, s.k_len - j0);
+            pack_transposed(k + at, n, s.head_dim, ws.m_kt.data() + 2 * t * kt_tile);
+            pack_panels(v + at, n, s.head_dim, s.head_dim, ws.m_kt.data() + (2 * t + 1) * kt_tile);
+        });
+    }
     parallel_items(threads, heads * q_tiles, [&](int worker, std::int64_t item) {
         const std::int64_t bh = item % heads, i0 = (q_tiles - 1 - item / heads) * bq;
         const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
-        const head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
-                             o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
+        head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
+                       o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
+        if (tile_gemm_avx512()) {
+            view.kt = ws.m_kt.data() + off.kv / (s.k_len * s.head_dim) * k_tiles * 2 * kt_tile;
+            view.kt_tile = kt_tile;
+        }
         scratch x = scratch_of(ws, worker, tiles);
         x.round = round;
         fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, x);
     });
-}
-
-void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta,
-                         elem round) {
-    const std::int64_t rows = s.batch * s.heads * s.q_len;
-    if (round != elem::f32) {
-        for (std::int64_t r = 0; r < rows; ++r)
-            delta[r] = warp_dot(o + r * s.head_dim, d_o + r * s.head_dim, s.head_dim);
-        return;
-    }
-    for (std::int64_t r = 0; r < rows; ++r) {
-        double sum = 0.0;
-        for (std::int64_t d = 0; d < s.head_dim; ++d)
-            sum += static_cast<double>(o[r * s.head_dim + d]) * d_o[r * s.head_dim + d];
-        delta[r] = static_cast<float>(sum);
-    }
 }
 
 void attention_bwd_cpu(const attention_shape& s, const float* q, const float* k, const float* v,

@@ -1,4 +1,5 @@
-// Fast CPU attention (fp32): tiled flash attention on OpenBLAS sgemm with a vectorised
+// Fast CPU attention (fp32): tiled flash attention on register-blocked AVX-512 tile products
+// (kernels/cpu/attention_gemm.hpp; OpenBLAS sgemm on CPUs without AVX-512) with a vectorised
 // exp2. The forward accumulates into a running (O, LSE) so a ring calls it once per
 // arriving K/V block; the backward handles one K/V block given the final LSE.
 //
@@ -39,6 +40,8 @@ struct attention_workspace {
     host_buffer<float> m_scores; ///< [workers, q_tile, k_tile] scores, then P (or dS)
     host_buffer<float> m_dp;     ///< [workers, q_tile, k_tile] dP (backward only)
     host_buffer<float> m_rows;   ///< [workers, 2, q_tile] running max (log2) and sum
+    host_buffer<float> m_pack;   ///< [workers, 2, k_tile to 64, 128] Kᵀ, Vᵀ tiles (backward)
+    host_buffer<float> m_kt;     ///< a forward call's Kᵀ and V packed (AVX-512), grown as needed
     /// Emulated bf16/fp16 (kernels/cpu/backend_attention.cpp): a call's Q, K, V and dO widened
     /// to fp32, grown as needed.
     host_buffer<float> m_wide[4];

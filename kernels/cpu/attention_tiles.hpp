@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask.hpp"
 #include "kernels/threads.hpp"
@@ -77,18 +78,24 @@ struct scratch {
     float* dp;
     float* row_max;
     float* row_sum;
+    float* kt; ///< a key tile's Kᵀ, then Vᵀ, by pack_transposed (AVX-512 tile products only)
+    float* vt;
     elem round = elem::f32; ///< the type P and dS are rounded to before their products
 };
 
 inline scratch scratch_of(attention_workspace& ws, int worker, attention_tiles t) {
     const std::int64_t tile = ws.m_tiles.q_tile * ws.m_tiles.k_tile;
     float* rows = ws.m_rows.data() + 2 * ws.m_tiles.q_tile * worker;
+    const std::int64_t pack = packed_size(ws.m_tiles.k_tile, 128);
+    float* kt = ws.m_pack.empty() ? nullptr : ws.m_pack.data() + 2 * pack * worker;
     return {t.q_tile,
             t.k_tile,
             ws.m_scores.data() + tile * worker,
             ws.m_dp.data() + tile * worker,
             rows,
-            rows + ws.m_tiles.q_tile};
+            rows + ws.m_tiles.q_tile,
+            kt,
+            kt ? kt + pack : nullptr};
 }
 
 /// Offsets of head (b, h): query-side rows and kv-side rows, in elements.

@@ -1,13 +1,39 @@
 // The CPU attention kernels' cold parts (kernels/cpu/attention_cpu.hpp): sizing the
-// workspace and checking a shape, once per call at most; the hot loops stay in
-// attention_cpu.cpp.
+// workspace and checking a shape, once per call at most, and the backward's delta (one dot
+// product a row); the tiled loops stay in attention_cpu.cpp.
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace ringscale::kernels::cpu {
+
+namespace {
+
+/// sum_d a[d] * b[d] in fp32 as the CUDA delta kernel (attention_bwd_delta.cu) adds it: lane l
+/// of 32 takes d = l, l + 32, ... by fused multiply-add, then xor-shuffles of 16, 8, 4, 2, 1.
+float warp_dot(const float* a, const float* b, std::int64_t n) {
+    float lane[32];
+    for (int l = 0; l < 32; ++l) {
+        float sum = 0.0f;
+        for (std::int64_t d = l; d < n; d += 32)
+            sum = std::fma(a[d], b[d], sum);
+        lane[l] = sum;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        float next[32];
+        for (int l = 0; l < 32; ++l)
+            next[l] = lane[l] + lane[l ^ offset];
+        std::copy(next, next + 32, lane);
+    }
+    return lane[0];
+}
+
+} // namespace
 
 void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles, int workers) {
     if (tiles.q_tile < 16 || tiles.k_tile < 16)
@@ -24,6 +50,9 @@ void attention_workspace_reserve(attention_workspace& ws, attention_tiles tiles,
         ws.m_dp.assign(tile, 0.0f);
     if (ws.m_rows.size() < rows)
         ws.m_rows.assign(rows, 0.0f);
+    const auto pack = static_cast<std::size_t>(2 * packed_size(tiles.k_tile, 128) * ws.m_workers);
+    if (tile_gemm_avx512() && ws.m_pack.size() < pack)
+        ws.m_pack.assign(pack, 0.0f);
 }
 
 void check_attention_cpu_shape(const attention_shape& shape) {
@@ -31,6 +60,22 @@ void check_attention_cpu_shape(const attention_shape& shape) {
     if (shape.head_dim != 64 && shape.head_dim != 128)
         throw config_error("CPU attention supports head_dim 64 or 128, got " +
                            std::to_string(shape.head_dim));
+}
+
+void attention_bwd_delta(const attention_shape& s, const float* o, const float* d_o, float* delta,
+                         elem round) {
+    const std::int64_t rows = s.batch * s.heads * s.q_len;
+    if (round != elem::f32) {
+        for (std::int64_t r = 0; r < rows; ++r)
+            delta[r] = warp_dot(o + r * s.head_dim, d_o + r * s.head_dim, s.head_dim);
+        return;
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
+        double sum = 0.0;
+        for (std::int64_t d = 0; d < s.head_dim; ++d)
+            sum += static_cast<double>(o[r * s.head_dim + d]) * d_o[r * s.head_dim + d];
+        delta[r] = static_cast<float>(sum);
+    }
 }
 
 } // namespace ringscale::kernels::cpu

@@ -1,0 +1,242 @@
+#include "kernels/cpu/attention_gemm.hpp"
+
+#include <algorithm>
+#include <cblas.h>
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RINGSCALE_HAVE_AVX512_TILES 1
+#define RINGSCALE_AVX512 __attribute__((target("avx512f")))
+#endif
+
+namespace ringscale::kernels::cpu {
+
+namespace {
+
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+
+constexpr int k_mr = 6;            // rows of C per micro-kernel
+constexpr int k_nv = 4;            // 16-float vectors of C per row: 64 columns
+constexpr std::int64_t k_kc = 128; // k per block: a 128 x 64 panel of B (32 KiB) stays in L1
+
+/// The operands of one micro-kernel call: a(i, kk) = a[i * a_rs + kk * a_ks] and
+/// b(kk, j) = b[kk * ldb + j], C row i at c + i * ldc.
+struct tile_args {
+    std::int64_t kc;
+    const float* a;
+    std::int64_t a_rs, a_ks;
+    const float* b;
+    std::int64_t ldb;
+    float* c;
+    std::int64_t ldc;
+    float alpha;
+    bool accumulate; ///< C += alpha * A·B, else C = alpha * A·B
+    __mmask16 tail;  ///< lanes of the last vector that are columns of C
+    float* lane_max; ///< null, or [MR, 16]: running maxima of C's rows by lane
+};
+
+/// C[MR, 16 NV] (+)= alpha * A·B over kc, the accumulators in registers.
+template <int MR, int NV>
+RINGSCALE_AVX512 void micro_kernel(const tile_args& t) {
+    __m512 acc[MR][NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            acc[i][v] = _mm512_setzero_ps();
+    const float* a = t.a;
+    const float* b = t.b;
+    const std::int64_t kc = t.kc, a_rs = t.a_rs, a_ks = t.a_ks, ldb = t.ldb;
+    // B's vectors whole: its panels are zero past C's columns (copy_panel, pack_transposed).
+#pragma GCC unroll 2
+    for (std::int64_t kk = 0; kk < kc; ++kk, a += a_ks, b += ldb) {
+        __m512 bv[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            bv[v] = _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i) {
+            const __m512 ai = _mm512_set1_ps(a[i * a_rs]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+        }
+    }
+    const __m512 alpha = _mm512_set1_ps(t.alpha);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+            float* c = t.c + i * t.ldc + 16 * v;
+            const __mmask16 lanes = v == NV - 1 ? t.tail : __mmask16(0xFFFF);
+            __m512 x = t.alpha == 1.0f ? acc[i][v] : _mm512_mul_ps(alpha, acc[i][v]);
+            if (t.accumulate)
+                x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(lanes, c));
+            _mm512_mask_storeu_ps(c, lanes, x);
+            if (t.lane_max) {
+                float* m = t.lane_max + 16 * i;
+                const __m512 keep = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), lanes, x);
+                const __m512 old = _mm512_loadu_ps(m); // not _mm512_max_ps: GCC 12 warns inside it
+                _mm512_storeu_ps(m, _mm512_mask_max_ps(old, 0xFFFF, old, keep));
+            }
+        }
+}
+
+using micro_fn = void (*)(const tile_args&);
+
+template <int MR>
+constexpr micro_fn row_of(int nv) {
+    return nv == 1   ? micro_kernel<MR, 1>
+           : nv == 2 ? micro_kernel<MR, 2>
+           : nv == 3 ? micro_kernel<MR, 3>
+                     : micro_kernel<MR, 4>;
+}
+
+micro_fn micro_of(int mr, int nv) {
+    switch (mr) {
+    case 1:
+        return row_of<1>(nv);
+    case 2:
+        return row_of<2>(nv);
+    case 3:
+        return row_of<3>(nv);
+    case 4:
+        return row_of<4>(nv);
+    case 5:
+        return row_of<5>(nv);
+    default:
+        return row_of<6>(nv);
+    }
+}
+
+/// dst[kk * 64 + j] = b[kk * ldb + j] for kk < kc over nv vectors, the last one's lanes
+/// outside `tail` zero.
+RINGSCALE_AVX512 void copy_panel(const float* b, std::int64_t ldb, std::int64_t kc, int nv,
+                                 __mmask16 tail, float* dst) {
+    for (std::int64_t kk = 0; kk < kc; ++kk, b += ldb, dst += 16 * k_nv)
+        for (int v = 0; v < nv; ++v)
+            _mm512_store_ps(dst + 16 * v,
+                            _mm512_maskz_loadu_ps(v == nv - 1 ? tail : 0xFFFF, b + 16 * v));
+}
+
+/// C[m, n] (+)= alpha * sum_kk a(i, kk) b(kk, j): k in blocks of k_kc, then 64-column panels
+/// of B (kept in L1 across the row blocks), then 6-row blocks of C.
+void gemm_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                 std::int64_t a_rs, std::int64_t a_ks, const float* b, std::int64_t ldb,
+                 bool accumulate, float* c, std::int64_t ldc, float* lane_max = nullptr,
+                 std::int64_t panel_stride = 0) {
+    alignas(64) float panel[k_kc * 16 * k_nv];
+    for (std::int64_t k0 = 0; k0 < k; k0 += k_kc) {
+        const std::int64_t kc = std::min(k_kc, k - k0);
+        for (std::int64_t j0 = 0; j0 < n; j0 += 16 * k_nv) {
+            const std::int64_t cols = std::min<std::int64_t>(16 * k_nv, n - j0);
+            const int nv = static_cast<int>((cols + 15) / 16);
+            const int last = static_cast<int>(cols - 16 * (nv - 1));
+            const auto tail = static_cast<__mmask16>(last == 16 ? 0xFFFF : (1u << last) - 1);
+            // The panel copied contiguous: read in place at a stride of ldb its rows map onto a
+            // few L1 sets and do not stay there across the row blocks.
+            const float* bp = panel; // ldb 0: B packed already, panels panel_stride apart
+            if (ldb == 0)
+                bp = b + j0 / (16 * k_nv) * panel_stride + k0 * 16 * k_nv;
+            else
+                copy_panel(b + k0 * ldb + j0, ldb, kc, nv, tail, panel);
+            for (std::int64_t i0 = 0; i0 < m; i0 += k_mr) {
+                const int mr = static_cast<int>(std::min<std::int64_t>(k_mr, m - i0));
+                const tile_args t{kc,
+                                  a + i0 * a_rs + k0 * a_ks,
+                                  a_rs,
+                                  a_ks,
+                                  bp,
+                                  16 * k_nv,
+                                  c + i0 * ldc + j0,
+                                  ldc,
+                                  alpha,
+                                  accumulate || k0 > 0,
+                                  tail,
+                                  lane_max ? lane_max + 16 * i0 : nullptr};
+                micro_of(mr, nv)(t);
+            }
+        }
+    }
+}
+
+#endif
+
+} // namespace
+
+bool tile_gemm_avx512() {
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+    static const bool has = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") != 0;
+    }();
+    return has;
+#else
+    return false;
+#endif
+}
+
+void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* dst) {
+    for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k) {
+        const std::int64_t cols = std::min<std::int64_t>(64, n - j0);
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+            float* d = dst + kk * 64;
+            for (std::int64_t j = 0; j < cols; ++j)
+                d[j] = src[(j0 + j) * k + kk];
+            std::fill(d + cols, d + 64, 0.0f);
+        }
+    }
+}
+
+void pack_panels(const float* src, std::int64_t k, std::int64_t n, std::int64_t ld, float* dst) {
+    for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k) {
+        const std::int64_t cols = std::min<std::int64_t>(64, n - j0);
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+            std::copy(src + kk * ld + j0, src + kk * ld + j0 + cols, dst + kk * 64);
+            std::fill(dst + kk * 64 + cols, dst + kk * 64 + 64, 0.0f);
+        }
+    }
+}
+
+bool tile_gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                  const float* b, const float* bt, float* c, std::int64_t ldc, float* lane_max) {
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+    if (tile_gemm_avx512()) {
+        lane_max = k <= k_kc ? lane_max : nullptr; // one block of k: the maxima are of C
+        gemm_avx512(m, n, k, alpha, a, k, 1, bt, 0, false, c, ldc, lane_max, 64 * k);
+        return lane_max != nullptr;
+    }
+#endif
+    (void)bt, (void)lane_max;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(k),
+                b, int(k), 0.0f, c, int(ldc));
+    return false;
+}
+
+void tile_gemm_nn_acc(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
+                      std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+                      std::int64_t ldc, const float* b_panels, std::int64_t b_rows) {
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+    if (tile_gemm_avx512())
+        return b_panels ? gemm_avx512(m, n, k, 1.0f, a, lda, 1, b_panels, 0, true, c, ldc, nullptr,
+                                      64 * b_rows)
+                        : gemm_avx512(m, n, k, 1.0f, a, lda, 1, b, ldb, true, c, ldc);
+#endif
+    (void)b_panels;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, a,
+                int(lda), b, int(ldb), 1.0f, c, int(ldc));
+}
+
+void tile_gemm_tn_acc(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
+                      std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+                      std::int64_t ldc) {
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+    if (tile_gemm_avx512())
+        return gemm_avx512(m, n, k, 1.0f, a, 1, lda, b, ldb, true, c, ldc);
+#endif
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, a, int(lda),
+                b, int(ldb), 1.0f, c, int(ldc));
+}
+
+} // namespace ringscale::kernels::cpu

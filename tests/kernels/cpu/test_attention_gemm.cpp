@@ -1,0 +1,118 @@
+// The attention kernels' tile products (kernels/cpu/attention_gemm.hpp) against plain loops in
+// double, on shapes with partial row blocks and partial 64-column panels, with and without
+// packed operands; and the packing layouts themselves on exact values.
+#include "kernels/cpu/attention_gemm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+using namespace ringscale::kernels::cpu;
+
+namespace {
+
+std::vector<float> ramp(std::int64_t n, int seed) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+        v[i] = static_cast<float>(((i * 37 + seed * 11) % 29) - 14) / 16.0f;
+    return v;
+}
+
+/// C[i, j] = c0[i, j] + alpha * sum_kk a(i, kk) b(kk, j) in double.
+template <class A, class B>
+std::vector<double> naive(std::int64_t m, std::int64_t n, std::int64_t k, double alpha, A a, B b,
+                          const std::vector<float>& c0) {
+    std::vector<double> c(static_cast<std::size_t>(m * n));
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (std::int64_t kk = 0; kk < k; ++kk)
+                sum += double(a(i, kk)) * b(kk, j);
+            c[i * n + j] = (c0.empty() ? 0.0 : c0[i * n + j]) + alpha * sum;
+        }
+    return c;
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<double>& want, std::int64_t k) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-5 * double(k)) << "at " << i;
+}
+
+struct dims {
+    std::int64_t m, n, k;
+};
+const dims k_shapes[] = {{1, 1, 1},     {7, 48, 128},  {32, 48, 128},  {32, 128, 48},
+                         {32, 130, 64}, {13, 64, 300}, {256, 128, 256}};
+
+} // namespace
+
+TEST(attention_gemm, pack_transposed_puts_columns_in_zero_padded_panels) {
+    const std::int64_t n = 70, k = 3;
+    const std::vector<float> src = ramp(n * k, 1);
+    std::vector<float> dst(static_cast<std::size_t>(packed_size(n, k)), -1.0f);
+    ASSERT_EQ(dst.size(), 128u * 3u);
+    pack_transposed(src.data(), n, k, dst.data());
+    for (std::int64_t j = 0; j < 128; ++j)
+        for (std::int64_t kk = 0; kk < k; ++kk)
+            EXPECT_EQ(dst[j / 64 * 64 * k + kk * 64 + j % 64], j < n ? src[j * k + kk] : 0.0f);
+}
+
+TEST(attention_gemm, nt_matches_plain_loops_and_leaves_row_maxima_by_lane) {
+    for (const dims d : k_shapes) {
+        SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k));
+        const std::vector<float> a = ramp(d.m * d.k, 2), b = ramp(d.n * d.k, 3);
+        std::vector<float> bt(static_cast<std::size_t>(packed_size(d.n, d.k)));
+        pack_transposed(b.data(), d.n, d.k, bt.data());
+        std::vector<float> c(static_cast<std::size_t>(d.m * d.n)), lanes(16 * d.m);
+        std::fill(lanes.begin(), lanes.end(), -std::numeric_limits<float>::infinity());
+        const bool fused = tile_gemm_nt(d.m, d.n, d.k, 0.5f, a.data(), b.data(), bt.data(),
+                                        c.data(), d.n, lanes.data());
+        const auto want = naive(
+            d.m, d.n, d.k, 0.5, [&](auto i, auto kk) { return a[i * d.k + kk]; },
+            [&](auto kk, auto j) { return b[j * d.k + kk]; }, {});
+        expect_near(c, want, d.k);
+        EXPECT_EQ(fused, tile_gemm_avx512() && d.k <= 128);
+        for (std::int64_t i = 0; fused && i < d.m; ++i)
+            for (std::int64_t l = 0; l < 16; ++l) {
+                float m = -std::numeric_limits<float>::infinity();
+                for (std::int64_t j = l; j < d.n; j += 16)
+                    m = std::max(m, c[i * d.n + j]);
+                EXPECT_EQ(lanes[16 * i + l], m);
+            }
+    }
+}
+
+TEST(attention_gemm, nn_and_tn_accumulate_as_plain_loops_packed_or_not) {
+    for (const dims d : k_shapes) {
+        SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k));
+        const std::vector<float> a = ramp(d.m * d.k, 4), b = ramp(d.k * d.n, 5);
+        const std::vector<float> c0 = ramp(d.m * d.n, 6);
+        const auto want_nn = naive(
+            d.m, d.n, d.k, 1.0, [&](auto i, auto kk) { return a[i * d.k + kk]; },
+            [&](auto kk, auto j) { return b[kk * d.n + j]; }, c0);
+        std::vector<float> c = c0;
+        tile_gemm_nn_acc(d.m, d.n, d.k, a.data(), d.k, b.data(), d.n, c.data(), d.n);
+        expect_near(c, want_nn, d.k);
+        // Packed with 5 rows more than the product uses (a causal tile ends early).
+        std::vector<float> tall = b;
+        tall.resize(b.size() + 5 * d.n, 7.0f);
+        std::vector<float> panels(static_cast<std::size_t>(packed_size(d.n, d.k + 5)));
+        pack_panels(tall.data(), d.k + 5, d.n, d.n, panels.data());
+        c = c0;
+        tile_gemm_nn_acc(d.m, d.n, d.k, a.data(), d.k, b.data(), d.n, c.data(), d.n, panels.data(),
+                         d.k + 5);
+        expect_near(c, want_nn, d.k);
+        // A stored [k, m]: the same product through its transpose.
+        std::vector<float> at(a.size());
+        for (std::int64_t i = 0; i < d.m; ++i)
+            for (std::int64_t kk = 0; kk < d.k; ++kk)
+                at[kk * d.m + i] = a[i * d.k + kk];
+        c = c0;
+        tile_gemm_tn_acc(d.m, d.n, d.k, at.data(), d.m, b.data(), d.n, c.data(), d.n);
+        expect_near(c, want_nn, d.k);
+    }
+}
