@@ -116,7 +116,7 @@ const std::vector<std::string>* allowed_values(const std::string& name) {
         {attr::seq_rule, {"memory", "work"}},
         {"scaling", {"strong", "weak"}},
         {attr::dp_variant, {"ddp", "zero1", "fsdp"}},
-        {attr::cp_variant, {"ring", "allgather", "ulysses"}},
+        {attr::cp_variant, {"ring", "allgather", "ulysses", "hybrid"}},
         {"sparse_pattern", {"random", "local_global"}},
         {attr::dtype, dtypes::spellings()}}; // the dtype table's spellings (dtype_names.hpp)
     const auto it = values.find(name);
