@@ -2,6 +2,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "jobs/registry.hpp"
+#include "kernels/blas_core.hpp"
 #include "kernels/executor.hpp"
 #include "kernels/threads.hpp"
 #include "src/base/error.hpp"
@@ -216,9 +217,10 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
 
 // Collective: rank 0 warns once when the MPI launcher's binding leaves a rank fewer cores
 // than its share of the node (e.g. Open MPI binds to one core at np <= 2), and once when the
-// ranks' threads outnumber the cores they may use (np=4 on 2 cores). Returns the lines on rank
-// 0 (the file keeps them for the report), "" elsewhere.
-std::string warn_about_binding(comm::communicator& world, int local_size, int threads) {
+// ranks' threads outnumber the cores they may use (np=4 on 2 cores), and on `cpu` jobs once
+// when OpenBLAS runs a generic core on this CPU. Returns the lines on rank 0 (the file keeps
+// them for the report), "" elsewhere.
+std::string warn_about_binding(comm::communicator& world, int local_size, int threads, bool cpu) {
     // The cores this rank's machine's ranks may use together, and their threads.
     const machine_context ctx = make_machine_context(world, threads, "", 1);
     std::int64_t node_threads = 0;
@@ -237,9 +239,10 @@ std::string warn_about_binding(comm::communicator& world, int local_size, int th
     if (world.rank() != 0)
         return "";
     std::string all;
-    for (const std::string& line : {affinity_warning(min_cores, node_cores, ranks_per_node),
-                                    oversubscription_warning(static_cast<int>(node_threads),
-                                                             union_cores, threads, min_cores)})
+    for (const std::string& line :
+         {affinity_warning(min_cores, node_cores, ranks_per_node),
+          oversubscription_warning(static_cast<int>(node_threads), union_cores, threads, min_cores),
+          cpu ? kernels::blas_core_warning() : std::string()})
         if (!line.empty()) {
             std::fprintf(stderr, "%s\n", terminal_text(line).c_str());
             all += (all.empty() ? "" : "\n") + line;
@@ -261,7 +264,8 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
     run_metadata md = collect_metadata(world, p.cfg, timer, p.threads);
     add_gpu_metadata(md, gpu, world);
     add_node_metadata(md, world, p.cfg.device == device_kind::cuda);
-    md.attrs[schema::meta_attr::warnings] = warn_about_binding(world, md.my_local_size, p.threads);
+    md.attrs[schema::meta_attr::warnings] =
+        warn_about_binding(world, md.my_local_size, p.threads, p.cfg.device == device_kind::cpu);
     // On the GPU the jobs' buffers live on the device: NCCL, or MPI staged through pinned
     // host memory. The host-memory world stays the control plane (results, agreement).
     std::unique_ptr<comm::communicator> device_world;
