@@ -240,18 +240,22 @@ void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::ve
                     seed * 1000 + static_cast<std::uint64_t>(r) + 1,
                     [&](int k, double loss, const float* p, const float* g) {
                         const auto i = static_cast<std::size_t>(k - 1);
-                        auto& fl = s["floor_loss"][i];
-                        auto& fg = s["floor_grad_norm"][i];
-                        auto& fp = s["floor_param_abs"][i];
-                        fl = std::max(fl, gap(loss, s["ref_loss"][i]));
-                        fg = std::max(fg, gap(l2_norm(g, n), s["ref_grad_norm"][i]));
-                        fp = std::max(fp, max_diff(p, b.ref_params[i].data(), n).first);
-                        auto& f64l = s["floor_fp64_loss"][i];
-                        auto& f64g = s["floor_fp64_grad_norm"][i];
-                        auto& f64p = s["floor_fp64_param_abs"][i];
-                        f64l = std::max(f64l, gap(loss, s["fp64_loss"][i]));
-                        f64g = std::max(f64g, gap(l2_norm(g, n), s["fp64_grad_norm"][i]));
-                        f64p = std::max(f64p, max_diff(p, f64.params[i].data(), n).first);
+                        const double grad_norm = l2_norm(g, n);
+                        // The worst so far of the floor runs' distances from one reference.
+                        const auto widen = [&](const char* loss_key, const char* grad_key,
+                                               const char* param_key, double ref_loss,
+                                               double ref_grad_norm, const auto* ref_p) {
+                            auto& fl = s[loss_key][i];
+                            auto& fg = s[grad_key][i];
+                            auto& fp = s[param_key][i];
+                            fl = std::max(fl, gap(loss, ref_loss));
+                            fg = std::max(fg, gap(grad_norm, ref_grad_norm));
+                            fp = std::max(fp, max_diff(p, ref_p, n).first);
+                        };
+                        widen("floor_loss", "floor_grad_norm", "floor_param_abs", s["ref_loss"][i],
+                              s["ref_grad_norm"][i], b.ref_params[i].data());
+                        widen("floor_fp64_loss", "floor_fp64_grad_norm", "floor_fp64_param_abs",
+                              s["fp64_loss"][i], s["fp64_grad_norm"][i], f64.params[i].data());
                     });
     b.floor_s = now_s() - t0;
     for (const char* name : floor_series) {
