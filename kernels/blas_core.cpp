@@ -22,7 +22,7 @@ std::string blas_core() {
     return name == nullptr ? std::string() : std::string(name);
 }
 
-std::string blas_core_warning(const std::string& core, cpu_vector_isa isa) {
+std::string suited_blas_core(const std::string& core, cpu_vector_isa isa) {
     // OpenBLAS's x86 cores from before AVX (its generic fallbacks for CPUs it does not know).
     static const std::array<const char*, 11> old = {
         "Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Core2",
@@ -38,7 +38,13 @@ std::string blas_core_warning(const std::string& core, cpu_vector_isa isa) {
     });
     if (!generic || !(isa.avx2 || isa.avx512))
         return "";
-    const char* pick = isa.avx512 ? "SkylakeX" : "Haswell";
+    return isa.avx512 ? "SkylakeX" : "Haswell";
+}
+
+std::string blas_core_warning(const std::string& core, cpu_vector_isa isa) {
+    const std::string pick = suited_blas_core(core, isa);
+    if (pick.empty())
+        return "";
     return fmt::format(
         "ringscale: warning: OpenBLAS runs its '{}' kernels on this CPU, which has {}: its "
         "GEMMs (the training step's layers) run at a fraction of the core's "

@@ -18,8 +18,13 @@ cpu_vector_isa this_cpu_isa();
 /// OpenBLAS's core name for this process ("Haswell", "SkylakeX", "Prescott"...).
 std::string blas_core();
 
-/// One line when `core` is one of OpenBLAS's pre-AVX cores while the CPU has AVX2 or
-/// AVX-512, naming the OPENBLAS_CORETYPE that selects its kernels; "" otherwise.
+/// The OPENBLAS_CORETYPE that suits `isa` when `core` is one of OpenBLAS's pre-AVX cores
+/// (its fallback for a CPU it does not know) on a CPU with AVX2 or AVX-512: "SkylakeX" for
+/// AVX-512, "Haswell" for AVX2 with FMA; "" when the core suits the CPU or nothing better fits.
+std::string suited_blas_core(const std::string& core, cpu_vector_isa isa);
+
+/// One line when suited_blas_core names a better core, naming the OPENBLAS_CORETYPE that
+/// selects its kernels; "" otherwise.
 std::string blas_core_warning(const std::string& core, cpu_vector_isa isa);
 
 /// blas_core_warning for this process's OpenBLAS and CPU.

@@ -103,9 +103,9 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
                         was.empty() ? "enough" : was_cores, now.empty() ? "enough" : now_cores,
                         now.empty() ? "no longer oversubscribed" : "oversubscribed: " + now));
     for (const char* key :
-         {"threads_per_rank", "device_name", "gpu_name", "cuda_version", "cuda_driver_version",
-          "nccl_version", "mpi_library", "mpi_library_version", "numhosts", "jobsize",
-          "compiler_version", "git_commit"}) {
+         {"threads_per_rank", "device_name", "blas_core", "gpu_name", "cuda_version",
+          "cuda_driver_version", "nccl_version", "mpi_library", "mpi_library_version", "numhosts",
+          "jobsize", "compiler_version", "git_commit"}) {
         const std::string a = meta_of(*prev.launch, key), b = meta_of(*cur.launch, key);
         if (a != b)
             parts.push_back(fmt::format("{} {} -> {} at the same launch", key, a, b));

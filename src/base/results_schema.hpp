@@ -119,6 +119,8 @@ inline constexpr const char* cxxflags = "cxxflags";
 inline constexpr const char* executable = "executable";
 inline constexpr const char* slurm_job_id = "slurm_job_id";
 inline constexpr const char* device_name = "device_name";
+/// OpenBLAS's kernels for this process ("SkylakeX", "Prescott"...; issue 54). Older files lack it.
+inline constexpr const char* blas_core = "blas_core";
 inline constexpr const char* cuda_version = "cuda_version";
 inline constexpr const char* nccl_version = "nccl_version";
 inline constexpr const char* cuda_visible_devices = "cuda_visible_devices";

@@ -1,6 +1,7 @@
 #include "src/engine/metadata.hpp"
 
 #include "comm/mpi_communicator.hpp"
+#include "kernels/blas_core.hpp"
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
@@ -121,6 +122,7 @@ run_metadata collect_metadata(comm::communicator& world, const launch_config& cf
     a[schema::attr::device] = std::string(to_string(cfg.device));
     a[schema::meta_attr::device_name] =
         cfg.device == device_kind::cpu ? cpu_model() : std::string("unknown");
+    a[schema::meta_attr::blas_core] = kernels::blas_core();
     a[schema::meta_attr::cuda_version] = std::string("");
     a[schema::meta_attr::nccl_version] = std::string("");
     a[schema::attr::threads_per_rank] = static_cast<std::int64_t>(threads_per_rank);

@@ -19,6 +19,7 @@
 #include "src/engine/results_writer.hpp"
 #include "src/engine/resume.hpp"
 #include "src/engine/run_loop.hpp"
+#include "src/launcher/blas_restart.hpp"
 #include "src/launcher/cli.hpp"
 #include "src/launcher/early_stop.hpp"
 #include "src/launcher/live_table.hpp"
@@ -218,7 +219,8 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
 // Collective: rank 0 warns once when the MPI launcher's binding leaves a rank fewer cores
 // than its share of the node (e.g. Open MPI binds to one core at np <= 2), and once when the
 // ranks' threads outnumber the cores they may use (np=4 on 2 cores), and on `cpu` jobs once
-// when OpenBLAS runs a generic core on this CPU. Returns the lines on rank 0 (the file keeps
+// when OpenBLAS runs a generic core on this CPU; the note of a restart for OpenBLAS's core
+// (blas_restart.hpp). Returns the lines on rank 0 (the file keeps
 // them for the report), "" elsewhere.
 std::string warn_about_binding(comm::communicator& world, int local_size, int threads, bool cpu) {
     // The cores this rank's machine's ranks may use together, and their threads.
@@ -242,7 +244,7 @@ std::string warn_about_binding(comm::communicator& world, int local_size, int th
     for (const std::string& line :
          {affinity_warning(min_cores, node_cores, ranks_per_node),
           oversubscription_warning(static_cast<int>(node_threads), union_cores, threads, min_cores),
-          cpu ? kernels::blas_core_warning() : std::string()})
+          cpu ? kernels::blas_core_warning() : std::string(), blas_restart_note()})
         if (!line.empty()) {
             std::fprintf(stderr, "%s\n", terminal_text(line).c_str());
             all += (all.empty() ? "" : "\n") + line;

@@ -1,6 +1,7 @@
 // ringscale: parse -> build -> run -> write. The launcher (src/launcher/) on the engine
 // (src/engine/).
 #include "src/engine/results_probe.hpp"
+#include "src/launcher/blas_restart.hpp"
 #include "src/launcher/launcher.hpp"
 
 #include <cstring>
@@ -10,5 +11,7 @@ int main(int argc, char** argv) {
     // without) MPI_Init (src/engine/results_probe.hpp).
     if (argc == 3 && std::strcmp(argv[1], ringscale::probe_results_flag) == 0)
         return ringscale::probe_results_main(argv[2]);
+    // OpenBLAS's kernels are chosen as it loads: a restart is the only way to change them.
+    ringscale::restart_with_suited_blas_core(argv);
     return ringscale::run_launcher(argc, argv);
 }

@@ -27,3 +27,11 @@ TEST(blas_core, this_process_names_its_core) {
     // The linked OpenBLAS names a core on every machine (DYNAMIC_ARCH or not).
     EXPECT_FALSE(blas_core().empty());
 }
+
+TEST(blas_core, the_suited_core_follows_the_cpu_and_only_replaces_a_generic_one) {
+    EXPECT_EQ(suited_blas_core("Prescott", {true, true}), "SkylakeX");
+    EXPECT_EQ(suited_blas_core("nehalem", {true, false}), "Haswell");
+    EXPECT_EQ(suited_blas_core("Prescott", {false, false}), "");
+    EXPECT_EQ(suited_blas_core("Haswell", {true, true}), ""); // a user's or OpenBLAS's AVX2 core
+    EXPECT_EQ(suited_blas_core("SkylakeX", {true, true}), "");
+}
