@@ -24,10 +24,11 @@ for r in $(seq "$rounds"); do
     for side in a b; do
         build=$a
         [ $side = b ] && build=$b
-        start=$(date +%s.%N)
+        start=$(date +%s.%N) load0=$(cut -d' ' -f1 /proc/loadavg)
         mpirun -q --oversubscribe --bind-to none -np "$np" "$build/src/ringscale" "$@" \
             -o "$out/$side/r$r.h5" >/dev/null
-        printf 'round %d %s: %.1f s wall\n' "$r" "$side" "$(echo "$(date +%s.%N) - $start" | bc)"
+        printf 'round %d %s: %.1f s wall, load %s -> %s\n' "$r" "$side" \
+            "$(echo "$(date +%s.%N) - $start" | bc)" "$load0" "$(cut -d' ' -f1 /proc/loadavg)"
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -105,8 +105,10 @@ bench)
 esac
 trap 'kill "$sampler" $busy 2>/dev/null || true; [[ -n "$work" ]] && pkill -P "$work" 2>/dev/null; kill $work 2>/dev/null || true' EXIT
 
+held_note=""
+[[ "${LOAD_HELD:-0}" != 0 ]] && held_note="(LOAD_HELD=$LOAD_HELD: a busy loop beside the held-out launches)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; results in $out" \
-    "${LOAD_HELD:+(LOAD_HELD=$LOAD_HELD: a busy loop beside the held-out launches)}" \
+    "$held_note" \
     "${LOAD_WORK:+(LOAD_WORK=$LOAD_WORK: the real work of another program beside every launch)}"
 start=$(date +%s)
 for round in $(seq 1 "$rounds"); do

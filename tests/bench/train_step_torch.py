@@ -6,7 +6,9 @@ gamma only; QKV projection without bias; causal attention; output projection wit
 residual; RMSNorm; Linear(h, 4h) + GELU (tanh) + Linear(4h, h), biases; residual), final
 RMSNorm, output projection with bias, mean cross-entropy over the global batch; AdamW. fp32,
 DDP over gloo, `--threads` intra-op threads per rank (torch.set_num_threads). Strong scaling:
-`--tokens` is the global batch, split over the ranks.
+`--tokens` is the global batch, split over the ranks. `--zero 1`: AdamW sharded over the ranks
+by torch.distributed.optim.ZeroRedundancyOptimizer (ringscale's zero1; PyTorch 1.13's FSDP does
+not run on gloo).
 `--device cuda`: one rank per GPU, DDP over NCCL, fp32 GEMMs unless `--tf32 1` (for
 tests/bench/train_step_gpu_torch.sh); each step's time is taken after a device synchronise.
 
@@ -88,7 +90,12 @@ def worker(rank, a):
     torch.manual_seed(1)
     model = torch.nn.parallel.DistributedDataParallel(
         Model(a).to(dev), device_ids=[rank] if cuda else None)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    if a.zero:
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW,
+                                      lr=1e-3)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     local = a.tokens // a.np
     nseq = local // a.seq
     g = torch.Generator().manual_seed(rank)
@@ -114,7 +121,8 @@ def worker(rank, a):
             times.append(t.item())
     if rank == 0:
         print(f"torch np={a.np} threads={a.threads} step_s={statistics.median(times):.4f}"
-              f" torch={torch.__version__} device={a.device} tf32={a.tf32}", flush=True)
+              f" torch={torch.__version__} device={a.device} tf32={a.tf32} zero={a.zero}",
+              flush=True)
     dist.destroy_process_group()
 
 
@@ -126,6 +134,7 @@ def main():
         p.add_argument(f"--{name}", type=int, default=default)
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--tf32", type=int, choices=(0, 1), default=0)
+    p.add_argument("--zero", type=int, choices=(0, 1), default=0)
     a = p.parse_args()
     if a.tokens % (a.np * a.seq):
         raise SystemExit("tokens must be a multiple of np * seq")
