@@ -12,7 +12,9 @@ cpu_vector_isa this_cpu_isa() {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     isa.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    isa.avx512 = __builtin_cpu_supports("avx512f");
+    // SkylakeX's kernels use the BW, DQ and VL extensions too (a Xeon Phi has F alone).
+    isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 #endif
     return isa;
 }

@@ -7,7 +7,8 @@
 
 namespace ringscale::kernels {
 
-/// The vector instruction sets of this CPU that OpenBLAS's cores are named after.
+/// The vector instruction sets of this CPU that OpenBLAS's cores are named after: avx2 with
+/// FMA (Haswell), avx512 with F, BW, DQ and VL (SkylakeX).
 struct cpu_vector_isa {
     bool avx2 = false, avx512 = false;
 };
