@@ -13,12 +13,14 @@
 # in 8 launches (the best p of a two-level series of 4 + 4 is 2/70), so this
 # history is judged at --alpha 0.05, where steps from about 2x are detectable. (Before issue
 # 49 the load's marks left 11 of 14 sendrecv launches out and the default history exited 0.)
+# The host's own load can move a level by a launch or two: a failed attempt is printed and the
+# experiment (14 launches from clean links) runs once more; both must fail for the test to fail.
 # Skips (77) without namespaces.
 # usage: history.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR   (as root)
 set -euo pipefail
 ringscale=$1 stats=$2 mpiexec=$3 work=$4
 source "$(dirname -- "$0")/lib.sh"
-rm -rf "$work" && mkdir -p "$work/all" "$work/first8"
+rm -rf "$work" && mkdir -p "$work"
 cluster_up 2 300mbit 1
 python3 -c '
 import time
@@ -38,6 +40,10 @@ launch() { # build
         { cat "$work/launch.log"; echo "FAIL: launch $1"; exit 1; }
     sleep 1 # distinct launch times (seconds)
 }
+attempt() { # one experiment: 14 launches, the links halved from the 9th, and every check
+rm -rf "$work/all" "$work/first8" && mkdir -p "$work/all" "$work/first8"
+"$cluster" shape "$cluster_id" 0 300mbit
+"$cluster" shape "$cluster_id" 1 300mbit
 start=$SECONDS
 for i in $(seq 1 14); do
     if [ "$i" -eq 9 ]; then
@@ -118,4 +124,19 @@ else:
 for s in first8["series"]:
     print(f"{s['series'].split()[0]}: {s['launches']} launches, detectable {s['detectable_pct']}")
 PY
+}
+# The experiment measures a shaped link on a shared machine: the host's own load can move a
+# level by a launch or two (a clean-clone CI run: the sendrecv's change at #7, the allreduce's
+# +138.6% at #9). One failed attempt is printed and the whole experiment runs once more; the
+# test fails when both fail (a method that misplaces the links' change does so every time).
+set +e
+(set -e; attempt)
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    echo "attempt 1 failed (above): the experiment once more, from launch 1"
+    (set -e; attempt)
+    rc=$?
+fi
+set -e
+[ "$rc" -eq 0 ] || { echo "FAIL: both attempts"; exit 1; }
 echo "passed"
