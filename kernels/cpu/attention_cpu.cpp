@@ -1,4 +1,5 @@
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/attention_exp.hpp"
 #include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/attention_tiles.hpp"
 
@@ -72,7 +73,7 @@ RINGSCALE_VEC_CLONES float row_max(const float* x, std::int64_t n) {
 }
 
 /// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum.
-RINGSCALE_VEC_CLONES float row_exp2_sum(float* x, std::int64_t n, float m) {
+RINGSCALE_VEC_CLONES float row_exp2_sum_portable(float* x, std::int64_t n, float m) {
     float lanes[k_lanes] = {};
     std::int64_t j = 0;
     for (; j + k_lanes <= n; j += k_lanes)
@@ -92,6 +93,11 @@ RINGSCALE_VEC_CLONES float row_exp2_sum(float* x, std::int64_t n, float m) {
         for (int l = 0; l < w; ++l)
             lanes[l] += lanes[l + w];
     return sum + lanes[0];
+}
+
+/// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum (on AVX-512 by vscalefps).
+float row_exp2_sum(float* x, std::int64_t n, float m) {
+    return tile_gemm_avx512() ? row_exp2_sum_avx512(x, n, m) : row_exp2_sum_portable(x, n, m);
 }
 
 /// dS = P * (dP - delta) * scale, in place over dp, n entries (P unrounded, as on CUDA).
@@ -152,6 +158,8 @@ struct head_view {
 void fwd_tile_softmax(const attention_shape& shape, float* s, std::int64_t rows, std::int64_t cols,
                       bool partial, const std::int64_t* qp, const std::int64_t* kp,
                       std::int64_t dim, float* o, const scratch& ws, const float* lanes) {
+    if (lanes && !partial && ws.round == elem::f32) // lanes: the AVX-512 tile products ran
+        return softmax_whole_rows_avx512(s, rows, cols, lanes, ws.row_max, ws.row_sum, o, dim);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* sr = s + r * cols;
         const key_span keys = row_keys(shape, partial, qp[r], kp, cols, sr);

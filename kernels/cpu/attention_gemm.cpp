@@ -36,9 +36,55 @@ struct tile_args {
     float* lane_max; ///< null, or [MR, 16]: running maxima of C's rows by lane
 };
 
+/// C's rows from the accumulators: alpha times them (Scale), plus C's old values (Accumulate);
+/// with Lanes, each row's maximum by lane, reduced in registers, into lane_max's row. The
+/// choices are template arguments, so no test runs per vector.
+template <int MR, int NV, bool Accumulate, bool Scale, bool Lanes>
+RINGSCALE_AVX512 inline void store_rows(const tile_args& t, __m512 (&acc)[MR][NV]) {
+    const __m512 alpha = _mm512_set1_ps(t.alpha);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+        __m512 row_max = _mm512_set1_ps(-INFINITY);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+            float* c = t.c + i * t.ldc + 16 * v;
+            const __mmask16 lanes = v == NV - 1 ? t.tail : __mmask16(0xFFFF);
+            __m512 x = Scale ? _mm512_mul_ps(alpha, acc[i][v]) : acc[i][v];
+            if (Accumulate)
+                x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(lanes, c));
+            _mm512_mask_storeu_ps(c, lanes, x);
+            // _mm512_mask_max_ps, not _mm512_max_ps: GCC 12 warns inside the latter.
+            if (Lanes)
+                row_max = _mm512_mask_max_ps(row_max, lanes, row_max, x);
+        }
+        if (Lanes) {
+            float* m = t.lane_max + 16 * i;
+            const __m512 old = _mm512_loadu_ps(m);
+            _mm512_storeu_ps(m, _mm512_mask_max_ps(old, 0xFFFF, old, row_max));
+        }
+    }
+}
+
+template <int MR, int NV, bool Accumulate>
+RINGSCALE_AVX512 inline void store_tile(const tile_args& t, __m512 (&acc)[MR][NV]) {
+    const bool scale = t.alpha != 1.0f;
+    if (t.lane_max)
+        return scale ? store_rows<MR, NV, Accumulate, true, true>(t, acc)
+                     : store_rows<MR, NV, Accumulate, false, true>(t, acc);
+    return scale ? store_rows<MR, NV, Accumulate, true, false>(t, acc)
+                 : store_rows<MR, NV, Accumulate, false, false>(t, acc);
+}
+
 /// C[MR, 16 NV] (+)= alpha * A·B over kc, the accumulators in registers.
 template <int MR, int NV>
 RINGSCALE_AVX512 void micro_kernel(const tile_args& t) {
+    // C's lines on their way to L1 while the products run: the stores (and the loads when
+    // accumulating) at the end then hit; C is an L2-resident tile, not L1's.
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            _mm_prefetch(reinterpret_cast<const char*>(t.c + i * t.ldc + 16 * v), _MM_HINT_T0);
     __m512 acc[MR][NV];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i)
@@ -63,24 +109,10 @@ RINGSCALE_AVX512 void micro_kernel(const tile_args& t) {
                 acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
         }
     }
-    const __m512 alpha = _mm512_set1_ps(t.alpha);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) {
-            float* c = t.c + i * t.ldc + 16 * v;
-            const __mmask16 lanes = v == NV - 1 ? t.tail : __mmask16(0xFFFF);
-            __m512 x = t.alpha == 1.0f ? acc[i][v] : _mm512_mul_ps(alpha, acc[i][v]);
-            if (t.accumulate)
-                x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(lanes, c));
-            _mm512_mask_storeu_ps(c, lanes, x);
-            if (t.lane_max) {
-                float* m = t.lane_max + 16 * i;
-                const __m512 keep = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), lanes, x);
-                const __m512 old = _mm512_loadu_ps(m); // not _mm512_max_ps: GCC 12 warns inside it
-                _mm512_storeu_ps(m, _mm512_mask_max_ps(old, 0xFFFF, old, keep));
-            }
-        }
+    if (t.accumulate)
+        store_tile<MR, NV, true>(t, acc);
+    else
+        store_tile<MR, NV, false>(t, acc);
 }
 
 using micro_fn = void (*)(const tile_args&);

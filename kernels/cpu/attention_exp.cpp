@@ -1,0 +1,110 @@
+#include "kernels/cpu/attention_exp.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RINGSCALE_AVX512 __attribute__((target("avx512f")))
+#endif
+
+namespace ringscale::kernels::cpu {
+
+#ifdef RINGSCALE_AVX512
+
+namespace {
+
+/// 2^x for 16 lanes, x <= ~0: x clamped at -126 (so a -inf score gives exactly FLT_MIN, which
+/// the masked rows rely on), n = round(x), f = x - n, 2^f by the polynomial, scaled by 2^n.
+/// A NaN stays NaN (vmaxps returns its second operand where one is NaN).
+RINGSCALE_AVX512 inline __m512 exp2_16(__m512 x) {
+    // The masked forms throughout: GCC 12's plain ones warn of an uninitialised operand.
+    x = _mm512_mask_max_ps(x, 0xFFFF, _mm512_set1_ps(-126.0f), x);
+    const __m512 n =
+        _mm512_mask_roundscale_ps(x, 0xFFFF, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_mask_scalef_ps(p, 0xFFFF, p, n);
+}
+
+/// The sum of x's lanes by halves: 8 pairs, then 4, 2, 1.
+RINGSCALE_AVX512 inline float sum_by_halves(__m512 x) {
+    x = _mm512_add_ps(x, _mm512_mask_shuffle_f32x4(x, 0xFFFF, x, x, 0x4E)); // lane l + lane l + 8
+    x = _mm512_add_ps(x, _mm512_mask_shuffle_f32x4(x, 0xFFFF, x, x, 0xB1)); // l + 4
+    x = _mm512_add_ps(x, _mm512_shuffle_ps(x, x, 0x4E));                    // l + 2
+    x = _mm512_add_ps(x, _mm512_shuffle_ps(x, x, 0xB1));                    // l + 1
+    return _mm512_cvtss_f32(x);
+}
+
+/// The maximum of x's lanes by halves, as the portable row_max: lane l against lane l + w.
+RINGSCALE_AVX512 inline float max_by_halves(__m512 x) {
+    // vmaxps keeps its first operand where it is the greater: the upper half's lane, as there.
+    x = _mm512_mask_max_ps(x, 0xFFFF, _mm512_mask_shuffle_f32x4(x, 0xFFFF, x, x, 0x4E), x);
+    x = _mm512_mask_max_ps(x, 0xFFFF, _mm512_mask_shuffle_f32x4(x, 0xFFFF, x, x, 0xB1), x);
+    x = _mm512_mask_max_ps(x, 0xFFFF, _mm512_shuffle_ps(x, x, 0x4E), x);
+    x = _mm512_mask_max_ps(x, 0xFFFF, _mm512_shuffle_ps(x, x, 0xB1), x);
+    return _mm512_cvtss_f32(x);
+}
+
+} // namespace
+
+RINGSCALE_AVX512 float row_exp2_sum_avx512(float* x, std::int64_t n, float m) {
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512 sum = _mm512_setzero_ps();
+    std::int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const __m512 e = exp2_16(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm));
+        _mm512_storeu_ps(x + j, e);
+        sum = _mm512_add_ps(sum, e);
+    }
+    if (j < n) { // the row's last lanes; the others add nothing
+        const auto tail = static_cast<__mmask16>((1u << (n - j)) - 1);
+        const __m512 e = exp2_16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + j), vm));
+        _mm512_mask_storeu_ps(x + j, tail, e);
+        sum = _mm512_mask_add_ps(sum, tail, sum, e);
+    }
+    return sum_by_halves(sum);
+}
+
+RINGSCALE_AVX512 void softmax_whole_rows_avx512(float* s, std::int64_t rows, std::int64_t cols,
+                                                const float* lanes, float* row_max, float* row_sum,
+                                                float* o, std::int64_t dim) {
+    for (std::int64_t r = 0; r < rows; ++r, s += cols, o += dim) {
+        const float tile_max = max_by_halves(_mm512_loadu_ps(lanes + 16 * r));
+        if (tile_max == -INFINITY) { // no finite score in the row
+            std::fill(s, s + cols, 0.0f);
+            continue;
+        }
+        const float m_old = row_max[r];
+        const float m_new = std::max(m_old, tile_max);
+        const float sum = row_exp2_sum_avx512(s, cols, m_new);
+        const float a = std::exp2(m_old - m_new); // 0 when nothing was seen yet
+        row_sum[r] = row_sum[r] * a + sum;
+        row_max[r] = m_new;
+        if (a == 1.0f)
+            continue;
+        const __m512 va = _mm512_set1_ps(a);
+        for (std::int64_t d = 0; d < dim; d += 16) // a == 0: cleared, whatever O held
+            _mm512_storeu_ps(o + d, a == 0.0f ? _mm512_setzero_ps()
+                                              : _mm512_mul_ps(va, _mm512_loadu_ps(o + d)));
+    }
+}
+
+#else
+
+// Never called: tile_gemm_avx512() is false off x86-64.
+float row_exp2_sum_avx512(float*, std::int64_t, float) {
+    return 0.0f;
+}
+void softmax_whole_rows_avx512(float*, std::int64_t, std::int64_t, const float*, float*, float*,
+                               float*, std::int64_t) {}
+
+#endif
+
+} // namespace ringscale::kernels::cpu
