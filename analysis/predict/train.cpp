@@ -145,9 +145,10 @@ cost ddp_step(const train_problem& t, const unit_costs& c, const placement& w, c
 }
 
 cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w, const figures& f) {
-    // jobs/schemes/ddp.cpp: DDP's buckets, each reduce-scattered (ireduce_scatter) once the
-    // backward completes it; after AdamW on the shard, every bucket all-gathered (iall_gather,
-    // posted together, waited for together).
+    // jobs/schemes/zero1.cpp: DDP's buckets, each reduce-scattered once the backward completes
+    // it (on the CPU the scheme's ring: P-1 sendrecvs of a piece; on a GPU ireduce_scatter);
+    // after AdamW on the shard, every bucket all-gathered (iall_gather, posted in turn, each
+    // waited for before the next forward reads it: on one channel, all by the end).
     channel_sim sim;
     for (const cost& u : c.fwd)
         sim.compute(u);
@@ -159,8 +160,11 @@ cost zero1_step(const train_problem& t, const unit_costs& c, const placement& w,
         bucket += unit_params(t, u);
         if (bucket * 4 >= t.bucket_bytes || u == 0) {
             const double bytes = padded(bucket, w.world) * 4;
-            last = placed_coll_cost(coll::reduce_scatter, bytes, w.world, w.ranks_per_node, f,
-                                    mpi_call::nonblocking);
+            last = f.gpu ? placed_coll_cost(coll::reduce_scatter, bytes, w.world, w.ranks_per_node,
+                                            f, mpi_call::nonblocking)
+                         : placed_coll_cost(coll::sendrecv, bytes / w.world, w.world,
+                                            w.ranks_per_node, f) *
+                               (w.world - 1.0);
             sim.post(last);
             buckets.push_back(bytes);
             bucket = 0;
@@ -287,8 +291,9 @@ double train_memory(const train_problem& t, bool gpu) {
     const double total = total_params(t), h = t.hidden, fl = 4;
     double state = 5 * total; // ddp: params, grads, m, v, reduce target
     if (t.dp_variant == "zero1") {
+        // params, grads, grad shard, m, v; on the CPU past 2 ranks the ring's two pieces
         const double n = padded(total, p);
-        state = 2 * n + 4 * n / p;
+        state = 2 * n + (p > 2 && !gpu ? 5 : 3) * n / p;
     } else if (t.dp_variant == "fsdp") {
         double shards = 0, biggest = 0;
         for (int u = 0; u < unit_count(t); ++u) {

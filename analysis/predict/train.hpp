@@ -5,7 +5,8 @@
 // serial communication channel:
 //   ddp:   gradient buckets (head first) all-reduced as the backward completes each one,
 //          overlapping the rest of the backward; AdamW on every parameter.
-//   zero1: reduce-scatter after the backward, AdamW on the 1/P shard, all-gather; not hidden.
+//   zero1: DDP's buckets reduce-scattered as the backward completes each (a ring of P-1
+//          sendrecvs on the CPU), AdamW on the 1/P shard, every bucket all-gathered.
 //   fsdp:  each unit all-gathered before its forward and backward (the next unit's gather
 //          overlapping with prefetch), each unit's gradient reduce-scattered as soon as its
 //          backward is done (two scratch buffers), AdamW on the shards.

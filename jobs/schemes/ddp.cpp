@@ -1,8 +1,7 @@
-// DDP and ZeRO-1: full parameters and full local gradients on every rank.
-// DDP all-reduces gradient buckets as backward finishes them (overlapping the rest of the
-// backward) and runs AdamW on every element. ZeRO-1 reduce-scatters the same buckets (bounds
-// rounded to multiples of P) as backward finishes them, runs AdamW on its shard only
-// (optimizer state 1/P: its piece of every bucket) and all-gathers the parameters by bucket.
+// DDP: full parameters and full local gradients on every rank; gradient buckets all-reduced
+// as backward finishes them (overlapping the rest of the backward), AdamW on every element.
+// The buckets (make_buckets, and ZeRO-1's make_shard_buckets) are defined here; ZeRO-1 itself
+// is in zero1.cpp, FSDP in fsdp.cpp.
 #include "jobs/schemes/data_parallel.hpp"
 #include "jobs/train_faults.hpp"
 
@@ -166,103 +165,14 @@ class ddp final : public full_state {
     std::vector<comm::request_ptr> m_pending;
 };
 
-class zero1 final : public full_state {
-  public:
-    zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout,
-          kernels::model::train_context& ctx)
-        : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
-          m_shard(m_params.size() / static_cast<std::size_t>(group.size())),
-          m_buckets(make_shard_buckets(layout, s.bucket_bytes, group.size())),
-          m_pshard(m_dev, m_shard) {
-        // On one rank the shard is the whole gradient: reduce-scattering it would copy it
-        // into a second buffer of the same size for nothing.
-        if (group.size() > 1)
-            m_gshard.allocate(m_dev, m_shard);
-        m_m.allocate(m_dev, m_shard);
-        m_v.allocate(m_dev, m_shard);
-    }
-    // A bucket is complete when its first unit's backward is done: reduce-scatter it now so
-    // it travels while backward continues below (as DDP's all-reduce does).
-    void done(int u, bool backward, phase_timer& timer) override {
-        if (!backward || m_group.size() == 1)
-            return;
-        for (auto& r : m_pending) // MPI progresses inside MPI calls only
-            r->test();
-        for (const shard_bucket& b : m_buckets)
-            if (b.first_unit == u) {
-                phase_scope post(m_dev, timer, phase::comm_wait);
-                after_compute();
-                m_pending.push_back(m_group.ireduce_scatter(
-                    m_grads.data() + b.start, m_gshard.data() + b.shard_offset, piece(b),
-                    comm::dtype::f32, comm::reduce_op::sum));
-            }
-    }
-    void finish_step(std::int64_t step, phase_timer& timer) override {
-        {
-            phase_scope wait(m_dev, timer, phase::comm_wait);
-            comm::wait_all(m_pending);
-        }
-        {
-            // The shard is updated in a separate buffer: all_gather may not alias its input.
-            phase_scope compute(m_dev, timer, phase::compute);
-            for (const shard_bucket& b : m_buckets)
-                m_dev.copy(m_pshard.data() + b.shard_offset, mine(m_params.data(), b),
-                           piece(b) * sizeof(float));
-            kernels::model::optimizer_step(m_ctx, m_hp, step, m_shard, m_pshard.data(),
-                                           grad_shard(), m_m.data(), m_v.data());
-        }
-        after_compute();
-        phase_scope wait(m_dev, timer, phase::comm_wait);
-        gather_buckets(m_pshard.data(), m_params.data());
-    }
-    void gather_grads(float* full) override {
-        kernels::dev_buffer<float> all(m_dev, m_params.size());
-        after_compute();
-        gather_buckets(grad_shard(), all.data());
-        const std::vector<float> g = all.download(m_layout.total());
-        std::copy(g.begin(), g.end(), full);
-    }
-    dp_memory memory() const override {
-        const double n = static_cast<double>(m_params.size()) * sizeof(float);
-        const double shard = static_cast<double>(m_shard) * sizeof(float);
-        const double grad_shard_bytes = m_group.size() > 1 ? shard : 0; // P=1: the gradient
-        return {n, n + grad_shard_bytes, 2 * shard, shard};
-    }
-    double comm_bytes_per_step() const override {
-        return m_group.size() > 1 ? 2.0 * static_cast<double>(m_params.size()) * sizeof(float)
-                                  : 0.0; // one rank sends nothing
-    }
-
-  private:
-    float* grad_shard() { return m_group.size() > 1 ? m_gshard.data() : m_grads.data(); }
-    std::size_t piece(const shard_bucket& b) const {
-        return b.size / static_cast<std::size_t>(m_group.size());
-    }
-    // This rank's piece of bucket `b` in the flat buffer `flat`.
-    float* mine(float* flat, const shard_bucket& b) const {
-        return flat + b.start + piece(b) * static_cast<std::size_t>(m_group.rank());
-    }
-    // Every rank's pieces of `shard` into the flat buffer `flat`, bucket by bucket.
-    void gather_buckets(const float* shard, float* flat) {
-        std::vector<comm::request_ptr> reqs;
-        for (const shard_bucket& b : m_buckets)
-            reqs.push_back(m_group.iall_gather(shard + b.shard_offset, flat + b.start, piece(b),
-                                               comm::dtype::f32));
-        comm::wait_all(reqs);
-    }
-
-    kernels::adamw_params m_hp;
-    std::size_t m_shard;
-    std::vector<shard_bucket> m_buckets;
-    kernels::dev_buffer<float> m_gshard, m_pshard;
-    std::vector<comm::request_ptr> m_pending;
-};
-
 } // namespace
 
 std::unique_ptr<dp_strategy> make_fsdp(const dp_settings& s, comm::communicator& group,
                                        const param_layout& layout,
                                        kernels::model::train_context& ctx);
+std::unique_ptr<dp_strategy> make_zero1(const dp_settings& s, comm::communicator& group,
+                                        const param_layout& layout,
+                                        kernels::model::train_context& ctx); // zero1.cpp
 
 std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::communicator& group,
                                               const param_layout& layout,
@@ -270,7 +180,7 @@ std::unique_ptr<dp_strategy> make_dp_strategy(const dp_settings& s, comm::commun
     if (s.variant == "ddp")
         return std::make_unique<ddp>(s, group, layout, ctx);
     if (s.variant == "zero1")
-        return std::make_unique<zero1>(s, group, layout, ctx);
+        return make_zero1(s, group, layout, ctx);
     if (s.variant == "fsdp")
         return make_fsdp(s, group, layout, ctx);
     throw config_error(fmt::format("--dp-variant: '{}' is not one of ddp, zero1, fsdp", s.variant));
@@ -281,8 +191,9 @@ double dp_state_bytes(const dp_settings& s, int ranks, const param_layout& layou
     if (s.variant == "ddp")
         return 5.0 * layout.total() * f;
     if (s.variant == "zero1") {
+        // params, grads, grad shard, m, v; the ring's scratch (2 pieces a bucket) past 2 ranks
         const double n = static_cast<double>(padded(layout.total(), ranks));
-        return (2 * n + 4 * n / ranks) * f;
+        return (2 * n + (ranks > 2 ? 5 : 3) * n / ranks) * f;
     }
     double shards = 0, biggest = 0; // fsdp
     for (int u = 0; u < layout.units(); ++u) {
