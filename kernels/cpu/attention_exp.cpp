@@ -63,13 +63,15 @@ RINGSCALE_AVX512 float row_exp2_sum_avx512(float* x, std::int64_t n, float m) {
         _mm512_storeu_ps(x + j, e);
         sum = _mm512_add_ps(sum, e);
     }
-    if (j < n) { // the row's last lanes; the others add nothing
-        const auto tail = static_cast<__mmask16>((1u << (n - j)) - 1);
-        const __m512 e = exp2_16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + j), vm));
-        _mm512_mask_storeu_ps(x + j, tail, e);
-        sum = _mm512_mask_add_ps(sum, tail, sum, e);
+    float tail_sum = 0.0f;
+    if (j < n) { // the row's last entries, summed one by one after the lanes as the portable
+        const auto tail = static_cast<__mmask16>((1u << (n - j)) - 1); // path sums them
+        _mm512_mask_storeu_ps(x + j, tail,
+                              exp2_16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + j), vm)));
+        for (; j < n; ++j)
+            tail_sum += x[j];
     }
-    return sum_by_halves(sum);
+    return tail_sum + sum_by_halves(sum);
 }
 
 RINGSCALE_AVX512 void softmax_whole_rows_avx512(float* s, std::int64_t rows, std::int64_t cols,

@@ -9,7 +9,8 @@
 
 namespace ringscale::kernels::cpu {
 
-/// x[j] = 2^(x[j] - m) for j < n, in place; returns their sum, lanes added by halves. Only
+/// x[j] = 2^(x[j] - m) for j < n, in place; returns their sum, in the portable path's order
+/// (16 lanes over whole vectors, added by halves, after the last n mod 16 one by one). Only
 /// where tile_gemm_avx512() (kernels/cpu/attention_gemm.hpp) is true.
 float row_exp2_sum_avx512(float* x, std::int64_t n, float m);
 
