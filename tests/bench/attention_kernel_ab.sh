@@ -28,7 +28,8 @@ for r in $(seq "$rounds"); do
         [[ $side = new ]] && build=$new
         l0=$(load)
         "$build/tests/bench_attention_kernel" "$@" | sed "s/^/$side /" >>"$out"
-        echo "round $r $side: load $l0 -> $(load)"
+        peak=$(grep "^$side FMA" "$out" | tail -n 1 | grep -o '[0-9.]* GFLOP/s on [0-9]* core(s)' || true)
+        echo "round $r $side: load $l0 -> $(load), FMA peak ${peak:-?}"
     done
 done
 grep -m1 '^new attention kernel' "$out" | cut -d' ' -f2-
