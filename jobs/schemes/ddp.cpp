@@ -6,6 +6,7 @@
 #include "jobs/train_faults.hpp"
 
 #include "jobs/schemes/device_exchange.hpp"
+#include "jobs/schemes/full_state.hpp"
 
 #include "src/base/error.hpp"
 
@@ -63,42 +64,6 @@ std::vector<shard_bucket> make_shard_buckets(const param_layout& layout, double 
 namespace {
 
 using kernels::phase_scope;
-
-class full_state : public dp_strategy {
-  public:
-    full_state(const param_layout& layout, comm::communicator& group,
-               kernels::model::train_context& ctx, std::size_t n)
-        : m_layout(layout), m_group(group), m_ctx(ctx), m_dev(ctx.exec()), m_params(m_dev, n),
-          m_grads(m_dev, n) {}
-    const float* params(int u, bool, phase_timer&) override {
-        return m_params.data() + m_layout.unit(u).offset;
-    }
-    float* grads(int u) override { return m_grads.data() + m_layout.unit(u).offset; }
-    void load(const float* full) override {
-        m_dev.zero(m_params.data(), m_params.bytes()); // the padding, if any
-        m_params.upload(full, m_layout.total());
-        m_dev.zero(m_m.data(), m_m.bytes());
-        m_dev.zero(m_v.data(), m_v.bytes());
-    }
-    void begin_step(phase_timer& timer) override {
-        phase_scope compute(m_dev, timer, phase::compute);
-        m_dev.zero(m_grads.data(), m_grads.bytes());
-    }
-    void gather_params(float* full) override {
-        const std::vector<float> p = m_params.download(m_layout.total());
-        std::copy(p.begin(), p.end(), full);
-    }
-
-  protected:
-    // The next communication reads what the compute enqueued so far produced.
-    void after_compute() { order_comm_after(m_group, m_dev, m_dev.record()); }
-
-    const param_layout& m_layout;
-    comm::communicator& m_group;
-    kernels::model::train_context& m_ctx;
-    kernels::executor& m_dev;
-    kernels::dev_buffer<float> m_params, m_grads, m_m, m_v;
-};
 
 class ddp final : public full_state {
   public:

@@ -11,6 +11,7 @@
 // the same work on every rank); on a device the communicator's (NCCL's ring, or staged MPI).
 #include "jobs/schemes/data_parallel.hpp"
 #include "jobs/schemes/device_exchange.hpp"
+#include "jobs/schemes/full_state.hpp"
 #include "jobs/schemes/ring_reduce_scatter.hpp"
 
 #include <algorithm>
@@ -24,16 +25,15 @@ namespace {
 
 constexpr int ring_tag_base = 100; // + bucket index; the cp schemes use tags 1-3 on their group
 
-class zero1 final : public dp_strategy {
+class zero1 final : public full_state {
   public:
     zero1(const dp_settings& s, comm::communicator& group, const param_layout& layout,
           kernels::model::train_context& ctx)
-        : m_hp(s.hp), m_group(group), m_layout(layout), m_ctx(ctx), m_dev(ctx.exec()),
+        // The head bucket reduces the padding too.
+        : full_state(layout, group, ctx, padded(layout.total(), group.size())), m_hp(s.hp),
           m_ring(group.memory() == comm::memory_space::host),
           m_buckets(make_shard_buckets(layout, s.bucket_bytes, group.size())) {
         const auto p = static_cast<std::size_t>(group.size());
-        m_params.allocate(m_dev, padded(layout.total(), group.size()));
-        m_grads.allocate(m_dev, m_params.size()); // the head bucket reduces the padding too
         m_shard = m_params.size() / p;
         // On one rank the shard is the whole gradient: reduce-scattering it would copy it
         // into a second buffer of the same size for nothing.
@@ -66,24 +66,8 @@ class zero1 final : public dp_strategy {
                 post_reduce(k, timer);
     }
 
-    void load(const float* full) override {
-        settle();
-        m_dev.zero(m_params.data(), m_params.bytes()); // the padding, if any
-        m_params.upload(full, m_layout.total());
-        m_dev.zero(m_m.data(), m_m.bytes());
-        m_dev.zero(m_v.data(), m_v.bytes());
-    }
-    void begin_step(phase_timer& timer) override {
-        phase_scope compute(m_dev, timer, phase::compute);
-        m_dev.zero(m_grads.data(), m_grads.bytes());
-    }
     void finish_step(std::int64_t step, phase_timer& timer) override;
 
-    void gather_params(float* full) override {
-        settle();
-        const std::vector<float> p = m_params.download(m_layout.total());
-        std::copy(p.begin(), p.end(), full);
-    }
     void gather_grads(float* full) override {
         settle();
         kernels::dev_buffer<float> all(m_dev, m_params.size());
@@ -121,23 +105,17 @@ class zero1 final : public dp_strategy {
     float* mine(const shard_bucket& b) {
         return m_params.data() + b.start + piece(b) * static_cast<std::size_t>(m_group.rank());
     }
-    // The next communication reads what the compute enqueued so far produced.
-    void after_compute() { order_comm_after(m_group, m_dev, m_dev.record()); }
-
     void post_reduce(std::size_t k, phase_timer& timer);
     void await_gathers(std::size_t lo, std::size_t hi, phase_timer& timer);
-    void settle();
+    void settle() override;
 
     kernels::adamw_params m_hp;
-    comm::communicator& m_group;
-    const param_layout& m_layout;
-    kernels::model::train_context& m_ctx;
-    kernels::executor& m_dev;
     bool m_ring; ///< host memory: the scheme's own ring reduce-scatter
     std::vector<shard_bucket> m_buckets;
     std::size_t m_shard = 0;
-    kernels::dev_buffer<float> m_params, m_grads, m_gshard, m_scratch, m_m, m_v;
-    // Declared after the buffers they write: destroyed (so completed) first.
+    kernels::dev_buffer<float> m_gshard, m_scratch;
+    // Declared after the buffers they write (the base's among them): destroyed (so completed)
+    // first.
     std::vector<comm::request_ptr> m_reduces;
     std::vector<pending_gather> m_gathers;
 };
