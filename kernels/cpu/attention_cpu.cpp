@@ -2,6 +2,7 @@
 #include "kernels/cpu/attention_exp.hpp"
 #include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/attention_tiles.hpp"
+#include "kernels/cpu/vec_math.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
@@ -10,15 +11,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-// Row kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks
-// one at run time (ifunc), so the binary runs on CPUs without AVX-512.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RINGSCALE_VEC_CLONES                                                                       \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define RINGSCALE_VEC_CLONES
-#endif
 
 namespace ringscale::kernels::cpu {
 

@@ -1,5 +1,6 @@
 #include "kernels/cpu/cross_entropy.hpp"
 
+#include "kernels/cpu/vec_math.hpp"
 #include "kernels/parallel.hpp"
 #include "src/base/error.hpp"
 
@@ -7,24 +8,62 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace ringscale::kernels::cpu {
 
 namespace {
 
-// Max and log Σ exp(l − max) of one row, in double: the loss is logsumexp − l[target].
+constexpr std::size_t k_lanes = 16; // one AVX-512 register of floats, two of doubles
+
+// Max and log Σ exp(l − max) of one row, the sum in double: the loss is logsumexp − l[target].
 struct row_stats {
     double max;
     double log_sum;
 };
 
-row_stats softmax_stats(const float* row, std::size_t vocab) {
-    const double max = *std::max_element(row, row + vocab);
+// The loops below keep partial results by lane, so GCC vectorises them without -ffast-math;
+// exp is exp_poly_d (a few ulp of fp64), not a libm call per element.
+RINGSCALE_VEC_CLONES row_stats softmax_stats(const float* row, std::size_t vocab) {
+    float lane_max[k_lanes];
+    std::fill(lane_max, lane_max + k_lanes, row[0]);
+    std::size_t v = 0;
+    for (; v + k_lanes <= vocab; v += k_lanes)
+        for (std::size_t l = 0; l < k_lanes; ++l)
+            lane_max[l] = row[v + l] > lane_max[l] ? row[v + l] : lane_max[l];
+    float top = row[0];
+    for (std::size_t l = 0; l < k_lanes; ++l)
+        top = lane_max[l] > top ? lane_max[l] : top;
+    for (std::size_t j = v; j < vocab; ++j)
+        top = row[j] > top ? row[j] : top;
+    const double max = top;
+    double lane_sum[k_lanes] = {};
+    for (v = 0; v + k_lanes <= vocab; v += k_lanes)
+        for (std::size_t l = 0; l < k_lanes; ++l)
+            lane_sum[l] += exp_poly_d(row[v + l] - max);
     double sum = 0.0;
-    for (std::size_t v = 0; v < vocab; ++v)
-        sum += std::exp(row[v] - max);
+    for (std::size_t l = 0; l < k_lanes; ++l)
+        sum += lane_sum[l];
+    for (; v < vocab; ++v)
+        sum += exp_poly_d(row[v] - max);
     return {max, std::log(sum)};
+}
+
+// grad[v] = scale · exp(row[v] − shift) for v < vocab. grad may be row (in place): each block
+// of lanes is read whole before it is written.
+RINGSCALE_VEC_CLONES void softmax_grad(const float* row, std::size_t vocab, double shift,
+                                       double scale, float* grad) {
+    std::size_t v = 0;
+    for (; v + k_lanes <= vocab; v += k_lanes) {
+        float in[k_lanes], out[k_lanes];
+        std::memcpy(in, row + v, sizeof in);
+        for (std::size_t l = 0; l < k_lanes; ++l)
+            out[l] = static_cast<float>(scale * exp_poly_d(in[l] - shift));
+        std::memcpy(grad + v, out, sizeof out);
+    }
+    for (; v < vocab; ++v)
+        grad[v] = static_cast<float>(scale * exp_poly_d(row[v] - shift));
 }
 
 // Loss of one row; writes scale · (softmax − onehot) into grad when grad is not null.
@@ -33,9 +72,7 @@ double row_loss_grad(const float* row, std::size_t vocab, std::int32_t target, d
     const row_stats st = softmax_stats(row, vocab);
     const double loss = st.log_sum + st.max - row[target];
     if (grad) {
-        const double shift = st.max + st.log_sum;
-        for (std::size_t v = 0; v < vocab; ++v) // reads row[v] before writing grad[v]: may alias
-            grad[v] = static_cast<float>(scale * std::exp(row[v] - shift));
+        softmax_grad(row, vocab, st.max + st.log_sum, scale, grad);
         grad[target] = static_cast<float>(grad[target] - scale);
     }
     return loss;

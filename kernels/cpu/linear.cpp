@@ -30,12 +30,14 @@ void bias_grad_cols(const linear_shape& s, const float* dy, std::size_t begin, s
     }
 }
 
-// Rows per chunk: token rows for y and dx, output rows for dW. Each chunk's GEMM packs the
-// shared operand again, so chunks stay large (up to `most` rows), but never so large that
-// some of the rank's threads get none (down to 32 rows).
-std::size_t rows_grain(std::size_t rows, int threads, std::size_t most) {
-    const std::size_t share = rows / static_cast<std::size_t>(std::max(1, threads));
-    return std::max<std::size_t>(32, std::min(most, share));
+// Rows per chunk: token rows for y and dx, output rows for dW; one chunk per thread. Each
+// chunk's GEMM packs the shared operand again, and OpenBLAS's packing and edges cost more on
+// small calls: at 1024 tokens (hidden 512 and 2048, SkylakeX kernels) whole calls ran at
+// 145-152 GFLOP/s a core, chunks of 256 token rows at 137-143 and dW in chunks of 128 output
+// rows at 123-125 (tests/bench/README.md). At least 32 rows.
+std::size_t rows_grain(std::size_t rows, int threads) {
+    const auto t = static_cast<std::size_t>(std::max(1, threads));
+    return std::max<std::size_t>(32, (rows + t - 1) / t);
 }
 
 } // namespace
@@ -46,7 +48,7 @@ void linear_fwd(const linear_shape& s, const float* x, const float* w, const flo
     const serial_blas budget;
     // Token rows split over the rank's threads, each a single-threaded GEMM on its rows.
     parallel_for(
-        s.tokens, rows_grain(s.tokens, budget.threads(), 256),
+        s.tokens, rows_grain(s.tokens, budget.threads()),
         [&](std::size_t t0, std::size_t t1) {
             float beta = 0.0f;
             if (b) { // seed y with the bias so the GEMM with beta = 1 adds the product to it
@@ -68,7 +70,7 @@ void linear_bwd(const linear_shape& s, const float* x, const float* w, const flo
     const serial_blas budget;
     if (dx) // dx[tokens, in] = dy[tokens, out]·W[out, in], by token rows
         parallel_for(
-            s.tokens, rows_grain(s.tokens, budget.threads(), 256),
+            s.tokens, rows_grain(s.tokens, budget.threads()),
             [&](std::size_t t0, std::size_t t1) {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t1 - t0),
                             in, out, 1.0f, dy + t0 * s.out, out, w, in, 0.0f, dx + t0 * s.in, in);
@@ -76,7 +78,7 @@ void linear_bwd(const linear_shape& s, const float* x, const float* w, const flo
             budget.threads());
     // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in] and db[out] += Σ dy, by output rows.
     parallel_for(
-        s.out, rows_grain(s.out, budget.threads(), 128),
+        s.out, rows_grain(s.out, budget.threads()),
         [&](std::size_t o0, std::size_t o1) {
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in,
                         tokens, 1.0f, dy + o0, out, x, in, 1.0f, dw + o0 * s.in, in);
