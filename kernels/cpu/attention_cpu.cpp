@@ -1,8 +1,8 @@
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cpu/attention_exp.hpp"
 #include "kernels/cpu/attention_gemm.hpp"
+#include "kernels/cpu/attention_row_ops.hpp"
 #include "kernels/cpu/attention_tiles.hpp"
-#include "kernels/cpu/vec_math.hpp"
 
 #include "kernels/layout.hpp"
 #include "kernels/threads.hpp"
@@ -19,113 +19,6 @@ namespace {
 constexpr float k_log2e = 1.44269504088896341f;
 constexpr float k_ln2 = 0.693147180559945309f;
 constexpr float k_neg_inf = -std::numeric_limits<float>::infinity();
-constexpr int k_lanes = 16; // one AVX-512 register; two AVX2 registers
-
-/// 2^x for x <= ~0 (clamped below at -126): round-to-nearest split x = n + f, |f| <= 1/2,
-/// Cephes' degree-6 polynomial for 2^f (relative error ~2e-7), 2^n built in the exponent
-/// bits. Branch-free, so GCC vectorises loops that call it.
-inline __attribute__((always_inline)) float exp2_poly(float x) {
-    x = x < -126.0f ? -126.0f : x;
-    const float magic = 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
-    const float t = x + magic;
-    const float f = x - (t - magic);
-    float p = 1.535336188319500e-4f;
-    p = p * f + 1.339887440266574e-3f;
-    p = p * f + 9.618437357674640e-3f;
-    p = p * f + 5.550332471162809e-2f;
-    p = p * f + 2.402264791363012e-1f;
-    p = p * f + 6.931472028550421e-1f;
-    p = p * f + 1.0f;
-    std::int32_t t_bits, magic_bits;
-    std::memcpy(&t_bits, &t, sizeof(t));
-    std::memcpy(&magic_bits, &magic, sizeof(magic));
-    const std::int32_t bits = (t_bits - magic_bits + 127) * (1 << 23);
-    float two_n;
-    std::memcpy(&two_n, &bits, sizeof(bits));
-    return p * two_n;
-}
-
-/// Maximum of x[0, n); -inf when n == 0. Lane-wise partials let GCC vectorise without
-/// -ffast-math.
-RINGSCALE_VEC_CLONES float row_max(const float* x, std::int64_t n) {
-    float lanes[k_lanes];
-    for (int l = 0; l < k_lanes; ++l)
-        lanes[l] = k_neg_inf;
-    std::int64_t j = 0;
-    for (; j + k_lanes <= n; j += k_lanes)
-        for (int l = 0; l < k_lanes; ++l)
-            lanes[l] = x[j + l] > lanes[l] ? x[j + l] : lanes[l];
-    float m = k_neg_inf;
-    for (; j < n; ++j)
-        m = x[j] > m ? x[j] : m;
-    for (int w = k_lanes / 2; w > 0; w /= 2) // by halves, as row_exp2_sum's sum
-        for (int l = 0; l < w; ++l)
-            lanes[l] = lanes[l + w] > lanes[l] ? lanes[l + w] : lanes[l];
-    return lanes[0] > m ? lanes[0] : m;
-}
-
-/// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum.
-RINGSCALE_VEC_CLONES float row_exp2_sum_portable(float* x, std::int64_t n, float m) {
-    float lanes[k_lanes] = {};
-    std::int64_t j = 0;
-    for (; j + k_lanes <= n; j += k_lanes)
-        for (int l = 0; l < k_lanes; ++l) {
-            const float e = exp2_poly(x[j + l] - m);
-            x[j + l] = e;
-            lanes[l] += e;
-        }
-    float sum = 0.0f;
-    for (; j < n; ++j) {
-        x[j] = exp2_poly(x[j] - m);
-        sum += x[j];
-    }
-    // The lanes by halves (vector adds), not one after another: a chain of 16 scalar adds
-    // cost a quarter of the call on a 256-key row.
-    for (int w = k_lanes / 2; w > 0; w /= 2)
-        for (int l = 0; l < w; ++l)
-            lanes[l] += lanes[l + w];
-    return sum + lanes[0];
-}
-
-/// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum (on AVX-512 by vscalefps).
-float row_exp2_sum(float* x, std::int64_t n, float m) {
-    return tile_gemm_avx512() ? row_exp2_sum_avx512(x, n, m) : row_exp2_sum_portable(x, n, m);
-}
-
-/// dS = P * (dP - delta) * scale, in place over dp, n entries (P unrounded, as on CUDA).
-RINGSCALE_VEC_CLONES void row_ds(const float* p, float* dp, std::int64_t n, float delta,
-                                 float scale) {
-    for (std::int64_t j = 0; j < n; ++j)
-        dp[j] = p[j] * (dp[j] - delta) * scale;
-}
-
-/// x[0, n) rounded to bf16 (elem::bf16) or fp16 (elem::f16) in place; f32 leaves x as is.
-RINGSCALE_VEC_CLONES void row_round(float* x, std::int64_t n, elem e) {
-    if (e == elem::bf16)
-        for (std::int64_t j = 0; j < n; ++j)
-            x[j] = round_to_bf16(x[j]);
-    else if (e == elem::f16)
-        for (std::int64_t j = 0; j < n; ++j)
-            x[j] = round_to_f16(x[j]);
-}
-
-/// x[0, n) *= a.
-RINGSCALE_VEC_CLONES void row_scale(float* x, std::int64_t n, float a) {
-    for (std::int64_t j = 0; j < n; ++j)
-        x[j] *= a;
-}
-
-void row_zero(float* x, std::int64_t n) {
-    std::fill(x, x + n, 0.0f);
-}
-
-/// x[j] = 0 where x[j] <= FLT_MIN: exp2_poly of a -inf score (a key the mask drops inside a
-/// row's key range) is clamped to exactly FLT_MIN; anything that small contributes nothing.
-RINGSCALE_VEC_CLONES void row_zero_clamped(float* x, std::int64_t n) {
-    const float tiny = std::numeric_limits<float>::min();
-    for (std::int64_t j = 0; j < n; ++j)
-        x[j] = x[j] <= tiny ? 0.0f : x[j];
-}
 
 /// One (b, h) pair's tensors, already offset to the head.
 struct head_view {
@@ -240,40 +133,60 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
     }
 }
 
-/// Backward for query rows [i0, i0 + rows) against key rows [j0, j0 + cols) of one head.
-void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
-              std::int64_t j0, std::int64_t cols, bool partial, const std::int64_t* qp,
-              const std::int64_t* kp, const scratch& ws) {
+/// Backward for query rows [i0, i0 + rows) against the first n of the key tile's rows
+/// [j0, j0 + cols) (n covers every key the rows see): P and dS in ws.scores and ws.dp at
+/// row stride cols, from `row` on.
+void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+               std::int64_t j0, std::int64_t cols, std::int64_t n, bool partial,
+               const std::int64_t* qp, const std::int64_t* kp, const scratch& ws,
+               std::int64_t row) {
     const std::int64_t D = s.head_dim;
     const float scale = attention_scale(s);
-    float* p = ws.scores;
-    float* dp = ws.dp;
+    float* p = ws.scores + row * cols;
+    float* dp = ws.dp + row * cols;
     const float* q = h.q + i0 * D;
     const float* d_o = h.d_o + i0 * D;
-    tile_gemm_nt(rows, cols, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols);
+    tile_gemm_nt(rows, n, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
         const float lse = h.lse_in[i0 + r];
         const key_span keys =
-            lse == k_neg_inf ? key_span{} : row_keys(s, partial, qp[r], kp, cols, pr);
+            lse == k_neg_inf ? key_span{} : row_keys(s, partial, qp[r], kp, n, pr);
         row_exp2_sum(pr + keys.a, keys.b - keys.a, lse * k_log2e); // P from the final LSE
         if (keys.pair_masked)
             row_zero_clamped(pr + keys.a, keys.b - keys.a);
         row_zero(pr, keys.a);
-        row_zero(pr + keys.b, cols - keys.b);
+        row_zero(pr + keys.b, n - keys.b);
     }
     // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
-    tile_gemm_nt(rows, cols, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols);
+    tile_gemm_nt(rows, n, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols);
     for (std::int64_t r = 0; r < rows; ++r)
-        row_ds(p + r * cols, dp + r * cols, cols, h.delta[i0 + r], scale);
+        row_ds(p + r * cols, dp + r * cols, n, h.delta[i0 + r], scale);
     // dV_j += P^T dO_i with P in the dtype; dQ_i += dS K_j and dK_j += dS^T Q_i with dS in it.
     for (std::int64_t r = 0; r < rows; ++r) {
-        row_round(p + r * cols, cols, ws.round);
-        row_round(dp + r * cols, cols, ws.round);
+        row_round(p + r * cols, n, ws.round);
+        row_round(dp + r * cols, n, ws.round);
     }
-    tile_gemm_tn_acc(cols, D, rows, p, cols, d_o, D, h.dv + j0 * D, D);
-    tile_gemm_nn_acc(rows, D, cols, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D);
-    tile_gemm_tn_acc(cols, D, rows, dp, cols, q, D, h.dk + j0 * D, D);
+    tile_gemm_tn_acc(n, D, rows, p, cols, d_o, D, h.dv + j0 * D, D);
+    tile_gemm_nn_acc(rows, D, n, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D);
+    tile_gemm_tn_acc(n, D, rows, dp, cols, q, D, h.dk + j0 * D, D);
+}
+
+/// Backward for query rows [i0, i0 + rows) against key rows [j0, j0 + cols) of one head. A
+/// tile the causal diagonal crosses (no other mask) in blocks of 64 query rows, each against
+/// the keys its last row sees, as the forward: the products skip most of the masked half.
+void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+              std::int64_t j0, std::int64_t cols, bool partial, const std::int64_t* qp,
+              const std::int64_t* kp, const scratch& ws) {
+    const bool diagonal = partial && !mask_active(s.mask);
+    const std::int64_t step = diagonal ? 64 : rows;
+    for (std::int64_t r0 = 0; r0 < rows; r0 += step) {
+        const std::int64_t m = std::min(step, rows - r0);
+        const std::int64_t n =
+            diagonal ? std::upper_bound(kp, kp + cols, qp[r0 + m - 1]) - kp : cols;
+        if (n > 0)
+            bwd_block(s, h, i0 + r0, m, j0, cols, n, partial, qp + r0, kp, ws, r0);
+    }
 }
 
 /// Backward of one query head against the whole K/V block. Key tiles outer, so a tile's

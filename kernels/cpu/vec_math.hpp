@@ -71,4 +71,28 @@ inline __attribute__((always_inline)) double exp_poly_d(double x) {
     return p * scale;
 }
 
+/// 2^x for x <= ~0 (clamped below at -126): round-to-nearest split x = n + f, |f| <= 1/2,
+/// Cephes' degree-6 polynomial for 2^f (relative error ~2e-7), 2^n built in the exponent
+/// bits. Branch-free, so GCC vectorises loops that call it.
+inline __attribute__((always_inline)) float exp2_poly(float x) {
+    x = x < -126.0f ? -126.0f : x;
+    const float magic = 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
+    const float t = x + magic;
+    const float f = x - (t - magic);
+    float p = 1.535336188319500e-4f;
+    p = p * f + 1.339887440266574e-3f;
+    p = p * f + 9.618437357674640e-3f;
+    p = p * f + 5.550332471162809e-2f;
+    p = p * f + 2.402264791363012e-1f;
+    p = p * f + 6.931472028550421e-1f;
+    p = p * f + 1.0f;
+    std::int32_t t_bits, magic_bits;
+    std::memcpy(&t_bits, &t, sizeof(t));
+    std::memcpy(&magic_bits, &magic, sizeof(magic));
+    const std::int32_t bits = (t_bits - magic_bits + 127) * (1 << 23);
+    float two_n;
+    std::memcpy(&two_n, &bits, sizeof(bits));
+    return p * two_n;
+}
+
 } // namespace ringscale::kernels::cpu

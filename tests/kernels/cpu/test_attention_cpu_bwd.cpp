@@ -126,6 +126,17 @@ TEST(attention_cpu_bwd, causal_striped_positions_with_fully_masked_rows) {
     expect_grads(g, ref_grads(p));
 }
 
+// Tiles of more than 64 query rows on the causal diagonal go in blocks of 64 rows, each
+// against the keys its last row sees: odd lengths (a last block of 44 rows) and zigzag's
+// positions, where a block's visible keys are not a prefix of the tile's in order.
+TEST(attention_cpu_bwd, causal_diagonal_tiles_in_blocks_of_64_rows) {
+    const problem p = make_problem(300, 300, 64, true, iota_pos(300), iota_pos(300));
+    expect_grads(cpu_grads(p, {256, 256}), ref_grads(p));
+    const pos_t qp = layout_positions(layout::zigzag, 512, 2, 1);
+    const problem z = make_problem(256, 256, 64, true, qp, qp);
+    expect_grads(cpu_grads(z, {192, 128}), ref_grads(z));
+}
+
 // Ring backward: the final LSE comes from the forward over all blocks; each K/V block's
 // backward adds its part of dQ and produces that block's dK, dV.
 TEST(attention_cpu_bwd, blocks_with_final_lse_equal_full_backward) {
