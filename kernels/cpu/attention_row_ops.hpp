@@ -1,8 +1,8 @@
 // The row operations of the CPU attention kernels (kernels/cpu/attention_cpu.cpp): maxima,
 // the softmax's exponentials and sums, dS, rounding to the dtype, scaling and zeroing, over
-// one row of a score tile. Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64
-// (vec_math.hpp); the exponential's sum runs the AVX-512 vscalefps form where the CPU has it
-// (attention_exp.hpp).
+// one row of a score tile (row_max serves the cross-entropy's logits too). Each loop is compiled
+// for AVX-512, AVX2+FMA and baseline x86-64 (vec_math.hpp); the exponential's sum runs the AVX-512
+// vscalefps form where the CPU has it (attention_exp.hpp).
 #pragma once
 
 #include "kernels/elem.hpp"

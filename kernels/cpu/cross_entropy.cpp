@@ -1,5 +1,6 @@
 #include "kernels/cpu/cross_entropy.hpp"
 
+#include "kernels/cpu/attention_row_ops.hpp"
 #include "kernels/cpu/vec_math.hpp"
 #include "kernels/parallel.hpp"
 #include "src/base/error.hpp"
@@ -23,23 +24,13 @@ struct row_stats {
     double log_sum;
 };
 
-// The loops below keep partial results by lane, so GCC vectorises them without -ffast-math;
-// exp is exp_poly_d (a few ulp of fp64), not a libm call per element.
+// The max is the attention rows' (by lanes); the sum keeps partial results by lane, so GCC
+// vectorises it without -ffast-math; exp is exp_poly_d (a few ulp of fp64), not libm's.
 RINGSCALE_VEC_CLONES row_stats softmax_stats(const float* row, std::size_t vocab) {
-    float lane_max[k_lanes];
-    std::fill(lane_max, lane_max + k_lanes, row[0]);
+    const double max = row_max(row, static_cast<std::int64_t>(vocab));
     std::size_t v = 0;
-    for (; v + k_lanes <= vocab; v += k_lanes)
-        for (std::size_t l = 0; l < k_lanes; ++l)
-            lane_max[l] = row[v + l] > lane_max[l] ? row[v + l] : lane_max[l];
-    float top = row[0];
-    for (std::size_t l = 0; l < k_lanes; ++l)
-        top = lane_max[l] > top ? lane_max[l] : top;
-    for (std::size_t j = v; j < vocab; ++j)
-        top = row[j] > top ? row[j] : top;
-    const double max = top;
     double lane_sum[k_lanes] = {};
-    for (v = 0; v + k_lanes <= vocab; v += k_lanes)
+    for (; v + k_lanes <= vocab; v += k_lanes)
         for (std::size_t l = 0; l < k_lanes; ++l)
             lane_sum[l] += exp_poly_d(row[v + l] - max);
     double sum = 0.0;
