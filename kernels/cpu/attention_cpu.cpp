@@ -104,6 +104,9 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
             const std::int64_t last = qp[std::min(rows, r0 + step) - 1];
             return diagonal ? std::upper_bound(kp, kp + cols, last) - kp : cols;
         };
+        // The next key tile's packed Kᵀ and V, on their way to L2 while this one's products run.
+        const float* next_kt =
+            h.kt && j0 + ws.k_tile < k_end ? h.kt + (j0 / ws.k_tile + 1) * 2 * h.kt_tile : nullptr;
         float* lanes = ws.dp; // the rows' maxima by lane, where the tile products leave them
         std::fill(lanes, lanes + 16 * rows, k_neg_inf);
         bool fused = false;
@@ -111,7 +114,8 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
             if (const std::int64_t n = seen(r0); n > 0)
                 fused = tile_gemm_nt(std::min(step, rows - r0), n, D, alpha, h.q + (i0 + r0) * D,
                                      h.k + j0 * D, h.kt + j0 / ws.k_tile * 2 * h.kt_tile,
-                                     ws.scores + r0 * cols, cols, lanes + 16 * r0);
+                                     ws.scores + r0 * cols, cols, lanes + 16 * r0,
+                                     r0 == 0 ? next_kt : nullptr, h.kt_tile);
         fwd_tile_softmax(s, ws.scores, rows, cols, mask == block_mask::partial, qp, kp, D, o, ws,
                          fused ? lanes : nullptr);
         for (std::int64_t r0 = 0; r0 < rows; r0 += step)
@@ -119,7 +123,8 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
                 tile_gemm_nn_acc(std::min(step, rows - r0), D, n, ws.scores + r0 * cols, cols,
                                  h.v + j0 * D, D, o + r0 * D, D,
                                  h.kt ? h.kt + (j0 / ws.k_tile * 2 + 1) * h.kt_tile : nullptr,
-                                 std::min(ws.k_tile, s.k_len - j0)); // the tile's rows packed
+                                 std::min(ws.k_tile, s.k_len - j0), // the tile's rows packed
+                                 r0 == 0 && next_kt ? next_kt + h.kt_tile : nullptr, h.kt_tile);
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         const float l = ws.row_sum[r];

@@ -157,8 +157,15 @@ RINGSCALE_AVX512 void copy_panel(const float* b, std::int64_t ldb, std::int64_t 
 void gemm_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                  std::int64_t a_rs, std::int64_t a_ks, const float* b, std::int64_t ldb,
                  bool accumulate, float* c, std::int64_t ldc, float* lane_max = nullptr,
-                 std::int64_t panel_stride = 0) {
+                 std::int64_t panel_stride = 0, const float* pf = nullptr,
+                 std::int64_t pf_floats = 0) {
     alignas(64) float panel[k_kc * 16 * k_nv];
+    // `pf`: memory the caller reads next, into L2 a slice per micro-kernel call.
+    const std::int64_t calls =
+        (k + k_kc - 1) / k_kc * ((n + 16 * k_nv - 1) / (16 * k_nv)) * ((m + k_mr - 1) / k_mr);
+    const std::int64_t pf_lines = pf ? (pf_floats + 15) / 16 : 0;
+    const std::int64_t pf_slice = (pf_lines + calls - 1) / calls;
+    std::int64_t pf_next = 0;
     for (std::int64_t k0 = 0; k0 < k; k0 += k_kc) {
         const std::int64_t kc = std::min(k_kc, k - k0);
         for (std::int64_t j0 = 0; j0 < n; j0 += 16 * k_nv) {
@@ -187,6 +194,9 @@ void gemm_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, co
                                   accumulate || k0 > 0,
                                   tail,
                                   lane_max ? lane_max + 16 * i0 : nullptr};
+                for (std::int64_t e = std::min(pf_lines, pf_next + pf_slice); pf_next < e;
+                     ++pf_next)
+                    _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * pf_next), _MM_HINT_T1);
                 micro_of(mr, nv)(t);
             }
         }
@@ -232,15 +242,16 @@ void pack_panels(const float* src, std::int64_t k, std::int64_t n, std::int64_t 
 }
 
 bool tile_gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-                  const float* b, const float* bt, float* c, std::int64_t ldc, float* lane_max) {
+                  const float* b, const float* bt, float* c, std::int64_t ldc, float* lane_max,
+                  const float* pf, std::int64_t pf_floats) {
 #ifdef RINGSCALE_HAVE_AVX512_TILES
     if (tile_gemm_avx512()) {
         lane_max = k <= k_kc ? lane_max : nullptr; // one block of k: the maxima are of C
-        gemm_avx512(m, n, k, alpha, a, k, 1, bt, 0, false, c, ldc, lane_max, 64 * k);
+        gemm_avx512(m, n, k, alpha, a, k, 1, bt, 0, false, c, ldc, lane_max, 64 * k, pf, pf_floats);
         return lane_max != nullptr;
     }
 #endif
-    (void)bt, (void)lane_max;
+    (void)bt, (void)lane_max, (void)pf, (void)pf_floats;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(k),
                 b, int(k), 0.0f, c, int(ldc));
     return false;
@@ -248,14 +259,15 @@ bool tile_gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, c
 
 void tile_gemm_nn_acc(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
                       std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-                      std::int64_t ldc, const float* b_panels, std::int64_t b_rows) {
+                      std::int64_t ldc, const float* b_panels, std::int64_t b_rows, const float* pf,
+                      std::int64_t pf_floats) {
 #ifdef RINGSCALE_HAVE_AVX512_TILES
     if (tile_gemm_avx512())
         return b_panels ? gemm_avx512(m, n, k, 1.0f, a, lda, 1, b_panels, 0, true, c, ldc, nullptr,
-                                      64 * b_rows)
+                                      64 * b_rows, pf, pf_floats)
                         : gemm_avx512(m, n, k, 1.0f, a, lda, 1, b, ldb, true, c, ldc);
 #endif
-    (void)b_panels;
+    (void)b_panels, (void)pf, (void)pf_floats;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, a,
                 int(lda), b, int(ldb), 1.0f, c, int(ldc));
 }

@@ -31,9 +31,11 @@ void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* ds
 /// read from `bt`, B packed by pack_transposed; otherwise from `b`. With `lane_max` [m, 16]
 /// (filled with -inf by the caller) the AVX-512 kernels also leave there the maximum of C's
 /// row i over its columns j = l mod 16 at lane_max[16 i + l], and return true; false: not.
+/// `pf` (pf_floats of them): memory the caller reads next, fetched toward L2 a slice before each
+/// micro-kernel call (AVX-512 kernels only; a hint, C does not depend on it).
 bool tile_gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                   const float* b, const float* bt, float* c, std::int64_t ldc,
-                  float* lane_max = nullptr);
+                  float* lane_max = nullptr, const float* pf = nullptr, std::int64_t pf_floats = 0);
 
 /// B[k, n] (stride ld) in the panels the AVX-512 kernels read: dst[(j / 64) * 64 k + kk * 64 +
 /// j % 64] = src[kk * ld + j]; the last panel's columns past n are zero. packed_size(n, k) floats.
@@ -41,10 +43,11 @@ void pack_panels(const float* src, std::int64_t k, std::int64_t n, std::int64_t 
 
 /// C[m, n] += A[m, k] · B[k, n] (strides lda, ldb, ldc). With the AVX-512 kernels B is read from
 /// `b_panels` where given (the first k of b_rows >= k rows packed by pack_panels), else copied
-/// panel by panel.
+/// panel by panel. `pf`, pf_floats: as tile_gemm_nt's.
 void tile_gemm_nn_acc(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
                       std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-                      std::int64_t ldc, const float* b_panels = nullptr, std::int64_t b_rows = 0);
+                      std::int64_t ldc, const float* b_panels = nullptr, std::int64_t b_rows = 0,
+                      const float* pf = nullptr, std::int64_t pf_floats = 0);
 
 /// C[m, n] += A[k, m]ᵀ · B[k, n] (strides lda, ldb, ldc).
 void tile_gemm_tn_acc(std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
