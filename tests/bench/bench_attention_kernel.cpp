@@ -17,9 +17,11 @@
 
 #include <algorithm>
 #include <cblas.h>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <numeric>
@@ -171,22 +173,47 @@ case_rates run_case(attention_shape s, bool causal, int iters, attention_workspa
     return {f, both};
 }
 
-long arg(int argc, char** argv, int i, long fallback) {
-    return argc > i ? std::strtol(argv[i], nullptr, 10) : fallback;
+constexpr const char* k_usage =
+    "usage: bench_attention_kernel [seq heads head_dim threads iters q_tile k_tile gemm_n]\n"
+    "  defaults 4096 8 64 <cores> 5 256 256 2048; head_dim 64 or 128\n";
+
+/// Argument i as a whole number in [lo, hi], else `fallback` when absent; anything else (a
+/// word, a sign, a fraction, out of range) ends the run with the usage, before any allocation.
+long arg(int argc, char** argv, int i, long fallback, long lo, long hi) {
+    if (argc <= i)
+        return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        std::fprintf(stderr,
+                     "bench_attention_kernel: argument %d must be a whole number in %ld-%ld\n%s", i,
+                     lo, hi, k_usage);
+        std::exit(2);
+    }
+    return v;
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
+        std::fputs(k_usage, stdout);
+        return 0;
+    }
     attention_shape s;
-    s.q_len = s.k_len = arg(argc, argv, 1, 4096);
-    s.heads = s.kv_heads = arg(argc, argv, 2, 8);
-    s.head_dim = arg(argc, argv, 3, 64);
-    const int threads = static_cast<int>(arg(argc, argv, 4, cores_available()));
-    const int iters = static_cast<int>(arg(argc, argv, 5, 5));
-    const attention_tiles tiles{arg(argc, argv, 6, attention_tiles{}.q_tile),
-                                arg(argc, argv, 7, attention_tiles{}.k_tile)};
-    const int gemm_n = static_cast<int>(arg(argc, argv, 8, 2048));
+    s.q_len = s.k_len = arg(argc, argv, 1, 4096, 16, 65536);
+    s.heads = s.kv_heads = arg(argc, argv, 2, 8, 1, 64);
+    s.head_dim = arg(argc, argv, 3, 64, 64, 128);
+    if (s.head_dim != 64 && s.head_dim != 128) {
+        std::fprintf(stderr, "bench_attention_kernel: head_dim must be 64 or 128\n%s", k_usage);
+        return 2;
+    }
+    const int threads = static_cast<int>(arg(argc, argv, 4, cores_available(), 1, 1024));
+    const int iters = static_cast<int>(arg(argc, argv, 5, 5, 1, 1000));
+    const attention_tiles tiles{arg(argc, argv, 6, attention_tiles{}.q_tile, 16, 4096),
+                                arg(argc, argv, 7, attention_tiles{}.k_tile, 16, 4096)};
+    const int gemm_n = static_cast<int>(arg(argc, argv, 8, 2048, 64, 8192));
     set_blas_threads(threads);
     kernel_threads = blas_threads();
     attention_workspace ws;
