@@ -51,14 +51,21 @@ const dims k_shapes[] = {{1, 1, 1},     {7, 48, 128},  {32, 48, 128},  {32, 128,
 } // namespace
 
 TEST(attention_gemm, pack_transposed_puts_columns_in_zero_padded_panels) {
-    const std::int64_t n = 70, k = 3;
-    const std::vector<float> src = ramp(n * k, 1);
-    std::vector<float> dst(static_cast<std::size_t>(packed_size(n, k)), -1.0f);
-    ASSERT_EQ(dst.size(), 128u * 3u);
-    pack_transposed(src.data(), n, k, dst.data());
-    for (std::int64_t j = 0; j < 128; ++j)
-        for (std::int64_t kk = 0; kk < k; ++kk)
-            EXPECT_EQ(dst[j / 64 * 64 * k + kk * 64 + j % 64], j < n ? src[j * k + kk] : 0.0f);
+    // Whole panels, each 16-row group's tail (the AVX-512 path's masked gathers), an empty group.
+    const dims shapes[] = {{0, 70, 3},  {0, 1, 64},    {0, 17, 128},
+                           {0, 48, 64}, {0, 256, 128}, {0, 130, 64}};
+    for (const dims& d : shapes) {
+        const std::vector<float> src = ramp(d.n * d.k, 1);
+        std::vector<float> dst(static_cast<std::size_t>(packed_size(d.n, d.k)), -1.0f);
+        ASSERT_EQ(dst.size(), static_cast<std::size_t>((d.n + 63) / 64 * 64 * d.k));
+        pack_transposed(src.data(), d.n, d.k, dst.data());
+        const std::int64_t cols = (d.n + 63) / 64 * 64;
+        for (std::int64_t j = 0; j < cols; ++j)
+            for (std::int64_t kk = 0; kk < d.k; ++kk)
+                ASSERT_EQ(dst[j / 64 * 64 * d.k + kk * 64 + j % 64],
+                          j < d.n ? src[j * d.k + kk] : 0.0f)
+                    << "n=" << d.n << " k=" << d.k << " j=" << j << " kk=" << kk;
+    }
 }
 
 TEST(attention_gemm, nt_matches_plain_loops_and_leaves_row_maxima_by_lane) {
