@@ -219,40 +219,7 @@ bool tile_gemm_avx512() {
 #endif
 }
 
-#ifdef RINGSCALE_HAVE_AVX512_TILES
-namespace {
-
-/// pack_transposed by gathers: each 16 floats of a panel row are one column's elements from 16
-/// rows of src, k apart (lanes past n masked: zero).
-RINGSCALE_AVX512 void pack_transposed_avx512(const float* src, std::int64_t n, std::int64_t k,
-                                             float* dst) {
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i index = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(k)));
-    for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k)
-        for (std::int64_t v = 0; v < 4; ++v) {
-            const std::int64_t rows = std::min<std::int64_t>(16, n - j0 - 16 * v);
-            if (rows <= 0) {
-                for (std::int64_t kk = 0; kk < k; ++kk)
-                    _mm512_storeu_ps(dst + kk * 64 + 16 * v, _mm512_setzero_ps());
-                continue;
-            }
-            const auto lanes = static_cast<__mmask16>(rows == 16 ? 0xFFFF : (1u << rows) - 1);
-            const float* col = src + (j0 + 16 * v) * k;
-            for (std::int64_t kk = 0; kk < k; ++kk)
-                _mm512_storeu_ps(
-                    dst + kk * 64 + 16 * v,
-                    _mm512_mask_i32gather_ps(_mm512_setzero_ps(), lanes, index, col + kk, 4));
-        }
-}
-
-} // namespace
-#endif
-
 void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* dst) {
-#ifdef RINGSCALE_HAVE_AVX512_TILES
-    if (tile_gemm_avx512() && k <= 1 << 20) // lane 15's offset, 15 k, fits the gather's int32
-        return pack_transposed_avx512(src, n, k, dst);
-#endif
     for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k) {
         const std::int64_t cols = std::min<std::int64_t>(64, n - j0);
         for (std::int64_t kk = 0; kk < k; ++kk) {
