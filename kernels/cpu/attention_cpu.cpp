@@ -140,18 +140,22 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
 
 /// Backward for query rows [i0, i0 + rows) against the first n of the key tile's rows
 /// [j0, j0 + cols) (n covers every key the rows see): P and dS in ws.scores and ws.dp at
-/// row stride cols, from `row` on.
+/// row stride cols, from `row` on. `next`: the first of the query rows the head's loop takes
+/// next (their Q, dO and dQ are fetched toward L2 meanwhile), or -1.
 void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
                std::int64_t j0, std::int64_t cols, std::int64_t n, bool partial,
-               const std::int64_t* qp, const std::int64_t* kp, const scratch& ws,
-               std::int64_t row) {
+               const std::int64_t* qp, const std::int64_t* kp, const scratch& ws, std::int64_t row,
+               std::int64_t next) {
     const std::int64_t D = s.head_dim;
+    const std::int64_t pf = next < 0 ? 0 : std::min(ws.q_tile, s.q_len - next) * D;
+    const std::int64_t pf_at = next < 0 ? 0 : next * D;
     const float scale = attention_scale(s);
     float* p = ws.scores + row * cols;
     float* dp = ws.dp + row * cols;
     const float* q = h.q + i0 * D;
     const float* d_o = h.d_o + i0 * D;
-    tile_gemm_nt(rows, n, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols);
+    tile_gemm_nt(rows, n, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols, nullptr,
+                 pf ? h.q + pf_at : nullptr, pf);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
         const float lse = h.lse_in[i0 + r];
@@ -164,7 +168,8 @@ void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, st
         row_zero(pr + keys.b, n - keys.b);
     }
     // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
-    tile_gemm_nt(rows, n, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols);
+    tile_gemm_nt(rows, n, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols, nullptr,
+                 pf ? h.d_o + pf_at : nullptr, pf);
     for (std::int64_t r = 0; r < rows; ++r)
         row_ds(p + r * cols, dp + r * cols, n, h.delta[i0 + r], scale);
     // dV_j += P^T dO_i with P in the dtype; dQ_i += dS K_j and dK_j += dS^T Q_i with dS in it.
@@ -173,7 +178,8 @@ void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, st
         row_round(dp + r * cols, n, ws.round);
     }
     tile_gemm_tn_acc(n, D, rows, p, cols, d_o, D, h.dv + j0 * D, D);
-    tile_gemm_nn_acc(rows, D, n, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D);
+    tile_gemm_nn_acc(rows, D, n, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D, nullptr, 0,
+                     pf ? h.dq + pf_at : nullptr, pf);
     tile_gemm_tn_acc(n, D, rows, dp, cols, q, D, h.dk + j0 * D, D);
 }
 
@@ -182,7 +188,7 @@ void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, st
 /// the keys its last row sees, as the forward: the products skip most of the masked half.
 void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
               std::int64_t j0, std::int64_t cols, bool partial, const std::int64_t* qp,
-              const std::int64_t* kp, const scratch& ws) {
+              const std::int64_t* kp, const scratch& ws, std::int64_t next) {
     const bool diagonal = partial && !mask_active(s.mask);
     const std::int64_t step = diagonal ? 64 : rows;
     for (std::int64_t r0 = 0; r0 < rows; r0 += step) {
@@ -190,7 +196,8 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
         const std::int64_t n =
             diagonal ? std::upper_bound(kp, kp + cols, qp[r0 + m - 1]) - kp : cols;
         if (n > 0)
-            bwd_block(s, h, i0 + r0, m, j0, cols, n, partial, qp + r0, kp, ws, r0);
+            bwd_block(s, h, i0 + r0, m, j0, cols, n, partial, qp + r0, kp, ws, r0,
+                      r0 == 0 ? next : -1);
     }
 }
 
@@ -198,10 +205,15 @@ void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std
 /// dK/dV rows stay in cache across the query tiles.
 void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* q_pos,
               const std::int64_t* k_pos, const scratch& ws) {
+    auto first_row = [&](std::int64_t j0) { // the first query row a key tile's keys reach
+        return s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
+    };
     for (std::int64_t j0 = 0; j0 < s.k_len; j0 += ws.k_tile) {
         const std::int64_t cols = std::min(ws.k_tile, s.k_len - j0);
-        const std::int64_t i_begin =
-            s.causal ? std::lower_bound(q_pos, q_pos + s.q_len, k_pos[j0]) - q_pos : 0;
+        const std::int64_t i_begin = first_row(j0);
+        // The query rows taken after each tile: the next query tile, then the next key tile's
+        // first (their Q, dO and dQ are fetched toward L2 meanwhile).
+        const std::int64_t after = j0 + ws.k_tile < s.k_len ? first_row(j0 + ws.k_tile) : s.q_len;
         if (ws.kt && i_begin < s.q_len) { // the key tile's Kᵀ, Vᵀ for the tile products
             pack_transposed(h.k + j0 * s.head_dim, cols, s.head_dim, ws.kt);
             pack_transposed(h.v + j0 * s.head_dim, cols, s.head_dim, ws.vt);
@@ -211,7 +223,10 @@ void bwd_head(const attention_shape& s, const head_view& h, const std::int64_t* 
             const block_mask mask = tile_class(s, q_pos + i0, rows, k_pos + j0, cols);
             if (mask != block_mask::masked)
                 bwd_tile(s, h, i0, rows, j0, cols, mask == block_mask::partial, q_pos + i0,
-                         k_pos + j0, ws);
+                         k_pos + j0, ws,
+                         i0 + rows < s.q_len ? i0 + rows
+                         : after < s.q_len   ? after
+                                             : -1);
         }
     }
 }
