@@ -4,7 +4,8 @@
 # falls on both alike; the load average printed before and after each run. Then, per build and
 # kernel, the median (min-max over the rounds) of each run's figure: GFLOP/s over wall time and
 # per CPU second, and the latter's fraction of the all-core FMA peak that run measured; then the
-# median per CPU second against the best peak any run measured (load only lowers a probe).
+# median per CPU second against the best peak any run measured: a lower bound, as a co-tenant
+# only lowers a probe (lifting its own run's fraction) while the host's clock moves every figure.
 # usage: tests/bench/attention_kernel_ab.sh OLD_BUILD NEW_BUILD ROUNDS [BENCH_ARGS...]
 #   BENCH_ARGS: bench_attention_kernel's [seq heads head_dim threads iters q_tile k_tile gemm_n],
 #   e.g. 4096 8 128 2 3 (tests/bench/attention_kernel.sh runs one build alone).
@@ -75,6 +76,6 @@ END {
                 (best > 0 ? sprintf("%.2f", medv(cpu, key, n[key]) / best) : "-")
         }
     printf "medians of %d runs each (min-max); fractions against the peak each run measured, and\n", n[key]
-    printf "the median per CPU second against the best peak of all runs (%.1f GFLOP/s): load only\n", best
-    printf "lowers a probe: one slowed by a co-tenant lifts the fraction of its own run, not this one\n"
+    printf "the median per CPU second against the best peak of all runs (%.1f GFLOP/s), a lower\n", best
+    printf "bound: a co-tenant only lowers a probe (and so lifts its own run), the host clock moves all\n"
 }' "$out"
