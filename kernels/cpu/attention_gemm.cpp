@@ -163,8 +163,8 @@ void gemm_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, co
     // `pf`: memory the caller reads next, into L2 a slice per micro-kernel call.
     const std::int64_t calls =
         (k + k_kc - 1) / k_kc * ((n + 16 * k_nv - 1) / (16 * k_nv)) * ((m + k_mr - 1) / k_mr);
-    const std::int64_t pf_lines = pf ? (pf_floats + 15) / 16 : 0;
-    const std::int64_t pf_slice = (pf_lines + calls - 1) / calls;
+    const std::int64_t pf_lines = pf && calls > 0 ? (pf_floats + 15) / 16 : 0;
+    const std::int64_t pf_slice = pf_lines > 0 ? (pf_lines + calls - 1) / calls : 0;
     std::int64_t pf_next = 0;
     for (std::int64_t k0 = 0; k0 < k; k0 += k_kc) {
         const std::int64_t kc = std::min(k_kc, k - k0);

@@ -123,3 +123,26 @@ TEST(attention_gemm, nn_and_tn_accumulate_as_plain_loops_packed_or_not) {
         expect_near(c, want_nn, d.k);
     }
 }
+
+TEST(attention_gemm, a_prefetch_hint_changes_nothing_and_an_empty_product_leaves_c) {
+    const dims d{32, 130, 64};
+    const std::vector<float> a = ramp(d.m * d.k, 8), b = ramp(d.n * d.k, 9);
+    std::vector<float> bt(static_cast<std::size_t>(packed_size(d.n, d.k)));
+    pack_transposed(b.data(), d.n, d.k, bt.data());
+    const std::vector<float> next = ramp(4096, 10); // what a caller reads next
+    std::vector<float> plain(static_cast<std::size_t>(d.m * d.n), -1.0f), hinted = plain;
+    tile_gemm_nt(d.m, d.n, d.k, 0.5f, a.data(), b.data(), bt.data(), plain.data(), d.n);
+    tile_gemm_nt(d.m, d.n, d.k, 0.5f, a.data(), b.data(), bt.data(), hinted.data(), d.n, nullptr,
+                 next.data(), static_cast<std::int64_t>(next.size()));
+    EXPECT_EQ(hinted, plain);
+    // No rows, no columns, no depth: C as it was, a hint or not (its slices are per call).
+    const std::vector<float> c0 = ramp(d.m * d.n, 11);
+    std::vector<float> c = c0;
+    tile_gemm_nn_acc(0, d.n, d.k, a.data(), d.k, b.data(), d.n, c.data(), d.n, nullptr, 0,
+                     next.data(), static_cast<std::int64_t>(next.size()));
+    tile_gemm_nn_acc(d.m, 0, d.k, a.data(), d.k, b.data(), d.n, c.data(), d.n, nullptr, 0,
+                     next.data(), static_cast<std::int64_t>(next.size()));
+    tile_gemm_nn_acc(d.m, d.n, 0, a.data(), d.k, b.data(), d.n, c.data(), d.n);
+    tile_gemm_tn_acc(0, d.n, d.k, a.data(), 1, b.data(), d.n, c.data(), d.n);
+    EXPECT_EQ(c, c0);
+}
