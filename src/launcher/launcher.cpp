@@ -21,6 +21,7 @@
 #include "src/engine/run_loop.hpp"
 #include "src/launcher/blas_restart.hpp"
 #include "src/launcher/cli.hpp"
+#include "src/launcher/crash_report.hpp"
 #include "src/launcher/early_stop.hpp"
 #include "src/launcher/live_table.hpp"
 
@@ -346,7 +347,9 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
 
 int run_launcher(int argc, char** argv) {
     install_early_stop(); // a stop signal before the guard: one line and exit 4, not 143
+    set_crash_stage(launch_stage::mpi_init);
     MPI_Init(&argc, &argv);
+    set_crash_stage(launch_stage::running);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     set_error_rank(rank);

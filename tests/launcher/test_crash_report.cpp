@@ -1,0 +1,63 @@
+// The crash report (src/launcher/crash_report.hpp): a fault signal prints the task, the signal,
+// the stage and the stack on stderr, and the process still dies of that signal.
+#include "src/launcher/crash_report.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <gtest/gtest.h>
+
+namespace {
+
+using ringscale::install_crash_report;
+using ringscale::launch_stage;
+using ringscale::set_crash_stage;
+
+int* volatile g_null = nullptr;
+
+TEST(CrashReportDeathTest,
+     a_null_dereference_names_the_task_signal_and_stage_and_still_dies_of_it) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            ::setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+            install_crash_report();
+            set_crash_stage(launch_stage::mpi_init);
+            *g_null = 1;
+        },
+        testing::KilledBySignal(SIGSEGV),
+        "ringscale: task 3 \\(pid [0-9]+\\) died of SIGSEGV at address 0x0 inside MPI_Init; "
+        "its stack:\n.*test_launcher_crash_report");
+}
+
+TEST(CrashReportDeathTest, a_sent_signal_without_a_rank_is_reported_and_sent_again) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
+                ::unsetenv(v);
+            install_crash_report();
+            set_crash_stage(launch_stage::start_up);
+            std::raise(SIGBUS);
+            std::_Exit(0); // not reached: the report sends the signal again
+        },
+        testing::KilledBySignal(SIGBUS),
+        "ringscale: task \\? \\(pid [0-9]+\\) died of SIGBUS at start-up, before MPI_Init; "
+        "its stack:\n");
+}
+
+TEST(CrashReportDeathTest, abort_while_running_is_reported_once_and_ends_by_sigabrt) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            ::setenv("SLURM_PROCID", "12", 1);
+            ::unsetenv("OMPI_COMM_WORLD_RANK");
+            ::unsetenv("PMIX_RANK");
+            install_crash_report();
+            set_crash_stage(launch_stage::running);
+            std::abort();
+        },
+        testing::KilledBySignal(SIGABRT),
+        "ringscale: task 12 \\(pid [0-9]+\\) died of SIGABRT while running; its stack:\n");
+}
+
+} // namespace
