@@ -102,7 +102,17 @@ extern "C" void on_fault(int sig, siginfo_t* info, void*) {
 
 } // namespace
 
+bool crash_report_installs() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return false; // the sanitizer's own fault handler reports with more (shadow memory, threads)
+#else
+    return true;
+#endif
+}
+
 void install_crash_report() {
+    if (!crash_report_installs())
+        return;
     for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
         if (const char* v = std::getenv(var); v && *v && std::strlen(v) < sizeof(g_task)) {
             std::strcpy(g_task, v);

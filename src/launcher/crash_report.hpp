@@ -15,6 +15,10 @@ enum class launch_stage : int { start_up = 0, mpi_init = 1, running = 2 };
 /// async-signal-safe calls run in the handler. Idempotent.
 void install_crash_report();
 
+/// Whether install_crash_report installs anything: not in a build with AddressSanitizer or
+/// ThreadSanitizer, whose own handlers report faults with more than a stack.
+bool crash_report_installs();
+
 /// Record where the launch is: the next report names it.
 void set_crash_stage(launch_stage stage);
 
