@@ -74,6 +74,21 @@ RINGSCALE_AVX512 float row_exp2_sum_avx512(float* x, std::int64_t n, float m) {
     return tail_sum + sum_by_halves(sum);
 }
 
+RINGSCALE_AVX512 float row_max_avx512(const float* x, std::int64_t n) {
+    const __m512 none = _mm512_set1_ps(-INFINITY);
+    __m512 acc = none;
+    std::int64_t j = 0;
+    for (; j + 16 <= n; j += 16) // vmaxps keeps acc where x is NaN, as x > acc ? x : acc
+        acc = _mm512_mask_max_ps(acc, 0xFFFF, _mm512_loadu_ps(x + j), acc);
+    float m = -INFINITY;
+    if (j < n) { // the last n mod 16 in one masked vector, not a chain of compares; a NaN
+        const auto tail = static_cast<__mmask16>((1u << (n - j)) - 1); // there is passed over
+        m = max_by_halves(_mm512_mask_max_ps(none, tail, _mm512_maskz_loadu_ps(tail, x + j), none));
+    }
+    const float l = max_by_halves(acc);
+    return l > m ? l : m;
+}
+
 RINGSCALE_AVX512 void softmax_whole_rows_avx512(float* s, std::int64_t rows, std::int64_t cols,
                                                 const float* lanes, float* row_max, float* row_sum,
                                                 float* o, std::int64_t dim) {
@@ -101,6 +116,9 @@ RINGSCALE_AVX512 void softmax_whole_rows_avx512(float* s, std::int64_t rows, std
 #else
 
 // Never called: tile_gemm_avx512() is false off x86-64.
+float row_max_avx512(const float*, std::int64_t) {
+    return 0.0f;
+}
 float row_exp2_sum_avx512(float*, std::int64_t, float) {
     return 0.0f;
 }

@@ -14,6 +14,12 @@ namespace ringscale::kernels::cpu {
 /// where tile_gemm_avx512() (kernels/cpu/attention_gemm.hpp) is true.
 float row_exp2_sum_avx512(float* x, std::int64_t n, float m);
 
+/// The maximum of x[0, n), -inf when n == 0; NaNs are passed over, as the portable row_max
+/// does. The whole vectors' lanes, then the last n mod 16 in one masked vector, each reduced by
+/// halves: equal to the portable result but for the sign of a zero maximum. Only where
+/// tile_gemm_avx512() is true.
+float row_max_avx512(const float* x, std::int64_t n);
+
 /// The forward's online-softmax step on a whole tile of scores s [rows, cols] (log2 units, no
 /// key masked), in fp32: each row's maximum from `lanes` [rows, 16] (its maxima by lane, from
 /// tile_gemm_nt), the running max and sum updated, the row turned into P, O's row [dim] (a

@@ -203,6 +203,53 @@ void gemm_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, co
     }
 }
 
+/// r[0, 16) as a 16 x 16 block transposed in registers: r[c] lane i = r[i] lane c before.
+RINGSCALE_AVX512 inline void transpose_16x16(__m512 (&r)[16]) {
+    // The masked forms with a full mask: GCC 12 warns of an uninitialised operand in the plain
+    // ones.
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) { // 32-bit pairs
+        t[i] = _mm512_mask_unpacklo_ps(r[i], 0xFFFF, r[i], r[i + 1]);
+        t[i + 1] = _mm512_mask_unpackhi_ps(r[i], 0xFFFF, r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { // 64-bit pairs
+        r[i] = _mm512_mask_shuffle_ps(t[i], 0xFFFF, t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_mask_shuffle_ps(t[i], 0xFFFF, t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_mask_shuffle_ps(t[i + 1], 0xFFFF, t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_mask_shuffle_ps(t[i + 1], 0xFFFF, t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; ++i) { // 128-bit quarters, rows 4 apart, then 8 apart
+        t[i] = _mm512_mask_shuffle_f32x4(r[i], 0xFFFF, r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_mask_shuffle_f32x4(r[i], 0xFFFF, r[i], r[i + 4], 0xDD);
+        t[i + 8] = _mm512_mask_shuffle_f32x4(r[i + 8], 0xFFFF, r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_mask_shuffle_f32x4(r[i + 8], 0xFFFF, r[i + 8], r[i + 12], 0xDD);
+    }
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm512_mask_shuffle_f32x4(t[i], 0xFFFF, t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_mask_shuffle_f32x4(t[i], 0xFFFF, t[i], t[i + 8], 0xDD);
+    }
+}
+
+/// pack_transposed by 16 x 16 blocks: 16 rows of src read whole (a stream the hardware
+/// prefetches, where a column walk is not), transposed in registers, stored as 16 panel rows.
+RINGSCALE_AVX512 void pack_transposed_avx512(const float* src, std::int64_t n, std::int64_t k,
+                                             float* dst) {
+    for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k)
+        for (std::int64_t jb = 0; jb < 64; jb += 16)
+            for (std::int64_t k0 = 0; k0 < k; k0 += 16) {
+                const std::int64_t kn = std::min<std::int64_t>(16, k - k0);
+                const auto cols = static_cast<__mmask16>((1u << kn) - 1);
+                __m512 r[16];
+                for (int i = 0; i < 16; ++i) // rows past n: the panel's zero padding
+                    r[i] = j0 + jb + i < n
+                               ? _mm512_maskz_loadu_ps(cols, src + (j0 + jb + i) * k + k0)
+                               : _mm512_setzero_ps();
+                transpose_16x16(r);
+                for (std::int64_t c = 0; c < kn; ++c)
+                    _mm512_storeu_ps(dst + (k0 + c) * 64 + jb, r[c]);
+            }
+}
+
 #endif
 
 } // namespace
@@ -220,6 +267,10 @@ bool tile_gemm_avx512() {
 }
 
 void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* dst) {
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+    if (tile_gemm_avx512())
+        return pack_transposed_avx512(src, n, k, dst);
+#endif
     for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k) {
         const std::int64_t cols = std::min<std::int64_t>(64, n - j0);
         for (std::int64_t kk = 0; kk < k; ++kk) {

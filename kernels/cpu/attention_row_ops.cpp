@@ -16,7 +16,7 @@ constexpr int k_lanes = 16; // one AVX-512 register; two AVX2 registers
 
 /// Maximum of x[0, n); -inf when n == 0. Lane-wise partials let GCC vectorise without
 /// -ffast-math.
-RINGSCALE_VEC_CLONES float row_max(const float* x, std::int64_t n) {
+RINGSCALE_VEC_CLONES float row_max_portable(const float* x, std::int64_t n) {
     float lanes[k_lanes];
     for (int l = 0; l < k_lanes; ++l)
         lanes[l] = k_neg_inf;
@@ -54,6 +54,11 @@ RINGSCALE_VEC_CLONES float row_exp2_sum_portable(float* x, std::int64_t n, float
         for (int l = 0; l < w; ++l)
             lanes[l] += lanes[l + w];
     return sum + lanes[0];
+}
+
+/// Maximum of x[0, n); -inf when n == 0 (on AVX-512 the last n mod 16 in one masked vector).
+float row_max(const float* x, std::int64_t n) {
+    return tile_gemm_avx512() ? row_max_avx512(x, n) : row_max_portable(x, n);
 }
 
 /// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum (on AVX-512 by vscalefps).

@@ -11,8 +11,11 @@
 
 namespace ringscale::kernels::cpu {
 
-/// Maximum of x[0, n); -inf when n == 0.
+/// Maximum of x[0, n); -inf when n == 0; NaNs passed over (on AVX-512 by row_max_avx512).
 float row_max(const float* x, std::int64_t n);
+
+/// The portable row_max, whatever the CPU.
+float row_max_portable(const float* x, std::int64_t n);
 
 /// x[j] = 2^(x[j] - m) for j < n, in place; returns the sum (on AVX-512 by vscalefps). The
 /// sum adds 16 lanes, reduced by halves, then the last n mod 16 entries in order.

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -97,4 +98,27 @@ TEST(attention_exp, the_online_step_updates_max_sum_p_and_o_as_in_double) {
     EXPECT_EQ(row_max[3], 2.0f);
     EXPECT_EQ(row_sum[3], 4.0f);
     EXPECT_EQ(o[3 * dim], 7.0f);
+}
+
+TEST(attention_exp, the_row_maximum_of_every_length_and_position_passing_over_nans) {
+    if (!tile_gemm_avx512())
+        GTEST_SKIP() << "the CPU has no AVX-512F: the portable row_max runs instead";
+    EXPECT_EQ(row_max_avx512(nullptr, 0), -k_inf);
+    for (std::int64_t n = 1; n <= 70; ++n) {
+        // The maximum at every position in turn, in the whole vectors and in the tail, with a
+        // NaN and -inf beside it.
+        for (std::int64_t at = 0; at < n; ++at) {
+            std::vector<float> x = scores(n, int(n + at));
+            for (float& v : x)
+                v = std::min(v, -0.5f);
+            x[at] = 3.0f;
+            x[(at + 1) % n] = n > 1 ? std::nanf("") : x[(at + 1) % n];
+            x[(at + 2) % n] = n > 2 ? -k_inf : x[(at + 2) % n];
+            ASSERT_EQ(row_max_avx512(x.data(), n), 3.0f) << "n " << n << " at " << at;
+        }
+    }
+    std::vector<float> only_nan = {std::nanf(""), std::nanf(""), std::nanf("")};
+    EXPECT_EQ(row_max_avx512(only_nan.data(), 3), -k_inf); // as the portable path: none seen
+    std::vector<float> all_low = std::vector<float>(33, -k_inf);
+    EXPECT_EQ(row_max_avx512(all_low.data(), 33), -k_inf);
 }
