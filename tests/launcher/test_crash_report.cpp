@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 namespace {
 
@@ -13,6 +14,12 @@ using ringscale::launch_stage;
 using ringscale::set_crash_stage;
 
 int* volatile g_null = nullptr;
+
+/// In the death test's child: no core file for the signal it dies of.
+void no_core_file() {
+    const rlimit none{0, 0};
+    ::setrlimit(RLIMIT_CORE, &none);
+}
 
 constexpr const char* k_sanitizer_skip =
     "a sanitizer build: the sanitizer's own handler reports faults";
@@ -24,6 +31,7 @@ TEST(CrashReportDeathTest,
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
+            no_core_file();
             ::setenv("OMPI_COMM_WORLD_RANK", "3", 1);
             install_crash_report();
             set_crash_stage(launch_stage::mpi_init);
@@ -40,6 +48,7 @@ TEST(CrashReportDeathTest, a_sent_signal_without_a_rank_is_reported_and_sent_aga
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
+            no_core_file();
             for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
                 ::unsetenv(v);
             install_crash_report();
@@ -58,6 +67,7 @@ TEST(CrashReportDeathTest, abort_while_running_is_reported_once_and_ends_by_siga
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
+            no_core_file();
             ::setenv("SLURM_PROCID", "12", 1);
             ::unsetenv("OMPI_COMM_WORLD_RANK");
             ::unsetenv("PMIX_RANK");
