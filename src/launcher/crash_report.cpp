@@ -61,15 +61,22 @@ const char* signal_name(int sig) {
     }
 }
 
-const char* stage_text(int stage) {
+const char* stage_text(launch_stage stage) {
     switch (stage) {
-    case 1:
+    case launch_stage::mpi_init:
         return "inside MPI_Init";
-    case 2:
+    case launch_stage::running:
         return "while running";
     default:
         return "at start-up, before MPI_Init";
     }
+}
+
+/// A rank as the launcher's environment gives it: 1-9 digits, else not used (the line goes to
+/// a terminal, and an environment is the user's to set).
+bool is_rank(const char* v) {
+    const std::size_t n = std::strlen(v);
+    return n > 0 && n < 10 && std::strspn(v, "0123456789") == n;
 }
 
 extern "C" void on_fault(int sig, siginfo_t* info, void*) {
@@ -89,7 +96,7 @@ extern "C" void on_fault(int sig, siginfo_t* info, void*) {
         l.put_number(static_cast<std::uintptr_t>(info->si_pid), 10);
     }
     l.put(" ");
-    l.put(stage_text(g_stage.load()));
+    l.put(stage_text(static_cast<launch_stage>(g_stage.load())));
     l.put("; its stack:\n");
     l.write_to(2);
     void* frames[64];
@@ -114,7 +121,7 @@ void install_crash_report() {
     if (!crash_report_installs())
         return;
     for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
-        if (const char* v = std::getenv(var); v && *v && std::strlen(v) < sizeof(g_task)) {
+        if (const char* v = std::getenv(var); v && is_rank(v)) {
             std::strcpy(g_task, v);
             break;
         }

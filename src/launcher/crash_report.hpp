@@ -11,8 +11,8 @@ namespace ringscale {
 enum class launch_stage : int { start_up = 0, mpi_init = 1, running = 2 };
 
 /// Install the report for the fault signals. The task is read now from the launcher's
-/// environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID; "?" without them). Only
-/// async-signal-safe calls run in the handler. Idempotent.
+/// environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID: the first that is a number; else
+/// "?"). Only async-signal-safe calls run in the handler. Idempotent.
 void install_crash_report();
 
 /// Whether install_crash_report installs anything: not in a build with AddressSanitizer or
