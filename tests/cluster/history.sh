@@ -100,23 +100,26 @@ set +e
 rc=$?
 set -e
 cat "$work/first8.err"
-# The broadcast has no change in the first 8: its change is the links'. Where the first 8 have
-# no change at all, history exits 0; a sendrecv level the machine moved inside them is printed,
-# and its regression exit is allowed only then.
-python3 - "$work/all.json" "$work/first8.json" "$rc" <<'PY'
+# The broadcast has no change in the first 8, and is judged: its change is the links'. The exit
+# follows the sendrecv alone: 1 where a level the machine moved inside the 8 launches is slower
+# at the end (printed), 6 where its levels left it undecided, else 0 (a clean-clone CI run: the
+# sendrecv faster at its last change, exit 0).
+python3 - "$work/first8.err" "$work/first8.json" "$rc" <<'PY'
 import json, sys
+lines = open(sys.argv[1]).read().splitlines()
 first8, rc = json.load(open(sys.argv[2])), int(sys.argv[3])
+verdicts = [l for l in lines
+            if l.startswith(("ringscale-stats: REGRESSION", "ringscale-stats: not decided"))]
+assert not any("collectives/broadcast" in l for l in verdicts), f"the broadcast: {verdicts}"
 early = {r["series"]: r for r in first8["changes"]}
 for name, r in early.items():
     assert not name.startswith("collectives/broadcast"), \
         f"the first 8 launches change the broadcast: {r}"
-if early:
-    assert rc == 1, f"the first 8 launches: exit {rc} with changes, want 1"
-    for name, r in early.items():
-        print(f"{name.split()[0]}: the machine moved its level inside the first 8 "
-              f"({float(r['change_pct']):+.1f}% at {r['launch']})")
-else:
-    assert rc == 0, f"the first 8 launches: exit {rc}, want 0"
+    print(f"{name.split()[0]}: the machine moved its level inside the first 8 "
+          f"({float(r['change_pct']):+.1f}% at {r['launch']}, {r['verdict']})")
+want = 1 if any("REGRESSION" in l for l in verdicts) else 6 if verdicts else 0
+assert want != 1 or early, f"a regression with no change point: {verdicts}"
+assert rc == want, f"the first 8 launches: exit {rc}, want {want} ({verdicts})"
 for s in first8["series"]:
     print(f"{s['series'].split()[0]}: {s['launches']} launches, detectable {s['detectable_pct']}")
 PY
