@@ -1,5 +1,8 @@
 // DDP: full parameters and full local gradients on every rank; gradient buckets all-reduced
 // as backward finishes them (overlapping the rest of the backward), AdamW on every element.
+// On host memory the all-reduce is the scheme's own ring (jobs/schemes/ring_allreduce: Open
+// MPI's non-blocking one sends every byte twice in turn below 4 ranks); on a device the
+// communicator's (NCCL's, or staged MPI).
 // The buckets (make_buckets, and ZeRO-1's make_shard_buckets) are defined here; ZeRO-1 itself
 // is in zero1.cpp, FSDP in fsdp.cpp.
 #include "jobs/schemes/data_parallel.hpp"
@@ -7,6 +10,7 @@
 
 #include "jobs/schemes/device_exchange.hpp"
 #include "jobs/schemes/full_state.hpp"
+#include "jobs/schemes/ring_allreduce.hpp"
 
 #include "src/base/error.hpp"
 
@@ -65,14 +69,18 @@ namespace {
 
 using kernels::phase_scope;
 
+constexpr int ring_tag_base = 100; // + bucket index; the cp schemes use tags 1-3 on their group
+
 class ddp final : public full_state {
   public:
     ddp(const dp_settings& s, comm::communicator& group, const param_layout& layout,
         kernels::model::train_context& ctx)
         : full_state(layout, group, ctx, layout.total()), m_hp(s.hp),
+          m_ring(group.memory() == comm::memory_space::host),
           m_buckets(make_buckets(layout, s.bucket_bytes)), m_reduced(m_dev, layout.total()) {
         m_m.allocate(m_dev, layout.total());
         m_v.allocate(m_dev, layout.total());
+        progress_between_gemms([this] { move_pending(); });
     }
     // A bucket is complete when its lowest unit's backward is done: post its all-reduce now
     // so it travels while backward continues with the units below.
@@ -80,11 +88,10 @@ class ddp final : public full_state {
         if (!backward)
             return;
         // MPI moves non-blocking collectives only inside MPI calls: poke the ones in flight
-        // between units so earlier buckets progress while backward computes. (A staged MPI
-        // request that completes here lands in m_reduced, which no compute reads before
-        // finish_step.)
-        for (auto& r : m_pending)
-            r->test();
+        // between units (and, on the host, before every GEMM) so earlier buckets progress
+        // while backward computes. (A staged MPI request that completes here lands in
+        // m_reduced, which no compute reads before finish_step.)
+        move_pending();
         for (const auto& b : m_buckets)
             if (b.first_unit == u) {
                 // Posting may block the host (staged MPI waits for the gradient and copies
@@ -97,9 +104,12 @@ class ddp final : public full_state {
                                b.size * sizeof(float));
                     continue;
                 }
-                m_pending.push_back(m_group.iallreduce(m_grads.data() + b.offset,
-                                                       m_reduced.data() + b.offset, b.size,
-                                                       comm::dtype::f32, comm::reduce_op::sum));
+                const float* g = m_grads.data() + b.offset;
+                float* out = m_reduced.data() + b.offset;
+                const int tag = ring_tag_base + static_cast<int>(&b - m_buckets.data());
+                m_pending.push_back(m_ring ? ring_allreduce(m_group, g, out, b.size, tag)
+                                           : m_group.iallreduce(g, out, b.size, comm::dtype::f32,
+                                                                comm::reduce_op::sum));
             }
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {
@@ -124,7 +134,13 @@ class ddp final : public full_state {
     }
 
   private:
+    void move_pending() {
+        for (auto& r : m_pending)
+            r->test();
+    }
+
     kernels::adamw_params m_hp;
+    bool m_ring; ///< host memory: the scheme's own ring all-reduce
     std::vector<grad_bucket> m_buckets;
     kernels::dev_buffer<float> m_reduced;
     std::vector<comm::request_ptr> m_pending;

@@ -39,7 +39,10 @@ class fsdp final : public dp_strategy {
             m_gather[k].allocate(m_dev, biggest);
             m_gscratch[k].allocate(m_dev, biggest);
         }
+        if (group.memory() == comm::memory_space::host) // MPI on the CPU: see train_context
+            m_ctx.set_progress(this, [this] { move_in_flight(); });
     }
+    ~fsdp() override { m_ctx.clear_progress(this); }
 
     const float* params(int u, bool backward, phase_timer& timer) override {
         int slot = 1 - m_slot_of_last;
@@ -84,12 +87,7 @@ class fsdp final : public dp_strategy {
     }
 
     void done(int u, bool backward, phase_timer& timer) override {
-        // MPI moves non-blocking collectives only inside MPI calls: poke those in flight.
-        for (auto& r : m_rs_req)
-            if (r)
-                r->test();
-        if (m_gather_req)
-            m_gather_req->test();
+        move_in_flight();
         if (!backward)
             return;
         const int k = m_next_scratch;
@@ -150,6 +148,14 @@ class fsdp final : public dp_strategy {
     }
 
   private:
+    // MPI moves non-blocking collectives only inside MPI calls: poke those in flight.
+    void move_in_flight() {
+        for (auto& r : m_rs_req)
+            if (r)
+                r->test();
+        if (m_gather_req)
+            m_gather_req->test();
+    }
     // Collective: shards of every unit -> the full flat buffer in host memory.
     void gather(const kernels::dev_buffer<float>& shards, float* full) {
         for (int u = 0; u < m_layout.units(); ++u) {

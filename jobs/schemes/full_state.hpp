@@ -9,6 +9,7 @@
 #include "jobs/schemes/device_exchange.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 namespace ringscale::jobs::schemes {
@@ -20,6 +21,7 @@ class full_state : public dp_strategy {
                kernels::model::train_context& ctx, std::size_t n)
         : m_layout(layout), m_group(group), m_ctx(ctx), m_dev(ctx.exec()), m_params(m_dev, n),
           m_grads(m_dev, n) {}
+    ~full_state() override { m_ctx.clear_progress(this); }
     const float* params(int u, bool, phase_timer&) override {
         return m_params.data() + m_layout.unit(u).offset;
     }
@@ -42,6 +44,13 @@ class full_state : public dp_strategy {
     }
 
   protected:
+    /// On host memory (MPI on the CPU), `move` runs before every dense layer's GEMMs: the
+    /// collectives in flight advance every few tens of ms of compute, not only between units
+    /// (a layer's backward). A device's collectives progress without the host.
+    void progress_between_gemms(std::function<void()> move) {
+        if (m_group.memory() == comm::memory_space::host)
+            m_ctx.set_progress(this, std::move(move));
+    }
     /// Complete the collectives still writing the parameters (none by default).
     virtual void settle() {}
     // The next communication reads what the compute enqueued so far produced.

@@ -43,6 +43,7 @@ class zero1 final : public full_state {
             m_scratch.allocate(m_dev, ring_scratch_floats(m_shard, group.size()));
         m_m.allocate(m_dev, m_shard);
         m_v.allocate(m_dev, m_shard);
+        progress_between_gemms([this] { move_in_flight(); });
     }
 
     const float* params(int u, bool, phase_timer& timer) override {
@@ -55,10 +56,7 @@ class zero1 final : public full_state {
     // Forward: move the gathers still in flight. Backward: a bucket is complete when its first
     // unit's backward is done; reduce-scatter it now so it travels while backward continues.
     void done(int u, bool backward, phase_timer& timer) override {
-        for (auto& g : m_gathers) // MPI progresses inside MPI calls only
-            g.req->test();
-        for (auto& r : m_reduces)
-            r->test();
+        move_in_flight();
         if (!backward || m_group.size() == 1)
             return;
         for (std::size_t k = 0; k < m_buckets.size(); ++k)
@@ -104,6 +102,12 @@ class zero1 final : public full_state {
     // This rank's piece of bucket `b` in the full parameters.
     float* mine(const shard_bucket& b) {
         return m_params.data() + b.start + piece(b) * static_cast<std::size_t>(m_group.rank());
+    }
+    void move_in_flight() { // MPI progresses inside MPI calls only
+        for (auto& g : m_gathers)
+            g.req->test();
+        for (auto& r : m_reduces)
+            r->test();
     }
     void post_reduce(std::size_t k, phase_timer& timer);
     void await_gathers(std::size_t lo, std::size_t hi, phase_timer& timer);

@@ -12,6 +12,8 @@ train_context::train_context(executor& exec, bool allow_tf32)
 
 void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, const float* w,
                              const float* b, float* y) {
+    if (m_progress)
+        m_progress();
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
     linear_fwd(m_exec, m_math, s, xr, wr, b, y);
@@ -19,6 +21,8 @@ void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, co
 
 void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, const float* w,
                              const float* dy, float* dx, float* dw, float* db) {
+    if (m_progress)
+        m_progress();
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
     const float* dyr = m_mixed.gemm_input(site, gemm_operand::dy, dy, s.tokens * s.out);

@@ -13,6 +13,7 @@
 #include "kernels/model/mixed_precision.hpp"
 #include "kernels/op_profile.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,28 @@ class train_context {
     void set_profile(op_profile* p) { m_profile = p; }
     op_profile* profile() const { return m_profile; }
 
+    /// Called before every dense layer's GEMMs, the step's longest operations (tens of ms on a
+    /// CPU core): a data-parallel scheme moves its non-blocking collectives there, since MPI
+    /// progresses them only inside MPI calls. Empty (the default): nothing is called. `owner`
+    /// clears it with clear_progress (a scheme replaced by another leaves the new one's).
+    void set_progress(const void* owner, std::function<void()> f) {
+        m_progress_owner = owner;
+        m_progress = std::move(f);
+    }
+    void clear_progress(const void* owner) {
+        if (m_progress_owner == owner)
+            set_progress(nullptr, nullptr);
+    }
+    bool has_progress() const { return static_cast<bool>(m_progress); }
+
   private:
     executor& m_exec;
     gemm_math m_math;
     loss_scratch m_scratch;
     mixed_precision m_mixed;
     op_profile* m_profile = nullptr;
+    std::function<void()> m_progress;
+    const void* m_progress_owner = nullptr;
     std::vector<float> m_rows_x, m_rows_dy, m_rows_dx; ///< gemm_bwd's reordered rows (floor)
 };
 

@@ -3,7 +3,9 @@
 // element for element (integer gradients, so every sum is exact whatever its order), however
 // they are read while the all-gathers posted by finish_step may still be in flight: through
 // gather_params, and unit by unit through params(); gather_grads gives the sum. A load() after
-// a step restores the initial parameters (the restart before validation).
+// a step restores the initial parameters (the restart before validation). DDP, ZeRO-1 and FSDP
+// on host memory move their collectives before every dense GEMM (train_context's progress
+// hook): steps with GEMMs between the units are still exact, and the hook goes with the scheme.
 #include "comm/communicator.hpp"
 #include "jobs/schemes/data_parallel.hpp"
 #include "kernels/model/train_context.hpp"
@@ -36,14 +38,14 @@ float local_grad(int rank, int step, std::size_t i) {
 }
 
 struct zero1_run {
-    explicit zero1_run(comm::communicator& c)
+    explicit zero1_run(comm::communicator& c, const char* variant = "zero1")
         : group(c), layout(tiny()), full(layout.total()), want(layout.total()),
           m(layout.total(), 0.0f), v(layout.total(), 0.0f) {
         for (std::size_t i = 0; i < full.size(); ++i)
             full[i] = 0.01f * static_cast<float>(i % 17) - 0.08f;
         want = full;
         schemes::dp_settings s;
-        s.variant = "zero1";
+        s.variant = variant;
         s.bucket_bytes = 0.7 * 4.0 * static_cast<double>(layout.block().size); // cuts units
         dp = schemes::make_dp_strategy(s, c, layout, model::default_cpu_context());
         dp->load(full.data());
@@ -52,7 +54,8 @@ struct zero1_run {
 
     // One step as train_step runs it (no forward needed here), and the same step on one
     // rank: AdamW on the sum of every rank's gradient.
-    void step(int s) {
+    // `gemms`: dense GEMMs after each unit's backward, as the model's next unit runs them.
+    void step(int s, int gemms = 0) {
         dp->begin_step(timer);
         for (int u = layout.units() - 1; u >= 0; --u) {
             const auto& unit = layout.unit(u);
@@ -60,6 +63,8 @@ struct zero1_run {
             for (std::size_t j = 0; j < unit.size; ++j)
                 g[j] += local_grad(group.rank(), s, unit.offset + j);
             dp->done(u, true, timer);
+            for (int k = 0; k < gemms; ++k)
+                gemm();
         }
         dp->finish_step(s, timer);
         std::vector<float> sum(layout.total(), 0.0f);
@@ -69,6 +74,13 @@ struct zero1_run {
         model::optimizer_step(model::default_cpu_context(), hp, s, sum.size(), want.data(),
                               sum.data(), m.data(), v.data());
         summed = sum;
+    }
+
+    static void gemm() {
+        const kernels::linear_shape shape{2, 8, 8};
+        const std::vector<float> x(16, 0.5f), w(64, 0.25f);
+        std::vector<float> y(16);
+        model::default_cpu_context().gemm_fwd(0, shape, x.data(), w.data(), nullptr, y.data());
     }
 
     comm::communicator& group;
@@ -127,3 +139,24 @@ TEST(zero1, load_after_a_step_restores_the_initial_parameters) {
     run.dp->gather_params(got.data());
     EXPECT_EQ(got, run.full);
 }
+
+class host_progress : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(host_progress, collectives_move_before_every_gemm_and_the_steps_stay_exact) {
+    auto c = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    {
+        zero1_run run(*c, GetParam());
+        EXPECT_TRUE(model::default_cpu_context().has_progress());
+        for (int s = 1; s <= 3; ++s) {
+            run.step(s, 3);
+            std::vector<float> got(run.layout.total());
+            run.dp->gather_params(got.data());
+            EXPECT_EQ(got, run.want) << "step " << s;
+            run.dp->gather_grads(got.data());
+            EXPECT_EQ(got, run.summed) << "step " << s;
+        }
+    }
+    EXPECT_FALSE(model::default_cpu_context().has_progress()) << "left behind by the scheme";
+}
+
+INSTANTIATE_TEST_SUITE_P(schemes, host_progress, ::testing::Values("ddp", "zero1", "fsdp"));

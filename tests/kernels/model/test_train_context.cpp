@@ -1,0 +1,61 @@
+// train_context's progress hook (set_progress): called once before every dense GEMM, forward
+// and backward, and cleared only by the owner that set it.
+#include "kernels/model/train_context.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace ringscale;
+namespace model = ringscale::kernels::model;
+
+namespace {
+
+struct gemm_operands {
+    kernels::linear_shape shape{3, 4, 5};
+    std::vector<float> x = std::vector<float>(12, 0.5f), w = std::vector<float>(20, 0.25f);
+    std::vector<float> y = std::vector<float>(15), dy = std::vector<float>(15, 1.0f);
+    std::vector<float> dx = std::vector<float>(12), dw = std::vector<float>(20);
+
+    void fwd(model::train_context& ctx) {
+        ctx.gemm_fwd(0, shape, x.data(), w.data(), nullptr, y.data());
+    }
+    void bwd(model::train_context& ctx) {
+        ctx.gemm_bwd(0, shape, x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr);
+    }
+};
+
+} // namespace
+
+TEST(train_context, the_progress_hook_runs_once_before_every_dense_gemm) {
+    auto exec = kernels::make_executor(device_kind::cpu);
+    model::train_context ctx(*exec, false);
+    gemm_operands g;
+    g.fwd(ctx); // nothing set: nothing called
+    EXPECT_FALSE(ctx.has_progress());
+    int calls = 0;
+    const int owner = 0;
+    ctx.set_progress(&owner, [&] { ++calls; });
+    g.fwd(ctx);
+    EXPECT_EQ(calls, 1);
+    g.bwd(ctx);
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(g.y[0], 0.5f) << "the GEMM itself still ran"; // 4 x 0.5 x 0.25
+}
+
+TEST(train_context, only_the_owner_clears_the_progress_hook) {
+    auto exec = kernels::make_executor(device_kind::cpu);
+    model::train_context ctx(*exec, false);
+    gemm_operands g;
+    int calls = 0;
+    const int first = 0, second = 0;
+    ctx.set_progress(&first, [&] { calls += 1; });
+    ctx.set_progress(&second, [&] { calls += 10; }); // a scheme replacing another
+    ctx.clear_progress(&first);                      // the replaced one going away
+    g.fwd(ctx);
+    EXPECT_EQ(calls, 10);
+    ctx.clear_progress(&second);
+    EXPECT_FALSE(ctx.has_progress());
+    g.fwd(ctx);
+    EXPECT_EQ(calls, 10);
+}
