@@ -31,9 +31,8 @@ PY
 check "ringscale-stats sees 5 cases, one launch each" bash -c \
     '"$1" summary --format csv "$2" >"$3/summary.csv" && [ "$(grep -c allreduce "$3/summary.csv")" -eq 5 ]' \
     _ "$stats" "$work/out" "$work"
-# Its output goes to a file before grep reads it: grep -q on the pipe may exit at the line
-# and leave mpiexec writing into a closed pipe (SIGPIPE), its ranks orphaned and holding the
-# test's output open until ctest's timeout.
+# Its output goes to a file before grep reads it: no pipe for mpiexec to write into after
+# grep -q has exited.
 check "a third launch has nothing to run" bash -c \
     '"$1" -q -np 2 --oversubscribe "$2" --op allreduce "${@:5}" -o "$3/" --resume >"$4" &&
      grep -q "nothing to run" "$4"' _ "$mpiexec" "$ringscale" "$work/out" "$work/third.log" \
