@@ -1,6 +1,5 @@
 #include "jobs/schemes/ring_allreduce.hpp"
-
-#include <algorithm>
+#include "jobs/schemes/ring_rounds.hpp"
 
 namespace ringscale::jobs::schemes {
 
@@ -12,37 +11,19 @@ namespace {
 // holds the whole sum of block r. All-gather round s: it sends the whole block (r-s) mod P to
 // r+1 and receives block (r-s-1) mod P from r-1. Every block lands in its own place in `recv`,
 // so no scratch is needed.
-class ring_allreduce_request final : public comm::request {
+class ring_allreduce_request final : public ring_rounds<ring_allreduce_request> {
   public:
     ring_allreduce_request(comm::communicator& c, const float* send, float* recv, std::size_t n,
                            int tag)
         : m_c(c), m_send(send), m_recv(recv), m_n(n), m_tag(tag), m_p(c.size()), m_r(c.rank()) {
-        if (m_p == 1) {
-            std::copy(send, send + n, recv);
-            m_done = true;
-            return;
-        }
-        post();
+        if (!alone(c, send, recv, n))
+            post();
     }
-    ~ring_allreduce_request() override {
-        try { // as the communicator's requests: destroying an unfinished one completes it
-            wait();
-        } catch (...) { // an error already being reported; the rank is going down
-        }
-    }
-    void wait() override {
-        while (!m_done) {
-            m_inflight->wait();
-            advance();
-        }
-    }
-    bool test() override {
-        while (!m_done && m_inflight->test())
-            advance();
-        return m_done;
-    }
+    ~ring_allreduce_request() override { complete_on_destruction(); }
 
   private:
+    friend class ring_rounds<ring_allreduce_request>;
+
     int block(int k) const { return ((k % m_p) + m_p) % m_p; }
     std::size_t start(int k) const {
         return m_n * static_cast<std::size_t>(k) / static_cast<std::size_t>(m_p);
@@ -83,8 +64,6 @@ class ring_allreduce_request final : public comm::request {
     std::size_t m_n;
     int m_tag, m_p, m_r;
     int m_round = 0;
-    comm::request_ptr m_inflight;
-    bool m_done = false;
 };
 
 } // namespace

@@ -1,6 +1,5 @@
 #include "jobs/schemes/ring_reduce_scatter.hpp"
-
-#include <algorithm>
+#include "jobs/schemes/ring_rounds.hpp"
 
 namespace ringscale::jobs::schemes {
 
@@ -10,38 +9,20 @@ namespace {
 // own input block) and receives from r-1 the partial of block (r-s-2) mod P, to which it adds
 // its own input block. After round P-2 it holds the whole sum of block r, received straight
 // into `recv`; earlier rounds alternate between two scratch pieces.
-class ring_request final : public comm::request {
+class ring_request final : public ring_rounds<ring_request> {
   public:
     ring_request(comm::communicator& c, const float* send, float* recv, std::size_t n,
                  float* scratch, int tag)
         : m_c(c), m_send(send), m_recv(recv), m_scratch(scratch), m_n(n), m_tag(tag), m_p(c.size()),
           m_r(c.rank()) {
-        if (m_p == 1) {
-            std::copy(send, send + n, recv);
-            m_done = true;
-            return;
-        }
-        post();
+        if (!alone(c, send, recv, n))
+            post();
     }
-    ~ring_request() override {
-        try { // as the communicator's requests: destroying an unfinished one completes it
-            wait();
-        } catch (...) { // an error already being reported; the rank is going down
-        }
-    }
-    void wait() override {
-        while (!m_done) {
-            m_inflight->wait();
-            advance();
-        }
-    }
-    bool test() override {
-        while (!m_done && m_inflight->test())
-            advance();
-        return m_done;
-    }
+    ~ring_request() override { complete_on_destruction(); }
 
   private:
+    friend class ring_rounds<ring_request>;
+
     std::size_t block(int k) const { return static_cast<std::size_t>(((k % m_p) + m_p) % m_p); }
     bool last() const { return m_round == m_p - 2; }
     float* partial(int s) const { return m_scratch + static_cast<std::size_t>(s % 2) * m_n; }
@@ -76,8 +57,6 @@ class ring_request final : public comm::request {
     std::size_t m_n;
     int m_tag, m_p, m_r;
     int m_round = 0;
-    comm::request_ptr m_inflight;
-    bool m_done = false;
 };
 
 } // namespace

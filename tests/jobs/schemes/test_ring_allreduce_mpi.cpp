@@ -6,6 +6,7 @@
 // same result.
 #include "comm/communicator.hpp"
 #include "jobs/schemes/ring_allreduce.hpp"
+#include "tests/support/requests_by_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -82,12 +83,7 @@ TEST(ring_allreduce, requests_in_flight_together_complete_by_test_alone) {
         reqs.push_back(
             schemes::ring_allreduce(*c, x.send.data(), x.recv.data(), x.recv.size(), 100 + i));
     }
-    // Test the last posted first, as a caller testing whatever is pending may.
-    for (bool all = false; !all;) {
-        all = true;
-        for (int i = k - 1; i >= 0; --i)
-            all = reqs[static_cast<std::size_t>(i)]->test() && all;
-    }
+    testing_support::complete_by_test_alone(reqs);
     for (const auto& x : xs)
         EXPECT_EQ(x.recv, x.want);
 }

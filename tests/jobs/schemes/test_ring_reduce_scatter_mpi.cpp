@@ -4,6 +4,7 @@
 // own tags and moved by test() alone, by wait(), and by destroying them unfinished.
 #include "comm/communicator.hpp"
 #include "jobs/schemes/ring_reduce_scatter.hpp"
+#include "tests/support/requests_by_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -78,12 +79,7 @@ TEST(ring_reduce_scatter, requests_in_flight_together_complete_by_test_alone) {
         reqs.push_back(schemes::ring_reduce_scatter(*c, x.send.data(), x.recv.data(), x.recv.size(),
                                                     x.scratch.data(), 100 + i));
     }
-    // Test the last posted first, as a caller testing whatever is pending may.
-    for (bool all = false; !all;) {
-        all = true;
-        for (int i = k - 1; i >= 0; --i)
-            all = reqs[static_cast<std::size_t>(i)]->test() && all;
-    }
+    testing_support::complete_by_test_alone(reqs);
     for (const auto& x : xs)
         EXPECT_EQ(x.recv, x.want);
 }
