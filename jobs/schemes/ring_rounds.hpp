@@ -12,7 +12,7 @@
 namespace ringscale::jobs::schemes {
 
 /// Derived: `void advance()`, called with m_inflight complete; it posts the next round into
-/// m_inflight or sets m_done. CRTP, not a virtual: the base never outlives Derived's calls.
+/// m_inflight or sets m_done. CRTP rather than a virtual advance(): the calls are direct.
 template <class Derived>
 class ring_rounds : public comm::request {
   public:
