@@ -44,7 +44,7 @@ $2 ~ /^(non-causal|causal)$/ {
     key = $1 "|" $2 " " $3
     n[key]++
     wall[key, n[key]] = $6
-    for (i = 1; i <= NF; ++i) if ($i == "CPU") cpu[key, n[key]] = $(i + 2)
+    for (i = 1; i <= NF; ++i) if ($i == "CPU") { cpu[key, n[key]] = $(i + 2); hascpu[key] = 1 }
     frac[key, n[key]] = $(NF - 3)
     if (!(($2 " " $3) in seen)) { seen[$2 " " $3] = 1; order[++kinds] = $2 " " $3 }
 }
@@ -71,9 +71,11 @@ END {
             side = s == 1 ? "old" : "new"
             key = side "|" order[o]
             if (!(key in n)) continue
+            # A build whose bench predates the per-CPU-second column: "-", not zeros (its
+            # fraction of the peak is then over wall time).
             printf "%-20s %-4s %-22s %-22s %-19s %s\n", order[o], side, med(wall, key, n[key]),
-                med(cpu, key, n[key]), medf(frac, key, n[key]),
-                (best > 0 ? sprintf("%.2f", medv(cpu, key, n[key]) / best) : "-")
+                (key in hascpu ? med(cpu, key, n[key]) : "-"), medf(frac, key, n[key]),
+                (best > 0 && key in hascpu ? sprintf("%.2f", medv(cpu, key, n[key]) / best) : "-")
         }
     printf "medians of %d runs each (min-max); fractions against the peak each run measured, and\n", n[key]
     printf "the median per CPU second against the best peak of all runs (%.1f GFLOP/s), a lower\n", best
