@@ -23,9 +23,10 @@ inline std::int64_t packed_size(std::int64_t n, std::int64_t k) {
     return (n + 63) / 64 * 64 * k;
 }
 
-/// srcᵀ in panels: dst[(j / 64) * 64 k + kk * 64 + j % 64] = src[j * k + kk] for j < n,
-/// kk < k; the last panel's columns past n are zero.
-void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* dst);
+/// srcᵀ in panels: dst[(j / 64) * 64 k + kk * 64 + j % 64] = src[j * ld + kk] for j < n,
+/// kk < k (ld 0: ld = k); the last panel's columns past n are zero.
+void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* dst,
+                     std::int64_t ld = 0);
 
 /// C[m, n] = alpha * A[m, k] · B[n, k]ᵀ (C's stride ldc, A's k). With the AVX-512 kernels B is
 /// read from `bt`, B packed by pack_transposed; otherwise from `b`. With `lane_max` [m, 16]
