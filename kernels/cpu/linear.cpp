@@ -1,13 +1,12 @@
 #include "kernels/cpu/linear.hpp"
 
+#include "kernels/cpu/linear_gemm.hpp"
 #include "kernels/cpu/vec_math.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
 
 #include <algorithm>
 #include <array>
-
-#include <cblas.h>
 
 namespace ringscale::kernels::cpu {
 
@@ -45,20 +44,14 @@ std::size_t rows_grain(std::size_t rows, int threads) {
 
 void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y) {
     linear_check(s);
-    const int n = static_cast<int>(s.out), k = static_cast<int>(s.in);
+    const auto n = static_cast<std::int64_t>(s.out), k = static_cast<std::int64_t>(s.in);
     const serial_blas budget;
     // Token rows split over the rank's threads, each a single-threaded GEMM on its rows.
     parallel_for(
         s.tokens, rows_grain(s.tokens, budget.threads()),
         [&](std::size_t t0, std::size_t t1) {
-            float beta = 0.0f;
-            if (b) { // seed y with the bias so the GEMM with beta = 1 adds the product to it
-                for (std::size_t t = t0; t < t1; ++t)
-                    std::copy(b, b + s.out, y + t * s.out);
-                beta = 1.0f;
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t1 - t0), n, k,
-                        1.0f, x + t0 * s.in, k, w, k, beta, y + t0 * s.out, n);
+            linear_gemm(static_cast<std::int64_t>(t1 - t0), n, k, {x + t0 * s.in, k, 1}, {w, 1, k},
+                        y + t0 * s.out, n, false, b);
         },
         budget.threads());
 }
@@ -66,23 +59,23 @@ void linear_fwd(const linear_shape& s, const float* x, const float* w, const flo
 void linear_bwd(const linear_shape& s, const float* x, const float* w, const float* dy, float* dx,
                 float* dw, float* db) {
     linear_check(s);
-    const int tokens = static_cast<int>(s.tokens), in = static_cast<int>(s.in);
-    const int out = static_cast<int>(s.out);
+    const auto tokens = static_cast<std::int64_t>(s.tokens);
+    const auto in = static_cast<std::int64_t>(s.in), out = static_cast<std::int64_t>(s.out);
     const serial_blas budget;
     if (dx) // dx[tokens, in] = dy[tokens, out]·W[out, in], by token rows
         parallel_for(
             s.tokens, rows_grain(s.tokens, budget.threads()),
             [&](std::size_t t0, std::size_t t1) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t1 - t0),
-                            in, out, 1.0f, dy + t0 * s.out, out, w, in, 0.0f, dx + t0 * s.in, in);
+                linear_gemm(static_cast<std::int64_t>(t1 - t0), in, out, {dy + t0 * s.out, out, 1},
+                            {w, in, 1}, dx + t0 * s.in, in, false);
             },
             budget.threads());
     // dw[out, in] += dy[tokens, out]ᵀ·x[tokens, in] and db[out] += Σ dy, by output rows.
     parallel_for(
         s.out, rows_grain(s.out, budget.threads()),
         [&](std::size_t o0, std::size_t o1) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in,
-                        tokens, 1.0f, dy + o0, out, x, in, 1.0f, dw + o0 * s.in, in);
+            linear_gemm(static_cast<std::int64_t>(o1 - o0), in, tokens, {dy + o0, 1, out},
+                        {x, in, 1}, dw + o0 * s.in, in, true);
             if (db)
                 bias_grad_cols(s, dy, o0, o1, db);
         },

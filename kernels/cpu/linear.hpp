@@ -1,5 +1,6 @@
-// Fully connected layer y = x·Wᵀ + b in fp32 on the CPU, every product through OpenBLAS
-// cblas_sgemm (shape and checks: kernels/linear.hpp; the oracle: kernels/reference/linear_ref).
+// Fully connected layer y = x·Wᵀ + b in fp32 on the CPU, every product through linear_gemm
+// (kernels/cpu/linear_gemm.hpp: the own AVX-512 tiles on AMD CPUs, OpenBLAS's cblas_sgemm
+// elsewhere; shape and checks: kernels/linear.hpp; the oracle: kernels/reference/linear_ref).
 // All buffers are row-major, owned by the caller, and must not overlap unless stated.
 #pragma once
 
@@ -8,7 +9,7 @@
 namespace ringscale::kernels::cpu {
 
 /// y[tokens, out] = x[tokens, in]·W[out, in]ᵀ + b[out]; `b` may be null (no bias).
-/// Overwrites y. The rank's threads (blas_threads()) each run a single-threaded cblas_sgemm
+/// Overwrites y. The rank's threads (blas_threads()) each run a single-threaded linear_gemm
 /// on a block of token rows (kernels/parallel).
 void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y);
 
