@@ -1,5 +1,7 @@
 #include "blas_core.hpp"
 
+#include "kernels/cpu/linear_gemm.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cblas.h>
@@ -17,6 +19,10 @@ cpu_vector_isa this_cpu_isa() {
                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 #endif
     return isa;
+}
+
+std::string linear_gemm() {
+    return cpu::gemm_impl_name(cpu::linear_gemm_impl());
 }
 
 std::string blas_core() {

@@ -19,6 +19,10 @@ cpu_vector_isa this_cpu_isa();
 /// OpenBLAS's core name for this process ("Haswell", "SkylakeX", "Prescott"...).
 std::string blas_core();
 
+/// The CPU linear layers' GEMM in this process: "own" (the AVX-512 tiles, AMD CPUs) or
+/// "openblas" (kernels/cpu/linear_gemm.hpp).
+std::string linear_gemm();
+
 /// The OPENBLAS_CORETYPE that suits `isa` when `core` is one of OpenBLAS's pre-AVX cores
 /// (its fallback for a CPU it does not know) on a CPU with AVX2 or AVX-512: "SkylakeX" for
 /// AVX-512, "Haswell" for AVX2 with FMA; "" when the core suits the CPU or nothing better fits.

@@ -103,7 +103,7 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
                         was.empty() ? "enough" : was_cores, now.empty() ? "enough" : now_cores,
                         now.empty() ? "no longer oversubscribed" : "oversubscribed: " + now));
     for (const char* key :
-         {"threads_per_rank", "device_name", "blas_core", "gpu_name", "cuda_version",
+         {"threads_per_rank", "device_name", "blas_core", "linear_gemm", "gpu_name", "cuda_version",
           "cuda_driver_version", "nccl_version", "mpi_library", "mpi_library_version", "numhosts",
           "jobsize", "compiler_version", "git_commit"}) {
         const std::string a = meta_of(*prev.launch, key), b = meta_of(*cur.launch, key);

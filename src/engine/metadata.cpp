@@ -123,6 +123,7 @@ run_metadata collect_metadata(comm::communicator& world, const launch_config& cf
     a[schema::meta_attr::device_name] =
         cfg.device == device_kind::cpu ? cpu_model() : std::string("unknown");
     a[schema::meta_attr::blas_core] = kernels::blas_core();
+    a[schema::meta_attr::linear_gemm] = kernels::linear_gemm();
     a[schema::meta_attr::cuda_version] = std::string("");
     a[schema::meta_attr::nccl_version] = std::string("");
     a[schema::attr::threads_per_rank] = static_cast<std::int64_t>(threads_per_rank);
