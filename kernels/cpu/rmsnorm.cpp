@@ -1,5 +1,6 @@
 #include "kernels/cpu/rmsnorm.hpp"
 
+#include "kernels/cpu/vec_math.hpp"
 #include "kernels/parallel.hpp"
 #include "src/base/error.hpp"
 
@@ -18,20 +19,60 @@ std::size_t row_grain(std::size_t dim) {
     return std::max<std::size_t>(1, (std::size_t{1} << 16) / dim);
 }
 
+// Sums over a row in double, 8 lanes (j mod 8) added pairwise at the end: a fixed order, so
+// the same on every thread count, and 8 chains a vector wide where one chain of dependent adds
+// ran at a latency per element.
+constexpr std::size_t k_lanes = 8;
+
+inline double lane_total(const double (&lane)[k_lanes]) {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+// Σ_j x[j]² in double.
+inline double sum_squares(const float* x, std::size_t dim) {
+    double lane[k_lanes] = {};
+    std::size_t j = 0;
+    for (; j + k_lanes <= dim; j += k_lanes)
+        for (std::size_t l = 0; l < k_lanes; ++l)
+            lane[l] += static_cast<double>(x[j + l]) * x[j + l];
+    for (std::size_t l = 0; j < dim; ++j, ++l)
+        lane[l] += static_cast<double>(x[j]) * x[j];
+    return lane_total(lane);
+}
+
+RINGSCALE_VEC_CLONES void rmsnorm_fwd_rows(std::size_t begin, std::size_t end, std::size_t dim,
+                                           float eps, const float* x, const float* gamma, float* y,
+                                           float* inv_rms) {
+    for (std::size_t r = begin; r < end; ++r) {
+        const float* xr = x + r * dim;
+        const float inv = static_cast<float>(1.0 / std::sqrt(sum_squares(xr, dim) / dim + eps));
+        inv_rms[r] = inv;
+        float* yr = y + r * dim;
+        for (std::size_t j = 0; j < dim; ++j)
+            yr[j] = xr[j] * inv * gamma[j];
+    }
+}
+
 // The serial backward of rows [begin, end); dγ accumulated into dgamma_sum[dim].
-void rmsnorm_bwd_rows(std::size_t begin, std::size_t end, std::size_t dim, const float* x,
-                      const float* gamma, const float* inv_rms, const float* dy, float* dx,
-                      double* dgamma_sum) {
+RINGSCALE_VEC_CLONES void rmsnorm_bwd_rows(std::size_t begin, std::size_t end, std::size_t dim,
+                                           const float* x, const float* gamma, const float* inv_rms,
+                                           const float* dy, float* dx, double* dgamma_sum) {
     for (std::size_t r = begin; r < end; ++r) {
         const float* xr = x + r * dim;
         const float* dyr = dy + r * dim;
         const double inv = inv_rms[r];
         // With g = γ·dy: dx = inv·g − x · inv³ · (g·x) / dim.
-        double dot = 0.0;
-        for (std::size_t j = 0; j < dim; ++j) {
-            dot += static_cast<double>(gamma[j]) * dyr[j] * xr[j];
-            dgamma_sum[j] += static_cast<double>(dyr[j]) * xr[j] * inv;
-        }
+        double lane[k_lanes] = {};
+        std::size_t j = 0;
+        for (; j + k_lanes <= dim; j += k_lanes)
+            for (std::size_t l = 0; l < k_lanes; ++l)
+                lane[l] += static_cast<double>(gamma[j + l]) * dyr[j + l] * xr[j + l];
+        for (std::size_t l = 0; j < dim; ++j, ++l)
+            lane[l] += static_cast<double>(gamma[j]) * dyr[j] * xr[j];
+        const double dot = lane_total(lane);
+        for (std::size_t i = 0; i < dim; ++i)
+            dgamma_sum[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
         const float scale = static_cast<float>(inv);
         const float coeff = static_cast<float>(inv * inv * inv * dot / dim);
         float* dxr = dx + r * dim;
@@ -56,17 +97,7 @@ void rmsnorm_fwd(std::size_t rows, std::size_t dim, float eps, const float* x, c
     rmsnorm_check(rows, dim, eps);
     // Rows are independent: split over the rank's threads.
     parallel_for(rows, row_grain(dim), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t r = begin; r < end; ++r) {
-            const float* xr = x + r * dim;
-            double sum_sq = 0.0;
-            for (std::size_t j = 0; j < dim; ++j)
-                sum_sq += static_cast<double>(xr[j]) * xr[j];
-            const float inv = static_cast<float>(1.0 / std::sqrt(sum_sq / dim + eps));
-            inv_rms[r] = inv;
-            float* yr = y + r * dim;
-            for (std::size_t j = 0; j < dim; ++j)
-                yr[j] = xr[j] * inv * gamma[j];
-        }
+        rmsnorm_fwd_rows(begin, end, dim, eps, x, gamma, y, inv_rms);
     });
 }
 
