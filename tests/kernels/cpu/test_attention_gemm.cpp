@@ -3,6 +3,8 @@
 // packed operands; and the packing layouts themselves on exact values.
 #include "kernels/cpu/attention_gemm.hpp"
 
+#include "tests/support/ramp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,12 +16,7 @@ using namespace ringscale::kernels::cpu;
 
 namespace {
 
-std::vector<float> ramp(std::int64_t n, int seed) {
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i)
-        v[i] = static_cast<float>(((i * 37 + seed * 11) % 29) - 14) / 16.0f;
-    return v;
-}
+using ringscale::testing_support::ramp;
 
 /// C[i, j] = c0[i, j] + alpha * sum_kk a(i, kk) b(kk, j) in double.
 template <class A, class B>

@@ -5,6 +5,8 @@
 #include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/linear_gemm.hpp"
 
+#include "tests/support/ramp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,12 +17,7 @@ using namespace ringscale::kernels::cpu;
 
 namespace {
 
-std::vector<float> ramp(std::int64_t n, int seed) {
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i)
-        v[i] = static_cast<float>(((i * 37 + seed * 11) % 29) - 14) / 16.0f;
-    return v;
-}
+using ringscale::testing_support::ramp;
 
 struct dims {
     std::int64_t m, n, k;
