@@ -6,11 +6,11 @@
 // columns, no copy; a bias row added as C is stored.
 //
 // It runs where it beat OpenBLAS 0.3.21: on AMD's AVX-512 cores. On Zen 4 (2 cores, one rank
-// each) the step's GEMMs ran at 104-109 GFLOP/s a core against OpenBLAS's 91-100 (Cooperlake
-// kernels), 0.90 of the FMA peak (tests/bench/README.md). On Intel's AVX-512 cores OpenBLAS's
-// SkylakeX kernels were 1.2-1.4x faster than this micro-kernel, so there, and on CPUs without
-// AVX-512, the layers call cblas_sgemm. Sums run over k in order within a block: deterministic,
-// independent of threads.
+// each, alternate launches) the training step's GEMMs ran at 98-102 GFLOP/s a core against
+// OpenBLAS's 91-97 (its Cooperlake kernels): 0.84-0.87 of the FMA peak against 0.78-0.83
+// (tests/bench/README.md). On Intel's AVX-512 cores OpenBLAS's SkylakeX kernels were 1.2-1.4x
+// faster than this micro-kernel, so there, and on CPUs without AVX-512, the layers call
+// cblas_sgemm. Sums run over k in order within a block: deterministic, independent of threads.
 #pragma once
 
 #include <cstdint>
