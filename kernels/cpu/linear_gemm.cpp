@@ -2,11 +2,14 @@
 
 #include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/tile_micro.hpp"
+#include "src/base/error.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include <cblas.h>
 
@@ -17,11 +20,12 @@ namespace {
 gemm_impl choose_impl() {
     const char* e = std::getenv("RINGSCALE_LINEAR_GEMM");
     bool own = false;
-    if (e && std::strcmp(e, "own") == 0)
-        own = true;
-    else if (e && std::strcmp(e, "openblas") == 0)
-        own = false;
-    else {
+    if (e && *e) {
+        RINGSCALE_REQUIRE(std::strcmp(e, "own") == 0 || std::strcmp(e, "openblas") == 0,
+                          "RINGSCALE_LINEAR_GEMM must be 'own' or 'openblas' (got '" +
+                              terminal_text(e) + "')");
+        own = std::strcmp(e, "own") == 0;
+    } else {
 #ifdef RINGSCALE_HAVE_AVX512_TILES
         __builtin_cpu_init();
         own = __builtin_cpu_is("amd") != 0;
@@ -72,8 +76,8 @@ void own_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gemm_view a, gemm_
               std::int64_t ldc, bool accumulate, const float* bias) {
     float* panel = panel_buffer();
     // A by columns (Aᵀ stored: dW = dyᵀ·x) reads 6 floats of a line per step of k, a line per
-    // step: with k in blocks of 2048 a row block's lines outgrew L2 beside the panel (the step's
-    // dW at 2048 tokens ran 15% slower than with blocks of 512).
+    // step: with k in blocks of 2048 a row block's lines outgrew L2 beside the panel (mlp_up's
+    // backward in the step at 2048 tokens took 208-216 ms against 171-177 with blocks of 512).
     const std::int64_t block = a.rs == 1 ? k_block_columns : k_block;
     for (std::int64_t k0 = 0; k0 < k; k0 += block) {
         const std::int64_t kc = std::min(block, k - k0);

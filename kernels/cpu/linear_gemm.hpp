@@ -27,7 +27,7 @@ enum class gemm_impl { openblas, own };
 
 /// What the linear layers use, chosen once: own on an AMD CPU with AVX-512F, else openblas.
 /// RINGSCALE_LINEAR_GEMM=openblas or =own in the environment overrides it (A/B benchmarks;
-/// own only where the CPU has AVX-512F).
+/// own only where the CPU has AVX-512F); any other non-empty value throws config_error.
 gemm_impl linear_gemm_impl();
 
 /// "own" or "openblas".

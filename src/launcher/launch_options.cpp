@@ -1,5 +1,6 @@
 #include "src/launcher/launch_options.hpp"
 
+#include "kernels/blas_core.hpp"
 #include "src/base/error.hpp"
 
 #include <filesystem>
@@ -115,6 +116,9 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
     cfg.sentinel_every = int_of(texts, "sentinel");
     if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
         throw config_error("--resume needs --output to be a directory, not a .h5 file");
+    // RINGSCALE_LINEAR_GEMM read (and a bad value refused) with the options, where an error is
+    // one line, not one per rank later.
+    (void)kernels::linear_gemm();
 }
 
 } // namespace ringscale

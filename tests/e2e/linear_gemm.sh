@@ -2,7 +2,7 @@
 # The linear layers' GEMM (issue 54): the training step validates against the single-rank
 # reference with either GEMM (RINGSCALE_LINEAR_GEMM=own where the CPU has AVX-512F, =openblas
 # everywhere), and /meta linear_gemm records the one that ran: by default "own" on an AMD CPU
-# with AVX-512F, "openblas" elsewhere.
+# with AVX-512F, "openblas" elsewhere. Any other value is refused in one line, before a file.
 # usage: linear_gemm.sh RINGSCALE MPIEXEC WORKDIR
 set -u
 ringscale=$1 mpiexec=$2 work=$3
@@ -30,5 +30,14 @@ for choice in default openblas own; do
     grep -Eq '^ +ddp .* ok$' "$work/$choice.out" ||
         { echo "FAILED: $choice: the step did not validate"; cat "$work/$choice.out"; fails=1; }
 done
-[ "$fails" -eq 0 ] && echo "linear gemm ok: default '$default', own and openblas both validate"
+RINGSCALE_LINEAR_GEMM=$'blas\e[31m' "$mpiexec" -q -np 2 --oversubscribe --bind-to none \
+    "$ringscale" "${run[@]}" -o "$work/bad.h5" >"$work/bad.out" 2>&1 &&
+    { echo "FAILED: RINGSCALE_LINEAR_GEMM=blas<ESC> was accepted"; fails=1; }
+[ "$(grep -cF "error: RINGSCALE_LINEAR_GEMM must be 'own' or 'openblas' (got 'blas\\x1b[31m')" \
+    "$work/bad.out")" -eq 1 ] ||
+    { echo "FAILED: not one escaped error line for a bad value"; cat "$work/bad.out"; fails=1; }
+ls "$work"/bad.h5* >/dev/null 2>&1 &&
+    { echo "FAILED: a file was written for a bad value"; fails=1; }
+[ "$fails" -eq 0 ] &&
+    echo "linear gemm ok: default '$default', own and openblas both validate, a bad value refused"
 exit "$fails"
