@@ -52,9 +52,14 @@ void gemm_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, co
             const auto tail = static_cast<__mmask16>(last == 16 ? 0xFFFF : (1u << last) - 1);
             // The panel copied contiguous: read in place at a stride of ldb its rows map onto a
             // few L1 sets and do not stay there across the row blocks.
-            const float* bp = panel; // ldb 0: B packed already, panels panel_stride apart
+            // ldb 0: B packed already, panels panel_stride apart. B's rows one panel wide (K,
+            // V, Q or dO rows at D=64) are a panel as they stand: the lanes past C's columns,
+            // if any, are never stored.
+            const float* bp = panel;
             if (ldb == 0)
                 bp = b + j0 / (16 * k_nv) * panel_stride + k0 * 16 * k_nv;
+            else if (ldb == 16 * k_nv)
+                bp = b + k0 * ldb;
             else
                 copy_panel(b + k0 * ldb + j0, ldb, kc, nv, tail, panel);
             for (std::int64_t i0 = 0; i0 < m; i0 += k_mr) {

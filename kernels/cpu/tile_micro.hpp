@@ -116,7 +116,8 @@ RINGSCALE_AVX512 void micro_kernel(const tile_args& t) {
     const float* a = t.a;
     const float* b = t.b;
     const std::int64_t kc = t.kc, a_rs = t.a_rs, a_ks = t.a_ks, ldb = t.ldb;
-    // B's vectors whole: its panels are zero past C's columns (copy_panel, pack_transposed).
+    // B's vectors whole: its panels are zero past C's columns (copy_panel, pack_transposed), or
+    // B's rows are one panel wide in place, their lanes past C's columns never stored.
 #pragma GCC unroll 2
     for (std::int64_t kk = 0; kk < kc; ++kk, a += a_ks, b += ldb) {
         __m512 bv[NV];

@@ -121,6 +121,39 @@ TEST(attention_gemm, nn_and_tn_accumulate_as_plain_loops_packed_or_not) {
     }
 }
 
+// B's rows exactly a panel (64 floats) apart are read in place, not copied: the product of
+// fewer columns leaves C's other columns alone, whatever B holds past them (NaN here).
+TEST(attention_gemm, rows_a_panel_wide_are_read_in_place_and_only_c_columns_stored) {
+    for (const dims d : {dims{13, 40, 300}, dims{6, 64, 64}, dims{32, 17, 130}}) {
+        SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k));
+        const std::vector<float> a = ramp(d.m * d.k, 4), at_src = ramp(d.k * d.m, 8);
+        std::vector<float> b = ramp(d.k * 64, 5);
+        for (std::int64_t kk = 0; kk < d.k; ++kk)
+            for (std::int64_t j = d.n; j < 64; ++j)
+                b[kk * 64 + j] = std::numeric_limits<float>::quiet_NaN();
+        const std::vector<float> c0 = ramp(d.m * 64, 6);
+        auto b_at = [&](auto kk, auto j) { return b[kk * 64 + j]; };
+        std::vector<float> c = c0; // C at stride 64 too: its columns past n must keep c0
+        tile_gemm_nn_acc(d.m, d.n, d.k, a.data(), d.k, b.data(), 64, c.data(), 64);
+        auto want = naive(
+            d.m, 64, d.k, 1.0, [&](auto i, auto kk) { return a[i * d.k + kk]; },
+            [&](auto kk, auto j) { return j < d.n ? b_at(kk, j) : 0.0f; }, c0);
+        for (std::int64_t i = 0; i < d.m; ++i)
+            for (std::int64_t j = d.n; j < 64; ++j)
+                want[i * 64 + j] = c0[i * 64 + j];
+        expect_near(c, want, d.k);
+        c = c0; // A stored [k, m]
+        tile_gemm_tn_acc(d.m, d.n, d.k, at_src.data(), d.m, b.data(), 64, c.data(), 64);
+        want = naive(
+            d.m, 64, d.k, 1.0, [&](auto i, auto kk) { return at_src[kk * d.m + i]; },
+            [&](auto kk, auto j) { return j < d.n ? b_at(kk, j) : 0.0f; }, c0);
+        for (std::int64_t i = 0; i < d.m; ++i)
+            for (std::int64_t j = d.n; j < 64; ++j)
+                want[i * 64 + j] = c0[i * 64 + j];
+        expect_near(c, want, d.k);
+    }
+}
+
 TEST(attention_gemm, a_prefetch_hint_changes_nothing_and_an_empty_product_leaves_c) {
     const dims d{32, 130, 64};
     const std::vector<float> a = ramp(d.m * d.k, 8), b = ramp(d.n * d.k, 9);
