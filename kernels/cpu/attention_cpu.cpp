@@ -19,6 +19,10 @@ namespace {
 constexpr float k_log2e = 1.44269504088896341f;
 constexpr float k_ln2 = 0.693147180559945309f;
 constexpr float k_neg_inf = -std::numeric_limits<float>::infinity();
+// Query rows per block in a tile the causal diagonal crosses, each block against the keys its
+// last row sees: smaller blocks skip more of the masked half, larger ones run longer products.
+// At S=256 (one tile a head, D=64, one core) 32 took the forward and backward 3% under 64.
+constexpr std::int64_t k_diag_rows = 32;
 
 /// One (b, h) pair's tensors, already offset to the head.
 struct head_view {
@@ -95,10 +99,10 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
         const block_mask mask = tile_class(s, qp, rows, k_pos + j0, cols);
         if (mask == block_mask::masked)
             continue;
-        // A tile the causal diagonal crosses (no other mask) in blocks of 64 query rows, each
-        // against the keys its last row sees: the products skip most of the masked half.
+        // A tile the causal diagonal crosses (no other mask) in blocks of k_diag_rows query rows,
+        // each against the keys its last row sees: the products skip most of the masked half.
         const bool diagonal = mask == block_mask::partial && !mask_active(s.mask);
-        const std::int64_t step = diagonal ? 64 : rows;
+        const std::int64_t step = diagonal ? k_diag_rows : rows;
         const std::int64_t* kp = k_pos + j0;
         auto seen = [&](std::int64_t r0) { // keys of the tile the block's last row sees
             const std::int64_t last = qp[std::min(rows, r0 + step) - 1];
@@ -138,23 +142,19 @@ void fwd_q_tile(const attention_shape& s, const head_view& h, std::int64_t i0, s
     }
 }
 
-/// Backward for query rows [i0, i0 + rows) against the first n of the key tile's rows
-/// [j0, j0 + cols) (n covers every key the rows see): P and dS in ws.scores and ws.dp at
-/// row stride cols, from `row` on. `next`: the first of the query rows the head's loop takes
-/// next (their Q, dO and dQ are fetched toward L2 meanwhile), or -1.
-void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
-               std::int64_t j0, std::int64_t cols, std::int64_t n, bool partial,
-               const std::int64_t* qp, const std::int64_t* kp, const scratch& ws, std::int64_t row,
-               std::int64_t next) {
+/// P and dS of query rows [i0, i0 + rows) against the first n of the key tile's rows
+/// [j0, j0 + cols) (n covers every key the rows see), in the dtype, into ws.scores and ws.dp
+/// at row stride cols from `row` on. `pf`, `pf_at`: floats of the query rows the head's loop
+/// takes next, and where they start (their Q and dO are fetched toward L2 meanwhile).
+void bwd_scores(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+                std::int64_t j0, std::int64_t cols, std::int64_t n, bool partial,
+                const std::int64_t* qp, const std::int64_t* kp, const scratch& ws, std::int64_t row,
+                std::int64_t pf, std::int64_t pf_at) {
     const std::int64_t D = s.head_dim;
-    const std::int64_t pf = next < 0 ? 0 : std::min(ws.q_tile, s.q_len - next) * D;
-    const std::int64_t pf_at = next < 0 ? 0 : next * D;
     const float scale = attention_scale(s);
     float* p = ws.scores + row * cols;
     float* dp = ws.dp + row * cols;
-    const float* q = h.q + i0 * D;
-    const float* d_o = h.d_o + i0 * D;
-    tile_gemm_nt(rows, n, D, scale * k_log2e, q, h.k + j0 * D, ws.kt, p, cols, nullptr,
+    tile_gemm_nt(rows, n, D, scale * k_log2e, h.q + i0 * D, h.k + j0 * D, ws.kt, p, cols, nullptr,
                  pf ? h.q + pf_at : nullptr, pf);
     for (std::int64_t r = 0; r < rows; ++r) {
         float* pr = p + r * cols;
@@ -168,7 +168,7 @@ void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, st
         row_zero(pr + keys.b, n - keys.b);
     }
     // dP = dO_i V_j^T, then dS = P (dP - delta) scale from the unrounded P (as on CUDA).
-    tile_gemm_nt(rows, n, D, 1.0f, d_o, h.v + j0 * D, ws.vt, dp, cols, nullptr,
+    tile_gemm_nt(rows, n, D, 1.0f, h.d_o + i0 * D, h.v + j0 * D, ws.vt, dp, cols, nullptr,
                  pf ? h.d_o + pf_at : nullptr, pf);
     for (std::int64_t r = 0; r < rows; ++r)
         row_ds(p + r * cols, dp + r * cols, n, h.delta[i0 + r], scale);
@@ -177,28 +177,80 @@ void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, st
         row_round(p + r * cols, n, ws.round);
         row_round(dp + r * cols, n, ws.round);
     }
-    tile_gemm_tn_acc(n, D, rows, p, cols, d_o, D, h.dv + j0 * D, D);
-    tile_gemm_nn_acc(rows, D, n, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D, nullptr, 0,
-                     pf ? h.dq + pf_at : nullptr, pf);
-    tile_gemm_tn_acc(n, D, rows, dp, cols, q, D, h.dk + j0 * D, D);
 }
 
-/// Backward for query rows [i0, i0 + rows) against key rows [j0, j0 + cols) of one head. A
-/// tile the causal diagonal crosses (no other mask) in blocks of 64 query rows, each against
-/// the keys its last row sees, as the forward: the products skip most of the masked half.
+/// Backward for query rows [i0, i0 + rows) against the first n of the key tile's rows
+/// [j0, j0 + cols): P and dS (bwd_scores), then dV, dQ and dK from them. `next`: the first of
+/// the query rows the head's loop takes next (their Q, dO and dQ are fetched toward L2
+/// meanwhile), or -1.
+void bwd_block(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+               std::int64_t j0, std::int64_t cols, std::int64_t n, bool partial,
+               const std::int64_t* qp, const std::int64_t* kp, const scratch& ws,
+               std::int64_t next) {
+    const std::int64_t D = s.head_dim;
+    const std::int64_t pf = next < 0 ? 0 : std::min(ws.q_tile, s.q_len - next) * D;
+    const std::int64_t pf_at = next < 0 ? 0 : next * D;
+    bwd_scores(s, h, i0, rows, j0, cols, n, partial, qp, kp, ws, 0, pf, pf_at);
+    const float* p = ws.scores;
+    const float* dp = ws.dp;
+    tile_gemm_tn_acc(n, D, rows, p, cols, h.d_o + i0 * D, D, h.dv + j0 * D, D);
+    tile_gemm_nn_acc(rows, D, n, dp, cols, h.k + j0 * D, D, h.dq + i0 * D, D, nullptr, 0,
+                     pf ? h.dq + pf_at : nullptr, pf);
+    tile_gemm_tn_acc(n, D, rows, dp, cols, h.q + i0 * D, D, h.dk + j0 * D, D);
+}
+
+/// Backward of a tile the causal diagonal crosses (no other mask), in two passes so that no
+/// product runs over a short k. First P and dS by blocks of k_diag_rows query rows, each
+/// against the keys its last row sees (the products skip most of the masked half; past them,
+/// to the next 64 keys, zeros). Then dV and dK by blocks of 64 keys, each over every query row
+/// that sees the block (k up to the tile's rows, where blocks of query rows gave k_diag_rows),
+/// and dQ by the first pass's blocks.
+void bwd_diagonal(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
+                  std::int64_t j0, std::int64_t cols, const std::int64_t* qp,
+                  const std::int64_t* kp, const scratch& ws, std::int64_t next) {
+    const std::int64_t D = s.head_dim;
+    const std::int64_t pf = next < 0 ? 0 : std::min(ws.q_tile, s.q_len - next) * D;
+    const std::int64_t pf_at = next < 0 ? 0 : next * D;
+    auto seen = [&](std::int64_t r0, std::int64_t m) { // keys of the tile the block's last row sees
+        return std::upper_bound(kp, kp + cols, qp[r0 + m - 1]) - kp;
+    };
+    for (std::int64_t r0 = 0; r0 < rows; r0 += k_diag_rows) {
+        const std::int64_t m = std::min(k_diag_rows, rows - r0);
+        const std::int64_t n = seen(r0, m);
+        if (n > 0)
+            bwd_scores(s, h, i0 + r0, m, j0, cols, n, true, qp + r0, kp, ws, r0, r0 == 0 ? pf : 0,
+                       pf_at);
+        const std::int64_t end = std::min(cols, (n + 63) / 64 * 64);
+        for (std::int64_t r = r0; r < r0 + m; ++r) {
+            row_zero(ws.scores + r * cols + n, end - n);
+            row_zero(ws.dp + r * cols + n, end - n);
+        }
+    }
+    for (std::int64_t c0 = 0; c0 < cols; c0 += 64) {
+        const std::int64_t c = std::min<std::int64_t>(64, cols - c0);
+        const std::int64_t r = std::lower_bound(qp, qp + rows, kp[c0]) - qp; // first to see c0
+        if (r == rows)
+            break;
+        tile_gemm_tn_acc(c, D, rows - r, ws.scores + r * cols + c0, cols, h.d_o + (i0 + r) * D, D,
+                         h.dv + (j0 + c0) * D, D);
+        tile_gemm_tn_acc(c, D, rows - r, ws.dp + r * cols + c0, cols, h.q + (i0 + r) * D, D,
+                         h.dk + (j0 + c0) * D, D);
+    }
+    for (std::int64_t r0 = 0; r0 < rows; r0 += k_diag_rows) {
+        const std::int64_t m = std::min(k_diag_rows, rows - r0);
+        if (const std::int64_t n = seen(r0, m); n > 0)
+            tile_gemm_nn_acc(m, D, n, ws.dp + r0 * cols, cols, h.k + j0 * D, D,
+                             h.dq + (i0 + r0) * D, D);
+    }
+}
+
+/// Backward for query rows [i0, i0 + rows) against key rows [j0, j0 + cols) of one head.
 void bwd_tile(const attention_shape& s, const head_view& h, std::int64_t i0, std::int64_t rows,
               std::int64_t j0, std::int64_t cols, bool partial, const std::int64_t* qp,
               const std::int64_t* kp, const scratch& ws, std::int64_t next) {
-    const bool diagonal = partial && !mask_active(s.mask);
-    const std::int64_t step = diagonal ? 64 : rows;
-    for (std::int64_t r0 = 0; r0 < rows; r0 += step) {
-        const std::int64_t m = std::min(step, rows - r0);
-        const std::int64_t n =
-            diagonal ? std::upper_bound(kp, kp + cols, qp[r0 + m - 1]) - kp : cols;
-        if (n > 0)
-            bwd_block(s, h, i0 + r0, m, j0, cols, n, partial, qp + r0, kp, ws, r0,
-                      r0 == 0 ? next : -1);
-    }
+    if (partial && !mask_active(s.mask))
+        return bwd_diagonal(s, h, i0, rows, j0, cols, qp, kp, ws, next);
+    bwd_block(s, h, i0, rows, j0, cols, cols, partial, qp, kp, ws, next);
 }
 
 /// Backward of one query head against the whole K/V block. Key tiles outer, so a tile's
@@ -263,7 +315,11 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
     const std::int64_t heads = s.batch * s.heads;
     const std::int64_t bk = tiles.k_tile, k_tiles = (s.k_len + bk - 1) / bk;
     const std::int64_t kt_tile = packed_size(bk, s.head_dim);
-    if (tile_gemm_avx512()) { // Kᵀ and V of every kv head by key tile, once for all query tiles
+    // One query and one key tile a head (short sequences): each item packs its head's Kᵀ and V
+    // just before use, into its worker's slice, where they stay in L1/L2 (packed for all heads
+    // first, they came back from L3: 3% of the forward at S=256).
+    const bool per_item = tile_gemm_avx512() && q_tiles == 1 && k_tiles == 1;
+    if (tile_gemm_avx512() && !per_item) { // Kᵀ and V of every kv head by key tile, once
         const auto n = static_cast<std::size_t>(s.batch * s.kv_heads * k_tiles * 2 * kt_tile);
         if (ws.m_kt.size() < n)
             ws.m_kt.resize(n);
@@ -280,11 +336,16 @@ void attention_fwd_cpu(const attention_shape& s, const float* q, const float* k,
         const head_offsets off = offsets_of(s, bh / s.heads, bh % s.heads);
         head_view view{q + off.q, k + off.kv,    v + off.kv, nullptr, nullptr, nullptr,
                        o + off.q, lse + off.row, nullptr,    nullptr, nullptr};
-        if (tile_gemm_avx512()) {
+        scratch x = scratch_of(ws, worker, tiles);
+        if (per_item) {
+            pack_transposed(k + off.kv, s.k_len, s.head_dim, x.kt);
+            pack_panels(v + off.kv, s.k_len, s.head_dim, s.head_dim, x.kt + kt_tile);
+            view.kt = x.kt;
+            view.kt_tile = kt_tile;
+        } else if (tile_gemm_avx512()) {
             view.kt = ws.m_kt.data() + off.kv / (s.k_len * s.head_dim) * k_tiles * 2 * kt_tile;
             view.kt_tile = kt_tile;
         }
-        scratch x = scratch_of(ws, worker, tiles);
         x.round = round;
         fwd_q_tile(s, view, i0, std::min(bq, s.q_len - i0), q_pos, k_pos, x);
     });

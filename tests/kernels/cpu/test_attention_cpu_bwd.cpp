@@ -126,10 +126,11 @@ TEST(attention_cpu_bwd, causal_striped_positions_with_fully_masked_rows) {
     expect_grads(g, ref_grads(p));
 }
 
-// Tiles of more than 64 query rows on the causal diagonal go in blocks of 64 rows, each
-// against the keys its last row sees: odd lengths (a last block of 44 rows) and zigzag's
-// positions, where a block's visible keys are not a prefix of the tile's in order.
-TEST(attention_cpu_bwd, causal_diagonal_tiles_in_blocks_of_64_rows) {
+// A tile on the causal diagonal goes in two passes: P and dS by blocks of 32 query rows, each
+// against the keys its last row sees (zeros past them to the next 64 keys), then dV and dK by
+// blocks of 64 keys over every row that sees the block. Odd lengths (a last tile of 44 rows),
+// and zigzag's positions, where a block's visible keys are not a prefix of the tile's in order.
+TEST(attention_cpu_bwd, causal_diagonal_tiles_in_row_blocks_then_key_blocks) {
     const problem p = make_problem(300, 300, 64, true, iota_pos(300), iota_pos(300));
     expect_grads(cpu_grads(p, {256, 256}), ref_grads(p));
     const pos_t qp = layout_positions(layout::zigzag, 512, 2, 1);
