@@ -1,7 +1,9 @@
 // GELU activation, tanh approximation (the form GPT-2 and PyTorch's approximate="tanh" use):
 //   gelu(x) = 0.5·x·(1 + tanh(u)),  u = sqrt(2/π)·(x + 0.044715·x³).
 // Elementwise fp32 over caller-owned buffers, split over the rank's threads (kernels/parallel);
-// tanh is a branch-free exp-based form (absolute error ~1e-7) so that the loops vectorise.
+// tanh is a branch-free exp-based form (absolute error ~1e-7) so that the loops vectorise; where
+// the CPU has AVX-512F, loops by hand instead, x·s with s = 1/(1 + e^{-2u}) by vrcp14ps and a
+// Newton step (no division).
 #pragma once
 
 #include <cstddef>
