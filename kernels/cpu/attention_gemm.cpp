@@ -133,6 +133,26 @@ RINGSCALE_AVX512 void pack_transposed_avx512(const float* src, std::int64_t n, s
             }
 }
 
+/// pack_panels by masked vector copies, the padding zeroed by the same stores: no call per row
+/// (std::copy of a 64-float row went through memmove, 1.6% of the training step's time).
+RINGSCALE_AVX512 void pack_panels_avx512(const float* src, std::int64_t k, std::int64_t n,
+                                         std::int64_t ld, float* dst) {
+    for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k) {
+        const std::int64_t cols = std::min<std::int64_t>(64, n - j0);
+        __mmask16 lanes[k_nv];
+        for (int v = 0; v < k_nv; ++v) {
+            const std::int64_t w = std::clamp<std::int64_t>(cols - 16 * v, 0, 16);
+            lanes[v] = static_cast<__mmask16>((1u << w) - 1);
+        }
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+            const float* s = src + kk * ld + j0;
+            float* d = dst + kk * 64;
+            for (int v = 0; v < k_nv; ++v)
+                _mm512_storeu_ps(d + 16 * v, _mm512_maskz_loadu_ps(lanes[v], s + 16 * v));
+        }
+    }
+}
+
 #endif
 
 } // namespace
@@ -168,6 +188,10 @@ void pack_transposed(const float* src, std::int64_t n, std::int64_t k, float* ds
 }
 
 void pack_panels(const float* src, std::int64_t k, std::int64_t n, std::int64_t ld, float* dst) {
+#ifdef RINGSCALE_HAVE_AVX512_TILES
+    if (tile_gemm_avx512())
+        return pack_panels_avx512(src, k, n, ld, dst);
+#endif
     for (std::int64_t j0 = 0; j0 < n; j0 += 64, dst += 64 * k) {
         const std::int64_t cols = std::min<std::int64_t>(64, n - j0);
         for (std::int64_t kk = 0; kk < k; ++kk) {

@@ -65,6 +65,26 @@ TEST(attention_gemm, pack_transposed_puts_columns_in_zero_padded_panels) {
     }
 }
 
+TEST(attention_gemm, pack_panels_copies_rows_into_zero_padded_panels) {
+    // dims: n columns of k rows, read at a row stride of n + 3; the padding must come out 0
+    // whatever the buffer held (NaN here).
+    const dims shapes[] = {{0, 1, 5}, {0, 17, 64}, {0, 48, 3}, {0, 64, 130}, {0, 130, 7}};
+    for (const dims d : shapes) {
+        SCOPED_TRACE(std::to_string(d.n) + " x " + std::to_string(d.k));
+        const std::int64_t ld = d.n + 3;
+        const std::vector<float> src = ramp(d.k * ld, 3);
+        std::vector<float> dst(static_cast<std::size_t>(packed_size(d.n, d.k)),
+                               std::numeric_limits<float>::quiet_NaN());
+        pack_panels(src.data(), d.k, d.n, ld, dst.data());
+        const std::int64_t cols = (d.n + 63) / 64 * 64;
+        for (std::int64_t j = 0; j < cols; ++j)
+            for (std::int64_t kk = 0; kk < d.k; ++kk)
+                ASSERT_EQ(dst[j / 64 * 64 * d.k + kk * 64 + j % 64],
+                          j < d.n ? src[kk * ld + j] : 0.0f)
+                    << "column " << j << ", row " << kk;
+    }
+}
+
 TEST(attention_gemm, nt_matches_plain_loops_and_leaves_row_maxima_by_lane) {
     for (const dims d : k_shapes) {
         SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k));
