@@ -29,15 +29,17 @@ inline double lane_total(const double (&lane)[k_lanes]) {
            ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
-// Σ_j x[j]² in double.
-inline double sum_squares(const float* x, std::size_t dim) {
+// Σ_j term(j) over j < dim in double, by the lanes above. Inlined into its callers, each
+// compiled per ISA, so that the loop vectorises there.
+template <class Term>
+inline __attribute__((always_inline)) double lane_sum(std::size_t dim, Term term) {
     double lane[k_lanes] = {};
     std::size_t j = 0;
     for (; j + k_lanes <= dim; j += k_lanes)
         for (std::size_t l = 0; l < k_lanes; ++l)
-            lane[l] += static_cast<double>(x[j + l]) * x[j + l];
+            lane[l] += term(j + l);
     for (std::size_t l = 0; j < dim; ++j, ++l)
-        lane[l] += static_cast<double>(x[j]) * x[j];
+        lane[l] += term(j);
     return lane_total(lane);
 }
 
@@ -46,7 +48,9 @@ RINGSCALE_VEC_CLONES void rmsnorm_fwd_rows(std::size_t begin, std::size_t end, s
                                            float* inv_rms) {
     for (std::size_t r = begin; r < end; ++r) {
         const float* xr = x + r * dim;
-        const float inv = static_cast<float>(1.0 / std::sqrt(sum_squares(xr, dim) / dim + eps));
+        const double squares =
+            lane_sum(dim, [&](std::size_t j) { return static_cast<double>(xr[j]) * xr[j]; });
+        const float inv = static_cast<float>(1.0 / std::sqrt(squares / dim + eps));
         inv_rms[r] = inv;
         float* yr = y + r * dim;
         for (std::size_t j = 0; j < dim; ++j)
@@ -63,14 +67,8 @@ RINGSCALE_VEC_CLONES void rmsnorm_bwd_rows(std::size_t begin, std::size_t end, s
         const float* dyr = dy + r * dim;
         const double inv = inv_rms[r];
         // With g = γ·dy: dx = inv·g − x · inv³ · (g·x) / dim.
-        double lane[k_lanes] = {};
-        std::size_t j = 0;
-        for (; j + k_lanes <= dim; j += k_lanes)
-            for (std::size_t l = 0; l < k_lanes; ++l)
-                lane[l] += static_cast<double>(gamma[j + l]) * dyr[j + l] * xr[j + l];
-        for (std::size_t l = 0; j < dim; ++j, ++l)
-            lane[l] += static_cast<double>(gamma[j]) * dyr[j] * xr[j];
-        const double dot = lane_total(lane);
+        const double dot = lane_sum(
+            dim, [&](std::size_t j) { return static_cast<double>(gamma[j]) * dyr[j] * xr[j]; });
         for (std::size_t i = 0; i < dim; ++i)
             dgamma_sum[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
         const float scale = static_cast<float>(inv);
