@@ -68,8 +68,9 @@ void attention_fwd_cpu(const attention_shape& shape, const float* q, const float
                        attention_workspace& ws, elem round = elem::f32);
 
 /// delta [B,H,Sq] = rowsum(dO * O) over head_dim, for attention_bwd_cpu. Caller owns all.
-/// f32: accumulated in double. bf16/f16 (emulated): in fp32 in the CUDA kernel's order (lane l
-/// of a warp sums d = l, l + 32, ... by fused multiply-add, then a butterfly over the 32 lanes).
+/// f32: accumulated in double, 8 lanes. bf16/f16 (emulated): in fp32 in the CUDA kernel's order
+/// (lane l of a warp sums d = l, l + 32, ... by fused multiply-add, then a butterfly over the 32
+/// lanes).
 void attention_bwd_delta(const attention_shape& shape, const float* o, const float* d_o,
                          float* delta, elem round = elem::f32);
 
