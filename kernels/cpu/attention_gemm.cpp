@@ -133,6 +133,8 @@ RINGSCALE_AVX512 void pack_transposed_avx512(const float* src, std::int64_t n, s
             }
 }
 
+constexpr std::int64_t k_pack_ahead = 8; // rows pack_panels fetches ahead
+
 /// pack_panels by masked vector copies, the padding zeroed by the same stores: no call per row
 /// (std::copy of a 64-float row went through memmove, 1.6% of the training step's time).
 RINGSCALE_AVX512 void pack_panels_avx512(const float* src, std::int64_t k, std::int64_t n,
@@ -147,6 +149,12 @@ RINGSCALE_AVX512 void pack_panels_avx512(const float* src, std::int64_t k, std::
         for (std::int64_t kk = 0; kk < k; ++kk) {
             const float* s = src + kk * ld + j0;
             float* d = dst + kk * 64;
+            // The row k_pack_ahead on, on its way: rows a page or more apart defeat the hardware's
+            // prefetch, and B is cold (a layer's weights, or its activations from the forward).
+            if (kk + k_pack_ahead < k)
+                for (int v = 0; v < k_nv; ++v)
+                    _mm_prefetch(reinterpret_cast<const char*>(s + k_pack_ahead * ld + 16 * v),
+                                 _MM_HINT_T0);
             for (int v = 0; v < k_nv; ++v)
                 _mm512_storeu_ps(d + 16 * v, _mm512_maskz_loadu_ps(lanes[v], s + 16 * v));
         }
