@@ -1,4 +1,5 @@
 #include "kernels/cpu/attention_exp.hpp"
+#include "kernels/cpu/exp2_avx512.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,25 +14,6 @@ namespace ringscale::kernels::cpu {
 #ifdef RINGSCALE_AVX512
 
 namespace {
-
-/// 2^x for 16 lanes, x <= ~0: x clamped at -126 (so a -inf score gives exactly FLT_MIN, which
-/// the masked rows rely on), n = round(x), f = x - n, 2^f by the polynomial, scaled by 2^n.
-/// A NaN stays NaN (vmaxps returns its second operand where one is NaN).
-RINGSCALE_AVX512 inline __m512 exp2_16(__m512 x) {
-    // The masked forms throughout: GCC 12's plain ones warn of an uninitialised operand.
-    x = _mm512_mask_max_ps(x, 0xFFFF, _mm512_set1_ps(-126.0f), x);
-    const __m512 n =
-        _mm512_mask_roundscale_ps(x, 0xFFFF, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    return _mm512_mask_scalef_ps(p, 0xFFFF, p, n);
-}
 
 /// The sum of x's lanes by halves: 8 pairs, then 4, 2, 1.
 RINGSCALE_AVX512 inline float sum_by_halves(__m512 x) {

@@ -1,5 +1,6 @@
 #include "kernels/cpu/gelu.hpp"
 
+#include "kernels/cpu/exp2_avx512.hpp"
 #include "kernels/cpu/vec_math.hpp"
 #include "kernels/parallel.hpp"
 
@@ -61,19 +62,8 @@ RINGSCALE_GELU_AVX512 inline __m512 gelu_s(__m512 v, __m512 v2) {
     // The masked forms throughout: GCC 12's plain ones warn of an uninitialised operand.
     __m512 z = _mm512_mul_ps(
         v, _mm512_fmadd_ps(_mm512_set1_ps(z_per_x * cubic), v2, _mm512_set1_ps(z_per_x)));
-    z = _mm512_mask_max_ps(z, 0xFFFF, _mm512_set1_ps(-126.0f), z);
-    z = _mm512_mask_min_ps(z, 0xFFFF, _mm512_set1_ps(126.0f), z);
-    const __m512 n =
-        _mm512_mask_roundscale_ps(z, 0xFFFF, z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 f = _mm512_sub_ps(z, n);
-    __m512 p = _mm512_set1_ps(1.535336188319500e-4f); // 2^f on [-1/2, 1/2], as exp2_poly
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_mask_scalef_ps(p, 0xFFFF, p, n));
+    z = _mm512_mask_min_ps(z, 0xFFFF, _mm512_set1_ps(126.0f), z); // exp2_16 clamps at -126
+    const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), exp2_16(z));
     const __m512 r = _mm512_mask_rcp14_ps(d, 0xFFFF, d);
     return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
 }
