@@ -1,5 +1,6 @@
 #include "kernels/cpu/gelu.hpp"
 
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/exp2_avx512.hpp"
 #include "kernels/cpu/vec_math.hpp"
 #include "kernels/parallel.hpp"
@@ -96,14 +97,6 @@ RINGSCALE_GELU_AVX512 void gelu_bwd_avx512(std::size_t begin, std::size_t end, c
     }
 }
 
-bool has_avx512() {
-    static const bool has = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") != 0;
-    }();
-    return has;
-}
-
 #endif
 
 } // namespace
@@ -111,7 +104,7 @@ bool has_avx512() {
 void gelu_fwd(std::size_t n, const float* x, float* y) {
     parallel_for(n, grain, [&](std::size_t b, std::size_t e) {
 #ifdef RINGSCALE_GELU_AVX512
-        if (has_avx512())
+        if (tile_gemm_avx512())
             return gelu_fwd_avx512(b, e, x, y);
 #endif
         gelu_fwd_range(b, e, x, y);
@@ -121,7 +114,7 @@ void gelu_fwd(std::size_t n, const float* x, float* y) {
 void gelu_bwd(std::size_t n, const float* x, const float* dy, float* dx) {
     parallel_for(n, grain, [&](std::size_t b, std::size_t e) {
 #ifdef RINGSCALE_GELU_AVX512
-        if (has_avx512())
+        if (tile_gemm_avx512())
             return gelu_bwd_avx512(b, e, x, dy, dx);
 #endif
         gelu_bwd_range(b, e, x, dy, dx);

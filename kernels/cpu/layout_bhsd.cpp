@@ -1,5 +1,6 @@
 #include "kernels/cpu/layout_bhsd.hpp"
 
+#include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/parallel.hpp"
 
 #include <algorithm>
@@ -33,11 +34,7 @@ RINGSCALE_LAYOUT_AVX512 void copy_rows_avx512(const float* src, std::int64_t src
 }
 
 bool vector_rows(std::int64_t d) {
-    static const bool avx512 = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") != 0;
-    }();
-    return avx512 && d % 16 == 0;
+    return tile_gemm_avx512() && d % 16 == 0;
 }
 
 #endif
