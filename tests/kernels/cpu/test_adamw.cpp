@@ -1,5 +1,6 @@
 // adamw: a hand-computed two-step example with exact expected numbers, bit-for-bit equality
-// of sharded and whole updates, and rejected hyperparameters.
+// of sharded and whole updates and of an update rounded once per operation (as the CUDA
+// kernel rounds), and rejected hyperparameters.
 #include "kernels/cpu/adamw.hpp"
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
@@ -76,6 +77,54 @@ TEST(adamw, sharded_update_equals_whole_update_bit_for_bit) {
     EXPECT_EQ(std::memcmp(m.data(), ms.data(), n * sizeof(float)), 0);
     EXPECT_EQ(std::memcmp(v.data(), vs.data(), n * sizeof(float)), 0);
     EXPECT_NE(p, p0); // the updates really moved the parameters
+}
+
+namespace {
+
+// One element's update with every multiply, add, divide and square root rounded on its own:
+// each result passes through a volatile float, so no compiler fuses a multiply and an add.
+void update_rounded_once(const adamw_params& hp, std::int64_t step, float& p, float g, float& m,
+                         float& v) {
+    const double t = static_cast<double>(step);
+    const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(hp.beta1), t));
+    const float bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(hp.beta2), t));
+    const float decay = 1.0f - hp.lr * hp.weight_decay;
+    volatile float a = hp.beta1 * m, b = (1.0f - hp.beta1) * g;
+    m = a + b;
+    volatile float gg = g * g;
+    a = hp.beta2 * v;
+    b = (1.0f - hp.beta2) * gg;
+    v = a + b;
+    volatile float m_hat = m / bc1, v_hat = v / bc2;
+    volatile float root = std::sqrt(static_cast<float>(v_hat));
+    volatile float denom = root + hp.eps;
+    volatile float ratio = m_hat / denom;
+    volatile float update = hp.lr * ratio, kept = p * decay;
+    p = kept - update;
+}
+
+} // namespace
+
+// The target clones (AVX-512, AVX2 with FMA, SSE2) and the GPU give the same bits: no clone
+// fuses b1·m + (1−b1)·g into an FMA (the AVX-512 clone did, 3 ulp off the GPU's update).
+TEST(adamw, every_operation_rounds_once_as_on_a_gpu) {
+    const std::size_t n = 4099;
+    const adamw_params hp{1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f};
+    std::vector<float> p(n), m(n, 0.0f), v(n, 0.0f), g(n);
+    fill_uniform(p.data(), n, 31, 0);
+    auto pr = p, mr = m, vr = v;
+    for (std::int64_t step = 1; step <= 3; ++step) {
+        fill_uniform(g.data(), n, 40 + step, 0);
+        adamw_step(hp, step, n, p.data(), g.data(), m.data(), v.data());
+        for (std::size_t k = 0; k < n; ++k)
+            update_rounded_once(hp, step, pr[k], g[k], mr[k], vr[k]);
+    }
+    std::size_t differ = 0;
+    for (std::size_t k = 0; k < n; ++k)
+        differ += std::memcmp(&p[k], &pr[k], sizeof(float)) != 0 ||
+                  std::memcmp(&m[k], &mr[k], sizeof(float)) != 0 ||
+                  std::memcmp(&v[k], &vr[k], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u) << "of " << n << " elements";
 }
 
 TEST(adamw, bad_hyperparameters_and_step_are_config_errors) {
