@@ -13,6 +13,7 @@
 // memory-for-traffic choice as the all-gather scheme's second gather).
 #include "comm/topology.hpp"
 #include "jobs/schemes/cp_attention.hpp"
+#include "jobs/schemes/device_exchange.hpp"
 #include "jobs/schemes/ring.hpp"
 #include "jobs/schemes/ulysses_exchange.hpp"
 #include "src/base/results_schema.hpp"
@@ -99,6 +100,11 @@ class ulysses_attention final : public cp_attention {
     std::size_t in_bytes() const { return kernels::elem_bytes(m_type); }
     void make_layouts(const attention_shape& s);
     void reserve_staging(bool backward);
+    // The ring sends the head-sharded Q, K, V (and dO) the exchange has just unpacked on the
+    // compute stream, and its first send waits for nothing (a scheme's caller orders its
+    // inputs, schemes/cp_attention.hpp): order the ring's communicator after that unpacking.
+    // Without it, on CUDA the ring sent blocks still being written (GPU run, 2026-11-30).
+    void order_ring_after_compute() { order_comm_after(*m_ring.comm, m_dev, m_dev.record()); }
     void attend_forward(phase_timer& timer);
     void attend_backward(bool delta_ready, phase_timer& timer);
 
@@ -202,6 +208,7 @@ double ulysses_attention::bytes_sent(bool backward) const {
 
 void ulysses_attention::attend_forward(phase_timer& timer) {
     if (has_ring()) {
+        order_ring_after_compute();
         ring_forward(m_ring, m_hq.data(), m_hkv.data(), m_ho.data(), m_hlse.data(), m_ring_bufs,
                      timer);
         return;
@@ -220,6 +227,7 @@ void ulysses_attention::attend_forward(phase_timer& timer) {
 // `delta_ready`: m_hdelta came with the exchange; else it is computed from O and dO.
 void ulysses_attention::attend_backward(bool delta_ready, phase_timer& timer) {
     if (has_ring()) {
+        order_ring_after_compute();
         ring_backward(m_ring, m_hq.data(), m_hkv.data(), delta_ready ? nullptr : m_ho.data(),
                       m_hdo.data(), m_hlse.data(), m_hdelta.data(), m_hdq.data(), m_hdkv.data(),
                       m_ring_bufs, timer);
