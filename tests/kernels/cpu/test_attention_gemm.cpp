@@ -152,25 +152,22 @@ TEST(attention_gemm, rows_a_panel_wide_are_read_in_place_and_only_c_columns_stor
             for (std::int64_t j = d.n; j < 64; ++j)
                 b[kk * 64 + j] = std::numeric_limits<float>::quiet_NaN();
         const std::vector<float> c0 = ramp(d.m * 64, 6);
-        auto b_at = [&](auto kk, auto j) { return b[kk * 64 + j]; };
+        // The product over C's n columns; C's columns past n as they were.
+        auto want_for = [&](auto a_at) {
+            auto want = naive(
+                d.m, 64, d.k, 1.0, a_at,
+                [&](auto kk, auto j) { return j < d.n ? b[kk * 64 + j] : 0.0f; }, c0);
+            for (std::int64_t i = 0; i < d.m; ++i)
+                for (std::int64_t j = d.n; j < 64; ++j)
+                    want[i * 64 + j] = c0[i * 64 + j];
+            return want;
+        };
         std::vector<float> c = c0; // C at stride 64 too: its columns past n must keep c0
         tile_gemm_nn_acc(d.m, d.n, d.k, a.data(), d.k, b.data(), 64, c.data(), 64);
-        auto want = naive(
-            d.m, 64, d.k, 1.0, [&](auto i, auto kk) { return a[i * d.k + kk]; },
-            [&](auto kk, auto j) { return j < d.n ? b_at(kk, j) : 0.0f; }, c0);
-        for (std::int64_t i = 0; i < d.m; ++i)
-            for (std::int64_t j = d.n; j < 64; ++j)
-                want[i * 64 + j] = c0[i * 64 + j];
-        expect_near(c, want, d.k);
+        expect_near(c, want_for([&](auto i, auto kk) { return a[i * d.k + kk]; }), d.k);
         c = c0; // A stored [k, m]
         tile_gemm_tn_acc(d.m, d.n, d.k, at_src.data(), d.m, b.data(), 64, c.data(), 64);
-        want = naive(
-            d.m, 64, d.k, 1.0, [&](auto i, auto kk) { return at_src[kk * d.m + i]; },
-            [&](auto kk, auto j) { return j < d.n ? b_at(kk, j) : 0.0f; }, c0);
-        for (std::int64_t i = 0; i < d.m; ++i)
-            for (std::int64_t j = d.n; j < 64; ++j)
-                want[i * 64 + j] = c0[i * 64 + j];
-        expect_near(c, want, d.k);
+        expect_near(c, want_for([&](auto i, auto kk) { return at_src[kk * d.m + i]; }), d.k);
     }
 }
 
