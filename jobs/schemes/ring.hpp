@@ -56,14 +56,16 @@ std::size_t ring_q_elems(const ring_spec& spec);
 
 /// Collective over spec.comm: O [B,H,rows,D] and LSE [B,H,rows] (fp32) of the local queries
 /// against every rank's K/V. `kv` is this rank's [K | V] (2 x ring_kv_elems of spec.type),
-/// unchanged; q is spec.type. All pointers in spec.dev's memory.
+/// unchanged; q is spec.type. All pointers in spec.dev's memory. The first send of `kv` waits
+/// for no mark: the caller orders spec.comm after the compute that wrote it (order_comm_after),
+/// as the hybrid does for the K/V its Ulysses exchange has just unpacked.
 void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o, float* lse,
                   ring_buffers& bufs, phase_timer& timer);
 
 /// Collective over spec.comm: dQ (overwritten) and this rank's [dK | dV] (overwritten,
 /// 2 x ring_kv_elems, fp32) from the forward's O and LSE and the incoming dO (spec.type).
 /// `delta` [B,H,rows] = rowsum(dO * O) is computed there from `o`; with `o` null it holds it
-/// already.
+/// already. `kv` is sent first as in ring_forward, ordered by the caller the same way.
 void ring_backward(const ring_spec& spec, const void* q, const void* kv, const float* o,
                    const void* d_o, const float* lse, float* delta, float* dq, float* dkv,
                    ring_buffers& bufs, phase_timer& timer);
