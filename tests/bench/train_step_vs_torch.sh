@@ -12,6 +12,11 @@
 #   PyTorch runs with the OpenBLAS core ringscale's launch recorded (/meta blas_core): both then
 #   use the same sgemm kernels (ringscale restarts itself with a suited OPENBLAS_CORETYPE where
 #   OpenBLAS does not know the CPU; PyTorch would run the generic core there).
+#   Against the hardware: the machine's all-core fp32 FMA peak (BUILD/tests/bench_fma_peak,
+#   measured before the first round and after the last; the higher of the two) beside each
+#   configuration's step rate (the launch's flops_per_iter over the median step), and the
+#   ceiling it sets: the step at the peak itself, and the fraction of the peak a speed of 1.5x
+#   PyTorch needs.
 # usage: tests/bench/train_step_vs_torch.sh BUILD [OLD_BUILD] [ROUNDS]
 #   OLD_BUILD: a build of an older commit, run in the same rounds with its own defaults.
 # Needs /usr/bin/python3 with torch and h5py (Debian: python3-torch python3-h5py).
@@ -21,6 +26,8 @@ new="${1:?usage: train_step_vs_torch.sh BUILD [OLD_BUILD] [ROUNDS]}"
 old="${2:-}"
 rounds="${3:-5}"
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "train_step_vs_torch.sh: ROUNDS must be 1-99" >&2; exit 2; }
+[[ -x "$new/tests/bench_fma_peak" ]] ||
+    { echo "train_step_vs_torch.sh: $new/tests/bench_fma_peak not built" >&2; exit 2; }
 for b in "$new" ${old:+"$old"}; do
     [[ -x "$b/src/ringscale" ]] || { echo "train_step_vs_torch.sh: $b/src/ringscale not built" >&2; exit 2; }
 done
@@ -35,19 +42,24 @@ model=(--job train_step --train-seq-len 256 --tokens 2048 --scaling strong -n "$
     --validate off)
 configs=("1 2 ddp" "2 1 ddp" "2 1 zero1")
 load() { cut -d' ' -f1 /proc/loadavg; }
-h5() { # h5 FILE: "<median step s> <blas core>"
+# GFLOP/s of all cores together, from bench_fma_peak's line.
+fma_peak() { "$new/tests/bench_fma_peak" | sed -n 's/.* \([0-9.]*\) on [0-9]* core(s) together.*/\1/p'; }
+h5() { # h5 FILE: "<median step s> <blas core> <flops per step>"
     /usr/bin/python3 -c 'import sys, h5py, numpy as np
 with h5py.File(sys.argv[1]) as f:
     c = next(iter(f["cases"].values()))
     t = c["time_s"][:][c["is_warmup"][:] == 0].max(axis=1)
     core = f["meta"].attrs.get("blas_core", b"-")
     core = core.decode() if isinstance(core, bytes) else str(core)
-    print(f"{np.median(t):.4f} {core}")' "$1"
+    flops = c["derived"].attrs["flops_per_iter"] if "derived" in c else c.attrs["flops_per_iter"]
+    print(f"{np.median(t):.4f} {core} {float(flops):.6g}")' "$1"
 }
 echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), torch" \
     "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $rounds rounds, $iters steps a run"
 printf '%-5s %-22s %-8s %9s %9s %9s  %s\n' round config who step_s load0 load1 blas_core
 : >"$out/rows"
+peak0="$(fma_peak)"
+echo "# FMA peak before the rounds: $peak0 GFLOP/s on all cores"
 for r in $(seq 1 "$rounds"); do
     for c in "${configs[@]}"; do
         read -r np th variant <<<"$c"
@@ -68,7 +80,8 @@ for r in $(seq 1 "$rounds"); do
                 [[ $who == old ]] && b="$old"
                 mpirun -q --oversubscribe --bind-to none -np "$np" "$b/src/ringscale" "${model[@]}" \
                     --dp-variant "$variant" --threads "$th" -o "$out/run.h5" >/dev/null 2>&1
-                read -r s c_used <<<"$(h5 "$out/run.h5")"
+                read -r s c_used flops <<<"$(h5 "$out/run.h5")"
+                echo "$name|$flops" >>"$out/flops"
                 rm -f "$out/run.h5"
                 [[ $who == new ]] && core="$c_used"
             fi
@@ -77,9 +90,16 @@ for r in $(seq 1 "$rounds"); do
         done
     done
 done
+peak1="$(fma_peak)"
+echo "# FMA peak after the rounds: $peak1 GFLOP/s on all cores"
 echo "== medians over $rounds rounds (min-max); speed = T_torch / T_ringscale"
-/usr/bin/python3 - "$out/rows" <<'PY'
+/usr/bin/python3 - "$out/rows" "$out/flops" "$peak0" "$peak1" <<'PY'
 import sys, statistics as st
+peak = max(float(sys.argv[3] or 0), float(sys.argv[4] or 0))
+flops = {}
+for line in open(sys.argv[2]):
+    name, f = line.strip().split("|")
+    flops[name] = float(f)
 rows = {}
 for line in open(sys.argv[1]):
     name, who, s = line.strip().split("|")
@@ -92,4 +112,11 @@ for name, d in rows.items():
     print(f"{name:22s} " + ", ".join(parts))
     print(f"{'':22s} " + ", ".join(speed) +
           f"; per round new {min(per_round):.2f}-{max(per_round):.2f}x")
+    if peak > 0 and flops.get(name, 0) > 0:
+        f = flops[name] * 1e-9  # GFLOP a step, all ranks
+        rate = f / st.median(d["new"])
+        at_peak = f / peak
+        print(f"{'':22s} new {rate:.1f} GFLOP/s, {rate / peak:.2f} of the FMA peak ({peak:.1f});"
+              f" at the peak a step takes {at_peak:.3f} s, {torch / at_peak:.2f}x torch;"
+              f" 1.5x torch needs {f / (torch / 1.5) / peak:.2f} of the peak")
 PY
