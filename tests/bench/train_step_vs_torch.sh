@@ -51,13 +51,15 @@ with h5py.File(sys.argv[1]) as f:
     t = c["time_s"][:][c["is_warmup"][:] == 0].max(axis=1)
     core = f["meta"].attrs.get("blas_core", b"-")
     core = core.decode() if isinstance(core, bytes) else str(core)
-    flops = c["derived"].attrs["flops_per_iter"] if "derived" in c else c.attrs["flops_per_iter"]
+    a = c["derived"].attrs if "derived" in c else c.attrs  # ringscale/2, or /1 (flat)
+    flops = a.get("flops_per_iter", 0)
     print(f"{np.median(t):.4f} {core} {float(flops):.6g}")' "$1"
 }
 echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), torch" \
     "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $rounds rounds, $iters steps a run"
 printf '%-5s %-22s %-8s %9s %9s %9s  %s\n' round config who step_s load0 load1 blas_core
 : >"$out/rows"
+: >"$out/flops"
 peak0="$(fma_peak)"
 echo "# FMA peak before the rounds: $peak0 GFLOP/s on all cores"
 for r in $(seq 1 "$rounds"); do
@@ -81,7 +83,7 @@ for r in $(seq 1 "$rounds"); do
                 mpirun -q --oversubscribe --bind-to none -np "$np" "$b/src/ringscale" "${model[@]}" \
                     --dp-variant "$variant" --threads "$th" -o "$out/run.h5" >/dev/null 2>&1
                 read -r s c_used flops <<<"$(h5 "$out/run.h5")"
-                echo "$name|$flops" >>"$out/flops"
+                [[ $who == new ]] && echo "$name|$flops" >>"$out/flops"
                 rm -f "$out/run.h5"
                 [[ $who == new ]] && core="$c_used"
             fi
