@@ -101,7 +101,7 @@ peak = max(float(sys.argv[3] or 0), float(sys.argv[4] or 0))
 flops = {}
 for line in open(sys.argv[2]):
     name, f = line.strip().split("|")
-    flops[name] = float(f)
+    flops[name] = float(f or 0)  # a failed launch: no ceiling printed
 rows = {}
 for line in open(sys.argv[1]):
     name, who, s = line.strip().split("|")
