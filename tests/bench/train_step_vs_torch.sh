@@ -46,14 +46,15 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 fma_peak() { "$new/tests/bench_fma_peak" | sed -n 's/.* \([0-9.]*\) on [0-9]* core(s) together.*/\1/p'; }
 h5() { # h5 FILE: "<median step s> <blas core> <flops per step>"
     /usr/bin/python3 -c 'import sys, h5py, numpy as np
+sys.path.insert(0, sys.argv[2])
+from h5_cases import flat  # one reader of both schemas
 with h5py.File(sys.argv[1]) as f:
     c = next(iter(f["cases"].values()))
     t = c["time_s"][:][c["is_warmup"][:] == 0].max(axis=1)
     core = f["meta"].attrs.get("blas_core", b"-")
     core = core.decode() if isinstance(core, bytes) else str(core)
-    a = c["derived"].attrs if "derived" in c else c.attrs  # ringscale/2, or /1 (flat)
-    flops = a.get("flops_per_iter", 0)
-    print(f"{np.median(t):.4f} {core} {float(flops):.6g}")' "$1"
+    flops = flat(c).get("flops_per_iter", 0)
+    print(f"{np.median(t):.4f} {core} {float(flops):.6g}")' "$1" "$root/tests/bench"
 }
 echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), torch" \
     "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $rounds rounds, $iters steps a run"
