@@ -73,8 +73,22 @@ float* panel_buffer() {
 }
 
 void own_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gemm_view a, gemm_view b, float* c,
-              std::int64_t ldc, bool accumulate, const float* bias) {
+              std::int64_t ldc, bool accumulate, const float* bias, gemm_heads heads) {
     float* panel = panel_buffer();
+    // Rows in runs that share C's row stride: all of C, or a sequence's tokens in a head.
+    const std::int64_t row_stride = heads.seq > 0 ? heads.d : ldc;
+    auto run_end = [&](std::int64_t i) { // the end of row i's run
+        return heads.seq > 0
+                   ? std::min(m, ((heads.row0 + i) / heads.seq + 1) * heads.seq - heads.row0)
+                   : m;
+    };
+    auto c_at = [&](std::int64_t i, std::int64_t j) { // C's element (i, j)
+        if (heads.seq == 0)
+            return c + i * ldc + j;
+        const std::int64_t r = heads.row0 + i;
+        const std::int64_t head = (r / heads.seq) * (n / heads.d) + j / heads.d;
+        return c + (head * heads.seq + r % heads.seq) * heads.d + j % heads.d;
+    };
     // A by columns (Aᵀ stored: dW = dyᵀ·x) reads 6 floats of a line per step of k, a line per
     // step: with k in blocks of 2048 a row block's lines outgrew L2 beside the panel (mlp_up's
     // backward in the step at 2048 tokens took 208-216 ms against 171-177 with blocks of 512).
@@ -93,23 +107,24 @@ void own_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gemm_view a, gemm_
                 pack_panels(b.p + k0 * b.rs + j0, kc, cols, b.rs, panel);
             else
                 pack_transposed(b.p + j0 * b.cs + k0, cols, kc, panel, b.cs);
-            for (std::int64_t i0 = 0; i0 < m; i0 += tile::k_mr) {
-                const int mr = static_cast<int>(std::min<std::int64_t>(tile::k_mr, m - i0));
-                const tile::tile_args t{kc,
-                                        a.p + i0 * a.rs + k0 * a.cs,
-                                        a.rs,
-                                        a.cs,
-                                        panel,
-                                        k_cols,
-                                        c + i0 * ldc + j0,
-                                        ldc,
-                                        1.0f,
-                                        accumulate || k0 > 0,
-                                        tail,
-                                        nullptr,
-                                        bias && k0 == 0 ? bias + j0 : nullptr};
-                tile::micro_of(mr, nv)(t);
-            }
+            for (std::int64_t r0 = 0, r1 = run_end(0); r0 < m; r0 = r1, r1 = run_end(r1))
+                for (std::int64_t i0 = r0; i0 < r1; i0 += tile::k_mr) {
+                    const int mr = static_cast<int>(std::min<std::int64_t>(tile::k_mr, r1 - i0));
+                    const tile::tile_args t{kc,
+                                            a.p + i0 * a.rs + k0 * a.cs,
+                                            a.rs,
+                                            a.cs,
+                                            panel,
+                                            k_cols,
+                                            c_at(i0, j0),
+                                            row_stride,
+                                            1.0f,
+                                            accumulate || k0 > 0,
+                                            tail,
+                                            nullptr,
+                                            bias && k0 == 0 ? bias + j0 : nullptr};
+                    tile::micro_of(mr, nv)(t);
+                }
         }
     }
 }
@@ -127,13 +142,22 @@ const char* gemm_impl_name(gemm_impl impl) {
     return impl == gemm_impl::own ? "own" : "openblas";
 }
 
+bool gemm_heads_fused(std::int64_t d, gemm_impl impl) {
+    return impl == gemm_impl::own && tile_gemm_avx512() && d > 0 && d % 64 == 0;
+}
+
 void linear_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gemm_view a, gemm_view b, float* c,
-                 std::int64_t ldc, bool accumulate, const float* bias, gemm_impl impl) {
+                 std::int64_t ldc, bool accumulate, const float* bias, gemm_impl impl,
+                 gemm_heads heads) {
+    if (heads.seq != 0)
+        RINGSCALE_REQUIRE(gemm_heads_fused(heads.d, impl) && heads.seq > 0 && heads.row0 >= 0 &&
+                              n % heads.d == 0 && k > 0,
+                          "linear_gemm: C as heads needs the own GEMM, k > 0, 64 | d and d | n");
     if (m <= 0 || n <= 0)
         return;
 #ifdef RINGSCALE_HAVE_AVX512_TILES
     if (impl == gemm_impl::own && k > 0 && tile_gemm_avx512())
-        return own_gemm(m, n, k, a, b, c, ldc, accumulate, bias);
+        return own_gemm(m, n, k, a, b, c, ldc, accumulate, bias, heads);
 #else
     (void)impl;
 #endif

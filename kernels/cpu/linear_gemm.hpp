@@ -3,7 +3,9 @@
 // nest for the training step's shapes. k in blocks of up to 2048; B copied one block x 64
 // panel at a time (up to 512 KiB, so it stays in L2; transposed in 16 x 16 register blocks where
 // B is Wᵀ) just before every 6-row block of A streams past it; A read in place, by rows or by
-// columns, no copy; a bias row added as C is stored.
+// columns, no copy; a bias row added as C is stored. C row-major, or as attention heads (BHSD,
+// gemm_heads): the training step's Q/K/V projection and dO come out of the stores in the
+// layout attention reads, with no copy after (a 6-row block never crosses a sequence).
 //
 // It runs where it beat OpenBLAS 0.3.21: on AMD's AVX-512 cores. On Zen 4 (2 cores, one rank
 // each, alternate launches) the training step's GEMMs ran at 98-102 GFLOP/s a core against
@@ -25,6 +27,15 @@ struct gemm_view {
 
 enum class gemm_impl { openblas, own };
 
+/// Where C's elements go: plain (seq 0: row i at c + i·ldc), or as attention heads (BHSD):
+/// rows are tokens row0, row0 + 1, ... of sequences of `seq` tokens, columns heads of `d`
+/// columns, and element (i, j), with token r = row0 + i, is at
+/// c + ((r / seq · (n / d) + j / d) · seq + r % seq) · d + j % d (ldc unused). The own GEMM only
+/// (gemm_heads_fused()); 64 must divide d and d n.
+struct gemm_heads {
+    std::int64_t seq = 0, d = 0, row0 = 0;
+};
+
 /// What the linear layers use, chosen once: own on an AMD CPU with AVX-512F, else openblas.
 /// RINGSCALE_LINEAR_GEMM=openblas or =own in the environment overrides it (A/B benchmarks;
 /// own only where the CPU has AVX-512F); any other non-empty value throws config_error.
@@ -38,6 +49,10 @@ const char* gemm_impl_name(gemm_impl impl);
 /// tile_gemm_avx512(); elsewhere it runs OpenBLAS). Single-threaded.
 void linear_gemm(std::int64_t m, std::int64_t n, std::int64_t k, gemm_view a, gemm_view b, float* c,
                  std::int64_t ldc, bool accumulate, const float* bias = nullptr,
-                 gemm_impl impl = linear_gemm_impl());
+                 gemm_impl impl = linear_gemm_impl(), gemm_heads heads = {});
+
+/// Whether linear_gemm writes C as heads with `impl` here, for heads of d columns (the own
+/// GEMM, on a CPU with AVX-512F; 64 divides d).
+bool gemm_heads_fused(std::int64_t d, gemm_impl impl = linear_gemm_impl());
 
 } // namespace ringscale::kernels::cpu

@@ -4,6 +4,7 @@
 // bias row and without.
 #include "kernels/cpu/attention_gemm.hpp"
 #include "kernels/cpu/linear_gemm.hpp"
+#include "src/base/error.hpp"
 
 #include "tests/support/ramp.hpp"
 
@@ -70,6 +71,48 @@ TEST(linear_gemm, own_tiles_match_plain_loops_in_every_layout) {
     if (!tile_gemm_avx512())
         GTEST_SKIP() << "the own GEMM needs AVX-512F, which this CPU lacks";
     check_all_layouts(gemm_impl::own);
+}
+
+// C written as attention heads: every element where gemm_heads puts it, bit for bit what the
+// plain GEMM computes, for calls starting inside a sequence (row0), sequences shorter and
+// longer than a 6-row block, heads of 64 and 128 columns, k in one block and across two.
+TEST(linear_gemm, c_as_heads_puts_each_element_of_the_plain_product_where_bhsd_says) {
+    if (!gemm_heads_fused(64, gemm_impl::own))
+        GTEST_SKIP() << "C as heads is written only by the own GEMM, which needs AVX-512F";
+    EXPECT_FALSE(gemm_heads_fused(64, gemm_impl::openblas));
+    EXPECT_FALSE(gemm_heads_fused(32, gemm_impl::own));
+    struct heads_case {
+        std::int64_t seq, d, heads, seqs, row0, m, k;
+    };
+    for (const heads_case& h :
+         {heads_case{5, 64, 2, 3, 0, 15, 40}, heads_case{16, 128, 3, 2, 7, 20, 130},
+          heads_case{9, 64, 1, 4, 4, 29, 2100}}) {
+        SCOPED_TRACE("seq " + std::to_string(h.seq) + " d " + std::to_string(h.d) + " row0 " +
+                     std::to_string(h.row0) + " k " + std::to_string(h.k));
+        const std::int64_t n = h.heads * h.d, tokens = h.seq * h.seqs;
+        const std::vector<float> a = ramp(h.m * h.k, 1), b = ramp(h.k * n, 2), bias = ramp(n, 4);
+        std::vector<float> plain(h.m * n);
+        linear_gemm(h.m, n, h.k, {a.data(), h.k, 1}, {b.data(), n, 1}, plain.data(), n, false,
+                    bias.data(), gemm_impl::own);
+        std::vector<float> heads(tokens * n, -7.0f);
+        linear_gemm(h.m, n, h.k, {a.data(), h.k, 1}, {b.data(), n, 1}, heads.data(), 0, false,
+                    bias.data(), gemm_impl::own, {h.seq, h.d, h.row0});
+        std::vector<float> want(tokens * n, -7.0f); // untouched outside rows row0..row0 + m
+        for (std::int64_t i = 0; i < h.m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+                const std::int64_t r = h.row0 + i, head = r / h.seq * h.heads + j / h.d;
+                want[(head * h.seq + r % h.seq) * h.d + j % h.d] = plain[i * n + j];
+            }
+        EXPECT_EQ(heads, want);
+    }
+    std::vector<float> c(64 * 64);
+    const std::vector<float> a = ramp(64, 1), b = ramp(64 * 64, 2);
+    EXPECT_THROW(linear_gemm(1, 64, 1, {a.data(), 1, 1}, {b.data(), 64, 1}, c.data(), 0, false,
+                             nullptr, gemm_impl::openblas, {4, 64, 0}),
+                 ringscale::config_error);
+    EXPECT_THROW(linear_gemm(1, 96, 1, {a.data(), 1, 1}, {b.data(), 96, 1}, c.data(), 0, false,
+                             nullptr, gemm_impl::own, {4, 64, 0}),
+                 ringscale::config_error); // 96 columns are not whole heads of 64
 }
 
 TEST(linear_gemm, openblas_matches_plain_loops_in_every_layout) {
