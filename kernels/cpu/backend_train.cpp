@@ -49,6 +49,27 @@ void linear_bwd(executor&, gemm_math, const linear_shape& s, const float* x, con
     linear_bwd(s, x, w, dy, dx, dw, db);
 }
 
+void linear_fwd_heads(executor&, gemm_math, const linear_shape& lin, const float* x, const float* w,
+                      const float* b, const batch_shape& s, std::int64_t heads, std::int64_t d,
+                      float* const* dst, float* scratch) {
+    RINGSCALE_REQUIRE(s.batch > 0 && s.rows > 0 && heads > 0 && d > 0 &&
+                          lin.tokens == static_cast<std::size_t>(s.batch * s.rows),
+                      "linear_fwd_heads: tokens must be batch x rows");
+    linear_fwd_heads(lin, x, w, b, static_cast<std::size_t>(s.rows),
+                     static_cast<std::size_t>(heads), static_cast<std::size_t>(d), dst, scratch);
+}
+
+void linear_bwd_heads(executor&, gemm_math, const linear_shape& lin, const float* x, const float* w,
+                      const float* dy, const batch_shape& s, std::int64_t heads, std::int64_t d,
+                      float* dx, float* dw, float* db, float* scratch) {
+    RINGSCALE_REQUIRE(s.batch > 0 && s.rows > 0 && heads > 0 && d > 0 &&
+                          lin.tokens == static_cast<std::size_t>(s.batch * s.rows),
+                      "linear_bwd_heads: tokens must be batch x rows");
+    linear_bwd_heads(lin, x, w, dy, static_cast<std::size_t>(s.rows),
+                     static_cast<std::size_t>(heads), static_cast<std::size_t>(d), dx, dw, db,
+                     scratch);
+}
+
 void gelu_fwd(executor&, std::size_t n, const float* x, float* y) {
     gelu_fwd(n, x, y);
 }

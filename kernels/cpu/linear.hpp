@@ -20,4 +20,20 @@ void linear_fwd(const linear_shape& s, const float* x, const float* w, const flo
 void linear_bwd(const linear_shape& s, const float* x, const float* w, const float* dy, float* dx,
                 float* dw, float* db);
 
+/// linear_fwd with y written as attention heads: y's columns in groups of heads·d, group g
+/// BHSD [tokens / seq, heads, seq, d] at dst[g] (out / (heads·d) groups; tokens run in
+/// sequences of seq). The own GEMM's stores write the heads where gemm_heads_fused(d);
+/// elsewhere y goes to `scratch` [tokens, out] and copy_bhsd moves it (scratch is unused, and
+/// may be null, where the stores write them).
+void linear_fwd_heads(const linear_shape& s, const float* x, const float* w, const float* b,
+                      std::size_t seq, std::size_t heads, std::size_t d, float* const* dst,
+                      float* scratch);
+
+/// linear_bwd with dx written as attention heads: BHSD [tokens / seq, heads, seq, d]
+/// (in = heads·d). The own GEMM's stores write them where gemm_heads_fused(d); elsewhere dx
+/// goes to `scratch` [tokens, in] and copy_bhsd moves it. dx must not be null.
+void linear_bwd_heads(const linear_shape& s, const float* x, const float* w, const float* dy,
+                      std::size_t seq, std::size_t heads, std::size_t d, float* dx, float* dw,
+                      float* db, float* scratch);
+
 } // namespace ringscale::kernels::cpu

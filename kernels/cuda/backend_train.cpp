@@ -47,6 +47,24 @@ void linear_bwd(executor& exec, gemm_math math, const linear_shape& s, const flo
     linear_bwd_cuda(as_cuda(exec).blas(math), s, x, w, dy, dx, dw, db);
 }
 
+void linear_fwd_heads(executor& exec, gemm_math math, const linear_shape& lin, const float* x,
+                      const float* w, const float* b, const batch_shape& s, std::int64_t heads,
+                      std::int64_t d, float* const* dst, float* scratch) {
+    linear_fwd_cuda(as_cuda(exec).blas(math), lin, x, w, b, scratch);
+    const auto group = heads * d;
+    for (std::int64_t g = 0; g < static_cast<std::int64_t>(lin.out) / group; ++g)
+        copy_bhsd_cuda(true, s.batch, s.rows, heads, d, scratch, static_cast<std::int64_t>(lin.out),
+                       g * group, dst[g], exec.stream());
+}
+
+void linear_bwd_heads(executor& exec, gemm_math math, const linear_shape& lin, const float* x,
+                      const float* w, const float* dy, const batch_shape& s, std::int64_t heads,
+                      std::int64_t d, float* dx, float* dw, float* db, float* scratch) {
+    linear_bwd_cuda(as_cuda(exec).blas(math), lin, x, w, dy, scratch, dw, db);
+    copy_bhsd_cuda(true, s.batch, s.rows, heads, d, scratch, static_cast<std::int64_t>(lin.in), 0,
+                   dx, exec.stream());
+}
+
 void gelu_fwd(executor& exec, std::size_t n, const float* x, float* y) {
     gelu_fwd_cuda(n, x, y, exec.stream());
 }

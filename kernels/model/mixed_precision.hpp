@@ -80,6 +80,8 @@ class mixed_precision {
     /// in which a GEMM's backward sums the weight gradient over tokens, as a sharded and
     /// all-reduced sum would. Empty when off.
     std::vector<std::size_t> row_order(std::size_t rows);
+    /// Whether row_order() reorders (the floor's reorder is on); draws nothing.
+    bool reorders() const { return m_reorder_seed != 0; }
     /// Values that overflowed the dtype (fp16: became inf) since configure().
     std::uint64_t overflows() const { return m_overflows; }
     /// The fp8 scale of (site, op) the next step uses (delayed), for tests.

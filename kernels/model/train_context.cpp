@@ -19,6 +19,33 @@ void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, co
     linear_fwd(m_exec, m_math, s, xr, wr, b, y);
 }
 
+void train_context::gemm_fwd_heads(int site, const linear_shape& s, const float* x, const float* w,
+                                   const float* b, const batch_shape& bs, std::int64_t heads,
+                                   std::int64_t d, float* const* dst, float* scratch) {
+    if (m_progress)
+        m_progress();
+    const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
+    const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
+    linear_fwd_heads(m_exec, m_math, s, xr, wr, b, bs, heads, d, dst, scratch);
+}
+
+void train_context::gemm_bwd_heads(int site, const linear_shape& s, const float* x, const float* w,
+                                   const float* dy, const batch_shape& bs, std::int64_t heads,
+                                   std::int64_t d, float* dx, float* dw, float* db,
+                                   float* scratch) {
+    if (m_exec.kind() == device_kind::cpu && m_mixed.reorders()) { // rows put back, then moved
+        gemm_bwd(site, s, x, w, dy, scratch, dw, db);
+        to_bhsd(m_exec, bs, heads, d, scratch, heads * d, 0, dx);
+        return;
+    }
+    if (m_progress)
+        m_progress();
+    const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
+    const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
+    const float* dyr = m_mixed.gemm_input(site, gemm_operand::dy, dy, s.tokens * s.out);
+    linear_bwd_heads(m_exec, m_math, s, xr, wr, dyr, bs, heads, d, dx, dw, db, scratch);
+}
+
 void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, const float* w,
                              const float* dy, float* dx, float* dw, float* db) {
     if (m_progress)

@@ -43,6 +43,17 @@ class train_context {
     /// linear_bwd with x, W and dy rounded as GEMM `site`'s backward reads them.
     void gemm_bwd(int site, const linear_shape& s, const float* x, const float* w, const float* dy,
                   float* dx, float* dw, float* db);
+    /// gemm_fwd with y written as attention heads (linear_fwd_heads): group g of y's columns
+    /// BHSD at dst[g]; `scratch` [tokens, out] where the backend writes y first.
+    void gemm_fwd_heads(int site, const linear_shape& s, const float* x, const float* w,
+                        const float* b, const batch_shape& bs, std::int64_t heads, std::int64_t d,
+                        float* const* dst, float* scratch);
+    /// gemm_bwd with dx written as attention heads (linear_bwd_heads), BHSD at dx; `scratch`
+    /// [tokens, in] where the backend writes dx first, and where the floor's reordered rows
+    /// (mixed_precision::reorders) are put back before the move.
+    void gemm_bwd_heads(int site, const linear_shape& s, const float* x, const float* w,
+                        const float* dy, const batch_shape& bs, std::int64_t heads, std::int64_t d,
+                        float* dx, float* dw, float* db, float* scratch);
     /// Scratch of the loss kernel.
     loss_scratch& scratch() { return m_scratch; }
 

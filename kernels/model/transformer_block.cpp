@@ -21,12 +21,13 @@ void transformer::block_fwd(int l, const float* p, const float* x, float* x_out,
         phase_scope compute(m_exec, timer, phase::compute);
         timed(op_kind::norm1_fwd),
             rmsnorm_fwd(m_exec, t, h, m_cfg.eps, x, p + o.norm1, a.xn1.data(), a.inv1.data());
+        // Q, K, V as heads straight from the GEMM (on the CPU its stores write them; m_qkv is
+        // the token-major scratch where the backend writes y first).
+        float* const qkv[3] = {a.q.data(), a.kv.data(), a.kv.data() + kve};
         timed(op_kind::qkv_fwd),
-            m_ctx.gemm_fwd(4 * l, {t, h, 3 * h}, a.xn1.data(), p + o.wqkv, nullptr, m_qkv.data());
+            m_ctx.gemm_fwd_heads(4 * l, {t, h, 3 * h}, a.xn1.data(), p + o.wqkv, nullptr, m_shape,
+                                 heads, d, qkv, m_qkv.data());
         const op_profile::scope layout(m_ctx.profile(), op_kind::layout_fwd);
-        to_bhsd(m_exec, m_shape, heads, d, m_qkv.data(), 3 * hh, 0, a.q.data());
-        to_bhsd(m_exec, m_shape, heads, d, m_qkv.data(), 3 * hh, hh, a.kv.data());
-        to_bhsd(m_exec, m_shape, heads, d, m_qkv.data(), 3 * hh, 2 * hh, a.kv.data() + kve);
         // --dtype: the attention reads Q, K, V in the dtype (saved so for the backward too).
         m_ctx.precision_state().round_attention(a.q.data(), t * h);
         m_ctx.precision_state().round_attention(a.kv.data(), 2 * t * h);
@@ -71,12 +72,11 @@ void transformer::block_bwd(int l, const float* p, float* g, float* dx, phase_ti
                         m_tmp.data(), g + o.norm2);
         timed(op_kind::residual_bwd), add(m_exec, t * h, dx, m_tmp.data(), m_dmid.data());
         // Attention: xmid = x + Wo·attn(...) + bo.
+        // dO as heads straight from the dx GEMM (m_tmp: the token-major scratch).
         timed(op_kind::out_proj_bwd),
-            m_ctx.gemm_bwd(4 * l + 1, {t, h, h}, a.a.data(), p + o.wo, m_dmid.data(), m_tmp.data(),
-                           g + o.wo, g + o.bo);
-        timed(op_kind::layout_bwd),
-            to_bhsd(m_exec, m_shape, heads, d, m_tmp.data(), hh, 0, m_do.data());
-        m_ctx.precision_state().round_attention(m_do.data(), t * h);
+            m_ctx.gemm_bwd_heads(4 * l + 1, {t, h, h}, a.a.data(), p + o.wo, m_dmid.data(), m_shape,
+                                 heads, d, m_do.data(), g + o.wo, g + o.bo, m_tmp.data());
+        timed(op_kind::layout_bwd), m_ctx.precision_state().round_attention(m_do.data(), t * h);
     }
     timed(op_kind::attention_bwd),
         m_core.backward(s, a.q.data(), a.kv.data(), a.o.data(), m_do.data(), a.lse.data(),

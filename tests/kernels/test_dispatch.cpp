@@ -121,6 +121,34 @@ TEST(dispatch, the_cpu_executor_computes_what_the_cpu_kernels_compute_bit_for_bi
                                 nullptr, o, nullptr);
         },
         3 * h * h, "dW");
+    both(
+        [&](float* o) {
+            float* const dst[3] = {o, o + t * h, o + 2 * t * h};
+            std::vector<float> scratch(t * 3 * h);
+            cpu::linear_fwd_heads({t, h, 3 * h}, x.data(), w.data(), b.data(), 12, 1, h, dst,
+                                  scratch.data());
+        },
+        [&](float* o) {
+            float* const dst[3] = {o, o + t * h, o + 2 * t * h};
+            std::vector<float> scratch(t * 3 * h);
+            kernels::linear_fwd_heads(exec, gemm_math::fp32, {t, h, 3 * h}, x.data(), w.data(),
+                                      b.data(), {2, 12}, 1, h, dst, scratch.data());
+        },
+        t * 3 * h, "linear as heads");
+    std::vector<float> dw(h * h);
+    both(
+        [&](float* o) {
+            std::vector<float> scratch(t * h);
+            cpu::linear_bwd_heads({t, h, h}, x.data(), w.data(), dy.data(), 12, 1, h, o, dw.data(),
+                                  nullptr, scratch.data());
+        },
+        [&](float* o) {
+            std::vector<float> scratch(t * h);
+            kernels::linear_bwd_heads(exec, gemm_math::fp32, {t, h, h}, x.data(), w.data(),
+                                      dy.data(), {2, 12}, 1, h, o, dw.data(), nullptr,
+                                      scratch.data());
+        },
+        t * h, "linear backward, dx as heads");
     both([&](float* o) { cpu::gelu_fwd(t * h, x.data(), o); },
          [&](float* o) { kernels::gelu_fwd(exec, t * h, x.data(), o); }, t * h, "gelu");
     both(

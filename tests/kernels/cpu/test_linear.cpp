@@ -1,5 +1,6 @@
 // linear: fast forward/backward against the plain reference, backward against central finite
 // differences in double, and the accumulate-vs-overwrite contract of each gradient.
+#include "kernels/cpu/layout_bhsd.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/random.hpp"
 #include "kernels/reference/linear_ref.hpp"
@@ -154,4 +155,63 @@ TEST(linear, zero_dimensions_are_config_errors) {
         EXPECT_THROW(linear_fwd_ref(s, buf.data(), buf.data(), nullptr, buf.data()),
                      ringscale::config_error);
     }
+}
+
+// linear_fwd_heads writes what linear_fwd then copy_bhsd write, bit for bit: heads of 64
+// columns (the own GEMM's stores, where it runs) and of 32 (y through the scratch), a bias,
+// three groups as Q, K and V, rows split over threads as linear_fwd splits them.
+TEST(linear, forward_as_heads_is_the_layer_then_the_bhsd_copy_bit_for_bit) {
+    for (const std::size_t d : {64u, 32u}) {
+        SCOPED_TRACE("d " + std::to_string(d));
+        const std::size_t seq = 10, seqs = 7, heads = 2, groups = 3;
+        const linear_shape s{seq * seqs, 48, groups * heads * d};
+        const auto x = seeded(s.tokens * s.in, 1), w = seeded(s.out * s.in, 2);
+        const auto b = seeded(s.out, 3);
+        std::vector<float> y(s.tokens * s.out), want(y.size()), got(y.size(), -1.0f),
+            scratch(y.size());
+        linear_fwd(s, x.data(), w.data(), b.data(), y.data());
+        const std::size_t group = heads * d * s.tokens;
+        for (std::size_t g = 0; g < groups; ++g)
+            copy_bhsd(true, {static_cast<std::int64_t>(seqs), static_cast<std::int64_t>(seq)},
+                      static_cast<std::int64_t>(heads), static_cast<std::int64_t>(d), y.data(),
+                      static_cast<std::int64_t>(s.out), static_cast<std::int64_t>(g * heads * d),
+                      want.data() + g * group);
+        float* const dst[3] = {got.data(), got.data() + group, got.data() + 2 * group};
+        linear_fwd_heads(s, x.data(), w.data(), b.data(), seq, heads, d, dst, scratch.data());
+        EXPECT_EQ(got, want);
+    }
+    float* none[1] = {nullptr};
+    const auto x = seeded(12 * 4, 1), w = seeded(64 * 4, 2);
+    EXPECT_THROW(
+        linear_fwd_heads({12, 4, 64}, x.data(), w.data(), nullptr, 5, 1, 64, none, nullptr),
+        ringscale::config_error); // 12 tokens are not whole sequences of 5
+}
+
+// linear_bwd_heads: dx as linear_bwd then copy_bhsd put it, dW and db as linear_bwd accumulates
+// them, bit for bit; heads of 64 (the own GEMM's stores) and of 32 (dx through the scratch).
+TEST(linear, backward_with_dx_as_heads_is_the_layer_then_the_bhsd_copy_bit_for_bit) {
+    for (const std::size_t d : {64u, 32u}) {
+        SCOPED_TRACE("d " + std::to_string(d));
+        const std::size_t seq = 10, seqs = 7, heads = 2;
+        const linear_shape s{seq * seqs, heads * d, 72};
+        const auto x = seeded(s.tokens * s.in, 1), w = seeded(s.out * s.in, 2);
+        const auto dy = seeded(s.tokens * s.out, 3);
+        std::vector<float> dx(s.tokens * s.in), want(dx.size()), got(dx.size(), -1.0f);
+        std::vector<float> scratch(dx.size()), dw(s.out * s.in, 0.25f), dw2 = dw;
+        std::vector<float> db(s.out, 0.5f), db2 = db;
+        linear_bwd(s, x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
+        copy_bhsd(true, {static_cast<std::int64_t>(seqs), static_cast<std::int64_t>(seq)},
+                  static_cast<std::int64_t>(heads), static_cast<std::int64_t>(d), dx.data(),
+                  static_cast<std::int64_t>(s.in), 0, want.data());
+        linear_bwd_heads(s, x.data(), w.data(), dy.data(), seq, heads, d, got.data(), dw2.data(),
+                         db2.data(), scratch.data());
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(dw2, dw);
+        EXPECT_EQ(db2, db);
+    }
+    const auto x = seeded(12 * 64, 1), w = seeded(4 * 64, 2), dy = seeded(12 * 4, 3);
+    std::vector<float> dx(12 * 64), dw(4 * 64);
+    EXPECT_THROW(linear_bwd_heads({12, 64, 4}, x.data(), w.data(), dy.data(), 12, 2, 64, dx.data(),
+                                  dw.data(), nullptr, nullptr),
+                 ringscale::config_error); // in = 64 is not 2 heads of 64
 }
