@@ -145,6 +145,7 @@ void linear_bwd_heads(const linear_shape& s, const float* x, const float* w, con
     linear_check(s);
     check_heads(s, s.in, seq, heads, d, "linear_bwd_heads");
     RINGSCALE_REQUIRE(s.in == heads * d, "linear_bwd_heads: in must be heads x d");
+    RINGSCALE_REQUIRE(dx, "linear_bwd_heads: dx must not be null");
     const auto sd = static_cast<std::int64_t>(d);
     if (gemm_heads_fused(sd))
         return backward(s, x, w, dy, dx, dw, db, {static_cast<std::int64_t>(seq), sd, 0});

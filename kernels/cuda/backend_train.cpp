@@ -9,6 +9,7 @@
 #include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/train_layout.cuh"
+#include "src/base/error.hpp"
 
 namespace ringscale::kernels::cuda {
 
@@ -50,8 +51,10 @@ void linear_bwd(executor& exec, gemm_math math, const linear_shape& s, const flo
 void linear_fwd_heads(executor& exec, gemm_math math, const linear_shape& lin, const float* x,
                       const float* w, const float* b, const batch_shape& s, std::int64_t heads,
                       std::int64_t d, float* const* dst, float* scratch) {
-    linear_fwd_cuda(as_cuda(exec).blas(math), lin, x, w, b, scratch);
     const auto group = heads * d;
+    RINGSCALE_REQUIRE(group > 0 && lin.out % static_cast<std::size_t>(group) == 0 && scratch,
+                      "linear_fwd_heads: out must be whole groups of heads x d, with scratch");
+    linear_fwd_cuda(as_cuda(exec).blas(math), lin, x, w, b, scratch);
     for (std::int64_t g = 0; g < static_cast<std::int64_t>(lin.out) / group; ++g)
         copy_bhsd_cuda(true, s.batch, s.rows, heads, d, scratch, static_cast<std::int64_t>(lin.out),
                        g * group, dst[g], exec.stream());
@@ -60,6 +63,8 @@ void linear_fwd_heads(executor& exec, gemm_math math, const linear_shape& lin, c
 void linear_bwd_heads(executor& exec, gemm_math math, const linear_shape& lin, const float* x,
                       const float* w, const float* dy, const batch_shape& s, std::int64_t heads,
                       std::int64_t d, float* dx, float* dw, float* db, float* scratch) {
+    RINGSCALE_REQUIRE(lin.in == static_cast<std::size_t>(heads * d) && dx && scratch,
+                      "linear_bwd_heads: in must be heads x d, with dx and scratch");
     linear_bwd_cuda(as_cuda(exec).blas(math), lin, x, w, dy, scratch, dw, db);
     copy_bhsd_cuda(true, s.batch, s.rows, heads, d, scratch, static_cast<std::int64_t>(lin.in), 0,
                    dx, exec.stream());

@@ -214,4 +214,7 @@ TEST(linear, backward_with_dx_as_heads_is_the_layer_then_the_bhsd_copy_bit_for_b
     EXPECT_THROW(linear_bwd_heads({12, 64, 4}, x.data(), w.data(), dy.data(), 12, 2, 64, dx.data(),
                                   dw.data(), nullptr, nullptr),
                  ringscale::config_error); // in = 64 is not 2 heads of 64
+    EXPECT_THROW(linear_bwd_heads({12, 64, 4}, x.data(), w.data(), dy.data(), 12, 1, 64, nullptr,
+                                  dw.data(), nullptr, dx.data()),
+                 ringscale::config_error); // dx null
 }
