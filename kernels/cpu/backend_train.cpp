@@ -11,6 +11,8 @@
 #include "kernels/cpu/rmsnorm.hpp"
 #include "src/base/error.hpp"
 
+#include <string>
+
 namespace ringscale::kernels::cpu {
 
 void embedding_fwd(executor&, std::size_t t, std::size_t v, std::size_t d, const float* table,
@@ -49,23 +51,30 @@ void linear_bwd(executor&, gemm_math, const linear_shape& s, const float* x, con
     linear_bwd(s, x, w, dy, dx, dw, db);
 }
 
+namespace {
+
+/// The sequence length of a heads op's batch shape, checked against the layer's tokens.
+std::size_t heads_seq(const linear_shape& lin, const batch_shape& s, std::int64_t heads,
+                      std::int64_t d, const std::string& who) {
+    RINGSCALE_REQUIRE(s.batch > 0 && s.rows > 0 && heads > 0 && d > 0 &&
+                          lin.tokens == static_cast<std::size_t>(s.batch * s.rows),
+                      who + ": tokens must be batch x rows");
+    return static_cast<std::size_t>(s.rows);
+}
+
+} // namespace
+
 void linear_fwd_heads(executor&, gemm_math, const linear_shape& lin, const float* x, const float* w,
                       const float* b, const batch_shape& s, std::int64_t heads, std::int64_t d,
                       float* const* dst, float* scratch) {
-    RINGSCALE_REQUIRE(s.batch > 0 && s.rows > 0 && heads > 0 && d > 0 &&
-                          lin.tokens == static_cast<std::size_t>(s.batch * s.rows),
-                      "linear_fwd_heads: tokens must be batch x rows");
-    linear_fwd_heads(lin, x, w, b, static_cast<std::size_t>(s.rows),
+    linear_fwd_heads(lin, x, w, b, heads_seq(lin, s, heads, d, "linear_fwd_heads"),
                      static_cast<std::size_t>(heads), static_cast<std::size_t>(d), dst, scratch);
 }
 
 void linear_bwd_heads(executor&, gemm_math, const linear_shape& lin, const float* x, const float* w,
                       const float* dy, const batch_shape& s, std::int64_t heads, std::int64_t d,
                       float* dx, float* dw, float* db, float* scratch) {
-    RINGSCALE_REQUIRE(s.batch > 0 && s.rows > 0 && heads > 0 && d > 0 &&
-                          lin.tokens == static_cast<std::size_t>(s.batch * s.rows),
-                      "linear_bwd_heads: tokens must be batch x rows");
-    linear_bwd_heads(lin, x, w, dy, static_cast<std::size_t>(s.rows),
+    linear_bwd_heads(lin, x, w, dy, heads_seq(lin, s, heads, d, "linear_bwd_heads"),
                      static_cast<std::size_t>(heads), static_cast<std::size_t>(d), dx, dw, db,
                      scratch);
 }

@@ -84,6 +84,16 @@ void check_heads(const linear_shape& s, std::size_t cols, std::size_t seq, std::
                            "heads x d");
 }
 
+/// The fallback's move: groups of heads·d columns of token-major src [tokens, cols] to BHSD
+/// [tokens / seq, heads, seq, d] at dst[g].
+void to_heads(const linear_shape& s, std::size_t cols, std::size_t seq, std::size_t heads,
+              std::size_t d, const float* src, float* const* dst) {
+    const auto i64 = [](std::size_t v) { return static_cast<std::int64_t>(v); };
+    for (std::size_t g = 0; g < cols / (heads * d); ++g)
+        copy_bhsd(true, {i64(s.tokens / seq), i64(seq)}, i64(heads), i64(d), src, i64(cols),
+                  i64(g * heads * d), dst[g]);
+}
+
 } // namespace
 
 void linear_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y) {
@@ -111,12 +121,7 @@ void linear_fwd_heads(const linear_shape& s, const float* x, const float* w, con
         RINGSCALE_REQUIRE(scratch, "linear_fwd_heads: needs scratch where the GEMM cannot write "
                                    "heads");
         linear_fwd(s, x, w, b, scratch);
-        for (std::size_t g = 0; g < groups; ++g)
-            copy_bhsd(
-                true, {static_cast<std::int64_t>(s.tokens / seq), static_cast<std::int64_t>(seq)},
-                static_cast<std::int64_t>(heads), sd, scratch, static_cast<std::int64_t>(s.out),
-                static_cast<std::int64_t>(g * group), dst[g]);
-        return;
+        return to_heads(s, s.out, seq, heads, d, scratch, dst);
     }
     const auto n = static_cast<std::int64_t>(group), k = static_cast<std::int64_t>(s.in);
     const serial_blas budget;
@@ -151,9 +156,8 @@ void linear_bwd_heads(const linear_shape& s, const float* x, const float* w, con
         return backward(s, x, w, dy, dx, dw, db, {static_cast<std::int64_t>(seq), sd, 0});
     RINGSCALE_REQUIRE(scratch, "linear_bwd_heads: needs scratch where the GEMM cannot write heads");
     backward(s, x, w, dy, scratch, dw, db, {});
-    copy_bhsd(true, {static_cast<std::int64_t>(s.tokens / seq), static_cast<std::int64_t>(seq)},
-              static_cast<std::int64_t>(heads), sd, scratch, static_cast<std::int64_t>(s.in), 0,
-              dx);
+    float* const dst[1] = {dx};
+    to_heads(s, s.in, seq, heads, d, scratch, dst);
 }
 
 } // namespace ringscale::kernels::cpu
