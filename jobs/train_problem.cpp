@@ -209,9 +209,9 @@ std::vector<option_decl> train_options() {
                   "reduction-order floor, per step (0 = off; given alone: 200, the study's "
                   "length)"),
         d::integer("numerics-floor-runs", "32", 8, 1000)
-            .help("train_step --numerics: reordered single-rank runs making the floor (the "
-                  "issue's minimum is 8; 32 by default: the floor is their worst, and the "
-                  "first steps' parameter divergence is heavy-tailed, DESIGN.md)"),
+            .help("train_step --numerics: reordered single-rank runs making the floor (at "
+                  "least 8; 32 by default: the floor is their worst, and the first steps' "
+                  "parameter divergence is heavy-tailed)"),
         d::size("data-seed", "0", 0, 1ull << 40)
             .sweeps()
             .help("train_step: added to --seed for the model and data (part of the case)"),

@@ -208,7 +208,7 @@ std::string numerics_section(const numerics_result& r, const std::string& dir, b
     if (r.cases.empty())
         return {};
     std::string md = fmt::format(
-        "\n## Training numerics\n\nEach train_step case run with --numerics (issue 53): its loss, "
+        "\n## Training numerics\n\nEach train_step case run with --numerics: its loss, "
         "gradient norm and parameters step by step against the single-rank reference of the same "
         "seed, and the floor the order of floating-point reductions alone causes (the worst of "
         "single-rank runs with reordered reductions). The verdicts are `ringscale-stats "
