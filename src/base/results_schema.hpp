@@ -1,6 +1,6 @@
 // The results format's single owner: schema versions, dataset names and which group each
 // case attribute belongs to. The launcher's writer, --resume, ringscale-stats' reader and the
-// test fixture all use these names; DESIGN.md ("Results file") documents them. No MPI.
+// test fixture all use these names; src/base/RESULTS_SCHEMA.md documents them. No MPI.
 //
 // A case's attributes fall in four groups, stored as four attribute-only subgroups of
 // /cases/<NNNN> in ringscale/2:
@@ -67,7 +67,7 @@ const std::vector<std::string>* allowed_values(const std::string& name);
 bool readable(const std::string& schema);
 
 // Every name of the file, in one place. The writer, --resume and the reader use these, never
-// literals; DESIGN.md ("Results file") says what each one means.
+// literals; src/base/RESULTS_SCHEMA.md says what each one means.
 
 /// Attributes of the file's root group.
 namespace root_attr {
@@ -304,7 +304,7 @@ inline constexpr const char* failed = "failed";
 inline constexpr const char* skipped = "skipped";
 } // namespace status
 
-// Dataset names of a case (units in the names; shapes in DESIGN.md).
+// Dataset names of a case (units in the names; shapes in RESULTS_SCHEMA.md).
 inline constexpr const char* ds_time_s = "time_s";                       ///< f64 [rows, world]
 inline constexpr const char* ds_compute_s = "compute_s";                 ///< f64 [rows, world]
 inline constexpr const char* ds_comm_wait_s = "comm_wait_s";             ///< f64 [rows, world]
