@@ -10,7 +10,8 @@ Checks, each printing its count and every offending place:
   listed in analysis/commands/commands.inc, and the string literals of the product's C/C++/CUDA
   sources (src, comm, kernels, jobs, analysis; adjacent literals joined): no reference to the
   project's own issues ("issue 49", "issues 22 and 35", "(#49)" or "see #49" in Markdown prose) and no words
-  of its process ("the issue's minimum", "Done when", "coordinator").
+  of its process ("the issue's minimum", "Done when", "coordinator");
+- tests/bench/README.md's results table has a row for every script in tests/bench/.
 Exit 1 when any check finds something, 2 on bad usage.
 """
 import os
@@ -145,6 +146,16 @@ def string_literals(source):
     return out
 
 
+def bench_scripts_without_row(repo):
+    """Scripts of tests/bench without a row naming them (`name.sh` in a table's first cell)."""
+    named = set()
+    for line in open(os.path.join(repo, "tests/bench/README.md"), encoding="utf-8"):
+        if line.lstrip().startswith("|"):
+            named.update(re.findall(r"`([\w.-]+\.sh)`", line.strip().strip("|").split("|")[0]))
+    scripts = [os.path.basename(p) for p in tracked(repo, "tests/bench/*.sh")]
+    return scripts, sorted(set(scripts) - named)
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -158,9 +169,11 @@ def main():
         words += found[1]
     helps = help_texts(repo, ringscale, stats)
     for name, text in helps:
-        for number, line in enumerate(text.splitlines(), 1):
-            for word in process_words(line):
-                words.append(f"`{name}` line {number}: {word}: {line.strip()[:90]}")
+        # Help is wrapped to the terminal: "issue" and "49" may sit on two lines.
+        flat = " ".join(text.split())
+        for pattern, word in PROCESS:
+            for m in pattern.finditer(flat):
+                words.append(f"`{name}`: {word}: ...{flat[max(0, m.start() - 40):m.end() + 40]}...")
     sources = tracked(repo, "src", "comm", "kernels", "jobs", "analysis")
     sources = [p for p in sources if re.search(r"\.(c|h|cpp|hpp|cu|cuh|inc)$", p)]
     literals = 0
@@ -179,7 +192,12 @@ def main():
     print(f"issue numbers and process words: {len(words)}")
     for finding in words:
         print("  " + finding)
-    return 1 if long_lines or words else 0
+    scripts, missing = bench_scripts_without_row(repo)
+    print(f"scripts of tests/bench without a row in tests/bench/README.md: {len(missing)} of "
+          f"{len(scripts)}")
+    for name in missing:
+        print("  " + name)
+    return 1 if long_lines or words or missing or not scripts else 0
 
 
 if __name__ == "__main__":
