@@ -95,7 +95,7 @@ void declare_series_options(po::options_description& d, history::series_options&
         "by default they stay, counted apart, and their marks "
         "enter each verdict through the decision rule")(
         (p + "keep-marked").c_str(), po::bool_switch(),
-        "accepted: marked launches are kept by default now");
+        "accepted: marked launches are kept by default");
 }
 
 void finish_series_options(const po::variables_map& vm, history::series_options& opt,
