@@ -11,6 +11,8 @@ Checks, each printing its count and every offending place:
   sources (src, comm, kernels, jobs, analysis; adjacent literals joined): no reference to the
   project's own issues ("issue 49", "issues 22 and 35", "(#49)" or "see #49" in Markdown prose) and no words
   of its process ("the issue's minimum", "Done when", "coordinator");
+- every relative link of those Markdown files names a file that exists and, after "#", a heading
+  of that file (GitHub's anchors);
 - tests/bench/README.md's results table has a row for every script in tests/bench/.
 Exit 1 when any check finds something, 2 on bad usage.
 """
@@ -146,6 +148,41 @@ def string_literals(source):
     return out
 
 
+def heading_anchors(path):
+    """GitHub's anchors of a Markdown file's headings (code blocks left out)."""
+    anchors, seen, in_code = set(), {}, False
+    for line in open(path, encoding="utf-8"):
+        if FENCE.match(line):
+            in_code = not in_code
+        m = None if in_code else re.match(r"^#{1,6}\s+(.*)", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+            anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+            seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def broken_links(repo, path):
+    """'path:line: target' for each relative link whose file or heading does not exist."""
+    out, in_code = [], False
+    for number, line in enumerate(open(os.path.join(repo, path), encoding="utf-8"), 1):
+        if FENCE.match(line):
+            in_code = not in_code
+        if in_code:
+            continue
+        for target in re.findall(r"\]\(([^)\s]+)\)", CODE_SPAN.sub("", line)):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            full = os.path.normpath(os.path.join(repo, os.path.dirname(path), file)) if file \
+                else os.path.join(repo, path)
+            if not os.path.exists(full):
+                out.append(f"{path}:{number}: no file {target}")
+            elif anchor and full.endswith(".md") and anchor not in heading_anchors(full):
+                out.append(f"{path}:{number}: no heading {target}")
+    return out
+
+
 def bench_scripts_without_row(repo):
     """Scripts of tests/bench without a row naming them (`name.sh` in a table's first cell)."""
     named = set()
@@ -163,10 +200,12 @@ def main():
     repo, ringscale, stats = sys.argv[1:]
     long_lines, words = [], []
     markdown = tracked(repo, "*.md")
+    links = []
     for path in markdown:
         found = markdown_findings(repo, path)
         long_lines += found[0]
         words += found[1]
+        links += broken_links(repo, path)
     helps = help_texts(repo, ringscale, stats)
     for name, text in helps:
         # Help is wrapped to the terminal: "issue" and "49" may sit on two lines.
@@ -192,12 +231,15 @@ def main():
     print(f"issue numbers and process words: {len(words)}")
     for finding in words:
         print("  " + finding)
+    print(f"relative links to a file or heading that does not exist: {len(links)}")
+    for finding in links:
+        print("  " + finding)
     scripts, missing = bench_scripts_without_row(repo)
     print(f"scripts of tests/bench without a row in tests/bench/README.md: {len(missing)} of "
           f"{len(scripts)}")
     for name in missing:
         print("  " + name)
-    return 1 if long_lines or words or missing or not scripts else 0
+    return 1 if long_lines or words or links or missing or not scripts else 0
 
 
 if __name__ == "__main__":
