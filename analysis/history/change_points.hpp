@@ -12,7 +12,8 @@
 // the segment in its order). Segments over 400 launches are tested by their ranks (the
 // capped deviations cost O(n^2) a permutation until issue 50 made them O(n log n),
 // analysis/history/capped_deviations; the rule is kept). The other statistics are kept as the
-// baselines of tests/bench/history_rates.cpp (DESIGN.md: tried and dropped). Pure functions.
+// baselines of tests/bench/history_rates.cpp (analysis/statistics/README.md: tried and dropped).
+// Pure functions.
 #pragma once
 
 #include <cstddef>

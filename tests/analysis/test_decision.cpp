@@ -1,5 +1,6 @@
-// The one decision rule (analysis/statistics/decision.hpp): every state of DESIGN.md's table
-// ("One decision rule"), its verdict, reason and gate exit code, exactly.
+// The one decision rule (analysis/statistics/decision.hpp): every state of its table
+// (analysis/statistics/README.md, "One decision rule"), its verdict, reason and gate exit code,
+// exactly.
 #include "analysis/statistics/decision.hpp"
 
 #include <gtest/gtest.h>
