@@ -76,7 +76,9 @@ class train_case final : public case_runner {
             {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
             {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
             {attr::precision, m_train->precision()},
-            {attr::dtype, std::string(kernels::model::train_dtype_name(m_pr.precision.dtype))}};
+            {attr::dtype, std::string(kernels::model::train_dtype_name(m_pr.precision.dtype))},
+            {attr::mfu_dtype, m_train->gemm_dtype()},
+            {attr::train_storage, m_train->storage()}};
         if (m_pr.precision.dtype != kernels::model::train_dtype::fp32)
             a[attr::train_precision] = m_pr.precision.describe() + ", emulated on the CPU kernels";
         add_masked_attn_kernel(a, m_pr.docs != nullptr, m_dev.kind());

@@ -9,6 +9,7 @@
 #include "kernels/cpu/layout_bhsd.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/rmsnorm.hpp"
+#include "kernels/cpu/swiglu.hpp"
 #include "src/base/error.hpp"
 
 #include <string>
@@ -85,6 +86,15 @@ void gelu_fwd(executor&, std::size_t n, const float* x, float* y) {
 
 void gelu_bwd(executor&, std::size_t n, const float* x, const float* dy, float* dx) {
     gelu_bwd(n, x, dy, dx);
+}
+
+void swiglu_fwd(executor&, std::size_t rows, std::size_t f, const float* h1, float* g) {
+    swiglu_fwd(rows, f, h1, g);
+}
+
+void swiglu_bwd(executor&, std::size_t rows, std::size_t f, const float* h1, const float* dg,
+                float* dh1) {
+    swiglu_bwd(rows, f, h1, dg, dh1);
 }
 
 void to_bhsd(executor&, const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,

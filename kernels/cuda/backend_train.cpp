@@ -8,6 +8,7 @@
 #include "kernels/cuda/executor.hpp"
 #include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/swiglu.cuh"
 #include "kernels/cuda/train_layout.cuh"
 #include "src/base/error.hpp"
 
@@ -76,6 +77,15 @@ void gelu_fwd(executor& exec, std::size_t n, const float* x, float* y) {
 
 void gelu_bwd(executor& exec, std::size_t n, const float* x, const float* dy, float* dx) {
     gelu_bwd_cuda(n, x, dy, dx, exec.stream());
+}
+
+void swiglu_fwd(executor& exec, std::size_t rows, std::size_t f, const float* h1, float* g) {
+    swiglu_fwd_cuda(rows, f, h1, g, exec.stream());
+}
+
+void swiglu_bwd(executor& exec, std::size_t rows, std::size_t f, const float* h1, const float* dg,
+                float* dh1) {
+    swiglu_bwd_cuda(rows, f, h1, dg, dh1, exec.stream());
 }
 
 void to_bhsd(executor& exec, const batch_shape& s, std::int64_t heads, std::int64_t d,

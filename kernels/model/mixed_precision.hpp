@@ -13,12 +13,14 @@
 //    current scaling s = fp8_max / amax of the tensor itself; delayed scaling s = fp8_max /
 //    max of the amax history (the last `history` steps' amaxes, 1 before any), the step's
 //    amaxes reduced over every rank at the end of the step (end_step), as TE reduces them over
-//    the fp8 group. Attention runs in bf16, TE's default (fp8 attention is its opt-in).
+//    the fp8 group (the bookkeeping is kernels/model/fp8_scales, shared with the GPU's fp8
+//    GEMMs). Attention runs in bf16, TE's default (fp8 attention is its opt-in).
 // Rounding runs on host memory: the CPU executor only (a GPU run refuses these dtypes before
 // any work, jobs/train_problem).
 #pragma once
 
 #include "kernels/elem.hpp"
+#include "kernels/model/fp8_scales.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -36,9 +38,6 @@ const char* train_dtype_name(train_dtype t);
 /// fp32|bf16|fp16|fp8 (also auto = fp32); config_error naming the choices otherwise.
 train_dtype parse_train_dtype(const std::string& text);
 
-/// fp8 per-tensor scaling: delayed (from the amax history) or current (from the tensor).
-enum class fp8_scaling { delayed, current };
-
 /// What a case trains in.
 struct precision_config {
     train_dtype dtype = train_dtype::fp32;
@@ -48,9 +47,6 @@ struct precision_config {
     /// One identity-like line: "fp32", "bf16", "fp16 (loss scale 1024)", "fp8 (delayed ...)".
     std::string describe() const;
 };
-
-/// A GEMM operand: its input activation, its weight, or its output gradient.
-enum class gemm_operand { x, w, dy };
 
 /// The rounding state of one training context: the config, scratch for the rounded operands
 /// and fp8's per-site amaxes. A site is one GEMM of the model (block l's QKV, out, MLP up, MLP
@@ -86,14 +82,12 @@ class mixed_precision {
     std::uint64_t overflows() const { return m_overflows; }
     /// The fp8 scale of (site, op) the next step uses (delayed), for tests.
     float delayed_scale(int site, gemm_operand op) const;
+    /// fp8's scales and amaxes (configured for every dtype; used by fp8).
+    const fp8_scales& scales() const { return m_scales; }
 
   private:
-    float scale_for(std::size_t slot, float amax_now, fp8_format f) const;
     precision_config m_cfg;
-    std::size_t m_sites = 0;
-    std::vector<float> m_step_amax;            ///< [sites * 3], this step's
-    std::vector<std::vector<float>> m_history; ///< per step, oldest first
-    std::vector<float> m_history_max;          ///< [sites * 3], max over m_history
+    fp8_scales m_scales;
     std::vector<float> m_scratch[3];
     std::uint64_t m_overflows = 0;
     std::uint64_t m_reorder_seed = 0, m_reorder_calls = 0;

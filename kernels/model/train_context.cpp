@@ -10,6 +10,25 @@ train_context::train_context(executor& exec, bool allow_tf32)
     prepare_gemm(m_exec, m_math);
 }
 
+std::string train_context::storage() const {
+    const train_dtype t = m_mixed.config().dtype;
+    const char* gemm = t == train_dtype::bf16      ? "bf16"
+                       : t == train_dtype::fp16    ? "fp16 (output gradients loss-scaled)"
+                       : t == train_dtype::fp8     ? "E4M3 activations and weights, E5M2 output "
+                                                     "gradients, per-tensor scales"
+                       : m_math == gemm_math::tf32 ? "fp32 (multiplied in TF32)"
+                                                   : "fp32";
+    // The attention's inputs: the dtype's (fp8 attends in bf16); fp32 where the kernels take
+    // it (the CPU), else bf16.
+    const char* attn = t == train_dtype::fp16                                        ? "fp16"
+                       : t != train_dtype::fp32 || m_exec.kind() != device_kind::cpu ? "bf16"
+                                                                                     : "fp32";
+    return std::string("master weights, gradients, AdamW moments and saved activations fp32; "
+                       "gradients reduced in fp32; GEMM inputs ") +
+           gemm + " with fp32 accumulation; attention Q, K, V, dO " + attn +
+           ", O, LSE and their gradients fp32";
+}
+
 void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, const float* w,
                              const float* b, float* y) {
     if (m_progress)

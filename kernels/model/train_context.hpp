@@ -33,6 +33,13 @@ class train_context {
     gemm_math math() const { return m_math; }
     /// One line naming the arithmetic, recorded with a case (e.g. "fp32 (CPU kernels)").
     std::string precision() const { return train_precision(m_exec, m_math); }
+    /// The dtype the dense layers' GEMMs multiply in, for MFU against that dtype's peak:
+    /// "tf32" with TF32 tensor cores, else "fp32" (--dtype on the CPU rounds the operands but
+    /// multiplies them in fp32).
+    std::string gemm_dtype() const { return m_math == gemm_math::tf32 ? "tf32" : "fp32"; }
+    /// One line, recorded with a case: which tensors are stored in which dtype, what the GEMMs
+    /// and the attention read, and the dtype gradients are reduced in.
+    std::string storage() const;
     /// The mixed-precision emulation (train_step --dtype; fp32 by default): what GEMM and
     /// attention inputs are rounded to. Set before the first step; CPU executor only.
     mixed_precision& precision_state() { return m_mixed; }

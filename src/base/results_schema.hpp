@@ -223,6 +223,8 @@ inline constexpr const char* scope_ranks = "scope_ranks";
 inline constexpr const char* scope_groups = "scope_groups";
 inline constexpr const char* tokens_per_iter = "tokens_per_iter";
 inline constexpr const char* mfu_dtype = "mfu_dtype";
+/// train_step: which tensors are stored in which dtype, and the gradients' reduction dtype.
+inline constexpr const char* train_storage = "train_storage";
 inline constexpr const char* flop_convention = "flop_convention";
 /// With an attention mask: visible (query, key) pairs per head, the FLOPs a dense kernel
 /// (causal alone) would compute, and their ratio to flops_per_iter (the compute reduction).

@@ -301,3 +301,57 @@ TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
     got.losses[2] = 0.29 + 4e-4;                               // past 1e-4 of step 1's loss
     EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
 }
+
+// --dtype bf16|fp16|fp8 on the GPU waits for the GPU validation of its GEMMs: each is refused
+// before any work with one line naming the pending check (the launcher's exit 2), and the same
+// case plans on the CPU.
+TEST(train_step_device_plan, mixed_precision_on_cuda_is_refused_with_one_line) {
+    for (const char* dtype : {"bf16", "fp16", "fp8"}) {
+        launch_config cfg = train_config("1", "off");
+        cfg.params["dtype"] = {dtype};
+        const std::string why = thrown_by([&] { plan_launch(cfg, gpu_launch(1, 1ull << 40)); });
+        EXPECT_NE(why.find(std::string("--dtype ") + dtype + " is emulated on the CPU only"),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(why.find("tests/gpu/train_models.sh"), std::string::npos) << why;
+        EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+        jobs::launch_info cpu = gpu_launch(1, 0);
+        cpu.device = device_kind::cpu;
+        cpu.comm = comm_kind::mpi;
+        EXPECT_EQ(plan_launch(cfg, cpu).size(), 1u) << dtype;
+    }
+}
+
+// The new model options join a case's identity only where they shape it, so the cases of
+// files written before them keep theirs; bad values are one line each.
+TEST(train_plan, model_shape_options_join_the_identity_when_set) {
+    auto l = base();
+    auto plain = plan_job(train_job(), l, ranks(1)).at(0).values;
+    for (const char* k : {"kv-heads", "ffn", "mlp"})
+        EXPECT_FALSE(plain.has(k)) << k;
+    l["hidden"] = {"256"};
+    l["heads"] = {"4"};
+    l["kv-heads"] = {"2"};
+    l["ffn"] = {"384"};
+    l["mlp"] = {"swiglu"};
+    const auto set = plan_job(train_job(), l, ranks(1)).at(0).values;
+    for (const char* k : {"kv-heads", "ffn", "mlp"})
+        EXPECT_TRUE(set.has(k)) << k;
+    const train_problem pr = read_train_problem(set, 1);
+    EXPECT_EQ(pr.model.kv_count(), 2);
+    EXPECT_EQ(pr.model.ffn_width(), 384);
+    EXPECT_EQ(pr.model.mlp, kernels::model::mlp_kind::swiglu);
+    l["kv-heads"] = {"3"}; // does not divide 4 heads
+    std::string why = thrown_by([&] { plan_job(train_job(), l, ranks(1)); });
+    EXPECT_NE(why.find("--heads 4 is not divisible by --kv-heads 3"), std::string::npos) << why;
+    l["kv-heads"] = {"1"}; // Ulysses over 2 ranks cannot split 1 K/V head
+    l["cp"] = {"2"};
+    l["cp-variant"] = {"ulysses"};
+    why = thrown_by([&] { plan_job(train_job(), l, ranks(2)); });
+    EXPECT_NE(why.find("K/V heads (1) must be divisible by cp (2)"), std::string::npos) << why;
+    l["cp-variant"] = {"ring"}; // the ring takes any K/V head count
+    EXPECT_EQ(plan_job(train_job(), l, ranks(2)).size(), 1u);
+    l = base();
+    l["mlp"] = {"relu"};
+    EXPECT_THROW(plan_job(train_job(), l, ranks(1)), config_error);
+}

@@ -127,6 +127,38 @@ TEST_F(gpu_train_ops, the_model_matches_the_cpu_backend_to_the_bf16_attention_er
                                   "whole-model gradient");
 }
 
+TEST_F(gpu_train_ops, swiglu_matches_the_cpu_backend) {
+    executor& cpu = default_cpu_context().exec();
+    const std::size_t rows = 70, f = 96;
+    const auto h1 = seeded(rows * 2 * f, 4), dg = seeded(rows * f, 5);
+    std::vector<float> g(rows * f), dh1(rows * 2 * f);
+    kernels::swiglu_fwd(cpu, rows, f, h1.data(), g.data());
+    kernels::swiglu_bwd(cpu, rows, f, h1.data(), dg.data(), dh1.data());
+    executor& d = *m_dev;
+    dev_buffer<float> h1_d(d, h1), dg_d(d, dg), g_d(d, rows * f), dh1_d(d, rows * 2 * f);
+    kernels::swiglu_fwd(d, rows, f, h1_d.data(), g_d.data());
+    kernels::swiglu_bwd(d, rows, f, h1_d.data(), dg_d.data(), dh1_d.data());
+    testing_support::expect_close(on_host(g_d), g, 1e-5f, 1e-6f, "swiglu_fwd");
+    testing_support::expect_close(on_host(dh1_d), dh1, 1e-5f, 1e-6f, "swiglu_bwd");
+}
+
+// Grouped-query attention (2 query heads on 1 K/V head) and a SwiGLU MLP through the CUDA
+// backend against the CPU backend, to the bf16-attention error as the plain model.
+TEST_F(gpu_train_ops, gqa_and_swiglu_match_the_cpu_backend_to_the_bf16_attention_error) {
+    model_config cfg = small_model();
+    cfg.kv_heads = 1;
+    cfg.ffn = 192;
+    cfg.mlp = mlp_kind::swiglu;
+    std::vector<float> g_cpu, g_gpu;
+    const double l_cpu = loss_and_grads(default_cpu_context(), cfg, g_cpu);
+    const double l_gpu = loss_and_grads(*m_ops, cfg, g_gpu);
+    EXPECT_NEAR(l_gpu, l_cpu, 1e-3 * l_cpu);
+    const double gmax = max_abs(g_cpu);
+    ASSERT_GT(gmax, 0.0);
+    testing_support::expect_close(g_gpu, g_cpu, static_cast<float>(2e-2 * gmax), 0.0f,
+                                  "whole-model gradient");
+}
+
 TEST_F(gpu_train_ops, the_gpu_reference_run_trains_and_tracks_the_cpu_run) {
     const model_config cfg = small_model();
     const param_layout layout(cfg);

@@ -59,3 +59,34 @@ TEST(train_context, only_the_owner_clears_the_progress_hook) {
     g.fwd(ctx);
     EXPECT_EQ(calls, 10);
 }
+
+// What a case records about its dtypes: the GEMMs' multiply dtype (MFU's peak) and where each
+// tensor is stored, for every --dtype; gradients reduced in fp32 always.
+TEST(train_context, the_recorded_dtypes_follow_the_precision) {
+    auto exec = kernels::make_executor(device_kind::cpu);
+    kernels::model::train_context ctx(*exec, false);
+    EXPECT_EQ(ctx.gemm_dtype(), "fp32");
+    using kernels::model::train_dtype;
+    const struct {
+        train_dtype t;
+        const char* gemm;
+        const char* attention;
+    } cases[] = {
+        {train_dtype::fp32, "GEMM inputs fp32 with", "dO fp32"},
+        {train_dtype::bf16, "GEMM inputs bf16 with", "dO bf16"},
+        {train_dtype::fp16, "GEMM inputs fp16 (output gradients loss-scaled)", "dO fp16"},
+        {train_dtype::fp8, "E4M3 activations and weights, E5M2 output gradients", "dO bf16"}};
+    for (const auto& c : cases) {
+        kernels::model::precision_config p;
+        p.dtype = c.t;
+        ctx.precision_state().configure(p, 1);
+        const std::string s = ctx.storage();
+        EXPECT_NE(s.find(c.gemm), std::string::npos) << s;
+        EXPECT_NE(s.find(c.attention), std::string::npos) << s;
+        EXPECT_NE(s.find("master weights, gradients, AdamW moments and saved activations fp32"),
+                  std::string::npos)
+            << s;
+        EXPECT_NE(s.find("gradients reduced in fp32"), std::string::npos) << s;
+        EXPECT_EQ(ctx.gemm_dtype(), "fp32") << s; // the emulation multiplies in fp32
+    }
+}
