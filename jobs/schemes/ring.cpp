@@ -61,6 +61,26 @@ void send_home(const ring_spec& s, const float* sum, float* ours, std::size_t el
                       summed, !s.overlap, timer);
 }
 
+// --trace: what ring step `s` computes (its block's FLOPs from the visible pairs, `per_pair`
+// each) and, for the compute inside it, `k`.
+trace::context step_context(const ring_spec& s, const ring_buffers& b, int step, int src,
+                            double per_pair) {
+    trace::context c = trace::current();
+    c.step = step;
+    c.flops = static_cast<std::size_t>(src) < b.pairs.size()
+                  ? per_pair * b.pairs[static_cast<std::size_t>(src)] *
+                        static_cast<double>(s.shape.batch * s.shape.heads * s.shape.head_dim)
+                  : 0.0;
+    return c;
+}
+
+trace::context merge_context() {
+    trace::context c = trace::current();
+    c.compute = trace::kind::merge;
+    c.flops = 0;
+    return c;
+}
+
 } // namespace
 
 std::size_t ring_kv_elems(const ring_spec& s) {
@@ -90,8 +110,12 @@ int ring_steps_needed(const kernels::attention_shape& shape,
 
 void ring_buffers::reserve(const ring_spec& spec, bool backward) {
     if (static_cast<int>(visible.size()) != spec.comm->size()) // the mask is fixed per case
-        for (int r = 0; r < spec.comm->size(); ++r)
+        for (int r = 0; r < spec.comm->size(); ++r) {
             visible.push_back(!masked_for(spec, spec.comm->rank(), r));
+            const auto q = pos_of(spec, spec.comm->rank()), k = pos_of(spec, r);
+            pairs.push_back(static_cast<double>(kernels::count_visible(
+                spec.shape.mask, spec.shape.causal, q.host, q.count, k.host, k.count)));
+        }
     const std::size_t block = 2 * kv_bytes(spec);
     for (auto& b : kv)
         if (b.size() != (spec.comm->size() > 1 ? block : 0))
@@ -124,6 +148,7 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
     for (int s = 0; s < steps; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
+        const trace::scope traced_step(step_context(spec, bufs, s, src, 4.0));
         pending_exchange x;
         if (s < steps - 1)
             x = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
@@ -132,8 +157,11 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
             kernels::attention_fwd(dev, spec.shape, spec.type, q, block, block + kvb, q_pos,
                                    pos_of(spec, src), o, lse, kernels::attention_split::per_group,
                                    tester(&x, nullptr));
-            if (spec.merge_in_dtype) // the running O kept in the dtype between blocks
-                kernels::round_values(dev, spec.type, ring_q_elems(spec), o);
+        }
+        if (spec.merge_in_dtype && bufs.visible[static_cast<std::size_t>(src)]) {
+            const trace::scope merging(merge_context());
+            phase_scope compute(dev, timer, phase::compute);
+            kernels::round_values(dev, spec.type, ring_q_elems(spec), o); // O kept in the dtype
         }
         last_read = dev.record();
         finish(spec, x, timer);
@@ -161,6 +189,7 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
     for (int s = 0; s < steps; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
+        const trace::scope traced_step(step_context(spec, bufs, s, src, 10.0));
         pending_exchange x_kv;
         if (s < steps - 1)
             x_kv = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
@@ -178,6 +207,7 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
         // ours and pass the sum on. After P steps each block's sum is back at its owner.
         finish(spec, x_dkv, timer);
         {
+            const trace::scope merging(merge_context());
             phase_scope compute(dev, timer, phase::compute);
             float* out = bufs.dkv_send.data();
             if (s > 0)
