@@ -39,7 +39,17 @@ struct trace_command final : input_command {
     int run(std::ostream&) const override {
         std::vector<std::string> ignored;
         if (m_output != "-") // before anything is read: a trace never replaces results
-            refuse_overwriting_results(m_output, expand_inputs(m_common.inputs, ignored));
+            try {
+                refuse_overwriting_results(m_output, expand_inputs(m_common.inputs, ignored));
+            } catch (const config_error& e) { // export's words, said of the trace
+                std::string why = e.what();
+                for (const auto& [from, to] :
+                     {std::pair<std::string, std::string>{"export: ", "trace: "},
+                      {"for the export", "for the trace"}})
+                    if (const auto at = why.find(from); at != std::string::npos)
+                        why.replace(at, from.size(), to);
+                throw config_error(why);
+            }
         const result_set rs = load(m_common.inputs, m_common.strict);
         const auto cases = traced_cases(rs.cases, m_case);
         if (cases.empty())
