@@ -102,87 +102,97 @@ int trace_thread(const trace::event& e) {
     }
 }
 
-json chrome_trace(const std::vector<trace_source>& sources) {
-    json events = json::array();
-    std::int64_t flow_id = 0;
-    for (std::size_t si = 0; si < sources.size(); ++si) {
-        const traced_iteration& it = *sources[si].iteration;
-        const std::vector<trace::event>& ev = it.events;
-        const int pid0 = static_cast<int>(si) * 65536;
-        // A receive is never drawn ending before its send began (the clocks' skew).
-        std::vector<double> end_s(ev.size());
-        for (std::size_t i = 0; i < ev.size(); ++i)
-            end_s[i] = ev[i].end_s;
-        const auto pairs = trace::pair_transfers(ev);
-        for (const auto& [s, r] : pairs)
-            end_s[r] = std::max(end_s[r], ev[s].start_s);
-        const std::vector<int> tid = place(ev, end_s);
-        std::map<int, std::map<int, bool>> threads; // pid -> tids
-        std::vector<std::size_t> order(ev.size());  // by thread, then start: monotonic per thread
-        for (std::size_t i = 0; i < ev.size(); ++i)
-            order[i] = i;
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return std::tie(ev[a].rank, tid[a], ev[a].start_s) <
-                   std::tie(ev[b].rank, tid[b], ev[b].start_s);
-        });
-        std::vector<json> xs;
-        for (const std::size_t i : order) {
-            const int pid = pid0 + ev[i].rank;
-            threads[pid][tid[i]] = true;
-            xs.push_back({{"ph", "X"},
+namespace {
+
+// The "M" records of one process: its name, the case as its label, its order, its threads.
+void add_process(json& events, int pid, int rank, int host, const std::string& label,
+                 const std::map<int, bool>& tids) {
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", pid},
+                      {"args", {{"name", fmt::format("rank {} (host {})", rank, host)}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "process_labels"}, {"pid", pid}, {"args", {{"labels", label}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "process_sort_index"},
+                      {"pid", pid},
+                      {"args", {{"sort_index", pid}}}});
+    for (const auto& [t, unused] : tids)
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", pid},
+                          {"tid", t},
+                          {"args", {{"name", thread_name(t)}}}});
+}
+
+// A flow from the send's start to the end of its receive (as drawn).
+void add_flow(json& events, std::int64_t id, int send_pid, int send_tid, double send_s,
+              int recv_pid, int recv_tid, double recv_end_s) {
+    events.push_back({{"ph", "s"},
+                      {"name", "transfer"},
+                      {"cat", "transfer"},
+                      {"id", id},
+                      {"pid", send_pid},
+                      {"tid", send_tid},
+                      {"ts", us(send_s)}});
+    events.push_back({{"ph", "f"},
+                      {"bp", "e"},
+                      {"name", "transfer"},
+                      {"cat", "transfer"},
+                      {"id", id},
+                      {"pid", recv_pid},
+                      {"tid", recv_tid},
+                      {"ts", us(recv_end_s)}});
+}
+
+// One source's processes, events and flows, its processes numbered from `pid0`.
+void add_source(json& events, const trace_source& src, int pid0, std::int64_t& flow_id) {
+    const traced_iteration& it = *src.iteration;
+    const std::vector<trace::event>& ev = it.events;
+    // A receive is never drawn ending before its send began (the clocks' skew).
+    std::vector<double> end_s(ev.size());
+    for (std::size_t i = 0; i < ev.size(); ++i)
+        end_s[i] = ev[i].end_s;
+    const auto pairs = trace::pair_transfers(ev);
+    for (const auto& [s, r] : pairs)
+        end_s[r] = std::max(end_s[r], ev[s].start_s);
+    const std::vector<int> tid = place(ev, end_s);
+    std::vector<std::size_t> order(ev.size()); // by thread, then start: monotonic per thread
+    for (std::size_t i = 0; i < ev.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::tie(ev[a].rank, tid[a], ev[a].start_s) <
+               std::tie(ev[b].rank, tid[b], ev[b].start_s);
+    });
+    std::map<int, std::map<int, bool>> threads; // rank -> tids
+    for (std::size_t i = 0; i < ev.size(); ++i)
+        threads[ev[i].rank][tid[i]] = true;
+    for (const auto& [rank, tids] : threads) {
+        const auto r = static_cast<std::size_t>(rank);
+        add_process(events, pid0 + rank, rank, r < it.rank_host.size() ? it.rank_host[r] : 0,
+                    src.label, tids);
+    }
+    for (const std::size_t i : order)
+        events.push_back({{"ph", "X"},
                           {"name", event_name(ev[i])},
                           {"cat", trace::kind_name(ev[i].what)},
-                          {"pid", pid},
+                          {"pid", pid0 + ev[i].rank},
                           {"tid", tid[i]},
                           {"ts", us(ev[i].start_s)},
                           {"dur", us(end_s[i] - ev[i].start_s)},
-                          {"args", event_args(ev[i], sources[si].label)}});
-        }
-        for (const auto& [pid, tids] : threads) {
-            const int rank = pid - pid0;
-            const int host = static_cast<std::size_t>(rank) < it.rank_host.size()
-                                 ? it.rank_host[static_cast<std::size_t>(rank)]
-                                 : 0;
-            events.push_back({{"ph", "M"},
-                              {"name", "process_name"},
-                              {"pid", pid},
-                              {"args", {{"name", fmt::format("rank {} (host {})", rank, host)}}}});
-            events.push_back({{"ph", "M"},
-                              {"name", "process_labels"},
-                              {"pid", pid},
-                              {"args", {{"labels", sources[si].label}}}});
-            events.push_back({{"ph", "M"},
-                              {"name", "process_sort_index"},
-                              {"pid", pid},
-                              {"args", {{"sort_index", pid}}}});
-            for (const auto& [t, unused] : tids)
-                events.push_back({{"ph", "M"},
-                                  {"name", "thread_name"},
-                                  {"pid", pid},
-                                  {"tid", t},
-                                  {"args", {{"name", thread_name(t)}}}});
-        }
-        for (json& x : xs)
-            events.push_back(std::move(x));
-        for (const auto& [s, r] : pairs) {
-            ++flow_id;
-            events.push_back({{"ph", "s"},
-                              {"name", "transfer"},
-                              {"cat", "transfer"},
-                              {"id", flow_id},
-                              {"pid", pid0 + ev[s].rank},
-                              {"tid", tid[s]},
-                              {"ts", us(ev[s].start_s)}});
-            events.push_back({{"ph", "f"},
-                              {"bp", "e"},
-                              {"name", "transfer"},
-                              {"cat", "transfer"},
-                              {"id", flow_id},
-                              {"pid", pid0 + ev[r].rank},
-                              {"tid", tid[r]},
-                              {"ts", us(end_s[r])}});
-        }
-    }
+                          {"args", event_args(ev[i], src.label)}});
+    for (const auto& [s, r] : pairs)
+        add_flow(events, ++flow_id, pid0 + ev[s].rank, tid[s], ev[s].start_s, pid0 + ev[r].rank,
+                 tid[r], end_s[r]);
+}
+
+} // namespace
+
+json chrome_trace(const std::vector<trace_source>& sources) {
+    json events = json::array();
+    std::int64_t flow_id = 0;
+    for (std::size_t si = 0; si < sources.size(); ++si)
+        add_source(events, sources[si], static_cast<int>(si) * 65536, flow_id);
     return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 
