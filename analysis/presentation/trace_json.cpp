@@ -12,6 +12,7 @@ namespace {
 using nlohmann::json;
 
 constexpr int threads_per_stream = 1000; // a stream's further threads, for crossing events
+constexpr int max_threads_per_stream = 32;
 
 double us(double s) {
     return s * 1e6;
@@ -74,7 +75,9 @@ std::vector<int> place(const std::vector<trace::event>& ev, const std::vector<do
             auto& stack = open[t];
             while (!stack.empty() && stack.back() <= ev[i].start_s)
                 stack.pop_back();
-            if (stack.empty() || end_s[i] <= stack.back()) {
+            // A file of events that all cross each other stops at the last thread (its
+            // nesting broken) instead of costing time quadratic in its events.
+            if (stack.empty() || end_s[i] <= stack.back() || k + 1 == max_threads_per_stream) {
                 stack.push_back(end_s[i]);
                 tid[i] = t;
                 break;
