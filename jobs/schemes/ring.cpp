@@ -61,16 +61,24 @@ void send_home(const ring_spec& s, const float* sum, float* ours, std::size_t el
                       summed, !s.overlap, timer);
 }
 
-// --trace: what ring step `s` computes (its block's FLOPs from the visible pairs, `per_pair`
-// each) and, for the compute inside it, `k`.
-trace::context step_context(const ring_spec& s, const ring_buffers& b, int step, int src,
+// --trace: ring step `step` and its block's FLOPs (`per_pair` per visible query-key pair, head
+// and dimension). The pairs are counted once per case, the first time a traced pass asks (a
+// warm-up iteration's): a launch without --trace never counts them.
+trace::context step_context(const ring_spec& s, ring_buffers& b, int step, int src,
                             double per_pair) {
     trace::context c = trace::current();
     c.step = step;
-    c.flops = static_cast<std::size_t>(src) < b.pairs.size()
-                  ? per_pair * b.pairs[static_cast<std::size_t>(src)] *
-                        static_cast<double>(s.shape.batch * s.shape.heads * s.shape.head_dim)
-                  : 0.0;
+    if (!trace::active())
+        return c;
+    const int p = s.comm->size();
+    if (static_cast<int>(b.pairs.size()) != p)
+        for (int r = 0; r < p; ++r) {
+            const auto q = pos_of(s, s.comm->rank()), k = pos_of(s, r);
+            b.pairs.push_back(static_cast<double>(kernels::count_visible(
+                s.shape.mask, s.shape.causal, q.host, q.count, k.host, k.count)));
+        }
+    c.flops = per_pair * b.pairs[static_cast<std::size_t>(src)] *
+              static_cast<double>(s.shape.batch * s.shape.heads * s.shape.head_dim);
     return c;
 }
 
@@ -110,12 +118,8 @@ int ring_steps_needed(const kernels::attention_shape& shape,
 
 void ring_buffers::reserve(const ring_spec& spec, bool backward) {
     if (static_cast<int>(visible.size()) != spec.comm->size()) // the mask is fixed per case
-        for (int r = 0; r < spec.comm->size(); ++r) {
+        for (int r = 0; r < spec.comm->size(); ++r)
             visible.push_back(!masked_for(spec, spec.comm->rank(), r));
-            const auto q = pos_of(spec, spec.comm->rank()), k = pos_of(spec, r);
-            pairs.push_back(static_cast<double>(kernels::count_visible(
-                spec.shape.mask, spec.shape.causal, q.host, q.count, k.host, k.count)));
-        }
     const std::size_t block = 2 * kv_bytes(spec);
     for (auto& b : kv)
         if (b.size() != (spec.comm->size() > 1 ? block : 0))
