@@ -1,6 +1,7 @@
 #include "kernels/model/transformer.hpp"
 
 #include "kernels/parallel.hpp"
+#include "src/base/trace_events.hpp"
 
 namespace ringscale::kernels::model {
 
@@ -93,6 +94,7 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
         p = access.params(l + 1, false, timer);
         float* out = l + 1 < m_cfg.layers ? m_act[static_cast<std::size_t>(l) + 1].x.data()
                                           : m_x_last.data();
+        const trace::scope traced_layer(trace::layer_context(trace::kind::forward, l));
         block_fwd(l, p, m_act[static_cast<std::size_t>(l)].x.data(), out, timer);
         access.done(l + 1, false, timer);
     }
@@ -118,6 +120,7 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     access.done(head, true, timer);
     for (int l = static_cast<int>(m_cfg.layers) - 1; l >= 0; --l) {
         p = access.params(l + 1, true, timer);
+        const trace::scope traced_layer(trace::layer_context(trace::kind::backward, l));
         block_bwd(l, p, access.grads(l + 1), m_dx.data(), timer);
         access.done(l + 1, true, timer);
     }

@@ -3,6 +3,7 @@
 failure. Debian's python3 only.
 
 usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]... [--hover TEXT]
+       [--timeline-lanes N]
                             [--hostile TEXT]... [--screenshot OUT.png] [--at ANCHOR]
                             [--row-links ID=N]... [--glance N]
 
@@ -236,6 +237,9 @@ def main():
                          "points' hover holds TEXT")
     ap.add_argument("--row-links", action="append", default=[], metavar="ID=N",
                     help="N or more rows of section ID's tables link to an element of the page")
+    ap.add_argument("--timeline-lanes", type=int, default=0, metavar="N",
+                    help="a timeline SVG (--trace) with N or more lanes, its events' hover "
+                         "text naming their ring step")
     ap.add_argument("--hostile", action="append", default=[])
     ap.add_argument("--screenshot")
     ap.add_argument("--at", default="", help="open the page at this anchor")
@@ -278,6 +282,17 @@ def main():
         check_plot_points(dom, a.plot_hover, a.plot_marked)
         if a.glance is not None:
             check_glance(dom, a.glance)
+        if a.timeline_lanes:
+            svgs = re.findall(r'<svg[^>]*class="timeline".*?</svg>', dom, re.S)
+            if not svgs:
+                fail("no timeline SVG")
+            lanes = max(len(re.findall(r'<g class="lane"', t)) for t in svgs)
+            if lanes < a.timeline_lanes:
+                fail(f"a timeline with {lanes} lanes, {a.timeline_lanes} wanted")
+            hovers = re.findall(r'<rect[^>]*><title>([^<]*ring step[^<]*)</title></rect>',
+                                "".join(svgs))
+            if not hovers:
+                fail("no timeline event has hover text naming its ring step")
         for spec in a.row_links:
             check_row_links(dom, walk.ids, spec)
         if a.hostile:

@@ -6,7 +6,9 @@ usage: schema_reference.py REPO
 Declared: the string value of every `inline constexpr const char* NAME = "value";` in
 src/base/results_schema.hpp and src/base/numerics_schema.hpp (the values of namespace `status`
 and the schema version strings are values, not fields), and the strings of the
-numerics_datasets() list; a value ending in "_" or "." is a prefix family, written `acc_*`.
+numerics_datasets() list; a value ending in "_" or "." is a prefix family, written `acc_*`. The
+trace group's columns: the lists of column_names() and kept_column_names() in
+src/base/trace_events.cpp and the columns src/base/stored_trace.cpp reads by name.
 Documented: the backticked names in the first column of src/base/RESULTS_SCHEMA.md's tables.
 Exit 1 naming each declared field missing from the reference and each documented one the code
 does not declare; 2 when either side is empty (a parse that found nothing proves nothing).
@@ -17,6 +19,8 @@ import sys
 
 HEADERS = ["src/base/results_schema.hpp", "src/base/numerics_schema.hpp"]
 REFERENCE = "src/base/RESULTS_SCHEMA.md"
+TRACE_COLUMNS = "src/base/trace_events.cpp"
+TRACE_READER = "src/base/stored_trace.cpp"
 DECLARATION = re.compile(r'inline\s+constexpr\s+const\s+char\s*\*\s*(\w+)\s*=\s*"([^"]*)"\s*;')
 
 
@@ -38,6 +42,19 @@ def declared_fields(repo):
         listed = re.search(r"numerics_datasets\(\)\s*\{.*?\{(.*?)\};", text, flags=re.S)
         if listed:
             fields.update(re.findall(r'"([^"]+)"', listed.group(1)))
+    fields.update(trace_fields(repo))
+    return fields
+
+
+def trace_fields(repo):
+    text = strip_comments(open(os.path.join(repo, TRACE_COLUMNS), encoding="utf-8").read())
+    fields = set()
+    for fn in ("column_names", "kept_column_names"):
+        listed = re.search(fn + r"\(\)\s*\{.*?\{(.*?)\};", text, flags=re.S)
+        if listed:
+            fields.update(re.findall(r'"([^"]+)"', listed.group(1)))
+    text = strip_comments(open(os.path.join(repo, TRACE_READER), encoding="utf-8").read())
+    fields.update(re.findall(r'read_column\(\s*\w+\s*,\s*"(\w+)"', text))
     return fields
 
 
