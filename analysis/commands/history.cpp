@@ -29,10 +29,12 @@ struct history_command final : subcommand {
     const char* arguments() const override { return "DIR..."; }
     const char* help() const override {
         return "Index every launch (SQLite, beside the results or at --index), build a series "
-               "per case and environment, find its change points (E-divisive means, permutation "
-               "test) and what moved with each; each series' noise and detectable step. With "
-               "--fail-on "
-               "regression: exit 1 on a regression, 6 when not decided.";
+               "per case and environment, find its change points (binary segmentation on capped "
+               "absolute "
+               "deviations of the log launch medians, permutation test; a short segment by "
+               "its small-sample test) and what moved with each; each series' noise and "
+               "detectable step. With --fail-on regression: exit 1 on a regression, 6 when "
+               "not decided (too few launches for --alpha or for the noise among them).";
     }
     void declare(po::options_description& d) override;
     void finish(const po::variables_map& vm, std::vector<std::string> args) override;

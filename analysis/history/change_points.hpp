@@ -38,6 +38,9 @@ struct change_options {
     std::size_t permutations = 999;
     std::uint64_t seed = 1;
     change_statistic statistic = change_statistic::capped;
+    /// A series whose detectable step is larger than this (or not known) is not decided:
+    /// with so few launches for its noise, a step of 2x could pass unseen.
+    double max_detectable = 0.5;
 };
 
 /// One change: the series moves at launch `index` (the first launch of the new level).
