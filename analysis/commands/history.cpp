@@ -88,6 +88,9 @@ int history_command::run(std::ostream& out) const {
     const history::series_set& set = data->set;
     print_tables(out, m_format,
                  {{"changes", history::change_table(set)}, {"series", history::series_table(set)}});
+    // The tables out before the verdict's lines on stderr: one log of both never splices a
+    // line of one into a row of the other.
+    out.flush();
     const history::verdict v = history::judge(set, m_opt);
     for (const std::string& line : v.lines)
         note(line);

@@ -25,8 +25,7 @@ namespace {
 
 /// A summary's bytes end with this, so a reply cut short never decodes.
 constexpr std::uint64_t end_mark = 0x52534853554d4d59; // "RSHSUMMY"
-/// More than any honest summaries of a batch: a child sending more is cut off (and its
-/// files read again one a child).
+/// A child sending more than this is cut off (its files read again one a child).
 constexpr std::size_t max_reply_bytes = std::size_t{256} << 20;
 /// The most files one child reads.
 constexpr std::size_t max_batch_files = 16;
@@ -161,8 +160,7 @@ file_summary summarise_file(const std::string& path, const child_limits& limits)
                             int fd) {
     apply_child_limits(limits);
     for (const std::string& path : paths) {
-        // CPU time (ITIMER_PROF: the process's user and system time, SIGPROF), and a wall
-        // clock for a read that blocks.
+        // CPU time (ITIMER_PROF, SIGPROF), and a wall clock for a read that blocks.
         const unsigned cpu = read_cpu_limit_s(path, limits);
         itimerval t{};
         t.it_value.tv_sec = static_cast<time_t>(cpu);
@@ -246,12 +244,10 @@ file_summary child_failure(const reader_child& c, int status, const std::string&
     if (c.too_large)
         return failed("reading it failed (its reader sent more than a summary holds)");
     if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGPROF || WTERMSIG(status) == SIGALRM)) {
-        const unsigned cpu = read_cpu_limit_s(path, limits);
-        file_summary s = failed(
-            WTERMSIG(status) == SIGPROF
-                ? fmt::format("reading it took more than {} s of CPU time: read again next run",
-                              cpu)
-                : fmt::format("reading it took more than {} s: read again next run", 4 * cpu + 10));
+        const unsigned cpu = read_cpu_limit_s(path, limits), on_cpu = WTERMSIG(status) == SIGPROF;
+        file_summary s =
+            failed(fmt::format("reading it took more than {} s{}: read again next run",
+                               on_cpu ? cpu : 4 * cpu + 10, on_cpu ? " of CPU time" : ""));
         s.retry = true;
         return s;
     }
