@@ -2,6 +2,7 @@
 
 #include "jobs/train_attention.hpp"
 #include "jobs/train_numerics.hpp"
+#include "kernels/cuda/lowp_plan.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
@@ -9,6 +10,7 @@
 #include "src/base/parse.hpp"
 #include "src/base/shape_rules.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -101,6 +103,24 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     return bytes_from_estimate(bytes + (16u << 20)); // attention workspace, slack
 }
 
+double lowp_scratch_bytes(const kernels::model::model_config& m, kernels::model::train_dtype t,
+                          double tokens) {
+    if (t == kernels::model::train_dtype::fp32)
+        return 0;
+    const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocab);
+    const double f = static_cast<double>(m.ffn_width()), up = static_cast<double>(m.ffn_up());
+    const double in_out[][2] = {
+        {h, static_cast<double>(m.qkv_width())}, {h, h}, {h, up}, {f, h}, {h, v}};
+    double a = 0, b = 0;
+    for (const auto& g : in_out) {
+        a = std::max(a, tokens * std::max(g[0], g[1]));        // x (forward) or dy
+        b = std::max(b, std::max(g[0] * g[1], tokens * g[0])); // W or x (dW)
+    }
+    const double elem = t == kernels::model::train_dtype::fp8 ? 1 : 2;
+    const double rounded_dy = 4.0 * tokens * std::max({h, up, v}); // layers with a bias
+    return elem * (a + b) + rounded_dy + (32u << 20);              // cuBLASLt workspace
+}
+
 std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     const kernels::model::param_layout layout(model);
     const double t = static_cast<double>(local_sequences() * local_rows());
@@ -124,19 +144,50 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
                         kernels::model::transformer::activation_floats(model, {1, seq_len}));
         bytes += 4.0 * s * (model.heads + 1) + 2.0 * qkv_do * s + 4.0 * s * 2;
     }
+    // --dtype's operand buffers, shared by the reference on the same device.
+    bytes += lowp_scratch_bytes(model, precision.dtype,
+                                std::max(t, validate ? static_cast<double>(seq_len) : 0.0));
     return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
 }
 
-void check_train_device(const train_problem& pr, device_kind device) {
+std::string lowp_gpu_refusal(const train_problem& pr, int cc_major, int cc_minor) {
+    using kernels::model::train_dtype;
+    const train_dtype t = pr.precision.dtype;
+    if (t == train_dtype::fp32)
+        return "";
+    const kernels::lowp_type lt = t == train_dtype::bf16   ? kernels::lowp_type::bf16
+                                  : t == train_dtype::fp16 ? kernels::lowp_type::f16
+                                                           : kernels::lowp_type::fp8;
+    if (cc_major > 0)
+        if (std::string why = kernels::cuda::lowp_device_refusal(lt, cc_major, cc_minor);
+            !why.empty())
+            return why;
+    if (lt != kernels::lowp_type::fp8)
+        return "";
+    const auto& m = pr.model;
+    const auto rows = static_cast<std::size_t>(pr.local_rows());
+    const auto h = static_cast<std::size_t>(m.hidden);
+    const std::pair<const char*, kernels::linear_shape> gemms[] = {
+        {"QKV", {rows, h, static_cast<std::size_t>(m.qkv_width())}},
+        {"MLP up", {rows, h, static_cast<std::size_t>(m.ffn_up())}},
+        {"MLP down", {rows, static_cast<std::size_t>(m.ffn_width()), h}},
+        {"logits", {rows, h, static_cast<std::size_t>(m.vocab)}}};
+    for (const auto& [name, s] : gemms)
+        if (std::string why = kernels::cuda::lowp_shape_refusal(lt, s); !why.empty())
+            return fmt::format("--dtype fp8 on the GPU: the {} GEMM ({} rows, {} -> {}): {}; "
+                               "hidden, K/V width, FFN width, vocab and seq_len / cp must be "
+                               "multiples of 16",
+                               name, s.tokens, s.in, s.out, why);
+    return "";
+}
+
+void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor) {
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
-    if (device != device_kind::cpu && pr.precision.dtype != kernels::model::train_dtype::fp32)
-        throw config_error(fmt::format(
-            "train_step --dtype {} is emulated on the CPU only (--device cpu): on the GPU the "
-            "mixed-precision GEMMs await their GPU validation (tests/gpu/train_models.sh); the "
-            "CUDA path computes fp32 GEMMs, TF32 with --tf32 on (--dtype fp32)",
-            kernels::model::train_dtype_name(pr.precision.dtype)));
+    if (device != device_kind::cpu)
+        if (const std::string why = lowp_gpu_refusal(pr, cc_major, cc_minor); !why.empty())
+            throw config_error(why);
     if (device != device_kind::cpu && pr.numerics_steps > 0)
         throw config_error("train_step --numerics runs on the CPU only (--device cpu): its "
                            "reference and floor runs are not built for --device cuda");

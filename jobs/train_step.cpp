@@ -305,7 +305,7 @@ class train_step_job final : public job {
         std::set<std::string> seen;
         for (const params& p : seeded(sweep)) {
             const train_problem pr = read_train_problem(p, launch.world_size);
-            check_train_device(pr, launch.device);
+            check_train_device(pr, launch.device, launch.gpu_cc_major, launch.gpu_cc_minor);
             // As --scope inter: a placement across nodes on one node means nothing (issue 35).
             if (pr.cp_placement == comm::group_placement::across &&
                 launch.nodes.for_world(launch.world_size).nodes() == 1)

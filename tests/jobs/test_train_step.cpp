@@ -302,24 +302,56 @@ TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
     EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
 }
 
-// --dtype bf16|fp16|fp8 on the GPU waits for the GPU validation of its GEMMs: each is refused
-// before any work with one line naming the pending check (the launcher's exit 2), and the same
-// case plans on the CPU.
-TEST(train_step_device_plan, mixed_precision_on_cuda_is_refused_with_one_line) {
+// --dtype bf16|fp16|fp8 on the GPU: bf16 and fp16 plan from compute capability 8.0, fp8 on
+// Hopper only; a GPU without them, or an fp8 shape cuBLASLt's fp8 GEMMs do not take, is one
+// line (the launcher's exit 2) before any work.
+TEST(train_step_device_plan, mixed_precision_on_cuda_plans_where_the_gpu_runs_it) {
+    auto on = [](int major, int minor) {
+        jobs::launch_info l = gpu_launch(1, 1ull << 40);
+        l.gpu_cc_major = major;
+        l.gpu_cc_minor = minor;
+        return l;
+    };
     for (const char* dtype : {"bf16", "fp16", "fp8"}) {
         launch_config cfg = train_config("1", "off");
         cfg.params["dtype"] = {dtype};
-        const std::string why = thrown_by([&] { plan_launch(cfg, gpu_launch(1, 1ull << 40)); });
-        EXPECT_NE(why.find(std::string("--dtype ") + dtype + " is emulated on the CPU only"),
-                  std::string::npos)
-            << why;
-        EXPECT_NE(why.find("tests/gpu/train_models.sh"), std::string::npos) << why;
-        EXPECT_EQ(why.find('\n'), std::string::npos) << why;
-        jobs::launch_info cpu = gpu_launch(1, 0);
-        cpu.device = device_kind::cpu;
-        cpu.comm = comm_kind::mpi;
-        EXPECT_EQ(plan_launch(cfg, cpu).size(), 1u) << dtype;
+        const auto cases = plan_launch(cfg, on(9, 0));
+        ASSERT_EQ(cases.size(), 1u) << dtype;
+        EXPECT_TRUE(cases[0].plan.skip_reason.empty()) << dtype;
+        const bool fp8 = std::string(dtype) == "fp8";
+        const std::string why = fp8 ? thrown_by([&] { plan_launch(cfg, on(8, 0)); }) : "";
+        if (fp8) {
+            EXPECT_NE(why.find("--dtype fp8 on the GPU needs Hopper"), std::string::npos) << why;
+            EXPECT_NE(why.find("(this GPU is 8.0)"), std::string::npos) << why;
+            EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+        } else {
+            EXPECT_EQ(plan_launch(cfg, on(8, 0)).size(), 1u) << dtype;
+        }
+        const std::string old = thrown_by([&] { plan_launch(cfg, on(7, 5)); });
+        EXPECT_NE(old.find("compute capability 8.0 or newer (this one is 7.5)"), std::string::npos)
+            << old;
     }
+}
+
+// fp8's GEMMs take cuBLASLt's fp8 form: every width and the rows a rank holds multiples of 16.
+TEST(train_step_device_plan, fp8_shapes_outside_the_fp8_gemms_are_refused_with_one_line) {
+    launch_config cfg = train_config("1", "off");
+    cfg.params["dtype"] = {"fp8"};
+    cfg.params["vocab"] = {"1000"}; // the logits GEMM's n
+    jobs::launch_info l = gpu_launch(1, 1ull << 40);
+    l.gpu_cc_major = 9;
+    std::string why = thrown_by([&] { plan_launch(cfg, l); });
+    EXPECT_NE(why.find("the logits GEMM"), std::string::npos) << why;
+    EXPECT_NE(why.find("multiples of 16"), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    cfg.params["dtype"] = {"bf16"}; // bf16 takes any shape
+    EXPECT_EQ(plan_launch(cfg, l).size(), 1u);
+    cfg.params["dtype"] = {"fp8"};
+    cfg.params["vocab"] = {"1024"};
+    cfg.params["train-seq-len"] = {"264"}; // 264 rows a rank: the weight gradients' k
+    cfg.params["tokens"] = {"2112"};
+    why = thrown_by([&] { plan_launch(cfg, l); });
+    EXPECT_NE(why.find("264 rows"), std::string::npos) << why;
 }
 
 // The new model options join a case's identity only where they shape it, so the cases of
@@ -354,4 +386,25 @@ TEST(train_plan, model_shape_options_join_the_identity_when_set) {
     l = base();
     l["mlp"] = {"relu"};
     EXPECT_THROW(plan_job(train_job(), l, ranks(1)), config_error);
+}
+
+// --dtype's GEMM buffers on the device, counted by hand for a small model (hidden 64, vocab
+// 96, FFN 256, 32 rows): the largest A operand is dy of the MLP up (32 x 256), the largest B
+// operand a 64 x 256 weight, the rounded dy of the up projection 32 x 256 fp32, and
+// cuBLASLt's 32 MiB workspace.
+TEST(train_plan, low_precision_gemm_buffers_are_counted_for_the_device) {
+    kernels::model::model_config m;
+    m.hidden = 64;
+    m.heads = 4;
+    m.vocab = 96;
+    using kernels::model::train_dtype;
+    const double ws = 32.0 * (1 << 20);
+    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::fp32, 32), 0.0);
+    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::bf16, 32),
+              2.0 * (32 * 256 + 64 * 256) + 4.0 * 32 * 256 + ws);
+    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::fp8, 32),
+              1.0 * (32 * 256 + 64 * 256) + 4.0 * 32 * 256 + ws);
+    m.vocab = 4096; // now the logits' dy and W are the largest
+    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::fp16, 32),
+              2.0 * (32 * 4096 + 64 * 4096) + 4.0 * 32 * 4096 + ws);
 }
