@@ -1,8 +1,8 @@
 #include "jobs/train_problem.hpp"
 
 #include "jobs/train_attention.hpp"
+#include "jobs/train_lowp.hpp"
 #include "jobs/train_numerics.hpp"
-#include "kernels/cuda/lowp_plan.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
@@ -92,8 +92,7 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t,
-                                   static_cast<double>(model.hidden));
+    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
     bytes += 4.0 * layout.total(); // the initial parameters, kept for validation
     bytes += 4.0 * t * 2;          // token ids and targets
     bytes += numerics_bytes(*this);
@@ -101,24 +100,6 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
         bytes += 4.0 * (7.0 * layout.total() +
                         kernels::model::transformer::activation_floats(model, {1, seq_len}));
     return bytes_from_estimate(bytes + (16u << 20)); // attention workspace, slack
-}
-
-double lowp_scratch_bytes(const kernels::model::model_config& m, kernels::model::train_dtype t,
-                          double tokens) {
-    if (t == kernels::model::train_dtype::fp32)
-        return 0;
-    const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocab);
-    const double f = static_cast<double>(m.ffn_width()), up = static_cast<double>(m.ffn_up());
-    const double in_out[][2] = {
-        {h, static_cast<double>(m.qkv_width())}, {h, h}, {h, up}, {f, h}, {h, v}};
-    double a = 0, b = 0;
-    for (const auto& g : in_out) {
-        a = std::max(a, tokens * std::max(g[0], g[1]));        // x (forward) or dy
-        b = std::max(b, std::max(g[0] * g[1], tokens * g[0])); // W or x (dW)
-    }
-    const double elem = t == kernels::model::train_dtype::fp8 ? 1 : 2;
-    const double rounded_dy = 4.0 * tokens * std::max({h, up, v}); // layers with a bias
-    return elem * (a + b) + rounded_dy + (32u << 20);              // cuBLASLt workspace
 }
 
 std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
@@ -137,7 +118,7 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     if (docs) // the document starts on the device (dev_mask)
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (cp > 1) // the scheme's buffers (counted in fp32)
-        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, h);
+        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
@@ -148,37 +129,6 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     bytes += lowp_scratch_bytes(model, precision.dtype,
                                 std::max(t, validate ? static_cast<double>(seq_len) : 0.0));
     return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
-}
-
-std::string lowp_gpu_refusal(const train_problem& pr, int cc_major, int cc_minor) {
-    using kernels::model::train_dtype;
-    const train_dtype t = pr.precision.dtype;
-    if (t == train_dtype::fp32)
-        return "";
-    const kernels::lowp_type lt = t == train_dtype::bf16   ? kernels::lowp_type::bf16
-                                  : t == train_dtype::fp16 ? kernels::lowp_type::f16
-                                                           : kernels::lowp_type::fp8;
-    if (cc_major > 0)
-        if (std::string why = kernels::cuda::lowp_device_refusal(lt, cc_major, cc_minor);
-            !why.empty())
-            return why;
-    if (lt != kernels::lowp_type::fp8)
-        return "";
-    const auto& m = pr.model;
-    const auto rows = static_cast<std::size_t>(pr.local_rows());
-    const auto h = static_cast<std::size_t>(m.hidden);
-    const std::pair<const char*, kernels::linear_shape> gemms[] = {
-        {"QKV", {rows, h, static_cast<std::size_t>(m.qkv_width())}},
-        {"MLP up", {rows, h, static_cast<std::size_t>(m.ffn_up())}},
-        {"MLP down", {rows, static_cast<std::size_t>(m.ffn_width()), h}},
-        {"logits", {rows, h, static_cast<std::size_t>(m.vocab)}}};
-    for (const auto& [name, s] : gemms)
-        if (std::string why = kernels::cuda::lowp_shape_refusal(lt, s); !why.empty())
-            return fmt::format("--dtype fp8 on the GPU: the {} GEMM ({} rows, {} -> {}): {}; "
-                               "hidden, K/V width, FFN width, vocab and seq_len / cp must be "
-                               "multiples of 16",
-                               name, s.tokens, s.in, s.out, why);
-    return "";
 }
 
 void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor) {

@@ -83,26 +83,13 @@ std::vector<option_decl> train_options();
 /// hybrid, so cases of files written before it keep their identity).
 std::vector<std::string> train_case_options(const train_problem& pr);
 
-/// Device bytes of the low-precision GEMMs' buffers (kernels/cuda/lowp_linear) for a model
-/// whose GEMMs see `tokens` rows, in dtype `t` (0 for fp32): the largest A operand (x or dy)
-/// and the largest B operand (W, or x for dW) in the dtype's bytes, the rounded dy the bias
-/// gradient sums (fp32), and cuBLASLt's 32 MiB workspace.
-double lowp_scratch_bytes(const kernels::model::model_config& m, kernels::model::train_dtype t,
-                          double tokens);
-
 /// One case for `world_size` ranks from its typed parameters, checked against the job's
 /// rules (the model's shape, the grid, the batch's divisibility); config_error (one line).
 train_problem read_train_problem(const params& p, int world_size);
 
 /// What the case cannot do on `device` ("cpu" | "cuda") whose GPU has compute capability
 /// cc_major.cc_minor (0.0: not known, not checked): config_error (one line) for --numerics and
-/// --profile on on cuda, for --tf32 on on the CPU, and lowp_gpu_refusal's.
+/// --profile on on cuda, for --tf32 on on the CPU, and lowp_gpu_refusal's (jobs/train_lowp).
 void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor);
-
-/// "" when the GPU runs the case's --dtype GEMMs (fp32: always), else one line: bf16 and fp16
-/// from compute capability 8.0, fp8 on Hopper (9.x) only, and fp8 with every GEMM in
-/// cuBLASLt's fp8 form (hidden, K/V width, FFN width, vocab and the rows a rank holds,
-/// seq_len / cp, multiples of 16). A compute capability of 0.0 (not known) is not checked.
-std::string lowp_gpu_refusal(const train_problem& pr, int cc_major, int cc_minor);
 
 } // namespace ringscale::jobs

@@ -6,8 +6,11 @@
 // reached through the callbacks, so that both devices keep one record.
 #pragma once
 
+#include "kernels/linear.hpp"
+
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace ringscale::kernels {
 
@@ -28,5 +31,14 @@ struct lowp_gemm {
     /// fp16: told how many values of an operand became inf in the cast (0 is not reported).
     std::function<void(std::uint64_t n)> overflowed;
 };
+
+/// "" when a GPU of compute capability major.minor runs GEMMs of `t` in this build, else one
+/// line: bf16 and fp16 from sm80 (the build's oldest architecture); fp8 on Hopper (sm90: the
+/// build's sm90a, and cuBLASLt's fp8 GEMMs there).
+std::string lowp_device_refusal(lowp_type t, int cc_major, int cc_minor);
+
+/// "" when cuBLASLt takes every GEMM (y, dx, dW) of the linear layer `s` in `t`, else the
+/// first one's refusal (one line): fp8 needs tokens, in and out multiples of 16.
+std::string lowp_shape_refusal(lowp_type t, const linear_shape& s);
 
 } // namespace ringscale::kernels

@@ -3,14 +3,13 @@
 // y = x·Wᵀ + b and its backward, each GEMM's lt_shape and which operand it reads in which type,
 // as stored or as a transposed copy. bf16 and fp16 read every operand as stored (cuBLASLt
 // transposes); fp8 takes Hopper's TN form only (cublaslt_shape), so the backward reads
-// transposed fp8 copies: Wᵀ for dx, dyᵀ and xᵀ for dW. And which GPUs run which type.
+// transposed fp8 copies: Wᵀ for dx, dyᵀ and xᵀ for dW (kernels/lowp_gemm.hpp's
+// lowp_shape_refusal checks them for the jobs).
 #pragma once
 
 #include "kernels/cuda/cublaslt_shape.hpp"
 #include "kernels/linear.hpp"
 #include "kernels/lowp_gemm.hpp"
-
-#include <string>
 
 namespace ringscale::kernels::cuda {
 
@@ -76,31 +75,6 @@ inline lowp_plan plan_lowp_gemm(lowp_type t, const linear_shape& s, lowp_pass p)
         break;
     }
     return g;
-}
-
-/// "" when cuBLASLt takes every GEMM of `s` in `t`, else the first refusal (lt_refusal).
-inline std::string lowp_shape_refusal(lowp_type t, const linear_shape& s) {
-    for (lowp_pass p : {lowp_pass::fwd, lowp_pass::dx, lowp_pass::dw}) {
-        std::string why = lt_refusal(plan_lowp_gemm(t, s, p).shape);
-        if (!why.empty())
-            return why;
-    }
-    return "";
-}
-
-/// "" when a GPU of compute capability major.minor runs GEMMs of `t` in this build, else one
-/// line: bf16 and fp16 from sm80 (the build's oldest architecture); fp8 on Hopper (sm90: the
-/// build's sm90a, and cuBLASLt's fp8 GEMMs there).
-inline std::string lowp_device_refusal(lowp_type t, int cc_major, int cc_minor) {
-    const std::string cc = std::to_string(cc_major) + "." + std::to_string(cc_minor);
-    if (cc_major < 8)
-        return "low-precision GEMMs need a GPU of compute capability 8.0 or newer (this one is " +
-               cc + ")";
-    if (t == lowp_type::fp8 && cc_major != 9)
-        return "--dtype fp8 on the GPU needs Hopper (compute capability 9.x) for its fp8 GEMMs "
-               "(this GPU is " +
-               cc + "); run --dtype bf16 there";
-    return "";
 }
 
 } // namespace ringscale::kernels::cuda

@@ -2,6 +2,7 @@
 // convention, and the validation's power to fail.
 #include "jobs/registry.hpp"
 #include "jobs/schemes/data_parallel.hpp"
+#include "jobs/train_attention.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/random.hpp"
@@ -388,23 +389,20 @@ TEST(train_plan, model_shape_options_join_the_identity_when_set) {
     EXPECT_THROW(plan_job(train_job(), l, ranks(1)), config_error);
 }
 
-// --dtype's GEMM buffers on the device, counted by hand for a small model (hidden 64, vocab
-// 96, FFN 256, 32 rows): the largest A operand is dy of the MLP up (32 x 256), the largest B
-// operand a 64 x 256 weight, the rounded dy of the up projection 32 x 256 fp32, and
-// cuBLASLt's 32 MiB workspace.
-TEST(train_plan, low_precision_gemm_buffers_are_counted_for_the_device) {
+// The cp schemes' buffers in the preflight: the ring's and the all-gather's K/V at the K/V
+// heads' width, by hand for 8 heads on 2 K/V heads (K/V 64 of 256 features, 32 rows a rank);
+// without GQA the same as at the hidden width; Ulysses at the hidden width.
+TEST(train_plan, cp_buffers_count_kv_at_the_kv_heads_width) {
     kernels::model::model_config m;
-    m.hidden = 64;
-    m.heads = 4;
-    m.vocab = 96;
-    using kernels::model::train_dtype;
-    const double ws = 32.0 * (1 << 20);
-    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::fp32, 32), 0.0);
-    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::bf16, 32),
-              2.0 * (32 * 256 + 64 * 256) + 4.0 * 32 * 256 + ws);
-    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::fp8, 32),
-              1.0 * (32 * 256 + 64 * 256) + 4.0 * 32 * 256 + ws);
-    m.vocab = 4096; // now the logits' dy and W are the largest
-    EXPECT_EQ(jobs::lowp_scratch_bytes(m, train_dtype::fp16, 32),
-              2.0 * (32 * 4096 + 64 * 4096) + 4.0 * 32 * 4096 + ws);
+    m.hidden = 256;
+    m.heads = 8;
+    m.kv_heads = 2;
+    EXPECT_EQ(jobs::train_cp_floats("ring", 2, 1, 32, m), 8.0 * 32 * 64 + 32);
+    EXPECT_EQ(jobs::train_cp_floats("allgather", 4, 1, 32, m),
+              2.0 * 4 * 32 * 64 + 6 * 32 * 64 + 32);
+    EXPECT_EQ(jobs::train_cp_floats("ulysses", 2, 2, 32, m), 17.0 * 32 * 256);
+    EXPECT_EQ(jobs::train_cp_floats("hybrid", 4, 2, 32, m), 17.0 * 32 * 256 + 8 * 32 * 64 + 32);
+    EXPECT_EQ(jobs::train_cp_floats("ring", 1, 1, 32, m), 32.0);
+    m.kv_heads = 0; // every head a K/V head: the hidden width
+    EXPECT_EQ(jobs::train_cp_floats("ring", 2, 1, 32, m), 8.0 * 32 * 256 + 32);
 }
