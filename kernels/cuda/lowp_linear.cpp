@@ -31,15 +31,16 @@ float lowp_linear::scale_of(const lowp_gemm& g, const lowp_use& u, const float* 
 }
 
 const void* lowp_linear::prepare(const lowp_gemm& g, const lowp_use& u, const float* src, int slot,
-                                 float* scale) {
+                                 float* scale, bool count) {
     const auto n = static_cast<std::size_t>(u.rows * u.cols);
     if (m_operand[slot].size() < n * bytes_of(u.type))
         m_operand[slot].allocate(m_exec, n * bytes_of(u.type));
     *scale = scale_of(g, u, src, slot);
     void* dst = m_operand[slot].data();
     if (!lt_is_fp8(u.type)) {
-        m_exec.zero(m_overflows.data(), sizeof(unsigned long long));
-        const bool counted = g.type == lowp_type::f16 && static_cast<bool>(g.overflowed);
+        const bool counted = count && g.type == lowp_type::f16 && static_cast<bool>(g.overflowed);
+        if (counted)
+            m_exec.zero(m_overflows.data(), sizeof(unsigned long long));
         cast_lowp_cuda(u.type, n, src, *scale, dst, counted ? m_overflows.data() : nullptr,
                        m_exec.stream());
         if (counted)
@@ -55,13 +56,13 @@ const void* lowp_linear::prepare(const lowp_gemm& g, const lowp_use& u, const fl
 }
 
 void lowp_linear::run(const lowp_gemm& g, const lowp_plan& p, const float* src_a,
-                      const float* src_b, float* d, float* dy_scale) {
+                      const float* src_b, float* d, float* dy_scale, bool count_a) {
     const std::string why = lt_refusal(p.shape);
     if (!why.empty())
         throw config_error(why);
     float sa = 1, sb = 1;
-    const void* a = prepare(g, p.a, src_a, 0, &sa);
-    const void* b = prepare(g, p.b, src_b, 1, &sb);
+    const void* a = prepare(g, p.a, src_a, 0, &sa, count_a);
+    const void* b = prepare(g, p.b, src_b, 1, &sb, true);
     const bool fp8 = g.type == lowp_type::fp8;
     // fp8 dequantises through the scale operands; fp16's loss-scaled dy through alpha.
     const float alpha = fp8 ? 1.0f : 1.0f / (sa * sb);
@@ -85,8 +86,8 @@ void lowp_linear::forward(const lowp_gemm& g, const linear_shape& s, const float
 void lowp_linear::backward(const lowp_gemm& g, const linear_shape& s, const float* x,
                            const float* w, const float* dy, float* dx, float* dw, float* db) {
     linear_check(s);
-    if (dx)
-        run(g, plan_lowp_gemm(g.type, s, lowp_pass::dx), dy, w, dx);
+    if (dx) // dy's overflows are counted once, by the dW GEMM's cast, as the CPU counts them
+        run(g, plan_lowp_gemm(g.type, s, lowp_pass::dx), dy, w, dx, nullptr, false);
     float dy_scale = 1;
     run(g, plan_lowp_gemm(g.type, s, lowp_pass::dw), dy, x, dw, &dy_scale);
     if (!db)
