@@ -1,6 +1,7 @@
 #include "jobs/train_problem.hpp"
 
 #include "jobs/train_attention.hpp"
+#include "jobs/train_lowp.hpp"
 #include "jobs/train_numerics.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
@@ -9,6 +10,7 @@
 #include "src/base/parse.hpp"
 #include "src/base/shape_rules.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -90,8 +92,7 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t,
-                                   static_cast<double>(model.hidden));
+    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
     bytes += 4.0 * layout.total(); // the initial parameters, kept for validation
     bytes += 4.0 * t * 2;          // token ids and targets
     bytes += numerics_bytes(*this);
@@ -117,26 +118,26 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     if (docs) // the document starts on the device (dev_mask)
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (cp > 1) // the scheme's buffers (counted in fp32)
-        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, h);
+        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
                         kernels::model::transformer::activation_floats(model, {1, seq_len}));
         bytes += 4.0 * s * (model.heads + 1) + 2.0 * qkv_do * s + 4.0 * s * 2;
     }
+    // --dtype's operand buffers, shared by the reference on the same device.
+    bytes += lowp_scratch_bytes(model, precision.dtype,
+                                std::max(t, validate ? static_cast<double>(seq_len) : 0.0));
     return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
 }
 
-void check_train_device(const train_problem& pr, device_kind device) {
+void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor) {
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
-    if (device != device_kind::cpu && pr.precision.dtype != kernels::model::train_dtype::fp32)
-        throw config_error(fmt::format(
-            "train_step --dtype {} is emulated on the CPU only (--device cpu): on the GPU the "
-            "mixed-precision GEMMs await their GPU validation (tests/gpu/train_models.sh); the "
-            "CUDA path computes fp32 GEMMs, TF32 with --tf32 on (--dtype fp32)",
-            kernels::model::train_dtype_name(pr.precision.dtype)));
+    if (device != device_kind::cpu)
+        if (const std::string why = lowp_gpu_refusal(pr, cc_major, cc_minor); !why.empty())
+            throw config_error(why);
     if (device != device_kind::cpu && pr.numerics_steps > 0)
         throw config_error("train_step --numerics runs on the CPU only (--device cpu): its "
                            "reference and floor runs are not built for --device cuda");

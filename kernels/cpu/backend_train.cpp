@@ -47,6 +47,25 @@ void linear_fwd(executor&, gemm_math, const linear_shape& s, const float* x, con
     linear_fwd(s, x, w, b, y);
 }
 
+namespace {
+
+[[noreturn]] void refuse_lowp() {
+    throw config_error("the CPU emulates --dtype by rounding the GEMM operands (fp32 GEMMs); "
+                       "low-precision GEMMs run on --device cuda");
+}
+
+} // namespace
+
+void linear_fwd_lowp(executor&, const lowp_gemm&, const linear_shape&, const float*, const float*,
+                     const float*, float*) {
+    refuse_lowp();
+}
+
+void linear_bwd_lowp(executor&, const lowp_gemm&, const linear_shape&, const float*, const float*,
+                     const float*, float*, float*, float*) {
+    refuse_lowp();
+}
+
 void linear_bwd(executor&, gemm_math, const linear_shape& s, const float* x, const float* w,
                 const float* dy, float* dx, float* dw, float* db) {
     linear_bwd(s, x, w, dy, dx, dw, db);

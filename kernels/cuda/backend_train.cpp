@@ -1,12 +1,14 @@
 // The CUDA backend's training-step layers (kernels/kernels.inc): the nn kernels of this folder
 // on the executor's compute stream, GEMMs through the executor's cuBLAS handle of the asked
-// arithmetic (fp32, or TF32 tensor cores).
+// arithmetic (fp32, or TF32 tensor cores), or in bf16, fp16 or fp8 through its cuBLASLt
+// GEMMs (kernels/cuda/lowp_linear).
 #include "kernels/cuda/adamw.cuh"
 #include "kernels/cuda/backend.hpp"
 #include "kernels/cuda/cross_entropy.cuh"
 #include "kernels/cuda/dense.cuh"
 #include "kernels/cuda/executor.hpp"
 #include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/lowp_linear.hpp"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/swiglu.cuh"
 #include "kernels/cuda/train_layout.cuh"
@@ -47,6 +49,16 @@ void linear_fwd(executor& exec, gemm_math math, const linear_shape& s, const flo
 void linear_bwd(executor& exec, gemm_math math, const linear_shape& s, const float* x,
                 const float* w, const float* dy, float* dx, float* dw, float* db) {
     linear_bwd_cuda(as_cuda(exec).blas(math), s, x, w, dy, dx, dw, db);
+}
+
+void linear_fwd_lowp(executor& exec, const lowp_gemm& g, const linear_shape& s, const float* x,
+                     const float* w, const float* b, float* y) {
+    as_cuda(exec).lowp().forward(g, s, x, w, b, y);
+}
+
+void linear_bwd_lowp(executor& exec, const lowp_gemm& g, const linear_shape& s, const float* x,
+                     const float* w, const float* dy, float* dx, float* dw, float* db) {
+    as_cuda(exec).lowp().backward(g, s, x, w, dy, dx, dw, db);
 }
 
 void linear_fwd_heads(executor& exec, gemm_math math, const linear_shape& lin, const float* x,

@@ -83,18 +83,22 @@ const float* mixed_precision::gemm_input(int site, gemm_operand op, const float*
         break;
     }
     default: { // fp8
-        const std::size_t slot = m_scales.slot(site, op);
         float amax = 0;
         for (std::size_t i = 0; i < n; ++i)
             amax = std::max(amax, std::fabs(src[i]));
-        m_scales.record(slot, amax);
         const fp8_format f = fp8_format_of(op);
-        const float s = m_scales.scale(slot, amax, f);
+        const float s = fp8_scale(site, op, amax);
         for (std::size_t i = 0; i < n; ++i)
             out[i] = round_to_fp8(f, src[i] * s) / s;
     }
     }
     return out.data();
+}
+
+float mixed_precision::fp8_scale(int site, gemm_operand op, float amax) {
+    const std::size_t slot = m_scales.slot(site, op);
+    m_scales.record(slot, amax);
+    return m_scales.scale(slot, amax, fp8_format_of(op));
 }
 
 void mixed_precision::round_attention(float* v, std::size_t n) const {

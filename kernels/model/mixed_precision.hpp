@@ -15,8 +15,8 @@
 //    amaxes reduced over every rank at the end of the step (end_step), as TE reduces them over
 //    the fp8 group (the bookkeeping is kernels/model/fp8_scales, shared with the GPU's fp8
 //    GEMMs). Attention runs in bf16, TE's default (fp8 attention is its opt-in).
-// Rounding runs on host memory: the CPU executor only (a GPU run refuses these dtypes before
-// any work, jobs/train_problem).
+// Rounding runs on host memory: the CPU executor. On a GPU the operands are cast on the device
+// (kernels/lowp_gemm through train_context), the scales and overflow counts kept here.
 #pragma once
 
 #include "kernels/elem.hpp"
@@ -63,6 +63,12 @@ class mixed_precision {
     /// `n` values of GEMM operand `op` at `site` as the dtype's GEMM reads them: `src` itself
     /// for fp32, else a rounded copy in scratch slot `op` (valid until the next call for `op`).
     const float* gemm_input(int site, gemm_operand op, const float* src, std::size_t n);
+    /// fp8: record `amax` for GEMM operand `op` at `site` and return the scale its tensor is
+    /// quantised with (current: from amax; delayed: from the history). What gemm_input does
+    /// for fp8 on the host, for a device that rounds the tensor itself.
+    float fp8_scale(int site, gemm_operand op, float amax);
+    /// fp16: `n` more values overflowed (a device's casts count them).
+    void count_overflows(std::uint64_t n) { m_overflows += n; }
     /// Round `n` attention inputs in place (bf16 for bf16 and fp8, fp16 for fp16).
     void round_attention(float* v, std::size_t n) const;
     /// End of a training step (delayed fp8): `reduce` (when set) takes the step's amaxes

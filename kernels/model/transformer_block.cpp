@@ -35,8 +35,8 @@ void transformer::qkv_fwd(int l, const float* p, block_activations& a) {
     }
     const op_profile::scope layout(m_ctx.profile(), op_kind::layout_fwd);
     // --dtype: the attention reads Q, K, V in the dtype (saved so for the backward too).
-    m_ctx.precision_state().round_attention(a.q.data(), t * h);
-    m_ctx.precision_state().round_attention(a.kv.data(), 2 * kve);
+    m_ctx.round_attention(a.q.data(), t * h);
+    m_ctx.round_attention(a.kv.data(), 2 * kve);
 }
 
 // dQ and dK|dV (m_dq, m_dkv) back to token-major columns, then the QKV GEMM's backward:
@@ -145,7 +145,7 @@ void transformer::block_bwd(int l, const float* p, float* g, float* dx, phase_ti
         timed(op_kind::out_proj_bwd),
             m_ctx.gemm_bwd_heads(4 * l + 1, {t, h, h}, a.a.data(), p + o.wo, m_dmid.data(), m_shape,
                                  heads, d, m_do.data(), g + o.wo, g + o.bo, m_tmp.data());
-        timed(op_kind::layout_bwd), m_ctx.precision_state().round_attention(m_do.data(), t * h);
+        timed(op_kind::layout_bwd), m_ctx.round_attention(m_do.data(), t * h);
     }
     timed(op_kind::attention_bwd),
         m_core.backward(s, a.q.data(), a.kv.data(), a.o.data(), m_do.data(), a.lse.data(),

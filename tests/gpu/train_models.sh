@@ -6,11 +6,14 @@
 #   2. validation: a GQA + SwiGLU model (2 layers, hidden 1024, 8 heads on 2 K/V heads, SwiGLU
 #      2816) at np=1 on NCCL and at np=2 sharing the GPU over staged MPI, DDP, ZeRO-1 and FSDP,
 #      cp = 1 and (np=2) the cp = 2 ring, each against the single-GPU run (--validate on);
-#   3. --dtype bf16|fp16|fp8 on the GPU: refused, one line, exit 2, until those GEMMs are
-#      wired into the step (what this script then validates in place of step 3);
-#   4. speed: jobs/presets/llama3_8b.ini at 2 layers (S = 8K, TF32 GEMMs, bf16 attention)
-#      beside the same model in PyTorch (tests/bench/torch_llama.py: bf16 autocast, SDPA on
-#      cuDNN, fused AdamW, eager and torch.compile), 5 warm-up and 20 timed steps, MFU of each.
+#   3. --dtype bf16|fp16|fp8 on the GPU (cuBLASLt GEMMs): the same model validated against the
+#      single-GPU run of the same dtype at np=1 (NCCL) and np=2 (staged MPI, DDP, ZeRO-1,
+#      FSDP, cp = 1 and the cp = 2 ring); fp8 with both recipes, on Hopper only (elsewhere:
+#      refused, one line, exit 2);
+#   4. speed: jobs/presets/llama3_8b.ini at 2 layers (S = 8K, TF32 GEMMs, bf16 attention), then
+#      with --dtype bf16 and (Hopper) --dtype fp8, beside the same model in PyTorch
+#      (tests/bench/torch_llama.py: bf16 autocast, SDPA on cuDNN, fused AdamW, eager and
+#      torch.compile), 5 warm-up and 20 timed steps, MFU of each.
 # Everything goes into OUT_DIR/train_models.log (results files in OUT_DIR), a pass/fail line
 # per step at its end and on stdout.
 # usage: tests/gpu/train_models.sh BUILD_DIR OUT_DIR
@@ -51,9 +54,9 @@ step() {
     [[ $rc -eq 0 ]] || failed=1
 }
 
-# refused DTYPE: the launch must exit 2 with one line naming the pending GPU check.
+# refused DTYPE: on a GPU without fp8 GEMMs the launch must exit 2 with one line.
 refused() {
-    local f rc name="train_step --dtype $1 on cuda is refused (exit 2, one line)"
+    local f rc name="train_step --dtype $1 on this GPU is refused (exit 2, one line)"
     f=$(mktemp)
     printf '\n===== %s\n' "$name" >>"$log"
     timeout -k 5 "$STEP_TIMEOUT" mpirun --bind-to none -np 1 "$rs" --job train_step \
@@ -61,7 +64,7 @@ refused() {
         -o "$out/refused_$1.h5" </dev/null >"$f" 2>&1
     rc=$?
     cat "$f" >>"$log"
-    if [[ $rc -eq 2 ]] && grep -q "is emulated on the CPU only.*tests/gpu/train_models.sh" "$f"; then
+    if [[ $rc -eq 2 ]] && grep -q "needs Hopper" "$f"; then
         summary+=("PASS (exit $rc) $name")
     else
         summary+=("FAIL (exit $rc) $name")
@@ -86,9 +89,23 @@ for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
         --validate on -w 1 -n 3 --cp "$cp" "${model[@]}" -o "$out/gqa_swiglu_np${np}_${comm}.h5"
 done
 
-# 3. The dtypes the GPU path refuses, one line each, exit 2.
-for dtype in bf16 fp16 fp8; do
-    refused "$dtype"
+# 3. The dtypes, each against the single-GPU run of the same dtype.
+hopper=0
+[[ $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1) == 9.* ]] &&
+    hopper=1
+for dtype in bf16 fp16 "fp8 --fp8-recipe delayed,current"; do
+    read -r -a dt <<<"$dtype"
+    if [[ ${dt[0]} == fp8 && $hopper == 0 ]]; then
+        refused fp8
+        continue
+    fi
+    for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
+        read -r np comm cp <<<"$np_comm_cp"
+        step "train_step --dtype $dtype np=$np --comm $comm cp=$cp" mpirun --bind-to none \
+            --oversubscribe -np "$np" "$rs" --job train_step --device cuda --comm "$comm" \
+            --validate on -w 1 -n 3 --cp "$cp" "${model[@]}" --dtype "${dt[@]}" \
+            -o "$out/dtype_${dt[0]}_np${np}_${comm}.h5"
+    done
 done
 
 # 4. Speed against PyTorch on this GPU.
@@ -96,6 +113,13 @@ if [[ ${SKIP_BENCH:-0} == 0 ]]; then
     step "ringscale llama3_8b 2 layers S=8K" mpirun --bind-to none -np 1 "$rs" \
         "$here/../../jobs/presets/llama3_8b.ini" --layers 2 -o "$out/llama3_8b.h5"
     step "ringscale-stats summary (median step, MFU)" "$stats" summary "$out/llama3_8b.h5"
+    for dtype in bf16 fp8; do
+        [[ $dtype == fp8 && $hopper == 0 ]] && continue
+        step "ringscale llama3_8b 2 layers S=8K --dtype $dtype" mpirun --bind-to none -np 1 \
+            "$rs" "$here/../../jobs/presets/llama3_8b.ini" --layers 2 --dtype "$dtype" \
+            -o "$out/llama3_8b_$dtype.h5"
+        step "ringscale-stats summary --dtype $dtype" "$stats" summary "$out/llama3_8b_$dtype.h5"
+    done
     step "torch_llama.py eager and torch.compile" "$python" "$here/../bench/torch_llama.py" \
         --layers 2 --seq 8192 --warmup 5 --iters 20
 fi

@@ -3,6 +3,7 @@
 // order of its atomic sums), the whole model's loss and gradient within the bf16-attention error,
 // and the single-rank reference run on the GPU. Skips, with the reason, without a GPU.
 #include "kernels/dev_mask.hpp"
+#include "kernels/gpu.hpp"
 #include "kernels/mask_spec.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <numeric>
 
@@ -218,4 +220,93 @@ TEST_F(gpu_train_ops, a_docs_mask_runs_masked_not_densely) {
     for (std::size_t i = 0; i < g_cpu.size(); ++i)
         dense_off = std::max(dense_off, static_cast<double>(std::fabs(g_dense[i] - g_cpu[i])));
     EXPECT_GT(dense_off, 2e-2 * gmax);
+}
+
+// --dtype on the GPU (cuBLASLt's bf16, fp16 and fp8 GEMMs, kernels/cuda/lowp_linear) against
+// the CPU emulation of the same dtype, one step's loss and gradient. The tolerances are
+// jobs/README.md's ("Mixed precision on the GPU"), fixed before any GPU ran them: both sides
+// round the same operands, so they differ by reordered fp32 sums that flip a rounding now and
+// then (and fp16's attention, bf16 on the GPU).
+namespace {
+
+struct dtype_case {
+    train_dtype dtype;
+    fp8_scaling scaling;
+    double loss_rel, grad_of_max;
+};
+
+double lowp_loss(executor& dev, const dtype_case& c, const model_config& cfg,
+                 std::vector<float>& grads) {
+    train_context ctx(dev, false);
+    precision_config p;
+    p.dtype = c.dtype;
+    p.scaling = c.scaling;
+    ctx.precision_state().configure(p, cfg.layers);
+    return loss_and_grads(ctx, cfg, grads);
+}
+
+} // namespace
+
+TEST_F(gpu_train_ops, each_dtype_matches_the_cpu_emulation_of_that_dtype) {
+    model_config cfg = small_model();
+    cfg.kv_heads = 1;
+    cfg.mlp = mlp_kind::swiglu;
+    cfg.ffn = 352;
+    auto cpu = make_executor(device_kind::cpu);
+    const dtype_case cases[] = {{train_dtype::bf16, fp8_scaling::delayed, 1e-3, 2e-2},
+                                {train_dtype::fp16, fp8_scaling::delayed, 1e-3, 2e-2},
+                                {train_dtype::fp8, fp8_scaling::delayed, 1e-2, 0.125},
+                                {train_dtype::fp8, fp8_scaling::current, 1e-2, 0.125}};
+    for (const dtype_case& c : cases) {
+        const int cc = current_gpu_info().cc_major;
+        if (c.dtype == train_dtype::fp8 && cc != 9) {
+            std::printf("fp8 skipped: this GPU (compute capability %d.x) has no fp8 GEMMs\n", cc);
+            continue;
+        }
+        std::vector<float> g_gpu, g_cpu;
+        const double l_gpu = lowp_loss(*m_dev, c, cfg, g_gpu);
+        const double l_cpu = lowp_loss(*cpu, c, cfg, g_cpu);
+        const char* name = train_dtype_name(c.dtype);
+        EXPECT_NEAR(l_gpu, l_cpu, c.loss_rel * l_cpu) << name;
+        const double gmax = max_abs(g_cpu);
+        ASSERT_GT(gmax, 0.0) << name;
+        testing_support::expect_close(g_gpu, g_cpu, static_cast<float>(c.grad_of_max * gmax), 0.0f,
+                                      name);
+    }
+}
+
+// What a GPU case records: the GEMMs' dtype (MFU's peak), cuBLASLt, and the attention in bf16.
+TEST_F(gpu_train_ops, the_gpu_dtype_is_recorded) {
+    train_context ctx(*m_dev, false);
+    precision_config p;
+    p.dtype = train_dtype::bf16;
+    ctx.precision_state().configure(p, 2);
+    EXPECT_EQ(ctx.gemm_dtype(), "bf16");
+    EXPECT_NE(ctx.precision().find("bf16 GEMMs through cuBLASLt"), std::string::npos);
+    p.dtype = train_dtype::fp16;
+    ctx.precision_state().configure(p, 2);
+    EXPECT_NE(ctx.storage().find("dO bf16"), std::string::npos) << ctx.storage();
+}
+
+// fp16's static loss scale: a gradient past fp16's range once scaled overflows and is counted
+// on the GPU as on the CPU (the same elements, up to those within fp32 noise of the bound).
+TEST_F(gpu_train_ops, fp16_overflows_are_counted_as_on_the_cpu) {
+    const model_config cfg = small_model();
+    auto cpu = make_executor(device_kind::cpu);
+    std::size_t counts[2] = {};
+    int i = 0;
+    for (executor* dev : {m_dev.get(), cpu.get()}) {
+        train_context ctx(*dev, false);
+        precision_config p;
+        p.dtype = train_dtype::fp16;
+        p.loss_scale = 1e9f; // every dy of the step times 1e9: far past 65504
+        ctx.precision_state().configure(p, cfg.layers);
+        std::vector<float> g;
+        loss_and_grads(ctx, cfg, g);
+        counts[i++] = ctx.precision_state().overflows();
+    }
+    EXPECT_GT(counts[1], 0u);
+    // The same elements overflow but for those within fp32 noise of fp16's largest value.
+    EXPECT_NEAR(static_cast<double>(counts[0]), static_cast<double>(counts[1]),
+                0.01 * static_cast<double>(counts[1]));
 }

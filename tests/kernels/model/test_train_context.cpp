@@ -90,3 +90,55 @@ TEST(train_context, the_recorded_dtypes_follow_the_precision) {
         EXPECT_EQ(ctx.gemm_dtype(), "fp32") << s; // the emulation multiplies in fp32
     }
 }
+
+// MFU's dtype is the one the GEMMs multiply in: --dtype on a GPU (cuBLASLt's bf16, fp16, fp8
+// GEMMs), the CPU's emulation multiplies in fp32, TF32 where asked.
+TEST(train_context, the_gemm_dtype_is_the_gpu_dtype_and_the_cpu_multiplies_in_fp32) {
+    using kernels::gemm_math;
+    using kernels::model::gemm_dtype_of;
+    using kernels::model::train_dtype;
+    EXPECT_EQ(gemm_dtype_of(device_kind::cuda, gemm_math::fp32, train_dtype::bf16), "bf16");
+    EXPECT_EQ(gemm_dtype_of(device_kind::cuda, gemm_math::fp32, train_dtype::fp16), "fp16");
+    EXPECT_EQ(gemm_dtype_of(device_kind::cuda, gemm_math::tf32, train_dtype::fp8), "fp8");
+    EXPECT_EQ(gemm_dtype_of(device_kind::cuda, gemm_math::tf32, train_dtype::fp32), "tf32");
+    EXPECT_EQ(gemm_dtype_of(device_kind::cuda, gemm_math::fp32, train_dtype::fp32), "fp32");
+    EXPECT_EQ(gemm_dtype_of(device_kind::cpu, gemm_math::fp32, train_dtype::bf16), "fp32");
+    EXPECT_EQ(gemm_dtype_of(device_kind::cpu, gemm_math::fp32, train_dtype::fp8), "fp32");
+}
+
+// A GPU's fp8 GEMMs take their scales from mixed_precision::fp8_scale with the amax they
+// measured; the CPU's gemm_input measures it on the host: over steps of delayed and of
+// current scaling both keep the same history and give the same scales.
+TEST(train_context, device_fp8_scales_follow_the_cpu_emulations_bookkeeping) {
+    for (auto scaling : {model::fp8_scaling::delayed, model::fp8_scaling::current}) {
+        model::precision_config p;
+        p.dtype = model::train_dtype::fp8;
+        p.scaling = scaling;
+        p.amax_history = 3;
+        model::mixed_precision host, device;
+        host.configure(p, 2);
+        device.configure(p, 2);
+        for (int step = 0; step < 6; ++step) {
+            for (int site = 0; site < 9; ++site)
+                for (auto op :
+                     {model::gemm_operand::x, model::gemm_operand::w, model::gemm_operand::dy}) {
+                    const float amax = 0.01f * static_cast<float>((step * 7 + site * 3) % 11 + 1) *
+                                       (op == model::gemm_operand::dy ? 1e-3f : 1.0f);
+                    std::vector<float> v = {amax / 2, -amax, amax / 4};
+                    const float s = device.fp8_scale(site, op, amax);
+                    const float* r = host.gemm_input(site, op, v.data(), v.size());
+                    // The host rounded -amax with its scale: the same scale reads it back.
+                    const auto f = model::fp8_format_of(op);
+                    EXPECT_EQ(r[1], kernels::round_to_fp8(f, -amax * s) / s) << step << " " << site;
+                }
+            host.end_step(nullptr);
+            device.end_step(nullptr);
+            for (int site = 0; site < 9; ++site)
+                EXPECT_EQ(device.delayed_scale(site, model::gemm_operand::dy),
+                          host.delayed_scale(site, model::gemm_operand::dy));
+        }
+        if (scaling == model::fp8_scaling::delayed) { // the history moved the scale off 1
+            EXPECT_NE(device.delayed_scale(0, model::gemm_operand::x), 1.0f);
+        }
+    }
+}
