@@ -79,7 +79,7 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
                          const void* k, const void* v, const row_positions& qp,
                          const row_positions& kp, float* o, float* lse);
 
-/// This process's graph cache so far: builds, hits, evictions and build seconds.
+/// This thread's graph caches so far (every device): builds, hits, evictions, build seconds.
 cudnn_cache_stats cudnn_graph_cache_stats();
 
 } // namespace ringscale::kernels::cuda

@@ -1,6 +1,9 @@
 // Whether cuDNN attention is compiled in, and the versions /meta records (kernels/
-// attention_path.hpp): the cuDNN library loaded at run time and the frontend compiled in.
+// attention_path.hpp): the cuDNN library loaded at run time and the frontend compiled in;
+// the graphs' build cost so far (kernels/cudnn_cost.hpp).
 #include "kernels/attention_path.hpp"
+#include "kernels/cudnn_cost.hpp"
+#include "kernels/cudnn_sdpa.hpp"
 #include "kernels/cudnn_support.hpp"
 
 #include <cudnn.h>
@@ -21,6 +24,11 @@ std::string cudnn_runtime_version() {
 std::string cudnn_frontend_version() {
     return fmt::format("{}.{}.{}", CUDNN_FRONTEND_MAJOR_VERSION, CUDNN_FRONTEND_MINOR_VERSION,
                        CUDNN_FRONTEND_PATCH_VERSION);
+}
+
+cudnn_graph_cost cudnn_graph_cost_so_far() {
+    const cudnn_cache_stats s = cuda::cudnn_graph_cache_stats();
+    return {s.builds, s.build_s};
 }
 
 } // namespace ringscale::kernels

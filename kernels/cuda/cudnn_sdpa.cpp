@@ -70,11 +70,16 @@ struct device_state {
     cudnn_graph_cache<fe::graph::Graph> graphs{graphs_per_thread};
 };
 
+// This thread's state per device.
+std::map<int, std::unique_ptr<device_state>>& states() {
+    thread_local std::map<int, std::unique_ptr<device_state>> by_device;
+    return by_device;
+}
+
 device_state& state_here() {
-    thread_local std::map<int, std::unique_ptr<device_state>> states;
     int device = 0;
     RINGSCALE_CUDA_CALL(cudaGetDevice(&device));
-    auto& s = states[device];
+    auto& s = states()[device];
     if (!s)
         s = std::make_unique<device_state>();
     return *s;
@@ -181,7 +186,15 @@ void cudnn_sdpa_bwd(const cudnn_sdpa_call& c, const cudnn_sdpa_bwd_args& a, void
 }
 
 cudnn_cache_stats cudnn_graph_cache_stats() {
-    return state_here().graphs.stats();
+    cudnn_cache_stats all; // every device's, creating nothing
+    for (const auto& [device, st] : states()) {
+        const cudnn_cache_stats& s = st->graphs.stats();
+        all.builds += s.builds;
+        all.hits += s.hits;
+        all.evictions += s.evictions;
+        all.build_s += s.build_s;
+    }
+    return all;
 }
 
 } // namespace ringscale::kernels::cuda

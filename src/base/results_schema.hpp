@@ -175,6 +175,10 @@ inline constexpr const char* attn_kernel = "attn_kernel";
 /// ringscale's own kernels ...", "cuDNN fused attention, asked for by name", the mask that
 /// sent a case to sm80. Older files lack it.
 inline constexpr const char* attn_kernel_note = "attn_kernel_note";
+/// --attn-kernel cudnn: the cuDNN graphs a case built (one per call shape, in its warm-up,
+/// outside the timed iterations) and the host seconds that took: a set-up cost.
+inline constexpr const char* cudnn_graphs_built = "cudnn_graphs_built";
+inline constexpr const char* cudnn_graph_build_s = "cudnn_graph_build_s";
 inline constexpr const char* seq_len = "seq_len";
 inline constexpr const char* seq_len_per_rank = "seq_len_per_rank";
 inline constexpr const char* kv_heads = "kv_heads";
