@@ -1,5 +1,7 @@
 #include "jobs/attention_case.hpp"
 #include "jobs/attention_accuracy.hpp"
+#include "kernels/attention_path.hpp"
+#include "kernels/cudnn_cost.hpp"
 
 #include "src/base/results_schema.hpp"
 
@@ -50,6 +52,7 @@ class attention_case final : public case_runner {
             m_dkv.allocate(m_dev, 2 * kve);
         }
         m_scheme->prepare(m_shape, m_pr.backward);
+        m_graphs_before = kernels::cudnn_graph_cost_so_far();
     }
 
     void iterate(phase_timer& timer) override {
@@ -94,6 +97,19 @@ class attention_case final : public case_runner {
             .attrs();
     }
 
+    case_extras extras() const override {
+        // cuDNN's graphs this case built (in its warm-up): a set-up cost, with the case.
+        case_extras e;
+        if (m_dev.kind() != device_kind::cuda ||
+            kernels::attention_path() != kernels::attn_path::cudnn)
+            return e;
+        const kernels::cudnn_graph_cost now = kernels::cudnn_graph_cost_so_far();
+        e.attrs[schema::attr::cudnn_graphs_built] =
+            static_cast<std::int64_t>(now.builds - m_graphs_before.builds);
+        e.attrs[schema::attr::cudnn_graph_build_s] = now.seconds - m_graphs_before.seconds;
+        return e;
+    }
+
   private:
     std::size_t q_elems() const {
         return static_cast<std::size_t>(kernels::attention_q_elems(m_shape));
@@ -121,6 +137,7 @@ class attention_case final : public case_runner {
     kernels::dev_mask m_mask;
     kernels::dev_buffer<unsigned char> m_q, m_kv, m_do; // m_pr.type
     kernels::dev_buffer<float> m_o, m_dq, m_dkv;        // [K | V] and [dK | dV] in one each
+    kernels::cudnn_graph_cost m_graphs_before;
 };
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "jobs/attention_common.hpp"
+
 #include "jobs/attention_accuracy.hpp"
+#include "kernels/attention_path.hpp"
 
 #include "kernels/mask_count.hpp"
 #include "src/base/error.hpp"
@@ -187,8 +189,13 @@ attr_map attention_attrs(const attention_problem& pr) {
 }
 
 void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device) {
-    if (masked && device == device_kind::cuda)
-        a[schema::attr::attn_kernel] = std::string("sm80");
+    // cuDNN takes the masks that reach a case (the launcher refused the others).
+    if (!masked || device != device_kind::cuda ||
+        kernels::attention_path() == kernels::attn_path::cudnn)
+        return;
+    a[schema::attr::attn_kernel] = std::string("sm80");
+    a[schema::attr::attn_kernel_note] =
+        std::string("a mask beyond causal runs the sm80 kernels (the sm90 kernels take none)");
 }
 
 void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device) {

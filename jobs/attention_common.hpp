@@ -100,8 +100,9 @@ attr_map attention_attrs(const attention_problem& pr,
                          const std::vector<std::vector<std::int64_t>>& positions);
 
 /// The attention path a case runs where it is not the launch's (/meta attn_kernel): a mask
-/// beyond causal (`masked`) on cuda runs the sm80 kernels whatever --attn-kernel resolved to
-/// (the sm90 kernels take no mask), so `a` gets attn_kernel = "sm80"; otherwise unchanged.
+/// beyond causal (`masked`) on cuda runs the sm80 kernels unless --attn-kernel is cudnn (the
+/// sm90 kernels take no mask), so `a` gets attn_kernel = "sm80" and attn_kernel_note saying
+/// why; otherwise unchanged.
 void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device);
 
 /// bf16 or fp16 on the CPU is emulated (kernels/cpu/attention_cpu.hpp): `a` gets

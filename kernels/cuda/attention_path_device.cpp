@@ -10,7 +10,8 @@ attn_path resolve_attention_path(int device) {
     int major = 0, minor = 0;
     RINGSCALE_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     RINGSCALE_CUDA_CALL(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    return resolve_attention_path(attention_path(), sm90_compiled(), major, minor);
+    return resolve_attention_path(attention_path(), sm90_compiled(), cudnn_compiled(), major,
+                                  minor);
 }
 
 } // namespace ringscale::kernels

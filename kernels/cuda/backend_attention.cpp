@@ -3,9 +3,11 @@
 // kernels (rows.cuh), each on the executor's compute stream. A mask beyond causal runs the
 // sm80 kernels' masked instantiation, its arrays read from device memory (kernels/dev_mask.hpp:
 // the kernels refuse a mask without its device copies).
+#include "kernels/attention_path.hpp"
 #include "kernels/cuda/attention_bwd.cuh"
 #include "kernels/cuda/backend.hpp"
 #include "kernels/cuda/rows.cuh"
+#include "kernels/cudnn_sdpa.hpp"
 #include "src/base/error.hpp"
 
 namespace ringscale::kernels::cuda {
@@ -43,6 +45,11 @@ void attention_fwd_init(executor& exec, const attention_shape& s, float* o, floa
 void attention_fwd(executor& exec, const attention_shape& s, elem e, const void* q, const void* k,
                    const void* v, const row_positions& qp, const row_positions& kp, float* o,
                    float* lse, attention_split, const progress_fn&) {
+    // --attn-kernel cudnn (checked against the build and the GPU when the launch bound it).
+    if (attention_path() == attn_path::cudnn) {
+        attention_fwd_cudnn(exec, s, e, q, k, v, qp, kp, o, lse);
+        return;
+    }
     attention_fwd_cuda(s, attn_type(e), q, k, v, positions(qp, kp), o, lse, exec.stream());
 }
 
@@ -55,6 +62,11 @@ void attention_bwd(executor& exec, const attention_shape& s, elem e, const void*
                    const void* v, const void* d_o, const float* lse, const float* delta,
                    const row_positions& qp, const row_positions& kp, float* dq, float* dk,
                    float* dv, attention_split, const progress_fn&) {
+    // The launcher refuses a backward pass under cudnn before any work; never our kernels
+    // in its place, under its name.
+    if (attention_path() == attn_path::cudnn)
+        throw config_error("--attn-kernel cudnn: the backward pass does not run through cuDNN "
+                           "in this ringscale yet (use --pass fwd)");
     attention_bwd_cuda(s, attn_type(e), q, k, v, d_o, lse, delta, positions(qp, kp), dq, dk, dv,
                        exec.stream());
 }

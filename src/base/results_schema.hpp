@@ -126,6 +126,11 @@ inline constexpr const char* blas_core = "blas_core";
 inline constexpr const char* linear_gemm = "linear_gemm";
 inline constexpr const char* cuda_version = "cuda_version";
 inline constexpr const char* nccl_version = "nccl_version";
+/// --device cuda: the cuDNN library loaded at run time ("9.19.0") and the cuDNN frontend
+/// compiled in ("1.32.0"); "" for each where this ringscale was built without cuDNN. Older
+/// files lack them.
+inline constexpr const char* cudnn_version = "cudnn_version";
+inline constexpr const char* cudnn_frontend_version = "cudnn_frontend_version";
 inline constexpr const char* cuda_visible_devices = "cuda_visible_devices";
 inline constexpr const char* timer = "timer";
 inline constexpr const char* timer_resolution_s = "timer_resolution_s";
@@ -166,6 +171,14 @@ inline constexpr const char* dtype = "dtype";
 inline constexpr const char* scaling = "scaling";
 inline constexpr const char* threads = "threads";
 inline constexpr const char* attn_kernel = "attn_kernel";
+/// Why attn_kernel is what it is (--device cuda, /meta and the attention cases): "auto keeps
+/// ringscale's own kernels ...", "cuDNN fused attention, asked for by name", the mask that
+/// sent a case to sm80. Older files lack it.
+inline constexpr const char* attn_kernel_note = "attn_kernel_note";
+/// --attn-kernel cudnn: the cuDNN graphs a case built (one per call shape, in its warm-up,
+/// outside the timed iterations) and the host seconds that took: a set-up cost.
+inline constexpr const char* cudnn_graphs_built = "cudnn_graphs_built";
+inline constexpr const char* cudnn_graph_build_s = "cudnn_graph_build_s";
 inline constexpr const char* seq_len = "seq_len";
 inline constexpr const char* seq_len_per_rank = "seq_len_per_rank";
 inline constexpr const char* kv_heads = "kv_heads";

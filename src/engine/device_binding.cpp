@@ -55,6 +55,7 @@ device_binding bind_devices(comm::communicator& world, const launch_config& cfg,
         b = bind_mine();
         kernels::set_attention_path(kernels::parse_attn_path(cfg.attn_kernel));
         b.attn_kernel = kernels::to_string(kernels::resolve_attention_path(b.gpu.index));
+        b.attn_kernel_note = kernels::attention_path_note(kernels::attention_path());
     } catch (const std::exception& e) {
         error_text = e.what();
     }
@@ -90,6 +91,9 @@ void add_gpu_metadata(run_metadata& md, const device_binding& b, comm::communica
     a[schema::meta_attr::cuda_visible_devices] = std::string(visible ? visible : "");
     a[schema::meta_attr::nccl_version] = comm::nccl_version();
     a[schema::attr::attn_kernel] = b.attn_kernel;
+    a[schema::attr::attn_kernel_note] = b.attn_kernel_note;
+    a[schema::meta_attr::cudnn_version] = kernels::cudnn_runtime_version();
+    a[schema::meta_attr::cudnn_frontend_version] = kernels::cudnn_frontend_version();
     if (!b.bound) {
         a[schema::meta_attr::cuda_version] = std::string("");
         return;

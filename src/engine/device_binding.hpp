@@ -19,7 +19,8 @@ struct device_binding {
     kernels::gpu_info gpu;          ///< this rank's GPU
     int ranks_sharing = 1;          ///< ranks on this GPU, this one included
     std::uint64_t budget_bytes = 0; ///< device memory this rank may plan for
-    std::string attn_kernel;        ///< resolved --attn-kernel on this GPU: sm80 | sm90
+    std::string attn_kernel;        ///< resolved --attn-kernel on this GPU: sm80 | sm90 | cudnn
+    std::string attn_kernel_note;   ///< why (kernels::attention_path_note)
 };
 
 /// Collective over `world` (host-memory MPI). With --device cuda: select the GPU

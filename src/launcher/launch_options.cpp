@@ -1,8 +1,11 @@
 #include "src/launcher/launch_options.hpp"
 
+#include "kernels/attention_path.hpp"
 #include "kernels/blas_core.hpp"
+#include "kernels/cudnn_support.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -47,10 +50,11 @@ std::vector<option_decl> declare() {
                   "launch"),
         d::choice("device", "cpu", {"cpu", "cuda"}).help("where jobs compute"),
         d::choice("comm", "mpi", {"mpi", "nccl"}).help("communicator backend"),
-        d::choice("attn-kernel", "auto", {"auto", "sm80", "sm90"})
+        d::choice("attn-kernel", "auto", {"auto", "sm80", "sm90", "cudnn"})
             .help("CUDA attention kernels: auto (sm90 on a compute capability 9.0 GPU when built "
-                  "with the 90a target, else sm80) | sm80 (mma.sync) | sm90 (wgmma + TMA); needs "
-                  "--device cuda unless auto"),
+                  "with the 90a target, else sm80) | sm80 (mma.sync) | sm90 (wgmma + TMA) | "
+                  "cudnn (cuDNN fused attention, when built with cuDNN; not with --sparsity or "
+                  "--dilation); needs --device cuda unless auto"),
         d::flag("validate", "auto")
             .also({"auto"})
             .help("check results against the single-rank reference (auto: small cases)"),
@@ -83,6 +87,38 @@ std::vector<option_decl> declare() {
                   "size) by earlier launches into the --output directory")};
 }
 
+// --attn-kernel cudnn, before any GPU is bound: a build without cuDNN answers "not
+// compiled"; a mask cuDNN cannot take (block-sparse, dilated) is refused, and so is a
+// backward pass (cuDNN runs the forward only so far), one line each.
+void check_cudnn_request(const launch_config& cfg) {
+    const kernels::attn_path path = kernels::parse_attn_path(cfg.attn_kernel);
+    kernels::check_attention_path_compiled(path, kernels::cudnn_compiled());
+    if (path != kernels::attn_path::cudnn)
+        return;
+    const auto pass = cfg.params.find("pass");
+    const bool backward = std::count(cfg.jobs.begin(), cfg.jobs.end(), "train_step") > 0 ||
+                          (pass != cfg.params.end() &&
+                           std::count(pass->second.begin(), pass->second.end(), "fwd+bwd") > 0);
+    if (backward)
+        throw config_error("--attn-kernel cudnn runs the attention forward only so far: the "
+                           "backward pass (--pass fwd+bwd, train_step) runs on sm80 or sm90");
+    const std::pair<const char*, kernels::attn_mask_kind> masks[] = {
+        {"sparsity", kernels::attn_mask_kind::block_sparse},
+        {"dilation", kernels::attn_mask_kind::dilated}};
+    for (const auto& [name, kind] : masks) {
+        const auto it = cfg.params.find(name);
+        if (it == cfg.params.end())
+            continue;
+        for (const std::string& value : it->second)
+            if (!value.empty()) {
+                kernels::attn_case_traits c;
+                c.mask = kind;
+                throw config_error(fmt::format("--attn-kernel cudnn with --{} {}: {}", name, value,
+                                               kernels::cudnn_unsupported_reason(c)));
+            }
+    }
+}
+
 } // namespace
 
 const std::vector<option_decl>& launch_options() {
@@ -106,6 +142,7 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
         throw config_error(fmt::format("--attn-kernel {} picks CUDA attention kernels: it needs "
                                        "--device cuda",
                                        cfg.attn_kernel));
+    check_cudnn_request(cfg);
     const jobs::param_value v = value_of(texts, "validate");
     if (const bool* on = std::get_if<bool>(&v.value))
         cfg.validate = *on ? validate_mode::on : validate_mode::off;

@@ -2,6 +2,11 @@
 # One call of a lent GPU machine. A lease is about 15 minutes of device time in all, at most
 # 10 per command, and brings back at most 8 files of $OUT, no more than two folders down. This
 # runs the phases named in PHASES, each under its own deadline and all inside T_ALL:
+#   cudnn  cuDNN fused attention first: run.sh's cuDNN steps (ONLY=cudnn: the GPU test binary
+#          test_cuda_cudnn_gpu and the --attn-kernel cudnn launches, validated), then
+#          tests/bench/attention_cudnn_gpu.sh (the call against SDPA's cuDNN backend, fp8
+#          forward, P=4 zigzag steps against one call) and tests/bench/job_overhead.sh with
+#          ATTN_KERNEL=cudnn (ring_attention np=1 against the bare cuDNN call), under T_CUDNN;
 #   tests  tests/gpu/run.sh with SKIP_BENCH=1 (every GPU test binary, the job launches
 #          validated, the memchecks; ONLY= picks steps), under T_TESTS;
 #   bench  the attention kernels against SDPA (tests/bench/attention_gpu.sh at SEQS), the job
@@ -16,7 +21,7 @@
 # (the .ncu-rep files, for ncu-ui) and results.tar.xz (the .h5 files): 8 files at most.
 #
 # usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
-# env: PHASES ("tests bench ncu"), T_ALL (s, 470), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
+# env: PHASES ("cudnn tests bench ncu"), T_ALL (s, 470), T_CUDNN (s, 280), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
 #      step, 90), ONLY (run.sh's step regex), SEQS ("8192 16384 32768"), ITERS (5),
 #      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut or none ran, 2 bad
 #      usage (one line: a variable out of its range, an invalid ONLY, PHASES empty or unknown;
@@ -32,21 +37,23 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # these checks): each bad value is one line naming it, exit 2.
 # shellcheck source=tests/gpu/checks.sh
 source "$here/checks.sh"
-PHASES=${PHASES-"tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+PHASES=${PHASES-"cudnn tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+T_CUDNN=${T_CUDNN:-280}
 SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
 STEP_TIMEOUT=${STEP_TIMEOUT:-90}
 check_count lease.sh T_ALL "$T_ALL" 30 86400 seconds
 check_count lease.sh T_TESTS "$T_TESTS" 10 86400 seconds
+check_count lease.sh T_CUDNN "$T_CUDNN" 10 86400 seconds
 check_count lease.sh STEP_TIMEOUT "$STEP_TIMEOUT" 1 86400 seconds
 check_count lease.sh ITERS "$ITERS" 1 100000
 check_count lease.sh NCU_SEQ "$NCU_SEQ" 128 131072
 check_list lease.sh SEQS "$SEQS" 128 1048576
 check_regex lease.sh ONLY "${ONLY:-}"
 # A lease that runs no phase runs no test: never a pass.
-[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: tests bench ncu)"
+[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: cudnn tests bench ncu)"
 for name in $PHASES; do
-    [[ $name == tests || $name == bench || $name == ncu ]] ||
-        bad lease.sh "PHASES: unknown phase '$(printable "$name")' (tests, bench, ncu)"
+    [[ $name == cudnn || $name == tests || $name == bench || $name == ncu ]] ||
+        bad lease.sh "PHASES: unknown phase '$(printable "$name")' (cudnn, tests, bench, ncu)"
 done
 export STEP_TIMEOUT
 pack=$(cd "$1" && pwd)
@@ -118,6 +125,18 @@ say "phases: $PHASES; T_ALL=${T_ALL}s"
 
 for name in $PHASES; do
     case $name in
+    cudnn)
+        cudnn_end=$((SECONDS + T_CUDNN))
+        phase "cudnn tests" $((T_CUDNN * 5 / 10)) "$log" env ONLY=cudnn SKIP_BENCH=1 \
+            "$here/run.sh" "$pack" "$work/run"
+        archive "$work/run" results '*.h5'
+        # shellcheck disable=SC2086 # SEQS is a list
+        phase "cudnn bench vs SDPA-cuDNN" $((cudnn_end - SECONDS - 60)) "$work/bench.txt" \
+            env PYTHON="$python" "$bench/attention_cudnn_gpu.sh" "$pack/build" "$ITERS" $SEQS
+        keep
+        phase "cudnn job overhead" $((cudnn_end - SECONDS)) "$work/bench.txt" \
+            env ATTN_KERNEL=cudnn "$bench/job_overhead.sh" "$pack/build" "$ITERS"
+        ;;
     tests)
         phase tests "$T_TESTS" "$log" env SKIP_BENCH=1 "$here/run.sh" "$pack" "$work/run"
         archive "$work/run" results '*.h5'
@@ -139,7 +158,7 @@ for name in $PHASES; do
         archive "$work" ncu '*.ncu-rep'
         ;;
     *)
-        say "unknown phase '$name' (tests, bench, ncu)"
+        say "unknown phase '$name' (cudnn, tests, bench, ncu)"
         failed=1
         ;;
     esac

@@ -33,6 +33,8 @@ out=$(cd "$2" && pwd)
 # 1. Binaries: the launcher, the statistics, the benchmark and every GPU test.
 "$here/list_tests.sh" "$build" >"$out/gpu-tests.tsv"
 bins=(src/ringscale analysis/ringscale-stats tests/bench_attention_gpu)
+# cuDNN's benchmark where this build has cuDNN (the frontend is header-only: compiled in).
+[[ -x $build/tests/bench_cudnn_gpu ]] && bins+=(tests/bench_cudnn_gpu)
 mapfile -t -O ${#bins[@]} bins < <(cut -f2 "$out/gpu-tests.tsv" | sort -u)
 for b in "${bins[@]}"; do
     [[ -x $build/$b ]] || fail "$build/$b not found: cmake --build $build --target $(basename "$b")"
@@ -45,7 +47,7 @@ done
 mkdir -p "$out/tests/gpu" "$out/tests/bench" "$out/jobs"
 cp "$here"/{run.sh,lease.sh,profile.sh,checks.sh,sdpa_once.py,env.sh,list_tests.sh,pack.sh,README.md} \
     "$out/tests/gpu/"
-cp "$repo"/tests/bench/{attention_gpu.sh,job_overhead.sh,sdpa_reference.py} \
+cp "$repo"/tests/bench/{attention_gpu.sh,attention_cudnn_gpu.sh,job_overhead.sh,sdpa_reference.py} \
     "$repo"/tests/bench/{train_step_gpu_torch.sh,train_step_torch.py} "$out/tests/bench/"
 cp -r "$repo/jobs/presets" "$out/jobs/"
 cp "$here/env.sh" "$out/env.sh"
@@ -66,7 +68,7 @@ rm -rf "$out/rb/root" "$out/host-python"
 bundled=$(for d in "$out"/rb/debs/*.deb; do dpkg-deb -c "$d"; done |
     awk '$(NF - 1) == "->" {print $(NF - 2)} {print $NF}' | grep -o '[^/]*\.so[.0-9]*$' | sort -u)
 host_re='^(ld-linux|linux-vdso|libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libz|libzstd|liblzma|libbz2|libudev|libuuid|libcrypt)\.so'
-cuda_re='^lib(cuda|cudart|cublas|cublasLt|nccl|nvrtc|nvJitLink|curand|cufft|cusparse|cusolver)\.so'
+cuda_re='^lib(cuda|cudart|cublas|cublasLt|nccl|nvrtc|nvJitLink|curand|cufft|cusparse|cusolver|cudnn)\.so'
 : >"$out/cuda-libs.txt"
 rm -rf "${out:?}/lib" "$out/lib.tar.xz" && mkdir -p "$out/lib"
 while read -r name path; do

@@ -51,6 +51,7 @@ fi
 lout="$work/lease_out"
 expect lease.sh "T_ALL must be a whole number" T_ALL=abc -- "$work/pack" "$lout"
 expect lease.sh "T_TESTS must be a whole number" T_TESTS=-1 -- "$work/pack" "$lout"
+expect lease.sh "T_CUDNN must be a whole number" T_CUDNN=abc -- "$work/pack" "$lout"
 expect lease.sh "STEP_TIMEOUT must be a whole number" STEP_TIMEOUT=99999999999999999999 -- \
     "$work/pack" "$lout"
 expect lease.sh "NCU_SEQ must be a whole number" NCU_SEQ=12x -- "$work/pack" "$lout"

@@ -1,6 +1,7 @@
 // Planning rules of the attention jobs (pure, no MPI) and the validation's power to fail.
 #include "jobs/attention_common.hpp"
 #include "jobs/registry.hpp"
+#include "kernels/attention_path.hpp"
 #include "src/base/error.hpp"
 #include "src/engine/sweep.hpp"
 
@@ -186,13 +187,21 @@ TEST(attention_plan, masks_sweep_and_count_flops_exactly) {
     EXPECT_EQ(mask_device_bytes(dpr), 5 * sizeof(std::int64_t)); // 4 documents + the end
 }
 
-// A masked case on cuda runs the sm80 kernels whatever --attn-kernel resolved to (the sm90
-// kernels take no mask): its record says so; unmasked cases and the CPU add nothing.
+// A masked case on cuda runs the sm80 kernels unless --attn-kernel is cudnn (the sm90 kernels
+// take no mask): its record says so and why; unmasked cases and the CPU add nothing.
 TEST(attention_plan, a_masked_cuda_case_records_the_sm80_path) {
     attr_map a;
     add_masked_attn_kernel(a, true, device_kind::cuda);
     ASSERT_EQ(a.count("attn_kernel"), 1u);
     EXPECT_EQ(std::get<std::string>(a.at("attn_kernel")), "sm80");
+    ASSERT_EQ(a.count("attn_kernel_note"), 1u);
+    EXPECT_NE(std::get<std::string>(a.at("attn_kernel_note")).find("mask"), std::string::npos);
+    // Under cudnn the launch's path stands: cuDNN takes windows and documents.
+    kernels::set_attention_path(kernels::attn_path::cudnn);
+    attr_map d;
+    add_masked_attn_kernel(d, true, device_kind::cuda);
+    kernels::set_attention_path(kernels::attn_path::automatic);
+    EXPECT_TRUE(d.empty());
     attr_map b, c;
     add_masked_attn_kernel(b, false, device_kind::cuda);
     add_masked_attn_kernel(c, true, device_kind::cpu);

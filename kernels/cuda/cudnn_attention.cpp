@@ -1,0 +1,121 @@
+// A ring step's block through cuDNN (kernels/cudnn_sdpa.hpp, attention_fwd_cudnn): the step's
+// plan from the host positions (kept per positions: a ring meets each step shape every
+// iteration), then per call cuDNN's O (input type) and statistics into step buffers and the
+// call's rows merged into the running fp32 (O, LSE) by the ring's merge (cudnn_merge.cuh).
+#include "kernels/cudnn_sdpa.hpp"
+
+#include "kernels/cuda/cudnn_merge.cuh"
+#include "src/base/cuda_runtime/cuda_check.hpp"
+#include "src/base/error.hpp"
+
+#include <cuda_runtime.h>
+
+#include <list>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace ringscale::kernels::cuda {
+
+namespace {
+
+// Plans kept per thread (one per step shape of a case: P per ring at most).
+constexpr std::size_t plans_kept = 256;
+
+// The plan's identity: the positions themselves, causal and the mask's rules (the document
+// starts by value: a later case's mask may sit at the same address).
+struct plan_key {
+    std::vector<std::int64_t> q, k, doc_start;
+    bool causal = false;
+    std::int64_t window = 0;
+    bool operator<(const plan_key& o) const {
+        return std::tie(causal, window, doc_start, q, k) <
+               std::tie(o.causal, o.window, o.doc_start, o.q, o.k);
+    }
+};
+
+std::vector<std::int64_t> host_positions(const row_positions& p) {
+    if (!p.host)
+        throw config_error("--attn-kernel cudnn: a block without host positions");
+    return {p.host, p.host + p.count};
+}
+
+const cudnn_step_plan& plan_for(const attention_shape& s, const row_positions& qp,
+                                const row_positions& kp) {
+    thread_local std::map<plan_key, cudnn_step_plan> plans;
+    thread_local std::list<std::map<plan_key, cudnn_step_plan>::iterator> order;
+    plan_key key{host_positions(qp), host_positions(kp), {}, s.causal, s.mask.window};
+    if (s.mask.docs > 0)
+        key.doc_start.assign(s.mask.doc_start, s.mask.doc_start + s.mask.docs + 1);
+    auto it = plans.find(key);
+    if (it != plans.end())
+        return it->second;
+    cudnn_step_plan plan = plan_cudnn_step(key.q, key.k, s.causal, s.mask);
+    if (!plan.fallback.empty())
+        throw config_error("--attn-kernel cudnn: " + plan.fallback);
+    if (plans.size() == plans_kept) {
+        plans.erase(order.back());
+        order.pop_back();
+    }
+    it = plans.emplace(std::move(key), std::move(plan)).first;
+    order.push_front(it);
+    return it->second;
+}
+
+// The step buffers, grown as needed, one set per thread.
+struct step_buffers {
+    void* o_step = nullptr; // cuDNN's O, of the input type
+    float* stats = nullptr;
+    std::size_t elems = 0, rows = 0;
+    step_buffers() = default;
+    step_buffers(const step_buffers&) = delete;
+    step_buffers& operator=(const step_buffers&) = delete;
+    ~step_buffers() {
+        cudaFree(o_step);
+        cudaFree(stats);
+    }
+    void fit(std::size_t n, std::size_t r) {
+        if (n <= elems && r <= rows)
+            return;
+        cudaFree(o_step);
+        cudaFree(stats);
+        o_step = nullptr;
+        stats = nullptr;
+        elems = rows = 0;
+        RINGSCALE_CUDA_CALL(cudaMalloc(&o_step, n * sizeof(std::uint16_t)));
+        RINGSCALE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&stats), r * sizeof(float)));
+        elems = n;
+        rows = r;
+    }
+};
+
+attn_dtype_kind kind_of(elem e) {
+    if (e == elem::bf16)
+        return attn_dtype_kind::bf16;
+    if (e == elem::f16)
+        return attn_dtype_kind::fp16;
+    throw config_error("--attn-kernel cudnn: cuDNN attention takes bf16 or fp16, not fp32");
+}
+
+} // namespace
+
+void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
+                         const void* k, const void* v, const row_positions& qp,
+                         const row_positions& kp, float* o, float* lse) {
+    if (s.q_len == 0 || s.k_len == 0)
+        return;
+    const cudnn_step_plan& plan = plan_for(s, qp, kp);
+    thread_local step_buffers buf;
+    const auto n = static_cast<std::size_t>(attention_q_elems(s));
+    const auto rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
+    buf.fit(n, rows);
+    const auto stream = static_cast<cudaStream_t>(exec.stream());
+    const attn_dtype t = e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
+    for (const cudnn_call& call : plan.calls) {
+        cudnn_sdpa_fwd({s, kind_of(e), call}, {q, k, v, buf.o_step, buf.stats}, stream);
+        cudnn_merge_cuda(t, buf.o_step, buf.stats, s.batch * s.heads, s.q_len, call.q0, call.q_len,
+                         s.head_dim, o, lse, stream);
+    }
+}
+
+} // namespace ringscale::kernels::cuda

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# --attn-kernel cudnn's refusals, before any GPU is bound (so they run on any host): with
+# --device cpu, on a build without cuDNN, with a mask cuDNN cannot take (block-sparse,
+# dilated) and with a backward pass. Each must exit 2 with one line on stderr naming the
+# problem, and leave no results file.
+# usage: attn_kernel_cudnn.sh RINGSCALE MPIEXEC WORKDIR HAVE_CUDNN(ON|OFF)
+set -u
+ringscale=$1 mpiexec=$2 work=$3 have=$4
+rm -rf "$work" && mkdir -p "$work/out"
+pass=0 fail=0
+check() { # EXPECTED ARGS...
+    local want=$1 rc lines left
+    shift
+    timeout 60 "$mpiexec" -q -np 2 --oversubscribe "$ringscale" "$@" -o "$work/out" </dev/null \
+        >"$work/stdout" 2>"$work/stderr"
+    rc=$?
+    lines=$(grep -c . "$work/stderr")
+    left=$(find "$work/out" -type f)
+    if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$want" "$work/stderr" &&
+        [ -z "$left" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: ringscale $*: exit $rc (want 2), $lines line(s) (want one with '$want'):"
+        sed 's/^/    /' "$work/stderr"
+    fi
+}
+job=(--job ring_attention --seq-len 1K)
+check "--attn-kernel cudnn picks CUDA attention kernels: it needs --device cuda" \
+    --attn-kernel cudnn "${job[@]}"
+if [ "$have" = ON ]; then
+    check "--attn-kernel cudnn with --sparsity 0.5: block-sparse masks are not cuDNN's" \
+        --attn-kernel cudnn --device cuda "${job[@]}" --sparsity 0.5
+    check "--attn-kernel cudnn with --dilation 256:2: dilated masks are not cuDNN's" \
+        --attn-kernel cudnn --device cuda "${job[@]}" --dilation 256:2
+    check "--attn-kernel cudnn runs the attention forward only so far" \
+        --attn-kernel cudnn --device cuda "${job[@]}" --pass fwd+bwd
+else
+    for extra in "" "--sparsity 0.5"; do
+        # shellcheck disable=SC2086 # the extra options split into words on purpose
+        check "--attn-kernel cudnn: cuDNN attention is not compiled into this ringscale" \
+            --attn-kernel cudnn --device cuda "${job[@]}" $extra
+    done
+fi
+echo "--attn-kernel cudnn refusals: $((pass + fail)) cases ($pass passed, $fail failed)"
+[ "$fail" -eq 0 ] && [ "$pass" -ge 3 ]
