@@ -126,7 +126,7 @@ inline constexpr const char* blas_core = "blas_core";
 inline constexpr const char* linear_gemm = "linear_gemm";
 inline constexpr const char* cuda_version = "cuda_version";
 inline constexpr const char* nccl_version = "nccl_version";
-/// --device cuda: the cuDNN library loaded at run time ("9.19.0") and the cuDNN frontend
+/// Every launch: the cuDNN library loaded at run time ("9.19.0") and the cuDNN frontend
 /// compiled in ("1.32.0"); "" for each where this ringscale was built without cuDNN. Older
 /// files lack them.
 inline constexpr const char* cudnn_version = "cudnn_version";
