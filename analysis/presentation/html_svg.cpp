@@ -172,14 +172,20 @@ std::string with_prefixed_ids(std::string s, const std::string& prefix) {
     return out;
 }
 
-/// Each plot group titled "marked..." gets class="marked" (the page's toggle hides them).
+/// Each plot group titled "marked..." gets class="marked" (the page's toggle hides them), and
+/// so do the untitled groups right after one (the marked points' bars).
 std::string with_marked_class(std::string s) {
     const std::string head = "<g id=\"gnuplot_plot_";
+    bool after_marked = false;
     for (auto at = s.find(head); at != std::string::npos; at = s.find(head, at + 1)) {
         const auto title = s.find("<title>", at);
         const auto tag_end = s.find('>', at);
-        if (title != std::string::npos && title < tag_end + 8 &&
-            s.compare(title + 7, 6, "marked") == 0)
+        if (title == std::string::npos || title >= tag_end + 8)
+            continue; // a key entry, not a plot
+        const bool marked = s.compare(title + 7, 6, "marked") == 0;
+        const bool untitled = s.compare(title + 7, 13, "gnuplot_plot_") == 0;
+        after_marked = marked || (after_marked && untitled);
+        if (after_marked)
             s.insert(at + 2, " class=\"marked\"");
     }
     return s;

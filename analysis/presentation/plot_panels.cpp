@@ -119,6 +119,23 @@ const char* const marked_style =
     "pt 6 ps 1.8 lw 2 lc rgb '#d07000' t 'marked: measured on a busy machine (hollow; never "
     "decides a verdict)'";
 
+/// The marked points' bars in the SVG: no second legend entry.
+const char* const marked_bars = "pt 6 ps 1.8 lw 2 lc rgb '#d07000' notitle";
+
+/// The panel's y label, its "95% CI" claim dropped where no point has a finite interval
+/// (too few iterations or launches for one): the axis says only what the figure draws.
+std::string y_label(const plot_panel& p) {
+    for (const panel_series& s : p.series)
+        for (const panel_point& pt : s.points)
+            if (std::isfinite(pt.lo) && std::isfinite(pt.hi) && pt.hi > pt.lo)
+                return p.ylabel;
+    const std::string claim = ", 95% CI";
+    const std::size_t at = p.ylabel.rfind(claim);
+    if (at == std::string::npos || at + claim.size() != p.ylabel.size())
+        return p.ylabel;
+    return p.ylabel.substr(0, at) + " (no 95% CI: too few samples)";
+}
+
 std::string x_text(const plot_panel& p, double x) {
     return p.x_sizes ? size_label(x) : fmt::format("{:g}", x);
 }
@@ -172,13 +189,14 @@ std::string panel_plot(const plot_panel& p, const std::string& stem,
         const std::string style =
             fmt::format("pt {} ps 1.1 lc rgb '{}'", 5 + c % 4 * 2, palette[c % palette_size]);
         const std::string at = fmt::format("{} index {}", gnuplot_string(stem + ".dat"), block++);
-        // A series with marked points: its line through them all, its clean points with
-        // their bars, the marked ones drawn apart (below).
+        // A series with marked points: its line through them all, named in the legend (even
+        // when every point is marked), its clean points with their bars, the marked ones drawn
+        // apart (below).
         const std::string own =
             !any_marked ? at + fmt::format(" u 1:2:3:4 w yerrorlines lw 2 {} t {}", style,
                                            gnuplot_string(s.name))
-                        : at + fmt::format(" u 1:2 w lines lw 2 {1} notitle, {0} u 1:6:3:4 w "
-                                           "yerrorbars lw 2 {1} t {2}",
+                        : at + fmt::format(" u 1:2 w linespoints lw 2 {1} t {2}, {0} u 1:6:3:4 w "
+                                           "yerrorbars lw 2 {1} notitle",
                                            at, style, gnuplot_string(s.name));
         const std::string sep = plot.empty() ? "" : ", ";
         plot += sep + own;
@@ -190,7 +208,10 @@ std::string panel_plot(const plot_panel& p, const std::string& stem,
         const std::string at =
             fmt::format(", {} index {} ", gnuplot_string(stem + ".dat"), block++);
         plot += at + "u 1:2:3:4 w yerrorbars " + marked_style;
-        svg_plot += at + "u 1:2:5 w labels hypertext point " + marked_style;
+        // The SVG draws the marked points' bars too: an untitled plot right after the marked
+        // points, which the page's toggle hides with them (with_marked_class).
+        svg_plot += at + "u 1:2:5 w labels hypertext point " + marked_style + at +
+                    "u 1:2:3:4 w yerrorbars " + marked_bars;
     }
     return "plot " + plot + "\n#svg plot " + svg_plot + "\n";
 }
@@ -284,7 +305,7 @@ bool draw_panels(const std::vector<plot_panel>& given, const std::string& title,
                   : "set key outside right top vertical Left reverse font ',9' noenhanced\n";
         gp += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\n",
                           gnuplot_wrapped(p->title, panel_chars), gnuplot_string(p->xlabel),
-                          gnuplot_string(p->ylabel));
+                          gnuplot_string(y_label(*p)));
         for (const panel_marker& mk : p->markers) {
             gp += fmt::format("set arrow from {0:.6g}, graph 0 to {0:.6g}, graph 1 nohead dt 2 "
                               "lw 1.5 lc rgb '#555555'\n",

@@ -97,6 +97,9 @@ void write_case_record(const h5::group& g, const case_record& rec) {
     g.write<double>(schema::ds_time_s, rec.time_s, {rows, world});
     g.write<double>(schema::ds_compute_s, rec.compute_s, {rows, world});
     g.write<double>(schema::ds_comm_wait_s, rec.comm_wait_s, {rows, world});
+    for (const auto& [name, values] : rec.cpu)
+        if (values.size() == rows * world)
+            g.write<double>(name, values, {rows, world});
     g.write<std::uint8_t>(schema::ds_is_warmup, rec.is_warmup, {rows});
     g.write<std::uint64_t>(schema::ds_peak_host_bytes, rec.peak_host_bytes, {world});
     g.write<std::uint64_t>(schema::ds_peak_device_bytes, rec.peak_device_bytes, {world});

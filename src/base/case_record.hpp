@@ -36,8 +36,11 @@ struct case_record {
     int world = 0;              ///< columns of the per-rank arrays
     int rows = 0;               ///< warm-up + timed iterations actually run
     std::vector<double> time_s; ///< [rows][world], row-major
-    std::vector<double> compute_s;                ///< [rows][world]
-    std::vector<double> comm_wait_s;              ///< [rows][world]
+    std::vector<double> compute_s;   ///< [rows][world]
+    std::vector<double> comm_wait_s; ///< [rows][world]
+    /// CPU time and hardware counts (schema::cpu_datasets names -> [rows][world], stored
+    /// beside time_s); empty in older files.
+    std::map<std::string, std::vector<double>> cpu;
     std::vector<std::uint8_t> is_warmup;          ///< [rows]
     std::vector<std::uint64_t> peak_host_bytes;   ///< [world]
     std::vector<std::uint64_t> peak_device_bytes; ///< [world]

@@ -15,8 +15,8 @@ bool starts_with(const std::string& s, const char* prefix) {
 
 bool is_outcome(const std::string& name) {
     static const std::set<std::string> names = {
-        attr::status,    attr::error,          attr::validated, attr::max_abs_err,
-        attr::tolerance, attr::wrong_elements, attr::final_loss};
+        attr::status,    attr::error,          attr::validated,  attr::max_abs_err,
+        attr::tolerance, attr::wrong_elements, attr::final_loss, attr::hw_counters};
     return names.count(name) > 0 || starts_with(name, attr::validate_prefix) ||
            starts_with(name, attr::acc_prefix);
 }

@@ -271,6 +271,8 @@ inline constexpr const char* max_abs_err = "max_abs_err";
 inline constexpr const char* tolerance = "tolerance";
 inline constexpr const char* wrong_elements = "wrong_elements";
 inline constexpr const char* final_loss = "final_loss";
+/// "instructions, cycles", or "not supported: REASON" (the kernel refused perf_event_open).
+inline constexpr const char* hw_counters = "hw_counters";
 /// Prefix of train_step's validation details (validate_grad_max_abs_err, ...): outcome.
 inline constexpr const char* validate_prefix = "validate_";
 inline constexpr const char* validate_steps = "validate_steps";
@@ -331,7 +333,19 @@ inline constexpr const char* ds_threads = "threads";                     ///< i3
 inline constexpr const char* ds_affinity_cores = "affinity_cores";       ///< i32 [world] (v2)
 inline constexpr const char* ds_affinity_list = "affinity_list";         ///< str [world] (v2)
 inline constexpr const char* ds_loss = "loss";                           ///< f64 [rows]
-inline constexpr const char* ds_case_key = "case_key";                   ///< str scalar
+// Beside time_s, each f64 [rows, world] (absent in older files): the CPU time of the rank's
+// whole process (every thread's) over the step and in its compute and comm_wait phases, and
+// the user-space hardware counts over the step (NaN where attr::hw_counters says not
+// supported).
+inline constexpr const char* ds_cpu_s = "cpu_s";
+inline constexpr const char* ds_compute_cpu_s = "compute_cpu_s";
+inline constexpr const char* ds_comm_wait_cpu_s = "comm_wait_cpu_s";
+inline constexpr const char* ds_instructions = "instructions";
+inline constexpr const char* ds_cycles = "cycles";
+/// The datasets above, in that order.
+inline constexpr const char* const cpu_datasets[] = {ds_cpu_s, ds_compute_cpu_s, ds_comm_wait_cpu_s,
+                                                     ds_instructions, ds_cycles};
+inline constexpr const char* ds_case_key = "case_key"; ///< str scalar
 
 // train_step's per-rank memory categories (f64 [world], bytes).
 inline constexpr const char* ds_param_bytes = "param_bytes";

@@ -110,6 +110,9 @@ case_arrays read_case_arrays(const h5::group& g, const attr_map& attrs, bool ok,
     });
     d.compute_s = read_like_time(g, schema::ds_compute_s, d, max_bytes);
     d.comm_wait_s = read_like_time(g, schema::ds_comm_wait_s, d, max_bytes);
+    for (const char* name : schema::cpu_datasets)
+        if (g.exists(name))
+            d.cpu[name] = read_like_time(g, name, d, max_bytes);
     d.is_warmup = read_warmup_flags(g, d, attrs, max_bytes);
     if (g.exists(schema::ds_loss)) {
         d.loss = g.read<double>(schema::ds_loss, nullptr, max_bytes, [](const auto& l) {
@@ -139,6 +142,7 @@ void fill_datasets(case_arrays d, results::case_record& rec) {
     rec.time_s = std::move(d.time_s);
     rec.compute_s = std::move(d.compute_s);
     rec.comm_wait_s = std::move(d.comm_wait_s);
+    rec.cpu = std::move(d.cpu);
     rec.is_warmup = std::move(d.is_warmup);
     if (!d.loss.empty())
         rec.per_iteration[schema::ds_loss] = std::move(d.loss);
@@ -220,6 +224,7 @@ case_arrays arrays_of(const results::case_record& rec) {
     d.time_s = rec.time_s;
     d.compute_s = rec.compute_s;
     d.comm_wait_s = rec.comm_wait_s;
+    d.cpu = rec.cpu;
     for (const auto& [name, v] : {std::pair{schema::ds_peak_host_bytes, &rec.peak_host_bytes},
                                   {schema::ds_peak_device_bytes, &rec.peak_device_bytes},
                                   {schema::ds_peak_rss_bytes, &rec.peak_rss_bytes}})

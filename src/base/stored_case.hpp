@@ -44,7 +44,10 @@ struct case_arrays {
     std::vector<double> time_s;          ///< [rows * world], row-major
     std::vector<double> compute_s;       ///< [rows * world] or empty when not recorded
     std::vector<double> comm_wait_s;     ///< [rows * world] or empty when not recorded
-    std::vector<double> loss;            ///< training jobs only
+    /// schema::cpu_datasets recorded -> [rows * world] (CPU times finite and >= 0; counts
+    /// NaN where not supported, else >= 0).
+    std::map<std::string, std::vector<double>> cpu;
+    std::vector<double> loss; ///< training jobs only
     /// Memory per rank in bytes ([world] each, when recorded): peak_host_bytes,
     /// peak_device_bytes, peak_rss_bytes and the training categories (param_bytes, ...).
     std::map<std::string, std::vector<double>> memory_bytes;

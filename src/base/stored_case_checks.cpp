@@ -28,6 +28,18 @@ std::string bad_time(const std::vector<double>& v, const char* name, std::size_t
     return "";
 }
 
+/// The first CPU time or hardware count of `d.cpu` that is neither NaN (not measured) nor
+/// finite and >= 0, described, or "".
+std::string bad_cpu(const case_arrays& d) {
+    for (const auto& [name, v] : d.cpu)
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (!std::isnan(v[i]) && !(std::isfinite(v[i]) && v[i] >= 0))
+                return fmt::format("{} [iteration {}, rank {}] is {}: it must be finite and >= 0 "
+                                   "(or NaN: not measured)",
+                                   name, i / d.world, i % d.world, v[i]);
+    return "";
+}
+
 /// Exposed communication is part of the step: more than the step's own time is no reading.
 std::string comm_above_step(const case_arrays& d) {
     if (d.comm_wait_s.size() != d.time_s.size())
@@ -176,6 +188,8 @@ std::string data_problem(const case_arrays& d, const attr_map& attrs, bool ok) {
         if (std::string why = bad_time(*v, name, d.world); !why.empty())
             return why;
     if (std::string why = comm_above_step(d); !why.empty())
+        return why;
+    if (std::string why = bad_cpu(d); !why.empty())
         return why;
     if (std::string why = per_rank_problem(d); !why.empty())
         return why;

@@ -67,9 +67,10 @@ std::string resolve_output_path(const launch_config& cfg, int world_size) {
 
 std::uint64_t estimated_case_bytes(int rows, int world) {
     const auto r = static_cast<std::uint64_t>(rows), w = static_cast<std::uint64_t>(world);
-    // Three float64 [rows][world] arrays, is_warmup, three uint64 [world] arrays, a few
-    // job extras of the same shapes, and HDF5's object headers and attributes.
-    return 5 * r * w * 8 + r + 6 * w * 8 + 8 * r + 16 * 1024;
+    // Three float64 [rows][world] timing arrays and five of CPU time and hardware counts,
+    // is_warmup, three uint64 [world] arrays, a few job extras of the same shapes, and
+    // HDF5's object headers and attributes.
+    return 10 * r * w * 8 + r + 6 * w * 8 + 8 * r + 16 * 1024;
 }
 
 std::string room_problem(const std::string& path, std::uint64_t bytes) {

@@ -6,12 +6,14 @@
 #include "src/base/results_schema.hpp"
 #include "src/engine/affinity.hpp"
 #include "src/engine/case_identity.hpp"
+#include "src/engine/hw_counters.hpp"
 #include "src/engine/metadata.hpp"
 #include "src/engine/sweep.hpp"
 #include "src/engine/trace_gather.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 
 namespace ringscale {
@@ -56,6 +58,42 @@ std::vector<double> gather_rows(comm::communicator& c, const std::vector<double>
             out[i * world + r] = by_rank[r * rows + i];
     return out;
 }
+
+/// Each step's CPU time on this rank (whole, and in its compute and comm_wait phases) and its
+/// hardware counts, for schema::cpu_datasets. Opened after setup: the threads it started
+/// (BLAS, workers) are counted with the ones they start later.
+class step_meter {
+  public:
+    void begin() {
+        m_cpu_start = process_cpu_s();
+        m_hw_start = m_hw.read();
+    }
+    void end(const phase_timer& t) {
+        const hw_count hw = m_hw.read();
+        m_rows[schema::ds_cpu_s].push_back(process_cpu_s() - m_cpu_start);
+        m_rows[schema::ds_compute_cpu_s].push_back(t.compute_cpu_s());
+        m_rows[schema::ds_comm_wait_cpu_s].push_back(t.comm_wait_cpu_s());
+        m_rows[schema::ds_instructions].push_back(hw.instructions - m_hw_start.instructions);
+        m_rows[schema::ds_cycles].push_back(hw.cycles - m_hw_start.cycles);
+    }
+    /// Every rank's rows into rec.cpu, and whether the counts were measured on every rank
+    /// into its outcome (collective).
+    void gather(comm::communicator& world, case_record& rec) const {
+        for (const auto& [name, mine] : m_rows)
+            rec.cpu[name] = gather_rows(world, mine);
+        const std::int64_t here = m_hw.supported() ? 1 : 0;
+        std::int64_t all = 0;
+        world.allreduce(&here, &all, 1, comm::dtype::i64, comm::reduce_op::min);
+        rec.outcome[schema::attr::hw_counters] =
+            all == 1 || here == 0 ? m_hw.status() : std::string("not supported: on another rank");
+    }
+
+  private:
+    hw_counters m_hw;
+    double m_cpu_start = 0;
+    hw_count m_hw_start;
+    std::map<std::string, std::vector<double>> m_rows;
+};
 
 // Make a validation outcome identical on every rank (collective).
 jobs::validation agree(comm::communicator& c, jobs::validation v) {
@@ -210,6 +248,7 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     std::vector<double> t(rec.rows), tc(rec.rows), tw(rec.rows);
     phase_timer timer;
     dev.finish_iteration(timer); // drop anything timed during setup
+    step_meter meter;
     std::optional<machine_window> window;
     if (machine) { // every rank opens its window together
         world.barrier();
@@ -228,12 +267,14 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
         // Every rank's device is idle and every rank has arrived: the step starts together.
         world.barrier();
         timer.reset();
+        meter.begin();
         const double start = now_s();
         if (traced && i >= cfg.warmup)
             traced->begin_iteration(i, start); // the time base of the iteration's events
         c->iterate(timer);
         dev.finish_iteration(timer); // waits for the device, adds its timed phases
         t[i] = now_s() - start;
+        meter.end(timer);
         tc[i] = timer.compute_s();
         tw[i] = timer.comm_wait_s();
         rec.is_warmup.push_back(i < cfg.warmup ? 1 : 0);
@@ -256,6 +297,7 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     rec.time_s = gather_rows(world, t);
     rec.compute_s = gather_rows(world, tc);
     rec.comm_wait_s = gather_rows(world, tw);
+    meter.gather(world, rec);
     if (traced)
         gather_trace(world, *traced, cfg.trace, ctx.launch.nodes.for_world(world.size()).node_of,
                      rec);

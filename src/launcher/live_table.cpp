@@ -143,16 +143,46 @@ std::vector<table_column> job_columns(const jobs::job& job,
     return columns;
 }
 
+namespace {
+
+/// Seconds a case of weight w takes, fitted as fixed + per_weight * w (both >= 0, least
+/// squares) over the finished cases' (weight, seconds): a case's own cost estimate. One
+/// finished size cannot tell the fixed part (setup, warm-up, barriers, validation) from the
+/// part that grows with the case: each case then costs what the finished ones did on average.
+struct cost_fit {
+    double n = 0, w = 0, t = 0, ww = 0, wt = 0;
+    void add(double weight, double seconds) {
+        n += 1;
+        w += weight;
+        t += seconds;
+        ww += weight * weight;
+        wt += weight * seconds;
+    }
+    double at(double weight) const {
+        if (n == 0)
+            return 0;
+        const double var = ww - w * w / n;
+        if (!(var > 1e-12 * ww)) // one size
+            return t / n;
+        const double per_weight = (wt - w * t / n) / var;
+        const double fixed = (t - per_weight * w) / n;
+        if (per_weight <= 0)
+            return t / n;
+        if (fixed < 0)
+            return weight * wt / ww; // proportional
+        return fixed + per_weight * weight;
+    }
+};
+
+} // namespace
+
 double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<double>& durations_s) {
     const std::size_t done = std::min(durations_s.size(), cases.size());
-    std::map<int, std::pair<double, double>> per_job; // job -> (seconds, weight) finished
-    double all_s = 0, all_w = 0;
+    std::map<int, cost_fit> per_job; // job -> its finished cases
+    cost_fit all;
     for (std::size_t i = 0; i < done; ++i) {
-        auto& [sec, w] = per_job[cases[i].job];
-        sec += durations_s[i];
-        w += cases[i].weight;
-        all_s += durations_s[i];
-        all_w += cases[i].weight;
+        per_job[cases[i].job].add(cases[i].weight, durations_s[i]);
+        all.add(cases[i].weight, durations_s[i]);
     }
     double left = 0;
     for (std::size_t i = done; i < cases.size(); ++i) {
@@ -162,8 +192,7 @@ double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<dou
             continue;
         }
         const auto it = per_job.find(c.job);
-        const auto [sec, w] = it != per_job.end() ? it->second : std::make_pair(all_s, all_w);
-        left += w > 0 ? c.weight * sec / w : 0;
+        left += (it != per_job.end() ? it->second : all).at(c.weight);
     }
     return left;
 }

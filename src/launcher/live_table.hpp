@@ -34,15 +34,17 @@ std::vector<table_column> job_columns(const jobs::job& job,
 
 /// What the ETA knows of a case before it runs.
 struct eta_case {
-    int job = 0;       ///< which job (cases of a job share a cost per unit of weight)
+    int job = 0;       ///< which job (cases of a job share one cost fit)
     double weight = 1; ///< relative cost within its job: the plan's bytes per rank
     int same_as = -1;  ///< an earlier repetition of the same case, or -1
 };
 
 /// Seconds the cases after the first `durations_s.size()` (which took those seconds) will
-/// take: an earlier repetition's measured time where there is one, else the case's weight
-/// times its job's seconds per unit of weight so far (the launch's, before any case of the
-/// job finished). Pure.
+/// take: an earlier repetition's measured time where there is one, else the case's own
+/// estimate from its weight: a fixed part plus a part per unit of weight, both fitted to its
+/// job's finished cases (the launch's, before any case of the job finished). Until cases of
+/// two sizes finished, each case costs their mean: a case's time is not proportional to its
+/// weight (a small first case carries the fixed costs). Pure.
 double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<double>& durations_s);
 
 class live_table {

@@ -1,4 +1,5 @@
 #include "analysis/commands/command.hpp"
+#include "analysis/presentation/html_svg.hpp"
 #include "analysis/presentation/plot_panels.hpp"
 #include "analysis/presentation/plots.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
@@ -193,6 +194,59 @@ TEST(analysis_report, axes_hold_every_point_and_bar) {
     EXPECT_NE(gp.find("'1' 1, '2' 2, '4' 4"), std::string::npos) << gp; // tics at measured P
     EXPECT_EQ(gp.find("..."), std::string::npos);                       // nothing cut
     EXPECT_TRUE(is_png(dir + "/axes.png"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_report, every_line_named_and_its_bars_drawn_when_all_its_points_are_marked) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_marked");
+    // Every point of both schemes measured on a busy machine (the schemes-vs-S chart of a
+    // shared machine); one name needs escaping for gnuplot and for the SVG.
+    plot_panel p =
+        make_panel("P = 2", "sequence length S (tokens)", "median step time (ms), 95% CI");
+    p.series = {{"ring's <a>", {{1024, 2, 1.5, 2.5}, {2048, 4, 3.5, 4.5}}},
+                {"ulysses", {{1024, 3, 2.5, 3.5}, {2048, 5, 4.5, 5.5}}}};
+    for (panel_series& s : p.series)
+        for (panel_point& pt : s.points)
+            pt.mark = "contended";
+    ASSERT_TRUE(draw_panels({p}, "figure", dir, "marked", 2));
+    const std::string gp = slurp(dir + "/marked.gp");
+    // Each scheme's line carries its name in the legend (PNG and SVG), escaped for gnuplot.
+    for (const char* title : {"t 'ring''s <a>'", "t 'ulysses'"}) {
+        ASSERT_NE(gp.find(title), std::string::npos) << title << "\n" << gp;
+        EXPECT_NE(gp.find(title, gp.find("#svg plot")), std::string::npos) << title;
+    }
+    EXPECT_EQ(gp.find(" w lines "), std::string::npos) << gp; // no unnamed line
+    // The marked points' bars are drawn in the SVG as in the PNG, and hidden with them.
+    const std::string svg_line = gp.substr(gp.find("#svg plot"));
+    EXPECT_NE(svg_line.find("u 1:2:3:4 w yerrorbars pt 6"), std::string::npos) << svg_line;
+    const std::map<std::string, std::string> svgs = report_svgs(dir);
+    ASSERT_EQ(svgs.count("marked"), 1u);
+    const std::string page = inline_svg(svgs.at("marked"), "m");
+    EXPECT_NE(page.find("ring&#39;s &lt;a&gt;"), std::string::npos) << "the escaped name";
+    std::size_t marked_groups = 0;
+    for (auto at = page.find("class=\"marked\""); at != std::string::npos;
+         at = page.find("class=\"marked\"", at + 1))
+        ++marked_groups;
+    EXPECT_EQ(marked_groups, 2u) << "the marked points and their bars"; // toggled together
+    std::filesystem::remove_all(dir);
+}
+
+TEST(analysis_report, an_axis_claims_a_ci_only_where_bars_are_drawn) {
+    if (!have_gnuplot())
+        GTEST_SKIP() << "gnuplot is not installed";
+    const std::string dir = ringscale::test_fixture::fixture_dir("report_no_ci");
+    plot_panel p = make_panel("P = 2", "S", "median step time (ms), 95% CI");
+    p.series = {{"ring", {{1024, 2, NAN, NAN}, {2048, 4, NAN, NAN}}}};
+    ASSERT_TRUE(draw_panels({p}, "figure", dir, "no_ci", 2));
+    std::string gp = slurp(dir + "/no_ci.gp");
+    EXPECT_EQ(gp.find("95% CI'"), std::string::npos) << gp;
+    EXPECT_NE(gp.find("(no 95% CI: too few samples)"), std::string::npos) << gp;
+    p.series[0].points[1] = {2048, 4, 3, 5}; // one bar: the claim stands
+    ASSERT_TRUE(draw_panels({p}, "figure", dir, "no_ci", 2));
+    gp = slurp(dir + "/no_ci.gp");
+    EXPECT_NE(gp.find("set ylabel 'median step time (ms), 95% CI'"), std::string::npos) << gp;
     std::filesystem::remove_all(dir);
 }
 

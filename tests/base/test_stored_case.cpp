@@ -57,6 +57,20 @@ TEST(stored_case, memory_must_be_finite_non_negative_and_per_rank) {
     EXPECT_EQ(data_problem(d, {}, true), "threads [rank 1] is -1: it must be finite and >= 0");
 }
 
+TEST(stored_case, cpu_times_and_counts_are_not_negative_or_nan_where_not_measured) {
+    auto d = sound_case();
+    d.cpu["cpu_s"] = {0.5, 1, 1.5, 2, 2.5, 3};
+    d.cpu["instructions"] = {nan, nan, nan, nan, nan, nan}; // counters not supported
+    EXPECT_EQ(data_problem(d, {}, true), "");
+    d.cpu["cpu_s"][4] = -1;
+    EXPECT_EQ(data_problem(d, {}, true), "cpu_s [iteration 2, rank 0] is -1: it must be finite "
+                                         "and >= 0 (or NaN: not measured)");
+    d = sound_case();
+    d.cpu["cycles"] = {1, 2, 3, 4, 5, std::numeric_limits<double>::infinity()};
+    EXPECT_NE(data_problem(d, {}, true).find("cycles [iteration 2, rank 1] is inf"),
+              std::string::npos);
+}
+
 TEST(stored_case, derived_factors_and_counts_are_not_negative) {
     EXPECT_EQ(data_problem(sound_case(), with("busbw_factor", -1.5), true),
               "busbw_factor is -1.5: it must be finite and >= 0");

@@ -9,6 +9,7 @@
 
 #include "kernels/executor.hpp"
 #include <cstdio>
+#include <iostream>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -124,5 +125,30 @@ TEST(run_loop, writer_round_trip) {
     EXPECT_EQ(read[1].identity.count("busbw_factor"), 0u);
     EXPECT_EQ(read[1].memory_bytes.at("peak_host_bytes").size(),
               static_cast<std::size_t>(world->size()));
+    // CPU time per phase beside wall time, and the hardware counts or why there are none:
+    // written by every rank's run loop, read back as written.
+    for (const char* name : schema::cpu_datasets) {
+        ASSERT_EQ(recs[1].cpu.count(name), 1u) << name;
+        EXPECT_EQ(g.read<double>(name, &dims).size(), t.size()) << name;
+        ASSERT_EQ(read[1].cpu.count(name), 1u) << name;
+        EXPECT_EQ(read[1].cpu.at(name).size(), t.size()) << name;
+    }
+    const std::vector<double>& cpu = read[1].cpu.at(schema::ds_cpu_s);
+    double cpu_total = 0;
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+        EXPECT_GE(cpu[i], 0) << i;
+        EXPECT_GE(cpu[i] + 1e-6, read[1].cpu.at(schema::ds_compute_cpu_s)[i]) << i;
+        cpu_total += cpu[i];
+    }
+    EXPECT_GT(cpu_total, 0); // every rank computed and communicated
+    const std::string hw = g.open_group("outcome").attr_string("hw_counters");
+    const std::vector<double>& instructions = read[1].cpu.at(schema::ds_instructions);
+    if (hw == "instructions, cycles") {
+        for (const double n : instructions)
+            EXPECT_GT(n, 0);
+    } else {
+        EXPECT_EQ(hw.rfind("not supported: ", 0), 0u) << hw;
+        std::cout << "hardware counters: " << hw << "\n";
+    }
     std::remove(path.c_str());
 }

@@ -82,13 +82,28 @@ TEST(live_table, every_job_keeps_its_columns) {
 TEST(live_table, eta_weighs_cases_by_their_cost) {
     using ringscale::estimate_left_s;
     using ringscale::eta_case;
+    // A case's time is a fixed part (setup, warm-up, barriers, validation) plus a part that
+    // grows with its size, not its weight times a rate: one finished size cannot split the
+    // two, so the cases to come cost what it took. Proportional extrapolation from a small
+    // first case read hours for a launch of about a minute.
     // Two cheap collectives done in 1 s each; two attention cases to come, four times the
     // weight of the first attention case, which took 10 s.
     const std::vector<eta_case> cases = {
         {0, 1, -1}, {0, 1, -1}, {1, 1, -1}, {1, 4, -1}, {1, 4, -1}};
-    EXPECT_DOUBLE_EQ(estimate_left_s(cases, {1, 1, 10}), 80.0); // not 2 x 4 s per case
-    // Before any attention case finished, the launch's seconds per weight stand in.
-    EXPECT_DOUBLE_EQ(estimate_left_s(cases, {1, 1}), 9.0);
+    EXPECT_DOUBLE_EQ(estimate_left_s(cases, {1, 1, 10}), 20.0); // not 2 x 4 x 10 s
+    // Before any attention case finished, the launch's finished cases stand in.
+    EXPECT_DOUBLE_EQ(estimate_left_s(cases, {1, 1}), 3.0);
+    // A first case of 1 byte that took 10 s (the launch's own start-up) says nothing of a
+    // rate per byte: three cases of 1,000 bytes to come cost 10 s each, not 10,000 s.
+    const std::vector<eta_case> big = {{0, 1, -1}, {0, 1000, -1}, {0, 1000, -1}, {0, 1000, -1}};
+    EXPECT_DOUBLE_EQ(estimate_left_s(big, {10}), 30.0);
+    // Two sizes finished: fixed 1 s plus 1 s per unit of weight (2 s at 1, 4 s at 3).
+    const std::vector<eta_case> fit = {{0, 1, -1}, {0, 3, -1}, {0, 5, -1}, {0, 7, -1}};
+    EXPECT_NEAR(estimate_left_s(fit, {2, 4}), 6.0 + 8.0, 1e-9);
+    // A fit whose fixed part would be negative is proportional instead (least squares
+    // through 0: (1*1 + 2*3) / (1 + 4) = 1.4 s per unit).
+    const std::vector<eta_case> steep = {{0, 1, -1}, {0, 2, -1}, {0, 4, -1}};
+    EXPECT_NEAR(estimate_left_s(steep, {1, 3}), 5.6, 1e-9);
     // A repetition costs what its first copy took.
     const std::vector<eta_case> repeated = {{0, 1, -1}, {0, 100, -1}, {0, 1, 0}, {0, 100, 1}};
     EXPECT_DOUBLE_EQ(estimate_left_s(repeated, {2, 30}), 32.0);
