@@ -7,6 +7,10 @@
 #          tests/bench/attention_cudnn_gpu.sh (the call against SDPA's cuDNN backend, fp8
 #          forward, P=4 zigzag steps against one call) and tests/bench/job_overhead.sh with
 #          ATTN_KERNEL=cudnn (ring_attention np=1 against the bare cuDNN call), under T_CUDNN;
+#   train  the training step's GPU checks (tests/gpu/train_models.sh: the GQA + SwiGLU kernels and
+#          the cuBLASLt GEMMs, --dtype bf16|fp16|fp8 validated against the single-GPU run at
+#          np=1 and np=2, then the Llama-3-8B-like preset beside PyTorch eager and
+#          torch.compile; its log joins bench.txt), under T_TRAIN;
 #   tests  tests/gpu/run.sh with SKIP_BENCH=1 (every GPU test binary, the job launches
 #          validated, the memchecks; ONLY= picks steps), under T_TESTS;
 #   bench  the attention kernels against SDPA (tests/bench/attention_gpu.sh at SEQS), the job
@@ -21,7 +25,8 @@
 # (the .ncu-rep files, for ncu-ui) and results.tar.xz (the .h5 files): 8 files at most.
 #
 # usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
-# env: PHASES ("cudnn tests bench ncu"), T_ALL (s, 470), T_CUDNN (s, 280), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
+# env: PHASES ("cudnn train tests bench ncu"), T_ALL (s, 470), T_CUDNN (s, 280), T_TRAIN (s,
+#      150), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
 #      step, 90), ONLY (run.sh's step regex), SEQS ("8192 16384 32768"), ITERS (5),
 #      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut or none ran, 2 bad
 #      usage (one line: a variable out of its range, an invalid ONLY, PHASES empty or unknown;
@@ -37,23 +42,24 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # these checks): each bad value is one line naming it, exit 2.
 # shellcheck source=tests/gpu/checks.sh
 source "$here/checks.sh"
-PHASES=${PHASES-"cudnn tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
-T_CUDNN=${T_CUDNN:-280}
+PHASES=${PHASES-"cudnn train tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+T_CUDNN=${T_CUDNN:-280} T_TRAIN=${T_TRAIN:-150}
 SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
 STEP_TIMEOUT=${STEP_TIMEOUT:-90}
 check_count lease.sh T_ALL "$T_ALL" 30 86400 seconds
 check_count lease.sh T_TESTS "$T_TESTS" 10 86400 seconds
 check_count lease.sh T_CUDNN "$T_CUDNN" 10 86400 seconds
+check_count lease.sh T_TRAIN "$T_TRAIN" 10 86400 seconds
 check_count lease.sh STEP_TIMEOUT "$STEP_TIMEOUT" 1 86400 seconds
 check_count lease.sh ITERS "$ITERS" 1 100000
 check_count lease.sh NCU_SEQ "$NCU_SEQ" 128 131072
 check_list lease.sh SEQS "$SEQS" 128 1048576
 check_regex lease.sh ONLY "${ONLY:-}"
 # A lease that runs no phase runs no test: never a pass.
-[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: cudnn tests bench ncu)"
+[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: cudnn train tests bench ncu)"
 for name in $PHASES; do
-    [[ $name == cudnn || $name == tests || $name == bench || $name == ncu ]] ||
-        bad lease.sh "PHASES: unknown phase '$(printable "$name")' (cudnn, tests, bench, ncu)"
+    [[ $name == cudnn || $name == train || $name == tests || $name == bench || $name == ncu ]] ||
+        bad lease.sh "PHASES: unknown phase '$(printable "$name")' (cudnn, train, tests, bench, ncu)"
 done
 export STEP_TIMEOUT
 pack=$(cd "$1" && pwd)
@@ -137,6 +143,11 @@ for name in $PHASES; do
         phase "cudnn job overhead" $((cudnn_end - SECONDS)) "$work/bench.txt" \
             env ATTN_KERNEL=cudnn "$bench/job_overhead.sh" "$pack/build" "$ITERS"
         ;;
+    train)
+        phase "train checks" "$T_TRAIN" "$work/bench.txt" env PYTHON="$python" \
+            STEP_TIMEOUT="$STEP_TIMEOUT" "$here/train_models.sh" "$pack/build" "$work/train"
+        [[ -f $work/train/train_models.log ]] && cat "$work/train/train_models.log" >>"$work/bench.txt"
+        ;;
     tests)
         phase tests "$T_TESTS" "$log" env SKIP_BENCH=1 "$here/run.sh" "$pack" "$work/run"
         archive "$work/run" results '*.h5'
@@ -158,7 +169,7 @@ for name in $PHASES; do
         archive "$work" ncu '*.ncu-rep'
         ;;
     *)
-        say "unknown phase '$name' (cudnn, tests, bench, ncu)"
+        say "unknown phase '$name' (cudnn, train, tests, bench, ncu)"
         failed=1
         ;;
     esac
