@@ -94,12 +94,15 @@ make_train_attention(const std::string& variant, int ulysses_degree, comm::commu
 }
 
 double train_cp_floats(const std::string& variant, int cp, int ulysses_degree, double tokens,
-                       double hidden) {
-    const double t = tokens, h = hidden;
+                       const kernels::model::model_config& m) {
+    const double t = tokens, h = static_cast<double>(m.hidden);
+    const double kv = static_cast<double>(m.kv_width()); // K and V each (GQA: fewer heads)
     if (cp == 1)
-        return t;                      // delta
-    const double ring = 8 * t * h + t; // two K/V ring buffers, dK/dV local and in flight; delta
-    // Head-sharded Q, K, V, O, dO, dQ, dK, dV and 4-tensor staging both ways.
+        return t; // delta
+    // Two K/V ring buffers, dK/dV local and in flight; delta.
+    const double ring = 8 * t * kv + t;
+    // Head-sharded Q, K, V, O, dO, dQ, dK, dV and 4-tensor staging both ways (counted at
+    // full width: the staging mixes Q's and K/V's heads).
     const double ulysses = 17 * t * h;
     if (variant == "ring")
         return ring;
@@ -107,7 +110,7 @@ double train_cp_floats(const std::string& variant, int cp, int ulysses_degree, d
         return ulysses;
     if (variant == "hybrid") // the ring's buffers hold the group's rows at 1/u of the heads
         return ulysses + (ulysses_degree < cp ? ring : 0);
-    return 2.0 * cp * t * h + 6 * t * h + t; // gathered K/V; dK/dV local, sent, received; delta
+    return 2.0 * cp * t * kv + 6 * t * kv + t; // gathered K/V; dK/dV local, sent, received; delta
 }
 
 } // namespace ringscale::jobs

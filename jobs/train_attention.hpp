@@ -9,6 +9,7 @@
 
 #include "comm/communicator.hpp"
 #include "kernels/model/attention_core.hpp"
+#include "kernels/model/params.hpp"
 #include "kernels/model/train_context.hpp"
 
 #include <memory>
@@ -30,9 +31,10 @@ make_train_attention(const std::string& variant, int ulysses_degree, comm::commu
                      kernels::model::train_context& ctx, const kernels::attention_shape& local,
                      std::int64_t seq_len);
 
-/// Preflight: floats of the scheme's own buffers for a rank's `tokens` rows of width
-/// `hidden` (the hybrid in groups of `ulysses_degree`).
+/// Preflight: floats of the scheme's own buffers for a rank's `tokens` rows of model `m` (the
+/// hybrid in groups of `ulysses_degree`): the ring's and the all-gather's K/V buffers at K/V's
+/// width (kv_width(): fewer heads with GQA), Ulysses' at the hidden width.
 double train_cp_floats(const std::string& variant, int cp, int ulysses_degree, double tokens,
-                       double hidden);
+                       const kernels::model::model_config& m);
 
 } // namespace ringscale::jobs

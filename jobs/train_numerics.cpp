@@ -142,10 +142,11 @@ struct baseline {
 std::string fp64_key(const train_problem& pr, std::uint64_t seed) {
     const auto& m = pr.model;
     const auto& hp = pr.dp_set.hp;
-    return fmt::format("{} {} {} {} {} {} {} {} {:a} {:a} {:a} {:a} {:a} {}", m.layers, m.hidden,
-                       m.heads, m.vocab, pr.seq_len, pr.sequences, seed, pr.numerics_steps, hp.lr,
-                       hp.beta1, hp.beta2, hp.eps, hp.weight_decay,
-                       pr.docs ? pr.docs->spec().docs : "");
+    return fmt::format("{} {} {} {} {} {} {} {} {:a} {:a} {:a} {:a} {:a} {} {} {} {}", m.layers,
+                       m.hidden, m.heads, m.vocab, pr.seq_len, pr.sequences, seed,
+                       pr.numerics_steps, hp.lr, hp.beta1, hp.beta2, hp.eps, hp.weight_decay,
+                       pr.docs ? pr.docs->spec().docs : "", m.kv_count(), m.ffn_width(),
+                       kernels::model::mlp_name(m.mlp));
 }
 
 // Everything the reference and the floor depend on (the ranks too: they split the floor): the

@@ -1,6 +1,7 @@
 #include "jobs/train_problem.hpp"
 
 #include "jobs/train_attention.hpp"
+#include "jobs/train_lowp.hpp"
 #include "jobs/train_numerics.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
@@ -9,6 +10,7 @@
 #include "src/base/parse.hpp"
 #include "src/base/shape_rules.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -47,11 +49,14 @@ double train_problem::dp_comm_bytes_per_step() const {
 
 namespace {
 
-// Bytes one rank sends per layer in a Ulysses group of u ranks holding t tokens each (heads
-// divisible by u): Q, K, V, O forward; Q, K, V, dO in, dQ, dK, dV out backward (11 x t x
-// hidden/u floats); per-row LSE, LSE and delta (3 x t x heads/u); (u-1)/u of it leaves.
+// Bytes one rank sends per layer in a Ulysses group of u ranks holding t tokens each (K/V
+// heads divisible by u): Q, K, V, O forward; Q, K, V, dO in, dQ, dK, dV out backward (5 x t x
+// hidden/u + 6 x t x kv_width/u floats); per-row LSE, LSE and delta (3 x t x heads/u);
+// (u-1)/u of it leaves.
 double ulysses_bytes(double t, const kernels::model::model_config& m, int u) {
-    return 4.0 * (u - 1) * (11.0 * t * (m.hidden / u) + 3.0 * t * (m.heads / u));
+    const double q = static_cast<double>(m.hidden) / u;
+    const double kv = static_cast<double>(m.kv_width()) / u;
+    return 4.0 * (u - 1) * (5.0 * t * q + 6.0 * t * kv + 3.0 * t * (m.heads / u));
 }
 
 // ... in a ring of n ranks whose K|V blocks hold `block` bytes: K/V n-1 hops forward and
@@ -65,11 +70,11 @@ double ring_bytes(double block, int n) {
 double train_problem::cp_comm_bytes_per_step() const {
     if (cp == 1)
         return 0;
-    // t tokens of width hidden per rank; one K/V block is 2 x t x hidden floats (a hybrid
-    // group's block: u x t rows of hidden/u). A gather, reduce-scatter or all-to-all sends
-    // (cp-1)/cp of the group's data from every rank.
+    // t tokens per rank; one K/V block is 2 x t x kv_width floats (a hybrid group's block: u x t
+    // rows of kv_width/u). A gather, reduce-scatter or all-to-all sends (cp-1)/cp of the group's
+    // data from every rank.
     const double t = static_cast<double>(local_sequences() * local_rows());
-    const double block = 2.0 * t * model.hidden * 4.0;
+    const double block = 2.0 * t * static_cast<double>(model.kv_width()) * 4.0;
     double per_layer = 0;
     if (cp_variant == "ring")
         per_layer = ring_bytes(block, cp);
@@ -87,8 +92,7 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     double bytes = schemes::dp_state_bytes(dp_set, dp * cp, layout);
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
-    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t,
-                                   static_cast<double>(model.hidden));
+    bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
     bytes += 4.0 * layout.total(); // the initial parameters, kept for validation
     bytes += 4.0 * t * 2;          // token ids and targets
     bytes += numerics_bytes(*this);
@@ -106,32 +110,34 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
     bytes += 4.0 * kernels::model::transformer::activation_floats(
                        model, {local_sequences(), local_rows()});
     bytes += 4.0 * t * (model.heads + 1); // attention delta, per-row losses
-    bytes += 2.0 * 4 * t * h;             // bf16 Q, K|V, dO
-    bytes += 4.0 * t * 2;                 // token ids and targets
+    const double qkv_do = h + static_cast<double>(model.qkv_width()); // Q, K|V, dO features
+    bytes += 2.0 * qkv_do * t;                                        // bf16 Q, K|V, dO
+    bytes += 4.0 * t * 2;                                             // token ids and targets
     bytes +=
         4.0 * schemes::padded(layout.total(), dp * cp); // gathered gradient (validation, ZeRO-1)
     if (docs) // the document starts on the device (dev_mask)
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (cp > 1) // the scheme's buffers (counted in fp32)
-        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, h);
+        bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
     if (validate) { // the reference on this device: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
                         kernels::model::transformer::activation_floats(model, {1, seq_len}));
-        bytes += 4.0 * s * (model.heads + 1) + 2.0 * 4 * s * h + 4.0 * s * 2;
+        bytes += 4.0 * s * (model.heads + 1) + 2.0 * qkv_do * s + 4.0 * s * 2;
     }
+    // --dtype's operand buffers, shared by the reference on the same device.
+    bytes += lowp_scratch_bytes(model, precision.dtype,
+                                std::max(t, validate ? static_cast<double>(seq_len) : 0.0));
     return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
 }
 
-void check_train_device(const train_problem& pr, device_kind device) {
+void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor) {
     if (device == device_kind::cpu && pr.tf32)
         throw config_error("--tf32 on needs --device cuda (TF32 is a GPU tensor-core mode; the "
                            "CPU kernels compute in fp32)");
-    if (device != device_kind::cpu && pr.precision.dtype != kernels::model::train_dtype::fp32)
-        throw config_error(fmt::format(
-            "train_step --dtype {} is emulated on the CPU only (--device cpu); the CUDA training "
-            "path computes fp32 GEMMs with bf16 attention inputs (--dtype fp32)",
-            kernels::model::train_dtype_name(pr.precision.dtype)));
+    if (device != device_kind::cpu)
+        if (const std::string why = lowp_gpu_refusal(pr, cc_major, cc_minor); !why.empty())
+            throw config_error(why);
     if (device != device_kind::cpu && pr.numerics_steps > 0)
         throw config_error("train_step --numerics runs on the CPU only (--device cpu): its "
                            "reference and floor runs are not built for --device cuda");
@@ -148,6 +154,16 @@ std::vector<option_decl> train_options() {
             .sweeps()
             .help("model width in features (hidden / heads must be 64 or 128)"),
         d::size("heads", "8", 1, 1 << 16).sweeps().help("query heads H"),
+        d::size("kv-heads", "0", 0, 1 << 16)
+            .sweeps()
+            .help("key/value heads (grouped-query attention; divides --heads; 0 = H)"),
+        d::size("ffn", "0", 0, 1 << 20)
+            .sweeps()
+            .help("train_step: MLP width in features (0 = 4 x hidden; SwiGLU's gate and up "
+                  "projections are each this wide)"),
+        d::choice("mlp", "gelu", {"gelu", "swiglu"})
+            .sweeps()
+            .help("train_step: the MLP, gelu (tanh form) | swiglu (silu(gate) x up, as Llama)"),
         d::size("vocab", "1024", 1, 1 << 24).sweeps().help("vocabulary size in tokens"),
         d::size("train-seq-len", "512", 1, 1 << 24)
             .sweeps()
@@ -209,9 +225,9 @@ std::vector<option_decl> train_options() {
                   "reduction-order floor, per step (0 = off; given alone: 200, the study's "
                   "length)"),
         d::integer("numerics-floor-runs", "32", 8, 1000)
-            .help("train_step --numerics: reordered single-rank runs making the floor (the "
-                  "issue's minimum is 8; 32 by default: the floor is their worst, and the "
-                  "first steps' parameter divergence is heavy-tailed, DESIGN.md)"),
+            .help("train_step --numerics: reordered single-rank runs making the floor (at "
+                  "least 8; 32 by default: the floor is their worst, and the first steps' "
+                  "parameter divergence is heavy-tailed)"),
         d::size("data-seed", "0", 0, 1ull << 40)
             .sweeps()
             .help("train_step: added to --seed for the model and data (part of the case)"),
@@ -226,6 +242,9 @@ std::vector<std::string> train_case_options(const train_problem& pr) {
     // files keep theirs (dtype fp32 is identity_defaults' value for them).
     const std::map<std::string, bool> only_if = {
         {"cp-ulysses-degree", pr.cp > 1 && pr.cp_variant == "hybrid"},
+        {"kv-heads", pr.model.kv_heads != 0},
+        {"ffn", pr.model.ffn != 0},
+        {"mlp", pr.model.mlp != kernels::model::mlp_kind::gelu},
         {"fp8-recipe", pr.precision.dtype == train_dtype::fp8},
         {"loss-scale", pr.precision.dtype == train_dtype::fp16},
         {"numerics", numerics},
@@ -252,7 +271,13 @@ void read_grid(const params& p, int world, train_problem& pr) {
 // The Ulysses degree of --cp-variant ulysses (cp) or hybrid (--cp-ulysses-degree; 0: the
 // largest divisor u of cp and the heads with u*u <= cp), checked.
 void read_cp_degree(const params& p, train_problem& pr) {
-    const std::int64_t heads = pr.model.heads;
+    // A Ulysses group shares out the query heads and the K/V heads alike: every K/V head count
+    // divides the query heads, so dividing the K/V heads is the rule.
+    const std::int64_t heads = pr.model.kv_count();
+    if (pr.cp_variant == "ulysses" && heads % pr.cp != 0)
+        throw config_error(fmt::format("--cp-variant ulysses: the K/V heads ({}) must be "
+                                       "divisible by cp ({}): each rank attends with whole heads",
+                                       heads, pr.cp));
     if (pr.cp_variant == "ulysses")
         pr.cp_ulysses_degree = pr.cp;
     if (pr.cp_variant != "hybrid")
@@ -266,9 +291,10 @@ void read_cp_degree(const params& p, train_problem& pr) {
     }
     if (u > static_cast<std::uint64_t>(pr.cp) || pr.cp % static_cast<int>(u) != 0 ||
         heads % static_cast<std::int64_t>(u) != 0)
-        throw config_error(fmt::format("--cp-ulysses-degree {} must divide cp ({}) and the "
-                                       "heads ({}): the hybrid runs a ring of cp/u Ulysses groups",
-                                       u, pr.cp, heads));
+        throw config_error(
+            fmt::format("--cp-ulysses-degree {} must divide cp ({}) and the "
+                        "K/V heads ({}): the hybrid runs a ring of cp/u Ulysses groups",
+                        u, pr.cp, heads));
     pr.cp_ulysses_degree = static_cast<int>(u);
 }
 
@@ -308,6 +334,12 @@ train_problem read_train_problem(const params& p, int world_size) {
     pr.model.hidden = static_cast<std::int64_t>(p.size("hidden"));
     pr.model.heads = static_cast<std::int64_t>(p.size("heads"));
     pr.model.vocab = static_cast<std::int64_t>(p.size("vocab"));
+    if (p.has("kv-heads")) // absent in older plans
+        pr.model.kv_heads = static_cast<std::int64_t>(p.size("kv-heads"));
+    if (p.has("ffn"))
+        pr.model.ffn = static_cast<std::int64_t>(p.size("ffn"));
+    if (p.has("mlp"))
+        pr.model.mlp = kernels::model::parse_mlp(p.text("mlp"));
     kernels::model::model_check(pr.model);
     pr.seq_len = static_cast<std::int64_t>(p.size("train-seq-len"));
     pr.scaling = p.text("scaling");

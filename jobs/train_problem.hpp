@@ -87,8 +87,9 @@ std::vector<std::string> train_case_options(const train_problem& pr);
 /// rules (the model's shape, the grid, the batch's divisibility); config_error (one line).
 train_problem read_train_problem(const params& p, int world_size);
 
-/// What the case cannot do on `device` ("cpu" | "cuda"): config_error (one line) for --docs,
-/// and --profile on, on cuda and for --tf32 on on the CPU.
-void check_train_device(const train_problem& pr, device_kind device);
+/// What the case cannot do on `device` ("cpu" | "cuda") whose GPU has compute capability
+/// cc_major.cc_minor (0.0: not known, not checked): config_error (one line) for --numerics and
+/// --profile on on cuda, for --tf32 on on the CPU, and lowp_gpu_refusal's (jobs/train_lowp).
+void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor);
 
 } // namespace ringscale::jobs

@@ -76,7 +76,9 @@ class train_case final : public case_runner {
             {attr::cp_layout, std::string(m_pr.cp > 1 ? "zigzag" : "none")},
             {attr::tf32, static_cast<std::int64_t>(m_pr.tf32 ? 1 : 0)},
             {attr::precision, m_train->precision()},
-            {attr::dtype, std::string(kernels::model::train_dtype_name(m_pr.precision.dtype))}};
+            {attr::dtype, std::string(kernels::model::train_dtype_name(m_pr.precision.dtype))},
+            {attr::mfu_dtype, m_train->gemm_dtype()},
+            {attr::train_storage, m_train->storage()}};
         if (m_pr.precision.dtype != kernels::model::train_dtype::fp32)
             a[attr::train_precision] = m_pr.precision.describe() + ", emulated on the CPU kernels";
         add_masked_attn_kernel(a, m_pr.docs != nullptr, m_dev.kind());
@@ -184,10 +186,10 @@ class train_case final : public case_runner {
             m_step_peak_device ? m_step_peak_device : m_dev.device_peak_bytes());
         const double t = static_cast<double>(m_pr.local_sequences() * m_pr.local_rows());
         e.per_rank[schema::ds_activation_bytes] =
-            4.0 * (kernels::model::transformer::activation_floats(
-                       m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
-                   train_cp_floats(m_pr.cp_variant, m_pr.cp, m_pr.cp_ulysses_degree, t,
-                                   static_cast<double>(m_pr.model.hidden)));
+            4.0 *
+            (kernels::model::transformer::activation_floats(
+                 m_pr.model, {m_pr.local_sequences(), m_pr.local_rows()}) +
+             train_cp_floats(m_pr.cp_variant, m_pr.cp, m_pr.cp_ulysses_degree, t, m_pr.model));
         e.attrs.insert(m_details.begin(), m_details.end());
         if (m_pr.profile)
             add_profile_attrs(e.attrs);
@@ -303,7 +305,7 @@ class train_step_job final : public job {
         std::set<std::string> seen;
         for (const params& p : seeded(sweep)) {
             const train_problem pr = read_train_problem(p, launch.world_size);
-            check_train_device(pr, launch.device);
+            check_train_device(pr, launch.device, launch.gpu_cc_major, launch.gpu_cc_minor);
             // As --scope inter: a placement across nodes on one node means nothing (issue 35).
             if (pr.cp_placement == comm::group_placement::across &&
                 launch.nodes.for_world(launch.world_size).nodes() == 1)

@@ -12,6 +12,7 @@
 #include "kernels/elem.hpp"
 #include "kernels/executor.hpp"
 #include "kernels/linear.hpp"
+#include "kernels/lowp_gemm.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -62,19 +62,23 @@ machine::mark_effect whole_time_effect(const case_data& c, const machine::mark_e
 
 side_mark case_mark(const pooled_case& p) {
     side_mark m;
+    double least = std::numeric_limits<double>::infinity();
     for (const case_data* c : p.launches) {
         const std::vector<machine::mark_effect> effects = launch_effects(*c);
-        if (effects.empty())
-            continue;
-        ++m.marked;
+        double launch_lo = 1; // the launch's largest mark, at its estimate
+        if (!effects.empty())
+            ++m.marked;
         for (const machine::mark_effect& e : effects) {
-            const double hi = whole_time_effect(*c, e).hi;
-            if (hi > m.effect || m.reason.empty()) {
-                m.effect = std::max(m.effect, hi);
+            const machine::mark_effect w = whole_time_effect(*c, e);
+            launch_lo = std::max(launch_lo, w.factor);
+            if (w.hi > m.effect || m.reason.empty()) {
+                m.effect = std::max(m.effect, w.hi);
                 m.reason = e.reason;
             }
         }
+        least = std::min(least, launch_lo);
     }
+    m.least = std::isfinite(least) ? least : 1;
     return m;
 }
 
@@ -105,6 +109,8 @@ decision_inputs decision_for(const pooled_case& a, const pooled_case& b, const i
     const side_mark ma = case_mark(a), mb = case_mark(b);
     in.mark_a = ma.effect;
     in.mark_b = mb.effect;
+    in.least_mark_a = ma.least;
+    in.least_mark_b = mb.least;
     in.mark_reason_a = ma.reason;
     in.mark_reason_b = mb.reason;
     return in;

@@ -37,7 +37,10 @@ machine::mark_effect whole_time_effect(const case_data& c, const machine::mark_e
 
 /// The largest effect of a side's marks on its whole time, and the reason of that mark.
 struct side_mark {
-    double effect = 1;  ///< hi of machine::on_whole_time, over its launches; 1: none
+    double effect = 1; ///< hi of machine::on_whole_time, over its launches; 1: none
+    /// The smallest over its launches of each launch's largest mark at its estimate (factor;
+    /// 1 when a launch is unmarked): the same mark on both sides nets to 1 (decision_inputs).
+    double least = 1;
     std::string reason; ///< "" when none
     std::size_t marked = 0;
 };

@@ -37,6 +37,7 @@ case_data case_from_record(const results::case_record& rec,
     c.read_notes = rec.read_notes;
     c.machine = rec.machine;
     c.numerics = rec.numerics;
+    c.trace = rec.trace;
     return c;
 }
 

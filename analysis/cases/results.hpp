@@ -67,6 +67,9 @@ struct case_data : stored::case_arrays {
     /// train_step --numerics: the per-step series (schema::numerics_datasets -> [steps]);
     /// empty in other cases and older files.
     std::map<std::string, std::vector<double>> numerics;
+    /// --trace: the kept iterations' events as columns (src/base/stored_trace.hpp); empty in
+    /// untraced cases and older files.
+    std::map<std::string, std::vector<double>> trace;
     /// What the reader dropped from this case (hostile machine fields), one line each.
     std::vector<std::string> read_notes;
 

@@ -1,6 +1,6 @@
 // A subcommand of ringscale-stats: a name, a line of help, its own options and how it runs.
-// Each is one file (analysis/commands/<name>.cpp; predict's is analysis/predict/command.cpp)
-// that defines make_<name>_command(), and one line of the table, commands.inc. The dispatcher
+// Each is one file (analysis/commands/<name>.cpp) that defines make_<name>_command(), and one
+// line of the table, commands.inc. The dispatcher
 // (command.cpp) knows no subcommand by name: it builds the chosen one's options description,
 // parses, and runs it.
 #pragma once

@@ -29,10 +29,12 @@ struct history_command final : subcommand {
     const char* arguments() const override { return "DIR..."; }
     const char* help() const override {
         return "Index every launch (SQLite, beside the results or at --index), build a series "
-               "per case and environment, find its change points (E-divisive means, permutation "
-               "test) and what moved with each; each series' noise and detectable step. With "
-               "--fail-on "
-               "regression: exit 1 on a regression, 6 when not decided.";
+               "per case and environment, find its change points (binary segmentation on capped "
+               "absolute "
+               "deviations of the log launch medians, permutation test; a short segment by "
+               "its small-sample test) and what moved with each; each series' noise and "
+               "detectable step. With --fail-on regression: exit 1 on a regression, 6 when "
+               "not decided (too few launches for --alpha or for the noise among them).";
     }
     void declare(po::options_description& d) override;
     void finish(const po::variables_map& vm, std::vector<std::string> args) override;
@@ -89,6 +91,9 @@ int history_command::run(std::ostream& out) const {
     const history::series_set& set = data->set;
     print_tables(out, m_format,
                  {{"changes", history::change_table(set)}, {"series", history::series_table(set)}});
+    // The tables out before the verdict's lines on stderr: one log of both never splices a
+    // line of one into a row of the other.
+    out.flush();
     const history::verdict v = history::judge(set, m_opt);
     for (const std::string& line : v.lines)
         note(line);

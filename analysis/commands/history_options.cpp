@@ -74,7 +74,8 @@ void declare_series_options(po::options_description& d, history::series_options&
         po::value<double>(&ch.alpha)->default_value(0.01, "0.01")->notifier([p](double a) {
             in_range(p + "alpha", a, probability);
         }),
-        "significance of each change point (permutation test)")(
+        "significance of each change point (permutation test; a segment too short for one "
+        "to reach it: the small-sample test)")(
         (p + "min-segment").c_str(), po::value<std::size_t>(&ch.min_segment)->default_value(3),
         "launches on each side of a change, at least (a lone spike is no change)")(
         (p + "min-effect").c_str(),
@@ -91,11 +92,11 @@ void declare_series_options(po::options_description& d, history::series_options&
                                                po::value<std::uint64_t>(&ch.seed)->default_value(1),
                                                "seed of the permutations")(
         (p + "skip-marked").c_str(), po::bool_switch(&opt.skip_marked),
-        "leave launches measured on a marked machine (contended, drifted) out of their series "
-        "(before issue 49 the default); by default they stay, counted apart, and their marks "
+        "leave launches measured on a marked machine (contended, drifted) out of their series; "
+        "by default they stay, counted apart, and their marks "
         "enter each verdict through the decision rule")(
         (p + "keep-marked").c_str(), po::bool_switch(),
-        "accepted: marked launches are kept by default now");
+        "accepted: marked launches are kept by default");
 }
 
 void finish_series_options(const po::variables_map& vm, history::series_options& opt,
@@ -109,7 +110,7 @@ void finish_series_options(const po::variables_map& vm, history::series_options&
                       "--" + prefix + "skip-marked and --" + prefix + "keep-marked contradict");
     if (vm.count(prefix + "keep-marked") && vm[prefix + "keep-marked"].as<bool>())
         note("--" + prefix +
-             "keep-marked: marked launches are kept by default now (issue 49); "
+             "keep-marked: marked launches are kept by default; "
              "--" +
              prefix + "skip-marked leaves them out");
     if (vm.count(prefix + "commits")) {

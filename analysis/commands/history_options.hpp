@@ -16,7 +16,7 @@ void declare_series_options(boost::program_options::options_description& d,
                             history::series_options& opt, const std::string& prefix);
 
 /// The checks that need every option (ranges, --commits needs --order label:KEY) and the
-/// --commits file read; a note when --keep-marked was given (it is now the default).
+/// --commits file read; a note when --keep-marked was given (it is the default).
 void finish_series_options(const boost::program_options::variables_map& vm,
                            history::series_options& opt, const std::string& prefix);
 

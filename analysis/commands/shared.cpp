@@ -117,10 +117,10 @@ void declare_marked(po::options_description& d, bool& skip_marked) {
                     "DESIGN.md, 'One decision rule')")(
         "keep-marked", po::bool_switch()->notifier([](bool on) {
             if (on)
-                note("--keep-marked is now the default: marked launches stay and weigh by their "
+                note("--keep-marked: marked launches are kept by default and weigh by their "
                      "estimated effect (--skip-marked leaves them out)");
         }),
-        "the default (accepted for scripts written before it was)");
+        "accepted: marked launches are kept by default");
 }
 
 void note(const std::string& line) {

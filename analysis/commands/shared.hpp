@@ -68,8 +68,8 @@ void declare_pool_resources(po::options_description& d, bool& pool);
 void declare_hardware(po::options_description& d, std::string& hardware);
 
 /// --skip-marked (leave launches marked as measured on a contended machine or while the
-/// sentinel drifted out: the behaviour before issue 49) and --keep-marked (accepted; a note
-/// says that keeping them is now the default: they weigh through the decision rule).
+/// sentinel drifted out) and --keep-marked (accepted; a note says that keeping them is the
+/// default: they weigh through the decision rule).
 void declare_marked(po::options_description& d, bool& skip_marked);
 
 /// One line on stderr: "ringscale-stats: LINE", escaped for the terminal.

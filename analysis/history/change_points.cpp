@@ -2,6 +2,7 @@
 
 #include "capped_deviations.hpp"
 #include "robust_levels.hpp"
+#include "small_sample.hpp"
 
 #include "analysis/statistics/bootstrap.hpp"
 #include "analysis/statistics/descriptive.hpp"
@@ -142,10 +143,14 @@ std::vector<double> null_q(const std::vector<double>& r, std::size_t count,
 /// placed as the method places it, and its Q (r_order: r's ascending order).
 split planted(const std::vector<double>& r, const std::vector<std::size_t>& r_order,
               const std::vector<std::size_t>& perm, double log_step, const change_options& opt,
-              std::size_t m) {
+              std::size_t m, bool small) {
     std::vector<double> z;
     std::vector<std::size_t> order;
     permuted(r, r_order, perm, r.size() / 2, log_step, z, order);
+    if (small) {
+        const small_split b = small_best(z, m);
+        return {l1_split(z, m), z.size(), b.t};
+    }
     if (opt.statistic == change_statistic::capped)
         return best_of(capped_statistics(z, order, noise_cap(z), m), m);
     split b = best_split(values_of(z, opt.statistic, m), opt.statistic, m, noise_cap(z));
@@ -165,63 +170,38 @@ change_options applied(change_options opt, std::size_t n) {
     return opt;
 }
 
+/// The best split of the segment `seg` (log launch medians) and its p: a whole series
+/// (`whole`) below small_sample_limit launches by the small-sample test, else the
+/// permutation test of opt.statistic (p 1: no split). The segments between changes stay with
+/// the permutation test, exact for any baseline: within a series that moved, the few
+/// launches of a baseline on two levels can line up as a step the Gaussian null of the
+/// small-sample test calls significant.
+std::pair<std::size_t, double> tested(const std::vector<double>& seg, bool whole,
+                                      const change_options& options, std::size_t m,
+                                      splitmix64& rng) {
+    if (whole && seg.size() < small_sample_limit(options.alpha, m)) {
+        // Placed by the capped deviations, as a long segment: a median ignores one launch
+        // of the other level, so the statistic alone puts an edge step a launch inwards.
+        const small_split best = small_best(seg, m);
+        const double p = small_p(best.t, seg.size(), m);
+        return {p <= options.alpha ? l1_split(seg, m) : best.tau, p};
+    }
+    const change_options opt = applied(options, seg.size());
+    const std::vector<double> y = values_of(seg, opt.statistic, m);
+    const double cap = noise_cap(seg);
+    const split best = best_split(y, opt.statistic, m, cap);
+    if (!(best.q > 0))
+        return {0, 1.0};
+    // No drawn p below the exact one of the ideal ordering of its split (1 / C(n, tau): the
+    // observed ordering's sides, each in any order), which the permutations drawn can miss.
+    const double p = std::max(permutation_p(y, best.q, opt, m, cap, rng),
+                              permutation_floor(seg.size(), best.tau) / 2);
+    // Placed only once the split is significant: over 400 launches the placement costs a
+    // sort of the segment, and most segments have no change.
+    return {p <= opt.alpha ? placed(seg, best, opt.statistic, m) : best.tau, p};
+}
+
 } // namespace
-
-std::vector<double> mid_ranks(const std::vector<double>& y) {
-    std::vector<std::size_t> order(y.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return y[a] < y[b]; });
-    std::vector<double> rank(y.size());
-    for (std::size_t i = 0, j = 0; i < order.size(); i = j) {
-        for (j = i + 1; j < order.size() && y[order[j]] == y[order[i]];)
-            ++j;
-        for (std::size_t k = i; k < j; ++k) // ranks i+1 .. j share their mean
-            rank[order[k]] = static_cast<double>(i + j + 1) / 2;
-    }
-    return rank;
-}
-
-/// Q(tau) for every tau: tau (n - tau) / n x (2 E|X - Y|^2 - E|X - X'|^2 - E|Y - Y'|^2)
-/// = tau (n - tau) / n x 2 (mean_l - mean_r)^2, by prefix sums.
-std::vector<double> energy_statistics(const std::vector<double>& y) {
-    const std::size_t n = y.size();
-    std::vector<double> q(n > 0 ? n - 1 : 0, 0);
-    const double total = std::accumulate(y.begin(), y.end(), 0.0), dn = static_cast<double>(n);
-    double left = 0;
-    for (std::size_t tau = 1; tau < n; ++tau) {
-        left += y[tau - 1];
-        const double a = static_cast<double>(tau), b = dn - a;
-        const double d = left / a - (total - left) / b;
-        q[tau - 1] = a * b / dn * 2 * d * d;
-    }
-    return q;
-}
-
-/// As above with |.| for |.|^2; moving launch tau from the right to the left side changes
-/// the within and across sums by its distances to each side, so all splits take O(n^2).
-std::vector<double> energy1_statistics(const std::vector<double>& y) {
-    const std::size_t n = y.size();
-    std::vector<double> q(n > 0 ? n - 1 : 0, 0);
-    double wl = 0, wr = 0, cross = 0; // sums over unordered pairs
-    for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < n; ++j)
-            wr += std::abs(y[i] - y[j]);
-    const double dn = static_cast<double>(n);
-    for (std::size_t tau = 1; tau < n; ++tau) {
-        const std::size_t t = tau - 1; // moves from the right side to the left
-        double to_left = 0, to_right = 0;
-        for (std::size_t i = 0; i < t; ++i)
-            to_left += std::abs(y[i] - y[t]);
-        for (std::size_t j = t + 1; j < n; ++j)
-            to_right += std::abs(y[j] - y[t]);
-        wl += to_left;               // t's pairs with the left were across
-        cross += to_right - to_left; // and its pairs with the right now are
-        wr -= to_right;
-        const double a = static_cast<double>(tau), b = dn - a;
-        q[tau - 1] = a * b / dn * (2 * cross / (a * b) - 2 * wl / (a * a) - 2 * wr / (b * b));
-    }
-    return q;
-}
 
 std::vector<change_point> find_change_points(const std::vector<double>& x,
                                              const change_options& options) {
@@ -237,23 +217,13 @@ std::vector<change_point> find_change_points(const std::vector<double>& x,
         todo.pop_back();
         if (b - a < 2 * m)
             continue;
-        const change_options opt = applied(options, b - a);
         const std::vector<double> seg(logx.begin() + static_cast<std::ptrdiff_t>(a),
                                       logx.begin() + static_cast<std::ptrdiff_t>(b));
-        const std::vector<double> y = values_of(seg, opt.statistic, m);
-        const double cap = noise_cap(seg);
-        const split best = best_split(y, opt.statistic, m, cap);
-        const double q = best.q;
-        if (!(q > 0))
+        const auto [tau, p] = tested(seg, a == 0 && b == x.size(), options, m, rng);
+        if (!(p <= options.alpha))
             continue;
-        const double p = permutation_p(y, q, opt, m, cap, rng);
-        if (p > opt.alpha)
-            continue;
-        // Placed only once the split is significant: over 400 launches the placement costs
-        // a sort of the segment, and most segments have no change.
-        const std::size_t tau = placed(seg, best, opt.statistic, m);
         const double effect = median_of(x, a + tau, b) / median_of(x, a, a + tau) - 1;
-        if (!(std::abs(effect) >= opt.min_effect))
+        if (!(std::abs(effect) >= options.min_effect))
             continue;
         found.push_back({a + tau, p});
         todo.emplace_back(a + tau, b);
@@ -313,14 +283,26 @@ double detectable_step(const std::vector<double>& all, const std::vector<change_
             r.push_back(v - mid);
         a = b;
     }
-    // The null's critical value: the k-th largest Q of the permutations, as the test rejects
-    // when fewer than alpha (P + 1) permutations reach the observed Q.
-    std::vector<double> null = null_q(r, opt.permutations, opt, m);
-    const auto k = std::max<std::size_t>(
-        1, static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1)));
-    std::nth_element(null.begin(), null.begin() + static_cast<std::ptrdiff_t>(k - 1), null.end(),
-                     std::greater<>());
-    const double critical = null[k - 1];
+    // The test the verdict applies: below small_sample_limit the small-sample test's p;
+    // else the null's critical value, the k-th largest Q of the permutations, as the test
+    // rejects when fewer than alpha (P + 1) permutations reach the observed Q, and a split
+    // whose ideal ordering is rarer than alpha among all orderings (2 / C(n, tau)), as the
+    // verdict's permutations include the observed ordering.
+    const bool small = n < small_sample_limit(opt.alpha, m);
+    double critical = 0;
+    if (!small) {
+        std::vector<double> null = null_q(r, opt.permutations, opt, m);
+        const auto k = std::max<std::size_t>(
+            1, static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1)));
+        std::nth_element(null.begin(), null.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                         null.end(), std::greater<>());
+        critical = null[k - 1];
+    }
+    const auto rejects = [&](const split& b) {
+        if (small)
+            return small_p(b.q, n, m) <= opt.alpha;
+        return b.q > critical && permutation_floor(n, b.tau) <= opt.alpha;
+    };
     // Replicate j: the j-th of the null's permutations with the step planted; found when its
     // best split passes the critical value within one launch of the middle. Each replicate
     // is found from some step on (a larger step moves its split's Q up and towards the
@@ -345,8 +327,8 @@ double detectable_step(const std::vector<double>& all, const std::vector<change_
             shuffle(p, rng);
             perms.push_back(std::move(p));
         }
-        const split b = planted(r, r_order, perms[j], log_step, opt, m);
-        const bool yes = b.tau + 1 >= half && b.tau <= half + 1 && b.q > critical;
+        const split b = planted(r, r_order, perms[j], log_step, opt, m, small);
+        const bool yes = b.tau + 1 >= half && b.tau <= half + 1 && rejects(b);
         (yes ? found_from[j] : missed_to[j]) = log_step;
         return yes;
     };

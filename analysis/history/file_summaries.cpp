@@ -13,6 +13,8 @@
 #include <hdf5.h>
 #include <new>
 #include <poll.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -23,8 +25,7 @@ namespace {
 
 /// A summary's bytes end with this, so a reply cut short never decodes.
 constexpr std::uint64_t end_mark = 0x52534853554d4d59; // "RSHSUMMY"
-/// More than any honest summaries of a batch: a child sending more is cut off (and its
-/// files read again one a child).
+/// A child sending more than this is cut off (its files read again one a child).
 constexpr std::size_t max_reply_bytes = std::size_t{256} << 20;
 /// The most files one child reads.
 constexpr std::size_t max_batch_files = 16;
@@ -159,7 +160,12 @@ file_summary summarise_file(const std::string& path, const child_limits& limits)
                             int fd) {
     apply_child_limits(limits);
     for (const std::string& path : paths) {
-        alarm(limits.seconds);
+        // CPU time (ITIMER_PROF, SIGPROF), and a wall clock for a read that blocks.
+        const unsigned cpu = read_cpu_limit_s(path, limits);
+        itimerval t{};
+        t.it_value.tv_sec = static_cast<time_t>(cpu);
+        setitimer(ITIMER_PROF, &t, nullptr);
+        alarm(4 * cpu + 10);
         const file_summary s = summarise_file(path, limits);
         if (H5close() < 0)
             _exit(4);
@@ -232,21 +238,32 @@ std::vector<file_summary> whole_frames(const std::string& reply) {
 }
 
 /// Why a child that read one file gave no summary of it.
-std::string child_failure(const reader_child& c, int status, const child_limits& limits) {
+file_summary child_failure(const reader_child& c, int status, const std::string& path,
+                           const child_limits& limits) {
+    const auto failed = [](std::string why) { return file_summary{std::move(why), {}, {}}; };
     if (c.too_large)
-        return "reading it failed (its reader sent more than a summary holds)";
+        return failed("reading it failed (its reader sent more than a summary holds)");
+    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGPROF || WTERMSIG(status) == SIGALRM)) {
+        const unsigned cpu = read_cpu_limit_s(path, limits), on_cpu = WTERMSIG(status) == SIGPROF;
+        file_summary s =
+            failed(fmt::format("reading it took more than {} s{}: read again next run",
+                               on_cpu ? cpu : 4 * cpu + 10, on_cpu ? " of CPU time" : ""));
+        s.retry = true;
+        return s;
+    }
     if (WIFSIGNALED(status))
-        return child_signal_reason(WTERMSIG(status), limits);
+        return failed(child_signal_reason(WTERMSIG(status), limits));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return fmt::format("reading it failed (exit {})", WEXITSTATUS(status));
-    return "reading it failed (its reader sent no whole summary)";
+        return failed(fmt::format("reading it failed (exit {})", WEXITSTATUS(status)));
+    return failed("reading it failed (its reader sent no whole summary)");
 }
 
 /// Reap a child whose pipe reached its end and keep its whole summaries in `out` (each was
 /// sent after its file's HDF5 closed cleanly). A child of one file that did not end normally
 /// with its summary gives that file its reason; a child of several that did not answer for
 /// them all gives the rest back to `alone`, to be read one file a child.
-void finish_child(reader_child& c, const child_limits& limits, std::vector<file_summary>& out,
+void finish_child(reader_child& c, const std::vector<std::string>& paths,
+                  const child_limits& limits, std::vector<file_summary>& out,
                   std::vector<std::size_t>& alone) {
     close(c.fd);
     int status = 0;
@@ -256,7 +273,7 @@ void finish_child(reader_child& c, const child_limits& limits, std::vector<file_
         c.too_large ? std::vector<file_summary>{} : whole_frames(c.reply);
     const bool clean = !c.too_large && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (c.indices.size() == 1 && !(clean && got.size() == 1)) {
-        out[c.indices[0]] = {child_failure(c, status, limits), std::nullopt, {}};
+        out[c.indices[0]] = child_failure(c, status, paths[c.indices[0]], limits);
         return;
     }
     const std::size_t kept = std::min(got.size(), c.indices.size());
@@ -317,6 +334,12 @@ std::optional<file_summary> decode_summary(const std::string& bytes) {
     }
 }
 
+unsigned read_cpu_limit_s(const std::string& path, const child_limits& limits) {
+    struct stat st {};
+    const double mib = stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) / 1048576 : 0;
+    return limits.seconds + static_cast<unsigned>(std::min(2 * mib, 86400.0));
+}
+
 unsigned default_readers() {
     return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
 }
@@ -367,7 +390,7 @@ std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, 
         for (std::size_t i = fds.size(); i-- > 0;) {
             if (fds[i].revents == 0 || !drain(running[i]))
                 continue;
-            finish_child(running[i], limits, out, alone);
+            finish_child(running[i], paths, limits, out, alone);
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
         }
     }

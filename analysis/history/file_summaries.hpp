@@ -23,7 +23,16 @@ struct file_summary {
     std::string problem;                 ///< "" when read; else one line (no path)
     std::optional<launch_record> launch; ///< absent with a problem or when it holds no case
     std::vector<launch_case> cases;
+    /// The read ran out of time (a busy machine, not a damaged file): the problem holds for
+    /// this run only, and the file is read again on the next (index_writer::add_file).
+    bool retry = false;
 };
+
+/// The CPU seconds a child may spend reading `path`: limits.seconds plus 2 s a MiB of its size
+/// (a 1,000-case launch of 12.7 MB: 35 s; a 10,000-case launch: about 5 min). Counted in CPU
+/// time, so a busy machine does not shorten it; a wall-clock cap of 4 x that plus 10 s ends a
+/// read blocked on its storage.
+unsigned read_cpu_limit_s(const std::string& path, const child_limits& limits);
 
 /// Read `paths` in capped children, at most `workers` at once (at least 1).
 /// The summaries come back in the order of `paths`. Throws error (io) only when no child can

@@ -229,7 +229,9 @@ std::string index_writer::add_file(const std::string& path, const file_key& key,
     const std::string over = summary.problem.empty() ? beyond_limits(path, summary) : "";
     const std::string launch = summary.launch && over.empty() ? summary.launch->launch : "";
     const std::string problem = over.empty() ? summary.problem : over;
-    m_file.bind(1, path).bind(2, key.size).bind(3, key.mtime_ns).bind(4, key.inode);
+    // A read that ran out of time is kept under a size no file has: read again next run.
+    m_file.bind(1, path).bind(2, summary.retry ? std::int64_t{-1} : key.size);
+    m_file.bind(3, key.mtime_ns).bind(4, key.inode);
     m_file.bind(5, key.ctime_ns).bind(6, launch);
     m_file.bind(7, terminal_text(problem).substr(0, 300)).run();
     if (launch.empty()) // a problem is reported from the index (load_rows), on every run

@@ -37,7 +37,12 @@ std::vector<const launch_record*> ordered_launches(const index_contents& content
     std::vector<const launch_record*> out;
     std::size_t unlabelled = 0;
     std::vector<std::string> unknown;
+    std::vector<std::string> partial;
     for (const launch_record& l : contents.launches) {
+        if (!l.complete) { // stopped before its end (a limit, a signal): never a launch
+            partial.push_back(l.path);
+            continue;
+        }
         if (l.time_s > opt.now_s + 86400) {
             notes.push_back(fmt::format("{} is dated in the future ({} UTC): left out of every "
                                         "series",
@@ -59,6 +64,11 @@ std::vector<const launch_record*> ordered_launches(const index_contents& content
         }
         out.push_back(&l);
     }
+    if (!partial.empty())
+        notes.push_back(fmt::format("{} partial launch(es) (stopped before their end, "
+                                    "complete=0) left out of every series: {}{}",
+                                    partial.size(), partial.front(),
+                                    partial.size() > 1 ? " and others" : ""));
     if (unlabelled)
         notes.push_back(fmt::format("{} launch(es) without the label '{}': left out", unlabelled,
                                     opt.order_label));
@@ -192,17 +202,27 @@ series_set build_series(const index_contents& contents, const series_options& op
                 s.first_mark = mark_text_of(c->machine);
         }
     }
+    // One line for every series with marked launches (a night of a busy machine marks them
+    // all): how many series and launches, and the first series' first mark.
+    std::size_t marked_series = 0, marked_launches = 0;
+    std::string first;
     for (auto& [key, s] : all) {
         analyse(s, opt.change);
-        if (s.marked || s.skipped)
-            out.notes.push_back(
-                fmt::format("{} [{}]: {} launch(es) measured on a marked machine {} (first: {})",
-                            s.label, s.env, s.marked + s.skipped,
-                            s.skipped ? "left out (--skip-marked)"
-                                      : "kept, their marks weighed by the decision rule",
-                            s.first_mark));
+        if (s.marked || s.skipped) {
+            ++marked_series;
+            marked_launches += s.marked + s.skipped;
+            if (first.empty())
+                first = fmt::format("{}, in {} [{}]", s.first_mark, s.label, s.env);
+        }
         out.all.push_back(std::move(s));
     }
+    if (marked_series)
+        out.notes.push_back(
+            fmt::format("{} series: {} launch(es) measured on a marked machine {} (first: {})",
+                        marked_series, marked_launches,
+                        opt.skip_marked ? "left out (--skip-marked)"
+                                        : "kept, their marks weighed by the decision rule",
+                        first));
     return out;
 }
 

@@ -1,10 +1,13 @@
 #include "verdict.hpp"
 
 #include "records.hpp"
+#include "small_sample.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <fmt/format.h>
+#include <limits>
 
 namespace ringscale::analysis::history {
 
@@ -26,6 +29,14 @@ std::pair<double, std::string> largest_mark(const series& s, std::size_t a, std:
     return out;
 }
 
+/// The smallest mark effect among launches [a, b) of s (1 when one of them is unmarked).
+double least_mark(const series& s, std::size_t a, std::size_t b) {
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t i = a; i < b; ++i)
+        least = std::min(least, marked(s.points[i]) ? mark_effect_of(s.points[i].c->machine) : 1);
+    return std::isfinite(least) ? least : 1;
+}
+
 std::size_t marked_in(const series& s, std::size_t a, std::size_t b) {
     std::size_t n = 0;
     for (std::size_t i = a; i < b; ++i)
@@ -38,6 +49,15 @@ std::string meta_of(const launch_record& l, const std::string& key) {
         return l.git_commit;
     const auto it = l.meta.find(key);
     return it == l.meta.end() || it->second.empty() ? "-" : it->second;
+}
+
+/// Whether a /meta key changes with every launch (its date, id, warnings, labels), so that
+/// its moving says nothing of a change.
+bool per_launch(const std::string& k) {
+    for (const char* word : {"date", "time", "created", "launch", "warnings", "label.", "host"})
+        if (k.find(word) != std::string::npos)
+            return true;
+    return k.size() >= 2 && k.compare(k.size() - 2, 2, "id") == 0;
 }
 
 /// "T threads on C core(s)" of an oversubscription in a launch's mark or /meta warnings
@@ -55,6 +75,53 @@ std::pair<std::string, std::string> oversubscription(const series_point& p) {
         return {text.substr(start, end + 5 - start), text.substr(on + 12, end - on - 12)};
     }
     return {"", ""};
+}
+
+/// "2026-12-07 04:13" (UTC) of a launch, or its created_utc where it has no date.
+std::string launch_date(const launch_record& l) {
+    if (l.time_s == std::numeric_limits<std::int64_t>::min())
+        return l.created_utc.empty() ? "no date" : l.created_utc;
+    const std::time_t t = static_cast<std::time_t>(l.time_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+    return buf;
+}
+
+/// The regressions at one launch with one cause: the phase that carried them and what
+/// moved with them.
+struct regression_group {
+    const launch_record* launch = nullptr;
+    std::size_t index = 0;
+    std::string moved, with;
+    double least = 0, most = 0;
+    std::vector<std::string> series;
+
+    std::string line() const {
+        const std::string range = series.size() == 1
+                                      ? fmt::format("{:+.0f}%", 100 * least)
+                                      : fmt::format("{:+.0f}..{:+.0f}%", 100 * least, 100 * most);
+        return fmt::format("REGRESSION at #{} ({}): {} series slower ({}), {}; with it: {}",
+                           index + 1, launch_date(*launch), series.size(), range, moved,
+                           with.empty() ? "nothing recorded moved" : with);
+    }
+};
+
+void add_regression(std::vector<regression_group>& groups, const series& s) {
+    const found_change& f = s.changes.back();
+    const launch_record* at = s.points[f.index].launch;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const regression_group& x) {
+        return x.launch == at && x.moved == f.moved && x.with == f.with;
+    });
+    if (g == groups.end()) {
+        groups.push_back({at, f.index, f.moved, f.with, f.change(), f.change(), {}});
+        g = groups.end() - 1;
+    }
+    g->least = std::min(g->least, f.change());
+    g->most = std::max(g->most, f.change());
+    g->series.push_back(
+        fmt::format("{} [{}]: {:+.1f}% at #{}", s.label, s.env, 100 * f.change(), f.index + 1));
 }
 
 } // namespace
@@ -79,6 +146,8 @@ decision_result judge_change(const series& s, std::size_t lo, std::size_t at, st
     in.noise = s.noise;
     std::tie(in.mark_a, in.mark_reason_a) = largest_mark(s, lo, at);
     std::tie(in.mark_b, in.mark_reason_b) = largest_mark(s, at, hi);
+    in.least_mark_a = least_mark(s, lo, at);
+    in.least_mark_b = least_mark(s, at, hi);
     return decide(in);
 }
 
@@ -102,10 +171,17 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
             fmt::format("ranks' cores {} -> {} ({}) at the same launch",
                         was.empty() ? "enough" : was_cores, now.empty() ? "enough" : now_cores,
                         now.empty() ? "no longer oversubscribed" : "oversubscribed: " + now));
-    for (const char* key :
-         {"threads_per_rank", "device_name", "blas_core", "linear_gemm", "gpu_name", "cuda_version",
-          "cuda_driver_version", "nccl_version", "mpi_library", "mpi_library_version", "numhosts",
-          "jobsize", "compiler_version", "git_commit"}) {
+    std::vector<std::string> keys = {"mpi_transport", "threads_per_rank",    "device_name",
+                                     "blas_core",     "linear_gemm",         "gpu_name",
+                                     "cuda_version",  "cuda_driver_version", "nccl_version",
+                                     "mpi_library",   "mpi_library_version", "numhosts",
+                                     "jobsize",       "compiler_version",    "git_commit"};
+    // Then every other /meta value that moved (what the page's "what moved" names), but for
+    // those that change with each launch.
+    for (const auto& [k, unused] : cur.launch->meta)
+        if (std::find(keys.begin(), keys.end(), k) == keys.end() && !per_launch(k))
+            keys.push_back(k);
+    for (const std::string& key : keys) {
         const std::string a = meta_of(*prev.launch, key), b = meta_of(*cur.launch, key);
         if (a != b)
             parts.push_back(fmt::format("{} {} -> {} at the same launch", key, a, b));
@@ -113,16 +189,39 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
     return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-std::string undecided_reason(const series& s, const change_options& opt) {
+std::string too_few_launches(std::size_t n, double detectable, const change_options& opt) {
     const std::size_t m = std::max<std::size_t>(1, opt.min_segment);
-    if (s.points.size() < 2 * m)
-        return fmt::format("{} launch(es), fewer than 2 x --min-segment {}", s.points.size(), m);
-    if (std::isnan(s.detectable))
-        return "no step up to 1000x would be found in it";
+    const std::size_t needs = std::max(2 * m, smallest_launches(opt.alpha, m));
+    if (n < needs)
+        return fmt::format("too few launches: {}; needs {} (--alpha {}, --min-segment {})", n,
+                           needs, opt.alpha, m);
+    if (std::isnan(detectable))
+        return fmt::format("too few launches for its noise: {}; no step up to 1000x would be "
+                           "found in it",
+                           n);
+    if (detectable > opt.max_detectable) {
+        // The detectable step shrinks about as 1 / sqrt(launches) in log.
+        const double more = std::log1p(detectable) / std::log1p(opt.max_detectable);
+        return fmt::format("too few launches for its noise: {} (detects {:+.0f}%); needs about "
+                           "{}",
+                           n, 100 * detectable,
+                           std::max(n + 1, static_cast<std::size_t>(
+                                               std::ceil(static_cast<double>(n) * more * more))));
+    }
+    return "";
+}
+
+std::string undecided_reason(const series& s, const change_options& opt) {
+    const std::string few = too_few_launches(s.points.size(), s.detectable, opt);
+    if (!few.empty())
+        return few;
+    // Every launch marked: the busy machine is the baseline, unless the marks' effects
+    // differ between launches by more than the series' noise.
     if (marked_in(s, 0, s.points.size()) == s.points.size()) {
         const double e = largest_mark(s, 0, s.points.size()).first;
-        if (!(std::log(e) <= s.noise))
-            return fmt::format("every launch marked ({}), beyond its noise",
+        if (!(std::log(e / least_mark(s, 0, s.points.size())) <= s.noise))
+            return fmt::format("every launch marked ({}), their effects differing beyond its "
+                               "noise",
                                largest_mark(s, 0, s.points.size()).second);
     }
     if (!s.changes.empty() && s.changes.back().verdict.verdict == decision::not_decided)
@@ -138,14 +237,12 @@ verdict judge(const series_set& set, const series_options& opt) {
         v.lines.push_back("not decided: " + line);
         ++undecided;
     }
+    std::vector<regression_group> groups;
     for (const series& s : set.all) {
         changes += s.changes.size();
         if (s.regressed()) {
-            const found_change& f = s.changes.back();
             ++regressed;
-            v.lines.push_back(fmt::format("REGRESSION {} [{}]: {:+.1f}% at #{}: {}{}{}", s.label,
-                                          s.env, 100 * f.change(), f.index + 1, f.moved,
-                                          f.with.empty() ? "" : "; ", f.with));
+            add_regression(groups, s);
             continue;
         }
         const std::string why = undecided_reason(s, opt.change);
@@ -154,6 +251,13 @@ verdict judge(const series_set& set, const series_options& opt) {
             v.lines.push_back(fmt::format("not decided: {} [{}]: {}", s.label, s.env, why));
         }
     }
+    std::vector<std::string> found;
+    for (const regression_group& g : groups) {
+        found.push_back(g.line());
+        for (const std::string& one : g.series)
+            found.push_back("  " + one);
+    }
+    v.lines.insert(v.lines.begin(), found.begin(), found.end());
     if (set.all.empty() && set.unmatched.empty()) {
         ++undecided;
         v.lines.push_back("not decided: no series left");

@@ -26,6 +26,11 @@ decision_result judge_change(const series& s, std::size_t lo, std::size_t at, st
 /// ("nccl_version 2.21 -> 2.22 at the same launch"), "; "-joined; "" when nothing recorded did.
 std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::size_t hi);
 
+/// Why a series of n launches with the stated detectable step cannot be judged ("" when it
+/// can): fewer launches than any change test can reject at alpha with, or a detectable step
+/// above opt.max_detectable (or none), "too few launches: N; needs M". Pure.
+std::string too_few_launches(std::size_t n, double detectable, const change_options& opt);
+
 /// Whether a series is judged, and why not.
 std::string undecided_reason(const series& s, const change_options& opt);
 

@@ -14,27 +14,28 @@ namespace {
 struct part_peaks {
     const char* pattern; ///< upper case; matched as a whole word of the device name
     const char* part;
-    double fp32, tf32, bf16, fp16; ///< dense TFLOP/s
+    double fp32, tf32, bf16, fp16, fp8; ///< dense TFLOP/s (0: the part has no such unit)
 };
 
 // Dense peaks from the vendor datasheets. Where a datasheet gives only the figure "with
 // sparsity" (marked * there), the dense figure is half of it.
 // - NVIDIA H100 Tensor Core GPU datasheet (2023): H100 SXM FP32 67, TF32 989*, BF16 1,979*,
-//   FP16 1,979*; H100 PCIe FP32 51, TF32 756*, BF16 1,513*, FP16 1,513*; H100 NVL FP32 60,
-//   TF32 835*, BF16 1,671*, FP16 1,671*.
+//   FP16 1,979*, FP8 3,958*; H100 PCIe FP32 51, TF32 756*, BF16 1,513*, FP16 1,513*,
+//   FP8 3,026*; H100 NVL FP32 60, TF32 835*, BF16 1,671*, FP16 1,671*, FP8 3,341*.
 // - NVIDIA H200 Tensor Core GPU datasheet (2024): H200 SXM as H100 SXM; H200 NVL as H100 NVL.
 // - NVIDIA A100 Tensor Core GPU datasheet (2021): FP32 19.5, TF32 156, BF16 312, FP16 312
-//   (dense; the same for the SXM4 and PCIe forms, 40 and 80 GB).
-// - NVIDIA L40S datasheet (2023): FP32 91.6, TF32 183, BF16 362.05, FP16 362.05 (dense).
+//   (dense; the same for the SXM4 and PCIe forms, 40 and 80 GB); no FP8 unit.
+// - NVIDIA L40S datasheet (2023): FP32 91.6, TF32 183, BF16 362.05, FP16 362.05 (dense),
+//   FP8 1,466*.
 // More specific names come first: the first match wins.
 constexpr part_peaks table[] = {
-    {"H100 PCIE", "H100 PCIe", 51.0, 378.0, 756.5, 756.5},
-    {"H100 NVL", "H100 NVL", 60.0, 417.5, 835.5, 835.5},
-    {"H200 NVL", "H200 NVL", 60.0, 417.5, 835.5, 835.5},
-    {"H100", "H100 SXM", 67.0, 494.5, 989.5, 989.5},
-    {"H200", "H200 SXM", 67.0, 494.5, 989.5, 989.5},
-    {"A100", "A100", 19.5, 156.0, 312.0, 312.0},
-    {"L40S", "L40S", 91.6, 183.0, 362.05, 362.05},
+    {"H100 PCIE", "H100 PCIe", 51.0, 378.0, 756.5, 756.5, 1513.0},
+    {"H100 NVL", "H100 NVL", 60.0, 417.5, 835.5, 835.5, 1670.5},
+    {"H200 NVL", "H200 NVL", 60.0, 417.5, 835.5, 835.5, 1670.5},
+    {"H100", "H100 SXM", 67.0, 494.5, 989.5, 989.5, 1979.0},
+    {"H200", "H200 SXM", 67.0, 494.5, 989.5, 989.5, 1979.0},
+    {"A100", "A100", 19.5, 156.0, 312.0, 312.0, 0.0},
+    {"L40S", "L40S", 91.6, 183.0, 362.05, 362.05, 733.0},
 };
 
 std::string upper(std::string s) {
@@ -69,6 +70,8 @@ std::string mfu_dtype_of(const std::string& recorded) {
         return "fp16";
     if (d == "tf32")
         return "tf32";
+    if (d == "fp8" || d == "float8" || d == "e4m3" || d == "float8_e4m3fn")
+        return "fp8";
     if (d.empty() || d == "fp32" || d == "float32" || d == "float")
         return "fp32";
     return d;
@@ -84,6 +87,7 @@ std::optional<dense_peak> gpu_dense_peak(const std::string& device_name, const s
                           : t == "fp16" ? p.fp16
                           : t == "tf32" ? p.tf32
                           : t == "fp32" ? p.fp32
+                          : t == "fp8"  ? p.fp8
                                         : 0.0;
         if (tf <= 0)
             return std::nullopt;

@@ -15,13 +15,14 @@ namespace ringscale::analysis {
 /// One device's dense peak for one dtype.
 struct dense_peak {
     std::string part;  ///< "H100 SXM", "A100", ... ("--peak" when the user stated it)
-    std::string dtype; ///< bf16 | fp16 | tf32 | fp32
+    std::string dtype; ///< bf16 | fp16 | fp8 | tf32 | fp32
     double tflops = 0; ///< TFLOP/s (1e12 FLOP/s) per device
 };
 
 /// The dtype an MFU is taken against, from a recorded dtype name: bf16 ("bf16", "bfloat16"),
-/// fp16 ("fp16", "float16", "half"), tf32, fp32 ("fp32", "float32", "float", ""); anything
-/// else (fp64, fp8, ...) is returned lower-cased and has no table entry.
+/// fp16 ("fp16", "float16", "half"), fp8 ("fp8", "float8", "e4m3", "float8_e4m3fn": the peak
+/// of fp8 GEMMs, E4M3 or E5M2 alike), tf32, fp32 ("fp32", "float32", "float", ""); anything
+/// else (fp64, ...) is returned lower-cased and has no table entry.
 std::string mfu_dtype_of(const std::string& recorded);
 
 /// Dense peak of the GPU called `device_name` (as CUDA names it, e.g. "NVIDIA H100 80GB

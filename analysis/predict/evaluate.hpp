@@ -79,7 +79,7 @@ struct figure_source {
 /// The scale of that second draw. A whole draw over-covered: over eight stored runs of
 /// tests/bench/predict_load.sh (four studies, quiet and loaded) its bands covered 89-100% of
 /// the held-out cases (mean 96%, four runs at 100%); half a draw (a quarter of the variance
-/// again) gave 81-100% (mean 90.5%), 6 of the 8 runs within 80-97% (DESIGN.md, issue 36).
+/// again) gave 81-100% (mean 90.5%), 6 of the 8 runs within 80-97% (analysis/predict/README.md).
 inline constexpr double unseen_sharing_scale = 0.5;
 
 struct predicted {

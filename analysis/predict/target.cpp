@@ -93,6 +93,9 @@ train_problem train_of(const target& t) {
     tp.hidden = number(t, "hidden", 512);
     tp.heads = number(t, "heads", 8);
     tp.vocab = number(t, "vocab", 1024);
+    tp.kv_heads = number(t, "kv_heads", 0);
+    tp.ffn = number(t, "ffn", 0);
+    tp.swiglu = field(t, "mlp", "gelu") == "swiglu";
     tp.seq_len = number(t, "train_seq_len", 512);
     tp.tokens = number(t, "tokens", 4096) * (field(t, "scaling") == "weak" ? p : 1);
     // The launch's grid rule (dp x cp = P; dp 0 is P / cp), in its words.

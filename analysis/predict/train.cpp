@@ -57,7 +57,8 @@ attention_problem block_attention(const train_problem& t, bool backward) {
     attention_problem a;
     a.seq_len = t.seq_len;
     a.batch = t.tokens / t.seq_len / t.dp;
-    a.heads = a.kv_heads = t.heads;
+    a.heads = t.heads;
+    a.kv_heads = t.kv_heads > 0 ? t.kv_heads : t.heads;
     a.head_dim = t.hidden / t.heads;
     a.causal = true;
     a.backward = backward;
@@ -89,7 +90,7 @@ unit_costs price_units(const train_problem& t, const placement& where, const fig
         if (u == 0) { // embedding rows in, their gradient rows added back
             fw = bw = memory_pass(tl * h * 4);
         } else if (u <= t.layers) {
-            fw.gemm_flop = 2 * 12 * h * h * tl;
+            fw.gemm_flop = block_gemm_flops(t, tl);
             fw.mem_bytes = 4 * tl * h * 16; // norms, GELU, residuals, biases
             fw.calls = 10;
             bw = fw * 2;
@@ -225,12 +226,27 @@ cost fsdp_step(const train_problem& t, const unit_costs& c, const placement& w, 
 
 } // namespace
 
+block_widths widths(const train_problem& t) {
+    const double h = t.hidden;
+    const double kv = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (h / t.heads);
+    const double f = t.ffn > 0 ? t.ffn : 4 * h;
+    return {kv, h + 2 * kv, f, t.swiglu ? 2 * f : f};
+}
+
+double block_gemm_flops(const train_problem& t, double tokens) {
+    const block_widths w = widths(t);
+    const double h = t.hidden;
+    return 2 * tokens * (h * (w.qkv + h + w.up) + w.ffn * h);
+}
+
 double unit_params(const train_problem& t, int u) {
     const double h = t.hidden, v = t.vocab;
     if (u == 0)
         return v * h;
-    if (u <= t.layers)
-        return 12 * h * h + 8 * h;
+    if (u <= t.layers) { // norm1, wqkv, wo, bo, norm2, w1, b1, w2, b2
+        const block_widths w = widths(t);
+        return h * (w.qkv + h + w.up + w.ffn) + 4 * h + w.up;
+    }
     return h + v * h + v;
 }
 
@@ -303,8 +319,10 @@ double train_memory(const train_problem& t, bool gpu) {
         state = 4 * shards + 4 * biggest;
     }
     const double tl = local_tokens(t);
-    const double act =
-        t.layers * tl * (17 * h + 2 + t.heads) + tl * (2 * h + 1 + t.vocab) + tl * 14 * h;
+    const block_widths w = widths(t); // as transformer::activation_floats
+    const double act = t.layers * tl * (7 * h + 2 * w.kv + w.up + w.ffn + 2 + t.heads) +
+                       tl * (2 * h + 1 + t.vocab) +
+                       tl * (6 * h + 4 * w.kv + w.up + (t.swiglu ? w.ffn : 0));
     if (gpu)
         return fl * (state + act + tl * (t.heads + 1) + 2 * tl + padded(total, p)) + 8 * tl * h +
                64.0 * (1 << 20);

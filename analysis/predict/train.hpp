@@ -21,6 +21,9 @@ namespace ringscale::analysis::predict {
 
 struct train_problem {
     double layers = 4, hidden = 512, heads = 8, vocab = 1024;
+    double kv_heads = 0;  ///< K/V heads (GQA); 0: heads
+    double ffn = 0;       ///< MLP width; 0: 4 x hidden
+    bool swiglu = false;  ///< SwiGLU MLP (gate and up projections) instead of GELU
     double seq_len = 512; ///< tokens per sequence
     double tokens = 4096; ///< global tokens per step
     int dp = 1, cp = 1;   ///< resolved at the case's P
@@ -30,6 +33,15 @@ struct train_problem {
     double bucket_bytes = 25.0 * (1 << 20);
     double attn_elem_bytes = 4; ///< attention inputs (bf16 on a GPU)
 };
+
+/// The block's widths as kernels/model/params.hpp: K (and V) features, the QKV projection's
+/// outputs, the MLP's width and its up projection's outputs (twice the width for SwiGLU).
+struct block_widths {
+    double kv, qkv, ffn, up;
+};
+block_widths widths(const train_problem& t);
+/// GEMM FLOPs of one block's forward over `tokens` tokens: 2·tokens·(h·(qkv + h + up) + ffn·h).
+double block_gemm_flops(const train_problem& t, double tokens);
 
 /// Parameters of unit u (0 embedding, 1..L blocks, L+1 head), as kernels/model_params.cpp.
 double unit_params(const train_problem& t, int u);

@@ -67,6 +67,8 @@ std::string close_section(page_state& st) {
     std::string h;
     if (st.section == "history" && st.m.history)
         h += history_html(*st.m.history, st.dir, st.plots);
+    if (st.section == "timelines")
+        h += st.m.timelines_html;
     st.section.clear();
     st.history_rest = false;
     return h + "</section>\n";

@@ -17,6 +17,7 @@
 #include "src/base/results_schema.hpp"
 #include "src/base/text_escape.hpp"
 #include "src/base/whole_file.hpp"
+#include "timeline_svg.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -281,6 +282,8 @@ std::string compose_report(const report_inputs& in, const report_options& opt,
               "communication: both are left out.\n\n"
               "![breakdown](breakdown.png)\n";
     }
+    if (in.results) // --trace: one iteration per scheme, drawn by the page (timeline_svg.hpp)
+        md += timeline_section(in.results->cases);
     md += "\n## Memory\n\nPeak memory per rank (max over ranks and launches) is in the "
           "Summary's MiB columns: host = buffers the job allocated, RSS = the process's peak "
           "resident set, device = GPU memory; params/grads/optimizer/activations/comm buffers are "
@@ -306,6 +309,8 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         // One model, two renderings (issue 52): report.md and report.html cannot drift apart.
         report_model model = read_report_model(compose_report(in, opt, staged.path(), pngs));
         model.history = in.history;
+        if (in.results)
+            model.timelines_html = timeline_html(in.results->cases);
         if (in.compared) // the rows of baseline_section's table, in its order
             for (const case_comparison& c : in.compared->matched)
                 model.compared_keys.push_back(c.base->key);

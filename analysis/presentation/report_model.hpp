@@ -28,6 +28,8 @@ struct report_model {
     /// The case key of each row of the table in the section `compared_section` (compare's
     /// verdicts, --baseline), in the table's order: the page links each row to its series.
     std::vector<std::string> compared_keys;
+    /// The section "Timelines" (--trace): its inline SVG figures, escaped (timeline_svg.hpp).
+    std::string timelines_html;
 };
 
 /// The anchor of the report's section "Compared with the baseline" (report.cpp's heading).

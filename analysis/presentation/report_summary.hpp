@@ -1,7 +1,9 @@
-// The report's opening summary (issue 52), in both report.md and report.html: the fastest
-// scheme per (S, P) with its margin and verdict, scaling efficiency at the largest P, the
-// regressions since the last change, and what was marked and why. Each list is capped; the
-// sections below hold the rest.
+// The report's opening summary, in both report.md and report.html: the answers in plain words
+// with only the fields that vary (the fields every line shares are said once above the lines):
+// per (S, P) the first scheme against the runner-up with the decision rule's verdict ("fastest"
+// only where the rule confirmed it), scaling efficiency at the largest P, the regressed series
+// one line per cause (launch time, phase, what moved with it), and what was marked as one line
+// with its counts. Each list is capped; the sections below hold the rest.
 #pragma once
 
 #include "analysis/cases/cases.hpp"

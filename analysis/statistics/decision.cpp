@@ -16,6 +16,17 @@ double weighed(double mark, double noise) {
     return mark;
 }
 
+/// How much more a side's largest mark slows it than the other side's smallest mark slows
+/// that one (1 when not more; unbounded stays unbounded).
+double net(double largest, double others_least) {
+    if (!(largest > 1))
+        return 1;
+    if (!std::isfinite(largest))
+        return largest;
+    const double least = std::isfinite(others_least) && others_least > 1 ? others_least : 1;
+    return std::max(1.0, largest / least);
+}
+
 std::string mark_clause(const std::string& reason, double mark) {
     const std::string size =
         std::isfinite(mark) ? fmt::format("x{:.2f}", mark) : std::string("unbounded");
@@ -39,7 +50,11 @@ decision_result decide(const decision_inputs& in) {
           in.ratio_hi >= in.ratio_lo))
         return {decision::not_decided, "no interval", ""};
     const double up = 1 + std::max(in.threshold, 0.0), down = 1 / up;
-    const double ma = weighed(in.mark_a, in.noise), mb = weighed(in.mark_b, in.noise);
+    // Each side's excess over the other: its largest mark against the other's smallest (a
+    // mark present to the same degree on both sides cannot account for a change between
+    // them).
+    const double ma = weighed(net(in.mark_a, in.least_mark_b), in.noise);
+    const double mb = weighed(net(in.mark_b, in.least_mark_a), in.noise);
     const double lo = in.ratio_lo, hi = in.ratio_hi;
     decision_result r;
     if (lo > up) {

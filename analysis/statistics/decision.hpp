@@ -27,6 +27,11 @@ struct decision_inputs {
     double noise = NAN;            ///< the case's launch-to-launch noise (log SD); NaN: not known
     double mark_a = 1, mark_b = 1; ///< largest estimated effect of a side's marks on its whole
                                    ///< time (factor hi, 1 = none; machine::largest_effect)
+    /// The smallest effect of a side's marks among its launches (1 when a launch of it is
+    /// unmarked, or when the caller knows only the largest): the rule weighs the difference
+    /// between the sides, each side's largest against the other's smallest, so a machine as
+    /// busy before as after decides as a quiet one.
+    double least_mark_a = 1, least_mark_b = 1;
     std::string mark_reason_a, mark_reason_b; ///< the marks' reasons, for the verdict's reason
 };
 
@@ -42,13 +47,14 @@ struct decision_result {
 };
 
 /// The rule, in this order: fewer than 2 launches on a side -> not decided (one launch / no
-/// launch); no finite CI -> not decided (no interval); a mark whose effect (log) is at most
-/// the case's noise is ignored; CI above 1 + threshold -> slower, unless b's mark could
-/// account for the margin (lo / mark_b <= 1 + threshold) -> not decided (marked); CI below
-/// 1 / (1 + threshold) -> faster, unless a's mark could (hi * mark_a >= 1 / (1 + threshold));
-/// CI inside the threshold band -> tie, unless a mark could hide a difference beyond it (lo /
-/// mark_b < 1 / (1 + threshold) or hi * mark_a > 1 + threshold); otherwise not decided (within
-/// noise). Pure.
+/// launch); no finite CI -> not decided (no interval); each side's mark is weighed net of
+/// the other side's: mark_b / least_mark_a and mark_a / least_mark_b (at least 1), and a net
+/// mark whose effect (log) is at most the case's noise is ignored; CI above 1 + threshold ->
+/// slower, unless b's mark could account for the margin (lo / mark_b <= 1 + threshold) -> not
+/// decided (marked); CI below 1 / (1 + threshold) -> faster, unless a's mark could (hi * mark_a >=
+/// 1 / (1 + threshold)); CI inside the threshold band -> tie, unless a mark could hide a difference
+/// beyond it (lo / mark_b < 1 / (1 + threshold) or hi * mark_a > 1 + threshold); otherwise not
+/// decided (within noise). Pure.
 decision_result decide(const decision_inputs& in);
 
 /// "faster", "slower", "tie", "not decided".

@@ -77,8 +77,15 @@ class allgather_attention final : public cp_attention {
         // Writes m_all, which no compute of this pass has read yet: an earlier pass's reads
         // are ordered before it by the caller (or ended with the device idle).
         pending_exchange x;
-        x.req = m_comm.iall_gather(kv, m_all.data(), 2 * kv_bytes(), comm::dtype::u8);
+        x.req = traced(m_comm.iall_gather(kv, m_all.data(), 2 * kv_bytes(), comm::dtype::u8),
+                       trace::kind::all_gather, 2.0 * static_cast<double>(kv_bytes()));
         return x;
+    }
+    void finish_gather(pending_exchange& x, phase_timer& timer) {
+        trace::context what = trace::current(); // --trace: the wait is the all-gather's
+        what.wait_for = trace::kind::all_gather;
+        const trace::scope named(what);
+        finish_exchange(m_comm, m_dev, x, timer);
     }
     void block_backward(const void* q, const void* d_o, const float* lse, float* dq, int src,
                         pending_exchange* pending);
@@ -131,7 +138,7 @@ void allgather_attention::forward(const void* q, const void* kv, float* o, float
                                kernels::attention_split::per_group, tester(&gather, nullptr));
         round_merged(o);
     }
-    finish_exchange(m_comm, m_dev, gather, timer);
+    finish_gather(gather, timer);
     phase_scope compute(m_dev, timer, phase::compute);
     for (int s = 1; s < p; ++s) { // nothing in flight: each block in one call
         const int src = (me - s + p) % p;
@@ -165,7 +172,7 @@ void allgather_attention::backward(const void* q, const void* kv, const float* o
     const float* l = lse ? lse : m_lse.data();
     if (!m_keep) { // every layer's forward gathered since this one's: gather its K/V again
         pending_exchange gather = post_gather(kv);
-        finish_exchange(m_comm, m_dev, gather, timer);
+        finish_gather(gather, timer);
     }
     {
         phase_scope compute(m_dev, timer, phase::compute);
@@ -179,6 +186,9 @@ void allgather_attention::backward(const void* q, const void* kv, const float* o
     pending_exchange x;
     for (int s = 0; s < p; ++s) {
         const int b = ((me - s - 1) % p + p) % p;
+        trace::context step = trace::current();
+        step.step = s;
+        const trace::scope traced_step(step);
         {
             phase_scope compute(m_dev, timer, phase::compute);
             block_backward(q, d_o, l, dq, b, &x);

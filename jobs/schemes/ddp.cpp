@@ -107,16 +107,20 @@ class ddp final : public full_state {
                 const float* g = m_grads.data() + b.offset;
                 float* out = m_reduced.data() + b.offset;
                 const int tag = ring_tag_base + static_cast<int>(&b - m_buckets.data());
-                m_pending.push_back(m_ring ? ring_allreduce(m_group, g, out, b.size, tag)
-                                           : m_group.iallreduce(g, out, b.size, comm::dtype::f32,
-                                                                comm::reduce_op::sum));
+                m_pending.push_back(
+                    traced(m_ring ? ring_allreduce(m_group, g, out, b.size, tag)
+                                  : m_group.iallreduce(g, out, b.size, comm::dtype::f32,
+                                                       comm::reduce_op::sum),
+                           trace::kind::reduce, static_cast<double>(b.size) * sizeof(float)));
             }
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {
         {
+            const trace::scope named(trace::wait_context(trace::kind::reduce, 0));
             phase_scope wait(m_dev, timer, phase::comm_wait);
             comm::wait_all(m_pending);
         }
+        const trace::scope optimizer(trace::layer_context(trace::kind::optimizer, -1));
         phase_scope compute(m_dev, timer, phase::compute);
         kernels::model::optimizer_step(m_ctx, m_hp, step, m_layout.total(), m_params.data(),
                                        m_reduced.data(), m_m.data(), m_v.data());

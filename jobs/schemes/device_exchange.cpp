@@ -1,6 +1,65 @@
 #include "jobs/schemes/device_exchange.hpp"
 
+#include "src/base/trace_events.hpp"
+
 namespace ringscale::jobs::schemes {
+
+namespace {
+
+// --trace: a request that marks its events complete when it is first seen done (a test that
+// returns true, or the end of wait). The CPU sees completion only when it looks, between
+// kernel pieces: a transfer's end is when the rank learned of it.
+class traced_request final : public comm::request {
+  public:
+    traced_request(comm::request_ptr inner, std::vector<std::size_t> events)
+        : m_inner(std::move(inner)), m_events(std::move(events)) {}
+    void wait() override {
+        m_inner->wait();
+        done();
+    }
+    bool test() override {
+        const bool ok = m_inner->test();
+        if (ok)
+            done();
+        return ok;
+    }
+
+  private:
+    void done() {
+        if (trace::recorder* r = trace::active())
+            for (std::size_t e : m_events)
+                r->complete(e, now_s());
+        m_events.clear();
+    }
+    comm::request_ptr m_inner;
+    std::vector<std::size_t> m_events;
+};
+
+// One transfer event posted now (end unset until its completion is seen).
+std::size_t posted(trace::recorder& r, trace::kind k, int peer, int tag, double bytes) {
+    trace::event e;
+    e.what = k;
+    e.start_s = now_s();
+    e.end_s = -1;
+    e.step = trace::current().step;
+    e.layer = trace::current().layer;
+    e.peer = peer;
+    e.tag = tag;
+    if (peer >= 0)
+        e.seq = r.next_seq(peer, tag, k == trace::kind::send);
+    e.bytes = bytes;
+    return r.add(e);
+}
+
+} // namespace
+
+comm::request_ptr traced(comm::request_ptr req, trace::kind k, double bytes) {
+    trace::recorder* r = trace::active();
+    if (!r || !req)
+        return req;
+    return std::make_unique<traced_request>(std::move(req),
+                                            std::vector<std::size_t>{posted(*r, k, -1, -1, bytes)});
+}
 
 void order_comm_after(comm::communicator& c, kernels::executor& dev, const kernels::mark& m) {
     if (c.stream_ordered())
@@ -12,6 +71,10 @@ void order_comm_after(comm::communicator& c, kernels::executor& dev, const kerne
 void wait_exposed(comm::request_ptr& req, kernels::executor& dev, phase_timer& timer) {
     if (!req)
         return;
+    trace::context what = trace::current();
+    if (what.wait_for == trace::kind::wait) // a ring's receive unless the caller named it
+        what.wait_for = trace::kind::recv;
+    const trace::scope named(what);
     kernels::phase_scope wait(dev, timer, phase::comm_wait);
     req->wait();
     req.reset();
@@ -27,6 +90,13 @@ pending_exchange post_sendrecv(comm::communicator& c, kernels::executor& dev, co
         dev.stream_wait(c.stream(), recv_free);
     order_comm_after(c, dev, send_ready);
     x.req = c.isendrecv(send, bytes, dest, recv, bytes, source, comm::dtype::u8, tag);
+    if (trace::recorder* r = trace::active()) {
+        const double b = static_cast<double>(bytes);
+        x.req = std::make_unique<traced_request>(
+            std::move(x.req),
+            std::vector<std::size_t>{posted(*r, trace::kind::send, dest, tag, b),
+                                     posted(*r, trace::kind::recv, source, tag, b)});
+    }
     if (wait_now)
         finish_exchange(c, dev, x, timer);
     return x;

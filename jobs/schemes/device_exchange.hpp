@@ -8,6 +8,7 @@
 #include "comm/communicator.hpp"
 #include "kernels/kernels.hpp"
 #include "src/base/clock.hpp"
+#include "src/base/trace_events.hpp"
 
 namespace ringscale::jobs::schemes {
 
@@ -37,6 +38,10 @@ pending_exchange post_sendrecv(comm::communicator& c, kernels::executor& dev, co
 /// Wait for a posted exchange as exposed communication (no-op when none is pending).
 void finish_exchange(comm::communicator& c, kernels::executor& dev, pending_exchange& x,
                      phase_timer& timer);
+
+/// --trace: `req` wrapped to record a transfer of kind `k` (`bytes`) from now to its observed
+/// completion; `req` itself when not tracing.
+comm::request_ptr traced(comm::request_ptr req, trace::kind k, double bytes);
 
 /// A progress function for CPU kernels: tests the pending requests of `a` and `b` (may be null).
 kernels::progress_fn tester(pending_exchange* a, pending_exchange* b);

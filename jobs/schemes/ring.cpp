@@ -61,6 +61,34 @@ void send_home(const ring_spec& s, const float* sum, float* ours, std::size_t el
                       summed, !s.overlap, timer);
 }
 
+// --trace: ring step `step` and its block's FLOPs (`per_pair` per visible query-key pair, head
+// and dimension). The pairs are counted once per case, the first time a traced pass asks (a
+// warm-up iteration's): a launch without --trace never counts them.
+trace::context step_context(const ring_spec& s, ring_buffers& b, int step, int src,
+                            double per_pair) {
+    trace::context c = trace::current();
+    c.step = step;
+    if (!trace::active())
+        return c;
+    const int p = s.comm->size();
+    if (static_cast<int>(b.pairs.size()) != p)
+        for (int r = 0; r < p; ++r) {
+            const auto q = pos_of(s, s.comm->rank()), k = pos_of(s, r);
+            b.pairs.push_back(static_cast<double>(kernels::count_visible(
+                s.shape.mask, s.shape.causal, q.host, q.count, k.host, k.count)));
+        }
+    c.flops = per_pair * b.pairs[static_cast<std::size_t>(src)] *
+              static_cast<double>(s.shape.batch * s.shape.heads * s.shape.head_dim);
+    return c;
+}
+
+trace::context merge_context() {
+    trace::context c = trace::current();
+    c.compute = trace::kind::merge;
+    c.flops = 0;
+    return c;
+}
+
 } // namespace
 
 std::size_t ring_kv_elems(const ring_spec& s) {
@@ -124,6 +152,7 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
     for (int s = 0; s < steps; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
+        const trace::scope traced_step(step_context(spec, bufs, s, src, 4.0));
         pending_exchange x;
         if (s < steps - 1)
             x = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
@@ -132,8 +161,11 @@ void ring_forward(const ring_spec& spec, const void* q, const void* kv, float* o
             kernels::attention_fwd(dev, spec.shape, spec.type, q, block, block + kvb, q_pos,
                                    pos_of(spec, src), o, lse, kernels::attention_split::per_group,
                                    tester(&x, nullptr));
-            if (spec.merge_in_dtype) // the running O kept in the dtype between blocks
-                kernels::round_values(dev, spec.type, ring_q_elems(spec), o);
+        }
+        if (spec.merge_in_dtype && bufs.visible[static_cast<std::size_t>(src)]) {
+            const trace::scope merging(merge_context());
+            phase_scope compute(dev, timer, phase::compute);
+            kernels::round_values(dev, spec.type, ring_q_elems(spec), o); // O kept in the dtype
         }
         last_read = dev.record();
         finish(spec, x, timer);
@@ -161,6 +193,7 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
     for (int s = 0; s < steps; ++s) {
         const unsigned char* block = block_at(kv, bufs, s);
         const int src = kernels::ring_source_rank(me, s, p);
+        const trace::scope traced_step(step_context(spec, bufs, s, src, 10.0));
         pending_exchange x_kv;
         if (s < steps - 1)
             x_kv = post(spec, block, bufs.kv[s % 2].data(), 2 * kvb, 1, {}, last_read, timer);
@@ -178,6 +211,7 @@ void ring_backward(const ring_spec& spec, const void* q, const void* kv, const f
         // ours and pass the sum on. After P steps each block's sum is back at its owner.
         finish(spec, x_dkv, timer);
         {
+            const trace::scope merging(merge_context());
             phase_scope compute(dev, timer, phase::compute);
             float* out = bufs.dkv_send.data();
             if (s > 0)

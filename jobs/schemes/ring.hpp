@@ -41,6 +41,7 @@ int ring_steps_needed(const kernels::attention_shape& shape,
 /// Scratch reused across iterations: two K/V ring buffers, dK/dV partial sums.
 struct ring_buffers {
     std::vector<char> visible; ///< [P]: whether our queries see a key of rank r's block
+    std::vector<double> pairs; ///< --trace: [P] (query, key) pairs visible in rank r's block
     kernels::dev_buffer<unsigned char> kv[2];
     kernels::dev_buffer<float> dkv_local, dkv_send;
     /// The compute that last read kv[0] or kv[1]: a forward's last steps read them while the

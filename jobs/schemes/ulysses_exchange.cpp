@@ -80,6 +80,10 @@ void exchange(const ulysses_layout& lay, const std::vector<ulysses_tensor>& tens
     // read the receive block (both on the compute stream before this point).
     order_comm_after(*lay.comm, dev, dev.record());
     {
+        trace::context what = trace::current(); // --trace: the wait is the all-to-all
+        what.wait_for = trace::kind::all_to_all;
+        what.bytes = static_cast<double>(per_rank) * (lay.comm->size() - 1);
+        const trace::scope named(what);
         phase_scope wait(dev, timer, phase::comm_wait);
         lay.comm->all_to_all(s.send.data(), s.recv.data(), per_rank, comm::dtype::u8);
     }

@@ -9,6 +9,7 @@
 #include "kernels/cpu/layout_bhsd.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/rmsnorm.hpp"
+#include "kernels/cpu/swiglu.hpp"
 #include "src/base/error.hpp"
 
 #include <string>
@@ -44,6 +45,25 @@ void prepare_gemm(executor&, gemm_math math) {
 void linear_fwd(executor&, gemm_math, const linear_shape& s, const float* x, const float* w,
                 const float* b, float* y) {
     linear_fwd(s, x, w, b, y);
+}
+
+namespace {
+
+[[noreturn]] void refuse_lowp() {
+    throw config_error("the CPU emulates --dtype by rounding the GEMM operands (fp32 GEMMs); "
+                       "low-precision GEMMs run on --device cuda");
+}
+
+} // namespace
+
+void linear_fwd_lowp(executor&, const lowp_gemm&, const linear_shape&, const float*, const float*,
+                     const float*, float*) {
+    refuse_lowp();
+}
+
+void linear_bwd_lowp(executor&, const lowp_gemm&, const linear_shape&, const float*, const float*,
+                     const float*, float*, float*, float*) {
+    refuse_lowp();
 }
 
 void linear_bwd(executor&, gemm_math, const linear_shape& s, const float* x, const float* w,
@@ -85,6 +105,15 @@ void gelu_fwd(executor&, std::size_t n, const float* x, float* y) {
 
 void gelu_bwd(executor&, std::size_t n, const float* x, const float* dy, float* dx) {
     gelu_bwd(n, x, dy, dx);
+}
+
+void swiglu_fwd(executor&, std::size_t rows, std::size_t f, const float* h1, float* g) {
+    swiglu_fwd(rows, f, h1, g);
+}
+
+void swiglu_bwd(executor&, std::size_t rows, std::size_t f, const float* h1, const float* dg,
+                float* dh1) {
+    swiglu_bwd(rows, f, h1, dg, dh1);
 }
 
 void to_bhsd(executor&, const batch_shape& s, std::int64_t heads, std::int64_t d, const float* src,

@@ -1,13 +1,16 @@
 // The CUDA backend's training-step layers (kernels/kernels.inc): the nn kernels of this folder
 // on the executor's compute stream, GEMMs through the executor's cuBLAS handle of the asked
-// arithmetic (fp32, or TF32 tensor cores).
+// arithmetic (fp32, or TF32 tensor cores), or in bf16, fp16 or fp8 through its cuBLASLt
+// GEMMs (kernels/cuda/lowp_linear).
 #include "kernels/cuda/adamw.cuh"
 #include "kernels/cuda/backend.hpp"
 #include "kernels/cuda/cross_entropy.cuh"
 #include "kernels/cuda/dense.cuh"
 #include "kernels/cuda/executor.hpp"
 #include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/lowp_linear.hpp"
 #include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/swiglu.cuh"
 #include "kernels/cuda/train_layout.cuh"
 #include "src/base/error.hpp"
 
@@ -48,6 +51,16 @@ void linear_bwd(executor& exec, gemm_math math, const linear_shape& s, const flo
     linear_bwd_cuda(as_cuda(exec).blas(math), s, x, w, dy, dx, dw, db);
 }
 
+void linear_fwd_lowp(executor& exec, const lowp_gemm& g, const linear_shape& s, const float* x,
+                     const float* w, const float* b, float* y) {
+    as_cuda(exec).lowp().forward(g, s, x, w, b, y);
+}
+
+void linear_bwd_lowp(executor& exec, const lowp_gemm& g, const linear_shape& s, const float* x,
+                     const float* w, const float* dy, float* dx, float* dw, float* db) {
+    as_cuda(exec).lowp().backward(g, s, x, w, dy, dx, dw, db);
+}
+
 void linear_fwd_heads(executor& exec, gemm_math math, const linear_shape& lin, const float* x,
                       const float* w, const float* b, const batch_shape& s, std::int64_t heads,
                       std::int64_t d, float* const* dst, float* scratch) {
@@ -76,6 +89,15 @@ void gelu_fwd(executor& exec, std::size_t n, const float* x, float* y) {
 
 void gelu_bwd(executor& exec, std::size_t n, const float* x, const float* dy, float* dx) {
     gelu_bwd_cuda(n, x, dy, dx, exec.stream());
+}
+
+void swiglu_fwd(executor& exec, std::size_t rows, std::size_t f, const float* h1, float* g) {
+    swiglu_fwd_cuda(rows, f, h1, g, exec.stream());
+}
+
+void swiglu_bwd(executor& exec, std::size_t rows, std::size_t f, const float* h1, const float* dg,
+                float* dh1) {
+    swiglu_bwd_cuda(rows, f, h1, dg, dh1, exec.stream());
 }
 
 void to_bhsd(executor& exec, const batch_shape& s, std::int64_t heads, std::int64_t d,

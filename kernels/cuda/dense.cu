@@ -70,4 +70,13 @@ void linear_bwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x,
         launch_elementwise(bias_grad_kernel, s.out, ctx.stream(), s.tokens, s.out, dy, db);
 }
 
+void bias_broadcast_cuda(std::size_t tokens, std::size_t out, const float* b, float* y,
+                         void* stream) {
+    launch_elementwise(bias_broadcast_kernel, tokens * out, stream, tokens, out, b, y);
+}
+
+void bias_grad_cuda(std::size_t tokens, std::size_t out, const float* dy, float* db, void* stream) {
+    launch_elementwise(bias_grad_kernel, out, stream, tokens, out, dy, db);
+}
+
 } // namespace ringscale::kernels::cuda

@@ -23,4 +23,13 @@ void linear_fwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x,
 void linear_bwd_cuda(cublas_context& ctx, const linear_shape& s, const float* x, const float* w,
                      const float* dy, float* dx, float* dw, float* db);
 
+/// y[tokens, out] = b[out] on every row (a GEMM with beta = 1 then adds its product).
+/// DEVICE pointers; asynchronous on `stream` (a cudaStream_t).
+void bias_broadcast_cuda(std::size_t tokens, std::size_t out, const float* b, float* y,
+                         void* stream);
+
+/// db[out] += Σ_tokens dy[tokens, out], summed in double. DEVICE pointers; asynchronous on
+/// `stream`.
+void bias_grad_cuda(std::size_t tokens, std::size_t out, const float* dy, float* db, void* stream);
+
 } // namespace ringscale::kernels::cuda

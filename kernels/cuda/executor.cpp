@@ -1,6 +1,7 @@
 #include "kernels/cuda/executor.hpp"
 
 #include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/lowp_linear.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 
@@ -29,6 +30,7 @@ cuda_executor::cuda_executor() : executor(device_kind::cuda, new_stream()) {}
 cuda_executor::~cuda_executor() {
     auto* s = static_cast<cudaStream_t>(stream());
     cudaStreamSynchronize(s); // never throws from a destructor
+    m_lowp.reset();           // its buffers and cuBLASLt handle, before the stream
     for (auto& b : m_blas)
         b.reset(); // before the stream they are bound to
     for (void* e : m_events)
@@ -128,6 +130,12 @@ cublas_context& cuda_executor::blas(gemm_math math) {
     if (!b)
         b = std::make_unique<cublas_context>(stream(), math == gemm_math::tf32);
     return *b;
+}
+
+lowp_linear& cuda_executor::lowp() {
+    if (!m_lowp)
+        m_lowp = std::make_unique<lowp_linear>(*this);
+    return *m_lowp;
 }
 
 cuda_executor& as_cuda(executor& exec) {

@@ -13,6 +13,8 @@
 
 namespace ringscale::kernels::cuda {
 
+class lowp_linear;
+
 class cuda_executor final : public executor {
   public:
     cuda_executor();
@@ -38,6 +40,8 @@ class cuda_executor final : public executor {
     /// The cuBLAS handle for GEMMs of `math`, bound to the compute stream; created on first
     /// use and kept while the executor lives (creating one costs milliseconds).
     cublas_context& blas(gemm_math math);
+    /// The bf16, fp16 and fp8 GEMMs of the linear layers (cuBLASLt), made on first use.
+    lowp_linear& lowp();
 
   private:
     struct pending_phase {
@@ -51,6 +55,7 @@ class cuda_executor final : public executor {
     std::size_t m_used = 0;
     std::vector<pending_phase> m_pending;
     std::unique_ptr<cublas_context> m_blas[2]; // by gemm_math
+    std::unique_ptr<lowp_linear> m_lowp;
 };
 
 /// `exec` as the CUDA executor it is (config_error otherwise).

@@ -56,17 +56,8 @@ void mixed_precision::configure(const precision_config& cfg, std::int64_t layers
     if (cfg.amax_history < 1 || !(cfg.loss_scale > 0) || !std::isfinite(cfg.loss_scale))
         throw config_error("mixed precision: the amax history and the loss scale must be > 0");
     m_cfg = cfg;
-    m_sites = static_cast<std::size_t>(4 * layers + 1);
-    m_step_amax.assign(m_sites * 3, 0.0f);
-    m_history.clear();
-    m_history_max.assign(m_sites * 3, 0.0f);
+    m_scales.configure(static_cast<std::size_t>(4 * layers + 1), cfg.scaling, cfg.amax_history);
     m_overflows = 0;
-}
-
-float mixed_precision::scale_for(std::size_t slot, float amax_now, fp8_format f) const {
-    const float amax = m_cfg.scaling == fp8_scaling::current ? amax_now : m_history_max[slot];
-    // TE: scale = fp8_max / amax (margin 0); an all-zero tensor or no history keeps 1.
-    return amax > 0 && std::isfinite(amax) ? fp8_max(f) / amax : 1.0f;
 }
 
 const float* mixed_precision::gemm_input(int site, gemm_operand op, const float* src,
@@ -92,20 +83,22 @@ const float* mixed_precision::gemm_input(int site, gemm_operand op, const float*
         break;
     }
     default: { // fp8
-        const auto slot = static_cast<std::size_t>(site) * 3 + static_cast<std::size_t>(op);
-        if (site < 0 || slot >= m_step_amax.size())
-            throw std::logic_error("mixed_precision: GEMM site out of range");
         float amax = 0;
         for (std::size_t i = 0; i < n; ++i)
             amax = std::max(amax, std::fabs(src[i]));
-        m_step_amax[slot] = std::max(m_step_amax[slot], amax);
-        const fp8_format f = op == gemm_operand::dy ? fp8_format::e5m2 : fp8_format::e4m3;
-        const float s = scale_for(slot, amax, f);
+        const fp8_format f = fp8_format_of(op);
+        const float s = fp8_scale(site, op, amax);
         for (std::size_t i = 0; i < n; ++i)
             out[i] = round_to_fp8(f, src[i] * s) / s;
     }
     }
     return out.data();
+}
+
+float mixed_precision::fp8_scale(int site, gemm_operand op, float amax) {
+    const std::size_t slot = m_scales.slot(site, op);
+    m_scales.record(slot, amax);
+    return m_scales.scale(slot, amax, fp8_format_of(op));
 }
 
 void mixed_precision::round_attention(float* v, std::size_t n) const {
@@ -129,23 +122,13 @@ std::vector<std::size_t> mixed_precision::row_order(std::size_t rows) {
 }
 
 void mixed_precision::end_step(const std::function<void(float*, std::size_t)>& reduce) {
-    if (m_cfg.dtype != train_dtype::fp8 || m_cfg.scaling != fp8_scaling::delayed)
+    if (m_cfg.dtype != train_dtype::fp8)
         return;
-    if (reduce)
-        reduce(m_step_amax.data(), m_step_amax.size());
-    m_history.push_back(m_step_amax);
-    if (m_history.size() > static_cast<std::size_t>(m_cfg.amax_history))
-        m_history.erase(m_history.begin());
-    std::fill(m_history_max.begin(), m_history_max.end(), 0.0f);
-    for (const auto& h : m_history)
-        for (std::size_t i = 0; i < h.size(); ++i)
-            m_history_max[i] = std::max(m_history_max[i], h[i]);
-    std::fill(m_step_amax.begin(), m_step_amax.end(), 0.0f);
+    m_scales.end_step(reduce);
 }
 
 float mixed_precision::delayed_scale(int site, gemm_operand op) const {
-    const auto slot = static_cast<std::size_t>(site) * 3 + static_cast<std::size_t>(op);
-    return scale_for(slot, 0, op == gemm_operand::dy ? fp8_format::e5m2 : fp8_format::e4m3);
+    return m_scales.scale(m_scales.slot(site, op), 0, fp8_format_of(op));
 }
 
 } // namespace ringscale::kernels::model

@@ -13,12 +13,14 @@
 //    current scaling s = fp8_max / amax of the tensor itself; delayed scaling s = fp8_max /
 //    max of the amax history (the last `history` steps' amaxes, 1 before any), the step's
 //    amaxes reduced over every rank at the end of the step (end_step), as TE reduces them over
-//    the fp8 group. Attention runs in bf16, TE's default (fp8 attention is its opt-in).
-// Rounding runs on host memory: the CPU executor only (a GPU run refuses these dtypes before
-// any work, jobs/train_problem).
+//    the fp8 group (the bookkeeping is kernels/model/fp8_scales, shared with the GPU's fp8
+//    GEMMs). Attention runs in bf16, TE's default (fp8 attention is its opt-in).
+// Rounding runs on host memory: the CPU executor. On a GPU the operands are cast on the device
+// (kernels/lowp_gemm through train_context), the scales and overflow counts kept here.
 #pragma once
 
 #include "kernels/elem.hpp"
+#include "kernels/model/fp8_scales.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -36,9 +38,6 @@ const char* train_dtype_name(train_dtype t);
 /// fp32|bf16|fp16|fp8 (also auto = fp32); config_error naming the choices otherwise.
 train_dtype parse_train_dtype(const std::string& text);
 
-/// fp8 per-tensor scaling: delayed (from the amax history) or current (from the tensor).
-enum class fp8_scaling { delayed, current };
-
 /// What a case trains in.
 struct precision_config {
     train_dtype dtype = train_dtype::fp32;
@@ -48,9 +47,6 @@ struct precision_config {
     /// One identity-like line: "fp32", "bf16", "fp16 (loss scale 1024)", "fp8 (delayed ...)".
     std::string describe() const;
 };
-
-/// A GEMM operand: its input activation, its weight, or its output gradient.
-enum class gemm_operand { x, w, dy };
 
 /// The rounding state of one training context: the config, scratch for the rounded operands
 /// and fp8's per-site amaxes. A site is one GEMM of the model (block l's QKV, out, MLP up, MLP
@@ -67,6 +63,12 @@ class mixed_precision {
     /// `n` values of GEMM operand `op` at `site` as the dtype's GEMM reads them: `src` itself
     /// for fp32, else a rounded copy in scratch slot `op` (valid until the next call for `op`).
     const float* gemm_input(int site, gemm_operand op, const float* src, std::size_t n);
+    /// fp8: record `amax` for GEMM operand `op` at `site` and return the scale its tensor is
+    /// quantised with (current: from amax; delayed: from the history). What gemm_input does
+    /// for fp8 on the host, for a device that rounds the tensor itself.
+    float fp8_scale(int site, gemm_operand op, float amax);
+    /// fp16: `n` more values overflowed (a device's casts count them).
+    void count_overflows(std::uint64_t n) { m_overflows += n; }
     /// Round `n` attention inputs in place (bf16 for bf16 and fp8, fp16 for fp16).
     void round_attention(float* v, std::size_t n) const;
     /// End of a training step (delayed fp8): `reduce` (when set) takes the step's amaxes
@@ -86,14 +88,12 @@ class mixed_precision {
     std::uint64_t overflows() const { return m_overflows; }
     /// The fp8 scale of (site, op) the next step uses (delayed), for tests.
     float delayed_scale(int site, gemm_operand op) const;
+    /// fp8's scales and amaxes (configured for every dtype; used by fp8).
+    const fp8_scales& scales() const { return m_scales; }
 
   private:
-    float scale_for(std::size_t slot, float amax_now, fp8_format f) const;
     precision_config m_cfg;
-    std::size_t m_sites = 0;
-    std::vector<float> m_step_amax;            ///< [sites * 3], this step's
-    std::vector<std::vector<float>> m_history; ///< per step, oldest first
-    std::vector<float> m_history_max;          ///< [sites * 3], max over m_history
+    fp8_scales m_scales;
     std::vector<float> m_scratch[3];
     std::uint64_t m_overflows = 0;
     std::uint64_t m_reorder_seed = 0, m_reorder_calls = 0;

@@ -1,15 +1,37 @@
 #include "kernels/model/params.hpp"
 
 #include "kernels/random.hpp"
+#include "src/base/error.hpp"
 #include "src/base/shape_rules.hpp"
+#include "src/base/text_escape.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 namespace ringscale::kernels::model {
 
+const char* mlp_name(mlp_kind k) {
+    return k == mlp_kind::swiglu ? "swiglu" : "gelu";
+}
+
+mlp_kind parse_mlp(const std::string& name) {
+    if (name == "gelu")
+        return mlp_kind::gelu;
+    if (name == "swiglu")
+        return mlp_kind::swiglu;
+    throw config_error("--mlp must be gelu or swiglu (got '" + terminal_text(name) + "')");
+}
+
 void model_check(const model_config& cfg) {
     rules::check_model(cfg.layers, cfg.hidden, cfg.heads, cfg.vocab); // shared with predict
+    if (cfg.kv_heads < 0 || cfg.ffn < 0)
+        throw config_error(fmt::format("--kv-heads ({}) and --ffn ({}) must be >= 0 (0: the "
+                                       "default)",
+                                       cfg.kv_heads, cfg.ffn));
+    if (cfg.heads % cfg.kv_count() != 0)
+        throw config_error(
+            fmt::format("--heads {} is not divisible by --kv-heads {}", cfg.heads, cfg.kv_count()));
 }
 
 param_layout::param_layout(const model_config& cfg) {
@@ -21,14 +43,17 @@ param_layout::param_layout(const model_config& cfg) {
         at += n;
         return off;
     };
+    const auto q = static_cast<std::size_t>(cfg.qkv_width());
+    const auto up = static_cast<std::size_t>(cfg.ffn_up());
+    const auto f = static_cast<std::size_t>(cfg.ffn_width());
     m_block.norm1 = take(h);
-    m_block.wqkv = take(3 * h * h);
+    m_block.wqkv = take(q * h);
     m_block.wo = take(h * h);
     m_block.bo = take(h);
     m_block.norm2 = take(h);
-    m_block.w1 = take(4 * h * h);
-    m_block.b1 = take(4 * h);
-    m_block.w2 = take(4 * h * h);
+    m_block.w1 = take(up * h);
+    m_block.b1 = take(up);
+    m_block.w2 = take(f * h);
     m_block.b2 = take(h);
     m_block.size = at;
     at = 0;
@@ -69,7 +94,10 @@ void init_params(const model_config& cfg, const param_layout& layout, std::uint6
     const std::uint64_t stream = mix64(seed * 0x5851f42d4c957f2dull + 17);
     const auto h = static_cast<std::size_t>(cfg.hidden);
     const float w_h = 1.0f / std::sqrt(static_cast<float>(h));
-    const float w_4h = 1.0f / std::sqrt(static_cast<float>(4 * h));
+    const auto q = static_cast<std::size_t>(cfg.qkv_width());
+    const auto up = static_cast<std::size_t>(cfg.ffn_up());
+    const auto f = static_cast<std::size_t>(cfg.ffn_width());
+    const float w_f = 1.0f / std::sqrt(static_cast<float>(f));
     fill(flat, 0, layout.unit(0).size, stream, 1.0f);
     const block_offsets& b = layout.block();
     for (std::int64_t l = 0; l < cfg.layers; ++l) {
@@ -77,10 +105,10 @@ void init_params(const model_config& cfg, const param_layout& layout, std::uint6
         fill_const(flat, base, b.size, 0.0f); // biases
         fill_const(flat, base + b.norm1, h, 1.0f);
         fill_const(flat, base + b.norm2, h, 1.0f);
-        fill(flat, base + b.wqkv, 3 * h * h, stream, w_h);
+        fill(flat, base + b.wqkv, q * h, stream, w_h);
         fill(flat, base + b.wo, h * h, stream, w_h);
-        fill(flat, base + b.w1, 4 * h * h, stream, w_h);
-        fill(flat, base + b.w2, 4 * h * h, stream, w_4h);
+        fill(flat, base + b.w1, up * h, stream, w_h);
+        fill(flat, base + b.w2, f * h, stream, w_f);
     }
     const head_offsets& hd = layout.head();
     const std::size_t base = layout.unit(layout.head_unit()).offset;

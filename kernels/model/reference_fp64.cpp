@@ -45,10 +45,11 @@ class fp64_model {
     model_config m_cfg;
     param_layout m_layout;
     std::size_t m_t, m_h, m_v;
+    std::size_t m_q = 0, m_up = 0, m_f = 0; // QKV outputs, MLP up outputs, MLP width
     fp64::attention_geometry m_geo;
     std::vector<block_acts> m_act;
     vec m_xlast, m_xf, m_invf, m_logits; // head; the logits become dlogits in forward
-    vec m_dx, m_tmp, m_dmid, m_datt, m_dqkv, m_dg;
+    vec m_dx, m_tmp, m_dmid, m_datt, m_dqkv, m_dg, m_dact;
     const std::int32_t* m_ids = nullptr;
 };
 
@@ -58,15 +59,19 @@ fp64_model::fp64_model(const model_config& cfg, std::int64_t rows, const mask_vi
     m_geo.rows = m_t;
     m_geo.heads = static_cast<std::size_t>(cfg.heads);
     m_geo.head_dim = static_cast<std::size_t>(cfg.head_dim());
+    m_geo.kv_heads = static_cast<std::size_t>(cfg.kv_count());
     m_geo.mask = mask;
     const std::size_t th = m_t * m_h;
+    m_q = static_cast<std::size_t>(cfg.qkv_width());
+    m_up = static_cast<std::size_t>(cfg.ffn_up());
+    m_f = static_cast<std::size_t>(cfg.ffn_width());
     m_act.resize(static_cast<std::size_t>(cfg.layers));
     for (block_acts& a : m_act) {
         for (vec* b : {&a.x, &a.xn1, &a.att, &a.xmid, &a.xn2})
             b->resize(th);
-        a.qkv.resize(3 * th);
-        a.h1.resize(4 * th);
-        a.g.resize(4 * th);
+        a.qkv.resize(m_t * m_q);
+        a.h1.resize(m_t * m_up);
+        a.g.resize(m_t * m_f);
         a.inv1.resize(m_t);
         a.inv2.resize(m_t);
     }
@@ -74,8 +79,9 @@ fp64_model::fp64_model(const model_config& cfg, std::int64_t rows, const mask_vi
         b->resize(th);
     m_invf.resize(m_t);
     m_logits.resize(m_t * m_v);
-    m_dqkv.resize(3 * th);
-    m_dg.resize(4 * th);
+    m_dqkv.resize(m_t * m_q);
+    m_dg.resize(m_t * m_up);
+    m_dact.resize(m_t * m_f);
 }
 
 double fp64_model::forward(const double* p, const std::int32_t* ids, const std::int32_t* targets,
@@ -118,14 +124,17 @@ void fp64_model::block_fwd(std::size_t l, const double* p, double* x_out) {
     const block_offsets& o = m_layout.block();
     block_acts& a = m_act[l];
     fp64::rmsnorm_fwd(t, h, m_cfg.eps, a.x.data(), p + o.norm1, a.xn1.data(), a.inv1.data());
-    fp64::linear_fwd(t, h, 3 * h, a.xn1.data(), p + o.wqkv, nullptr, a.qkv.data());
+    fp64::linear_fwd(t, h, m_q, a.xn1.data(), p + o.wqkv, nullptr, a.qkv.data());
     fp64::attention_fwd(m_geo, a.qkv.data(), a.att.data());
     fp64::linear_fwd(t, h, h, a.att.data(), p + o.wo, p + o.bo, m_tmp.data());
     add(t * h, a.x.data(), m_tmp.data(), a.xmid.data());
     fp64::rmsnorm_fwd(t, h, m_cfg.eps, a.xmid.data(), p + o.norm2, a.xn2.data(), a.inv2.data());
-    fp64::linear_fwd(t, h, 4 * h, a.xn2.data(), p + o.w1, p + o.b1, a.h1.data());
-    fp64::gelu_fwd(4 * t * h, a.h1.data(), a.g.data());
-    fp64::linear_fwd(t, 4 * h, h, a.g.data(), p + o.w2, p + o.b2, m_tmp.data());
+    fp64::linear_fwd(t, h, m_up, a.xn2.data(), p + o.w1, p + o.b1, a.h1.data());
+    if (m_cfg.mlp == mlp_kind::swiglu)
+        fp64::swiglu_fwd(t, m_f, a.h1.data(), a.g.data());
+    else
+        fp64::gelu_fwd(t * m_f, a.h1.data(), a.g.data());
+    fp64::linear_fwd(t, m_f, h, a.g.data(), p + o.w2, p + o.b2, m_tmp.data());
     add(t * h, a.xmid.data(), m_tmp.data(), x_out);
 }
 
@@ -134,10 +143,15 @@ void fp64_model::block_bwd(std::size_t l, const double* p, double* g, double* dx
     const std::size_t t = m_t, h = m_h;
     const block_offsets& o = m_layout.block();
     block_acts& a = m_act[l];
-    // MLP: x_out = xmid + W2·gelu(W1·norm2(xmid) + b1) + b2.
-    fp64::linear_bwd(t, 4 * h, h, a.g.data(), p + o.w2, dx, m_dg.data(), g + o.w2, g + o.b2);
-    fp64::gelu_bwd(4 * t * h, a.h1.data(), m_dg.data(), m_dg.data());
-    fp64::linear_bwd(t, h, 4 * h, a.xn2.data(), p + o.w1, m_dg.data(), m_tmp.data(), g + o.w1,
+    // MLP: x_out = xmid + W2·act(W1·norm2(xmid) + b1) + b2.
+    if (m_cfg.mlp == mlp_kind::swiglu) {
+        fp64::linear_bwd(t, m_f, h, a.g.data(), p + o.w2, dx, m_dact.data(), g + o.w2, g + o.b2);
+        fp64::swiglu_bwd(t, m_f, a.h1.data(), m_dact.data(), m_dg.data());
+    } else {
+        fp64::linear_bwd(t, m_f, h, a.g.data(), p + o.w2, dx, m_dg.data(), g + o.w2, g + o.b2);
+        fp64::gelu_bwd(t * m_f, a.h1.data(), m_dg.data(), m_dg.data());
+    }
+    fp64::linear_bwd(t, h, m_up, a.xn2.data(), p + o.w1, m_dg.data(), m_tmp.data(), g + o.w1,
                      g + o.b1);
     fp64::rmsnorm_bwd(t, h, a.xmid.data(), p + o.norm2, a.inv2.data(), m_tmp.data(), m_tmp.data(),
                       g + o.norm2);
@@ -146,7 +160,7 @@ void fp64_model::block_bwd(std::size_t l, const double* p, double* g, double* dx
     fp64::linear_bwd(t, h, h, a.att.data(), p + o.wo, m_dmid.data(), m_datt.data(), g + o.wo,
                      g + o.bo);
     fp64::attention_bwd(m_geo, a.qkv.data(), a.att.data(), m_datt.data(), m_dqkv.data());
-    fp64::linear_bwd(t, h, 3 * h, a.xn1.data(), p + o.wqkv, m_dqkv.data(), m_tmp.data(), g + o.wqkv,
+    fp64::linear_bwd(t, h, m_q, a.xn1.data(), p + o.wqkv, m_dqkv.data(), m_tmp.data(), g + o.wqkv,
                      nullptr);
     fp64::rmsnorm_bwd(t, h, a.x.data(), p + o.norm1, a.inv1.data(), m_tmp.data(), m_tmp.data(),
                       g + o.norm1);
@@ -186,10 +200,12 @@ double batch_grads(fp64_model& model, const model_config& cfg, std::uint64_t dat
 double fp64_reference_bytes(const model_config& cfg, std::int64_t seq_len) {
     const double total = static_cast<double>(param_layout(cfg).total());
     const double t = static_cast<double>(seq_len), h = static_cast<double>(cfg.hidden);
-    // Per block: x, xn1, att, xmid, xn2 (5h), qkv (3h), h1 and g (8h), inv1, inv2. Head:
-    // xlast, xf, invf, logits. Scratch: dx, tmp, dmid, datt (4h), dqkv (3h), dg (4h).
-    const double acts = static_cast<double>(cfg.layers) * t * (16 * h + 2) +
-                        t * (2 * h + 1 + static_cast<double>(cfg.vocab)) + t * 11 * h;
+    const double q = static_cast<double>(cfg.qkv_width()), up = static_cast<double>(cfg.ffn_up());
+    const double f = static_cast<double>(cfg.ffn_width());
+    // Per block: x, xn1, att, xmid, xn2 (5h), qkv (q), h1 (up) and g (f), inv1, inv2. Head:
+    // xlast, xf, invf, logits. Scratch: dx, tmp, dmid, datt (4h), dqkv (q), dg (up), dact (f).
+    const double acts = static_cast<double>(cfg.layers) * t * (5 * h + q + up + f + 2) +
+                        t * (2 * h + 1 + static_cast<double>(cfg.vocab)) + t * (4 * h + q + up + f);
     return 8.0 * (4.0 * total + acts) + 16.0 * t; // + ids, targets, positions
 }
 

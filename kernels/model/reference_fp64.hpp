@@ -1,10 +1,10 @@
 // The fp64 reference of the training step (train_step --numerics, issue 53): the model of
-// kernels/model/transformer (embedding, pre-norm blocks with causal attention and a GELU MLP,
-// final RMSNorm, output projection, cross-entropy over the global batch) and AdamW, every
-// value in double, on one rank with no communication. Written plainly against the layers of
-// kernels/model/reference_fp64_ops, independent of the executor and of the fp32 kernels, so
-// that what it computes is the exact math up to fp64 rounding: the reference a training run in
-// fp32, bf16, fp16 or fp8 is measured against.
+// kernels/model/transformer (embedding, pre-norm blocks with causal attention, grouped-query
+// when the model has fewer K/V heads, and a GELU or SwiGLU MLP, final RMSNorm, output
+// projection, cross-entropy over the global batch) and AdamW, every value in double, on one rank
+// with no communication. Written plainly against the layers of kernels/model/reference_fp64_ops,
+// independent of the executor and of the fp32 kernels, so that what it computes is the exact math
+// up to fp64 rounding: the reference a training run in fp32, bf16, fp16 or fp8 is measured against.
 //
 // Same model, data and optimizer as kernels::model::reference_train: the same flat parameter
 // layout (param_layout), the fp32 initial parameters widened to double, the same seeded batch

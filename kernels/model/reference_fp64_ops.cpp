@@ -91,22 +91,46 @@ void gelu_bwd(std::size_t n, const double* x, const double* dy, double* dx) {
     }
 }
 
+void swiglu_fwd(std::size_t rows, std::size_t f, const double* h1, double* g) {
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < f; ++c) {
+            const double x = h1[r * 2 * f + c];
+            g[r * f + c] = x / (1.0 + std::exp(-x)) * h1[r * 2 * f + f + c];
+        }
+}
+
+void swiglu_bwd(std::size_t rows, std::size_t f, const double* h1, const double* dg, double* dh1) {
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < f; ++c) {
+            const double x = h1[r * 2 * f + c], up = h1[r * 2 * f + f + c];
+            const double s = 1.0 / (1.0 + std::exp(-x)), d = dg[r * f + c];
+            dh1[r * 2 * f + c] = d * up * s * (1.0 + x * (1.0 - s));
+            dh1[r * 2 * f + f + c] = d * x * s;
+        }
+}
+
 namespace {
+
+// Column of K/V head (query head h's group) in a K or V block: (h / group)·head_dim.
+std::size_t kv_column(const attention_geometry& g, std::size_t h) {
+    return h / (g.heads / g.kv_count()) * g.head_dim;
+}
 
 // The softmax of query row i of head h over the keys it sees: p[j] for j < rows (0 where
 // masked). False when it sees none.
 bool softmax_row(const attention_geometry& g, const double* qkv, std::size_t h, std::size_t i,
                  std::vector<double>& p) {
-    const std::size_t hd = g.heads * g.head_dim, width = 3 * hd, d = g.head_dim;
+    const std::size_t hd = g.heads * g.head_dim, width = g.width(), d = g.head_dim;
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     const double* q = qkv + i * width + h * d;
+    const std::size_t kc = hd + kv_column(g, h);
     double top = -INFINITY;
     p.assign(g.rows, 0.0);
     std::vector<bool> seen(g.rows, false);
     for (std::size_t j = 0; j < g.rows; ++j) {
         if (!mask_visible(g.mask, true, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)))
             continue;
-        const double* k = qkv + j * width + hd + h * d;
+        const double* k = qkv + j * width + kc;
         double s = 0;
         for (std::size_t c = 0; c < d; ++c)
             s += q[c] * k[c];
@@ -129,7 +153,8 @@ bool softmax_row(const attention_geometry& g, const double* qkv, std::size_t h, 
 } // namespace
 
 void attention_fwd(const attention_geometry& g, const double* qkv, double* o) {
-    const std::size_t hd = g.heads * g.head_dim, width = 3 * hd, d = g.head_dim;
+    const std::size_t hd = g.heads * g.head_dim, width = g.width(), d = g.head_dim;
+    const std::size_t kvd = g.kv_count() * d;
     std::vector<double> p;
     std::fill(o, o + g.rows * hd, 0.0);
     for (std::size_t h = 0; h < g.heads; ++h)
@@ -138,7 +163,7 @@ void attention_fwd(const attention_geometry& g, const double* qkv, double* o) {
                 continue;
             double* oi = o + i * hd + h * d;
             for (std::size_t j = 0; j < g.rows; ++j) {
-                const double* v = qkv + j * width + 2 * hd + h * d;
+                const double* v = qkv + j * width + hd + kvd + kv_column(g, h);
                 for (std::size_t c = 0; c < d; ++c)
                     oi[c] += p[j] * v[c];
             }
@@ -147,7 +172,8 @@ void attention_fwd(const attention_geometry& g, const double* qkv, double* o) {
 
 void attention_bwd(const attention_geometry& g, const double* qkv, const double* o,
                    const double* d_o, double* dqkv) {
-    const std::size_t hd = g.heads * g.head_dim, width = 3 * hd, d = g.head_dim;
+    const std::size_t hd = g.heads * g.head_dim, width = g.width(), d = g.head_dim;
+    const std::size_t kvd = g.kv_count() * d;
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     std::vector<double> p;
     std::fill(dqkv, dqkv + g.rows * width, 0.0);
@@ -165,10 +191,11 @@ void attention_bwd(const attention_geometry& g, const double* qkv, const double*
             for (std::size_t j = 0; j < g.rows; ++j) {
                 if (p[j] == 0.0)
                     continue;
-                const double* k = qkv + j * width + hd + h * d;
-                const double* v = qkv + j * width + 2 * hd + h * d;
-                double* dk = dqkv + j * width + hd + h * d;
-                double* dv = dqkv + j * width + 2 * hd + h * d;
+                const std::size_t kc = hd + kv_column(g, h), vc = kc + kvd;
+                const double* k = qkv + j * width + kc;
+                const double* v = qkv + j * width + vc;
+                double* dk = dqkv + j * width + kc;
+                double* dv = dqkv + j * width + vc;
                 double dp = 0;
                 for (std::size_t c = 0; c < d; ++c)
                     dp += doi[c] * v[c];

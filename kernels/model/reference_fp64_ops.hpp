@@ -38,22 +38,33 @@ void gelu_fwd(std::size_t n, const double* x, double* y);
 /// dx = dy · gelu'(x), OVERWRITTEN (may alias dy).
 void gelu_bwd(std::size_t n, const double* x, const double* dy, double* dx);
 
-/// One sequence's attention geometry: `rows` tokens at positions 0..rows-1, `heads` heads of
-/// `head_dim`, causal and `mask` (kernels/mask.hpp), softmax scale 1/sqrt(head_dim).
+/// One sequence's attention geometry: `rows` tokens at positions 0..rows-1, `heads` query heads
+/// of `head_dim` reading `kv_heads` K/V heads (query head h reads K/V head h / (heads /
+/// kv_heads); 0: as many as heads), causal and `mask` (kernels/mask.hpp), softmax scale
+/// 1/sqrt(head_dim).
 struct attention_geometry {
-    std::size_t rows = 0, heads = 0, head_dim = 0;
+    std::size_t rows = 0, heads = 0, head_dim = 0, kv_heads = 0;
     mask_view mask;
+    std::size_t kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
+    /// Columns of qkv: Q's heads·head_dim, then K's and V's kv_count()·head_dim each.
+    std::size_t width() const { return (heads + 2 * kv_count()) * head_dim; }
 };
 
-/// Causal attention of one sequence, token-major: qkv [rows, 3·heads·head_dim] holds Q, K, V
-/// side by side (head h at columns h·head_dim within each); o [rows, heads·head_dim] is
-/// OVERWRITTEN. A row with no visible key gets 0.
+/// Causal attention of one sequence, token-major: qkv [rows, g.width()] holds Q, K, V side by
+/// side (head h at columns h·head_dim within each); o [rows, heads·head_dim] is OVERWRITTEN.
+/// A row with no visible key gets 0.
 void attention_fwd(const attention_geometry& g, const double* qkv, double* o);
 
 /// Backward of attention_fwd given its output o and do [rows, heads·head_dim]: dqkv [rows,
-/// 3·heads·head_dim] OVERWRITTEN. The softmax is recomputed.
+/// g.width()] OVERWRITTEN. The softmax is recomputed.
 void attention_bwd(const attention_geometry& g, const double* qkv, const double* o,
                    const double* d_o, double* dqkv);
+
+/// SwiGLU: g [rows, f] = silu(h1[:, :f]) · h1[:, f:] for h1 [rows, 2f], OVERWRITTEN.
+void swiglu_fwd(std::size_t rows, std::size_t f, const double* h1, double* g);
+
+/// dh1 [rows, 2f] OVERWRITTEN from the forward's h1 and dg [rows, f] (no aliasing).
+void swiglu_bwd(std::size_t rows, std::size_t f, const double* h1, const double* dg, double* dh1);
 
 /// Σ_t (logsumexp(logits[t]) − logits[t, target[t]]) / total_tokens, and dlogits [t, vocab] =
 /// (softmax − onehot) / total_tokens OVERWRITTEN (may alias logits). Targets are checked by

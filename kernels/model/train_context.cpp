@@ -10,10 +10,78 @@ train_context::train_context(executor& exec, bool allow_tf32)
     prepare_gemm(m_exec, m_math);
 }
 
+bool train_context::device_lowp() const {
+    return m_exec.kind() != device_kind::cpu && m_mixed.active();
+}
+
+lowp_gemm train_context::lowp_for(int site) {
+    lowp_gemm g;
+    const train_dtype t = m_mixed.config().dtype;
+    g.type = t == train_dtype::bf16   ? lowp_type::bf16
+             : t == train_dtype::fp16 ? lowp_type::f16
+                                      : lowp_type::fp8;
+    if (t == train_dtype::fp16) {
+        g.dy_scale = m_mixed.config().loss_scale;
+        g.overflowed = [this](std::uint64_t n) { m_mixed.count_overflows(n); };
+    }
+    if (t == train_dtype::fp8)
+        g.fp8_scale = [this, site](lowp_operand op, float amax) {
+            const gemm_operand o = op == lowp_operand::x   ? gemm_operand::x
+                                   : op == lowp_operand::w ? gemm_operand::w
+                                                           : gemm_operand::dy;
+            return m_mixed.fp8_scale(site, o, amax);
+        };
+    return g;
+}
+
+std::string gemm_dtype_of(device_kind device, gemm_math math, train_dtype dtype) {
+    if (device != device_kind::cpu && dtype != train_dtype::fp32)
+        return train_dtype_name(dtype);
+    return math == gemm_math::tf32 ? "tf32" : "fp32";
+}
+
+void train_context::round_attention(float* v, std::size_t n) const {
+    if (m_exec.kind() == device_kind::cpu)
+        m_mixed.round_attention(v, n);
+}
+
+std::string train_context::precision() const {
+    if (!device_lowp())
+        return train_precision(m_exec, m_math);
+    return std::string(train_dtype_name(m_mixed.config().dtype)) +
+           " GEMMs through cuBLASLt (fp32 accumulation), fp32 master weights and AdamW, "
+           "attention Q/K/V/dO in bf16";
+}
+
+std::string train_context::storage() const {
+    const train_dtype t = m_mixed.config().dtype;
+    const char* gemm = t == train_dtype::bf16      ? "bf16"
+                       : t == train_dtype::fp16    ? "fp16 (output gradients loss-scaled)"
+                       : t == train_dtype::fp8     ? "E4M3 activations and weights, E5M2 output "
+                                                     "gradients, per-tensor scales"
+                       : m_math == gemm_math::tf32 ? "fp32 (multiplied in TF32)"
+                                                   : "fp32";
+    // The attention's inputs: on the CPU the dtype's (fp8 attends in bf16, fp32 unrounded);
+    // a GPU's attention kernels read bf16 whatever the dtype.
+    const bool cpu = m_exec.kind() == device_kind::cpu;
+    const char* attn = !cpu                     ? "bf16"
+                       : t == train_dtype::fp16 ? "fp16"
+                       : t == train_dtype::fp32 ? "fp32"
+                                                : "bf16";
+    return std::string("master weights, gradients, AdamW moments and saved activations fp32; "
+                       "gradients reduced in fp32; GEMM inputs ") +
+           gemm + " with fp32 accumulation; attention Q, K, V, dO " + attn +
+           ", O, LSE and their gradients fp32";
+}
+
 void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, const float* w,
                              const float* b, float* y) {
     if (m_progress)
         m_progress();
+    if (device_lowp()) {
+        linear_fwd_lowp(m_exec, lowp_for(site), s, x, w, b, y);
+        return;
+    }
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
     linear_fwd(m_exec, m_math, s, xr, wr, b, y);
@@ -22,6 +90,14 @@ void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, co
 void train_context::gemm_fwd_heads(int site, const linear_shape& s, const float* x, const float* w,
                                    const float* b, const batch_shape& bs, std::int64_t heads,
                                    std::int64_t d, float* const* dst, float* scratch) {
+    if (device_lowp()) { // y to scratch, then each group of heads moved
+        gemm_fwd(site, s, x, w, b, scratch);
+        const auto group = heads * d;
+        for (std::int64_t g = 0; g < static_cast<std::int64_t>(s.out) / group; ++g)
+            to_bhsd(m_exec, bs, heads, d, scratch, static_cast<std::int64_t>(s.out), g * group,
+                    dst[g]);
+        return;
+    }
     if (m_progress)
         m_progress();
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
@@ -33,7 +109,8 @@ void train_context::gemm_bwd_heads(int site, const linear_shape& s, const float*
                                    const float* dy, const batch_shape& bs, std::int64_t heads,
                                    std::int64_t d, float* dx, float* dw, float* db,
                                    float* scratch) {
-    if (m_exec.kind() == device_kind::cpu && m_mixed.reorders()) { // rows put back, then moved
+    if (device_lowp() || (m_exec.kind() == device_kind::cpu && m_mixed.reorders())) {
+        // dx to scratch (the floor's rows put back there), then moved to heads
         gemm_bwd(site, s, x, w, dy, scratch, dw, db);
         to_bhsd(m_exec, bs, heads, d, scratch, heads * d, 0, dx);
         return;
@@ -50,6 +127,10 @@ void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, co
                              const float* dy, float* dx, float* dw, float* db) {
     if (m_progress)
         m_progress();
+    if (device_lowp()) {
+        linear_bwd_lowp(m_exec, lowp_for(site), s, x, w, dy, dx, dw, db);
+        return;
+    }
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
     const float* dyr = m_mixed.gemm_input(site, gemm_operand::dy, dy, s.tokens * s.out);

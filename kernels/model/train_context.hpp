@@ -6,7 +6,9 @@
 //
 // Precision: fp32 everywhere (parameters, gradients, AdamW moments, activations), except that
 // on CUDA the attention kernels read Q, K, V and dO rounded to bf16 (O, LSE and their
-// gradients stay fp32), and that GEMMs may use TF32 tensor cores when asked for.
+// gradients stay fp32), that GEMMs may use TF32 tensor cores when asked for, and that with
+// --dtype (precision_state) the GEMM operands are rounded: on the host before fp32 GEMMs on
+// the CPU, cast on the device for cuBLASLt's bf16, fp16 or fp8 GEMMs on a GPU.
 #pragma once
 
 #include "kernels/kernels.hpp"
@@ -18,6 +20,11 @@
 #include <vector>
 
 namespace ringscale::kernels::model {
+
+/// The dtype a training step's GEMMs multiply in on `device`: the --dtype on a GPU (bf16,
+/// fp16, fp8: cuBLASLt), else "tf32" with TF32 tensor cores, else "fp32" (the CPU emulates
+/// --dtype by rounding operands it multiplies in fp32).
+std::string gemm_dtype_of(device_kind device, gemm_math math, train_dtype dtype);
 
 class train_context {
   public:
@@ -32,9 +39,18 @@ class train_context {
     /// The arithmetic of the dense layers' GEMMs.
     gemm_math math() const { return m_math; }
     /// One line naming the arithmetic, recorded with a case (e.g. "fp32 (CPU kernels)").
-    std::string precision() const { return train_precision(m_exec, m_math); }
+    std::string precision() const;
+    /// The dtype the dense layers' GEMMs multiply in, for MFU against that dtype's peak
+    /// (gemm_dtype_of).
+    std::string gemm_dtype() const {
+        return gemm_dtype_of(m_exec.kind(), m_math, m_mixed.config().dtype);
+    }
+    /// One line, recorded with a case: which tensors are stored in which dtype, what the GEMMs
+    /// and the attention read, and the dtype gradients are reduced in.
+    std::string storage() const;
     /// The mixed-precision emulation (train_step --dtype; fp32 by default): what GEMM and
-    /// attention inputs are rounded to. Set before the first step; CPU executor only.
+    /// attention inputs are rounded to. Set before the first step; on a GPU the GEMMs run in
+    /// the dtype (kernels/lowp_gemm) and keep their scales and overflow counts here.
     mixed_precision& precision_state() { return m_mixed; }
     const mixed_precision& precision_state() const { return m_mixed; }
     /// y = x·Wᵀ + b as linear_fwd, x and W first rounded as GEMM `site` reads them.
@@ -54,6 +70,9 @@ class train_context {
     void gemm_bwd_heads(int site, const linear_shape& s, const float* x, const float* w,
                         const float* dy, const batch_shape& bs, std::int64_t heads, std::int64_t d,
                         float* dx, float* dw, float* db, float* scratch);
+    /// Round `n` attention inputs in place as --dtype says (mixed_precision::round_attention)
+    /// on the CPU; a GPU's attention kernels read Q, K, V, dO in bf16 whatever the dtype.
+    void round_attention(float* v, std::size_t n) const;
     /// Scratch of the loss kernel.
     loss_scratch& scratch() { return m_scratch; }
 
@@ -77,6 +96,11 @@ class train_context {
     bool has_progress() const { return static_cast<bool>(m_progress); }
 
   private:
+    /// Whether the GEMMs run in the dtype on the device (a GPU with --dtype other than fp32).
+    bool device_lowp() const;
+    /// GEMM `site`'s operand types and scales for the device (kernels/lowp_gemm).
+    lowp_gemm lowp_for(int site);
+
     executor& m_exec;
     gemm_math m_math;
     loss_scratch m_scratch;

@@ -1,6 +1,7 @@
 #include "kernels/model/transformer.hpp"
 
 #include "kernels/parallel.hpp"
+#include "src/base/trace_events.hpp"
 
 namespace ringscale::kernels::model {
 
@@ -14,7 +15,8 @@ attention_shape transformer::attention_shape_of(const model_config& cfg, const b
                                                 const mask_view& mask) {
     attention_shape s;
     s.batch = shape.batch;
-    s.heads = s.kv_heads = cfg.heads;
+    s.heads = cfg.heads;
+    s.kv_heads = cfg.kv_count();
     s.q_len = s.k_len = shape.rows;
     s.head_dim = cfg.head_dim();
     s.causal = true;
@@ -25,14 +27,18 @@ attention_shape transformer::attention_shape_of(const model_config& cfg, const b
 std::uint64_t transformer::activation_floats(const model_config& cfg, const batch_shape& shape) {
     const auto t = static_cast<std::uint64_t>(shape.tokens());
     const auto h = static_cast<std::uint64_t>(cfg.hidden);
+    const auto kv = static_cast<std::uint64_t>(cfg.kv_width());
+    const auto up = static_cast<std::uint64_t>(cfg.ffn_up());
+    const auto f = static_cast<std::uint64_t>(cfg.ffn_width());
     const auto heads = static_cast<std::uint64_t>(cfg.heads);
     const auto v = static_cast<std::uint64_t>(cfg.vocab);
-    // Per block: x, xn1, q, kv (2h), o, a, xmid, xn2 (9h), h1 and g (8h); inv1, inv2, lse.
-    const std::uint64_t block = t * (17 * h + 2 + heads);
-    // Head: x_last, xf, invf, logits. Scratch: qkv (3h), tmp, dmid, dx (3h), dg (4h),
-    // dq (h), dkv (2h), do (h).
+    // Per block: x, xn1, q, o, a, xmid, xn2 (7h), kv (2 kv), h1 (up) and g (f); inv1, inv2,
+    // lse.
+    const std::uint64_t block = t * (7 * h + 2 * kv + up + f + 2 + heads);
+    // Head: x_last, xf, invf, logits. Scratch: qkv (h + 2 kv), tmp, dmid, dx, dq, do (5h),
+    // dg (up), dkv (2 kv), and SwiGLU's d(activation) (f).
     const std::uint64_t head = t * (2 * h + 1 + v);
-    const std::uint64_t scratch = t * 14 * h;
+    const std::uint64_t scratch = t * (6 * h + 4 * kv + up + (cfg.mlp == mlp_kind::swiglu ? f : 0));
     return static_cast<std::uint64_t>(cfg.layers) * block + head + scratch;
 }
 
@@ -40,14 +46,17 @@ void transformer::reserve() {
     executor& dev = m_exec;
     const auto t = static_cast<std::size_t>(m_shape.tokens());
     const auto h = static_cast<std::size_t>(m_cfg.hidden);
+    const auto kv = static_cast<std::size_t>(m_cfg.kv_width());
+    const auto up = static_cast<std::size_t>(m_cfg.ffn_up());
+    const auto f = static_cast<std::size_t>(m_cfg.ffn_width());
     const auto heads = static_cast<std::size_t>(m_cfg.heads);
     m_act.resize(static_cast<std::size_t>(m_cfg.layers));
     for (auto& a : m_act) {
         for (auto* buf : {&a.x, &a.xn1, &a.q, &a.o, &a.a, &a.xmid, &a.xn2})
             buf->allocate(dev, t * h);
-        a.kv.allocate(dev, 2 * t * h);
-        a.h1.allocate(dev, 4 * t * h);
-        a.g.allocate(dev, 4 * t * h);
+        a.kv.allocate(dev, 2 * t * kv);
+        a.h1.allocate(dev, t * up);
+        a.g.allocate(dev, t * f);
         a.inv1.allocate(dev, t);
         a.inv2.allocate(dev, t);
         a.lse.allocate(dev, t * heads);
@@ -56,11 +65,13 @@ void transformer::reserve() {
     m_xf.allocate(dev, t * h);
     m_invf.allocate(dev, t);
     m_logits.allocate(dev, t * static_cast<std::size_t>(m_cfg.vocab));
-    m_qkv.allocate(dev, 3 * t * h);
+    m_qkv.allocate(dev, t * (h + 2 * kv));
     for (auto* buf : {&m_tmp, &m_dmid, &m_dx, &m_dq, &m_do})
         buf->allocate(dev, t * h);
-    m_dg.allocate(dev, 4 * t * h);
-    m_dkv.allocate(dev, 2 * t * h);
+    m_dg.allocate(dev, t * up);
+    m_dkv.allocate(dev, 2 * t * kv);
+    if (m_cfg.mlp == mlp_kind::swiglu)
+        m_dact.allocate(dev, t * f);
 }
 
 double transformer::forward(unit_access& access, const std::int32_t* ids,
@@ -83,6 +94,7 @@ double transformer::forward(unit_access& access, const std::int32_t* ids,
         p = access.params(l + 1, false, timer);
         float* out = l + 1 < m_cfg.layers ? m_act[static_cast<std::size_t>(l) + 1].x.data()
                                           : m_x_last.data();
+        const trace::scope traced_layer(trace::layer_context(trace::kind::forward, l));
         block_fwd(l, p, m_act[static_cast<std::size_t>(l)].x.data(), out, timer);
         access.done(l + 1, false, timer);
     }
@@ -108,6 +120,7 @@ void transformer::backward(unit_access& access, phase_timer& timer) {
     access.done(head, true, timer);
     for (int l = static_cast<int>(m_cfg.layers) - 1; l >= 0; --l) {
         p = access.params(l + 1, true, timer);
+        const trace::scope traced_layer(trace::layer_context(trace::kind::backward, l));
         block_bwd(l, p, access.grads(l + 1), m_dx.data(), timer);
         access.done(l + 1, true, timer);
     }

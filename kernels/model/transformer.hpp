@@ -1,5 +1,6 @@
 // The training step's transformer: embedding, `layers` pre-norm blocks (RMSNorm, causal
-// attention with QKV and output projections, RMSNorm, GELU MLP, residuals), final RMSNorm,
+// attention with QKV and output projections, grouped-query when the model has fewer K/V heads,
+// RMSNorm, GELU or SwiGLU MLP, residuals), final RMSNorm,
 // output projection and cross-entropy. Forward and backward are written once against the
 // kernels on a training context's executor (kernels/model/train_context: the CPU kernels in fp32,
 // or the CUDA kernels on the executor's stream) and an attention core
@@ -106,6 +107,11 @@ class transformer {
     std::vector<block_activations> m_act;
     dev_buffer<float> m_x_last, m_xf, m_invf, m_logits; // head activations
     dev_buffer<float> m_qkv, m_tmp, m_dmid, m_dx, m_dg, m_dq, m_dkv, m_do;
+    dev_buffer<float> m_dact; // SwiGLU: dL/d(activation) [tokens, ffn]
+    void qkv_fwd(int l, const float* p, block_activations& a);
+    void qkv_bwd(int l, const float* p, float* g, block_activations& a);
+    void mlp_fwd(int l, const float* p, block_activations& a);
+    void mlp_bwd(int l, const float* p, float* g, block_activations& a, const float* dx);
     const std::int32_t* m_ids = nullptr;
     const std::int32_t* m_targets = nullptr;
     std::size_t m_total_tokens = 0;

@@ -1,5 +1,6 @@
 #include "src/base/case_record.hpp"
 #include "src/base/numerics_schema.hpp"
+#include "src/base/stored_trace.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -116,6 +117,8 @@ void write_case_record(const h5::group& g, const case_record& rec) {
         for (const auto& [name, values] : rec.numerics)
             m.write<double>(name, values, {static_cast<hsize_t>(values.size())});
     }
+    if (!rec.trace.empty())
+        stored::write_trace(g, rec);
     if (!rec.machine.empty()) {
         const h5::group m = g.create_group(schema::machine_group);
         for (const auto& [name, values] : rec.machine)

@@ -54,6 +54,9 @@ struct case_record {
     /// train_step --numerics: per-step series (schema::numerics_datasets() names -> [steps]),
     /// stored as the subgroup `numerics`; empty in older files and other cases.
     std::map<std::string, std::vector<double>> numerics;
+    /// --trace: the kept iterations' events of every rank as columns (stored_trace.hpp, the
+    /// subgroup `trace`); empty in older files and untraced cases.
+    std::map<std::string, std::vector<double>> trace;
     /// Reader only, never stored: what was dropped from the case as read, one line each (the
     /// machine fields when they cannot be believed).
     std::vector<std::string> read_notes;

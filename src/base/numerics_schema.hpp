@@ -1,4 +1,4 @@
-// The results schema's part for train_step --numerics and --dtype (issue 53): the case
+// The results schema's part for train_step --numerics and --dtype: the case
 // attributes and the optional `numerics` subgroup of a case. Beside results_schema.hpp so that
 // only the code that writes or reads them includes it.
 #pragma once

@@ -1,6 +1,6 @@
 // The results format's single owner: schema versions, dataset names and which group each
 // case attribute belongs to. The launcher's writer, --resume, ringscale-stats' reader and the
-// test fixture all use these names; DESIGN.md ("Results file") documents them. No MPI.
+// test fixture all use these names; src/base/RESULTS_SCHEMA.md documents them. No MPI.
 //
 // A case's attributes fall in four groups, stored as four attribute-only subgroups of
 // /cases/<NNNN> in ringscale/2:
@@ -67,7 +67,7 @@ const std::vector<std::string>* allowed_values(const std::string& name);
 bool readable(const std::string& schema);
 
 // Every name of the file, in one place. The writer, --resume and the reader use these, never
-// literals; DESIGN.md ("Results file") says what each one means.
+// literals; src/base/RESULTS_SCHEMA.md says what each one means.
 
 /// Attributes of the file's root group.
 namespace root_attr {
@@ -223,6 +223,8 @@ inline constexpr const char* scope_ranks = "scope_ranks";
 inline constexpr const char* scope_groups = "scope_groups";
 inline constexpr const char* tokens_per_iter = "tokens_per_iter";
 inline constexpr const char* mfu_dtype = "mfu_dtype";
+/// train_step: which tensors are stored in which dtype, and the gradients' reduction dtype.
+inline constexpr const char* train_storage = "train_storage";
 inline constexpr const char* flop_convention = "flop_convention";
 /// With an attention mask: visible (query, key) pairs per head, the FLOPs a dense kernel
 /// (causal alone) would compute, and their ratio to flops_per_iter (the compute reduction).
@@ -304,7 +306,7 @@ inline constexpr const char* failed = "failed";
 inline constexpr const char* skipped = "skipped";
 } // namespace status
 
-// Dataset names of a case (units in the names; shapes in DESIGN.md).
+// Dataset names of a case (units in the names; shapes in RESULTS_SCHEMA.md).
 inline constexpr const char* ds_time_s = "time_s";                       ///< f64 [rows, world]
 inline constexpr const char* ds_compute_s = "compute_s";                 ///< f64 [rows, world]
 inline constexpr const char* ds_comm_wait_s = "comm_wait_s";             ///< f64 [rows, world]

@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "results_schema.hpp"
 #include "stored_machine.hpp"
+#include "stored_trace.hpp"
 #include "text_escape.hpp"
 
 #include <algorithm>
@@ -255,6 +256,7 @@ results::case_record read_case_record(const h5::group& g, std::uint64_t max_byte
         rec.case_key = g.read_string(schema::ds_case_key);
     read_machine_state(g, rec, max_bytes); // optional: dropped with a note, never the case
     read_numerics(g, rec, max_bytes);      // optional, the same way
+    read_trace(g, rec, max_bytes);         // optional (--trace), the same way
     return rec;
 }
 

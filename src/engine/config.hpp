@@ -35,9 +35,10 @@ struct launch_config {
     int threads = 0;                   ///< 0 = cores per node / ranks per node
     std::uint64_t seed = 1;
     bool dry_run = false;
-    double timeout_s = 600;           ///< watchdog: longest any blocking wait may take
-    bool resume = false;              ///< skip cases already completed in the output directory
-    int sentinel_every = 0;           ///< --sentinel: a drift probe every N cases; 0 auto; -1 none
+    double timeout_s = 600; ///< watchdog: longest any blocking wait may take
+    bool resume = false;    ///< skip cases already completed in the output directory
+    int sentinel_every = 0; ///< --sentinel: a drift probe every N cases; 0 auto; -1 none
+    int trace = 0; ///< --trace: iterations' events kept per case (0 off, 1 median, 2 + slowest)
     std::string job_file;             ///< path of the job file, if any
     std::vector<std::string> cmdline; ///< argv as given
     /// --label key=value (repeatable): what the user tracks beside the launcher's metadata (a

@@ -31,6 +31,8 @@ struct launch_info {
     /// --device cuda: device memory a rank may use (its GPU's free memory over the ranks
     /// sharing it, less a reserve); a case estimated above it is skipped.
     std::uint64_t device_bytes_per_rank = 0;
+    /// --device cuda: the bound GPU's compute capability (0.0: not known).
+    int gpu_cc_major = 0, gpu_cc_minor = 0;
     /// The node of every rank (comm/topology.hpp); empty: every rank on one node.
     comm::node_layout nodes;
     accuracy_mode accuracy = accuracy_mode::automatic; ///< --accuracy

@@ -8,6 +8,7 @@
 #include "src/engine/case_identity.hpp"
 #include "src/engine/metadata.hpp"
 #include "src/engine/sweep.hpp"
+#include "src/engine/trace_gather.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -214,6 +215,13 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
         world.barrier();
         window = open_window(*machine);
     }
+    // --trace: a bounded buffer of the timed iterations' events (the warm-up's are not kept).
+    std::optional<trace::recorder> traced;
+    if (cfg.trace > 0)
+        traced.emplace(trace_max_events);
+    std::optional<trace::activation> tracing;
+    if (traced)
+        tracing.emplace(&*traced);
     for (int i = 0; i < rec.rows; ++i) {
         c->before_iteration(); // untimed
         dev.synchronize();
@@ -221,13 +229,18 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
         world.barrier();
         timer.reset();
         const double start = now_s();
+        if (traced && i >= cfg.warmup)
+            traced->begin_iteration(i, start); // the time base of the iteration's events
         c->iterate(timer);
         dev.finish_iteration(timer); // waits for the device, adds its timed phases
         t[i] = now_s() - start;
         tc[i] = timer.compute_s();
         tw[i] = timer.comm_wait_s();
         rec.is_warmup.push_back(i < cfg.warmup ? 1 : 0);
+        if (traced)
+            traced->end_iteration();
     }
+    tracing.reset();
     if (window)
         record_machine(rec, world, *machine, *window);
     const bool do_validate =
@@ -243,6 +256,9 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
     rec.time_s = gather_rows(world, t);
     rec.compute_s = gather_rows(world, tc);
     rec.comm_wait_s = gather_rows(world, tw);
+    if (traced)
+        gather_trace(world, *traced, cfg.trace, ctx.launch.nodes.for_world(world.size()).node_of,
+                     rec);
     rec.peak_host_bytes =
         gather_each<std::uint64_t>(world, host_memory::peak_bytes(), comm::dtype::i64);
     rec.peak_rss_bytes = gather_each<std::uint64_t>(world, peak_rss_bytes(), comm::dtype::i64);

@@ -73,6 +73,11 @@ std::vector<option_decl> declare() {
                   "file; a launch whose probe drifts beyond its tolerance is marked. 0 = auto "
                   "(between start and end, a probe once the cases since the last took 100x a "
                   "probe: about 1% of the launch); -1 = no sentinel"),
+        d::integer("trace", "0", 0, 2)
+            .help("record every rank's events (each ring step's compute, sends, receives, waits, "
+                  "merges; collectives; training layers) and keep N iterations per case in the "
+                  "file: 1 the median, 2 the median and the slowest (0: off); read them with "
+                  "ringscale-stats trace and overlap. CPU only for now"),
         d::flag("resume", "0")
             .help("skip the cases already completed (status ok, same configuration and world "
                   "size) by earlier launches into the --output directory")};
@@ -114,6 +119,10 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
     cfg.timeout_s = std::get<double>(value_of(texts, "timeout").value);
     cfg.resume = std::get<bool>(value_of(texts, "resume").value);
     cfg.sentinel_every = int_of(texts, "sentinel");
+    cfg.trace = int_of(texts, "trace");
+    if (cfg.trace > 0 && cfg.device == device_kind::cuda)
+        throw config_error("--trace needs --device cpu: its GPU events have not been checked on a "
+                           "GPU yet");
     if (cfg.resume && std::filesystem::path(cfg.output).extension() == ".h5")
         throw config_error("--resume needs --output to be a directory, not a .h5 file");
     // RINGSCALE_LINEAR_GEMM read (and a bad value refused) with the options, where an error is

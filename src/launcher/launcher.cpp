@@ -117,6 +117,8 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
 std::string plan(prepared& p, comm::communicator& world, const device_binding& gpu) {
     try {
         p.launch.device_bytes_per_rank = gpu.budget_bytes;
+        p.launch.gpu_cc_major = gpu.gpu.cc_major;
+        p.launch.gpu_cc_minor = gpu.gpu.cc_minor;
         p.cases = plan_launch(p.cfg, p.launch);
         if (p.cases.empty())
             throw config_error("no cases to run");

@@ -57,7 +57,7 @@ rc=$?
 set -e
 cat "$work/h.err"
 found() { # history's regression at #7, the pinning's, naming the cores
-    [ "$rc" -eq 1 ] && grep -q "^ringscale-stats: REGRESSION .*at #7: .*ranks' cores" "$work/h.err"
+    [ "$rc" -eq 1 ] && grep -q "^ringscale-stats: REGRESSION at #7 (.*with it: .*ranks' cores" "$work/h.err"
 }
 if [ "$loaded" -ge 1 ] && ! found; then
     # Other load held the cores during unbound launches even through their reruns (their
@@ -70,7 +70,7 @@ if [ "$loaded" -ge 1 ] && ! found; then
     exit 77
 fi
 [ "$rc" -eq 1 ] || { cat "$work/h.json"; echo "FAIL: exit $rc, want 1 (a regression)"; exit 1; }
-grep -q "^ringscale-stats: REGRESSION .*at #7: .*ranks' cores" "$work/h.err" ||
+grep -q "^ringscale-stats: REGRESSION at #7 (.*with it: .*ranks' cores" "$work/h.err" ||
     { echo "FAIL: the regression line does not name the cores"; exit 1; }
 python3 - "$work/h.json" <<'PY'
 import json, sys

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""Checks report.html (issue 52) in headless Chromium and with tidy; exits 1 naming the first
+"""Checks report.html in headless Chromium and with tidy; exits 1 naming the first
 failure. Debian's python3 only.
 
 usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]... [--hover TEXT]
+       [--timeline-lanes N]
                             [--hostile TEXT]... [--screenshot OUT.png] [--at ANCHOR]
-                            [--row-links ID=N]...
+                            [--row-links ID=N]... [--glance N]
 
 - every inline <svg> parses as XML; tidy reports no error (warnings allowed);
 - Chromium loads the page from disk: the page makes no network request (net log: no request the
@@ -19,7 +20,12 @@ usage: report_html_check.py REPORT.html [--section ID]... [--regression TEXT]...
 - --hostile: no element carries an on* attribute, no <img> or <iframe>, one <script> (the page's),
   no data-pwned attribute (which every hostile payload sets when it runs), and the payloads show
   as text;
-- --screenshot: the page's screenshot is not blank.
+- --screenshot: the page's screenshot is not blank;
+- --glance N: the first section (At a glance) answers in plain words: N or more scheme answers,
+  each starting "S=..., P=..." and holding none of the fields its list says once above it
+  ("every line has ..."), "fastest" only on an answer the decision rule confirmed, the regressed series one line
+  per cause (no two alike, no environment string such as an MPI version), and the marked
+  launches one paragraph with their count, never a list.
 """
 import argparse
 import html.parser
@@ -174,6 +180,50 @@ def check_row_links(dom, ids, spec):
         fail(f"{linked} of {len(rows)} rows of {section} link to their series, want {least}")
 
 
+def text_of(fragment):
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+
+def check_glance(dom, least_answers):
+    """The At a glance section's answers (see the module's doc, --glance)."""
+    m = re.search(r'<section id="at-a-glance">(.*?)</section>', dom, re.S)
+    if not m:
+        fail("no At a glance section")
+    blocks = re.findall(r"<p>(.*?)</p>\s*<ul>(.*?)</ul>", m.group(1), re.S)
+    answers = 0
+    for intro, items in blocks:
+        intro, items = text_of(intro), [text_of(i) for i in re.findall(r"<li>(.*?)</li>", items,
+                                                                            re.S)]
+        common = re.search(r"every line has (.*):$", intro)
+        for item in items:
+            if item.startswith("... and "):
+                continue
+            for word in (common.group(1).split() if common else []):
+                if word in {w.strip("(),:") for w in item.split()}:
+                    fail(f"an answer repeats the common field {word!r}: {item!r}")
+            if intro.startswith("Schemes per (S, P)"):
+                answers += 1
+                if not re.match(r"S=[^,]+, P=\d+", item):
+                    fail(f"a scheme answer does not open with S and P: {item!r}")
+                if "fastest" in item and not item.endswith(": confirmed"):
+                    fail(f"'fastest' on an answer the rule did not decide: {item!r}")
+            if intro.startswith("History:"):
+                if not re.match(r"\d+ series slower since ", item) or " | " in item:
+                    fail(f"a history line is not one cause: {item!r}")
+        if intro.startswith("Marked"):
+            fail(f"marked launches listed one by one on the first screen: {items[:3]}")
+        causes = [re.sub(r"^\d+ series ", "", i) for i in items if intro.startswith("History:")]
+        if len(causes) != len(set(causes)):
+            fail(f"the same cause on two history lines: {causes}")
+    if answers < least_answers:
+        fail(f"{answers} scheme answers in At a glance, fewer than {least_answers}")
+    paragraphs = [text_of(p) for p in re.findall(r"<p>(.*?)</p>", m.group(1), re.S)]
+    marked = [p for p in paragraphs if p.startswith(("Marked (", "Nothing was marked"))]
+    if len(marked) != 1:
+        fail(f"the marked launches are not one line: {marked}")
+    return answers
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
@@ -187,9 +237,15 @@ def main():
                          "points' hover holds TEXT")
     ap.add_argument("--row-links", action="append", default=[], metavar="ID=N",
                     help="N or more rows of section ID's tables link to an element of the page")
+    ap.add_argument("--timeline-lanes", type=int, default=0, metavar="N",
+                    help="a timeline SVG (--trace) with N or more lanes, its events' hover "
+                         "text naming their ring step")
     ap.add_argument("--hostile", action="append", default=[])
     ap.add_argument("--screenshot")
     ap.add_argument("--at", default="", help="open the page at this anchor")
+    ap.add_argument("--glance", type=int, metavar="N",
+                    help="At a glance answers in plain words, N or more scheme answers (see the "
+                         "module's doc)")
     a = ap.parse_args()
     text = open(a.page, encoding="utf-8").read()
     n_svg = check_svgs(text)
@@ -224,6 +280,19 @@ def main():
             if not any(want in t for t in titles):
                 fail(f"no hover text holds {want!r} ({len(titles)} hover texts)")
         check_plot_points(dom, a.plot_hover, a.plot_marked)
+        if a.glance is not None:
+            check_glance(dom, a.glance)
+        if a.timeline_lanes:
+            svgs = re.findall(r'<svg[^>]*class="timeline".*?</svg>', dom, re.S)
+            if not svgs:
+                fail("no timeline SVG")
+            lanes = max(len(re.findall(r'<g class="lane"', t)) for t in svgs)
+            if lanes < a.timeline_lanes:
+                fail(f"a timeline with {lanes} lanes, {a.timeline_lanes} wanted")
+            hovers = re.findall(r'<rect[^>]*><title>([^<]*ring step[^<]*)</title></rect>',
+                                "".join(svgs))
+            if not hovers:
+                fail("no timeline event has hover text naming its ring step")
         for spec in a.row_links:
             check_row_links(dom, walk.ids, spec)
         if a.hostile:

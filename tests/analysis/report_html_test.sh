@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report.html in a real browser (issue 52): headless Chromium loads the page from disk for the
+# report.html in a real browser: headless Chromium loads the page from disk for the
 # stored test study (tests/data/ringscale1), synthetic study files compared with a baseline
 # (--baseline: compare's verdicts as a section, each row linked to its case's series, which
 # must be in the DOM) and a history of 24 launches
@@ -8,9 +8,16 @@
 # Training numerics section must hold an SVG per figure); report_html_check.py checks no network
 # request, no console message, each section, an SVG per plot, the regressions table with the
 # planted change, hover text on history points and on the study plots' points (one case marked
-# busy: drawn apart, its mark in the hover), well-formed SVG, tidy's errors and a non-blank
-# screenshot. Then the same with hostile identities, labels and machine names in the results
+# busy: drawn apart, its mark in the hover), a traced case's timeline (a lane per rank, hover
+# text on its events; tests/analysis/add_trace.py), well-formed SVG, tidy's errors and a
+# non-blank screenshot. Then the same with hostile identities, labels and machine names in the results
 # files: they show as text and none runs.
+# --glance checks the first screen (At a glance). Expectations changed with its wording: each
+# scheme answer opened with "<scheme> fastest" and the whole identity of its case, the marked
+# cases were a list of one line each and the regressed series one line each with their
+# environment; now an answer shows only the fields that vary (the common ones once above),
+# "fastest" only where the decision rule confirmed it, one line per cause of a regression and
+# one line for the marks. The figures and verdicts are unchanged.
 # usage: report_html_test.sh RINGSCALE_STATS BENCH_GEN_RESULTS BENCH_GEN_HISTORY DATA_DIR
 #                            BENCH_GEN_NUMERICS [PNG]
 #   PNG: where to keep the screenshot (the README's is made so).
@@ -37,6 +44,8 @@ with h5py.File(sys.argv[1], "r+") as f:
     f["cases"][k]["outcome"].attrs["contended"] = 1
     f["cases"][k]["outcome"].attrs["contention"] = "report_html test: busy loop"
 PY
+# One case traced (--trace): the page draws its timeline, a lane per rank with hover text.
+/usr/bin/python3 "$here/add_trace.py" "$dir/branch"/*.h5 >/dev/null
 # One launch of the branch in the history too: its compare row links to that series' chart
 # (the rows of the cases not in the history say so).
 cp "$dir/branch/run_00001.h5" "$dir/hist/"
@@ -68,7 +77,7 @@ shot=${png:-$dir/shot.png}
     --regression "$row" --hover "labels: commit=c000" --hover "git commit" --at trends \
     --plot-hover "case: " --plot-hover "launches: " --plot-hover "P: " \
     --plot-marked "report_html test: busy loop" \
-    --row-links compared-with-the-baseline=1 \
+    --row-links compared-with-the-baseline=1 --glance 2 --section timelines --timeline-lanes 2 \
     --screenshot "$shot"
 
 # Hostile identities, a hostile label and a hostile machine name: every payload, were it to
@@ -101,6 +110,8 @@ for i, path in enumerate(sorted(glob.glob(f"{d}/hist/launch_*.h5"))):
                 g.attrs["variant"] = h[0]
                 g.attrs["note"] = h[3]
 PY
+# A trace in the hostile file: its timeline's hover text and caption carry the hostile label.
+/usr/bin/python3 "$here/add_trace.py" "$dir/hostile.h5" >/dev/null
 # The hostile file in the history and compared with itself as the baseline: its compare row's
 # link is built from the hostile identity.
 cp "$dir/hostile.h5" "$dir/hist/"
@@ -112,6 +123,7 @@ args=()
 for p in "${payloads[@]}"; do args+=(--hostile "$p"); done
 /usr/bin/python3 "$here/report_html_check.py" "$dir/hostile_out/report.html" \
     --section at-a-glance --section history --section training-numerics "${args[@]}" \
+    --section timelines --timeline-lanes 1 \
     --hover "data-pwned" --at trends \
-    --row-links compared-with-the-baseline=1
+    --row-links compared-with-the-baseline=1 --glance 0
 echo "report_html: ok"

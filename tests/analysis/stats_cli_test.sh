@@ -95,7 +95,7 @@ expect 6 "--fail-on regression: one launch per side is not decided" -- \
 expect_stderr "4 case(s) not decided, none a regression: exit 6"
 expect 1 "--fail-on regression: a regression is still 1" -- \
     "$stats" compare --fail-on regression --keep-marked "$dir/a3" "$dir/slow3"
-expect_stderr "--keep-marked is now the default"
+expect_stderr "--keep-marked: marked launches are kept by default"
 expect 2 "--fail-on takes regression" -- "$stats" compare --fail-on speed "$dir/a" "$dir/slow"
 expect 1 "10% slowdown over 3 launches per side flagged" -- "$stats" compare "$dir/a3" "$dir/slow3"
 expect 0 "A/A over 3 launches per side" -- "$stats" compare "$dir/a3" "$dir/a3b"

@@ -78,7 +78,7 @@ TEST(analysis_commands, each_subcommand_has_a_name_a_line_of_help_and_its_option
         EXPECT_LE(line.size(), 100u) << line;
     EXPECT_EQ(names, (std::set<std::string>{"summary", "scaling", "model", "crossover", "compare",
                                             "export", "report", "profile", "predict", "accuracy",
-                                            "numerics", "history"}));
+                                            "numerics", "history", "trace", "overlap"}));
 }
 
 TEST(analysis_commands, a_subcommand_has_only_its_own_options) {

@@ -1,5 +1,6 @@
-// The one decision rule (analysis/statistics/decision.hpp): every state of DESIGN.md's table
-// ("One decision rule"), its verdict, reason and gate exit code, exactly.
+// The one decision rule (analysis/statistics/decision.hpp): every state of its table
+// (analysis/statistics/README.md, "One decision rule"), its verdict, reason and gate exit code,
+// exactly.
 #include "analysis/statistics/decision.hpp"
 
 #include <gtest/gtest.h>
@@ -69,6 +70,27 @@ std::vector<state> table() {
     in.mark_b = std::numeric_limits<double>::infinity();
     add("unbounded mark", in, decision::not_decided,
         "marked: a mark (unbounded) could account for the +20% margin", 6);
+    // The marks weighed as the difference between the sides: a machine as busy before as
+    // after decides as a quiet one; a mark one side has more of stays not decided.
+    in = two_sided(1.2, 1.3);
+    in.mark_a = in.mark_b = in.least_mark_a = in.least_mark_b = 2;
+    add("equal marks, slower", in, decision::slower, "beyond threshold", 1);
+    in = two_sided(0.98, 1.03);
+    in.mark_a = in.mark_b = in.least_mark_a = in.least_mark_b = 1.5;
+    add("equal marks, tie", in, decision::tie, "within threshold", 0);
+    in = two_sided(0.7, 0.8);
+    in.mark_a = in.mark_b = in.least_mark_a = in.least_mark_b = 1.5;
+    add("equal marks, faster", in, decision::faster, "beyond threshold", 0);
+    in = two_sided(1.2, 1.3);
+    in.mark_a = in.least_mark_a = 1.1;
+    in.mark_b = 2;
+    in.least_mark_b = 1.8;
+    add("unequal marks", in, decision::not_decided,
+        "marked: a mark (x1.82) could account for the +20% margin", 6);
+    in = two_sided(1.2, 1.3);
+    in.mark_a = in.mark_b = in.least_mark_b = 2; // a launch of a unmarked: least_mark_a 1
+    add("a side partly marked", in, decision::not_decided,
+        "marked: a mark (x2.00) could account for the +20% margin", 6);
     return s;
 }
 

@@ -5,6 +5,7 @@
 // a run waits for the lock and says who holds it.
 #include "analysis/history/index.hpp"
 #include "analysis/history/index_lock.hpp"
+#include "analysis/history/index_rows.hpp"
 #include "analysis/history/sqlite.hpp"
 #include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
@@ -264,5 +265,41 @@ TEST(history_index, a_run_waits_for_the_lock_and_names_its_holder) {
     EXPECT_NO_THROW(take_lock(index, 30, say));
     release.join();
     EXPECT_EQ(said.size(), 1u) << "one line when it starts to wait";
+    fs::remove_all(dir);
+}
+
+TEST(history_index, a_read_out_of_time_is_read_again_on_the_next_run) {
+    // A run whose reader ran out of time on the file (a busy machine) keeps it as add_file
+    // keeps such a read; the next run reads it again, while a file that failed for another
+    // reason stays a problem while unchanged.
+    const std::string dir = fixture_dir("history_retry");
+    const std::string path = dir + "/launch.h5", index_path = dir + "/index.sqlite";
+    write_fixture_file(path, launch(0, 1e-3));
+    std::vector<std::string> notes;
+    const std::vector<std::string> files = {path};
+    for (const bool retry : {true, false}) {
+        SCOPED_TRACE(retry ? "out of time" : "another problem");
+        fs::remove(index_path);
+        history_index(index_path, notes, 5).update({}); // the schema, no file yet
+        struct stat st {};
+        ASSERT_EQ(::stat(path.c_str(), &st), 0);
+        const file_key key{static_cast<std::int64_t>(st.st_size),
+                           st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+                           static_cast<std::int64_t>(st.st_ino),
+                           st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+        file_summary failed{"reading it took more than 10 s of CPU time: read again next run",
+                            std::nullopt,
+                            {},
+                            retry};
+        {
+            database db(index_path);
+            index_writer(db).add_file(path, key, failed);
+        }
+        history_index index(index_path, notes, 5);
+        const update_counts counts = index.update(files);
+        EXPECT_EQ(counts.read, retry ? 1u : 0u);
+        EXPECT_EQ(counts.unchanged, retry ? 0u : 1u);
+        EXPECT_EQ(index.load().cases.size(), retry ? 1u : 0u);
+    }
     fs::remove_all(dir);
 }

@@ -194,3 +194,62 @@ TEST(history_marks, a_segments_median_keeps_its_marked_launches) {
     EXPECT_DOUBLE_EQ(segments_of(s)[0].median.value, 1.5e-3);
     EXPECT_TRUE(segments_of(series{}).empty());
 }
+
+namespace {
+
+/// 12 launches of two collectives series (1K and 1M), 2x slower from launch 7 on, where
+/// Open MPI moved from shared memory to TCP; `busy`: every launch marked alike (contended).
+index_contents transport_history(bool busy) {
+    index_contents in;
+    for (int j = 0; j < 12; ++j) {
+        launch_record l;
+        l.launch = fmt::format("id:{}", j);
+        l.path = fmt::format("night{:02}/r.h5", j);
+        l.time_s = 1796616780 + 86400 * j; // 2026-12-07 04:13 UTC at j = 0
+        l.meta["mpi_transport"] = j < 6 ? "vader" : "tcp";
+        l.meta["launchdate"] = std::to_string(l.time_s); // moves every launch: never named
+        in.launches.push_back(l);
+        for (const char* size : {"1K", "1M"}) {
+            launch_case c;
+            c.launch = l.launch;
+            c.key = fmt::format("collectives/allreduce bytes={}|P=2", size);
+            c.label = fmt::format("collectives/allreduce bytes={} P=2", size);
+            c.step_s = 1e-3 * (j < 6 ? 1 : 2) * (1 + 0.01 * ((j * 7) % 5));
+            c.compute_s = c.wait_s = c.memory_bytes = NAN;
+            c.comm_s = c.step_s;
+            if (busy)
+                c.machine = "contended: other processes used 0.90 of 2 cores [effect x1.30]";
+            in.cases.push_back(c);
+        }
+    }
+    return in;
+}
+
+} // namespace
+
+TEST(history_marks, regressions_at_one_launch_with_one_cause_are_one_line_naming_it) {
+    for (const bool busy : {false, true}) {
+        SCOPED_TRACE(busy ? "every launch marked alike" : "a quiet machine");
+        series_options opt;
+        opt.now_s = 1796616780 + 86400 * 20;
+        const index_contents in = transport_history(busy);
+        const series_set set = build_series(in, opt);
+        ASSERT_EQ(set.all.size(), 2u);
+        for (const series& s : set.all) {
+            ASSERT_EQ(s.changes.size(), 1u) << s.label;
+            EXPECT_EQ(s.changes[0].with, "mpi_transport vader -> tcp at the same launch");
+        }
+        const verdict v = judge(set, opt);
+        EXPECT_EQ(v.code, 1) << v.summary;
+        ASSERT_EQ(v.lines.size(), 3u) << fmt::format("{}", fmt::join(v.lines, "\n"));
+        EXPECT_EQ(v.lines[0].rfind("REGRESSION at #7 (2026-12-13 04:13): 2 series slower (+", 0),
+                  0u)
+            << v.lines[0];
+        EXPECT_NE(v.lines[0].find("%), communication; with it: mpi_transport vader -> tcp at the "
+                                  "same launch"),
+                  std::string::npos)
+            << v.lines[0];
+        EXPECT_EQ(v.lines[1].rfind("  collectives/allreduce bytes=1", 0), 0u) << v.lines[1];
+        EXPECT_EQ(v.lines[2].rfind("  collectives/allreduce bytes=1", 0), 0u) << v.lines[2];
+    }
+}

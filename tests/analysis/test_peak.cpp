@@ -43,6 +43,29 @@ TEST(analysis_peak, dtype_names) {
     EXPECT_EQ(mfu_dtype_of("float32"), "fp32");
     EXPECT_EQ(mfu_dtype_of(""), "fp32");
     EXPECT_EQ(mfu_dtype_of("FP8"), "fp8");
+    EXPECT_EQ(mfu_dtype_of("float8_e4m3fn"), "fp8");
+    EXPECT_EQ(mfu_dtype_of("e4m3"), "fp8");
+}
+
+// fp8 GEMMs (Hopper, Ada) against the datasheets' fp8 figures: half the "with sparsity" one.
+TEST(analysis_peak, fp8_datasheet_figures) {
+    EXPECT_DOUBLE_EQ(peak_of("NVIDIA H100 80GB HBM3", "fp8"), 1979.0);
+    EXPECT_DOUBLE_EQ(peak_of("NVIDIA H100 PCIe", "fp8"), 1513.0);
+    EXPECT_DOUBLE_EQ(peak_of("NVIDIA H100 NVL", "fp8"), 1670.5);
+    EXPECT_DOUBLE_EQ(peak_of("NVIDIA H200", "fp8"), 1979.0);
+    EXPECT_DOUBLE_EQ(peak_of("NVIDIA H200 NVL", "fp8"), 1670.5);
+    EXPECT_DOUBLE_EQ(peak_of("NVIDIA L40S", "float8"), 733.0);
+    EXPECT_FALSE(gpu_dense_peak("NVIDIA A100-SXM4-80GB", "fp8")); // no fp8 unit
+    // Twice the bf16 peak on the SXM and PCIe parts: one tensor-core pass does twice the FLOPs
+    // (the NVL datasheets round theirs: 3,341 and 1,671).
+    for (const char* name : {"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200"})
+        EXPECT_DOUBLE_EQ(peak_of(name, "fp8"), 2 * peak_of(name, "bf16")) << name;
+    // MFU of an fp8 step is taken against the fp8 peak, not the bf16 one.
+    const mfu_figure f =
+        case_mfu(memory_case("cuda", "NVIDIA H100 80GB HBM3", "fp8"), 989.5e12, std::nullopt);
+    ASSERT_TRUE(f.percent);
+    EXPECT_DOUBLE_EQ(*f.percent, 50.0);
+    EXPECT_EQ(f.peak->dtype, "fp8");
 }
 
 TEST(analysis_peak, datasheet_figures_by_cuda_device_name) {
@@ -67,7 +90,6 @@ TEST(analysis_peak, datasheet_figures_by_cuda_device_name) {
 TEST(analysis_peak, unknown_parts_and_dtypes_have_no_peak) {
     EXPECT_FALSE(gpu_dense_peak("NVIDIA L40", "bf16"));         // not the L40S
     EXPECT_FALSE(gpu_dense_peak("NVIDIA GH200 480GB", "bf16")); // a word match only
-    EXPECT_FALSE(gpu_dense_peak("NVIDIA H100 80GB HBM3", "fp8"));
     EXPECT_FALSE(gpu_dense_peak("NVIDIA H100 80GB HBM3", "fp64"));
     EXPECT_FALSE(gpu_dense_peak("", "bf16"));
 }

@@ -198,6 +198,31 @@ TEST(predict_cost, unit_sizes_follow_the_model_layout) {
                      1024 * 512 + 4 * (12.0 * 512 * 512 + 8 * 512) + 512 + 1024 * 512 + 1024);
 }
 
+// GQA, the FFN width and SwiGLU price a Llama-3-8B-like layer as the model lays it out:
+// 218,148,864 parameters (jobs/presets/llama3_8b.ini's hand count), forward GEMM FLOPs twice
+// its weight matrices' elements per token, and K/V at 8 of the 32 heads for the attention.
+TEST(predict_cost, gqa_ffn_and_swiglu_are_priced) {
+    train_problem t;
+    t.hidden = 4096;
+    t.heads = 32;
+    t.kv_heads = 8;
+    t.ffn = 14336;
+    t.swiglu = true;
+    const block_widths w = widths(t);
+    EXPECT_DOUBLE_EQ(w.kv, 1024);
+    EXPECT_DOUBLE_EQ(w.qkv, 6144);
+    EXPECT_DOUBLE_EQ(w.up, 28672);
+    EXPECT_DOUBLE_EQ(unit_params(t, 1), 218148864.0);
+    const double matrices = 218148864.0 - 4 * 4096 - 28672; // less norms and biases
+    EXPECT_DOUBLE_EQ(block_gemm_flops(t, 8192), 2 * 8192 * matrices);
+    train_problem plain; // the GELU model: 12 h^2 weights, 24 h^2 FLOPs a token
+    EXPECT_DOUBLE_EQ(block_gemm_flops(plain, 1), 24.0 * 512 * 512);
+    // GQA shrinks the activations a rank holds: K, V and their scratch at 1024 of 4096.
+    train_problem mha = t;
+    mha.kv_heads = 0;
+    EXPECT_LT(train_memory(t, true), train_memory(mha, true));
+}
+
 TEST(predict_cost, nnls_keeps_coefficients_non_negative) {
     // y = 2 x0 exactly: the unconstrained fit of y against (x0, x1) with noise-free data
     // is (2, 0); y = x0 - x1 would need a negative coefficient: NNLS gives x1 0.

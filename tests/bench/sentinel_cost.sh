@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the drift sentinel costs (DESIGN.md, issue 49: about 1% of a launch; none on a launch under 1 s). Runs one study
+# What the drift sentinel costs (jobs/MEASUREMENTS.md: about 1% of a launch; none on a launch under 1 s). Runs one study
 # launch (the attention cases of tests/bench/predict.sh at np=2, about a minute on 2 cores)
 # ROUNDS times with the sentinel on (--sentinel 0, auto) and off (--sentinel -1), interleaved,
 # and prints, per launch with it on, the launcher's own account (its probes' seconds over the

@@ -2,6 +2,7 @@
 // convention, and the validation's power to fail.
 #include "jobs/registry.hpp"
 #include "jobs/schemes/data_parallel.hpp"
+#include "jobs/train_attention.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/random.hpp"
@@ -300,4 +301,108 @@ TEST(train_validate_device, allows_rare_outliers_but_not_a_missed_unit_update) {
     EXPECT_FALSE(jobs::compare_training(got, want, lr, d).ok); // the CPU's fp32: 1e-5 of l_ref
     got.losses[2] = 0.29 + 4e-4;                               // past 1e-4 of step 1's loss
     EXPECT_FALSE(jobs::compare_training(got, want, lr, dev_tol, d).ok);
+}
+
+// --dtype bf16|fp16|fp8 on the GPU: bf16 and fp16 plan from compute capability 8.0, fp8 on
+// Hopper only; a GPU without them, or an fp8 shape cuBLASLt's fp8 GEMMs do not take, is one
+// line (the launcher's exit 2) before any work.
+TEST(train_step_device_plan, mixed_precision_on_cuda_plans_where_the_gpu_runs_it) {
+    auto on = [](int major, int minor) {
+        jobs::launch_info l = gpu_launch(1, 1ull << 40);
+        l.gpu_cc_major = major;
+        l.gpu_cc_minor = minor;
+        return l;
+    };
+    for (const char* dtype : {"bf16", "fp16", "fp8"}) {
+        launch_config cfg = train_config("1", "off");
+        cfg.params["dtype"] = {dtype};
+        const auto cases = plan_launch(cfg, on(9, 0));
+        ASSERT_EQ(cases.size(), 1u) << dtype;
+        EXPECT_TRUE(cases[0].plan.skip_reason.empty()) << dtype;
+        const bool fp8 = std::string(dtype) == "fp8";
+        const std::string why = fp8 ? thrown_by([&] { plan_launch(cfg, on(8, 0)); }) : "";
+        if (fp8) {
+            EXPECT_NE(why.find("--dtype fp8 on the GPU needs Hopper"), std::string::npos) << why;
+            EXPECT_NE(why.find("(this GPU is 8.0)"), std::string::npos) << why;
+            EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+        } else {
+            EXPECT_EQ(plan_launch(cfg, on(8, 0)).size(), 1u) << dtype;
+        }
+        const std::string old = thrown_by([&] { plan_launch(cfg, on(7, 5)); });
+        EXPECT_NE(old.find("compute capability 8.0 or newer (this one is 7.5)"), std::string::npos)
+            << old;
+    }
+}
+
+// fp8's GEMMs take cuBLASLt's fp8 form: every width and the rows a rank holds multiples of 16.
+TEST(train_step_device_plan, fp8_shapes_outside_the_fp8_gemms_are_refused_with_one_line) {
+    launch_config cfg = train_config("1", "off");
+    cfg.params["dtype"] = {"fp8"};
+    cfg.params["vocab"] = {"1000"}; // the logits GEMM's n
+    jobs::launch_info l = gpu_launch(1, 1ull << 40);
+    l.gpu_cc_major = 9;
+    std::string why = thrown_by([&] { plan_launch(cfg, l); });
+    EXPECT_NE(why.find("the logits GEMM"), std::string::npos) << why;
+    EXPECT_NE(why.find("multiples of 16"), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    cfg.params["dtype"] = {"bf16"}; // bf16 takes any shape
+    EXPECT_EQ(plan_launch(cfg, l).size(), 1u);
+    cfg.params["dtype"] = {"fp8"};
+    cfg.params["vocab"] = {"1024"};
+    cfg.params["train-seq-len"] = {"264"}; // 264 rows a rank: the weight gradients' k
+    cfg.params["tokens"] = {"2112"};
+    why = thrown_by([&] { plan_launch(cfg, l); });
+    EXPECT_NE(why.find("264 rows"), std::string::npos) << why;
+}
+
+// The new model options join a case's identity only where they shape it, so the cases of
+// files written before them keep theirs; bad values are one line each.
+TEST(train_plan, model_shape_options_join_the_identity_when_set) {
+    auto l = base();
+    auto plain = plan_job(train_job(), l, ranks(1)).at(0).values;
+    for (const char* k : {"kv-heads", "ffn", "mlp"})
+        EXPECT_FALSE(plain.has(k)) << k;
+    l["hidden"] = {"256"};
+    l["heads"] = {"4"};
+    l["kv-heads"] = {"2"};
+    l["ffn"] = {"384"};
+    l["mlp"] = {"swiglu"};
+    const auto set = plan_job(train_job(), l, ranks(1)).at(0).values;
+    for (const char* k : {"kv-heads", "ffn", "mlp"})
+        EXPECT_TRUE(set.has(k)) << k;
+    const train_problem pr = read_train_problem(set, 1);
+    EXPECT_EQ(pr.model.kv_count(), 2);
+    EXPECT_EQ(pr.model.ffn_width(), 384);
+    EXPECT_EQ(pr.model.mlp, kernels::model::mlp_kind::swiglu);
+    l["kv-heads"] = {"3"}; // does not divide 4 heads
+    std::string why = thrown_by([&] { plan_job(train_job(), l, ranks(1)); });
+    EXPECT_NE(why.find("--heads 4 is not divisible by --kv-heads 3"), std::string::npos) << why;
+    l["kv-heads"] = {"1"}; // Ulysses over 2 ranks cannot split 1 K/V head
+    l["cp"] = {"2"};
+    l["cp-variant"] = {"ulysses"};
+    why = thrown_by([&] { plan_job(train_job(), l, ranks(2)); });
+    EXPECT_NE(why.find("K/V heads (1) must be divisible by cp (2)"), std::string::npos) << why;
+    l["cp-variant"] = {"ring"}; // the ring takes any K/V head count
+    EXPECT_EQ(plan_job(train_job(), l, ranks(2)).size(), 1u);
+    l = base();
+    l["mlp"] = {"relu"};
+    EXPECT_THROW(plan_job(train_job(), l, ranks(1)), config_error);
+}
+
+// The cp schemes' buffers in the preflight: the ring's and the all-gather's K/V at the K/V
+// heads' width, by hand for 8 heads on 2 K/V heads (K/V 64 of 256 features, 32 rows a rank);
+// without GQA the same as at the hidden width; Ulysses at the hidden width.
+TEST(train_plan, cp_buffers_count_kv_at_the_kv_heads_width) {
+    kernels::model::model_config m;
+    m.hidden = 256;
+    m.heads = 8;
+    m.kv_heads = 2;
+    EXPECT_EQ(jobs::train_cp_floats("ring", 2, 1, 32, m), 8.0 * 32 * 64 + 32);
+    EXPECT_EQ(jobs::train_cp_floats("allgather", 4, 1, 32, m),
+              2.0 * 4 * 32 * 64 + 6 * 32 * 64 + 32);
+    EXPECT_EQ(jobs::train_cp_floats("ulysses", 2, 2, 32, m), 17.0 * 32 * 256);
+    EXPECT_EQ(jobs::train_cp_floats("hybrid", 4, 2, 32, m), 17.0 * 32 * 256 + 8 * 32 * 64 + 32);
+    EXPECT_EQ(jobs::train_cp_floats("ring", 1, 1, 32, m), 32.0);
+    m.kv_heads = 0; // every head a K/V head: the hidden width
+    EXPECT_EQ(jobs::train_cp_floats("ring", 2, 1, 32, m), 8.0 * 32 * 256 + 32);
 }

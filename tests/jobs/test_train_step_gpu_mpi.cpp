@@ -5,11 +5,13 @@
 // Skips, with the reason, where no GPU is visible.
 #include "jobs/registry.hpp"
 #include "jobs/train_problem.hpp"
+#include "kernels/gpu.hpp"
 #include "tests/support/gpu_job_support.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 using namespace ringscale;
 using testing_support::gpu_launch;
@@ -20,6 +22,7 @@ struct train_case {
     std::string variant = "ddp", prefetch = "off", tf32 = "off", bucket_mb = "1", cp = "1";
     std::string docs; ///< --docs (empty: none)
     std::string cp_variant = "ring", cp_ulysses_degree = "0";
+    std::string dtype = "auto", fp8_recipe = "delayed";
 };
 
 launch_config config_of(const train_case& c) {
@@ -43,6 +46,8 @@ launch_config config_of(const train_case& c) {
     cfg.params["cp-ulysses-degree"] = {c.cp_ulysses_degree};
     if (!c.docs.empty())
         cfg.params["docs"] = {c.docs};
+    cfg.params["dtype"] = {c.dtype};
+    cfg.params["fp8-recipe"] = {c.fp8_recipe};
     cfg.warmup = 1;
     cfg.iters = 3;
     cfg.validate = validate_mode::on;
@@ -53,13 +58,17 @@ void expect_valid(gpu_launch& g, const train_case& c) {
     const case_record rec = testing_support::run_on_gpu(g, config_of(c));
     const std::string what = c.variant + " prefetch " + c.prefetch + " tf32 " + c.tf32 + " cp " +
                              c.cp + " " + c.cp_variant + " u " + c.cp_ulysses_degree + " docs '" +
-                             c.docs + "' over " + to_string(g.world->backend());
+                             c.docs + "' dtype " + c.dtype + " " + c.fp8_recipe + " over " +
+                             to_string(g.world->backend());
     EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
         << what << ": " << std::get<std::string>(rec.flat().at("error"));
     EXPECT_EQ(jobs::attr_number(rec.flat(), "validated"), 1) << what;
     EXPECT_EQ(jobs::attr_number(rec.flat(), "tf32"), c.tf32 == "on" ? 1 : 0) << what;
     EXPECT_NE(std::get<std::string>(rec.flat().at("precision")).find("bf16"), std::string::npos)
         << what;
+    if (c.dtype != "auto") { // the GEMMs ran in the dtype: MFU against its peak
+        EXPECT_EQ(std::get<std::string>(rec.flat().at("mfu_dtype")), c.dtype) << what;
+    }
     // The loss is finite and falls over the run.
     const auto& loss = rec.per_iteration.at("loss");
     ASSERT_FALSE(loss.empty()) << what;
@@ -99,6 +108,35 @@ TEST_P(train_step_gpu, tf32_gemms_match_within_the_gpu_tolerance) {
     c.tf32 = "on";
     c.bucket_mb = "25";
     expect_valid(g, c);
+}
+
+// --dtype bf16|fp16|fp8 (cuBLASLt's GEMMs) against the single-rank GPU run of the same dtype,
+// within jobs/train_validate.hpp's tolerances of each dtype: every data-parallel variant and
+// the ring over every rank; fp8 with both recipes, on Hopper only.
+TEST_P(train_step_gpu, each_dtype_matches_the_single_rank_gpu_run_of_that_dtype) {
+    gpu_launch g = testing_support::make_gpu_launch(GetParam());
+    RINGSCALE_SKIP_UNLESS_LAUNCHED(g);
+    const bool hopper = kernels::current_gpu_info().cc_major == 9;
+    for (const char* dtype : {"bf16", "fp16", "fp8"}) {
+        if (std::string(dtype) == "fp8" && !hopper) {
+            std::printf("fp8 not run: this GPU has no fp8 GEMMs (Hopper only)\n");
+            continue;
+        }
+        for (const char* variant : {"ddp", "zero1", "fsdp"}) {
+            train_case c;
+            c.dtype = dtype;
+            c.variant = variant;
+            expect_valid(g, c);
+        }
+        train_case ring;
+        ring.dtype = dtype;
+        ring.cp = std::to_string(g.control->size());
+        expect_valid(g, ring);
+        if (std::string(dtype) == "fp8") {
+            ring.fp8_recipe = "current";
+            expect_valid(g, ring);
+        }
+    }
 }
 
 // Every rank in one context-parallel group (cp = ranks): the ring core on the GPU at np=2, the

@@ -58,6 +58,7 @@ struct state {
     std::vector<double> a, b;
     bool b_marked;
     decision expected;
+    bool a_marked = false; ///< a as b: the same mark on both sides
 };
 
 std::vector<case_record> launches(const std::string& job, const std::string& variant,
@@ -125,10 +126,23 @@ TEST(decision_agreement, every_consumer_gives_the_rule_s_verdict) {
          {1.0, 1.002, 0.998},
          true,
          decision::slower},
+        // The same mark on both sides cannot account for the change between them.
+        {"marked on both sides",
+         {0.25, 0.251, 0.249},
+         {0.45, 0.451, 0.449},
+         true,
+         decision::slower,
+         true},
+        {"tie, marked on both sides",
+         {0.25, 0.251, 0.249},
+         {0.25, 0.251, 0.249},
+         true,
+         decision::tie,
+         true},
     };
     for (const state& s : states) {
         SCOPED_TRACE(s.name);
-        const auto a = launches("context_parallel", "allgather", s.a, false);
+        const auto a = launches("context_parallel", "allgather", s.a, s.a_marked);
         const auto b = launches("ring_attention", "ring/zigzag", s.b, s.b_marked);
         std::vector<case_record> all = a;
         all.insert(all.end(), b.begin(), b.end());

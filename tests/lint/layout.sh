@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The code criteria of the layout (issue 23), measured on the tracked tree; each prints its
+# The code criteria of the layout, measured on the tracked tree; each prints its
 # figure and the command that gives it, and the test fails when one is out of bounds.
 # usage: tests/lint/layout.sh   (from the repository root)
 set -u

@@ -96,6 +96,33 @@ set -e
 [ $rc -ne 0 ] && [ "$(ls "$work/local" | wc -l)" -eq "$before" ] ||
     { cat "$work/fail.out"; ls "$work/local"; echo "FAIL: a failed launch: exit $rc, directory left"; exit 1; }
 
+# A night that hangs (its cases repeated far longer than its limit allows, the first done) is
+# ended at the limit with
+# SIGTERM: its file kept (complete=0), named partial and not counted by the history, and the
+# job exits 6, "not decided: night cut at N s".
+printf 'job = collectives\nop = allreduce\nmin-bytes = 1K\nmax-bytes = 1K\niters = 20000\nwarmup = 1\n' \
+    >"$work/hang.ini"
+series_launches() { # launches counted in the history's series, all series together
+    "$stats" history "$1" --format json 2>/dev/null |
+        python3 -c "import json, sys; print(sum(int(r['launches']) for r in json.load(sys.stdin)['series']))"
+}
+launches_before=$(series_launches "$work/local")
+set +e
+(cd -- "$src" && "${nosl[@]}" RINGSCALE_NP=2 RINGSCALE_TIME_LIMIT=5 slurm/nightly.sbatch \
+    "$work/local" "$work/hang.ini" --repeat 1000) >"$work/hang.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 6 ] && grep -q "^nightly.sbatch: verdict: not decided: night cut at 5 s (exit 6)" "$work/hang.out" ||
+    { cat "$work/hang.out"; echo "FAIL: a night past its limit: exit $rc, want 6 and its line"; exit 1; }
+grep -q "1 partial launch(es) (stopped before their end, complete=0) left out of every series" \
+    "$work/hang.out" || { cat "$work/hang.out"; echo "FAIL: the partial launch is not named"; exit 1; }
+hung=$(ls -t "$work"/local/*_local.*/*.h5 | head -1)
+h5dump -a /complete "$hung" | grep -q "(0): 0" ||
+    { echo "FAIL: the cut launch's file $hung is not kept with complete=0"; exit 1; }
+launches_after=$(series_launches "$work/local")
+[ "$launches_before" = "$launches_after" ] ||
+    { echo "FAIL: the partial launch counted ($launches_before -> $launches_after)"; exit 1; }
+
 set +e
 bash "$src/slurm/nightly.sbatch" "$work/h" 2>"$work/err"
 rc=$?

@@ -3,6 +3,7 @@
 // order of its atomic sums), the whole model's loss and gradient within the bf16-attention error,
 // and the single-rank reference run on the GPU. Skips, with the reason, without a GPU.
 #include "kernels/dev_mask.hpp"
+#include "kernels/gpu.hpp"
 #include "kernels/mask_spec.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <numeric>
 
@@ -127,6 +129,38 @@ TEST_F(gpu_train_ops, the_model_matches_the_cpu_backend_to_the_bf16_attention_er
                                   "whole-model gradient");
 }
 
+TEST_F(gpu_train_ops, swiglu_matches_the_cpu_backend) {
+    executor& cpu = default_cpu_context().exec();
+    const std::size_t rows = 70, f = 96;
+    const auto h1 = seeded(rows * 2 * f, 4), dg = seeded(rows * f, 5);
+    std::vector<float> g(rows * f), dh1(rows * 2 * f);
+    kernels::swiglu_fwd(cpu, rows, f, h1.data(), g.data());
+    kernels::swiglu_bwd(cpu, rows, f, h1.data(), dg.data(), dh1.data());
+    executor& d = *m_dev;
+    dev_buffer<float> h1_d(d, h1), dg_d(d, dg), g_d(d, rows * f), dh1_d(d, rows * 2 * f);
+    kernels::swiglu_fwd(d, rows, f, h1_d.data(), g_d.data());
+    kernels::swiglu_bwd(d, rows, f, h1_d.data(), dg_d.data(), dh1_d.data());
+    testing_support::expect_close(on_host(g_d), g, 1e-5f, 1e-6f, "swiglu_fwd");
+    testing_support::expect_close(on_host(dh1_d), dh1, 1e-5f, 1e-6f, "swiglu_bwd");
+}
+
+// Grouped-query attention (2 query heads on 1 K/V head) and a SwiGLU MLP through the CUDA
+// backend against the CPU backend, to the bf16-attention error as the plain model.
+TEST_F(gpu_train_ops, gqa_and_swiglu_match_the_cpu_backend_to_the_bf16_attention_error) {
+    model_config cfg = small_model();
+    cfg.kv_heads = 1;
+    cfg.ffn = 192;
+    cfg.mlp = mlp_kind::swiglu;
+    std::vector<float> g_cpu, g_gpu;
+    const double l_cpu = loss_and_grads(default_cpu_context(), cfg, g_cpu);
+    const double l_gpu = loss_and_grads(*m_ops, cfg, g_gpu);
+    EXPECT_NEAR(l_gpu, l_cpu, 1e-3 * l_cpu);
+    const double gmax = max_abs(g_cpu);
+    ASSERT_GT(gmax, 0.0);
+    testing_support::expect_close(g_gpu, g_cpu, static_cast<float>(2e-2 * gmax), 0.0f,
+                                  "whole-model gradient");
+}
+
 TEST_F(gpu_train_ops, the_gpu_reference_run_trains_and_tracks_the_cpu_run) {
     const model_config cfg = small_model();
     const param_layout layout(cfg);
@@ -186,4 +220,93 @@ TEST_F(gpu_train_ops, a_docs_mask_runs_masked_not_densely) {
     for (std::size_t i = 0; i < g_cpu.size(); ++i)
         dense_off = std::max(dense_off, static_cast<double>(std::fabs(g_dense[i] - g_cpu[i])));
     EXPECT_GT(dense_off, 2e-2 * gmax);
+}
+
+// --dtype on the GPU (cuBLASLt's bf16, fp16 and fp8 GEMMs, kernels/cuda/lowp_linear) against
+// the CPU emulation of the same dtype, one step's loss and gradient. The tolerances are
+// jobs/README.md's ("Mixed precision on the GPU"), fixed before any GPU ran them: both sides
+// round the same operands, so they differ by reordered fp32 sums that flip a rounding now and
+// then (and fp16's attention, bf16 on the GPU).
+namespace {
+
+struct dtype_case {
+    train_dtype dtype;
+    fp8_scaling scaling;
+    double loss_rel, grad_of_max;
+};
+
+double lowp_loss(executor& dev, const dtype_case& c, const model_config& cfg,
+                 std::vector<float>& grads) {
+    train_context ctx(dev, false);
+    precision_config p;
+    p.dtype = c.dtype;
+    p.scaling = c.scaling;
+    ctx.precision_state().configure(p, cfg.layers);
+    return loss_and_grads(ctx, cfg, grads);
+}
+
+} // namespace
+
+TEST_F(gpu_train_ops, each_dtype_matches_the_cpu_emulation_of_that_dtype) {
+    model_config cfg = small_model();
+    cfg.kv_heads = 1;
+    cfg.mlp = mlp_kind::swiglu;
+    cfg.ffn = 352;
+    auto cpu = make_executor(device_kind::cpu);
+    const dtype_case cases[] = {{train_dtype::bf16, fp8_scaling::delayed, 1e-3, 2e-2},
+                                {train_dtype::fp16, fp8_scaling::delayed, 1e-3, 2e-2},
+                                {train_dtype::fp8, fp8_scaling::delayed, 1e-2, 0.125},
+                                {train_dtype::fp8, fp8_scaling::current, 1e-2, 0.125}};
+    for (const dtype_case& c : cases) {
+        const int cc = current_gpu_info().cc_major;
+        if (c.dtype == train_dtype::fp8 && cc != 9) {
+            std::printf("fp8 skipped: this GPU (compute capability %d.x) has no fp8 GEMMs\n", cc);
+            continue;
+        }
+        std::vector<float> g_gpu, g_cpu;
+        const double l_gpu = lowp_loss(*m_dev, c, cfg, g_gpu);
+        const double l_cpu = lowp_loss(*cpu, c, cfg, g_cpu);
+        const char* name = train_dtype_name(c.dtype);
+        EXPECT_NEAR(l_gpu, l_cpu, c.loss_rel * l_cpu) << name;
+        const double gmax = max_abs(g_cpu);
+        ASSERT_GT(gmax, 0.0) << name;
+        testing_support::expect_close(g_gpu, g_cpu, static_cast<float>(c.grad_of_max * gmax), 0.0f,
+                                      name);
+    }
+}
+
+// What a GPU case records: the GEMMs' dtype (MFU's peak), cuBLASLt, and the attention in bf16.
+TEST_F(gpu_train_ops, the_gpu_dtype_is_recorded) {
+    train_context ctx(*m_dev, false);
+    precision_config p;
+    p.dtype = train_dtype::bf16;
+    ctx.precision_state().configure(p, 2);
+    EXPECT_EQ(ctx.gemm_dtype(), "bf16");
+    EXPECT_NE(ctx.precision().find("bf16 GEMMs through cuBLASLt"), std::string::npos);
+    p.dtype = train_dtype::fp16;
+    ctx.precision_state().configure(p, 2);
+    EXPECT_NE(ctx.storage().find("dO bf16"), std::string::npos) << ctx.storage();
+}
+
+// fp16's static loss scale: a gradient past fp16's range once scaled overflows and is counted
+// on the GPU as on the CPU (the same elements, up to those within fp32 noise of the bound).
+TEST_F(gpu_train_ops, fp16_overflows_are_counted_as_on_the_cpu) {
+    const model_config cfg = small_model();
+    auto cpu = make_executor(device_kind::cpu);
+    std::size_t counts[2] = {};
+    int i = 0;
+    for (executor* dev : {m_dev.get(), cpu.get()}) {
+        train_context ctx(*dev, false);
+        precision_config p;
+        p.dtype = train_dtype::fp16;
+        p.loss_scale = 1e9f; // every dy of the step times 1e9: far past 65504
+        ctx.precision_state().configure(p, cfg.layers);
+        std::vector<float> g;
+        loss_and_grads(ctx, cfg, g);
+        counts[i++] = ctx.precision_state().overflows();
+    }
+    EXPECT_GT(counts[1], 0u);
+    // The same elements overflow but for those within fp32 noise of fp16's largest value.
+    EXPECT_NEAR(static_cast<double>(counts[0]), static_cast<double>(counts[1]),
+                0.01 * static_cast<double>(counts[1]));
 }

@@ -86,16 +86,19 @@ std::vector<tensor> tensors_of(const model_config& cfg, const param_layout& l) {
     std::vector<tensor> out{{"embedding", 0, l.unit(0).size}};
     const block_offsets& b = l.block();
     const std::size_t h = static_cast<std::size_t>(cfg.hidden);
+    const auto q = static_cast<std::size_t>(cfg.qkv_width());
+    const auto up = static_cast<std::size_t>(cfg.ffn_up());
+    const auto f = static_cast<std::size_t>(cfg.ffn_width());
     for (int k = 1; k <= cfg.layers; ++k) {
         const std::size_t u = l.unit(k).offset;
         for (tensor t : std::vector<tensor>{{"norm1", b.norm1, h},
-                                            {"wqkv", b.wqkv, 3 * h * h},
+                                            {"wqkv", b.wqkv, q * h},
                                             {"wo", b.wo, h * h},
                                             {"bo", b.bo, h},
                                             {"norm2", b.norm2, h},
-                                            {"w1", b.w1, 4 * h * h},
-                                            {"b1", b.b1, 4 * h},
-                                            {"w2", b.w2, 4 * h * h},
+                                            {"w1", b.w1, up * h},
+                                            {"b1", b.b1, up},
+                                            {"w2", b.w2, f * h},
                                             {"b2", b.b2, h}}) {
             t.offset += u;
             out.push_back(t);
@@ -156,7 +159,49 @@ TEST(model_params, flat_layout_is_contiguous_and_sized) {
     EXPECT_EQ(sum, l.total()); // the tensors tile the buffer
 }
 
+// Grouped-query attention (2 query heads on 1 K/V head) and a SwiGLU MLP of width 96.
+model_config tiny_gqa_swiglu() {
+    model_config c = tiny();
+    c.hidden = 128;
+    c.heads = 2;
+    c.kv_heads = 1;
+    c.ffn = 96;
+    c.mlp = mlp_kind::swiglu;
+    return c;
+}
+
+TEST(model_params, gqa_and_swiglu_layout_by_hand) {
+    const model_config c = tiny_gqa_swiglu();
+    const param_layout l(c);
+    // norm1 128 + wqkv (128 + 2 x 64) x 128 + wo 128 x 128 + bo 128 + norm2 128
+    // + w1 (2 x 96) x 128 + b1 192 + w2 128 x 96 + b2 128.
+    EXPECT_EQ(l.block().size,
+              128u + 256 * 128 + 128 * 128 + 128 + 128 + 192 * 128 + 192 + 128 * 96 + 128);
+    EXPECT_EQ(l.block().wqkv, 128u);
+    EXPECT_EQ(l.block().w2 - l.block().w1, 192u * 128 + 192);
+    std::size_t sum = 0;
+    for (const auto& x : tensors_of(c, l))
+        sum += x.size;
+    EXPECT_EQ(sum, l.total());
+    EXPECT_EQ(c.kv_width(), 64);
+    EXPECT_EQ(c.qkv_width(), 256);
+    EXPECT_EQ(c.ffn_up(), 192);
+}
+
 TEST(model_params, bad_configs_are_refused) {
+    {
+        model_config c = tiny_gqa_swiglu();
+        c.kv_heads = 3; // 2 query heads
+        EXPECT_THROW(model_check(c), config_error);
+        c.kv_heads = -1;
+        EXPECT_THROW(model_check(c), config_error);
+        c = tiny_gqa_swiglu();
+        c.ffn = -4;
+        EXPECT_THROW(model_check(c), config_error);
+        EXPECT_NO_THROW(model_check(tiny_gqa_swiglu()));
+        EXPECT_EQ(parse_mlp("swiglu"), mlp_kind::swiglu);
+        EXPECT_THROW(parse_mlp("relu\x1b[2J"), config_error);
+    }
     model_config c = tiny();
     c.heads = 3; // 64 / 3
     EXPECT_THROW(model_check(c), config_error);
@@ -178,8 +223,11 @@ TEST(model_params, targets_are_the_next_token) {
         }
 }
 
-TEST(transformer, backward_matches_central_differences_for_every_tensor) {
-    rig r(tiny(), 2, 64);
+namespace {
+// The model's gradient against central differences at 3 elements of every tensor (its largest
+// and two seeded ones); returns the largest error.
+double check_central_differences(const model_config& c) {
+    rig r(c, 2, 64);
     local_attention_core core(default_cpu_context().exec(), iota(64));
     r.loss_and_grads(core);
     const std::vector<float> g = r.grads;
@@ -209,12 +257,33 @@ TEST(transformer, backward_matches_central_differences_for_every_tensor) {
         }
         EXPECT_GT(std::fabs(g[top]), 1e-4) << t.name << ": gradient vanishes, test is blind";
     }
-    EXPECT_EQ(checked, 3 * (4 + 9 * 2));
-    RecordProperty("max_abs_err", std::to_string(worst));
+    EXPECT_EQ(checked, 3 * (4 + 9 * c.layers));
+    return worst;
+}
+} // namespace
+
+TEST(transformer, backward_matches_central_differences_for_every_tensor) {
+    RecordProperty("max_abs_err", std::to_string(check_central_differences(tiny())));
+}
+
+TEST(transformer, backward_matches_central_differences_with_gqa_and_swiglu) {
+    RecordProperty("max_abs_err", std::to_string(check_central_differences(tiny_gqa_swiglu())));
 }
 
 TEST(transformer, fast_attention_core_matches_reference_inside_the_model) {
     rig fast(tiny(), 2, 128), ref(tiny(), 2, 128);
+    local_attention_core core(default_cpu_context().exec(), iota(128));
+    ref_core oracle(iota(128));
+    const double lf = fast.loss_and_grads(core), lr = ref.loss_and_grads(oracle);
+    EXPECT_NEAR(lf, lr, 1e-5);
+    double worst = 0;
+    for (std::size_t k = 0; k < fast.grads.size(); ++k)
+        worst = std::max(worst, static_cast<double>(std::fabs(fast.grads[k] - ref.grads[k])));
+    EXPECT_LT(worst, 1e-5);
+}
+
+TEST(transformer, gqa_fast_attention_core_matches_reference_inside_the_model) {
+    rig fast(tiny_gqa_swiglu(), 2, 128), ref(tiny_gqa_swiglu(), 2, 128);
     local_attention_core core(default_cpu_context().exec(), iota(128));
     ref_core oracle(iota(128));
     const double lf = fast.loss_and_grads(core), lr = ref.loss_and_grads(oracle);

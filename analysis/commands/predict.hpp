@@ -13,7 +13,7 @@
 
 namespace ringscale::analysis::predict {
 
-/// The options of `predict` (declared in command.cpp, its subcommand file).
+/// The options of `predict` (declared in predict.cpp, its subcommand file).
 struct predict_options : common_options {
     std::size_t bootstrap = 2000;
     std::uint64_t seed = 1;
@@ -21,9 +21,9 @@ struct predict_options : common_options {
     std::vector<std::string> validate_inputs; ///< --validate HELDOUT...
     std::string hardware;                     ///< --hardware h100|FILE
     bool map = false;                         ///< --map
-    /// --skip-marked: leave launches marked contended or drifted out of the calibration (issue
-    /// 36's default); by default they stay and their estimated effect widens the bands (issue
-    /// 49). --keep-marked is accepted with a note.
+    /// --skip-marked: leave launches marked contended or drifted out of the calibration; by
+    /// default they stay and their estimated effect widens the bands. --keep-marked is accepted
+    /// with a note.
     bool skip_marked = false;
 };
 

@@ -1,11 +1,11 @@
-#include "command.hpp"
+#include "predict.hpp"
 
 #include "analysis/cases/case_decision.hpp"
+#include "analysis/predict/map.hpp"
+#include "analysis/predict/stability.hpp"
+#include "analysis/predict/tables.hpp"
 #include "analysis/reading/reader.hpp"
 #include "analysis/statistics/bootstrap.hpp"
-#include "map.hpp"
-#include "stability.hpp"
-#include "tables.hpp"
 
 #include "src/base/error.hpp"
 
@@ -19,8 +19,8 @@ namespace ringscale::analysis::predict {
 
 namespace {
 
-/// Notes while a long bootstrap runs (issue 35: --bootstrap 1000000 ran past two minutes
-/// without a word): its expected time once it is known to pass 10 s, then every 10 s how far.
+/// Notes while a long bootstrap runs (--bootstrap 1000000 runs for minutes): its expected time
+/// once it is known to pass 10 s, then every 10 s how far.
 replicate_progress progress_notes(std::size_t total) {
     return [total, told = false, next_s = 0.0](std::size_t done, double s) mutable {
         if (s < 1 || done == 0)
@@ -41,9 +41,9 @@ replicate_progress progress_notes(std::size_t total) {
     };
 }
 
-/// What CALIB's marks do to the calibration: the marked launches stay (issue 49) and their
+/// What CALIB's marks do to the calibration: the marked launches stay and their
 /// median estimated effect on their whole time widens every band (mark_factor); with
-/// --skip-marked they leave (issue 36), and the cases left with none are named (left_out).
+/// --skip-marked they leave, and the cases left with none are named (left_out).
 struct calibration_marks {
     std::vector<pooled_case> pooled;
     double mark_factor = 1;
