@@ -22,7 +22,7 @@
 # reaches every rank through mpiexec and every child (the launcher's --resume probe,
 # ringscale-stats' file probe).
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd -- "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build-asan}
 jobs=${JOBS:-2}
 labels=()

@@ -45,6 +45,7 @@ struct history_command final : subcommand {
     output_format m_format = output_format::text;
     history::series_options m_opt;
     bool m_fail_on_regression = false;
+    bool m_verbose = false;
     bool m_strict = false;
     double m_index_wait_s = default_index_wait_s;
 };
@@ -71,7 +72,9 @@ void history_command::declare(po::options_description& d) {
             }),
         "seconds to wait for another run that holds the index's lock")(
         "strict", po::bool_switch(&m_strict),
-        "fail (exit 2) on any unreadable file instead of leaving it out with a note");
+        "fail (exit 2) on any unreadable file instead of leaving it out with a note")(
+        "verbose", po::bool_switch(&m_verbose),
+        "name every file left out (by default one line per kind of problem, with a count)");
 }
 
 void history_command::finish(const po::variables_map& vm, std::vector<std::string> args) {
@@ -84,7 +87,7 @@ void history_command::finish(const po::variables_map& vm, std::vector<std::strin
 
 int history_command::run(std::ostream& out) const {
     const std::unique_ptr<history_data> data =
-        read_history(m_inputs, m_index, m_opt, m_strict, m_index_wait_s);
+        read_history(m_inputs, m_index, m_opt, m_strict, m_index_wait_s, m_verbose);
     const history::series_set& set = data->set;
     print_tables(out, m_format,
                  {{"changes", history::change_table(set)}, {"series", history::series_table(set)}});

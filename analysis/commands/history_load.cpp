@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
+#include <utility>
 
 namespace ringscale::analysis {
 
@@ -19,10 +21,35 @@ std::string default_history_index(const std::vector<std::string>& inputs, const 
     return (std::filesystem::path(inputs.front()) / "ringscale-history.sqlite").string();
 }
 
+namespace {
+
+/// The files the index could not read: one line per kind (the first file named), or with
+/// `verbose` one line each.
+void note_skipped(const history::index_contents& contents, bool verbose) {
+    if (verbose) {
+        for (const std::string& p : contents.problems)
+            note(p);
+        return;
+    }
+    std::map<std::string, std::pair<std::size_t, std::string>> kinds; // why -> count, first
+    for (std::size_t i = 0; i < contents.problems.size(); ++i) {
+        auto& [count, first] = kinds[contents.problem_kinds[i]];
+        if (count++ == 0)
+            first = contents.problems[i];
+    }
+    for (const auto& [why, seen] : kinds)
+        note(seen.first == 1 ? seen.second
+                             : fmt::format("skipping {} files: {} (the first: {}; --verbose "
+                                           "names each)",
+                                           seen.first, why, seen.second));
+}
+
+} // namespace
+
 std::unique_ptr<history_data> read_history(const std::vector<std::string>& inputs,
                                            const std::string& index_path,
                                            const history::series_options& opt, bool strict,
-                                           double wait_s) {
+                                           double wait_s, bool verbose) {
     std::vector<std::string> problems, notes;
     const std::vector<std::string> files = expand_inputs(inputs, problems);
     for (const std::string& p : problems)
@@ -53,11 +80,14 @@ std::unique_ptr<history_data> read_history(const std::vector<std::string>& input
         throw config_error(fmt::format("--strict: {}", problems.front()));
     if (strict && !contents.problems.empty())
         throw config_error(fmt::format("--strict: {}", contents.problems.front()));
-    for (const std::string& p : contents.problems)
-        note(p);
+    note_skipped(contents, verbose);
     note(fmt::format("index {}: {} launch(es); {} file(s) read, {} unchanged, {} gone, {} changed",
                      terminal_text(index_path), contents.launches.size(), counts.read,
                      counts.unchanged, counts.removed, counts.changed));
+    if (counts.migrated > 0)
+        note(fmt::format("index {}: {} file(s) now keyed by their real path (read once more "
+                         "under no name)",
+                         terminal_text(index_path), counts.migrated));
     out->set = history::build_series(contents, opt);
     for (const std::string& n : out->set.notes)
         note(n);

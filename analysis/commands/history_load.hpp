@@ -29,9 +29,11 @@ inline constexpr double default_index_wait_s = 600;
 /// Update the index at `index` with the results files of `inputs`, load it and build the
 /// series; every note goes to stderr. With `strict`, an unreadable input is an error (exit 2).
 /// The index's lock is held while it is updated and read, waiting for it up to `wait_s`.
+/// Files the index could not read are counted on one line per kind; `verbose` names each.
 std::unique_ptr<history_data> read_history(const std::vector<std::string>& inputs,
                                            const std::string& index,
                                            const history::series_options& opt, bool strict,
-                                           double wait_s = default_index_wait_s);
+                                           double wait_s = default_index_wait_s,
+                                           bool verbose = false);
 
 } // namespace ringscale::analysis

@@ -46,7 +46,11 @@ struct numerics_command final : input_command {
                "both against the single-rank fp64 run, "
                "growth with P, 95% intervals over seeds (--seeds), and a verdict: \"the same "
                "training\", or \"diverges at step s\" naming the first quantity (loss, "
-               "grad_norm, params) past k x its floor. A non-finite loss is a divergence.";
+               "grad_norm, params) past k x its floor. A non-finite value of the run is a "
+               "divergence; "
+               "one of the reference, no steps or a series missing give no verdict; a floor "
+               "whose own parameter error passes 10% of the largest parameter, \"not "
+               "decided\". Order: diverged > no verdict > not decided > the same training.";
     }
     void declare(po::options_description& d) override {
         declare_common(d, m_common);
@@ -68,7 +72,7 @@ struct numerics_command final : input_command {
         note(fmt::format("numerics: k = {:g}; floor = the worst per step of single-rank runs "
                          "with reordered reductions, at least {:g} fp32 ulps of the reference",
                          m_k, numerics_ulp_floor / 0x1p-24));
-        note(fmt::format("numerics: {} of {} cases diverge", r.diverged, r.cases.size()));
+        note("numerics: " + r.count_line());
         note(cost_line(r));
         return 0;
     }

@@ -38,67 +38,20 @@ std::string fmt_g(double v) {
 
 } // namespace
 
-std::string numerics_verdict::text() const {
-    if (quantity == "missing")
-        return "no verdict (series missing)";
-    if (step == 0)
-        return "the same training";
-    return fmt::format("diverges at step {} ({}{})", step, quantity,
-                       non_finite ? ", non-finite" : "");
-}
-
-numerics_verdict judge_numerics(const numerics_data& d, double k) {
-    numerics_verdict v;
-    const auto* loss = series(d, "loss");
-    const auto* ref_loss = series(d, "ref_loss");
-    const auto* gn = series(d, "grad_norm");
-    const auto* ref_gn = series(d, "ref_grad_norm");
-    const auto* perr = series(d, "param_abs_err");
-    const auto* prel = series(d, "param_rel_err");
-    const auto* fl = series(d, "floor_loss");
-    const auto* fg = series(d, "floor_grad_norm");
-    const auto* fp = series(d, "floor_param_abs");
-    for (const auto* s : {loss, ref_loss, gn, ref_gn, perr, prel, fl, fg, fp})
-        if (!s || s->size() != loss->size()) {
-            v.quantity = "missing";
-            return v;
-        }
-    double env_l = 0, env_g = 0, env_p = 0;
-    for (std::size_t i = 0; i < loss->size(); ++i) {
-        env_l = std::max(env_l, (*fl)[i]);
-        env_g = std::max(env_g, (*fg)[i]);
-        env_p = std::max(env_p, (*fp)[i]);
-        const double scale_p = (*prel)[i] > 0 ? (*perr)[i] / (*prel)[i] : 0;
-        struct check {
-            const char* name;
-            double d, allowed;
-            bool finite;
-        };
-        const check checks[] = {
-            {"loss", gap((*loss)[i], (*ref_loss)[i]),
-             k * std::max(env_l, numerics_ulp_floor * std::fabs((*ref_loss)[i])),
-             std::isfinite((*loss)[i])},
-            {"grad_norm", gap((*gn)[i], (*ref_gn)[i]),
-             k * std::max(env_g, numerics_ulp_floor * std::fabs((*ref_gn)[i])),
-             std::isfinite((*gn)[i])},
-            {"params", std::isfinite((*perr)[i]) ? (*perr)[i] : INFINITY,
-             k * std::max(env_p, numerics_ulp_floor * scale_p), std::isfinite((*perr)[i])}};
-        for (const check& c : checks)
-            if (!(c.d <= c.allowed)) {
-                v.step = static_cast<int>(i) + 1;
-                v.quantity = c.name;
-                v.non_finite = !c.finite;
-                return v;
-            }
-    }
-    return v;
+std::string numerics_result::count_line() const {
+    std::string line = fmt::format("{} of {} cases diverge", diverged, cases.size());
+    if (no_verdict > 0)
+        line += fmt::format("; {} without a verdict", no_verdict);
+    if (not_decided > 0)
+        line += fmt::format("; {} not decided (the floor diverges as much)", not_decided);
+    return line;
 }
 
 divergence_summary summarize(const std::vector<double>& a, const std::vector<double>& b) {
     divergence_summary s;
     const std::size_t n = std::min(a.size(), b.size());
     if (n == 0)
-        return s;
+        return no_summary(); // no steps: nothing to show, and nothing pooled as 0
     double sum = 0, sq = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const double e = gap(a[i], b[i]);
@@ -178,7 +131,9 @@ numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k) {
         n.ref_s = cost(schema::attr::numerics_reference_s, schema::attr::numerics_baseline_reused);
         n.floor_s = cost(schema::attr::numerics_floor_s, schema::attr::numerics_baseline_reused);
         n.run_s = c->number(schema::attr::numerics_run_s).value_or(NAN);
-        r.diverged += n.verdict.step > 0 ? 1 : 0;
+        r.diverged += n.verdict.kind == numerics_kind::diverged ? 1 : 0;
+        r.no_verdict += n.verdict.kind == numerics_kind::no_verdict ? 1 : 0;
+        r.not_decided += n.verdict.kind == numerics_kind::not_decided ? 1 : 0;
         r.cases.push_back(std::move(n));
     }
     std::stable_sort(r.cases.begin(), r.cases.end(), [](const auto& a, const auto& b) {
@@ -246,7 +201,7 @@ table numerics_config_table(const numerics_result& r) {
                                                           {"max|d| mean", "loss_max_mean"},
                                                           {"95% CI", "loss_max_ci"},
                                                           {"diverged", "diverged"},
-                                                          {"first divergence", "first"},
+                                                          {"verdict", "first"},
                                                           {"growth/2xP", "growth_p"}})
         t.add_column(title, key);
     std::map<std::string, std::vector<std::pair<double, double>>> by_config; // (P, mean)
@@ -254,27 +209,26 @@ table numerics_config_table(const numerics_result& r) {
     for (std::size_t i = 0; i < r.cases.size();) {
         std::size_t j = i;
         std::vector<double> maxes;
-        std::size_t diverged = 0;
-        const numerics_verdict* first = nullptr;
+        std::size_t diverged = 0, seeds = 0;
+        const numerics_verdict* first = nullptr; // the verdict that wins over the seeds
         for (; j < r.cases.size() && r.cases[j].config == r.cases[i].config &&
                r.cases[j].p == r.cases[i].p;
              ++j) {
             const numerics_case& c = r.cases[j];
-            maxes.push_back(c.vs_ref.max);
-            if (c.verdict.step > 0) {
-                ++diverged;
-                if (!first || c.verdict.step < first->step)
-                    first = &c.verdict;
-            }
+            ++seeds;
+            if (!std::isnan(c.vs_ref.max))
+                maxes.push_back(c.vs_ref.max);
+            diverged += c.verdict.diverged() ? 1 : 0;
+            first = first ? &worse(*first, c.verdict) : &c.verdict;
         }
         const mean_ci m = mean_with_ci(maxes);
         by_config[r.cases[i].config].emplace_back(r.cases[i].p, m.mean);
         t.rows.push_back({text_cell(r.cases[i].config), int_cell(r.cases[i].p),
-                          int_cell(static_cast<long long>(maxes.size())),
+                          int_cell(static_cast<long long>(seeds)),
                           number_cell(m.mean, fmt_g(m.mean)),
                           text_cell(fmt::format("[{}, {}]", fmt_g(m.lo), fmt_g(m.hi))),
-                          text_cell(fmt::format("{}/{}", diverged, maxes.size())),
-                          text_cell(first ? first->text() : "the same training"), text_cell("")});
+                          text_cell(fmt::format("{}/{}", diverged, seeds)),
+                          text_cell(first->text()), text_cell("")});
         i = j;
     }
     for (auto& row : t.rows) {

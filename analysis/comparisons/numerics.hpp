@@ -11,11 +11,12 @@
 // reference value (16 * 2^-24 * |ref_q(s)|, for params of the largest parameter): the noise of
 // the forward's own fp32 sums, which the floor runs (same forward, reordered gradient sum)
 // cannot show. The first (step, quantity) past its allowance is where the configuration
-// diverges; a non-finite loss or parameter is a divergence at its step. None: "the same
-// training".
+// diverges; a non-finite value of the run is a divergence at its step, one of the reference
+// leaves no verdict (numerics_verdict.hpp has the order of the verdicts).
 #pragma once
 
 #include "analysis/cases/cases.hpp"
+#include "analysis/comparisons/numerics_verdict.hpp"
 #include "analysis/presentation/table.hpp"
 
 #include <cmath>
@@ -25,25 +26,6 @@
 #include <vector>
 
 namespace ringscale::analysis {
-
-/// The series of one case (schema::numerics_datasets names -> [steps]).
-using numerics_data = std::map<std::string, std::vector<double>>;
-
-/// Where a run leaves the reference: step 0 when never.
-struct numerics_verdict {
-    int step = 0;
-    std::string quantity; ///< "loss", "grad_norm", "params" ("" when never)
-    bool non_finite = false;
-    /// "the same training" or "diverges at step s (quantity)".
-    std::string text() const;
-};
-
-/// The ulps of the reference value added to the floor (A_q above).
-inline constexpr double numerics_ulp_floor = 16 * 0x1p-24;
-
-/// The verdict for one case's series at factor `k` (> 0). Missing series: no verdict
-/// (step 0, quantity "missing"). Pure.
-numerics_verdict judge_numerics(const numerics_data& d, double k);
 
 /// The loss divergence |loss - ref_loss| over the steps: mean (MAE), root mean square and max;
 /// NaN-free: a non-finite step makes all three infinite.
@@ -84,7 +66,9 @@ struct numerics_case {
 struct numerics_result {
     double k = 2;
     std::vector<numerics_case> cases; ///< by config, P, seed
-    std::size_t diverged = 0;
+    std::size_t diverged = 0, no_verdict = 0, not_decided = 0;
+    /// "N of M cases diverge" and the cases without a verdict or undecided, where any.
+    std::string count_line() const;
 };
 
 /// Every pooled case with a numerics group (its first launch's series), judged at `k`.

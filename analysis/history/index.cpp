@@ -121,6 +121,55 @@ file_stamp stamp_of(const std::string& path) {
             static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
 }
 
+/// `path` with every symbolic link, "." and ".." resolved (as given where it does not resolve).
+std::string real_path(const std::string& path) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(path, ec);
+    return ec ? path : real.string();
+}
+
+/// An index written before rows were keyed by real paths: each row whose path (resolved from
+/// here) or whose file (same inode, size and times) is a wanted file under another name is
+/// keyed by that name, once; `known` follows. Returns how many rows moved.
+std::size_t migrate_to_real_paths(database& db, std::map<std::string, file_stamp>& known,
+                                  const std::set<std::string>& wanted) {
+    std::map<std::int64_t, std::string> by_inode;
+    for (const std::string& path : wanted)
+        if (!known.count(path))
+            by_inode.emplace(stamp_of(path).inode, path);
+    std::size_t moved = 0;
+    for (auto it = known.begin(); it != known.end();) {
+        std::string to = wanted.count(it->first) ? "" : real_path(it->first);
+        if (!to.empty() && !wanted.count(to)) {
+            const auto same = by_inode.find(it->second.inode);
+            to = same != by_inode.end() && stamp_of(same->second) == it->second ? same->second : "";
+        }
+        if (to.empty() || to == it->first) {
+            ++it;
+            continue;
+        }
+        rename_file(db, it->first, to);
+        ++moved;
+        if (!known.count(to))
+            known[to] = it->second;
+        it = known.erase(it);
+    }
+    return moved;
+}
+
+/// The report's rule for long values (text_escape.hpp's cut_long_value): a /meta value, an
+/// identity or a label over 4,096 bytes is kept cut, with its size and hash, never the reason
+/// to leave its file out.
+void cut_long_values(file_summary& s) {
+    if (s.launch)
+        for (auto& [key, value] : s.launch->meta)
+            value = cut_long_value(value);
+    for (launch_case& c : s.cases) {
+        c.key = cut_long_value(c.key);
+        c.label = cut_long_value(c.label);
+    }
+}
+
 void remove_quietly(const std::string& path) {
     std::error_code ec;
     fs::remove(path, ec);
@@ -190,8 +239,14 @@ void history_index::rebuild() {
                                                 terminal_text(m_path), why));
 }
 
-update_counts history_index::update(const std::vector<std::string>& files) {
+update_counts history_index::update(const std::vector<std::string>& given) {
     update_counts counts;
+    // Every file under its real path: the same file named two ways is one row.
+    std::vector<std::string> files;
+    for (const std::string& path : given)
+        files.push_back(real_path(path));
+    std::sort(files.begin(), files.end());
+    files.erase(std::unique(files.begin(), files.end()), files.end());
     m_db->exec("PRAGMA synchronous = NORMAL; BEGIN IMMEDIATE");
     try {
         const std::set<std::string> wanted(files.begin(), files.end());
@@ -200,6 +255,8 @@ update_counts history_index::update(const std::vector<std::string>& files) {
         while (all.step())
             known[all.text(0)] = {all.integer(1).value_or(-1), all.integer(2).value_or(-1),
                                   all.integer(3).value_or(-1), all.integer(4).value_or(-1)};
+        all.reset();
+        counts.migrated = migrate_to_real_paths(*m_db, known, wanted);
         for (const auto& [path, stamp] : known) {
             const file_stamp now = stamp_of(path);
             const bool gone = !wanted.count(path) || now.size < 0;
@@ -245,7 +302,9 @@ void history_index::add_files(const std::vector<std::string>& paths, update_coun
         for (const std::string& path : part)
             stamps.push_back(stamp_of(path)); // before the read: a file changed during it is
                                               // read again next time
-        const std::vector<file_summary> summaries = read_summaries(part, readers);
+        std::vector<file_summary> summaries = read_summaries(part, readers);
+        for (file_summary& s : summaries)
+            cut_long_values(s);
         for (std::size_t i = 0; i < part.size(); ++i)
             if (std::string note = writer.add_file(
                     part[i],

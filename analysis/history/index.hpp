@@ -24,7 +24,8 @@ namespace ringscale::analysis::history {
 struct index_contents {
     std::vector<launch_record> launches;
     std::vector<launch_case> cases;
-    std::vector<std::string> problems; ///< files that could not be read: "skipping FILE: why"
+    std::vector<std::string> problems;      ///< files that could not be read: "skipping FILE: why"
+    std::vector<std::string> problem_kinds; ///< the `why` of each of `problems`
 };
 
 /// What an update did.
@@ -33,6 +34,7 @@ struct update_counts {
     std::size_t unchanged = 0;      ///< files whose summaries were kept
     std::size_t removed = 0;        ///< files gone (or no longer among the inputs)
     std::size_t changed = 0;        ///< of `read`: files indexed before with another size or mtime
+    std::size_t migrated = 0;       ///< rows keyed again by the real path of the file they hold
     std::vector<std::string> notes; ///< one line each: a launch under two paths, ...
 };
 
@@ -47,7 +49,8 @@ class history_index {
     history_index(const std::string& path, std::vector<std::string>& notes, double wait_s = 600,
                   const std::function<void(const std::string&)>& say = {});
 
-    /// Bring the index to `files` (sorted, expanded inputs): read the new and changed ones
+    /// Bring the index to `files` (sorted, expanded inputs), each keyed by its real path (so
+    /// `../h` and `s/h` are one directory): read the new and changed ones
     /// with the checked reader (each in a disposable child, a few at once:
     /// file_summaries.hpp), drop the rows of files gone. One transaction.
     update_counts update(const std::vector<std::string>& files);

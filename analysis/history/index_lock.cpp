@@ -119,6 +119,12 @@ index_lock::index_lock(const std::string& index, double wait_s,
         if (errno == ENOENT)
             throw config_error(
                 fmt::format("index '{}': its directory does not exist", terminal_text(index)));
+        struct stat st {};
+        if (errno == EISDIR || (::lstat(lock.c_str(), &st) == 0 && !S_ISREG(st.st_mode)))
+            throw config_error(fmt::format(
+                "index lock '{}' is {}, not a file: remove it, or give --index FILE elsewhere",
+                terminal_text(lock),
+                S_ISDIR(st.st_mode) || errno == EISDIR ? "a directory" : "not a regular file"));
         cannot_write(index, errno);
     }
     share_with_group(lock);

@@ -197,6 +197,20 @@ void forget_file(database& db, const std::string& path) {
         db.prepare(sql).bind(1, launch).run();
 }
 
+void rename_file(database& db, const std::string& from, const std::string& to) {
+    statement there = db.prepare("SELECT 1 FROM files WHERE path = ?1");
+    there.bind(1, to);
+    if (there.step()) { // already under its real path: the other spelling's row goes
+        there.reset();
+        forget_file(db, from);
+        return;
+    }
+    there.reset();
+    for (const char* sql : {"UPDATE files SET path = ?2 WHERE path = ?1",
+                            "UPDATE launches SET path = ?2 WHERE path = ?1"})
+        db.prepare(sql).bind(1, from).bind(2, to).run();
+}
+
 index_writer::index_writer(database& db)
     : m_db(db),
       m_file(db.prepare("INSERT OR REPLACE INTO files(path, size, mtime_ns, inode, ctime_ns, "
@@ -264,6 +278,7 @@ index_contents load_rows(database& db) {
         if (p.text(0).size() > max_path || !clean_text(p.text(1), 1024))
             damaged("a file row holds text no reader writes");
         out.problems.push_back(fmt::format("skipping {}: {}", terminal_text(p.text(0)), p.text(1)));
+        out.problem_kinds.push_back(p.text(1));
     }
     return out;
 }

@@ -12,6 +12,9 @@ namespace ringscale::analysis::history {
 /// Drop `path` from the index: its file row and, when its launch was read from it, the
 /// launch, its cases and every other path holding that launch (read again as new).
 void forget_file(database& db, const std::string& path);
+/// Key the rows of file `from` by `to` (its real path); where `to` has rows already, `from`'s
+/// are forgotten. Nothing is read again.
+void rename_file(database& db, const std::string& from, const std::string& to);
 
 /// What tells a file changed without opening it (index.cpp's cache key).
 struct file_key {

@@ -65,11 +65,14 @@ std::vector<std::string> labels(const std::vector<predicted>& rows, std::string&
 std::string marked_part(const validation_summary& sum) {
     if (sum.marked == 0)
         return "";
+    // Marked cases without a calibrated band (collectives) have no coverage or width to show.
+    const std::string band = std::isfinite(sum.marked_median_width)
+                                 ? fmt::format("coverage {:.0f}%, median band width {:.2f}x",
+                                               100 * sum.marked_coverage, sum.marked_median_width)
+                                 : std::string("no calibrated band");
     return fmt::format("; {} marked case(s) left out (measured on a contended machine or while "
-                       "the sentinel drifted: median |error| {:.1f}%, coverage {:.0f}%, median "
-                       "band width {:.2f}x)",
-                       sum.marked, 100 * sum.marked_median_abs_error, 100 * sum.marked_coverage,
-                       sum.marked_median_width);
+                       "the sentinel drifted: median |error| {:.1f}%, {})",
+                       sum.marked, 100 * sum.marked_median_abs_error, band);
 }
 
 } // namespace

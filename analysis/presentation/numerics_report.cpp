@@ -57,7 +57,7 @@ dtype_lines pick(const numerics_result& r, const std::string& dtype) {
             continue;
         ++out.total;
         const bool first_seed = seen.insert({c.config, c.p}).second;
-        if (c.verdict.step > 0)
+        if (c.verdict.kind != numerics_kind::same)
             out.cases.push_back(&c);
         else if (first_seed)
             rest.push_back(&c);
@@ -214,9 +214,13 @@ std::string numerics_section(const numerics_result& r, const std::string& dir, b
         "single-rank runs with reordered reductions). The verdicts are `ringscale-stats "
         "numerics`' at k = {:g}: \"the same training\" while every quantity stays within k x "
         "max(its floor's running max, {:g} fp32 ulps of the reference), else \"diverges at step "
-        "s\" naming the first quantity past it (loss, grad_norm, params); a non-finite loss is "
-        "a divergence.\n\n",
-        r.k, numerics_ulp_floor / 0x1p-24);
+        "s\" naming the first quantity past it (loss, grad_norm, params). A non-finite value of "
+        "the run is \"diverged at step s\", one of the reference \"no verdict\", as is a case "
+        "with no steps or a series missing; where the floor's own parameter error passes {:g}% of "
+        "the largest parameter, \"not decided (the floor diverges as much)\". Where "
+        "verdicts meet (seeds pooled), diverged > no verdict > not decided > the same "
+        "training.\n\n",
+        r.k, numerics_ulp_floor / 0x1p-24, numerics_floor_chaos * 100);
     md += render(numerics_config_table(r), output_format::md) + "\n";
     md += render(numerics_case_table(r), output_format::md);
     if (plots) {
@@ -236,7 +240,7 @@ std::string numerics_section(const numerics_result& r, const std::string& dir, b
               "names the step where it diverged); steps where the loss equals the reference "
               "are not drawn on the divergence's axis.\n";
     }
-    md += fmt::format("\n{} of {} cases diverge.\n", r.diverged, r.cases.size());
+    md += fmt::format("\n{}.\n", r.count_line());
     return md;
 }
 

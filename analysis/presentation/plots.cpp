@@ -48,8 +48,11 @@ std::string png_terminal() {
 }
 
 void run_gnuplot(const std::string& dir, const std::string& script) {
-    const std::string cmd = fmt::format("cd {} && gnuplot {} 2>{}", shell_quoted(dir),
-                                        shell_quoted(script), shell_quoted(script + ".log"));
+    // `cd --` and ./NAME: a directory or script whose name starts with '-' is a name, never
+    // an option of cd or gnuplot.
+    const std::string cmd =
+        fmt::format("cd -- {} && gnuplot {} 2>{}", shell_quoted(dir), shell_quoted("./" + script),
+                    shell_quoted("./" + script + ".log"));
     const int rc = std::system(cmd.c_str());
     if (rc != 0)
         throw error(error_kind::io, fmt::format("gnuplot failed on {}/{} (status {}), see {}.log",

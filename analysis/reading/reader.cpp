@@ -30,6 +30,14 @@ namespace {
 
 using stored::read_attrs;
 
+/// Every text value of `m` cut to long_value_bytes (text_escape.hpp): one rule for the
+/// report, the tables and history's index, so one long label cannot fill a page.
+void cut_long_values(std::map<std::string, attr_value>& m) {
+    for (auto& [name, v] : m)
+        if (v.text.size() > long_value_bytes)
+            v.text = cut_long_value(v.text);
+}
+
 /// `max_bytes`: no dataset of a file can hold more than the file's own size.
 case_data read_case(const h5::group& cases, const std::string& name,
                     const std::shared_ptr<const file_info>& info, const std::string& config_text,
@@ -41,6 +49,8 @@ case_data read_case(const h5::group& cases, const std::string& name,
                                    info, terminal_text(name));
     if (v1) // ringscale/1: the identity rebuilt from the launch's config (case_groups.hpp)
         rebuild_v1_identity(c, config_text);
+    cut_long_values(c.identity);
+    cut_long_values(c.attrs);
     add_identity_defaults(c); // files written before the topology ran on one node
     return c;
 }
@@ -193,6 +203,7 @@ std::vector<case_data> read_results_file(const std::string& path,
         if (root.exists(schema::meta_group)) {
             const h5::group meta = root.open_group(schema::meta_group);
             info->meta = read_attrs(meta);
+            cut_long_values(info->meta);
             if (meta.exists(schema::meta_config))
                 config_text = meta.read_string(schema::meta_config);
         }

@@ -63,7 +63,7 @@ std::pair<std::string, double> rank_reason(const machine_fields& m, std::size_t 
 
 // A value that must be NaN (unknown) or within [lo, hi] (and whole, when `whole`).
 std::string range_problem(const machine_fields& m, const char* name, std::size_t world, double lo,
-                          double hi, bool whole) {
+                          double hi, bool whole, bool always) {
     const auto it = m.find(name);
     if (it == m.end())
         return "";
@@ -71,7 +71,10 @@ std::string range_problem(const machine_fields& m, const char* name, std::size_t
         return fmt::format("machine/{} has {} values for {} ranks", name, it->second.size(), world);
     for (std::size_t r = 0; r < world; ++r) {
         const double v = it->second[r];
-        if (std::isnan(v))
+        if (std::isnan(v) && always)
+            return fmt::format("machine/{} [rank {}] is NaN: the launcher always measures it", name,
+                               r);
+        if (std::isnan(v)) // not known where it was measured (no counter, no GPU query)
             continue;
         if (!(v >= lo && v <= hi) || (whole && v != std::floor(v)))
             return fmt::format("machine/{} [rank {}] is {}: it must be {}in [{:g}, {:g}]", name, r,
@@ -98,24 +101,29 @@ std::string contention_reason(const machine_fields& m) {
 std::string machine_fields_problem(const machine_fields& m, int world) {
     const auto w = static_cast<std::size_t>(std::max(world, 0));
     constexpr double big = 1 << 24;
+    // `always`: a field the launcher computes on every rank from counters it always has (its
+    // own threads, its context switches: machine_probe.cpp), so NaN there is no "not known"
+    // but a value no launch writes: refused as inf is. Elsewhere NaN is "not known" (no
+    // schedstat, no cpufreq, no GPU query), as the launcher writes it.
     const struct {
         const char* name;
         double lo, hi;
-        bool whole;
-    } ranges[] = {{ds::load_cores, 1, big, true},
-                  {ds::own_threads, 1, big, true},
-                  {ds::load_resolution, 0, big, false},
-                  {ds::foreign_load, -big, big, false},
-                  {ds::steal, 0, 1, false},
-                  {ds::iowait, 0, 1, false},
-                  {ds::run_wait, 0, big, false},
-                  {ds::nivcsw, 0, 1e15, true},
-                  {ds::cpu_mhz, 1e-3, 1e5, false},
-                  {ds::gpu_sm_clock_mhz, 0, 1e5, false},
-                  {ds::gpu_throttle, 0, 9007199254740991.0, true},
-                  {ds::gpu_other_processes, 0, big, true}};
+        bool whole, always;
+    } ranges[] = {{ds::load_cores, 1, big, true, false},
+                  {ds::own_threads, 1, big, true, true},
+                  {ds::load_resolution, 0, big, false, false},
+                  {ds::foreign_load, -big, big, false, false},
+                  {ds::steal, 0, 1, false, false},
+                  {ds::iowait, 0, 1, false, false},
+                  {ds::run_wait, 0, big, false, false},
+                  {ds::nivcsw, 0, 1e15, true, true},
+                  {ds::cpu_mhz, 1e-3, 1e5, false, false},
+                  {ds::gpu_sm_clock_mhz, 0, 1e5, false, false},
+                  {ds::gpu_throttle, 0, 9007199254740991.0, true, false},
+                  {ds::gpu_other_processes, 0, big, true, false}};
     for (const auto& r : ranges)
-        if (std::string why = range_problem(m, r.name, w, r.lo, r.hi, r.whole); !why.empty())
+        if (std::string why = range_problem(m, r.name, w, r.lo, r.hi, r.whole, r.always);
+            !why.empty())
             return why;
     for (std::size_t r = 0; r < w; ++r) {
         const double foreign = at(m, ds::foreign_load, r), cores = at(m, ds::load_cores, r);

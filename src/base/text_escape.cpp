@@ -37,18 +37,37 @@ std::size_t utf8_length(const std::string& s, std::size_t i) {
     return 0;
 }
 
-/// The code point of a valid 2- or 3-byte sequence at s[i].
+/// The code point of a valid 2-, 3- or 4-byte sequence at s[i].
 std::uint32_t code_point(const std::string& s, std::size_t i, std::size_t len) {
     if (len == 2)
         return (byte_at(s, i) & 0x1fu) << 6 | (byte_at(s, i + 1) & 0x3fu);
-    return (byte_at(s, i) & 0x0fu) << 12 | (byte_at(s, i + 1) & 0x3fu) << 6 |
-           (byte_at(s, i + 2) & 0x3fu);
+    if (len == 3)
+        return (byte_at(s, i) & 0x0fu) << 12 | (byte_at(s, i + 1) & 0x3fu) << 6 |
+               (byte_at(s, i + 2) & 0x3fu);
+    return (byte_at(s, i) & 0x07u) << 18 | (byte_at(s, i + 1) & 0x3fu) << 12 |
+           (byte_at(s, i + 2) & 0x3fu) << 6 | (byte_at(s, i + 3) & 0x3fu);
 }
 
-/// C1 controls and the bidirectional overrides that can make text read other than it is.
+/// Unicode's format characters (general category Cf, Unicode 15.1): zero-width spaces and
+/// joiners, the soft hyphen, the bidirectional marks, embeddings, overrides and isolates,
+/// tags. Invisible, they make two labels that differ read alike.
+bool format_character(std::uint32_t cp) {
+    static const std::uint32_t ranges[][2] = {
+        {0xad, 0xad},       {0x600, 0x605},     {0x61c, 0x61c},     {0x6dd, 0x6dd},
+        {0x70f, 0x70f},     {0x890, 0x891},     {0x8e2, 0x8e2},     {0x180e, 0x180e},
+        {0x200b, 0x200f},   {0x202a, 0x202e},   {0x2060, 0x2064},   {0x2066, 0x206f},
+        {0xfeff, 0xfeff},   {0xfff9, 0xfffb},   {0x110bd, 0x110bd}, {0x110cd, 0x110cd},
+        {0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0001, 0xe0001},
+        {0xe0020, 0xe007f}};
+    for (const auto& r : ranges)
+        if (cp >= r[0] && cp <= r[1])
+            return true;
+    return false;
+}
+
+/// C1 controls and the format characters that can make text read other than it is.
 bool hidden_control(std::uint32_t cp) {
-    return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-           (cp >= 0x2066 && cp <= 0x2069);
+    return (cp >= 0x80 && cp <= 0x9f) || format_character(cp);
 }
 
 std::string hex_escape(const char* format, unsigned value) {
@@ -69,8 +88,8 @@ std::string escaped(const std::string& s, bool keep_newlines) {
             out += b == '\t' ? "\\t" : b == '\n' ? "\\n" : "\\r";
         else if (b < 0x20 || b == 0x7f || len == 0)
             out += hex_escape("\\x%02x", b);
-        else if (len <= 3 && len > 1 && hidden_control(code_point(s, i, len)))
-            out += hex_escape("\\u%04x", code_point(s, i, len));
+        else if (len > 1 && hidden_control(code_point(s, i, len)))
+            out += hex_escape(len == 4 ? "\\U%08x" : "\\u%04x", code_point(s, i, len));
         else
             out.append(s, i, len);
         i += len == 0 ? 1 : len;
@@ -165,6 +184,23 @@ std::string markdown_text(const std::string& s) {
             ++digits;
     }
     return out;
+}
+
+std::string cut_long_value(const std::string& s, std::size_t max) {
+    if (s.size() <= max)
+        return s;
+    std::uint64_t h = 0xcbf29ce484222325ULL; // FNV-1a, 64 bits
+    for (const char ch : s) {
+        h ^= static_cast<unsigned char>(ch);
+        h *= 0x100000001b3ULL;
+    }
+    char mark[80];
+    std::snprintf(mark, sizeof mark, "...[cut: %zu bytes, hash %012llx]", s.size(),
+                  static_cast<unsigned long long>(h & 0xffffffffffffULL));
+    std::size_t keep = max > std::strlen(mark) ? max - std::strlen(mark) : 0;
+    while (keep > 0 && (byte_at(s, keep) & 0xc0u) == 0x80u) // not inside a character
+        --keep;
+    return s.substr(0, keep) + mark;
 }
 
 std::string valid_utf8(const std::string& s) {

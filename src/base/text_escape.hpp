@@ -10,8 +10,9 @@ namespace ringscale {
 
 /// `s` as one line of valid UTF-8 that a terminal shows as text: each control character
 /// (C0, DEL, and the C1 controls U+0080..U+009F, which some terminals obey) and each byte
-/// that is not part of valid UTF-8 becomes `\xNN` (C1 and the bidirectional overrides
-/// U+202A..U+202E, U+2066..U+2069: `\uNNNN`); tab, newline and carriage return become `\t`,
+/// that is not part of valid UTF-8 becomes `\xNN` (C1 and every format character of Unicode
+/// category Cf: zero-width spaces, bidirectional controls, tags: `\uNNNN`, `\UNNNNNNNN` past
+/// U+FFFF); tab, newline and carriage return become `\t`,
 /// `\n`, `\r`. Printable text, backslashes included, is kept.
 std::string terminal_text(const std::string& s);
 
@@ -37,6 +38,16 @@ std::string gnuplot_string(const std::string& s);
 /// underline). A Markdown viewer shows the text as it was; nothing in it is fetched or run.
 /// Emphasis marks (* _ ~) stay: they change no more than the look.
 std::string markdown_text(const std::string& s);
+
+/// The most bytes a value read from a file (a /meta attribute, an identity, a label) is shown
+/// with, in history's index and in every report and table alike.
+inline constexpr std::size_t long_value_bytes = 4096;
+
+/// `s` itself when it is at most `max` bytes; else its first bytes (cut where a UTF-8
+/// character starts) and a mark with the whole value's size and a short hash of it,
+/// "...[cut: 1048576 bytes, hash 0123456789ab]", all in at most `max` bytes. Two long values
+/// that differ anywhere never read alike (the hash is 48 bits of FNV-1a over every byte).
+std::string cut_long_value(const std::string& s, std::size_t max = long_value_bytes);
 
 /// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, so a JSON writer
 /// can always encode it; valid text (controls included: JSON escapes them) is kept.

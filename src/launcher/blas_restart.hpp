@@ -9,7 +9,9 @@
 
 namespace ringscale {
 
-/// Set in the restarted launcher's environment: the core OpenBLAS chose at first.
+/// Set in the restarted launcher's environment: "CORE@PID", the core OpenBLAS chose at first
+/// and the pid of the process that restarted (exec keeps it). Its mere presence keeps a
+/// launcher from restarting again; only the mark of this very process makes the note.
 inline constexpr const char* blas_restart_env = "RINGSCALE_BLAS_RESTARTED";
 
 /// Where OpenBLAS runs a generic core on a CPU with AVX2 or AVX-512, OPENBLAS_CORETYPE is
@@ -20,7 +22,11 @@ inline constexpr const char* blas_restart_env = "RINGSCALE_BLAS_RESTARTED";
 void restart_with_suited_blas_core(char** argv);
 
 /// The note a restarted launcher keeps in /meta warnings and prints once: which core OpenBLAS
-/// chose, which one it runs now and how to choose another; "" when it was not restarted.
+/// chose, which one it runs now and how to choose another; "" when this process was not
+/// restarted (no mark, or one inherited: empty, or another process's).
 std::string blas_restart_note();
+
+/// The core named in `mark` when it is this restart's mark for process `pid`, else "". Pure.
+std::string restarted_from(const char* mark, long pid);
 
 } // namespace ringscale

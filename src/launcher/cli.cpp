@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace po = boost::program_options;
 
@@ -213,6 +215,35 @@ launch_config make_config(const po::variables_map& vm,
 
 } // namespace
 
+namespace {
+
+/// The arguments with "--NAME -1" (a long option that takes a value, then a negative number)
+/// joined into "--NAME=-1": the parser would read "-1" as an option of its own and answer
+/// "unrecognised option '-1'" where the option's own range check has the clear line.
+std::vector<std::string> join_negative_values(int argc, const char* const* argv,
+                                              const po::options_description& options) {
+    std::vector<std::string> out(argv, argv + argc);
+    for (std::size_t i = 1; i + 1 < out.size(); ++i) {
+        const std::string& a = out[i];
+        const std::string& next = out[i + 1];
+        if (a == "--")
+            break;
+        const bool negative = next.size() > 1 && next[0] == '-' &&
+                              (std::isdigit(static_cast<unsigned char>(next[1])) || next[1] == '.');
+        if (a.size() <= 2 || a.compare(0, 2, "--") != 0 || a.find('=') != std::string::npos ||
+            !negative)
+            continue;
+        const po::option_description* d = options.find_nothrow(a.substr(2), false);
+        if (d && d->semantic()->max_tokens() > 0) {
+            out[i] += "=" + next;
+            out.erase(out.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 cli_result parse_cli(int argc, const char* const* argv) {
     po::options_description common("Common options"), meta("Other"), hidden;
     std::set<std::string> common_names, job_option_names;
@@ -234,8 +265,9 @@ cli_result parse_cli(int argc, const char* const* argv) {
     positional.add("job-file", 1);
 
     po::variables_map vm;
+    const std::vector<std::string> args = join_negative_values(argc, argv, everything);
     try {
-        po::store(po::command_line_parser(argc, argv)
+        po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
                       .options(everything)
                       .positional(positional)
                       .style(po::command_line_style::default_style &

@@ -64,11 +64,12 @@ set -e
     fail "--strict on a damaged file: exit $rc: $(cat "$dir/err")"
 rm "$dir/h/damaged.h5"
 # The hostile corpus (files that crash HDF5 or exhaust a reader) beside two good launches:
-# each bad file is named with its reason, the good ones are indexed, the index survives.
+# each bad file is named with its reason (--verbose; by default one line per kind of reason),
+# the good ones are indexed, the index survives.
 mkdir "$dir/mixed"
 cp "$hostile"/*.h5 "$dir/mixed/"
 cp "$dir/h/launch_00000.h5" "$dir/h/launch_00001.h5" "$dir/mixed/"
-run "$dir/mixed" || fail "hostile corpus: exit $?: $(cat "$dir/err")"
+run --verbose "$dir/mixed" || fail "hostile corpus: exit $?: $(cat "$dir/err")"
 bad=$(ls "$hostile"/*.h5 | wc -l)
 [ "$(grep -c "skipping $dir/mixed/.*\.h5: ." "$dir/err")" -eq "$bad" ] ||
     fail "hostile corpus: $bad files, not each skipped with a reason: $(cat "$dir/err")"

@@ -24,7 +24,7 @@
 # Needs chromium and tidy (tests/install-deps.sh --test); without them it skips (exit 77).
 set -euo pipefail
 stats=$1 gen_results=$2 gen_history=$3 data=$4 gen_numerics=$5 png=${6:-}
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
 for tool in chromium tidy; do
     command -v "$tool" >/dev/null || { echo "SKIP: no $tool (bash tests/install-deps.sh --test)"; exit 77; }
 done

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -68,10 +69,74 @@ TEST(numerics, the_floor_is_its_running_max_and_at_least_16_ulps) {
 TEST(numerics, a_non_finite_loss_is_a_divergence) {
     numerics_data d = same();
     d["loss"][1] = NAN;
-    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 2 (loss, non-finite)");
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverged at step 2: loss nan");
     d = same();
     d.erase("floor_loss");
     EXPECT_EQ(judge_numerics(d, 2.0).text(), "no verdict (series missing)");
+}
+
+TEST(numerics, overflow_is_never_the_same_training) {
+    // The loss and its reference both +inf: the run diverged, whatever the reference did.
+    numerics_data d = same();
+    d["loss"][1] = d["ref_loss"][1] = INFINITY;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverged at step 2: loss +inf");
+    EXPECT_EQ(judge_numerics(d, 2.0).kind, numerics_kind::diverged);
+    // Only the reference: nothing to judge against from there on.
+    d = same();
+    d["ref_loss"][1] = INFINITY;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "reference diverged at step 2: no verdict");
+    EXPECT_EQ(judge_numerics(d, 2.0).kind, numerics_kind::no_verdict);
+    // ... unless the run itself overflows later: diverged comes first.
+    d["grad_norm"][3] = -INFINITY;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverged at step 4: grad_norm -inf");
+    // The parameter error infinite at every step.
+    d = same();
+    d["param_abs_err"] = d["param_rel_err"] = {INFINITY, INFINITY, INFINITY, INFINITY};
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverged at step 1: params +inf");
+    // A floor run that overflowed neither widens the band to infinity nor decides.
+    d = same();
+    d["floor_loss"][0] = INFINITY;
+    d["loss"][2] += 1;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 3 (loss)");
+    d["loss"][2] -= 1;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "not decided (the floor diverges as much)");
+    // No steps at all.
+    d = same();
+    for (auto& [name, v] : d)
+        v.clear();
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "no verdict (no steps)");
+}
+
+TEST(numerics, a_floor_that_diverges_as_much_decides_nothing) {
+    // --lr 0.9 in fp16: the run's parameters 101% off the reference, its floor's as much.
+    numerics_data d = same();
+    d["param_abs_err"] = {0.5, 0.8, 1.0, 1.01};
+    d["param_rel_err"] = {0.5, 0.8, 1.0, 1.01}; // the largest parameter is 1
+    d["floor_param_abs"] = {0.5, 0.8, 1.0, 1.0};
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "not decided (the floor diverges as much)");
+    // A floor at 9% of the largest parameter still decides; at 11% it does not.
+    d["param_abs_err"] = d["param_rel_err"] = d["floor_param_abs"] = {0.09, 0.09, 0.09, 0.09};
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "the same training");
+    d["floor_param_abs"][3] = d["param_abs_err"][3] = d["param_rel_err"][3] = 0.11;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "not decided (the floor diverges as much)");
+    // But a divergence past k x even that floor is one.
+    d["param_abs_err"][3] = d["param_rel_err"][3] = 0.5;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 4 (params)");
+}
+
+TEST(numerics, one_order_for_every_verdict) {
+    numerics_verdict same_v, undecided, none, diverged_late, diverged_early;
+    undecided.kind = numerics_kind::not_decided;
+    none.kind = numerics_kind::no_verdict;
+    none.quantity = "no steps";
+    diverged_late.kind = diverged_early.kind = numerics_kind::diverged;
+    diverged_late.step = 9;
+    diverged_early.step = 3;
+    EXPECT_EQ(&worse(same_v, undecided), &undecided);
+    EXPECT_EQ(&worse(none, undecided), &none);
+    EXPECT_EQ(&worse(none, diverged_late), &diverged_late);
+    EXPECT_EQ(&worse(diverged_late, diverged_early), &diverged_early);
+    EXPECT_EQ(&worse(diverged_early, diverged_late), &diverged_early);
 }
 
 TEST(numerics, loss_divergence_summary_and_interval_over_seeds) {
@@ -140,14 +205,33 @@ TEST(numerics, the_command_judges_each_case_and_pools_the_seeds) {
     const auto& cases = j.at("numerics by case");
     ASSERT_EQ(cases.size(), 6u) << j.dump(1);
     EXPECT_EQ(cases[0].at("verdict"), "the same training");
-    EXPECT_EQ(cases[5].at("verdict"), "diverges at step 3 (loss, non-finite)") << j.dump(1);
+    EXPECT_EQ(cases[5].at("verdict"), "diverged at step 3: loss nan") << j.dump(1);
     const auto& configs = j.at("numerics by configuration");
     ASSERT_EQ(configs.size(), 2u) << j.dump(1);
     EXPECT_EQ(configs[0].at("p"), 2);
     EXPECT_EQ(configs[0].at("diverged"), "0/3");
     EXPECT_NEAR(configs[0].at("loss_max_mean").get<double>(), 2e-4, 1e-12); // seeds 0, 1, 2
     EXPECT_EQ(configs[1].at("diverged"), "1/3");
-    EXPECT_EQ(configs[1].at("first"), "diverges at step 3 (loss, non-finite)");
+    EXPECT_EQ(configs[1].at("first"), "diverged at step 3: loss nan");
+}
+
+TEST(numerics, a_case_without_a_verdict_is_not_pooled_as_the_same_training) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics_no_verdict");
+    ringscale::test_fixture::fixture_file f;
+    for (int seed : {0, 1}) {
+        ringscale::test_fixture::fixture_case c = fixture_numerics(2, seed);
+        if (seed == 1) // its series are missing
+            c.numerics.erase(std::remove_if(c.numerics.begin(), c.numerics.end(),
+                                            [](const auto& s) { return s.first == "floor_loss"; }),
+                             c.numerics.end());
+        f.cases.push_back(c);
+    }
+    ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
+    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto& configs = j.at("numerics by configuration");
+    ASSERT_EQ(configs.size(), 1u) << j.dump(1);
+    EXPECT_EQ(configs[0].at("first"), "no verdict (series missing)") << j.dump(1);
+    EXPECT_EQ(configs[0].at("diverged"), "0/2");
 }
 
 TEST(numerics, no_numerics_case_is_one_line) {

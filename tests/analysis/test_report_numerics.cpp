@@ -165,7 +165,7 @@ TEST(report_numerics, a_non_finite_loss_is_a_gap_and_a_marker) {
         EXPECT_TRUE(std::isnan(nan_line->points[i].y)) << i;
     bool marked = false;
     for (const panel_marker& m : fp32.markers)
-        marked = marked || (m.x == 25 && m.text.find("non-finite") != std::string::npos);
+        marked = marked || (m.x == 25 && m.text.find("loss +inf") != std::string::npos);
     EXPECT_TRUE(marked);
     EXPECT_EQ(fp32.markers.size(), 2u); // the jump at step 15 too
     if (!have_gnuplot())

@@ -102,6 +102,19 @@ TEST(machine_marks, hostile_and_contradictory_fields) {
     m[ds::nivcsw] = {1.5, 0};
     EXPECT_EQ(machine_fields_problem(m, 2),
               "machine/nivcsw [rank 0] is 1.5: it must be a whole number in [0, 1e+15]");
+    // NaN where the launcher always measures: refused as inf is; where it may not know, kept.
+    for (const char* always : {ds::own_threads, ds::nivcsw}) {
+        m = quiet();
+        m[always] = {nan, 1};
+        EXPECT_EQ(machine_fields_problem(m, 2),
+                  std::string("machine/") + always +
+                      " [rank 0] is NaN: the launcher always measures it");
+        m[always] = {std::numeric_limits<double>::infinity(), 1};
+        EXPECT_NE(machine_fields_problem(m, 2), "");
+    }
+    m = quiet();
+    m[ds::cpu_mhz] = {nan, nan}; // no cpufreq: not known
+    EXPECT_EQ(machine_fields_problem(m, 2), "");
     m = quiet();
     m[ds::load_cores] = {2};
     EXPECT_EQ(machine_fields_problem(m, 2), "machine/load_cores has 1 values for 2 ranks");

@@ -2,6 +2,8 @@
 // gnuplot and JSON's UTF-8.
 #include "src/base/text_escape.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <gtest/gtest.h>
 
 using namespace ringscale;
@@ -22,6 +24,57 @@ TEST(text_escape, terminal_escapes_every_control) {
     EXPECT_EQ(terminal_text("a\xe2\x80\xae"
                             "b"),
               "a\\u202eb"); // right-to-left override
+}
+
+namespace {
+
+std::string utf8(std::uint32_t cp) {
+    std::string s;
+    if (cp < 0x80) {
+        s += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        s += static_cast<char>(0xc0 | cp >> 6);
+        s += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        s += static_cast<char>(0xe0 | cp >> 12);
+        s += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+        s += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+        s += static_cast<char>(0xf0 | cp >> 18);
+        s += static_cast<char>(0x80 | (cp >> 12 & 0x3f));
+        s += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+        s += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+    return s;
+}
+
+} // namespace
+
+TEST(text_escape, terminal_escapes_every_format_character) {
+    // Unicode 15.1's category Cf, enumerated code point by code point (the hostile tests check
+    // the same against Python's unicodedata on every page).
+    const std::uint32_t cf[][2] = {{0xad, 0xad},       {0x600, 0x605},     {0x61c, 0x61c},
+                                   {0x6dd, 0x6dd},     {0x70f, 0x70f},     {0x890, 0x891},
+                                   {0x8e2, 0x8e2},     {0x180e, 0x180e},   {0x200b, 0x200f},
+                                   {0x202a, 0x202e},   {0x2060, 0x2064},   {0x2066, 0x206f},
+                                   {0xfeff, 0xfeff},   {0xfff9, 0xfffb},   {0x110bd, 0x110bd},
+                                   {0x110cd, 0x110cd}, {0x13430, 0x1343f}, {0x1bca0, 0x1bca3},
+                                   {0x1d173, 0x1d17a}, {0xe0001, 0xe0001}, {0xe0020, 0xe007f}};
+    int n = 0;
+    for (const auto& r : cf)
+        for (std::uint32_t cp = r[0]; cp <= r[1]; ++cp, ++n) {
+            const std::string out = terminal_text("a" + utf8(cp) + "b");
+            char want[16];
+            std::snprintf(want, sizeof want, cp > 0xffff ? "a\\U%08xb" : "a\\u%04xb", cp);
+            EXPECT_EQ(out, want) << std::hex << cp;
+        }
+    EXPECT_EQ(n, 170);
+    EXPECT_EQ(terminal_text("a\xe2\x80\x8b"
+                            "bc"),
+              "a\\u200bbc"); // zero-width space
+    // Their neighbours stay text.
+    EXPECT_EQ(terminal_text(utf8(0x200a) + utf8(0x2010) + utf8(0xfefe) + utf8(0xe0080)),
+              utf8(0x200a) + utf8(0x2010) + utf8(0xfefe) + utf8(0xe0080));
 }
 
 TEST(text_escape, terminal_escapes_bytes_that_are_not_utf8) {
@@ -104,4 +157,23 @@ TEST(text_escape, markdown_text_escapes_what_would_start_a_block) {
 
 TEST(text_escape, markdown_text_is_one_line_of_terminal_text) {
     EXPECT_EQ(markdown_text("a\nb\x1b[2J"), "a\\\\nb\\\\x1b\\[2J");
+}
+
+TEST(text_escape, a_long_value_is_cut_with_its_size_and_hash) {
+    const std::string short_value(long_value_bytes, 'x');
+    EXPECT_EQ(cut_long_value(short_value), short_value);
+    std::string a(1 << 20, 'x'), b = a;
+    b.back() = 'y'; // differs only in its last byte
+    const std::string ca = cut_long_value(a), cb = cut_long_value(b);
+    EXPECT_LE(ca.size(), long_value_bytes);
+    EXPECT_NE(ca, cb);
+    EXPECT_EQ(ca.substr(0, 100), a.substr(0, 100));
+    EXPECT_NE(ca.find("...[cut: 1048576 bytes, hash "), std::string::npos) << ca.substr(4000);
+    EXPECT_EQ(cut_long_value(ca), ca); // once cut, stays
+    // A cut never splits a character: 2-byte characters up to the end.
+    std::string e;
+    for (int i = 0; i < 3000; ++i)
+        e += "\xc3\xa9";
+    const std::string ce = cut_long_value(e);
+    EXPECT_EQ(terminal_text(ce), ce); // valid UTF-8 throughout
 }

@@ -22,7 +22,7 @@
 set -euo pipefail
 build=${1:-build} launches=${2:-8} trials=${3:-28}
 nice=${NICE:-0} bind=${BIND:-core} workloads=${WORKLOADS:-collectives attention}
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -11,8 +11,8 @@
 #   COST_ONLY=1: step 2 alone.
 set -euo pipefail
 build=${1:-build} out=${2:-accuracy_study} ps=${3:-1 2 4 8}
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
+root=$(cd -- "$here/../.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
 if [ "${COST_ONLY:-0}" != 1 ]; then

@@ -19,7 +19,7 @@
 set -euo pipefail
 build=${1:-build} iters=${2:-20} python=${PYTHON:-python3}
 seqs=("${@:3}")
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
 exe="$build/tests/bench_attention_gpu"
 fail() { echo "attention_gpu.sh: $*" >&2; exit 2; }
 [[ -x "$exe" ]] || fail "$exe not found; build target bench_attention_gpu (needs CUDA)"

@@ -32,7 +32,7 @@ done
 echo
 echo "### side by side (time: median over timed iterations of the slowest rank; comm%: its"
 echo "### blocked-on-communication share; peak: largest rank's tracked host bytes and RSS)"
-RINGSCALE_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" /usr/bin/python3 - "${files[@]}" <<'EOF'
+RINGSCALE_BENCH_DIR="$(cd -- "$(dirname "$0")" && pwd)" /usr/bin/python3 - "${files[@]}" <<'EOF'
 import sys
 import h5py
 import numpy as np

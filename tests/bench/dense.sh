@@ -4,7 +4,7 @@
 #   tests/bench/dense.sh [bench_dense options, e.g. --threads 2 --reps 15]
 # BUILD_DIR (default: build) is configured with CUDA off if it does not exist yet.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd -- "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$root" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF

@@ -14,7 +14,7 @@
 # env: SPARSE_S (default 4K), WINDOW_S (16K), DOCS_S (64K)
 set -euo pipefail
 build=${1:-build} rounds=${2:-3} sections=${3:-1 2 3}
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -82,7 +82,7 @@ sample_others &
 sampler=$!
 # LOAD_WORK: another program's real work for the whole run (calibration and held-out alike).
 work=""
-src="$(cd "$(dirname "$0")/../.." && pwd)"
+src="$(cd -- "$(dirname "$0")/../.." && pwd)"
 case "${LOAD_WORK:-}" in
 "") ;;
 compile)

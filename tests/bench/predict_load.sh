@@ -22,7 +22,7 @@ build="${1:-build}"
 out="${2:-$(mktemp -d /tmp/ringscale_predict_load.XXXXXX)}"
 rounds="${3:-2}"
 mkdir -p "$out"
-here="$(cd "$(dirname "$0")" && pwd)"
+here="$(cd -- "$(dirname "$0")" && pwd)"
 
 # marked_cases DIR: how many of the cases in DIR's files are marked contended (issue 36).
 marked_cases() {

@@ -7,7 +7,7 @@
 # usage: tests/bench/ring_attention.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 build=${1:-build} rounds=${2:-3}
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -19,7 +19,7 @@ for r in $(seq "$rounds"); do
         --overlap on,off -w 1 -n 5 --validate off -o "$work/layout$r.h5" >/dev/null
 done
 /usr/bin/python3 "$here/h5_cases.py" "$work"/layout*.h5 | tee "$work/layout.txt"
-RINGSCALE_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" /usr/bin/python3 - "$work"/layout*.h5 <<'PY'
+RINGSCALE_BENCH_DIR="$(cd -- "$(dirname "$0")" && pwd)" /usr/bin/python3 - "$work"/layout*.h5 <<'PY'
 import sys, statistics, h5py, numpy as np
 import os  # noqa: E402
 sys.path.insert(0, os.environ["RINGSCALE_BENCH_DIR"])

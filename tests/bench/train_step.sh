@@ -19,7 +19,7 @@
 # ITERS (3) and WARMUP (1) set the timed and warm-up steps per case. On a 2-core machine a
 # step takes seconds: the figures are noisy, the whole script a few minutes.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd -- "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build}"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$root" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF
@@ -93,7 +93,7 @@ mpirun -q --oversubscribe --bind-to none -np 2 "$build/src/ringscale" --job trai
     --cp-variant ring,allgather,ulysses -n "${ITERS:-3}" -w "${WARMUP:-1}" --validate off \
     -o "$out/cp.h5" | grep -v '^\[case'
 
-RINGSCALE_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" /usr/bin/python3 - "$out" <<'PY'
+RINGSCALE_BENCH_DIR="$(cd -- "$(dirname "$0")" && pwd)" /usr/bin/python3 - "$out" <<'PY'
 import sys, h5py, numpy as np
 
 import os  # noqa: E402

@@ -8,7 +8,7 @@
 #   tests/bench/train_step_gpu.sh [BUILD_DIR]      (default: build)
 # ITERS (10) and WARMUP (3) set the timed and warm-up steps per case.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd -- "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build}"
 cmake --build "$build" -j"$(nproc)" --target ringscale
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

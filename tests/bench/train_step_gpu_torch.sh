@@ -13,7 +13,7 @@
 set -euo pipefail
 build=${1:-build} iters=${2:-10} warmup=${WARMUP:-3} python=${PYTHON:-python3}
 device=${DEVICE:-cuda}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rs="$build/src/ringscale" stats="$build/analysis/ringscale-stats"
 fail() { echo "train_step_gpu_torch.sh: $*" >&2; exit 2; }
 for f in "$rs" "$stats"; do [[ -x $f ]] || fail "$f not found; build ringscale and ringscale-stats"; done

@@ -21,7 +21,7 @@
 #   OLD_BUILD: a build of an older commit, run in the same rounds with its own defaults.
 # Needs /usr/bin/python3 with torch and h5py (Debian: python3-torch python3-h5py).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd -- "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 new="${1:?usage: train_step_vs_torch.sh BUILD [OLD_BUILD] [ROUNDS]}"
 old="${2:-}"
 rounds="${3:-5}"

@@ -11,13 +11,13 @@
 #                                      a line the README shows that the output lacks
 
 quickstart_setup() { # src build dir
-    qs_src=$(cd "$1" && pwd)
+    qs_src=$(cd -- "$1" && pwd)
     rm -rf "$3"
     mkdir -p "$3"
-    ln -s "$(cd "$2" && pwd)" "$3/build"
+    ln -s "$(cd -- "$2" && pwd)" "$3/build"
     ln -s "$qs_src/jobs" "$3/jobs"
     ln -s "$qs_src/slurm" "$3/slurm"
-    cd "$3"
+    cd -- "$3"
     export -p | grep -v '^declare -[a-zA-Z]*r' >env.sh # not the read-only ones
 }
 

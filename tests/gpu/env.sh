@@ -9,7 +9,7 @@
 # wrapper running the torch python with the host's own LD_LIBRARY_PATH (torch must not see
 # the bundle's libraries). Writes only inside PACK.
 # env: RINGSCALE_CUDA_LIB_DIRS (colon list searched first), TORCH_VENV (/opt/torch/.venv).
-rs_pack=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+rs_pack=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 rs_env_fail() {
     echo "env.sh: $*" >&2
@@ -32,7 +32,7 @@ rs_find_lib() {
 rs_env_setup() {
     [[ ! -f $rs_pack/build.tar.xz || -d $rs_pack/build ]] || tar -C "$rs_pack" -xJf "$rs_pack/build.tar.xz" ||
         rs_env_fail "cannot unpack $rs_pack/build.tar.xz" || return 1
-    [[ -d $rs_pack/lib ]] || (cd "$rs_pack" && mkdir -p lib.tmp && tar -xJf lib.tar.xz -C lib.tmp &&
+    [[ -d $rs_pack/lib ]] || (cd -- "$rs_pack" && mkdir -p lib.tmp && tar -xJf lib.tar.xz -C lib.tmp &&
         mv lib.tmp/lib lib && rmdir lib.tmp) || rs_env_fail "cannot unpack $rs_pack/lib.tar.xz" || return 1
     # shellcheck source=/dev/null
     source "$rs_pack/rb/activate.sh" || rs_env_fail "cannot activate the runtime bundle $rs_pack/rb" || return 1

@@ -37,7 +37,7 @@ set -uo pipefail
     echo "usage: tests/gpu/lease.sh PACK_DIR OUT_DIR (PACK_DIR made by tests/gpu/pack.sh)" >&2
     exit 2
 }
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The environment, checked before anything is written, run or a GPU looked for (so CI checks
 # these checks): each bad value is one line naming it, exit 2.
 # shellcheck source=tests/gpu/checks.sh
@@ -62,9 +62,9 @@ for name in $PHASES; do
         bad lease.sh "PHASES: unknown phase '$(printable "$name")' (cudnn, train, tests, bench, ncu)"
 done
 export STEP_TIMEOUT
-pack=$(cd "$1" && pwd)
+pack=$(cd -- "$1" && pwd)
 mkdir -p "$2" || { echo "lease.sh: cannot create $2" >&2; exit 2; }
-out=$(cd "$2" && pwd)
+out=$(cd -- "$2" && pwd)
 bench="$here/../bench"
 start=$SECONDS failed=0 ran=0
 work=$(mktemp -d)
@@ -179,5 +179,5 @@ rm -rf "$work"
 verdict="a phase failed or was cut"
 [[ $ran -eq 0 ]] && failed=1 verdict="no phase ran" # nothing tested is never a pass
 [[ $failed -eq 0 ]] && verdict="every phase passed"
-say "done: $verdict; in $out: $(cd "$out" && printf '%s ' *)"
+say "done: $verdict; in $out: $(cd -- "$out" && printf '%s ' *)"
 exit $failed

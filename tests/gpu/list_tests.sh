@@ -11,7 +11,7 @@ set -euo pipefail
     echo "usage: tests/gpu/list_tests.sh BUILD_DIR (a configured CMake build directory)" >&2
     exit 2
 }
-build=$(cd "$1" && pwd)
+build=$(cd -- "$1" && pwd)
 fail() { echo "list_tests.sh: $*" >&2; exit 2; }
 command -v ctest >/dev/null || fail "ctest not found (it lists the GPU tests)"
 command -v python3 >/dev/null || fail "python3 not found (it reads ctest's JSON)"

@@ -23,12 +23,12 @@ set -euo pipefail
 fail() { echo "pack.sh: $*" >&2; exit 2; }
 [[ $# -eq 2 ]] || fail "usage: tests/gpu/pack.sh BUILD_DIR OUT_DIR"
 [[ -f $1/CMakeCache.txt ]] || fail "$1 is not a CMake build directory"
-build=$(cd "$1" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+build=$(cd -- "$1" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd -- "$here/../.." && pwd)
 bundle_tool=${RUNTIME_BUNDLE:-$repo/../shared/tools/runtime-bundle}
 mkdir -p "$2" || fail "cannot create $2"
-out=$(cd "$2" && pwd)
+out=$(cd -- "$2" && pwd)
 
 # 1. Binaries: the launcher, the statistics, the benchmark and every GPU test.
 "$here/list_tests.sh" "$build" >"$out/gpu-tests.tsv"
@@ -54,7 +54,7 @@ cp -r "$repo/jobs/presets" "$out/jobs/"
 cp "$here/env.sh" "$out/env.sh"
 
 # 3. The runtime bundle (Open MPI, HDF5, Boost) from Debian packages.
-if [[ -n ${RB_FROM:-} && $(cd "$RB_FROM" 2>/dev/null && pwd) != "$out/rb" ]]; then
+if [[ -n ${RB_FROM:-} && $(cd -- "$RB_FROM" 2>/dev/null && pwd) != "$out/rb" ]]; then
     [[ -f $RB_FROM/activate.sh ]] || fail "RB_FROM=$RB_FROM holds no runtime bundle"
     rm -rf "${out:?}/rb" && mkdir -p "$out/rb"
     tar -C "$RB_FROM" --exclude=./root -cf - . | tar -C "$out/rb" -xf -
@@ -82,7 +82,7 @@ while read -r name path; do
 done < <(for b in "${bins[@]}"; do ldd "$out/build/$b"; done |
     awk '$2 == "=>" {print $1, $3}' | sort -u)
 sort -u -o "$out/cuda-libs.txt" "$out/cuda-libs.txt"
-(cd "$out" && tar -cJf lib.tar.xz lib && rm -rf lib)
+(cd -- "$out" && tar -cJf lib.tar.xz lib && rm -rf lib)
 
 {
     echo "packed $(date -u +%FT%TZ) on $(hostname) from $build"
@@ -96,7 +96,7 @@ cat "$out/PACKED"
 #    their line tables, so unpacked they pass the 64 MiB a device machine carries (144 MiB,
 #    packed about 16 MiB); env.sh (sourced by run.sh and lease.sh)
 #    unpacks them on the GPU host.
-(cd "$out" && rm -f build.tar.xz && tar -cJf build.tar.xz build && rm -rf build)
+(cd -- "$out" && rm -f build.tar.xz && tar -cJf build.tar.xz build && rm -rf build)
 size_kib=$(du -sk "$out" | cut -f1)
 echo "pack.sh: $out is $((size_kib / 1024)) MiB; on the GPU host: $out/tests/gpu/run.sh $out [RESULTS_DIR]"
 [[ $size_kib -le $((60 * 1024)) ]] ||

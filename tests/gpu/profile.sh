@@ -20,7 +20,7 @@ set -uo pipefail
 }
 exe="$1/tests/bench_attention_gpu" seq=${2:-16384} out=${3:-ncu-$(date -u +%Y%m%dT%H%M%SZ)}
 causal=${CAUSAL:-0} python=${PYTHON:-python3}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Checked before ncu is looked for or anything runs (CI checks these checks): one line, exit 2.
 # shellcheck source=tests/gpu/checks.sh
 source "$here/checks.sh"

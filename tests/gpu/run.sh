@@ -29,7 +29,7 @@ set -uo pipefail
 }
 # The environment checked before anything runs or looks for a GPU (so CI checks these checks
 # on a machine without one): each bad value is one line naming it, exit 2.
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/gpu/checks.sh
 source "$here/checks.sh"
 ITERS=${ITERS:-10} SEQS=${SEQS:-"4096 8192 16384 32768"} STEP_TIMEOUT=${STEP_TIMEOUT:-300}
@@ -40,11 +40,11 @@ check_list run.sh SEQS "$SEQS" 128 1048576
 [[ ${SKIP_BENCH:-0} == 0 || ${SKIP_BENCH:-0} == 1 ]] ||
     bad run.sh "SKIP_BENCH must be 0 or 1, got '$(printable "${SKIP_BENCH:-}")'"
 check_regex run.sh ONLY "${ONLY:-}"
-dir=$(cd "$1" && pwd)
+dir=$(cd -- "$1" && pwd)
 out=${2:-gpu-run-$(date -u +%Y%m%dT%H%M%SZ)}
 bench="$here/../bench"
 mkdir -p "$out/results" || { echo "run.sh: cannot create $out" >&2; exit 2; }
-out=$(cd "$out" && pwd)
+out=$(cd -- "$out" && pwd)
 log="$out/run.log"
 : >"$log"
 

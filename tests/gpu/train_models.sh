@@ -33,10 +33,10 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-300} python=${PYTHON:-python3}
     echo "train_models.sh: SKIP_BENCH must be 0 or 1" >&2
     exit 2
 }
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build=$(cd "$1" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=$(cd -- "$1" && pwd)
 mkdir -p "$2" || { echo "train_models.sh: cannot create $2" >&2; exit 2; }
-out=$(cd "$2" && pwd)
+out=$(cd -- "$2" && pwd)
 rs="$build/src/ringscale" stats="$build/analysis/ringscale-stats"
 log="$out/train_models.log"
 : >"$log"

@@ -6,7 +6,7 @@
 # nothing runs (no step's "[time] name" line, no log of a step).
 # usage: gpu_scripts_test.sh WORK_DIR
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../gpu" && pwd)
+here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")/../gpu" && pwd)
 work=$1
 rm -rf "$work" && mkdir -p "$work/pack" "$work/build/tests" || exit 1
 # A packed directory with no binaries (no GPU test, no runtime bundle): run.sh plans its

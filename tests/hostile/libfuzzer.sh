@@ -6,7 +6,7 @@
 # A crash is written by libFuzzer as crash-<hash> in the current directory; add the file to
 # tests/data/hostile/ once the reader handles it (fuzz_replay then replays it in CI).
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$(cd -- "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$repo/build-fuzz}
 seconds=${1:-60}
 shift || true

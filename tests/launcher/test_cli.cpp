@@ -29,6 +29,17 @@ std::string write_file(const std::string& text) {
 }
 } // namespace
 
+TEST(cli, a_job_file_after_double_dash_may_start_with_a_dash) {
+    // slurm/*.sbatch pass the job file after `--`: "-nightly.ini" is a file, not an option.
+    const std::string path = "-ringscale_test_cli_" + std::to_string(getpid()) + ".ini";
+    std::ofstream(path) << "job = collectives\niters = 7\n";
+    const auto c = parse({"--output", "-out/", "--", path});
+    EXPECT_EQ(c.job_file, path);
+    EXPECT_EQ(c.iters, 7);
+    EXPECT_EQ(c.output, "-out/");
+    std::remove(path.c_str());
+}
+
 TEST(cli, defaults) {
     const auto c = parse({});
     EXPECT_EQ(c.jobs, (std::vector<std::string>{"collectives"}));
@@ -189,6 +200,20 @@ TEST(cli, numerics_alone_follows_200_steps_and_a_value_is_checked) {
         list args = {"--job", "train_step"};
         args.insert(args.end(), bad.begin(), bad.end());
         EXPECT_THROW(parse(args), config_error) << bad.back();
+    }
+    // A negative value is the option's value, refused by its range, not an option "-1".
+    for (const list& negative : {list{"--numerics", "-1"}, list{"--warmup", "-1"}}) {
+        list args = {"--job", "train_step"};
+        args.insert(args.end(), negative.begin(), negative.end());
+        try {
+            parse(args);
+            ADD_FAILURE() << negative[0] << " -1 accepted";
+        } catch (const config_error& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.find("unrecognised"), std::string::npos) << what;
+            EXPECT_NE(what.find(negative[0].substr(2)), std::string::npos) << what;
+            EXPECT_NE(what.find("-1"), std::string::npos) << what;
+        }
     }
     const auto* decl = jobs::find_decl(jobs::find_job("train_step").options(), "numerics");
     ASSERT_NE(decl, nullptr);

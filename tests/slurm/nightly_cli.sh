@@ -52,7 +52,7 @@ nosl=(env -u SLURM_JOB_ID -u SLURM_JOB_PARTITION PATH="$work/nobin:/usr/bin:/bin
       RINGSCALE_MPIRUN_ARGS="--oversubscribe --bind-to none")
 for night in 1 2; do
     set +e
-    (cd "$src" && "${nosl[@]}" RINGSCALE_NP=2 slurm/nightly.sbatch "$work/local" "$work/job.ini") \
+    (cd -- "$src" && "${nosl[@]}" RINGSCALE_NP=2 slurm/nightly.sbatch "$work/local" "$work/job.ini") \
         >"$work/local$night.out" 2>&1
     rc=$?
     set -e
@@ -74,7 +74,7 @@ ls "$work"/local/*_local.*/*.h5 | wc -l | grep -qx 2 || { echo "FAIL: two local 
 for code in 1 6 2; do
     printf '#!/bin/sh\nexit %s\n' "$code" >"$work/stats$code" && chmod +x "$work/stats$code"
     set +e
-    (cd "$src" && "${nosl[@]}" RINGSCALE_STATS="$work/stats$code" slurm/nightly.sbatch \
+    (cd -- "$src" && "${nosl[@]}" RINGSCALE_STATS="$work/stats$code" slurm/nightly.sbatch \
         "$work/local" "$work/job.ini") >"$work/code.out" 2>&1
     rc=$?
     set -e
@@ -89,7 +89,7 @@ done
 # A launch that fails leaves no empty directory.
 before=$(ls "$work/local" | wc -l)
 set +e
-(cd "$src" && "${nosl[@]}" RINGSCALE=/bin/false slurm/nightly.sbatch "$work/local" "$work/job.ini") \
+(cd -- "$src" && "${nosl[@]}" RINGSCALE=/bin/false slurm/nightly.sbatch "$work/local" "$work/job.ini") \
     >"$work/fail.out" 2>&1
 rc=$?
 set -e
@@ -108,7 +108,7 @@ series_launches() { # launches counted in the history's series, all series toget
 }
 launches_before=$(series_launches "$work/local")
 set +e
-(cd "$src" && "${nosl[@]}" RINGSCALE_NP=2 RINGSCALE_TIME_LIMIT=5 slurm/nightly.sbatch \
+(cd -- "$src" && "${nosl[@]}" RINGSCALE_NP=2 RINGSCALE_TIME_LIMIT=5 slurm/nightly.sbatch \
     "$work/local" "$work/hang.ini" --repeat 1000) >"$work/hang.out" 2>&1
 rc=$?
 set -e
