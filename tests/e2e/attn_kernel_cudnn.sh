@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --attn-kernel cudnn's refusals, before any GPU is bound (so they run on any host): with
 # --device cpu, on a build without cuDNN, with a mask cuDNN cannot take (block-sparse,
-# dilated) and with train_step (a backward pass of the attention jobs runs through cuDNN). Each must exit 2 with one line on stderr naming the
+# dilated) and with train_step (the attention jobs' backward runs through cuDNN; the
+# training step's does not yet). Each must exit 2 with one line on stderr naming the
 # problem, and leave no results file.
 # usage: attn_kernel_cudnn.sh RINGSCALE MPIEXEC WORKDIR HAVE_CUDNN(ON|OFF)
 set -u
