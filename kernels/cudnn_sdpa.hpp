@@ -79,6 +79,21 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
                          const void* k, const void* v, const row_positions& qp,
                          const row_positions& kp, float* o, float* lse);
 
+/// Keep the final merged O (fp32 [B, H, Sq, D]) in the input type `e` for the backward calls
+/// of the rows whose output gradient is `d_o` (cuDNN's backward reads O): called where the
+/// backward's delta is computed (attention_bwd_delta), before the ring's backward steps.
+void cudnn_keep_output(executor& exec, const attention_shape& s, elem e, const float* o,
+                       const void* d_o);
+
+/// One ring step's backward through cuDNN, as the attention_bwd kernel with ours: the step's
+/// calls (the forward's plan), each from Q, K, V, the kept O, d_o and the final merged LSE,
+/// its dQ, dK, dV pieces added into the fp32 dq, dk, dv (which accumulate, as ours). Refused
+/// (config_error) when the kept O is not that of `d_o` or the step cannot be taken.
+void attention_bwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
+                         const void* k, const void* v, const void* d_o, const float* lse,
+                         const row_positions& qp, const row_positions& kp, float* dq, float* dk,
+                         float* dv);
+
 /// This thread's graph caches so far (every device): builds, hits, evictions, build seconds.
 cudnn_cache_stats cudnn_graph_cache_stats();
 

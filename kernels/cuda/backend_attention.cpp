@@ -55,6 +55,8 @@ void attention_fwd(executor& exec, const attention_shape& s, elem e, const void*
 
 void attention_bwd_delta(executor& exec, const attention_shape& s, elem e, const float* o,
                          const void* d_o, float* delta) {
+    if (attention_path() == attn_path::cudnn)
+        cudnn_keep_output(exec, s, e, o, d_o); // cuDNN's backward reads O
     attention_bwd_delta_cuda(s, attn_type(e), o, d_o, delta, exec.stream());
 }
 
@@ -62,11 +64,10 @@ void attention_bwd(executor& exec, const attention_shape& s, elem e, const void*
                    const void* v, const void* d_o, const float* lse, const float* delta,
                    const row_positions& qp, const row_positions& kp, float* dq, float* dk,
                    float* dv, attention_split, const progress_fn&) {
-    // The launcher refuses a backward pass under cudnn before any work; never our kernels
-    // in its place, under its name.
-    if (attention_path() == attn_path::cudnn)
-        throw config_error("--attn-kernel cudnn: the backward pass does not run through cuDNN "
-                           "in this ringscale yet (use --pass fwd)");
+    if (attention_path() == attn_path::cudnn) {
+        attention_bwd_cudnn(exec, s, e, q, k, v, d_o, lse, qp, kp, dq, dk, dv);
+        return;
+    }
     attention_bwd_cuda(s, attn_type(e), q, k, v, d_o, lse, delta, positions(qp, kp), dq, dk, dv,
                        exec.stream());
 }

@@ -2,6 +2,8 @@
 // plan from the host positions (kept per positions: a ring meets each step shape every
 // iteration), then per call cuDNN's O (input type) and statistics into step buffers and the
 // call's rows merged into the running fp32 (O, LSE) by the ring's merge (cudnn_merge.cuh).
+// The backward (attention_bwd_cudnn) runs the same calls from the final merged O and LSE,
+// each call's dQ, dK, dV pieces added into the step's fp32 gradients.
 #include "kernels/cudnn_sdpa.hpp"
 
 #include "kernels/cuda/cudnn_merge.cuh"
@@ -89,6 +91,39 @@ struct step_buffers {
     }
 };
 
+// A device buffer of 16-bit elements, grown as needed (raw CUDA memory: a thread's buffers
+// outlive the executors that used them).
+struct half_buffer {
+    void* data = nullptr;
+    std::size_t elems = 0;
+    half_buffer() = default;
+    half_buffer(const half_buffer&) = delete;
+    half_buffer& operator=(const half_buffer&) = delete;
+    ~half_buffer() { cudaFree(data); }
+    void fit(std::size_t n) {
+        if (n <= elems)
+            return;
+        cudaFree(data);
+        data = nullptr;
+        elems = 0;
+        RINGSCALE_CUDA_CALL(cudaMalloc(&data, n * sizeof(std::uint16_t)));
+        elems = n;
+    }
+};
+
+// The backward's buffers, one set per thread: the final merged O in the input type (kept by
+// cudnn_keep_output for the d_o it was paired with) and one call's dQ, dK, dV pieces.
+struct backward_buffers {
+    half_buffer o, dq, dk, dv;
+    const void* o_for_d_o = nullptr; // the d_o whose O `o` holds
+    std::size_t o_elems = 0;
+};
+
+backward_buffers& backward_here() {
+    thread_local backward_buffers buf;
+    return buf;
+}
+
 attn_dtype_kind kind_of(elem e) {
     if (e == elem::bf16)
         return attn_dtype_kind::bf16;
@@ -115,6 +150,51 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
         cudnn_sdpa_fwd({s, kind_of(e), call}, {q, k, v, buf.o_step, buf.stats}, stream);
         cudnn_merge_cuda(t, buf.o_step, buf.stats, s.batch * s.heads, s.q_len, call.q0, call.q_len,
                          s.head_dim, o, lse, stream);
+    }
+}
+
+void cudnn_keep_output(executor& exec, const attention_shape& s, elem e, const float* o,
+                       const void* d_o) {
+    backward_buffers& buf = backward_here();
+    (void)kind_of(e); // refuses fp32
+    const auto n = static_cast<std::size_t>(attention_q_elems(s));
+    buf.o.fit(n);
+    to_attn_dtype_cuda(e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16, n, o, buf.o.data,
+                       exec.stream());
+    buf.o_for_d_o = d_o;
+    buf.o_elems = n;
+}
+
+void attention_bwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
+                         const void* k, const void* v, const void* d_o, const float* lse,
+                         const row_positions& qp, const row_positions& kp, float* dq, float* dk,
+                         float* dv) {
+    if (s.q_len == 0 || s.k_len == 0)
+        return;
+    backward_buffers& buf = backward_here();
+    const auto qn = static_cast<std::size_t>(attention_q_elems(s));
+    const auto kn = static_cast<std::size_t>(attention_kv_elems(s));
+    if (buf.o_for_d_o != d_o || buf.o_elems != qn)
+        throw config_error("--attn-kernel cudnn: the backward's rows came without their output "
+                           "(attention_bwd_delta first)");
+    const cudnn_step_plan& plan = plan_for(s, qp, kp);
+    buf.dq.fit(qn);
+    buf.dk.fit(kn);
+    buf.dv.fit(kn);
+    const auto stream = static_cast<cudaStream_t>(exec.stream());
+    const attn_dtype t = e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
+    const std::int64_t bh = s.batch * s.heads, bkv = s.batch * s.kv_heads;
+    for (const cudnn_call& call : plan.calls) {
+        cudnn_sdpa_bwd({s, kind_of(e), call},
+                       {q, k, v, buf.o.data, d_o, lse, buf.dq.data, buf.dk.data, buf.dv.data},
+                       stream);
+        // Two calls of a step may share rows: each call's pieces are added before the next.
+        cudnn_accumulate_cuda(t, buf.dq.data, bh, s.q_len, call.q0, call.q_len, s.head_dim, dq,
+                              stream);
+        cudnn_accumulate_cuda(t, buf.dk.data, bkv, s.k_len, call.k0, call.k_len, s.head_dim, dk,
+                              stream);
+        cudnn_accumulate_cuda(t, buf.dv.data, bkv, s.k_len, call.k0, call.k_len, s.head_dim, dv,
+                              stream);
     }
 }
 

@@ -45,7 +45,41 @@ __global__ void cudnn_merge_kernel(const T* o_step, const float* stats, std::int
     }
 }
 
+// Rows [r0, r0 + n) of each slab of a typed [slabs, rows, dim] tensor added into fp32.
+template <typename T>
+__global__ void cudnn_accumulate_kernel(const T* src, std::int64_t total, std::int64_t rows,
+                                        std::int64_t r0, std::int64_t n, std::int64_t dim,
+                                        float* dst) {
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+         i < total; i += stride) {
+        const std::int64_t row = i / dim;
+        const std::int64_t g = ((row / n) * rows + r0 + row % n) * dim + i % dim;
+        dst[g] += widen(src[g]);
+    }
+}
+
 } // namespace
+
+void cudnn_accumulate_cuda(attn_dtype dtype, const void* src, std::int64_t slabs, std::int64_t rows,
+                           std::int64_t r0, std::int64_t n, std::int64_t dim, float* dst,
+                           void* stream) {
+    RINGSCALE_REQUIRE(slabs >= 0 && n >= 0 && r0 >= 0 && r0 + n <= rows && dim > 0,
+                      "cudnn_accumulate_cuda: rows out of range");
+    const std::int64_t total = slabs * n * dim;
+    if (total == 0)
+        return;
+    const std::int64_t want = (total + threads_per_block - 1) / threads_per_block;
+    const int blocks = static_cast<int>(want < 65535 ? want : 65535);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (dtype == attn_dtype::bf16)
+        cudnn_accumulate_kernel<<<blocks, threads_per_block, 0, s>>>(
+            static_cast<const __nv_bfloat16*>(src), total, rows, r0, n, dim, dst);
+    else
+        cudnn_accumulate_kernel<<<blocks, threads_per_block, 0, s>>>(
+            static_cast<const __half*>(src), total, rows, r0, n, dim, dst);
+    RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
 
 void cudnn_merge_cuda(attn_dtype dtype, const void* o_step, const float* stats,
                       std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0,

@@ -40,6 +40,16 @@ void attention_fwd_cudnn(executor&, const attention_shape&, elem, const void*, c
     check_attention_path_compiled(attn_path::cudnn, false);
 }
 
+void cudnn_keep_output(executor&, const attention_shape&, elem, const float*, const void*) {
+    check_attention_path_compiled(attn_path::cudnn, false);
+}
+
+void attention_bwd_cudnn(executor&, const attention_shape&, elem, const void*, const void*,
+                         const void*, const void*, const float*, const row_positions&,
+                         const row_positions&, float*, float*, float*) {
+    check_attention_path_compiled(attn_path::cudnn, false);
+}
+
 cudnn_cache_stats cudnn_graph_cache_stats() {
     return {};
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --attn-kernel cudnn's refusals, before any GPU is bound (so they run on any host): with
 # --device cpu, on a build without cuDNN, with a mask cuDNN cannot take (block-sparse,
-# dilated) and with a backward pass. Each must exit 2 with one line on stderr naming the
+# dilated) and with train_step (the attention jobs' backward runs through cuDNN; the
+# training step's does not yet). Each must exit 2 with one line on stderr naming the
 # problem, and leave no results file.
 # usage: attn_kernel_cudnn.sh RINGSCALE MPIEXEC WORKDIR HAVE_CUDNN(ON|OFF)
 set -u
@@ -33,8 +34,8 @@ if [ "$have" = ON ]; then
         --attn-kernel cudnn --device cuda "${job[@]}" --sparsity 0.5
     check "--attn-kernel cudnn with --dilation 256:2: dilated masks are not cuDNN's" \
         --attn-kernel cudnn --device cuda "${job[@]}" --dilation 256:2
-    check "--attn-kernel cudnn runs the attention forward only so far" \
-        --attn-kernel cudnn --device cuda "${job[@]}" --pass fwd+bwd
+    check "--attn-kernel cudnn runs the attention jobs only so far: train_step" \
+        --attn-kernel cudnn --device cuda --job train_step
 else
     for extra in "" "--sparsity 0.5"; do
         # shellcheck disable=SC2086 # the extra options split into words on purpose

@@ -180,12 +180,12 @@ every_step() {
     step "ring_attention np=1 --comm nccl --attn-kernel sm80" mpirun --bind-to none --oversubscribe \
         -np 1 "$rs" --job ring_attention --device cuda --comm nccl --attn-kernel sm80 --validate on \
         -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
-    # 2c. cuDNN fused attention (--attn-kernel cudnn, forward), validated against the single-rank
-    #     reference at np=1 on NCCL and np=2 over staged MPI, GQA: the ring in every layout,
-    #     causal and not; all-gather and Ulysses; a window with packed documents.
+    # 2c. cuDNN fused attention (--attn-kernel cudnn, forward and backward), validated against
+    #     the single-rank reference at np=1 on NCCL and np=2 over staged MPI, GQA: the ring in
+    #     every layout, causal and not; all-gather and Ulysses; a window with packed documents.
     # shellcheck disable=SC2054 # commas are sweep lists
     cud=(--device cuda --attn-kernel cudnn --validate on -w 1 -n 3 --seq-len 2K --heads 16
-        --kv-heads 4 --head-dim 128 --dtype bf16 --pass fwd)
+        --kv-heads 4 --head-dim 128 --dtype bf16 --pass fwd,fwd+bwd)
     for np_comm in "1 nccl" "2 mpi"; do
         read -r np comm <<<"$np_comm"
         step "cudnn ring layouts np=$np --comm $comm" mpirun --bind-to none --oversubscribe \
