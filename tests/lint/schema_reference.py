@@ -4,8 +4,8 @@
 usage: schema_reference.py REPO
 
 Declared: the string value of every `inline constexpr const char* NAME = "value";` in
-src/base/results_schema.hpp and src/base/numerics_schema.hpp (the values of namespace `status`
-and the schema version strings are values, not fields), and the strings of the
+src/base/results_schema.hpp, machine_schema.hpp and numerics_schema.hpp (the values of namespace
+`status` and the schema version strings are values, not fields), and the strings of the
 numerics_datasets() list; a value ending in "_" or "." is a prefix family, written `acc_*`. The
 trace group's columns: the lists of column_names() and kept_column_names() in
 src/base/trace_events.cpp and the columns src/base/stored_trace.cpp reads by name.
@@ -17,7 +17,8 @@ import os
 import re
 import sys
 
-HEADERS = ["src/base/results_schema.hpp", "src/base/numerics_schema.hpp"]
+HEADERS = ["src/base/results_schema.hpp", "src/base/machine_schema.hpp",
+           "src/base/numerics_schema.hpp"]
 REFERENCE = "src/base/RESULTS_SCHEMA.md"
 TRACE_COLUMNS = "src/base/trace_events.cpp"
 TRACE_READER = "src/base/stored_trace.cpp"
