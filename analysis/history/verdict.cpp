@@ -171,11 +171,12 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
             fmt::format("ranks' cores {} -> {} ({}) at the same launch",
                         was.empty() ? "enough" : was_cores, now.empty() ? "enough" : now_cores,
                         now.empty() ? "no longer oversubscribed" : "oversubscribed: " + now));
-    std::vector<std::string> keys = {"mpi_transport", "threads_per_rank",    "device_name",
-                                     "blas_core",     "linear_gemm",         "gpu_name",
-                                     "cuda_version",  "cuda_driver_version", "nccl_version",
-                                     "mpi_library",   "mpi_library_version", "numhosts",
-                                     "jobsize",       "compiler_version",    "git_commit"};
+    std::vector<std::string> keys = {"mpi_transport",       "threads_per_rank", "device_name",
+                                     "blas_core",           "linear_gemm",      "attn_kernel",
+                                     "cudnn_version",       "gpu_name",         "cuda_version",
+                                     "cuda_driver_version", "nccl_version",     "mpi_library",
+                                     "mpi_library_version", "numhosts",         "jobsize",
+                                     "compiler_version",    "git_commit"};
     // Then every other /meta value that moved (what the page's "what moved" names), but for
     // those that change with each launch.
     for (const auto& [k, unused] : cur.launch->meta)

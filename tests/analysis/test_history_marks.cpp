@@ -253,3 +253,36 @@ TEST(history_marks, regressions_at_one_launch_with_one_cause_are_one_line_naming
         EXPECT_EQ(v.lines[2].rfind("  collectives/allreduce bytes=1", 0), 0u) << v.lines[2];
     }
 }
+
+// The attention kernel is what moved with a change: the launch that switched the GPU attention
+// from the own sm90 kernels to cuDNN names the switch and cuDNN's version, first.
+TEST(history_marks, a_change_of_attention_kernel_is_named_with_its_change) {
+    index_contents in;
+    for (int j = 0; j < 12; ++j) {
+        launch_record l;
+        l.launch = fmt::format("id:{}", j);
+        l.path = fmt::format("night{:02}/r.h5", j);
+        l.time_s = 1796616780 + 86400 * j;
+        l.meta["attn_kernel"] = j < 6 ? "sm90" : "cudnn";
+        l.meta["cudnn_version"] = "9.19.0";
+        l.meta["gpu_name"] = "NVIDIA H200";
+        if (j >= 6)
+            l.meta["cudnn_version"] = "9.19.1";
+        in.launches.push_back(l);
+        launch_case c;
+        c.launch = l.launch;
+        c.key = "ring_attention S=32K|P=8";
+        c.label = "ring_attention S=32K P=8";
+        c.step_s = 1e-2 * (j < 6 ? 1.5 : 1) * (1 + 0.01 * ((j * 7) % 5));
+        c.compute_s = c.step_s;
+        c.wait_s = c.comm_s = c.memory_bytes = NAN;
+        in.cases.push_back(c);
+    }
+    series_options opt;
+    opt.now_s = 1796616780 + 86400 * 20;
+    const series_set set = build_series(in, opt);
+    ASSERT_EQ(set.all.size(), 1u);
+    ASSERT_EQ(set.all[0].changes.size(), 1u);
+    EXPECT_EQ(set.all[0].changes[0].with, "attn_kernel sm90 -> cudnn at the same launch; "
+                                          "cudnn_version 9.19.0 -> 9.19.1 at the same launch");
+}
