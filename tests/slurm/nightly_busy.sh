@@ -13,7 +13,8 @@
 #   regression: equally busy on both sides decides normally), else 6 with "needs M".
 # - the 13 nights: the last exits 1, its log names the regression at #10 with
 #   "mpi_transport ... -> ...tcp" in its line, history's JSON has the change at #10 naming
-#   mpi_transport, and no night's log is over 10 KB.
+#   mpi_transport (every slower series at #10; where nights 1-9 were too noisy to judge, at
+#   least one, and the test then skips saying so), and no night's log is over 10 KB.
 # usage: nightly_busy.sh SOURCE_DIR RINGSCALE RINGSCALE_STATS WORKDIR
 set -euo pipefail
 src=$1 ringscale=$2 stats=$3 work=$4
@@ -93,16 +94,18 @@ log=$work/night13.log
 grep -q "REGRESSION at #10 (.*with it: .*mpi_transport .*-> .*tcp" "$log" ||
     { cat "$log"; echo "FAIL: the regression line does not name #10 and the transport"; exit 1; }
 "$stats" history "$work/h" --order label:night --format json >"$work/h.json" 2>/dev/null
-python3 - "$work/h.json" <<'PY'
+python3 - "$work/h.json" "$skip" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["changes"]
+noisy = sys.argv[2] != ""  # nights 1-9 too noisy: a series' change may sit a launch off #10
 slower = [r for r in rows if r["verdict"] == "slower"]
-assert slower, f"no regression in the JSON: {rows}"
-for r in slower:
+at10 = [r for r in slower if r["launch"].startswith("#10 of 13")]
+assert at10, f"no regression at #10 in the JSON: {rows}"
+for r in at10 if noisy else slower:
     assert r["launch"].startswith("#10 of 13"), f"changed at {r['launch']}, want #10"
     assert "mpi_transport" in r["moved_with"] and "tcp" in r["moved_with"], \
         f"what moved: {r['moved_with']}"
-print(f"{len(slower)} series slower at #10: {slower[0]['moved_with']}")
+print(f"{len(at10)} of {len(slower)} series slower at #10: {at10[0]['moved_with']}")
 PY
 if [ -n "$skip" ]; then
     echo "SKIP: the 13 nights passed; $skip"
