@@ -50,7 +50,7 @@ night() { # N: night N without Slurm under the cron recipe; TCP from night 10
     local n=$1 btl=()
     [ "$n" -lt 10 ] || btl=(OMPI_MCA_btl=self,tcp)
     set +e
-    (cd "$src" && env -u SLURM_JOB_ID -u SLURM_JOB_PARTITION PATH="$work/nobin:/usr/bin:/bin" \
+    (cd -- "$src" && env -u SLURM_JOB_ID -u SLURM_JOB_PARTITION PATH="$work/nobin:/usr/bin:/bin" \
         RINGSCALE="$ringscale" RINGSCALE_STATS="$stats" RINGSCALE_NP=2 "${btl[@]}" \
         RINGSCALE_MPIRUN_ARGS="--oversubscribe --bind-to core" RINGSCALE_LABELS="night=$n" \
         RINGSCALE_HISTORY_ARGS="--order label:night" \
