@@ -15,7 +15,7 @@ set -euo pipefail
 build=${1:-build} iters=${2:-20} python=${PYTHON:-python3}
 seqs=("${@:3}")
 [[ ${#seqs[@]} -gt 0 ]] || seqs=(8192 16384 32768)
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd -- "$(dirname "$0")" && pwd)
 exe="$build/tests/bench_cudnn_gpu"
 fail() { echo "attention_cudnn_gpu.sh: $*" >&2; exit 2; }
 [[ -x "$exe" ]] || fail "$exe not found; build target bench_cudnn_gpu (needs CUDA and cuDNN)"
