@@ -50,7 +50,7 @@ struct pooled_case {
     std::string label() const;
 };
 
-/// Marks (issue 36): `p` with its marked launches (case_data::mark) left out (every other field
+/// Marks: `p` with its marked launches (case_data::mark) left out (every other field
 /// as is).
 pooled_case without_marked(const pooled_case& p);
 

@@ -52,7 +52,7 @@ struct case_data : stored::case_arrays {
     std::string error;
     int world_size = 0;
     std::vector<double> step_s; ///< measured iterations only: slowest rank's time_s
-    /// Marks (issue 36): why the case was measured on a contended machine (its outcome, or
+    /// Marks: why the case was measured on a contended machine (its outcome, or
     /// its machine fields judged again: src/base/stored_machine.hpp), and why the launch's
     /// sentinel drifted around it; "" when not.
     std::string contention;

@@ -1,6 +1,6 @@
 // `ringscale-stats history DIR...`: every launch indexed (SQLite, beside the results or at
 // --index), series of each case on each environment, their change points and what moved with
-// each; with --fail-on regression, exit 1 on a regression, 6 when not decided (issue 49).
+// each; with --fail-on regression, exit 1 on a regression, 6 when not decided.
 #include "history_load.hpp"
 #include "history_options.hpp"
 #include "shared.hpp"

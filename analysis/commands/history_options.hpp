@@ -1,5 +1,5 @@
 // The options of a history's series, declared once for `history` and `report --history`
-// (issue 49: report --history takes the same options as history). `report` has its own
+// (report --history takes the same options as history). `report` has its own
 // --seed and --format, so there each option carries the prefix "history-".
 #pragma once
 

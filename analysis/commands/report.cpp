@@ -30,7 +30,7 @@ struct report_command final : input_command {
         declare_tie_floor(d, m_tie_floor);
         declare_pool_resources(d, m_pool_resources);
         declare_hardware(d, m_hardware);
-        // --skip-marked leaves marked launches out of every section (issue 49); by default
+        // --skip-marked leaves marked launches out of every section; by default
         // they stay and weigh through the decision rule. (report --history: the same flag.)
         declare_marked(d, m_skip_marked);
         d.add_options()("max-heatmaps",
@@ -109,7 +109,7 @@ std::vector<pooled_case> marked_or_skipped(std::vector<pooled_case> pooled, bool
 
 int report_command::run(std::ostream& out) const {
     // The map's hardware first: a bad profile file is refused before anything is read. A map
-    // for hardware the study did not run on only when asked for (--hardware, issue 52).
+    // for hardware the study did not run on only when asked for (--hardware).
     const std::optional<predict::hardware_profile> hw =
         m_hardware.empty()
             ? std::nullopt

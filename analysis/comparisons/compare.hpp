@@ -27,8 +27,8 @@ struct compare_options {
     std::size_t replicates = 2000; ///< bootstrap replicates (raised with many cases)
     std::uint64_t seed = 1;        ///< bootstrap seed; case i uses seed + i
     double level = 0.95;           ///< level of the change's CI
-    /// --skip-marked: leave marked launches out (the behaviour before issue 49). By default
-    /// they stay and weigh through the decision rule by their estimated effect.
+    /// --skip-marked: leave marked launches out. By default they stay and weigh through the
+    /// decision rule by their estimated effect.
     bool skip_marked = false;
 };
 

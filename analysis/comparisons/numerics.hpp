@@ -1,4 +1,4 @@
-// `ringscale-stats numerics`: train_step --numerics cases (issue 53): each configuration's
+// `ringscale-stats numerics`: train_step --numerics cases: each configuration's
 // divergence from the single-rank run of the same dtype, step by step, against the floor that
 // the order of floating-point reductions alone causes, and a verdict. Pure: tables from the
 // series of the cases' `numerics` groups (src/base/results_schema.hpp, numerics_datasets).

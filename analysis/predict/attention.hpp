@@ -20,8 +20,8 @@ struct attention_problem {
     double elem_bytes = 4; ///< Q, K, V, dO element size (fp32 4, bf16/fp16 2)
     bool overlap = true;   ///< ring: the next exchange is posted before the block computes
     /// Calls priced by the per-call overhead per block: 1 on a GPU (a kernel launch), 0 on a
-    /// CPU, where a block is a function call (predict_attention sets it). Issue 36: ring at
-    /// P=4 on 2 cores made 4x Ulysses' calls and measured the same (11.6 and 10.7 ms at
+    /// CPU, where a block is a function call (predict_attention sets it). On 2 cores, ring
+    /// at P=4 made 4x Ulysses' calls and measured the same (11.6 and 10.7 ms at
     /// S=512), where a per-call figure fitted at P <= 2 priced 1 ms a call and predicted +56%.
     double block_calls = 1;
 };

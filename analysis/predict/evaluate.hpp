@@ -65,7 +65,7 @@ struct figure_source {
     const calibration* point = nullptr;
     const std::vector<calibration>* replicates = nullptr;
     const hardware_profile* hardware = nullptr; ///< when set, every figure comes from it
-    /// The marks kept in CALIB, priced into every band (issue 49): the spread of CALIB's
+    /// The marks kept in CALIB, priced into every band: the spread of CALIB's
     /// launches' estimated effects on their whole time, sqrt(p90 / p10) (1: no marks).
     /// A band [lo, hi] becomes [lo / f, hi * f]: the figures may carry that much of the
     /// machine's state either way.
@@ -92,7 +92,7 @@ struct predicted {
     /// extrapolation LOPO can't see).
     bool unseen_sharing = false;
     /// Why the band could not be calibrated (lo, hi NaN then), "" when it was: a collectives
-    /// case's link figures have no held-out error to draw a band from (issue 49: their
+    /// case's link figures have no held-out error to draw a band from (their
     /// bootstrap alone gave 1.02x "90%" bands that held 0 of 35 held-out cases).
     std::string band_note;
     /// Held-out: why every launch of the measured case is marked ("" when some is not):

@@ -1,5 +1,5 @@
-// Is the calibration stable across launches? (issue 36: the same cases gave an attention rate
-// of 23.2 GFLOP/s per core in one calibration and 104.7 in another as the machine's load
+// Is the calibration stable across launches? (The same cases have given an attention rate of
+// 23.2 GFLOP/s per core in one calibration and 104.7 in another as the machine's load
 // moved.) CALIB's launches are taken round by round - the k-th launch of every case that has
 // one, in the order the files were read (tests/bench/predict.sh interleaves its rounds) - and
 // the figures fitted on each round alone, with bootstrap bands over that round's iterations.

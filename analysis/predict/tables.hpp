@@ -33,7 +33,7 @@ struct validation_summary {
     /// Unmarked cases whose band could not be calibrated (predicted::band_note): in the error
     /// figures, not in the coverage (which counts cases - unbanded).
     std::size_t unbanded = 0;
-    /// Held-out cases whose every launch is marked (issue 36): shown, and left out of the
+    /// Held-out cases whose every launch is marked: shown, and left out of the
     /// figures above; their own figures for comparison.
     std::size_t marked = 0;
     double marked_median_abs_error = unknown;

@@ -48,7 +48,7 @@ std::vector<const history::series*> changed_first(const history::series_set& set
 
 /// STEM.png: each launch's median, each segment's median and 95% CI band, the changes marked.
 void plot_trend(const history::series& s, const std::string& dir, const std::string& stem) {
-    // Marked launches (issue 49: kept in the series) are drawn apart, in their own column.
+    // Marked launches (kept in the series) are drawn apart, in their own column.
     std::string data =
         "# launch step_ms segment_median_ms segment_lo_ms segment_hi_ms marked_step_ms\n";
     for (const history::series_segment& g : history::segments_of(s)) {

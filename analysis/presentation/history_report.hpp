@@ -1,4 +1,4 @@
-// The report's History section (issue 37): the change points found in the launches' history,
+// The report's History section: the change points found in the launches' history,
 // a trend plot per series for the series that changed most recently (each launch's median,
 // each segment's median with its 95% CI as a band, the change points marked with their
 // change), and every series, launch by launch, in history_series.csv.

@@ -1,4 +1,4 @@
-// The style sheet and the one script of report.html (issue 52), inlined in the page. The script
+// The style sheet and the one script of report.html, inlined in the page. The script
 // sorts tables, filters rows and series by identity and by "changed only", and shows or hides
 // marked launches; it reads the page's escaped attributes, never text a results file wrote
 // into a script.

@@ -1,4 +1,4 @@
-// Escaping for report.html (issue 52): every string from a results file reaches the page through
+// Escaping for report.html: every string from a results file reaches the page through
 // one of these, so no label, path or note can open a tag, end an attribute, close an inline SVG
 // or become a script. The page puts no results-file text inside a <script>: data the page's
 // script reads lives in escaped attributes (data-*), so the script context needs no escaper.

@@ -1,4 +1,4 @@
-// report.html's History (issue 52): a trend chart for every series (each launch's median, each
+// report.html's History: a trend chart for every series (each launch's median, each
 // segment's median with its 95% CI as a band, change points as steps and dashed lines, marked
 // launches hollow and apart, dates on the axis, a hover text per launch), the regressions
 // table (series, launch, date, before, after, change, phase, what moved, p) linked to the

@@ -51,7 +51,7 @@ std::string plot_html(const report_block& b, const page_state& st) {
     return "<figure class=\"plot\" id=\"" + id + "\">" + it->second + "</figure>\n";
 }
 
-/// compare's table (issue 52): each row with its anchor and a link to the case's series.
+/// compare's table: each row with its anchor and a link to the case's series.
 std::string compared_table(const report_block& b, const report_model& m) {
     html_column series{"series on this page", {}, {}};
     for (const std::string& key : m.compared_keys) {

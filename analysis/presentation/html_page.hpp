@@ -1,4 +1,4 @@
-// report.html (issue 52): one self-contained page written from the report's model (the same one
+// report.html: one self-contained page written from the report's model (the same one
 // report.md is written from): the summary first, then the report's sections in order, each
 // with a stable anchor; tables sortable and filterable; every plot an inline SVG drawn by
 // gnuplot; the history's trends and regressions for every series. Nothing is fetched: a

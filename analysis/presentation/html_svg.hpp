@@ -1,4 +1,4 @@
-// Plots for report.html (issue 52): gnuplot's own SVG, made safe to inline. The report's PNG
+// Plots for report.html: gnuplot's own SVG, made safe to inline. The report's PNG
 // scripts are re-run with the svg terminal; the history charts are drawn to SVG directly. The
 // SVG keeps no script and no event attribute (gnuplot's hypertext handlers put their text in
 // a JavaScript string inside an attribute, where a quote in a label would end it): each

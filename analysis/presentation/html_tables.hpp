@@ -1,4 +1,4 @@
-// Tables for report.html (issue 52): each in its own scrolling box, sortable by column (the
+// Tables for report.html: each in its own scrolling box, sortable by column (the
 // page's script reads each cell's text, or its data-v number), rows carrying the identity
 // tokens the page's filters match (data-f) and whether they changed (data-changed).
 #pragma once

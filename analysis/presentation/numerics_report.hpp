@@ -1,4 +1,4 @@
-// The report's "Training numerics" section (issue 53): the verdicts of `ringscale-stats
+// The report's "Training numerics" section: the verdicts of `ringscale-stats
 // numerics` (analysis/comparisons/numerics.hpp, the same functions) and, with gnuplot, two
 // figures of one panel per dtype: the loss against the step of each configuration and the
 // reference, and the divergence |loss - reference| against the step with the dtype's floor and

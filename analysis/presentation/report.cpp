@@ -139,7 +139,7 @@ std::string inputs_section(const report_inputs& in) {
     return md;
 }
 
-/// What the machine did (issue 36): the launcher's warnings, the drift sentinel's verdicts
+/// What the machine did: the launcher's warnings, the drift sentinel's verdicts
 /// and every case with marked launches, which never decide a regression, crossing or
 /// calibration.
 std::string machine_section(const report_inputs& in) {
@@ -186,7 +186,7 @@ std::string machine_section(const report_inputs& in) {
     return md + "\n";
 }
 
-/// compare's verdicts of the study against --baseline (issue 52): its table, as `compare`
+/// compare's verdicts of the study against --baseline: its table, as `compare`
 /// prints it, and the cases only one side has.
 std::string baseline_section(const comparison& cmp, const std::string& baseline) {
     std::size_t regressions = 0;
@@ -306,7 +306,7 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
     staged_files staged(opt.dir);
     std::vector<std::string> pngs;
     try {
-        // One model, two renderings (issue 52): report.md and report.html cannot drift apart.
+        // One model, two renderings: report.md and report.html cannot drift apart.
         report_model model = read_report_model(compose_report(in, opt, staged.path(), pngs));
         model.history = in.history;
         if (in.results)
@@ -318,7 +318,7 @@ std::vector<std::string> write_report(const report_inputs& in, const report_opti
         write_whole_file(staged.path() + "/report.html", [&](std::ostream& f) { f << html; });
         write_whole_file(staged.path() + "/report.md", [&](std::ostream& f) {
             // No control character from a file reaches whoever cats it; prose wraps at 100
-            // columns (issue 50), tables stay tables.
+            // columns, tables stay tables.
             f << terminal_lines(wrap_markdown_prose(markdown_of(model), 100));
         });
     } catch (const error& e) { // name the files where they were going, not the staging

@@ -45,7 +45,7 @@ struct report_options {
     std::size_t history_plots = 6; ///< trend plots of the series that changed most recently
 };
 
-/// Write DIR/report.md, DIR/report.html (the same model, issue 52) and DIR/*.png (creates
+/// Write DIR/report.md, DIR/report.html (the same model) and DIR/*.png (creates
 /// DIR). Plots are skipped, with a note in the
 /// report, when gnuplot is not installed. Returns the PNG file names written.
 std::vector<std::string> write_report(const report_inputs& in, const report_options& opt);

@@ -1,4 +1,4 @@
-// One model of the report (issue 52) that report.md and report.html are both written from: the
+// One model of the report that report.md and report.html are both written from: the
 // report's blocks in order (headings with their anchors, paragraphs, lists, tables, plots),
 // and the structured results the page draws beyond the text (every history series). The
 // sections compose Markdown fragments; read_report_model reads them into blocks once, and

@@ -1,4 +1,4 @@
-// Text tables a person reads in a terminal (issue 50): every text table fits in 160 columns by
+// Text tables a person reads in a terminal: every text table fits in 160 columns by
 // default. A label column keeps only the key=value fields that vary between its rows (with its
 // first word, the job); what every row shares is stated once above the table. A column whose
 // long values repeat (an environment) shows numbers, with the values in a legend above. A

@@ -91,7 +91,7 @@ std::string status_text(const case_summary& s) {
 }
 
 /// The verdict with the rule's reason where not decided, and the marks: weighed by their
-/// effect, or with --skip-marked left out (issues 36, 49).
+/// effect, or with --skip-marked left out.
 std::string verdict_text(const case_comparison& c) {
     std::string v = to_string(c.result);
     if (c.result == verdict::not_decided)
@@ -176,7 +176,7 @@ table summary_table(const std::vector<case_summary>& rows) {
     add_memory_columns(t);
     t.add_column("status", "status");
     t.add_column("", "withheld", true); // csv/json: "column=flag ..." for each withheld figure
-    // Launches measured on a contended machine or while the sentinel drifted (issue 36).
+    // Launches measured on a contended machine or while the sentinel drifted.
     t.add_column("machine", "machine_marks");
     // In a terminal too narrow for every column, the spread's detail goes before the rates.
     t.fit_drop_first = {"p10", "p90", "p99", "min", "mean", "outliers"};

@@ -1,4 +1,4 @@
-// One launch counts once (issue 22): a results file seen twice (through a link, two paths or
+// One launch counts once: a results file seen twice (through a link, two paths or
 // a byte-identical copy) and a case group duplicated inside one file must not become extra
 // launches, which would make `compare` call a regression on no evidence.
 #pragma once

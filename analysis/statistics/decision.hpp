@@ -1,4 +1,4 @@
-// The one decision rule (issue 49): whether side b of a comparison is faster, slower, the
+// The one decision rule: whether side b of a comparison is faster, slower, the
 // same, or not decided, from the launches per side, the CI of the time ratio, the threshold,
 // the case's noise and the marks' estimated effects. The launcher's closing table, crossover,
 // compare (and its exit code), history and the report's plots all call decide(); DESIGN.md

@@ -1,4 +1,4 @@
-// Limits for a disposable child that reads a possibly damaged results file (issue 17). HDF5
+// Limits for a disposable child that reads a possibly damaged results file. HDF5
 // 1.10 can crash, hang or ask for absurd memory on a byte-flipped file, and nothing around
 // the C call can catch that; a child that reads the file first, under a memory and time cap,
 // can. Shared by ringscale-stats' forked probe (analysis/reading/file_probe.hpp) and the launcher's
@@ -21,7 +21,7 @@ struct child_limits {
 void apply_child_limits(const child_limits& limits);
 
 /// The child's memory cap, held by the parent while it reads the same file in-process after
-/// the child ended normally (issue 22): HDF5's path on a damaged file can depend on whether a
+/// the child ended normally: HDF5's path on a damaged file can depend on whether a
 /// huge allocation succeeds, so a read that failed cleanly in the capped child could crash an
 /// uncapped parent. Lowers the soft RLIMIT_AS to the current size + `limits.extra_bytes`
 /// (never raises it) and restores it on destruction. Not thread-safe: single-threaded readers.

@@ -99,7 +99,7 @@ std::vector<std::pair<std::string, std::string>> identity_defaults(const std::st
     }
     if (job == "train_step") {
         out.emplace_back(attr::cp_placement, "node");
-        out.emplace_back(attr::dtype, "fp32"); // before --dtype (issue 53)
+        out.emplace_back(attr::dtype, "fp32"); // before --dtype
     }
     return out;
 }

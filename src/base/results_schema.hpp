@@ -121,10 +121,10 @@ inline constexpr const char* cxxflags = "cxxflags";
 inline constexpr const char* executable = "executable";
 inline constexpr const char* slurm_job_id = "slurm_job_id";
 inline constexpr const char* device_name = "device_name";
-/// OpenBLAS's kernels for this process ("SkylakeX", "Prescott"...; issue 54). Older files lack it.
+/// OpenBLAS's kernels for this process ("SkylakeX", "Prescott"...). Older files lack it.
 inline constexpr const char* blas_core = "blas_core";
 /// The linear layers' GEMM on the CPU: "own" (AVX-512 tiles) or "openblas" (kernels/cpu/
-/// linear_gemm.hpp; issue 54). Older files lack it.
+/// linear_gemm.hpp). Older files lack it.
 inline constexpr const char* linear_gemm = "linear_gemm";
 inline constexpr const char* cuda_version = "cuda_version";
 inline constexpr const char* nccl_version = "nccl_version";

@@ -1,6 +1,6 @@
-// The rules an attention or training problem must meet before any job plans it, in one place
-// (issue 35): the launcher's planner (jobs/, kernels/) and ringscale-stats' predict both call
-// these, so predict refuses exactly what a launch would refuse, with the launch's words.
+// The rules an attention or training problem must meet before any job plans it, in one place:
+// the launcher's planner (jobs/, kernels/) and ringscale-stats' predict both call these, so
+// predict refuses exactly what a launch would refuse, with the launch's words.
 // Each check throws config_error (one line) naming the option and the value. Pure; no MPI.
 #pragma once
 

@@ -67,8 +67,8 @@ inline constexpr double comm_tolerance_s = 1e-6;
 /// counts (busbw_factor, bytes, count, flops, comm bytes, tokens) finite and >= 0.
 std::string data_problem(const case_arrays& d, const attr_map& attrs, bool ok);
 
-/// Why a case's identity contradicts itself or holds a value no launch writes, or "" (issue
-/// 35). Pure. Checks: world_size, nodes and ranks_per_node, when present, whole numbers from
+/// Why a case's identity contradicts itself or holds a value no launch writes, or "".
+/// Pure. Checks: world_size, nodes and ranks_per_node, when present, whole numbers from
 /// 1 to 2^24, nodes x ranks_per_node = world_size (with uneven_nodes = 1, ranks_per_node the
 /// most on one node: nodes >= 2 and nodes - 1 + ranks_per_node <= world_size < nodes x
 /// ranks_per_node); shift a distance from 1 to world_size - 1 or "node"; every enumerated

@@ -1,4 +1,4 @@
-// Output files that are whole or absent (issue 35): a file is written under a temporary name
+// Output files that are whole or absent: a file is written under a temporary name
 // in its own directory, checked on close and renamed into place, so a full disk, a file-size
 // limit or an error half way leaves nothing partial behind; the rename replaces whatever
 // name was there (a symlink included) and never writes through it. A set of files that

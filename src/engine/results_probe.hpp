@@ -1,5 +1,5 @@
 // --resume reads earlier launches' results files in the launcher, and a file damaged enough
-// can crash or hang HDF5 itself (issue 17). Each prior file is read first in a child: this
+// can crash or hang HDF5 itself. Each prior file is read first in a child: this
 // same executable started with posix_spawn (vfork-like, exec at once: safe inside an MPI
 // process, where fork() is not with some transports) in a hidden mode that main() handles
 // before MPI_Init, under an address-space and time cap (src/base/child_limits.hpp).

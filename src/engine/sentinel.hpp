@@ -25,8 +25,8 @@ inline constexpr double probe_estimate_s = 0.005;
 /// probe_estimate_s before any ran) within 1/budget_factor of the time since the launch
 /// started. So the sentinel costs about 1% of a launch (the default factor 100): its first
 /// probe comes once the launch has run 1 s (100 x 2 x 5 ms), and a launch too short for two
-/// probes, which drift needs, has none (issue 49: the start and end probes always ran, and
-/// cost 2.6-5.4% of 0.2 s launches). Pure.
+/// probes, which drift needs, has none (a start and an end probe in every launch would cost
+/// 2.6-5.4% of 0.2 s launches). Pure.
 class sentinel_schedule {
   public:
     explicit sentinel_schedule(int every, double budget_factor = 100.0)

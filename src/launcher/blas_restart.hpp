@@ -1,7 +1,7 @@
 // OpenBLAS with DYNAMIC_ARCH picks its kernels once, as the library loads, from cpuid or from
 // OPENBLAS_CORETYPE. A CPU model it does not know gets a pre-AVX fallback core: Debian 12's
 // OpenBLAS 0.3.21 runs its SSE3 "Prescott" sgemm on the family 6 model 207 Xeon, and a
-// training step takes 3.5x as long as with its AVX-512 "SkylakeX" kernels (issue 54). The
+// training step takes 3.5x as long as with its AVX-512 "SkylakeX" kernels. The
 // launcher then restarts itself, before MPI_Init, with OPENBLAS_CORETYPE naming the core that
 // suits the CPU. A user who sets OPENBLAS_CORETYPE keeps that choice.
 #pragma once

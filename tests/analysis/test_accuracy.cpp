@@ -7,6 +7,7 @@
 #include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
+#include "tests/analysis/stats_cli.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -18,6 +19,8 @@
 using namespace ringscale::analysis;
 using ringscale::test_fixture::fixture_case;
 using ringscale::test_fixture::fixture_file;
+using ringscale::test_fixture::parse_stats;
+using ringscale::test_fixture::stats_json;
 
 namespace {
 
@@ -49,18 +52,6 @@ std::string study_dir() {
         f.cases.push_back(planted(4, s));
     ringscale::test_fixture::write_fixture_file(dir + "/study.h5", f);
     return dir;
-}
-
-nlohmann::json run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"ringscale-stats"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<const char*> argv;
-    for (auto& a : all)
-        argv.push_back(a.c_str());
-    const parsed_cli o = parse_cli(static_cast<int>(argv.size()), argv.data());
-    std::ostringstream out;
-    EXPECT_EQ(run_command(o, out), 0);
-    return nlohmann::json::parse(out.str());
 }
 
 case_data sound_case() {
@@ -174,7 +165,7 @@ TEST(analysis_accuracy, untrusted_fields_are_dropped_and_the_case_kept) {
 }
 
 TEST(analysis_accuracy, the_command_finds_the_planted_growth_and_flags) {
-    const auto j = run({"accuracy", study_dir(), "--format", "json"});
+    const auto j = stats_json({"accuracy", study_dir(), "--format", "json"});
     const auto& cases = j.at("accuracy by case");
     ASSERT_EQ(cases.size(), 5u) << j.dump(1);
     for (const auto& row : cases) {
@@ -220,7 +211,7 @@ TEST(analysis_accuracy, a_hostile_case_loses_its_fields_with_a_warning) {
     EXPECT_NE(warnings[0].find("accuracy fields dropped: acc_o_rms_rel = 1 exceeds"),
               std::string::npos)
         << warnings[0];
-    const auto j = run({"accuracy", dir, "--format", "json"});
+    const auto j = stats_json({"accuracy", dir, "--format", "json"});
     EXPECT_EQ(j.at("accuracy by case").size(), 1u) << j.dump(1);
 }
 
@@ -229,11 +220,7 @@ TEST(analysis_accuracy, files_without_accuracy_are_refused_in_one_line) {
     fixture_file f;
     f.cases = {fixture_case{}};
     ringscale::test_fixture::write_fixture_file(dir + "/none.h5", f);
-    std::vector<std::string> all = {"ringscale-stats", "accuracy", dir};
-    std::vector<const char*> argv;
-    for (auto& a : all)
-        argv.push_back(a.c_str());
-    const parsed_cli o = parse_cli(static_cast<int>(argv.size()), argv.data());
+    const parsed_cli o = parse_stats({"accuracy", dir});
     std::ostringstream out;
     try {
         run_command(o, out);
@@ -246,12 +233,8 @@ TEST(analysis_accuracy, files_without_accuracy_are_refused_in_one_line) {
 TEST(analysis_accuracy, the_report_has_the_section_with_its_growth) {
     const std::string study = study_dir();
     const std::string out = ringscale::test_fixture::fixture_dir("accuracy_report");
-    std::vector<std::string> all = {"ringscale-stats", "report", out, study, "--bootstrap", "100"};
-    std::vector<const char*> argv;
-    for (auto& a : all)
-        argv.push_back(a.c_str());
     std::ostringstream text;
-    ASSERT_EQ(run_command(parse_cli(static_cast<int>(argv.size()), argv.data()), text), 0);
+    ASSERT_EQ(run_command(parse_stats({"report", out, study, "--bootstrap", "100"}), text), 0);
     std::ifstream f(out + "/report.md");
     const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     const auto section = md.find("## Accuracy against fp64");

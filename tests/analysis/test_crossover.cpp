@@ -5,6 +5,7 @@
 #include "analysis/presentation/plots.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
+#include "tests/analysis/stats_cli.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -16,6 +17,7 @@
 using namespace ringscale::analysis;
 using ringscale::test_fixture::fixture_case;
 using ringscale::test_fixture::fixture_file;
+using ringscale::test_fixture::stats_json;
 
 namespace {
 
@@ -93,22 +95,10 @@ std::string identical_work_dir() {
     return dir;
 }
 
-nlohmann::json run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"ringscale-stats"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<const char*> argv;
-    for (auto& a : all)
-        argv.push_back(a.c_str());
-    const parsed_cli o = parse_cli(static_cast<int>(argv.size()), argv.data());
-    std::ostringstream out;
-    EXPECT_EQ(run_command(o, out), 0);
-    return nlohmann::json::parse(out.str());
-}
-
 } // namespace
 
 TEST(analysis_crossover, finds_the_planted_crossover) {
-    const auto j = run({"crossover", study_dir(), "--format", "json", "--bootstrap", "200"});
+    const auto j = stats_json({"crossover", study_dir(), "--format", "json", "--bootstrap", "200"});
     const auto& cells = j.at("fastest scheme");
     ASSERT_EQ(cells.size(), 5u) << j.dump(1);
     EXPECT_EQ(cells[0].at("fastest"), "allgather"); // S = 1K
@@ -139,7 +129,8 @@ TEST(analysis_crossover, finds_the_planted_crossover) {
 
 TEST(analysis_crossover, one_launch_confirms_nothing) {
     // The same planted crossover from one launch: launch-to-launch noise is unknown.
-    const auto j = run({"crossover", study_dir(1), "--format", "json", "--bootstrap", "200"});
+    const auto j =
+        stats_json({"crossover", study_dir(1), "--format", "json", "--bootstrap", "200"});
     const auto& cross = j.at("crossovers");
     ASSERT_EQ(cross.size(), 1u) << cross.dump(1);
     EXPECT_EQ(cross[0].at("confirmed"), false);
@@ -151,7 +142,7 @@ TEST(analysis_crossover, identical_work_at_one_rank_is_never_ranked) {
     // At P=1 both layouts compute the same attention; a 1.2% drift alternates which looks
     // faster, and iteration noise alone (0.1%) would call each order certain.
     const auto j =
-        run({"crossover", identical_work_dir(), "--format", "json", "--bootstrap", "200"});
+        stats_json({"crossover", identical_work_dir(), "--format", "json", "--bootstrap", "200"});
     for (const auto& c : j.at("fastest scheme"))
         EXPECT_EQ(c.at("verdict"), "same work (P=1)") << c.dump();
     EXPECT_TRUE(j.at("crossovers").empty()) << j.at("crossovers").dump(1);

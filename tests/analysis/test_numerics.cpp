@@ -7,6 +7,7 @@
 #include "analysis/reading/reader.hpp"
 #include "src/base/error.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
+#include "tests/analysis/stats_cli.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include <sstream>
 
 using namespace ringscale::analysis;
+using ringscale::test_fixture::stats_json;
 
 namespace {
 
@@ -181,17 +183,6 @@ ringscale::test_fixture::fixture_case fixture_numerics(int p, int seed, int dive
     return c;
 }
 
-nlohmann::json stats(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"ringscale-stats"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<const char*> argv;
-    for (auto& a : all)
-        argv.push_back(a.c_str());
-    std::ostringstream out;
-    EXPECT_EQ(run_command(parse_cli(static_cast<int>(argv.size()), argv.data()), out), 0);
-    return nlohmann::json::parse(out.str());
-}
-
 } // namespace
 
 TEST(numerics, the_command_judges_each_case_and_pools_the_seeds) {
@@ -201,7 +192,7 @@ TEST(numerics, the_command_judges_each_case_and_pools_the_seeds) {
         for (int seed : {0, 1, 2})
             f.cases.push_back(fixture_numerics(p, seed, p == 4 && seed == 2 ? 3 : 0, true));
     ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
-    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto j = stats_json({"numerics", dir, "--format", "json"});
     const auto& cases = j.at("numerics by case");
     ASSERT_EQ(cases.size(), 6u) << j.dump(1);
     EXPECT_EQ(cases[0].at("verdict"), "the same training");
@@ -227,7 +218,7 @@ TEST(numerics, a_case_without_a_verdict_is_not_pooled_as_the_same_training) {
         f.cases.push_back(c);
     }
     ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
-    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto j = stats_json({"numerics", dir, "--format", "json"});
     const auto& configs = j.at("numerics by configuration");
     ASSERT_EQ(configs.size(), 1u) << j.dump(1);
     EXPECT_EQ(configs[0].at("first"), "no verdict (series missing)") << j.dump(1);
@@ -258,7 +249,7 @@ TEST(numerics, the_fp64_divergence_is_shown_where_the_file_has_it) {
     c.numerics.emplace_back("floor_fp64_loss", std::vector<double>{1e-3, 4e-3, 2e-3, 1e-3});
     f.cases.push_back(c);
     ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
-    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto j = stats_json({"numerics", dir, "--format", "json"});
     const auto& cases = j.at("numerics by case");
     ASSERT_EQ(cases.size(), 2u) << j.dump(1);
     EXPECT_TRUE(cases[0].at("fp64_loss_max").is_null()) << j.dump(1);

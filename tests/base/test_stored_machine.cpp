@@ -1,40 +1,23 @@
 // The machine state read back (src/base/stored_machine.hpp): what the writer stores reads back
 // the same; hostile or contradictory fields are dropped with one line while the case stays; a
 // file cannot hide a mark its figures show; the sentinel's probes read back and are checked.
-#include "src/base/case_record.hpp"
-#include "src/base/results_schema.hpp"
-#include "src/base/stored_case.hpp"
 #include "src/base/stored_machine.hpp"
+#include "tests/support/stored_round_trip.hpp"
 
 #include <cstdio>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 using namespace ringscale;
+using namespace ringscale::testing_support;
 using results::case_record;
 namespace ds = schema::machine_ds;
 
 namespace {
 
-std::string temp_path(const char* tag) {
-    return std::string("/tmp/ringscale_test_stored_machine_") + tag + "_" +
-           std::to_string(getpid()) + ".h5";
-}
-
 case_record sample() {
-    case_record r;
-    r.identity = {{schema::attr::job, std::string("collectives")},
-                  {schema::attr::world_size, std::int64_t{2}}};
-    r.run = {{schema::attr::warmup, std::int64_t{0}}, {schema::attr::iterations, std::int64_t{1}}};
-    r.outcome = {{schema::attr::status, std::string(schema::status::ok)},
-                 {schema::attr::contended, std::int64_t{0}},
-                 {schema::attr::contention, std::string("")}};
-    r.world = 2;
-    r.rows = 1;
-    r.time_s = r.compute_s = {1, 2};
-    r.comm_wait_s = {0, 0};
-    r.is_warmup = {0};
-    r.peak_host_bytes = r.peak_device_bytes = r.peak_rss_bytes = {0, 0};
+    case_record r = two_rank_case("collectives");
+    r.outcome[schema::attr::contended] = std::int64_t{0};
+    r.outcome[schema::attr::contention] = std::string("");
     r.machine = {{ds::foreign_load, {0.01, 0.02}},
                  {ds::load_resolution, {0.01, 0.01}},
                  {ds::load_cores, {2, 2}},
@@ -44,21 +27,9 @@ case_record sample() {
     return r;
 }
 
-// Write `r` as case 0000 of a new file, let `edit` change the stored group, read it back.
 template <class Edit>
 case_record round_trip(const char* tag, const case_record& r, Edit edit) {
-    const std::string path = temp_path(tag);
-    std::remove(path.c_str());
-    {
-        auto f = h5::file::create(path);
-        const h5::group g = f.root().create_group("0000");
-        results::write_case_record(g, r);
-        edit(g);
-    }
-    auto f = h5::file::open_read(path);
-    case_record back = stored::read_case_record(f.root().open_group("0000"), 1 << 30);
-    std::remove(path.c_str());
-    return back;
+    return stored_round_trip(temp_h5_path("stored_machine", tag), r, edit);
 }
 
 } // namespace
@@ -120,7 +91,7 @@ TEST(stored_machine, a_mark_is_kept_or_derived_never_hidden) {
 }
 
 TEST(stored_machine, sentinel_probes_read_back_and_are_checked) {
-    const std::string path = temp_path("sentinel");
+    const std::string path = temp_h5_path("stored_machine", "sentinel");
     std::remove(path.c_str());
     auto write_probe = [](const h5::group& s, const char* name, int before, double c, double a) {
         const h5::group g = s.create_group(name);
@@ -133,7 +104,7 @@ TEST(stored_machine, sentinel_probes_read_back_and_are_checked) {
         auto f = h5::file::create(path);
         const h5::group s = f.root().create_group(schema::sentinel_group);
         write_probe(s, "0000", 0, 1e-3, 1e-4);
-        // 2.6x: a lone slow probe drifts only beyond twice the tolerance (issue 49)
+        // 2.6x: a lone slow probe drifts only beyond twice the tolerance
         write_probe(s, "0001", 4, 2.6e-3, 1e-4);
     }
     {

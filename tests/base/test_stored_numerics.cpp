@@ -2,34 +2,21 @@
 // the writer stores reads back the same, non-finite values included (a diverged run is a
 // result); a file without the group reads unchanged; a hostile group (a series of another
 // length, two dimensions) is dropped with one line while the case stays.
-#include "src/base/case_record.hpp"
 #include "src/base/numerics_schema.hpp"
-#include "src/base/results_schema.hpp"
-#include "src/base/stored_case.hpp"
 #include "src/base/stored_machine.hpp"
+#include "tests/support/stored_round_trip.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 using namespace ringscale;
+using namespace ringscale::testing_support;
 using results::case_record;
 
 namespace {
 
 case_record sample() {
-    case_record r;
-    r.identity = {{schema::attr::job, std::string("train_step")},
-                  {schema::attr::world_size, std::int64_t{2}}};
-    r.run = {{schema::attr::warmup, std::int64_t{0}}, {schema::attr::iterations, std::int64_t{1}}};
-    r.outcome = {{schema::attr::status, std::string(schema::status::ok)}};
-    r.world = 2;
-    r.rows = 1;
-    r.time_s = r.compute_s = {1, 2};
-    r.comm_wait_s = {0, 0};
-    r.is_warmup = {0};
-    r.peak_host_bytes = r.peak_device_bytes = r.peak_rss_bytes = {0, 0};
+    case_record r = two_rank_case("train_step");
     for (const std::string& name : schema::numerics_datasets())
         r.numerics[name] = {1.5, 0.25, 0.125};
     r.numerics["loss"][2] = INFINITY; // diverged at step 3
@@ -38,19 +25,7 @@ case_record sample() {
 
 template <class Edit>
 case_record round_trip(const char* tag, const case_record& r, Edit edit) {
-    const std::string path = std::string("/tmp/ringscale_test_stored_numerics_") + tag + "_" +
-                             std::to_string(getpid()) + ".h5";
-    std::remove(path.c_str());
-    {
-        auto f = h5::file::create(path);
-        const h5::group g = f.root().create_group("0000");
-        results::write_case_record(g, r);
-        edit(g);
-    }
-    auto f = h5::file::open_read(path);
-    case_record back = stored::read_case_record(f.root().open_group("0000"), 1 << 30);
-    std::remove(path.c_str());
-    return back;
+    return stored_round_trip(temp_h5_path("stored_numerics", tag), r, edit);
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-// Issue 49: one decision rule, every consumer. For each state of the rule's table (DESIGN.md,
+// One decision rule, every consumer. For each state of the rule's table (DESIGN.md,
 // "One decision rule"), built as real measurements of two attention schemes, the launcher's
 // closing table, `crossover` (whose cells and crossings the report's plots draw), and
 // `compare` with its exit code all give the verdict decide() gives. (history's agreement is
@@ -9,10 +9,12 @@
 #include "analysis/cases/record_cases.hpp"
 #include "analysis/comparisons/compare.hpp"
 #include "analysis/comparisons/crossover.hpp"
+#include "tests/launcher/attention_case.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace ringscale;
+using namespace ringscale::testing_support;
 using analysis::decision;
 using results::case_record;
 
@@ -20,27 +22,8 @@ namespace {
 
 /// One launch (repetition) of a scheme at P=2, S=1K: steps of `t` s on the slowest rank.
 case_record scheme_launch(const std::string& job, const std::string& variant, double t) {
-    case_record r;
-    r.identity = {{"job", job},
-                  {"variant", variant},
-                  {"world_size", std::int64_t{2}},
-                  {"seq_len", std::int64_t{1024}},
-                  {"batch", std::int64_t{1}},
-                  {"heads", std::int64_t{8}},
-                  {"kv_heads", std::int64_t{8}},
-                  {"head_dim", std::int64_t{64}},
-                  {"causal", std::int64_t{1}},
-                  {"pass", std::string("fwd")},
-                  {"layout", std::string("zigzag")},
-                  {"dtype", std::string("fp32")},
-                  {"device", std::string("cpu")}};
-    if (job == "ring_attention")
-        r.identity["overlap"] = std::string("on");
-    else
-        r.identity["ulysses_degree"] = std::int64_t{0};
-    r.derived = {{"flops_per_iter", 1e9}, {"comm_bytes_per_iter", 2048.0}};
+    case_record r = attention_case_p2(job, variant);
     r.outcome = {{"status", std::string("ok")}};
-    r.world = 2;
     r.rows = 7;
     r.is_warmup = {1, 0, 0, 0, 0, 0, 0};
     for (double f : {9.0, 1.0, 1.001, 0.999, 1.0, 1.0005, 0.9995})

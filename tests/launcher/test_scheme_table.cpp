@@ -1,10 +1,12 @@
 // The closing comparison of attention schemes (src/launcher/scheme_table.hpp): grouped and
 // ranked by the analysis' scheme_cells, laid out one row per scheme, fastest first.
 #include "src/launcher/scheme_table.hpp"
+#include "tests/launcher/attention_case.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace ringscale;
+using namespace ringscale::testing_support;
 using results::case_record;
 
 namespace {
@@ -13,27 +15,8 @@ namespace {
 /// slowest rank, a quarter of them blocked on communication.
 case_record attention_case(const std::string& job, const std::string& variant, double t,
                            const std::string& status = "ok") {
-    case_record r;
-    r.identity = {{"job", job},
-                  {"variant", variant},
-                  {"world_size", std::int64_t{2}},
-                  {"seq_len", std::int64_t{1024}},
-                  {"batch", std::int64_t{1}},
-                  {"heads", std::int64_t{8}},
-                  {"kv_heads", std::int64_t{8}},
-                  {"head_dim", std::int64_t{64}},
-                  {"causal", std::int64_t{1}},
-                  {"pass", std::string("fwd")},
-                  {"layout", std::string("zigzag")},
-                  {"dtype", std::string("fp32")},
-                  {"device", std::string("cpu")}};
-    if (job == "ring_attention")
-        r.identity["overlap"] = std::string("on");
-    else
-        r.identity["ulysses_degree"] = std::int64_t{0};
-    r.derived = {{"flops_per_iter", 1e9}, {"comm_bytes_per_iter", 2048.0}};
+    case_record r = attention_case_p2(job, variant);
     r.outcome = {{"status", status}};
-    r.world = 2;
     r.rows = 4;
     r.is_warmup = {1, 0, 0, 0};
     r.time_s = {9, 9, t, t / 2, t, t / 2, t, t / 2};
@@ -83,7 +66,7 @@ TEST(scheme_table, groups_schemes_and_marks_the_fastest) {
 }
 
 TEST(scheme_table, one_repetition_decides_nothing) {
-    // Issue 49: one launch per scheme is "not decided (one launch)", as crossover says.
+    // One launch per scheme is "not decided (one launch)", as crossover says.
     const std::string table = scheme_table({attention_case("ring_attention", "ring/zigzag", 0.5),
                                             attention_case("context_parallel", "allgather", 0.25)});
     EXPECT_EQ(table.find("<- fastest"), std::string::npos) << table;
