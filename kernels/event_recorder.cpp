@@ -11,6 +11,7 @@ event_recorder::event_recorder(event_clock& clock, std::size_t max_events)
     : m_clock(clock), m_max(std::max<std::size_t>(max_events, 4)) {}
 
 void event_recorder::begin_iteration(double host_start_s, trace::recorder* trace) {
+    discard();
     m_host_start_s = host_start_s;
     m_trace = trace;
     if (m_trace)
@@ -84,13 +85,17 @@ resolved_iteration event_recorder::resolve() {
         out.dropped = m_dropped;
         deliver(out, m_host_start_s, m_profile, m_trace);
     }
+    discard();
+    return out;
+}
+
+void event_recorder::discard() {
     m_profile = nullptr;
     m_trace = nullptr;
     m_started = false;
     m_slots = 0;
     m_spans.clear();
     m_dropped = 0;
-    return out;
 }
 
 void deliver(const resolved_iteration& it, double host_start_s, op_profile* profile,

@@ -57,8 +57,8 @@ struct resolved_span {
 /// One iteration as resolved.
 struct resolved_iteration {
     std::vector<resolved_span> spans; ///< in the order they were opened
-    double span_s =
-        0; ///< the start event to the latest event (the end, or a span on another stream)
+    /// The start event to the latest event (the end, or a span's end on another stream).
+    double span_s = 0;
     std::uint64_t dropped = 0; ///< spans the full pool refused this iteration
 };
 
@@ -68,7 +68,8 @@ class event_recorder {
     event_recorder(event_clock& clock, std::size_t max_events);
 
     /// An iteration starts: after its barrier, at `host_start_s` on now_s(). Its trace events go
-    /// to `trace` (null: none). Records the start event when a consumer is attached.
+    /// to `trace` (null: none). Records the start event when a consumer is attached. What an
+    /// earlier iteration left unresolved is discarded.
     void begin_iteration(double host_start_s, trace::recorder* trace);
     /// Seconds per operation of this iteration go to `profile` (null: none); records the start
     /// event now when begin_iteration did not.
@@ -103,6 +104,7 @@ class event_recorder {
         span_label label;
     };
     void start_if_needed();
+    void discard(); // consumers detached, pool and spans emptied
     std::size_t next_slot(void* stream);
 
     event_clock& m_clock;

@@ -200,6 +200,27 @@ TEST(event_recorder, resolving_detaches_the_consumers_and_drops_spans_never_clos
     EXPECT_EQ(c.reads, 1);
 }
 
+TEST(event_recorder, a_new_iteration_discards_what_the_last_left_unresolved) {
+    fake_clock c;
+    event_recorder r(c, 64);
+    trace::recorder t(100);
+    t.begin_iteration(0, 0.0);
+    r.begin_iteration(0.0, &t);
+    span_at(r, c, 1, 2, traced(trace::kind::compute, 0));
+    c.now = 10;
+    t.begin_iteration(1, 10.0);
+    r.begin_iteration(10.0, &t); // no resolve in between: the first iteration's span is gone
+    span_at(r, c, 11, 13, traced(trace::kind::merge, 0));
+    c.now = 14;
+    const resolved_iteration it = r.resolve();
+    ASSERT_EQ(it.spans.size(), 1u);
+    EXPECT_DOUBLE_EQ(it.spans[0].start_s, 1.0); // from the second start event
+    EXPECT_DOUBLE_EQ(it.span_s, 4.0);
+    ASSERT_EQ(t.events().size(), 1u);
+    EXPECT_EQ(t.events()[0].what, trace::kind::merge);
+    EXPECT_DOUBLE_EQ(t.events()[0].start_s, 11.0);
+}
+
 TEST(event_recorder, profile_scopes_become_spans_of_the_device_recorder) {
     fake_clock c;
     event_recorder r(c, 64);
