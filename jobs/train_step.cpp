@@ -21,7 +21,6 @@
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/dev_mask.hpp"
-#include "kernels/event_recorder.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
@@ -121,8 +120,8 @@ class train_case final : public case_runner {
         // spans of its event recorder, resolved when the run loop finishes the iteration.
         const bool timed_step = m_iter++ >= m_warmup;
         const bool profiled = m_pr.profile && timed_step && m_world.rank() == 0;
-        if (profiled && m_profile.device())
-            m_profile.device()->attach(&m_profile);
+        if (profiled)
+            m_profile.attach_to_device();
         m_train->set_profile(profiled ? &m_profile : nullptr);
         const double start = now_s();
         m_losses.push_back(step(timer));
@@ -222,6 +221,7 @@ class train_case final : public case_runner {
         a[attr::profile_steps] = m_profile.steps();
         a[attr::profile_step_s] = m_profile.step_s();
         a[attr::profile_rank] = std::int64_t{0};
+        a[attr::profile_dropped] = static_cast<std::int64_t>(m_profile.dropped());
     }
 
     // Planted defect cp_label_shift: the last token of each of the rank's chunks takes the

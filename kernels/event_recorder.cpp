@@ -110,8 +110,10 @@ void deliver(const resolved_iteration& it, double host_start_s, op_profile* prof
             trace->add(e);
         }
     }
-    if (profile)
+    if (profile) {
         profile->add_step(it.span_s);
+        profile->add_dropped(it.dropped);
+    }
     if (trace)
         trace->count_dropped(it.dropped);
 }

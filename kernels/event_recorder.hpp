@@ -123,7 +123,7 @@ class event_recorder {
 /// Give `it`'s spans to the consumers: each span's seconds to its operation in `profile` (op
 /// >= 0) and its event, on the host base (`host_start_s` + the span's times), to `trace`
 /// (traced; counted as dropped there when its buffer is full); the iteration's span as a step
-/// of `profile`, the iteration's dropped spans to `trace`'s count. Either may be null. Pure
+/// of `profile`, the iteration's dropped spans to both counts. Either may be null. Pure
 /// but for the consumers.
 void deliver(const resolved_iteration& it, double host_start_s, op_profile* profile,
              trace::recorder* trace);

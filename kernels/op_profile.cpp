@@ -23,6 +23,11 @@ double op_profile::total_s() const {
     return sum;
 }
 
+void op_profile::attach_to_device() {
+    if (m_device)
+        m_device->attach(this);
+}
+
 void op_profile::scope::begin() {
     if (event_recorder* r = m_p->device())
         m_span = r->open();

@@ -75,11 +75,16 @@ class op_profile {
     }
     double step_s() const { return m_step_s; }
     std::int64_t steps() const { return m_steps; }
+    /// Count `n` spans a device's full event pool dropped (their time is not counted).
+    void add_dropped(std::uint64_t n) { m_dropped += n; }
+    std::uint64_t dropped() const { return m_dropped; }
 
     /// Where scopes time on a device: its event recorder (not owned); null (the default): the
     /// host clock.
     void set_device(event_recorder* r) { m_device = r; }
     event_recorder* device() const { return m_device; }
+    /// With a device recorder: this profile takes the current iteration's spans (attach).
+    void attach_to_device();
 
     /// RAII: times from construction to destruction into `k` of `p`; nothing when p is null.
     /// With a device recorder, a span on its compute stream (added when it is resolved).
@@ -110,6 +115,7 @@ class op_profile {
     std::array<std::int64_t, op_kinds> m_calls{};
     double m_step_s = 0;
     std::int64_t m_steps = 0;
+    std::uint64_t m_dropped = 0;
     event_recorder* m_device = nullptr;
 };
 

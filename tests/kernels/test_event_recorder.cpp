@@ -164,6 +164,7 @@ TEST(event_recorder, a_full_pool_drops_whole_spans_and_counts_them_for_the_trace
     EXPECT_EQ(it.dropped, 2u);
     EXPECT_EQ(it.spans.size(), 3u);
     EXPECT_EQ(p.calls(op_kind::mlp_up_fwd), 3);
+    EXPECT_EQ(p.dropped(), 2u);
     EXPECT_EQ(t.events().size(), 3u);
     EXPECT_EQ(t.dropped(), 2u);
     EXPECT_LE(c.streams.size(), 8u); // never a slot beyond the pool

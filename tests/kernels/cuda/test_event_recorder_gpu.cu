@@ -146,6 +146,7 @@ TEST(event_recorder_gpu, a_full_pool_drops_and_counts_and_the_cost_per_span_is_r
         EXPECT_EQ(it.spans.size(), 7u); // (16 - the start - the end) / 2
         EXPECT_EQ(it.dropped, 3u);
         EXPECT_EQ(p.calls(op_kind::gelu_fwd), 7);
+        EXPECT_EQ(p.dropped(), 3u);
         EXPECT_LE(pool.created(), 16u);
         EXPECT_EQ(timeline_fault(it), "");
 
