@@ -14,7 +14,7 @@
 # Everything goes into OUT_DIR/trace_gpu.log, a pass/fail line per step at its end and on
 # stdout.
 # usage: tests/gpu/trace_gpu.sh BUILD_DIR OUT_DIR
-# env: PYTHON (with h5py, for step 3; python3), STEP_TIMEOUT (s, 300).
+# env: PYTHON (with h5py, for step 3; else python3 if it has it), STEP_TIMEOUT (s, 300).
 # Exit: 0 every step passed; 1 a step failed; 2 bad usage (one line).
 set -uo pipefail
 [[ $# -eq 2 && -d $1 ]] || {
@@ -64,9 +64,14 @@ step "test test_cuda_event_recorder_gpu" "$build/tests/test_cuda_event_recorder_
 # 2. --profile on on the GPU.
 profiled 1 nccl
 profiled 2 mpi
-# 3. --trace on the GPU's events, end to end.
-step "trace_e2e.py DEVICE=cuda np=2" env DEVICE=cuda NPS=2 RINGSCALE_GPU_TRACE_CHECK=1 \
-    "$python" "$here/../e2e/trace_e2e.py" "$rs" "$stats" mpirun "$out/trace"
+# 3. --trace on the GPU's events, end to end (a python with h5py: PYTHON's, else the host's; a
+#    host with none fails this step, naming it).
+for p in "$python" python3 /usr/bin/python3; do
+    "$p" -c 'import h5py' 2>/dev/null && { python=$p; break; }
+done
+step "trace_e2e.py DEVICE=cuda np=2 ($python)" env DEVICE=cuda NPS=2 \
+    RINGSCALE_GPU_TRACE_CHECK=1 "$python" "$here/../e2e/trace_e2e.py" "$rs" "$stats" mpirun \
+    "$out/trace"
 
 printf '\n===== summary\n' >>"$log"
 printf '%s\n' "${summary[@]}" | tee -a "$log"
