@@ -98,6 +98,16 @@ void event_recorder::discard() {
     m_dropped = 0;
 }
 
+span_label phase_label(const event_recorder& r, bool wait) {
+    span_label what;
+    if (wait && r.profiling())
+        what.op = static_cast<int>(op_kind::communication);
+    what.traced = r.tracing();
+    if (what.traced)
+        what.event = trace::phase_event(wait);
+    return what;
+}
+
 void deliver(const resolved_iteration& it, double host_start_s, op_profile* profile,
              trace::recorder* trace) {
     for (const resolved_span& s : it.spans) {

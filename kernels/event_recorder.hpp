@@ -120,6 +120,11 @@ class event_recorder {
     std::uint64_t m_dropped_total = 0;
 };
 
+/// The label of a span around an executor phase, as the CPU path times that phase: a wait
+/// (`wait`) is the profile's communication when `r` profiles, and, when `r` traces, the trace's
+/// compute or wait event named by the current trace context (trace::phase_event).
+span_label phase_label(const event_recorder& r, bool wait);
+
 /// Give `it`'s spans to the consumers: each span's seconds to its operation in `profile` (op
 /// >= 0) and its event, on the host base (`host_start_s` + the span's times), to `trace`
 /// (traced; counted as dropped there when its buffer is full); the iteration's span as a step

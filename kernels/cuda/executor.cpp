@@ -3,7 +3,6 @@
 #include "kernels/cuda/backend.hpp"
 #include "kernels/cuda/event_pool.hpp"
 #include "kernels/cuda/lowp_linear.hpp"
-#include "kernels/op_profile.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 
@@ -132,16 +131,7 @@ void cuda_executor::end_phase(phase_timer&, phase p, std::size_t token) {
     m_pending.push_back({p, token, record_timing_event()});
     if (token >= m_phase_span.size() || m_phase_span[token] == event_recorder::npos)
         return;
-    // The span the CPU path times: a wait as the profile's communication, and the trace's
-    // compute or wait event named by the current trace context.
-    const bool wait = p == phase::comm_wait;
-    span_label what;
-    if (wait && m_recorder->profiling())
-        what.op = static_cast<int>(op_kind::communication);
-    what.traced = m_recorder->tracing();
-    if (what.traced)
-        what.event = trace::phase_event(wait);
-    m_recorder->close(m_phase_span[token], what);
+    m_recorder->close(m_phase_span[token], phase_label(*m_recorder, p == phase::comm_wait));
 }
 
 void cuda_executor::finish_iteration(phase_timer& timer) {

@@ -244,6 +244,35 @@ TEST(event_recorder, profile_scopes_become_spans_of_the_device_recorder) {
     EXPECT_EQ(timeline_fault(it), "");
 }
 
+TEST(event_recorder, labels_an_executor_phase_for_whichever_consumer_is_attached) {
+    fake_clock c;
+    event_recorder r(c, 64);
+    op_profile p;
+    r.begin_iteration(0.0, nullptr);
+    EXPECT_EQ(phase_label(r, true).op, -1); // no consumer: a span for nothing
+    EXPECT_FALSE(phase_label(r, true).traced);
+    r.attach(&p);
+    EXPECT_EQ(phase_label(r, true).op, static_cast<int>(op_kind::communication));
+    EXPECT_EQ(phase_label(r, false).op, -1); // compute phases: the operations time themselves
+    EXPECT_FALSE(phase_label(r, true).traced);
+    r.resolve();
+    trace::recorder t(10);
+    t.begin_iteration(0, 0.0);
+    const trace::activation on(&t);
+    trace::context step = trace::current();
+    step.step = 3;
+    const trace::scope at_step(step);
+    const trace::scope waiting(trace::wait_context(trace::kind::recv, 64));
+    r.begin_iteration(0.0, &t);
+    const span_label wait = phase_label(r, true);
+    EXPECT_EQ(wait.op, -1); // tracing only
+    EXPECT_TRUE(wait.traced);
+    EXPECT_EQ(wait.event.what, trace::kind::wait);
+    EXPECT_EQ(wait.event.op, trace::kind::recv);
+    EXPECT_EQ(wait.event.step, 3);
+    EXPECT_EQ(phase_label(r, false).event.what, trace::kind::compute);
+}
+
 TEST(timeline_fault, names_spans_out_of_order_overlapping_or_backwards) {
     resolved_iteration it;
     it.span_s = 10;
