@@ -35,7 +35,7 @@ struct train_problem {
     schemes::dp_settings dp_set;
     int steps_validate = 3;
     bool tf32 = false;    ///< --tf32: GEMMs on TF32 tensor cores (cuda only)
-    bool profile = false; ///< --profile: per-operation host-clock breakdown (cpu only)
+    bool profile = false; ///< --profile: per-operation breakdown (host clock; CUDA events)
     /// --dtype, --fp8-recipe, --loss-scale: what the step computes in (emulated on the CPU).
     kernels::model::precision_config precision;
     int numerics_steps = 0;      ///< --numerics: steps followed against the reference (0: off)
@@ -88,8 +88,8 @@ std::vector<std::string> train_case_options(const train_problem& pr);
 train_problem read_train_problem(const params& p, int world_size);
 
 /// What the case cannot do on `device` ("cpu" | "cuda") whose GPU has compute capability
-/// cc_major.cc_minor (0.0: not known, not checked): config_error (one line) for --numerics and
-/// --profile on on cuda, for --tf32 on on the CPU, and lowp_gpu_refusal's (jobs/train_lowp).
+/// cc_major.cc_minor (0.0: not known, not checked): config_error (one line) for --numerics on
+/// cuda, for --tf32 on on the CPU, and lowp_gpu_refusal's (jobs/train_lowp).
 void check_train_device(const train_problem& pr, device_kind device, int cc_major, int cc_minor);
 
 } // namespace ringscale::jobs

@@ -59,6 +59,7 @@ class train_case final : public case_runner {
         if (pr.cp > 1)
             m_cp = ctx.world.split(m_at / pr.cp, m_at % pr.cp);
         m_train->precision_state().configure(pr.precision, pr.model.layers);
+        m_profile.set_device(ctx.dev.events()); // a GPU's profile: spans of its events
     }
 
     attr_map describe() const override {
@@ -115,17 +116,19 @@ class train_case final : public case_runner {
     }
 
     void iterate(phase_timer& timer) override {
-        // --profile: rank 0 times the operations of the timed (non-warm-up) steps.
+        // --profile: rank 0 times the operations of the timed (non-warm-up) steps; on a GPU as
+        // spans of its event recorder, resolved when the run loop finishes the iteration.
         const bool timed_step = m_iter++ >= m_warmup;
         const bool profiled = m_pr.profile && timed_step && m_world.rank() == 0;
+        if (profiled)
+            m_profile.attach_to_device();
         m_train->set_profile(profiled ? &m_profile : nullptr);
         const double start = now_s();
         m_losses.push_back(step(timer));
         m_train->set_profile(nullptr);
-        if (profiled) {
+        if (profiled && !m_profile.device()) {
             m_profile.add(kernels::op_kind::communication, timer.comm_wait_s());
-            m_profile_step_s += now_s() - start;
-            ++m_profile_steps;
+            m_profile.add_step(now_s() - start);
         }
     }
 
@@ -203,8 +206,8 @@ class train_case final : public case_runner {
 
   private:
     // profile_<op>_s (seconds summed over the timed steps) and profile_<op>_calls per
-    // operation, profile_steps, profile_step_s (their host-clock total), profile_ops (the
-    // order), all from rank 0. Every rank writes the same keys; the file keeps rank 0's.
+    // operation, profile_steps, profile_step_s (their total), profile_ops (the order), all
+    // from rank 0. Every rank writes the same keys; the file keeps rank 0's.
     void add_profile_attrs(attr_map& a) const {
         std::string order;
         for (std::size_t i = 0; i < kernels::op_kinds; ++i) {
@@ -215,9 +218,10 @@ class train_case final : public case_runner {
             order += (i ? "," : "") + name;
         }
         a[attr::profile_ops] = order;
-        a[attr::profile_steps] = m_profile_steps;
-        a[attr::profile_step_s] = m_profile_step_s;
+        a[attr::profile_steps] = m_profile.steps();
+        a[attr::profile_step_s] = m_profile.step_s();
         a[attr::profile_rank] = std::int64_t{0};
+        a[attr::profile_dropped] = static_cast<std::int64_t>(m_profile.dropped());
     }
 
     // Planted defect cp_label_shift: the last token of each of the rank's chunks takes the
@@ -283,8 +287,6 @@ class train_case final : public case_runner {
     std::int64_t m_step = 0;
     std::int64_t m_iter = 0; // iterate() calls so far (warm-up first)
     kernels::op_profile m_profile;
-    double m_profile_step_s = 0;
-    std::int64_t m_profile_steps = 0;
     std::uint64_t m_step_peak_device = 0;
     attr_map m_details;
     std::map<std::string, std::vector<double>> m_numerics; // --numerics: the series

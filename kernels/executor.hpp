@@ -24,6 +24,8 @@
 
 namespace ringscale::kernels {
 
+class event_recorder;
+
 /// A point in an executor's compute-stream order (CUDA: an event). Empty on the CPU, where
 /// every operation has finished when its call returns.
 struct mark {
@@ -96,6 +98,10 @@ class executor {
     /// to `timer` (CUDA; the CPU added each to its own timer at once). Call it before reading
     /// a timer that phase_scopes filled, and to discard phases timed outside an iteration.
     virtual void finish_iteration(phase_timer& timer) = 0;
+    /// The device's event recorder (kernels/event_recorder.hpp): --profile and --trace on a
+    /// GPU, resolved by finish_iteration, its phases recorded as spans while it has a consumer.
+    /// Null on the CPU, which reads the host clock.
+    virtual event_recorder* events() { return nullptr; }
 
   protected:
     /// `stream`: the compute stream (a cudaStream_t; nullptr on the CPU), owned by the derived

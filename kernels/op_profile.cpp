@@ -1,5 +1,7 @@
 #include "kernels/op_profile.hpp"
 
+#include "kernels/event_recorder.hpp"
+
 namespace ringscale::kernels {
 
 const char* op_name(op_kind k) {
@@ -19,6 +21,28 @@ double op_profile::total_s() const {
     for (const double s : m_s)
         sum += s;
     return sum;
+}
+
+void op_profile::attach_to_device() {
+    if (m_device)
+        m_device->attach(this);
+}
+
+void op_profile::scope::begin() {
+    if (event_recorder* r = m_p->device())
+        m_span = r->open();
+    else
+        m_start = now_s();
+}
+
+void op_profile::scope::end() {
+    if (event_recorder* r = m_p->device()) {
+        span_label what;
+        what.op = static_cast<int>(m_k);
+        r->close(m_span, what);
+    } else {
+        m_p->add(m_k, now_s() - m_start);
+    }
 }
 
 } // namespace ringscale::kernels

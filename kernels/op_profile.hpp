@@ -1,7 +1,8 @@
-// Per-operation breakdown of a training step (train_step --profile on): host-clock seconds and
-// call counts per operation of kernels/model/transformer, the optimizer and the exposed
-// communication. Only meaningful where an operation has finished when its call returns (the
-// CPU backend); the job refuses it on devices with asynchronous streams.
+// Per-operation breakdown of a training step (train_step --profile on): seconds and call
+// counts per operation of kernels/model/transformer, the optimizer and the exposed
+// communication. On the CPU, where an operation has finished when its call returns, each scope
+// reads the host clock; on a GPU (set_device) each scope is a span of the device's event
+// recorder (kernels/event_recorder.hpp), whose seconds arrive when the iteration is resolved.
 #pragma once
 
 #include "src/base/clock.hpp"
@@ -11,6 +12,8 @@
 #include <cstdint>
 
 namespace ringscale::kernels {
+
+class event_recorder;
 
 /// The operations timed, in the order a step runs them (forward, backward, optimizer).
 enum class op_kind : int {
@@ -65,27 +68,55 @@ class op_profile {
     std::int64_t calls(op_kind k) const { return m_calls[static_cast<std::size_t>(k)]; }
     /// Sum of every operation's seconds.
     double total_s() const;
+    /// Add one profiled step of `seconds` (host clock on the CPU, the device's span on a GPU).
+    void add_step(double seconds) {
+        m_step_s += seconds;
+        ++m_steps;
+    }
+    double step_s() const { return m_step_s; }
+    std::int64_t steps() const { return m_steps; }
+    /// Count `n` spans a device's full event pool dropped (their time is not counted).
+    void add_dropped(std::uint64_t n) { m_dropped += n; }
+    std::uint64_t dropped() const { return m_dropped; }
+
+    /// Where scopes time on a device: its event recorder (not owned); null (the default): the
+    /// host clock.
+    void set_device(event_recorder* r) { m_device = r; }
+    event_recorder* device() const { return m_device; }
+    /// With a device recorder: this profile takes the current iteration's spans (attach).
+    void attach_to_device();
 
     /// RAII: times from construction to destruction into `k` of `p`; nothing when p is null.
+    /// With a device recorder, a span on its compute stream (added when it is resolved).
     class scope {
       public:
-        scope(op_profile* p, op_kind k) : m_p(p), m_k(k), m_start(p ? now_s() : 0) {}
+        scope(op_profile* p, op_kind k) : m_p(p), m_k(k) {
+            if (m_p)
+                begin();
+        }
         ~scope() {
             if (m_p)
-                m_p->add(m_k, now_s() - m_start);
+                end();
         }
         scope(const scope&) = delete;
         scope& operator=(const scope&) = delete;
 
       private:
+        void begin();
+        void end();
         op_profile* m_p;
         op_kind m_k;
-        double m_start;
+        double m_start = 0;
+        std::size_t m_span = 0;
     };
 
   private:
     std::array<double, op_kinds> m_s{};
     std::array<std::int64_t, op_kinds> m_calls{};
+    double m_step_s = 0;
+    std::int64_t m_steps = 0;
+    std::uint64_t m_dropped = 0;
+    event_recorder* m_device = nullptr;
 };
 
 } // namespace ringscale::kernels

@@ -2,6 +2,7 @@
 
 #include "analysis/presentation/views.hpp"
 
+#include "src/base/backend.hpp"
 #include "src/base/results_schema.hpp"
 
 #include <algorithm>
@@ -62,8 +63,11 @@ table profile_table(const std::vector<case_data>& cases) {
         if (ops.empty())
             continue;
         if (t.caption.empty())
-            t.caption = fmt::format("profiled on rank {} (host clock), per timed step",
-                                    c.text(schema::attr::profile_rank, "0"));
+            t.caption = fmt::format(
+                "profiled on rank {} ({}), per timed step", c.text(schema::attr::profile_rank, "0"),
+                find_device_kind(c.text(schema::attr::device)) == device_kind::cuda
+                    ? "CUDA events on the compute stream"
+                    : "host clock");
         // Short on purpose: a profiled case carries ~70 profile_* attributes.
         const std::string label =
             fmt::format("{}/{} P={} #{}", c.job, c.variant, c.world_size, c.group);

@@ -77,8 +77,9 @@ class allgather_attention final : public cp_attention {
         // Writes m_all, which no compute of this pass has read yet: an earlier pass's reads
         // are ordered before it by the caller (or ended with the device idle).
         pending_exchange x;
-        x.req = traced(m_comm.iall_gather(kv, m_all.data(), 2 * kv_bytes(), comm::dtype::u8),
-                       trace::kind::all_gather, 2.0 * static_cast<double>(kv_bytes()));
+        x.req = traced_post(
+            m_comm, m_dev, trace::kind::all_gather, 2.0 * static_cast<double>(kv_bytes()),
+            [&] { return m_comm.iall_gather(kv, m_all.data(), 2 * kv_bytes(), comm::dtype::u8); });
         return x;
     }
     void finish_gather(pending_exchange& x, phase_timer& timer) {

@@ -107,11 +107,13 @@ class ddp final : public full_state {
                 const float* g = m_grads.data() + b.offset;
                 float* out = m_reduced.data() + b.offset;
                 const int tag = ring_tag_base + static_cast<int>(&b - m_buckets.data());
-                m_pending.push_back(
-                    traced(m_ring ? ring_allreduce(m_group, g, out, b.size, tag)
-                                  : m_group.iallreduce(g, out, b.size, comm::dtype::f32,
-                                                       comm::reduce_op::sum),
-                           trace::kind::reduce, static_cast<double>(b.size) * sizeof(float)));
+                m_pending.push_back(traced_post(
+                    m_group, m_dev, trace::kind::reduce,
+                    static_cast<double>(b.size) * sizeof(float), [&] {
+                        return m_ring ? ring_allreduce(m_group, g, out, b.size, tag)
+                                      : m_group.iallreduce(g, out, b.size, comm::dtype::f32,
+                                                           comm::reduce_op::sum);
+                    }));
             }
     }
     void finish_step(std::int64_t step, phase_timer& timer) override {

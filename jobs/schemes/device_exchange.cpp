@@ -35,12 +35,10 @@ class traced_request final : public comm::request {
     std::vector<std::size_t> m_events;
 };
 
-// One transfer event posted now (end unset until its completion is seen).
-std::size_t posted(trace::recorder& r, trace::kind k, int peer, int tag, double bytes) {
+// A transfer event of `k` with `peer`, `tag` (its sequence number taken) and `bytes`, no times.
+trace::event transfer(trace::recorder& r, trace::kind k, int peer, int tag, double bytes) {
     trace::event e;
     e.what = k;
-    e.start_s = now_s();
-    e.end_s = -1;
     e.step = trace::current().step;
     e.layer = trace::current().layer;
     e.peer = peer;
@@ -48,10 +46,44 @@ std::size_t posted(trace::recorder& r, trace::kind k, int peer, int tag, double 
     if (peer >= 0)
         e.seq = r.next_seq(peer, tag, k == trace::kind::send);
     e.bytes = bytes;
+    return e;
+}
+
+// One transfer event posted now (end unset until its completion is seen).
+std::size_t posted(trace::recorder& r, trace::kind k, int peer, int tag, double bytes) {
+    trace::event e = transfer(r, k, peer, tag, bytes);
+    e.start_s = now_s();
+    e.end_s = -1;
     return r.add(e);
 }
 
+// isendrecv on a stream-ordered `c` while the device traces: the send and the receive as
+// spans on c's stream around the call (closed innermost first, so they nest).
+comm::request_ptr sendrecv_on_stream(comm::communicator& c, kernels::event_recorder& on_stream,
+                                     const void* send, void* recv, std::size_t bytes, int dest,
+                                     int source, int tag) {
+    const std::size_t send_span = on_stream.open(c.stream());
+    const std::size_t recv_span = on_stream.open(c.stream());
+    comm::request_ptr req =
+        c.isendrecv(send, bytes, dest, recv, bytes, source, comm::dtype::u8, tag);
+    if (trace::recorder* r = trace::active()) {
+        const double b = static_cast<double>(bytes);
+        kernels::span_label what;
+        what.traced = true;
+        what.event = transfer(*r, trace::kind::recv, source, tag, b);
+        on_stream.close(recv_span, what);
+        what.event = transfer(*r, trace::kind::send, dest, tag, b);
+        on_stream.close(send_span, what);
+    }
+    return req;
+}
+
 } // namespace
+
+kernels::event_recorder* stream_tracer(comm::communicator& c, kernels::executor& dev) {
+    kernels::event_recorder* r = dev.events();
+    return c.stream_ordered() && r && r->tracing() ? r : nullptr;
+}
 
 comm::request_ptr traced(comm::request_ptr req, trace::kind k, double bytes) {
     trace::recorder* r = trace::active();
@@ -89,8 +121,11 @@ pending_exchange post_sendrecv(comm::communicator& c, kernels::executor& dev, co
     if (c.stream_ordered()) // the receive is enqueued now: after the compute still reading it
         dev.stream_wait(c.stream(), recv_free);
     order_comm_after(c, dev, send_ready);
-    x.req = c.isendrecv(send, bytes, dest, recv, bytes, source, comm::dtype::u8, tag);
-    if (trace::recorder* r = trace::active()) {
+    if (kernels::event_recorder* on_stream = stream_tracer(c, dev))
+        x.req = sendrecv_on_stream(c, *on_stream, send, recv, bytes, dest, source, tag);
+    else
+        x.req = c.isendrecv(send, bytes, dest, recv, bytes, source, comm::dtype::u8, tag);
+    if (trace::recorder* r = trace::active(); r && !stream_tracer(c, dev)) {
         const double b = static_cast<double>(bytes);
         x.req = std::make_unique<traced_request>(
             std::move(x.req),

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
+#include "kernels/event_recorder.hpp"
 #include "kernels/kernels.hpp"
 #include "src/base/clock.hpp"
 #include "src/base/trace_events.hpp"
@@ -42,6 +43,31 @@ void finish_exchange(comm::communicator& c, kernels::executor& dev, pending_exch
 /// --trace: `req` wrapped to record a transfer of kind `k` (`bytes`) from now to its observed
 /// completion; `req` itself when not tracing.
 comm::request_ptr traced(comm::request_ptr req, trace::kind k, double bytes);
+
+/// The device's event recorder when it traces and `c` orders its work on a stream (NCCL): a
+/// transfer is then a span on c's stream, as the stream runs it; null otherwise.
+kernels::event_recorder* stream_tracer(comm::communicator& c, kernels::executor& dev);
+
+/// --trace: the collective `post()` posts on `c` (returning its request), recorded as a
+/// transfer of kind `k` (`bytes`): a span on c's stream where c is stream-ordered and the
+/// device records events, else from posting to observed completion on the host clock.
+template <class Post>
+comm::request_ptr traced_post(comm::communicator& c, kernels::executor& dev, trace::kind k,
+                              double bytes, Post&& post) {
+    kernels::event_recorder* on_stream = stream_tracer(c, dev);
+    if (!on_stream)
+        return traced(post(), k, bytes);
+    const std::size_t span = on_stream->open(c.stream());
+    comm::request_ptr req = post();
+    kernels::span_label what;
+    what.traced = true;
+    what.event.what = k;
+    what.event.step = trace::current().step;
+    what.event.layer = trace::current().layer;
+    what.event.bytes = bytes;
+    on_stream->close(span, what);
+    return req;
+}
 
 /// A progress function for CPU kernels: tests the pending requests of `a` and `b` (may be null).
 kernels::progress_fn tester(pending_exchange* a, pending_exchange* b);

@@ -1,6 +1,7 @@
 #include "kernels/cuda/executor.hpp"
 
 #include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/event_pool.hpp"
 #include "kernels/cuda/lowp_linear.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
@@ -25,12 +26,17 @@ void* new_stream() {
 
 } // namespace
 
-cuda_executor::cuda_executor() : executor(device_kind::cuda, new_stream()) {}
+cuda_executor::cuda_executor()
+    : executor(device_kind::cuda, new_stream()),
+      m_pool(std::make_unique<event_pool>(stream(), device_events_max)),
+      m_recorder(std::make_unique<event_recorder>(*m_pool, device_events_max)) {}
 
 cuda_executor::~cuda_executor() {
     auto* s = static_cast<cudaStream_t>(stream());
     cudaStreamSynchronize(s); // never throws from a destructor
     m_lowp.reset();           // its buffers and cuBLASLt handle, before the stream
+    m_recorder.reset();
+    m_pool.reset(); // its events
     for (auto& b : m_blas)
         b.reset(); // before the stream they are bound to
     for (void* e : m_events)
@@ -113,6 +119,21 @@ std::size_t cuda_executor::record_timing_event() {
     return m_used++;
 }
 
+std::size_t cuda_executor::begin_phase() {
+    const std::size_t token = record_timing_event();
+    if (m_phase_span.size() <= token)
+        m_phase_span.resize(token + 1);
+    m_phase_span[token] = m_recorder->open();
+    return token;
+}
+
+void cuda_executor::end_phase(phase_timer&, phase p, std::size_t token) {
+    m_pending.push_back({p, token, record_timing_event()});
+    if (token >= m_phase_span.size() || m_phase_span[token] == event_recorder::npos)
+        return;
+    m_recorder->close(m_phase_span[token], phase_label(*m_recorder, p == phase::comm_wait));
+}
+
 void cuda_executor::finish_iteration(phase_timer& timer) {
     synchronize();
     for (const auto& ph : m_pending) {
@@ -123,6 +144,7 @@ void cuda_executor::finish_iteration(phase_timer& timer) {
     }
     m_pending.clear();
     m_used = 0;
+    m_recorder->resolve(); // --profile, --trace: nothing when neither asked for this iteration
 }
 
 cublas_context& cuda_executor::blas(gemm_math math) {

@@ -1,6 +1,7 @@
 // The CUDA executor on the current GPU: one non-blocking compute stream, device memory counted
 // by the CUDA runtime helpers, phases timed by pairs of events on the compute stream and
-// resolved once per iteration, and the cuBLAS handles the dense layers use on that stream.
+// resolved once per iteration, the event recorder of --profile and --trace (its phases spans
+// too while it has a consumer), and the cuBLAS handles the dense layers use on that stream.
 // Free of CUDA types.
 #pragma once
 
@@ -14,6 +15,7 @@
 namespace ringscale::kernels::cuda {
 
 class lowp_linear;
+class event_pool;
 
 class cuda_executor final : public executor {
   public:
@@ -31,11 +33,10 @@ class cuda_executor final : public executor {
     mark record() override;
     void host_wait(const mark& m) override;
     void stream_wait(void* other, const mark& m) override;
-    std::size_t begin_phase() override { return record_timing_event(); }
-    void end_phase(phase_timer&, phase p, std::size_t token) override {
-        m_pending.push_back({p, token, record_timing_event()});
-    }
+    std::size_t begin_phase() override;
+    void end_phase(phase_timer&, phase p, std::size_t token) override;
     void finish_iteration(phase_timer& timer) override;
+    event_recorder* events() override { return m_recorder.get(); }
 
     /// The cuBLAS handle for GEMMs of `math`, bound to the compute stream; created on first
     /// use and kept while the executor lives (creating one costs milliseconds).
@@ -54,6 +55,10 @@ class cuda_executor final : public executor {
     std::vector<void*> m_events; // cudaEvent_t, reused every iteration
     std::size_t m_used = 0;
     std::vector<pending_phase> m_pending;
+    // --profile and --trace: the recorder over its event pool; each phase's span by its token.
+    std::unique_ptr<event_pool> m_pool;
+    std::unique_ptr<event_recorder> m_recorder;
+    std::vector<std::size_t> m_phase_span;
     std::unique_ptr<cublas_context> m_blas[2]; // by gemm_math
     std::unique_ptr<lowp_linear> m_lowp;
 };

@@ -76,8 +76,8 @@ class train_context {
     /// Scratch of the loss kernel.
     loss_scratch& scratch() { return m_scratch; }
 
-    /// Where the model and the optimizer time their operations; null (the default): nothing
-    /// is timed. Not owned. Host clock: meaningful on the CPU only.
+    /// Where the model and the optimizer time their operations (host clock; on a GPU, CUDA
+    /// events: op_profile::set_device); null (the default): nothing is timed. Not owned.
     void set_profile(op_profile* p) { m_profile = p; }
     op_profile* profile() const { return m_profile; }
 

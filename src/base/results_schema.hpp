@@ -265,6 +265,7 @@ inline constexpr const char* profile_ops = "profile_ops";
 inline constexpr const char* profile_steps = "profile_steps";
 inline constexpr const char* profile_step_s = "profile_step_s";
 inline constexpr const char* profile_rank = "profile_rank";
+inline constexpr const char* profile_dropped = "profile_dropped";
 // outcome
 inline constexpr const char* status = "status";
 inline constexpr const char* error = "error";

@@ -221,14 +221,8 @@ void phase_begin() {
         r->open_phases().push_back(now_s());
 }
 
-void phase_end(bool wait) {
-    recorder* r = g_active;
-    if (!r || r->open_phases().empty())
-        return;
+event phase_event(bool wait) {
     event e;
-    e.start_s = r->open_phases().back();
-    r->open_phases().pop_back();
-    e.end_s = now_s();
     e.what = wait ? kind::wait : g_context.compute;
     e.step = g_context.step;
     e.layer = g_context.layer;
@@ -238,6 +232,17 @@ void phase_end(bool wait) {
     } else {
         e.flops = g_context.flops;
     }
+    return e;
+}
+
+void phase_end(bool wait) {
+    recorder* r = g_active;
+    if (!r || r->open_phases().empty())
+        return;
+    event e = phase_event(wait);
+    e.start_s = r->open_phases().back();
+    r->open_phases().pop_back();
+    e.end_s = now_s();
     r->add(e);
 }
 

@@ -94,6 +94,8 @@ class recorder {
     std::int32_t next_seq(int peer, int tag, bool send);
     const std::vector<event>& events() const { return m_events; }
     std::uint64_t dropped() const { return m_dropped; }
+    /// Count `n` events dropped before they reached this buffer (a device recorder's pool).
+    void count_dropped(std::uint64_t n) { m_dropped += n; }
     /// The starts of the phases open now (phase_begin, phase_end).
     std::vector<double>& open_phases() { return m_open; }
     /// Where iteration `iteration` began (now_s); NaN when it was not recorded.
@@ -154,6 +156,11 @@ const context& current();
 context layer_context(kind k, int layer);
 /// The current context waiting for `k` (`bytes` of it).
 context wait_context(kind k, double bytes);
+
+/// The event phase_end records for a phase ending now, without its times: a compute event
+/// (`wait` false) or a wait, named by the current context. A GPU's executor labels its phase
+/// spans with it (kernels/event_recorder.hpp).
+event phase_event(bool wait);
 
 /// Called by the CPU executor as a phase (kernels' phase_scope) begins and ends, each reading
 /// the clock apart from the phase's own timing: the end records a compute event (`wait`

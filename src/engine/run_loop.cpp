@@ -1,5 +1,7 @@
 #include "src/engine/run_loop.hpp"
 
+#include "kernels/event_recorder.hpp"
+
 #include "src/base/error.hpp"
 #include "src/base/memory.hpp"
 #include "src/base/parse.hpp"
@@ -269,8 +271,12 @@ case_record run_case(const scheduled_case& pc, const launch_config& cfg, jobs::r
         timer.reset();
         meter.begin();
         const double start = now_s();
-        if (traced && i >= cfg.warmup)
-            traced->begin_iteration(i, start); // the time base of the iteration's events
+        trace::recorder* kept = traced && i >= cfg.warmup ? &*traced : nullptr;
+        if (kept)
+            kept->begin_iteration(i, start); // the time base of the iteration's events
+        // A GPU's events: its start event now, resolved by finish_iteration onto `start`.
+        if (kernels::event_recorder* events = dev.events())
+            events->begin_iteration(start, kept);
         c->iterate(timer);
         dev.finish_iteration(timer); // waits for the device, adds its timed phases
         t[i] = now_s() - start;

@@ -136,6 +136,14 @@ TEST(TracePhases, RecordComputeAndWaitsNamedByTheContextOnlyWhileActive) {
         const scope waiting(wait_context(kind::all_gather, 128));
         phase_begin();
         phase_end(true);
+        // What a GPU's executor labels its spans with: the same event, without times.
+        const event label = phase_event(true);
+        EXPECT_EQ(label.what, kind::wait);
+        EXPECT_EQ(label.op, kind::all_gather);
+        EXPECT_EQ(label.step, 2);
+        EXPECT_DOUBLE_EQ(label.bytes, 128);
+        EXPECT_EQ(phase_event(false).what, kind::compute);
+        EXPECT_DOUBLE_EQ(phase_event(false).flops, 1e6);
     }
     EXPECT_EQ(active(), nullptr);
     EXPECT_EQ(current().step, -1); // the scopes restored the context

@@ -7,6 +7,8 @@ kept iteration (timed apart: the phase timer, not the events) within 5% or 50 us
 table and the report state the worst step, fully exposed with --overlap off.
 
 usage: trace_e2e.py RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR
+env: DEVICE (cpu; cuda runs every launch with --device cuda, tests/gpu/trace_gpu.sh), NPS (the
+     rank counts, "2 4")
 """
 import json
 import os
@@ -20,6 +22,12 @@ ringscale, stats, mpiexec, work = sys.argv[1:5]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 fails = []
+DEVICE = os.environ.get("DEVICE", "cpu")
+if DEVICE not in ("cpu", "cuda"):
+    sys.exit(f"trace_e2e.py: DEVICE must be cpu or cuda, not {DEVICE!r}")
+NPS = [int(n) for n in os.environ.get("NPS", "2 4").split() if n.isdigit() and 0 < int(n) <= 64]
+if not NPS:
+    sys.exit("trace_e2e.py: NPS must list rank counts from 1 to 64")
 
 SMALL_ATTN = ["--seq-len", "256", "--heads", "4", "--head-dim", "64", "--causal", "1"]
 LAUNCHES = {
@@ -98,18 +106,19 @@ def check_file(path, np_, name):
                   f"{want * 1e6:.1f} us")
 
 
-for np_ in (2, 4):
+for np_ in NPS:
     for name, args in LAUNCHES.items():
         path = os.path.join(work, f"{name}_{np_}.h5")
         cmd = [mpiexec, "-q", "-np", str(np_), "--oversubscribe", "--bind-to", "none", ringscale,
-               "-w", "1", "-n", "3", "--trace", "1", "--threads", "1", "-o", path] + args
+               "-w", "1", "-n", "3", "--trace", "1", "--threads", "1", "--device", DEVICE,
+               "-o", path] + args
         if run(cmd, f"launch {name} np={np_}") is None:
             continue
         check_file(path, np_, name)
 
 # --overlap off: every transfer waited for at once, so the worst step is wholly exposed, in the
 # overlap table and in the report.
-off = os.path.join(work, "ring_off_4.h5")
+off = os.path.join(work, f"ring_off_{NPS[-1]}.h5")
 if os.path.exists(off):
     table = run([stats, "overlap", off], "overlap --overlap off") or ""
     worst = [l for l in table.splitlines() if l.startswith("worst step:")]
@@ -122,7 +131,8 @@ if os.path.exists(off):
         items = section.replace("\n  ", " ").splitlines()  # list items wrap at 100 columns
         lines = [l for l in items if "overlap=off" in l and "worst step" in l]
         check(lines and "(100%)" in lines[0], f"report: worst step fully exposed: {lines}")
-        check(html.count('<g class="lane"') == 4, "report.html: a lane per rank of the timeline")
+        check(html.count('<g class="lane"') == NPS[-1],
+              "report.html: a lane per rank of the timeline")
 
 if fails:
     print(f"{len(fails)} check(s) failed:")

@@ -18,6 +18,10 @@
 #          PyTorch on the GPU (tests/bench/train_step_gpu_torch.sh);
 #   ncu    tests/gpu/profile.sh: Nsight Compute (--set full) of one sm90 forward and one sm90
 #          backward at NCU_SEQ, and of SDPA's forward and backward on cuDNN at the same shape;
+#   trace  last: the device event recorder behind --profile and --trace on the GPU
+#          (tests/gpu/trace_gpu.sh: its GPU test on real events, train_step --profile on at
+#          np=1 and np=2, --trace's end-to-end checks on --device cuda; its log joins
+#          bench.txt), under T_TRACE;
 # and after each phase packs what was written into OUT_DIR, so a call cut short keeps what it
 # did: lease.log (the timeline, each phase's exit), device.txt (nvidia-smi, driver, CUDA,
 # NCCL, torch, cuDNN; the ncu used is in lease.log), run.log (run.sh's log, its summary last), bench.txt, ncu.txt (each
@@ -25,8 +29,8 @@
 # (the .ncu-rep files, for ncu-ui) and results.tar.xz (the .h5 files): 8 files at most.
 #
 # usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
-# env: PHASES ("cudnn train tests bench ncu"), T_ALL (s, 470), T_CUDNN (s, 280), T_TRAIN (s,
-#      150), T_TESTS (s, 300), STEP_TIMEOUT (s per run.sh
+# env: PHASES ("cudnn train tests bench ncu trace"), T_ALL (s, 470), T_CUDNN (s, 280), T_TRAIN
+#      (s, 150), T_TESTS (s, 300), T_TRACE (s, 150), STEP_TIMEOUT (s per run.sh
 #      step, 90), ONLY (run.sh's step regex), SEQS ("8192 16384 32768"), ITERS (5),
 #      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut or none ran, 2 bad
 #      usage (one line: a variable out of its range, an invalid ONLY, PHASES empty or unknown;
@@ -42,24 +46,26 @@ here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # these checks): each bad value is one line naming it, exit 2.
 # shellcheck source=tests/gpu/checks.sh
 source "$here/checks.sh"
-PHASES=${PHASES-"cudnn train tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
-T_CUDNN=${T_CUDNN:-280} T_TRAIN=${T_TRAIN:-150}
+PHASES=${PHASES-"cudnn train tests bench ncu trace"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+T_CUDNN=${T_CUDNN:-280} T_TRAIN=${T_TRAIN:-150} T_TRACE=${T_TRACE:-150}
 SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
 STEP_TIMEOUT=${STEP_TIMEOUT:-90}
 check_count lease.sh T_ALL "$T_ALL" 30 86400 seconds
 check_count lease.sh T_TESTS "$T_TESTS" 10 86400 seconds
 check_count lease.sh T_CUDNN "$T_CUDNN" 10 86400 seconds
 check_count lease.sh T_TRAIN "$T_TRAIN" 10 86400 seconds
+check_count lease.sh T_TRACE "$T_TRACE" 10 86400 seconds
 check_count lease.sh STEP_TIMEOUT "$STEP_TIMEOUT" 1 86400 seconds
 check_count lease.sh ITERS "$ITERS" 1 100000
 check_count lease.sh NCU_SEQ "$NCU_SEQ" 128 131072
 check_list lease.sh SEQS "$SEQS" 128 1048576
 check_regex lease.sh ONLY "${ONLY:-}"
 # A lease that runs no phase runs no test: never a pass.
-[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: cudnn train tests bench ncu)"
+known="cudnn, train, tests, bench, ncu, trace"
+[[ -n ${PHASES// /} ]] || bad lease.sh "PHASES names no phase (give some of: ${known//,/})"
 for name in $PHASES; do
-    [[ $name == cudnn || $name == train || $name == tests || $name == bench || $name == ncu ]] ||
-        bad lease.sh "PHASES: unknown phase '$(printable "$name")' (cudnn, train, tests, bench, ncu)"
+    [[ $name =~ ^(cudnn|train|tests|bench|ncu|trace)$ ]] ||
+        bad lease.sh "PHASES: unknown phase '$(printable "$name")' ($known)"
 done
 export STEP_TIMEOUT
 pack=$(cd -- "$1" && pwd)
@@ -168,8 +174,13 @@ for name in $PHASES; do
             "$NCU_SEQ" "$work/ncu"
         archive "$work" ncu '*.ncu-rep'
         ;;
+    trace)
+        phase "trace and profile checks" "$T_TRACE" "$work/bench.txt" env PYTHON="$python" \
+            STEP_TIMEOUT="$STEP_TIMEOUT" "$here/trace_gpu.sh" "$pack/build" "$work/trace"
+        [[ -f $work/trace/trace_gpu.log ]] && cat "$work/trace/trace_gpu.log" >>"$work/bench.txt"
+        ;;
     *)
-        say "unknown phase '$name' (cudnn, train, tests, bench, ncu)"
+        say "unknown phase '$name' ($known)"
         failed=1
         ;;
     esac

@@ -46,8 +46,10 @@ done
 # 2. Scripts, presets and this script's companions, at their checkout paths.
 mkdir -p "$out/tests/gpu" "$out/tests/bench" "$out/jobs"
 cp "$here"/{run.sh,lease.sh,profile.sh,checks.sh,sdpa_once.py,env.sh,list_tests.sh,pack.sh,README.md} \
-    "$here/train_models.sh" \
+    "$here/train_models.sh" "$here/trace_gpu.sh" \
     "$out/tests/gpu/"
+mkdir -p "$out/tests/e2e"
+cp "$repo/tests/e2e/trace_e2e.py" "$out/tests/e2e/"
 cp "$repo"/tests/bench/{attention_gpu.sh,attention_cudnn_gpu.sh,job_overhead.sh,sdpa_reference.py} \
     "$repo"/tests/bench/{train_step_gpu_torch.sh,train_step_torch.py,torch_llama.py} "$out/tests/bench/"
 cp -r "$repo/jobs/presets" "$out/jobs/"

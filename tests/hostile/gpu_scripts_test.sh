@@ -52,6 +52,7 @@ lout="$work/lease_out"
 expect lease.sh "T_ALL must be a whole number" T_ALL=abc -- "$work/pack" "$lout"
 expect lease.sh "T_TESTS must be a whole number" T_TESTS=-1 -- "$work/pack" "$lout"
 expect lease.sh "T_CUDNN must be a whole number" T_CUDNN=abc -- "$work/pack" "$lout"
+expect lease.sh "T_TRACE must be a whole number" T_TRACE=5 -- "$work/pack" "$lout"
 expect lease.sh "STEP_TIMEOUT must be a whole number" STEP_TIMEOUT=99999999999999999999 -- \
     "$work/pack" "$lout"
 expect lease.sh "NCU_SEQ must be a whole number" NCU_SEQ=12x -- "$work/pack" "$lout"
@@ -67,5 +68,9 @@ expect profile.sh "SEQ must be a whole number" -- "$work/build" 64 "$work/p"
 expect profile.sh "CAUSAL must be a whole number from 0 to 1" CAUSAL=2 -- "$work/build" 4096 \
     "$work/p"
 [[ -e $work/p ]] && { echo "FAIL: a refused profile.sh wrote $work/p"; failures=$((failures + 1)); }
+expect trace_gpu.sh "STEP_TIMEOUT must be 1..99999 seconds" STEP_TIMEOUT=abc -- "$work/build" \
+    "$work/t"
+expect trace_gpu.sh "usage: tests/gpu/trace_gpu.sh" -- "$work/no such dir" "$work/t"
+[[ -e $work/t ]] && { echo "FAIL: a refused trace_gpu.sh wrote $work/t"; failures=$((failures + 1)); }
 echo "$failures failed"
 [[ $failures -eq 0 ]]

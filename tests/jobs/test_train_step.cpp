@@ -208,6 +208,15 @@ TEST(train_step_device_plan, every_cp_scheme_plans_on_cuda) {
     cpu.comm = comm_kind::mpi;
     const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
     EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
+    // --profile on runs on both devices (CUDA events on a GPU); --numerics stays CPU-only.
+    launch_config profiled = train_config("1", "off");
+    profiled.params["profile"] = {"on"};
+    EXPECT_EQ(plan_launch(profiled, gpu_launch(2, 1ull << 40)).size(), 1u);
+    EXPECT_EQ(plan_launch(profiled, cpu).size(), 1u);
+    profiled.params["numerics"] = {"5"};
+    const std::string numerics =
+        thrown_by([&] { plan_launch(profiled, gpu_launch(2, 1ull << 40)); });
+    EXPECT_NE(numerics.find("--numerics runs on the CPU only"), std::string::npos) << numerics;
 }
 
 // The hybrid's degree: automatic (the largest u dividing cp and the heads with u*u <= cp), or
