@@ -206,8 +206,16 @@ series_set build_series(const index_contents& contents, const series_options& op
     // all): how many series and launches, and the first series' first mark.
     std::size_t marked_series = 0, marked_launches = 0;
     std::string first;
+    // The run's alpha split over the series it judges: a night of 56 A/A series then raises a
+    // false change on at most alpha of nights, not on 1 - (1 - alpha)^56 of them.
+    change_options per_run = opt.change;
+    per_run.family = 0;
+    for (const auto& [key, s] : all)
+        per_run.family += s.points.size() >= 2 * std::max<std::size_t>(1, opt.change.min_segment);
+    per_run.family = std::max<std::size_t>(1, per_run.family);
+    out.family = per_run.family;
     for (auto& [key, s] : all) {
-        analyse(s, opt.change);
+        analyse(s, per_run);
         if (s.marked || s.skipped) {
             ++marked_series;
             marked_launches += s.marked + s.skipped;

@@ -91,9 +91,13 @@ struct series_set {
     std::vector<series> all;
     std::vector<std::string> notes;     ///< one line each: launches left out and why
     std::vector<std::string> unmatched; ///< a filter that matched nothing (--order label:KEY)
+    /// The series judged together (2 x min_segment launches or more), over which the run's
+    /// alpha is split (change_options::family).
+    std::size_t family = 1;
 };
 
-/// Every series of `contents`, analysed. Refers into `contents`, which must outlive it.
+/// Every series of `contents`, analysed, each tested at opt.change.alpha over the series
+/// judged (series_set::family). Refers into `contents`, which must outlive it.
 series_set build_series(const index_contents& contents, const series_options& opt);
 
 /// The labels of a launch as "k=v k=v" (for tables).

@@ -192,10 +192,13 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
 
 std::string too_few_launches(std::size_t n, double detectable, const change_options& opt) {
     const std::size_t m = std::max<std::size_t>(1, opt.min_segment);
-    const std::size_t needs = std::max(2 * m, smallest_launches(opt.alpha, m));
+    const double alpha = per_series(opt).alpha;
+    const std::size_t needs = std::max(2 * m, smallest_launches(alpha, m));
     if (n < needs)
-        return fmt::format("too few launches: {}; needs {} (--alpha {}, --min-segment {})", n,
-                           needs, opt.alpha, m);
+        return fmt::format(
+            "too few launches: {}; needs {} (--alpha {}{}, --min-segment {})", n, needs, opt.alpha,
+            opt.family > 1 ? fmt::format(" over {} series: {:.2g} each", opt.family, alpha) : "",
+            m);
     if (std::isnan(detectable))
         return fmt::format("too few launches for its noise: {}; no step up to 1000x would be "
                            "found in it",
@@ -231,7 +234,9 @@ std::string undecided_reason(const series& s, const change_options& opt) {
     return "";
 }
 
-verdict judge(const series_set& set, const series_options& opt) {
+verdict judge(const series_set& set, const series_options& options) {
+    series_options opt = options;
+    opt.change.family = set.family; // the level each series was tested at
     verdict v;
     std::size_t regressed = 0, undecided = 0, changes = 0;
     for (const std::string& line : set.unmatched) {
