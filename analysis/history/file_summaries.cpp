@@ -107,6 +107,7 @@ void put_case(std::string& out, const launch_case& c) {
     for (const double v : {c.step_s, c.compute_s, c.comm_s, c.wait_s, c.memory_bytes})
         put<double>(out, v);
     put(out, c.machine);
+    put<double>(out, c.compute_cpu_s);
 }
 
 launch_case get_case(wire_reader& in) {
@@ -118,6 +119,7 @@ launch_case get_case(wire_reader& in) {
     for (double* v : {&c.step_s, &c.compute_s, &c.comm_s, &c.wait_s, &c.memory_bytes})
         *v = in.get<double>();
     c.machine = in.text();
+    c.compute_cpu_s = in.get<double>();
     return c;
 }
 

@@ -1,5 +1,6 @@
 #include "series.hpp"
 
+#include "cpu_time.hpp"
 #include "records.hpp"
 #include "verdict.hpp"
 
@@ -165,7 +166,10 @@ void analyse(series& s, const change_options& base) {
         const std::size_t hi = i + 1 < cps.size() ? cps[i + 1].index : x.size();
         s.changes.push_back(describe_change(s, lo, cps[i].index, hi, cps[i].p));
         s.changes.back().with = moved_with(s, lo, cps[i].index, hi);
-        s.changes.back().verdict = judge_change(s, lo, cps[i].index, hi, opt);
+        found_change& f = s.changes.back();
+        f.verdict = judged_on_cpu(s, lo, hi)
+                        ? judge_cpu_change(s, lo, cps[i].index, hi, opt, f.cpu_change)
+                        : judge_change(s, lo, cps[i].index, hi, opt);
     }
     s.detectable = detectable_step(x, cps, opt);
 }
@@ -232,6 +236,13 @@ series_set build_series(const index_contents& contents, const series_options& op
                                         : "kept, their marks weighed by the decision rule",
                         first));
     return out;
+}
+
+std::string found_change::verdict_line() const {
+    if (std::isnan(cpu_change))
+        return verdict_text(verdict);
+    return fmt::format("{} (judged on CPU time: wall time contended; CPU time {:+.1f}%)",
+                       verdict_text(verdict), 100 * cpu_change);
 }
 
 std::vector<series_segment> segments_of(const series& s) {
