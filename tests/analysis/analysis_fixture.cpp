@@ -110,7 +110,7 @@ void write_case(const h5::group& cases, std::size_t index, const fixture_case& c
         std::vector<double> compute(t.size()), comm(t.size());
         for (std::size_t i = 0; i < t.size(); ++i) {
             comm[i] = t[i] * c.comm_fraction;
-            compute[i] = t[i] - comm[i];
+            compute[i] = c.compute_fraction < 0 ? t[i] - comm[i] : t[i] * c.compute_fraction;
         }
         g.write<double>("compute_s", compute, {rows, world});
         g.write<double>("comm_wait_s", comm, {rows, world});

@@ -31,6 +31,7 @@ struct fixture_case {
     double noise = 0.02;           ///< log-normal sigma
     std::vector<double> rank_skew; ///< per-rank factor (default 1)
     double comm_fraction = 0.3;    ///< share of time_s in comm_wait_s; compute_s is the rest
+    double compute_fraction = -1;  ///< share of time_s in compute_s (< 0: the rest, as above)
     bool with_phases = true;       ///< write compute_s and comm_wait_s
     /// CPU time per second of compute_s (and of time_s): when > 0, compute_cpu_s (and cpu_s)
     /// are written as that multiple of the phase (a rank that lost its core to others' load
