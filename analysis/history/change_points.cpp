@@ -301,9 +301,15 @@ double detectable_step(const std::vector<double>& all, const std::vector<change_
     const bool small = n < small_sample_limit(opt.alpha, m);
     double critical = 0;
     if (!small) {
-        std::vector<double> null = null_q(r, opt.permutations, opt, m);
+        // At a night's split alpha the verdict's permutations grow with the series judged;
+        // the critical value needs fewer: --permutations, or 2 / alpha (its 2nd largest)
+        // where that is more (56 series of 100 launches: 5x less time than 56,000).
+        const std::size_t count =
+            std::min(opt.permutations,
+                     std::max(options.permutations, static_cast<std::size_t>(2 / opt.alpha)));
+        std::vector<double> null = null_q(r, count, opt, m);
         const auto k = std::max<std::size_t>(
-            1, static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1)));
+            1, static_cast<std::size_t>(opt.alpha * static_cast<double>(count + 1)));
         std::nth_element(null.begin(), null.begin() + static_cast<std::ptrdiff_t>(k - 1),
                          null.end(), std::greater<>());
         critical = null[k - 1];
