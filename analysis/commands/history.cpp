@@ -33,8 +33,11 @@ struct history_command final : subcommand {
                "absolute "
                "deviations of the log launch medians, permutation test; a short segment by "
                "its small-sample test) and what moved with each; each series' noise and "
-               "detectable step. With --fail-on regression: exit 1 on a regression, 6 when "
-               "not decided (too few launches for --alpha or for the noise among them).";
+               "detectable step. --alpha holds for the whole run: each of K series judged is "
+               "tested at alpha / K, so a night of many steady series raises a false change "
+               "with a chance of at most alpha. With --fail-on regression: exit 1 on a "
+               "regression, 6 when not decided (too few launches for --alpha or for the noise "
+               "among them).";
     }
     void declare(po::options_description& d) override;
     void finish(const po::variables_map& vm, std::vector<std::string> args) override;

@@ -74,8 +74,9 @@ void declare_series_options(po::options_description& d, history::series_options&
         po::value<double>(&ch.alpha)->default_value(0.01, "0.01")->notifier([p](double a) {
             in_range(p + "alpha", a, probability);
         }),
-        "significance of each change point (permutation test; a segment too short for one "
-        "to reach it: the small-sample test)")(
+        "significance of the whole run (a night): split over the series it judges, each "
+        "tested at alpha / series (permutation test; a segment too short for one to reach "
+        "it: the small-sample test)")(
         (p + "min-segment").c_str(), po::value<std::size_t>(&ch.min_segment)->default_value(3),
         "launches on each side of a change, at least (a lone spike is no change)")(
         (p + "min-effect").c_str(),

@@ -203,8 +203,17 @@ std::pair<std::size_t, double> tested(const std::vector<double>& seg, bool whole
 
 } // namespace
 
+change_options per_series(change_options opt) {
+    const std::size_t k = std::max<std::size_t>(1, opt.family);
+    opt.alpha /= static_cast<double>(k);
+    opt.permutations = (opt.permutations + 1) * k - 1;
+    opt.family = 1;
+    return opt;
+}
+
 std::vector<change_point> find_change_points(const std::vector<double>& x,
-                                             const change_options& options) {
+                                             const change_options& all) {
+    const change_options options = per_series(all);
     std::vector<double> logx(x.size());
     for (std::size_t i = 0; i < x.size(); ++i)
         logx[i] = std::log(x[i]);
@@ -243,7 +252,8 @@ double launch_noise(const std::vector<double>& x) {
     return 1.4826 * median(d) / std::sqrt(2.0);
 }
 
-double min_detectable_step(std::size_t n, double sigma, const change_options& opt) {
+double min_detectable_step(std::size_t n, double sigma, const change_options& all) {
+    const change_options opt = per_series(all);
     const std::size_t m = std::max<std::size_t>(1, opt.min_segment);
     if (n < 2 * m || !std::isfinite(sigma))
         return std::numeric_limits<double>::quiet_NaN();
@@ -266,7 +276,7 @@ double detectable_step(const std::vector<double>& all, const std::vector<change_
     for (const change_point& c : all_cps)
         if (c.index > first)
             cps.push_back({c.index - first, c.p});
-    const change_options opt = applied(options, x.size());
+    const change_options opt = applied(per_series(options), x.size());
     const std::size_t m = std::max<std::size_t>(1, opt.min_segment), n = x.size();
     const double none = std::numeric_limits<double>::quiet_NaN();
     if (n < 2 * m)
@@ -291,9 +301,15 @@ double detectable_step(const std::vector<double>& all, const std::vector<change_
     const bool small = n < small_sample_limit(opt.alpha, m);
     double critical = 0;
     if (!small) {
-        std::vector<double> null = null_q(r, opt.permutations, opt, m);
+        // At a night's split alpha the verdict's permutations grow with the series judged;
+        // the critical value needs fewer: --permutations, or 2 / alpha (its 2nd largest)
+        // where that is more (56 series of 100 launches: 5x less time than 56,000).
+        const std::size_t count =
+            std::min(opt.permutations,
+                     std::max(options.permutations, static_cast<std::size_t>(2 / opt.alpha)));
+        std::vector<double> null = null_q(r, count, opt, m);
         const auto k = std::max<std::size_t>(
-            1, static_cast<std::size_t>(opt.alpha * static_cast<double>(opt.permutations + 1)));
+            1, static_cast<std::size_t>(opt.alpha * static_cast<double>(count + 1)));
         std::nth_element(null.begin(), null.begin() + static_cast<std::ptrdiff_t>(k - 1),
                          null.end(), std::greater<>());
         critical = null[k - 1];

@@ -33,7 +33,13 @@ enum class change_statistic {
 };
 
 struct change_options {
-    double alpha = 0.01;         ///< significance level of each split's permutation test
+    /// Significance level of a history run (a night): the chance that any of its series is
+    /// flagged by chance. Each series is tested at alpha / family (per_series).
+    double alpha = 0.01;
+    /// The series judged together in one run (those with 2 x min_segment launches or more):
+    /// each is tested at alpha / family, so that a night of many A/A series raises a false
+    /// change with a chance of at most alpha (Bonferroni). 1: one series alone.
+    std::size_t family = 1;
     std::size_t min_segment = 3; ///< launches on each side of a change, at least
     double min_effect = 0.02;    ///< |median after / median before - 1| below this is no change
     std::size_t permutations = 999;
@@ -46,6 +52,11 @@ struct change_options {
     /// missed in a judged series of 6 to 10 launches).
     double max_detectable = 0.7;
 };
+
+/// The options one series is tested with: alpha / family, and permutations x family (the
+/// same resolution of p about the smaller alpha: 999 at 0.01 leaves 10 permutations above
+/// the critical value), family 1. What every function below applies to its options first.
+change_options per_series(change_options opt);
 
 /// One change: the series moves at launch `index` (the first launch of the new level).
 struct change_point {

@@ -100,22 +100,22 @@ launch_record get_launch(wire_reader& in) {
 }
 
 void put_case(std::string& out, const launch_case& c) {
-    put(out, c.launch);
-    put(out, c.key);
-    put(out, c.label);
+    for (const std::string* t : {&c.launch, &c.key, &c.label})
+        put(out, *t);
     put<std::int64_t>(out, c.iterations);
-    for (const double v : {c.step_s, c.compute_s, c.comm_s, c.wait_s, c.memory_bytes})
+    for (const double v :
+         {c.step_s, c.compute_s, c.comm_s, c.wait_s, c.memory_bytes, c.compute_cpu_s})
         put<double>(out, v);
     put(out, c.machine);
 }
 
 launch_case get_case(wire_reader& in) {
     launch_case c;
-    c.launch = in.text();
-    c.key = in.text();
-    c.label = in.text();
+    for (std::string* t : {&c.launch, &c.key, &c.label})
+        *t = in.text();
     c.iterations = in.get<std::int64_t>();
-    for (double* v : {&c.step_s, &c.compute_s, &c.comm_s, &c.wait_s, &c.memory_bytes})
+    for (double* v :
+         {&c.step_s, &c.compute_s, &c.comm_s, &c.wait_s, &c.memory_bytes, &c.compute_cpu_s})
         *v = in.get<double>();
     c.machine = in.text();
     return c;

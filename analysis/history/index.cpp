@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 /// 'RSHI': the index's application_id; user_version is its format.
 constexpr std::int64_t application_id = 0x52534849;
-constexpr std::int64_t format_version = 2;
+constexpr std::int64_t format_version = 3;
 
 // Created beside the index in one transaction and renamed in (rebuild()), so the index is
 // always either the old file or a whole new one that carries the application_id.
@@ -40,9 +40,9 @@ CREATE TABLE launches(launch TEXT PRIMARY KEY, path TEXT NOT NULL, created_utc T
 CREATE TABLE cases(launch TEXT NOT NULL, case_key TEXT NOT NULL, label TEXT NOT NULL,
                    iterations INTEGER NOT NULL, step_s REAL NOT NULL, compute_s REAL,
                    comm_s REAL, wait_s REAL, memory_bytes REAL, machine TEXT NOT NULL,
-                   PRIMARY KEY(launch, case_key)) WITHOUT ROWID;
+                   compute_cpu_s REAL, PRIMARY KEY(launch, case_key)) WITHOUT ROWID;
 PRAGMA application_id = 1381189705;
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 COMMIT;
 )";
 
@@ -93,7 +93,7 @@ std::string schema_problem(database& db) {
           "SELECT launch, path, created_utc, time_s, git_commit, complete, "
           "meta FROM launches LIMIT 0",
           "SELECT launch, case_key, label, iterations, step_s, compute_s, "
-          "comm_s, wait_s, memory_bytes, machine FROM cases LIMIT 0"})
+          "comm_s, wait_s, memory_bytes, machine, compute_cpu_s FROM cases LIMIT 0"})
         db.prepare(probe); // throws when a table or column is missing
     return "";
 }

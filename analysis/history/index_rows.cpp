@@ -79,7 +79,7 @@ bool figures_measured(const launch_case& c) {
     return c.iterations >= 1 && c.iterations <= (1LL << 40) && finite_positive(c.step_s) &&
            c.step_s <= 1e6 && absent_or_nonnegative(c.compute_s) &&
            absent_or_nonnegative(c.comm_s) && absent_or_nonnegative(c.wait_s) &&
-           absent_or_nonnegative(c.memory_bytes);
+           absent_or_nonnegative(c.memory_bytes) && absent_or_nonnegative(c.compute_cpu_s);
 }
 
 launch_record read_launch(const statement& s) {
@@ -107,7 +107,8 @@ launch_case read_case(const statement& s) {
         if (!s.is_text(i))
             damaged("a case row holds a value of the wrong type");
     if (!s.is_integer(3) || !s.is_number_or_null(4) || !s.is_number_or_null(5) ||
-        !s.is_number_or_null(6) || !s.is_number_or_null(7) || !s.is_number_or_null(8))
+        !s.is_number_or_null(6) || !s.is_number_or_null(7) || !s.is_number_or_null(8) ||
+        !s.is_number_or_null(10))
         damaged("a case row holds a value of the wrong type");
     launch_case c;
     c.launch = s.text(0);
@@ -118,6 +119,7 @@ launch_case read_case(const statement& s) {
     for (double* v : {&c.step_s, &c.compute_s, &c.comm_s, &c.wait_s, &c.memory_bytes})
         *v = s.real(column++);
     c.machine = s.text(9);
+    c.compute_cpu_s = s.real(10);
     if (c.key.empty() || !clean_text(c.key, max_identity) || !clean_text(c.label, max_identity) ||
         !clean_text(c.machine, max_machine))
         damaged("a case row holds text no launch writes");
@@ -218,8 +220,8 @@ index_writer::index_writer(database& db)
       m_launch(db.prepare("INSERT INTO launches(launch, path, created_utc, time_s, git_commit, "
                           "complete, meta) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")),
       m_case(db.prepare("INSERT OR REPLACE INTO cases(launch, case_key, label, iterations, "
-                        "step_s, compute_s, comm_s, wait_s, memory_bytes, machine) VALUES "
-                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")),
+                        "step_s, compute_s, comm_s, wait_s, memory_bytes, machine, "
+                        "compute_cpu_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")),
       m_owner(db.prepare("SELECT path FROM launches WHERE launch = ?1")) {}
 
 std::string index_writer::add_file(const std::string& path, const file_key& key,
@@ -251,7 +253,7 @@ std::string index_writer::add_file(const std::string& path, const file_key& key,
     for (const launch_case& c : summary.cases) {
         m_case.bind(1, c.launch).bind(2, c.key).bind(3, c.label).bind(4, c.iterations);
         m_case.bind(5, c.step_s).bind(6, c.compute_s).bind(7, c.comm_s).bind(8, c.wait_s);
-        m_case.bind(9, c.memory_bytes).bind(10, c.machine).run();
+        m_case.bind(9, c.memory_bytes).bind(10, c.machine).bind(11, c.compute_cpu_s).run();
     }
     return "";
 }
@@ -266,7 +268,7 @@ index_contents load_rows(database& db) {
         launches.insert(out.launches.back().launch);
     }
     statement c = db.prepare("SELECT launch, case_key, label, iterations, step_s, compute_s, "
-                             "comm_s, wait_s, memory_bytes, machine FROM cases");
+                             "comm_s, wait_s, memory_bytes, machine, compute_cpu_s FROM cases");
     while (c.step()) {
         out.cases.push_back(read_case(c));
         if (!launches.count(out.cases.back().launch))

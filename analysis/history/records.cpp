@@ -6,6 +6,7 @@
 #include "src/base/results_schema.hpp"
 #include "src/base/text_escape.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,9 +32,13 @@ void row_means(const case_data& c, const std::vector<double>& values, std::vecto
 
 /// The phases of the pooled repeats `group`, as medians over their measured rows.
 void phases(const std::vector<const case_data*>& group, launch_case& s) {
-    std::vector<double> step, compute, comm, mean_time;
-    bool have_phases = true;
+    std::vector<double> step, compute, comm, mean_time, compute_cpu;
+    bool have_phases = true, have_cpu = true;
     for (const case_data* c : group) {
+        const auto cpu = c->cpu.find(schema::ds_compute_cpu_s);
+        have_cpu = have_cpu && cpu != c->cpu.end() && cpu->second.size() == c->time_s.size();
+        if (have_cpu)
+            row_means(*c, cpu->second, compute_cpu);
         step.insert(step.end(), c->step_s.begin(), c->step_s.end());
         row_means(*c, c->time_s, mean_time);
         have_phases = have_phases && !c->compute_s.empty() && !c->comm_wait_s.empty();
@@ -45,6 +50,11 @@ void phases(const std::vector<const case_data*>& group, launch_case& s) {
     s.iterations = static_cast<std::int64_t>(step.size());
     s.step_s = median(step);
     s.compute_s = have_phases ? median(compute) : nan;
+    // NaN counts of an unmeasured rank make the row's mean NaN: such rows are left out.
+    compute_cpu.erase(std::remove_if(compute_cpu.begin(), compute_cpu.end(),
+                                     [](double v) { return std::isnan(v); }),
+                      compute_cpu.end());
+    s.compute_cpu_s = have_cpu && !compute_cpu.empty() ? median(compute_cpu) : nan;
     s.comm_s = have_phases ? median(comm) : nan;
     std::vector<double> wait(step.size());
     for (std::size_t i = 0; i < step.size() && i < mean_time.size(); ++i)

@@ -6,6 +6,7 @@
 #include "analysis/cases/results.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct launch_case {
     double wait_s = 0;       ///< the step less the mean rank's time: waiting for the slowest rank
     double memory_bytes = 0; ///< largest peak over ranks (device when recorded, else host)
     std::string machine;     ///< case_data::mark() of its first marked repeat ("" if none)
+    /// Median over iterations of the mean over ranks of compute_cpu_s: the CPU time of the
+    /// compute phases, every thread's (NaN where the file has none).
+    double compute_cpu_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// " [effect xF]": the largest estimated effect of the marks of `c` on its whole time

@@ -1,5 +1,6 @@
 #include "series.hpp"
 
+#include "cpu_time.hpp"
 #include "records.hpp"
 #include "verdict.hpp"
 
@@ -165,7 +166,10 @@ void analyse(series& s, const change_options& base) {
         const std::size_t hi = i + 1 < cps.size() ? cps[i + 1].index : x.size();
         s.changes.push_back(describe_change(s, lo, cps[i].index, hi, cps[i].p));
         s.changes.back().with = moved_with(s, lo, cps[i].index, hi);
-        s.changes.back().verdict = judge_change(s, lo, cps[i].index, hi, opt);
+        found_change& f = s.changes.back();
+        f.verdict = judged_on_cpu(s, lo, hi)
+                        ? judge_cpu_change(s, lo, cps[i].index, hi, opt, f.cpu_change)
+                        : judge_change(s, lo, cps[i].index, hi, opt);
     }
     s.detectable = detectable_step(x, cps, opt);
 }
@@ -206,8 +210,16 @@ series_set build_series(const index_contents& contents, const series_options& op
     // all): how many series and launches, and the first series' first mark.
     std::size_t marked_series = 0, marked_launches = 0;
     std::string first;
+    // The run's alpha split over the series it judges: a night of 56 A/A series then raises a
+    // false change on at most alpha of nights, not on 1 - (1 - alpha)^56 of them.
+    change_options per_run = opt.change;
+    per_run.family = 0;
+    for (const auto& [key, s] : all)
+        per_run.family += s.points.size() >= 2 * std::max<std::size_t>(1, opt.change.min_segment);
+    per_run.family = std::max<std::size_t>(1, per_run.family);
+    out.family = per_run.family;
     for (auto& [key, s] : all) {
-        analyse(s, opt.change);
+        analyse(s, per_run);
         if (s.marked || s.skipped) {
             ++marked_series;
             marked_launches += s.marked + s.skipped;
@@ -224,6 +236,13 @@ series_set build_series(const index_contents& contents, const series_options& op
                                         : "kept, their marks weighed by the decision rule",
                         first));
     return out;
+}
+
+std::string found_change::verdict_line() const {
+    if (std::isnan(cpu_change))
+        return verdict_text(verdict);
+    return fmt::format("{} (judged on CPU time: wall time contended; CPU time {:+.1f}%)",
+                       verdict_text(verdict), 100 * cpu_change);
 }
 
 std::vector<series_segment> segments_of(const series& s) {

@@ -14,6 +14,7 @@
 #include "analysis/statistics/descriptive.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,13 @@ struct found_change {
     std::string moved;       ///< the phase that carried the change, or why none is named
     std::string with;        ///< what moved with it: marks, cores, threads, environment ("" none)
     decision_result verdict; ///< the decision rule's, with the marks of each side
+    /// Judged on the compute phase's CPU time, wall time contended (cpu_time.hpp): the CPU
+    /// time's change (NaN: judged on wall time, as every other change).
+    double cpu_change = std::numeric_limits<double>::quiet_NaN();
     double change() const { return after.value / before.value - 1; }
+    /// The verdict and, where judged on CPU time, how: "tie (judged on CPU time: wall time
+    /// contended; CPU time +0.3%)".
+    std::string verdict_line() const;
 };
 
 struct series {
@@ -91,9 +98,13 @@ struct series_set {
     std::vector<series> all;
     std::vector<std::string> notes;     ///< one line each: launches left out and why
     std::vector<std::string> unmatched; ///< a filter that matched nothing (--order label:KEY)
+    /// The series judged together (2 x min_segment launches or more), over which the run's
+    /// alpha is split (change_options::family).
+    std::size_t family = 1;
 };
 
-/// Every series of `contents`, analysed. Refers into `contents`, which must outlive it.
+/// Every series of `contents`, analysed, each tested at opt.change.alpha over the series
+/// judged (series_set::family). Refers into `contents`, which must outlive it.
 series_set build_series(const index_contents& contents, const series_options& opt);
 
 /// The labels of a launch as "k=v k=v" (for tables).

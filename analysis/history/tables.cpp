@@ -29,7 +29,7 @@ std::string state_of(const series& s) {
         return "steady";
     const found_change& last = s.changes.back();
     return fmt::format("{} since #{} ({:+.1f}%, {}; {})", last.change() > 0 ? "slower" : "faster",
-                       last.index + 1, 100 * last.change(), last.moved, verdict_text(last.verdict));
+                       last.index + 1, 100 * last.change(), last.moved, last.verdict_line());
 }
 
 } // namespace
@@ -68,7 +68,7 @@ table change_table(const series_set& set) {
                 text_cell(fmt::format("#{} of {}", f.index + 1, s.points.size())),
                 percent_cell(f.change()),
                 text_cell(f.moved),
-                text_cell(verdict_text(f.verdict)),
+                text_cell(f.verdict_line()),
                 text_cell(s.env),
                 text_cell(format_utc(l.time_s)),
                 text_cell(labels_text(l)),

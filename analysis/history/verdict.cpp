@@ -111,17 +111,55 @@ struct regression_group {
 void add_regression(std::vector<regression_group>& groups, const series& s) {
     const found_change& f = s.changes.back();
     const launch_record* at = s.points[f.index].launch;
+    const bool cpu = !std::isnan(f.cpu_change);
+    const std::string moved = f.moved + (cpu ? " (judged on CPU time: wall time contended)" : "");
     auto g = std::find_if(groups.begin(), groups.end(), [&](const regression_group& x) {
-        return x.launch == at && x.moved == f.moved && x.with == f.with;
+        return x.launch == at && x.moved == moved && x.with == f.with;
     });
     if (g == groups.end()) {
-        groups.push_back({at, f.index, f.moved, f.with, f.change(), f.change(), {}});
+        groups.push_back({at, f.index, moved, f.with, f.change(), f.change(), {}});
         g = groups.end() - 1;
     }
     g->least = std::min(g->least, f.change());
     g->most = std::max(g->most, f.change());
     g->series.push_back(
-        fmt::format("{} [{}]: {:+.1f}% at #{}", s.label, s.env, 100 * f.change(), f.index + 1));
+        fmt::format("{} [{}]: {:+.1f}% at #{}{}", s.label, s.env, 100 * f.change(), f.index + 1,
+                    cpu ? fmt::format(" (CPU time {:+.1f}%)", 100 * f.cpu_change) : ""));
+}
+
+/// The changes judged on CPU time that wall time alone calls slower, one line per launch:
+/// shown, never hidden (a rank that waited for a core is slower for its user), and not a
+/// regression of the code.
+std::vector<std::string> wall_time_only(const series_set& set, double min_effect) {
+    struct group {
+        std::size_t index = 0, count = 0;
+        double least = 0, most = 0, cpu_most = 0;
+    };
+    std::vector<std::pair<const launch_record*, group>> groups;
+    for (const series& s : set.all)
+        for (const found_change& f : s.changes) {
+            if (std::isnan(f.cpu_change) || f.verdict.verdict == decision::slower ||
+                !(f.change() > min_effect))
+                continue;
+            const launch_record* at = s.points[f.index].launch;
+            auto g = std::find_if(groups.begin(), groups.end(),
+                                  [&](const auto& x) { return x.first == at; });
+            if (g == groups.end())
+                g = groups.insert(groups.end(),
+                                  {at, {f.index, 0, f.change(), f.change(), f.cpu_change}});
+            ++g->second.count;
+            g->second.least = std::min(g->second.least, f.change());
+            g->second.most = std::max(g->second.most, f.change());
+            g->second.cpu_most = std::max(g->second.cpu_most, f.cpu_change);
+        }
+    std::vector<std::string> out;
+    for (const auto& [at, g] : groups)
+        out.push_back(fmt::format(
+            "wall time only at #{} ({}): {} series slower in wall time ({:+.0f}..{:+.0f}%), "
+            "their compute CPU time at most {:+.1f}%: judged on CPU time, wall time contended "
+            "(the change table has each)",
+            g.index + 1, launch_date(*at), g.count, 100 * g.least, 100 * g.most, 100 * g.cpu_most));
+    return out;
 }
 
 } // namespace
@@ -192,10 +230,13 @@ std::string moved_with(const series& s, std::size_t lo, std::size_t at, std::siz
 
 std::string too_few_launches(std::size_t n, double detectable, const change_options& opt) {
     const std::size_t m = std::max<std::size_t>(1, opt.min_segment);
-    const std::size_t needs = std::max(2 * m, smallest_launches(opt.alpha, m));
+    const double alpha = per_series(opt).alpha;
+    const std::size_t needs = std::max(2 * m, smallest_launches(alpha, m));
     if (n < needs)
-        return fmt::format("too few launches: {}; needs {} (--alpha {}, --min-segment {})", n,
-                           needs, opt.alpha, m);
+        return fmt::format(
+            "too few launches: {}; needs {} (--alpha {}{}, --min-segment {})", n, needs, opt.alpha,
+            opt.family > 1 ? fmt::format(" over {} series: {:.2g} each", opt.family, alpha) : "",
+            m);
     if (std::isnan(detectable))
         return fmt::format("too few launches for its noise: {}; no step up to 1000x would be "
                            "found in it",
@@ -227,11 +268,13 @@ std::string undecided_reason(const series& s, const change_options& opt) {
     }
     if (!s.changes.empty() && s.changes.back().verdict.verdict == decision::not_decided)
         return fmt::format("its last change (#{}) is {}", s.changes.back().index + 1,
-                           verdict_text(s.changes.back().verdict));
+                           s.changes.back().verdict_line());
     return "";
 }
 
-verdict judge(const series_set& set, const series_options& opt) {
+verdict judge(const series_set& set, const series_options& options) {
+    series_options opt = options;
+    opt.change.family = set.family; // the level each series was tested at
     verdict v;
     std::size_t regressed = 0, undecided = 0, changes = 0;
     for (const std::string& line : set.unmatched) {
@@ -258,6 +301,8 @@ verdict judge(const series_set& set, const series_options& opt) {
         for (const std::string& one : g.series)
             found.push_back("  " + one);
     }
+    for (const std::string& line : wall_time_only(set, opt.change.min_effect))
+        found.push_back(line);
     v.lines.insert(v.lines.begin(), found.begin(), found.end());
     if (set.all.empty() && set.unmatched.empty()) {
         ++undecided;

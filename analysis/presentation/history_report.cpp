@@ -77,7 +77,7 @@ void plot_trend(const history::series& s, const std::string& dir, const std::str
                           "tc rgb '#c03030' front noenhanced\n",
                           x,
                           gnuplot_string(fmt::format("{:+.1f}% ({}; {})", c.change() * 100, c.moved,
-                                                     verdict_text(c.verdict))));
+                                                     c.verdict_line())));
     }
     const std::string dat = gnuplot_string(stem + ".dat");
     gp += fmt::format("plot {0} using 1:4:5 with filledcurves fc rgb '#c8dcf0' fs solid 0.6 "

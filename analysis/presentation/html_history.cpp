@@ -195,7 +195,7 @@ std::string regressions_table(const history::series_set& set) {
              100 * c.change()},
             {html_text(c.moved)},
             {html_text(c.with.empty() ? what_moved(*s.points[c.index - 1].launch, l) : c.with)},
-            {html_text(verdict_text(c.verdict))},
+            {html_text(c.verdict_line())},
             {html_text(fmt::format("{:.3f}", c.p)), c.p}};
         rows.push_back(std::move(r));
     }

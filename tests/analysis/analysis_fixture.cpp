@@ -110,10 +110,19 @@ void write_case(const h5::group& cases, std::size_t index, const fixture_case& c
         std::vector<double> compute(t.size()), comm(t.size());
         for (std::size_t i = 0; i < t.size(); ++i) {
             comm[i] = t[i] * c.comm_fraction;
-            compute[i] = t[i] - comm[i];
+            compute[i] = c.compute_fraction < 0 ? t[i] - comm[i] : t[i] * c.compute_fraction;
         }
         g.write<double>("compute_s", compute, {rows, world});
         g.write<double>("comm_wait_s", comm, {rows, world});
+        if (c.cpu_per_wall_s > 0) {
+            std::vector<double> cpu(t.size()), compute_cpu(t.size());
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                cpu[i] = t[i] * c.cpu_per_wall_s;
+                compute_cpu[i] = compute[i] * c.cpu_per_wall_s;
+            }
+            g.write<double>(schema::ds_cpu_s, cpu, {rows, world});
+            g.write<double>(schema::ds_compute_cpu_s, compute_cpu, {rows, world});
+        }
     }
     std::vector<std::uint8_t> warm(rows, 0);
     for (int r = 0; r < c.warmup; ++r)
@@ -158,6 +167,8 @@ void write_fixture_file(const std::string& path, const fixture_file& f) {
     for (const auto& [k, v] : f.labels)
         meta.set_attr(schema::meta_attr::label_prefix + k, v);
     for (const auto& [k, v] : f.int_meta)
+        meta.set_attr(k, v);
+    for (const auto& [k, v] : f.text_meta)
         meta.set_attr(k, v);
     meta.write_strings("cmdline", {"ringscale", "--fixture"});
     meta.write_strings("hosts", {"localhost"});

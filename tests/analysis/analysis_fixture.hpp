@@ -31,8 +31,13 @@ struct fixture_case {
     double noise = 0.02;           ///< log-normal sigma
     std::vector<double> rank_skew; ///< per-rank factor (default 1)
     double comm_fraction = 0.3;    ///< share of time_s in comm_wait_s; compute_s is the rest
+    double compute_fraction = -1;  ///< share of time_s in compute_s (< 0: the rest, as above)
     bool with_phases = true;       ///< write compute_s and comm_wait_s
-    bool with_loss = false;        ///< also the training memory categories (param_bytes, ...)
+    /// CPU time per second of compute_s (and of time_s): when > 0, compute_cpu_s (and cpu_s)
+    /// are written as that multiple of the phase (a rank that lost its core to others' load
+    /// spends less CPU per wall second); 0: no CPU datasets, as in files before them.
+    double cpu_per_wall_s = 0;
+    bool with_loss = false; ///< also the training memory categories (param_bytes, ...)
     std::uint64_t peak_host_bytes = 1u << 20; ///< every rank's
     std::uint64_t peak_rss_bytes = 3u << 20;  ///< every rank's
     std::vector<double> rank_memory_skew;     ///< per-rank factor on the peaks (default 1)
@@ -58,6 +63,8 @@ struct fixture_file {
     std::string launch_id; ///< root launch_id ("" = none: the launch is known by its bytes)
     std::vector<std::pair<std::string, std::string>> labels;    ///< /meta label.KEY
     std::vector<std::pair<std::string, std::int64_t>> int_meta; ///< more /meta: launchdate, ...
+    /// More /meta text: mpi_transport, mpi_library, ...
+    std::vector<std::pair<std::string, std::string>> text_meta;
     std::vector<fixture_case> cases;
 };
 

@@ -14,13 +14,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$gen" --out "$dir/src" --series 3 --launches 14 --mode step --seed 5 >/dev/null
 rm -f "$dir/src/truth.csv"
 
-# 4 first runs at once, 10 times: each exits 1 (the planted slowdown), with one verdict.
+# 4 first runs at once, 10 times: each exits 1 (the planted slowdown), with one verdict
+# (--alpha 0.03 over the 3 series: each at 0.01, where 14 launches find the planted step).
 for try in $(seq 1 10); do
     d="$dir/c$try"
     cp -r "$dir/src" "$d"
     pids=()
     for k in 1 2 3 4; do
-        "$stats" history "$d" --fail-on regression >"$d.out$k" 2>"$d.err$k" &
+        "$stats" history "$d" --alpha 0.03 --fail-on regression >"$d.out$k" 2>"$d.err$k" &
         pids+=($!)
     done
     for k in 1 2 3 4; do
@@ -44,7 +45,7 @@ holder=$!
 sleep 1
 pids=()
 for k in 1 2; do
-    "$stats" history "$d" --fail-on regression >"$d.wait$k" 2>"$d.werr$k" &
+    "$stats" history "$d" --alpha 0.03 --fail-on regression >"$d.wait$k" 2>"$d.werr$k" &
     pids+=($!)
 done
 for k in 1 2; do

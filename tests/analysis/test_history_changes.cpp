@@ -230,3 +230,29 @@ TEST(history_changes, noise_and_detectable_step_from_their_formulas) {
     EXPECT_DOUBLE_EQ(min_detectable_step(20, 1e-6, opt), opt.min_effect);
     EXPECT_TRUE(std::isnan(min_detectable_step(5, 0.05, opt)));
 }
+
+TEST(history_changes, a_night_of_many_series_splits_alpha_over_them) {
+    // Each of 56 series is tested at 0.01 / 56 with 56 x 1000 - 1 permutations; one alone at
+    // 0.01 with 999.
+    change_options night;
+    night.family = 56;
+    const change_options one = per_series(night);
+    EXPECT_DOUBLE_EQ(one.alpha, 0.01 / 56);
+    EXPECT_EQ(one.permutations, 55999u);
+    EXPECT_EQ(one.family, 1u);
+    EXPECT_DOUBLE_EQ(per_series(one).alpha, one.alpha); // applied once, whoever applies it
+    EXPECT_DOUBLE_EQ(per_series(change_options{}).alpha, 0.01);
+    // The split needs the stronger evidence: a 3% step in 30 launches of 2% noise stands alone
+    // (p 0.002) and not beside 55 others, where a 10x step still does.
+    const auto x = series(30, 0.02, 17, 0.03, 7);
+    const auto alone = find_change_points(x, {});
+    ASSERT_EQ(alone.size(), 1u);
+    EXPECT_GT(alone[0].p, 0.01 / 56);
+    EXPECT_TRUE(find_change_points(x, night).empty());
+    const auto big = find_change_points(series(30, 0.02, 17, 9, 7), night);
+    ASSERT_EQ(big.size(), 1u);
+    EXPECT_EQ(big[0].index, 17u);
+    // Its detectable step is larger in the night, and the "needs" line says why.
+    EXPECT_GT(detectable_step(x, {}, night), detectable_step(x, {}, {}));
+    EXPECT_GT(min_detectable_step(30, 0.02, night), min_detectable_step(30, 0.02, {}));
+}

@@ -4,6 +4,9 @@
 //
 // usage: bench_gen_history --out DIR [--series N] [--launches L] [--first F] [--mode steady|step]
 //                          [--seed K]
+//        bench_gen_history --out DIR --from RECORDING   (launch_NNNNN.h5 from a recording)
+//        bench_gen_history --record RESULTS_DIR          (a recording of real launches, stdout)
+// (tests/analysis/recorded_history.hpp: a real history kept small as test data.)
 // Series i has a launch-to-launch CV drawn from 2-10%, about 1 launch in 30 an outlier (x1.3 to
 // x2), and series i % 10 == 0 are bimodal (each launch on one of two levels 15% apart). With
 // --mode step, a step of 3x the series' launch noise is planted at a launch drawn from
@@ -13,6 +16,7 @@
 #include "src/base/error.hpp"
 #include "src/base/parse.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
+#include "tests/analysis/recorded_history.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <string>
 
@@ -97,6 +102,21 @@ int main(int argc, char** argv) {
                                                   {"--seed", "1"}};
         for (int i = 1; i + 1 < argc; i += 2)
             opt[argv[i]] = argv[i + 1];
+        if (opt.count("--record") && argc == 3) {
+            test_fixture::record_history({opt["--record"]}, std::cout);
+            return 0;
+        }
+        if (opt.count("--from") && opt.count("--out") && argc == 5) {
+            std::ifstream in(opt["--from"]);
+            if (!in)
+                throw config_error("bench_gen_history: cannot read " + opt["--from"]);
+            std::filesystem::create_directories(opt["--out"]);
+            std::size_t j = 0;
+            for (const test_fixture::fixture_file& f : test_fixture::replay_history(in))
+                test_fixture::write_fixture_file(
+                    fmt::format("{}/launch_{:05}.h5", opt["--out"], ++j), f);
+            return 0;
+        }
         if (!opt.count("--out") || argc % 2 == 0 ||
             (opt["--mode"] != "steady" && opt["--mode"] != "step"))
             throw config_error("usage: bench_gen_history --out DIR [--series N] [--launches L] "
