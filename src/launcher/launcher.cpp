@@ -202,19 +202,24 @@ std::vector<std::size_t> cases_to_run(const prepared& p, comm::communicator& wor
     return todo;
 }
 
-// Rank 0: create the file and let the watchdog close it (incomplete) before an abort.
+// Rank 0: create the file and let the watchdog close it (incomplete) before an abort; a stop
+// that comes while the file is being created waits for it (a file cut before its first flush
+// cannot be read).
 std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadata& md,
                                             launch_guard& guard) {
-    auto writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
-    if (p.cfg.resume)
-        writer->write_resumed(p.done);
-    guard.set_before_abort([w = writer.get()] {
-        if (!w->finish_incomplete_within(2000))
-            std::fprintf(stderr, "ringscale: rank 0: results file busy; left as '%s'\n",
-                         terminal_text(w->temp_path()).c_str());
-        else
-            std::fprintf(stderr, "ringscale: rank 0: results (incomplete): %s\n",
-                         terminal_text(w->final_path()).c_str());
+    std::unique_ptr<results_writer> writer;
+    guard.set_before_abort_after([&]() -> std::function<void()> {
+        writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
+        if (p.cfg.resume)
+            writer->write_resumed(p.done);
+        return [w = writer.get()] {
+            if (!w->finish_incomplete_within(8000))
+                std::fprintf(stderr, "ringscale: rank 0: results file busy; left as '%s'\n",
+                             terminal_text(w->temp_path()).c_str());
+            else
+                std::fprintf(stderr, "ringscale: rank 0: results (incomplete): %s\n",
+                             terminal_text(w->final_path()).c_str());
+        };
     });
     return writer;
 }
