@@ -6,14 +6,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <hdf5.h>
 #include <new>
 #include <poll.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <thread>
@@ -157,15 +158,18 @@ file_summary summarise_file(const std::string& path, const child_limits& limits)
 /// file_probe.cpp) and send the summary as a frame (its length, then its bytes); never
 /// returns. A child that dies leaves the frames of the files it finished.
 [[noreturn]] void run_child(const std::vector<std::string>& paths, const child_limits& limits,
-                            int fd) {
+                            double base_s, int fd) {
     apply_child_limits(limits);
     for (const std::string& path : paths) {
         // CPU time (ITIMER_PROF, SIGPROF), and a wall clock for a read that blocks.
-        const unsigned cpu = read_cpu_limit_s(path, limits);
+        const double cpu = read_cpu_limit_s(path, base_s);
         itimerval t{};
         t.it_value.tv_sec = static_cast<time_t>(cpu);
+        t.it_value.tv_usec = static_cast<suseconds_t>((cpu - std::floor(cpu)) * 1e6);
+        if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0)
+            t.it_value.tv_usec = 1; // zero would disarm the timer
         setitimer(ITIMER_PROF, &t, nullptr);
-        alarm(4 * cpu + 10);
+        alarm(static_cast<unsigned>(std::ceil(read_wall_limit_s(cpu))));
         const file_summary s = summarise_file(path, limits);
         if (H5close() < 0)
             _exit(4);
@@ -194,7 +198,7 @@ struct reader_child {
 /// Fork a child reading the paths at `indices`; false (errno set) when no pipe or process
 /// could be made.
 bool start_child(const std::vector<std::string>& all, std::vector<std::size_t> indices,
-                 const child_limits& limits, std::vector<reader_child>& running) {
+                 const child_limits& limits, double base_s, std::vector<reader_child>& running) {
     std::vector<std::string> paths;
     for (std::size_t i : indices)
         paths.push_back(all[i]);
@@ -212,7 +216,7 @@ bool start_child(const std::vector<std::string>& all, std::vector<std::size_t> i
     }
     if (pid == 0) {
         close(fds[0]);
-        run_child(paths, limits, fds[1]);
+        run_child(paths, limits, base_s, fds[1]);
     }
     close(fds[1]);
     running.push_back({pid, fds[0], std::move(indices), {}});
@@ -239,15 +243,17 @@ std::vector<file_summary> whole_frames(const std::string& reply) {
 
 /// Why a child that read one file gave no summary of it.
 file_summary child_failure(const reader_child& c, int status, const std::string& path,
-                           const child_limits& limits) {
+                           const child_limits& limits, double base_s) {
     const auto failed = [](std::string why) { return file_summary{std::move(why), {}, {}}; };
     if (c.too_large)
         return failed("reading it failed (its reader sent more than a summary holds)");
     if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGPROF || WTERMSIG(status) == SIGALRM)) {
-        const unsigned cpu = read_cpu_limit_s(path, limits), on_cpu = WTERMSIG(status) == SIGPROF;
+        const double cpu = read_cpu_limit_s(path, base_s);
+        const bool on_cpu = WTERMSIG(status) == SIGPROF;
         file_summary s =
             failed(fmt::format("reading it took more than {} s{}: read again next run",
-                               on_cpu ? cpu : 4 * cpu + 10, on_cpu ? " of CPU time" : ""));
+                               limit_seconds_text(on_cpu ? cpu : read_wall_limit_s(cpu)),
+                               on_cpu ? " of CPU time" : ""));
         s.retry = true;
         return s;
     }
@@ -263,7 +269,7 @@ file_summary child_failure(const reader_child& c, int status, const std::string&
 /// with its summary gives that file its reason; a child of several that did not answer for
 /// them all gives the rest back to `alone`, to be read one file a child.
 void finish_child(reader_child& c, const std::vector<std::string>& paths,
-                  const child_limits& limits, std::vector<file_summary>& out,
+                  const child_limits& limits, double base_s, std::vector<file_summary>& out,
                   std::vector<std::size_t>& alone) {
     close(c.fd);
     int status = 0;
@@ -273,7 +279,7 @@ void finish_child(reader_child& c, const std::vector<std::string>& paths,
         c.too_large ? std::vector<file_summary>{} : whole_frames(c.reply);
     const bool clean = !c.too_large && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (c.indices.size() == 1 && !(clean && got.size() == 1)) {
-        out[c.indices[0]] = child_failure(c, status, paths[c.indices[0]], limits);
+        out[c.indices[0]] = child_failure(c, status, paths[c.indices[0]], limits, base_s);
         return;
     }
     const std::size_t kept = std::min(got.size(), c.indices.size());
@@ -334,18 +340,12 @@ std::optional<file_summary> decode_summary(const std::string& bytes) {
     }
 }
 
-unsigned read_cpu_limit_s(const std::string& path, const child_limits& limits) {
-    struct stat st {};
-    const double mib = stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) / 1048576 : 0;
-    return limits.seconds + static_cast<unsigned>(std::min(2 * mib, 86400.0));
-}
-
 unsigned default_readers() {
     return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
 }
 
 std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, unsigned workers,
-                                         const child_limits& limits) {
+                                         const child_limits& limits, double base_s) {
     std::vector<file_summary> out(paths.size());
     std::vector<reader_child> running;
     std::vector<std::size_t> alone; // files a child of several did not answer for
@@ -370,7 +370,7 @@ std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, 
                 for (std::size_t k = 0; k < n; ++k)
                     batch.push_back(next++);
             }
-            if (!start_child(paths, batch, limits, running)) {
+            if (!start_child(paths, batch, limits, base_s, running)) {
                 if (running.empty()) // none at all: nothing can be read safely
                     throw error(error_kind::io, fmt::format("cannot start a reader process: {}",
                                                             std::strerror(errno)));
@@ -390,7 +390,7 @@ std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, 
         for (std::size_t i = fds.size(); i-- > 0;) {
             if (fds[i].revents == 0 || !drain(running[i]))
                 continue;
-            finish_child(running[i], paths, limits, out, alone);
+            finish_child(running[i], paths, limits, base_s, out, alone);
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
         }
     }

@@ -8,6 +8,7 @@
 // again one a child, so a damaged file gets its own child and its own reason.
 #pragma once
 
+#include "read_limit.hpp"
 #include "records.hpp"
 
 #include "src/base/child_limits.hpp"
@@ -28,17 +29,12 @@ struct file_summary {
     bool retry = false;
 };
 
-/// The CPU seconds a child may spend reading `path`: limits.seconds plus 2 s a MiB of its size
-/// (a 1,000-case launch of 12.7 MB: 35 s; a 10,000-case launch: about 5 min). Counted in CPU
-/// time, so a busy machine does not shorten it; a wall-clock cap of 4 x that plus 10 s ends a
-/// read blocked on its storage.
-unsigned read_cpu_limit_s(const std::string& path, const child_limits& limits);
-
-/// Read `paths` in capped children, at most `workers` at once (at least 1).
-/// The summaries come back in the order of `paths`. Throws error (io) only when no child can
-/// be started at all. Not thread-safe (fork).
+/// Read `paths` in capped children, at most `workers` at once (at least 1), each file under
+/// read_cpu_limit_s(path, base_s). The summaries come back in the order of `paths`. Throws
+/// error (io) only when no child can be started at all. Not thread-safe (fork).
 std::vector<file_summary> read_summaries(const std::vector<std::string>& paths, unsigned workers,
-                                         const child_limits& limits = {});
+                                         const child_limits& limits = {},
+                                         double base_s = default_read_limit_s);
 
 /// The number of reader children to run at once on this machine: its cores, 1 to 4.
 unsigned default_readers();

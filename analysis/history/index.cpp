@@ -241,6 +241,7 @@ void history_index::rebuild() {
 
 update_counts history_index::update(const std::vector<std::string>& given) {
     update_counts counts;
+    const double read_limit_s = read_limit_from_env(); // a bad value: one line, before any work
     // Every file under its real path: the same file named two ways is one row.
     std::vector<std::string> files;
     for (const std::string& path : given)
@@ -273,7 +274,7 @@ update_counts history_index::update(const std::vector<std::string>& given) {
         std::vector<std::string> fresh;
         for (const std::string& path : files)
             kept.count(path) ? void(++counts.unchanged) : fresh.push_back(path);
-        add_files(fresh, counts);
+        add_files(fresh, read_limit_s, counts);
         m_db->exec("COMMIT");
     } catch (...) {
         // SQLite has already rolled back on a full disk: a second ROLLBACK would replace the
@@ -288,7 +289,8 @@ update_counts history_index::update(const std::vector<std::string>& given) {
     return counts;
 }
 
-void history_index::add_files(const std::vector<std::string>& paths, update_counts& counts) {
+void history_index::add_files(const std::vector<std::string>& paths, double read_limit_s,
+                              update_counts& counts) {
     // In batches, so the summaries held at once stay few (a first index of 10,000 launches);
     // within a batch the children read side by side and the rows go in in path order.
     constexpr std::size_t batch = 256;
@@ -302,7 +304,7 @@ void history_index::add_files(const std::vector<std::string>& paths, update_coun
         for (const std::string& path : part)
             stamps.push_back(stamp_of(path)); // before the read: a file changed during it is
                                               // read again next time
-        std::vector<file_summary> summaries = read_summaries(part, readers);
+        std::vector<file_summary> summaries = read_summaries(part, readers, {}, read_limit_s);
         for (file_summary& s : summaries)
             cut_long_values(s);
         for (std::size_t i = 0; i < part.size(); ++i)

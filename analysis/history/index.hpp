@@ -64,8 +64,10 @@ class history_index {
   private:
     /// Write a fresh index beside the old one and rename it in (under the lock).
     void rebuild();
-    /// Read `paths` (new or changed) and add their rows, inside update's transaction.
-    void add_files(const std::vector<std::string>& paths, update_counts& counts);
+    /// Read `paths` (new or changed) and add their rows, inside update's transaction; each
+    /// file's read limit scales with `read_limit_s` (read_cpu_limit_s).
+    void add_files(const std::vector<std::string>& paths, double read_limit_s,
+                   update_counts& counts);
 
     std::string m_path;
     index_lock m_lock; ///< taken first, released last: after m_db is closed

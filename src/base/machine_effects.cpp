@@ -68,9 +68,7 @@ void rank_effects(const machine_fields& m, std::size_t r, std::vector<mark_effec
     }
     if (std::isfinite(wait) && wait >= contention_wait_threads && !over) {
         const double hi = 1 / (1 - std::min(wait, max_wait));
-        keep(r_wait,
-             effect(1 / (1 - std::min(wait / t, max_wait)), hi, hi,
-                    fmt::format("a rank's threads waited for a core {:.2f} of the time", wait)));
+        keep(r_wait, effect(1 / (1 - std::min(wait / t, max_wait)), hi, hi, run_wait_text(wait)));
     }
     if (std::isfinite(steal) && steal >= contention_steal)
         keep(r_steal,

@@ -44,9 +44,8 @@ std::pair<std::string, double> rank_reason(const machine_fields& m, std::size_t 
                 foreign / contention_cores};
     if (std::isfinite(wait) && wait >= contention_wait_threads && std::isfinite(own) &&
         std::isfinite(cores) && own <= cores)
-        return {fmt::format("a rank's threads waited for a core {:.2f} of the time while its "
-                            "launch's {:.0f} thread(s) fit the {:.0f} core(s)",
-                            wait, own, cores),
+        return {fmt::format("{} while its launch's {:.0f} thread(s) fit the {:.0f} core(s)",
+                            run_wait_text(wait), own, cores),
                 wait / contention_wait_threads};
     if (std::isfinite(steal) && steal >= contention_steal)
         return {fmt::format("the hypervisor stole {:.0f}% of the cores' time", 100 * steal),
@@ -88,6 +87,14 @@ std::string range_problem(const machine_fields& m, const char* name, std::size_t
 std::string oversubscribed_text(double threads, double cores) {
     return fmt::format("oversubscribed: {:.0f} threads on {:.0f} core{}", threads, cores,
                        cores == 1 ? "" : "s");
+}
+
+std::string run_wait_text(double wait_s_per_s) {
+    // Not "of the time": the seconds of every thread are summed, so a rank whose threads wait
+    // together waits more than one second per second.
+    return fmt::format("a rank's threads waited for a core {:.2f} s per second (summed over "
+                       "its threads)",
+                       wait_s_per_s);
 }
 
 std::string contention_reason(const machine_fields& m) {

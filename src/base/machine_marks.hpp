@@ -15,8 +15,9 @@ namespace ringscale::machine {
 /// contended (after subtracting the figure's resolution): a busy loop beside the ranks uses
 /// 0.5 to 1 core; the launcher's own helpers (mpirun, daemons) a few hundredths.
 inline constexpr double contention_cores = 0.25;
-/// Threads of a rank waiting for a core, on average over the case, beyond which a case whose
-/// own threads fit the cores is contended (something else held the cores).
+/// Threads of a rank waiting for a core, on average over the case (seconds waited per second,
+/// summed over its threads), beyond which a case whose own threads fit the cores is contended
+/// (something else held the cores).
 inline constexpr double contention_wait_threads = 0.25;
 /// Share of the cores' time a hypervisor stole beyond which a case is contended.
 inline constexpr double contention_steal = 0.05;
@@ -97,6 +98,12 @@ std::string contention_reason(const machine_fields& m);
 
 /// "oversubscribed: T threads on C core(s)" ("1 core"), the reason of that mark. Pure.
 std::string oversubscribed_text(double threads, double cores);
+
+/// The run-queue wait of a rank's threads (`run_wait`: seconds waited for a core per second of
+/// the case, summed over the rank's threads, so above 1 when several wait at once), as a mark
+/// reads it: "a rank's threads waited for a core 6.38 s per second (summed over its threads)".
+/// Pure.
+std::string run_wait_text(double wait_s_per_s);
 
 /// Why the machine fields `m` of a case with `world` ranks cannot be believed (a value outside
 /// its range, or figures that contradict each other), or "" when they can. Pure.

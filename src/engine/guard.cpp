@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <mpi.h>
 #include <mutex>
 #include <thread>
@@ -65,12 +66,29 @@ void install(int sig, void (*handler)(int), int flags) {
     sigaction(sig, &sa, nullptr);
 }
 
+// The MPI launchers whose end leaves this rank orphaned: Open MPI's (mpirun, orted, prte),
+// MPICH's Hydra and Slurm's step daemon. Once the launcher is gone nobody reads this rank's
+// output or will signal it again (Open MPI's mpirun, sent SIGTERM twice, exits at once
+// without passing it on), so the launch is stopped as if signalled.
+bool is_mpi_launcher(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(in, name);
+    for (const char* known : {"mpirun", "mpiexec", "orterun", "orted", "prterun", "prted", "prte",
+                              "hydra_pmi_proxy", "mpiexec.hydra", "slurmstepd"})
+        if (name == known)
+            return true;
+    return false;
+}
+
 // Ranks other than 0 wait this long after a signal for rank 0 to close the file and end the
 // job; if rank 0 was not signalled (or is gone), they end it themselves.
 constexpr double peer_grace_s = 3.0;
 constexpr auto poll_interval = std::chrono::milliseconds(50);
 // Longest wait for MPI_Abort to end the job before this rank exits on its own.
 constexpr unsigned abort_deadline_s = 10;
+// Longest wait for the main thread to finish creating the results file before an abort.
+constexpr int hook_wait_ms = 5000;
 
 } // namespace
 
@@ -79,7 +97,8 @@ struct launch_guard::state {
     double timeout_s = 600;
     std::atomic<int> case_index{-1};
     std::atomic<bool> stop{false};
-    std::mutex hook_mutex;
+    pid_t launcher = 0; // the parent MPI launcher at the start, 0 when the parent is not one
+    std::timed_mutex hook_mutex;
     std::function<void()> before_abort;
     std::thread thread;
 
@@ -87,8 +106,11 @@ struct launch_guard::state {
         std::fflush(stdout);
         std::fflush(stderr);
         {
-            std::lock_guard<std::mutex> lock(hook_mutex);
-            if (before_abort) {
+            // The main thread holds the lock while it creates the results file: wait for it
+            // (a file cut between its creation and its first flush cannot be read), but not
+            // forever (a hung disk).
+            std::unique_lock<std::timed_mutex> lock(hook_mutex, std::defer_lock);
+            if (lock.try_lock_for(std::chrono::milliseconds(hook_wait_ms)) && before_abort) {
                 try {
                     before_abort();
                 } catch (const std::exception& e) {
@@ -108,23 +130,32 @@ struct launch_guard::state {
         std::_Exit(code); // MPI_Abort does not return; never fall back into the launch
     }
 
+    // Why the launch must stop now: a stop signal, or its MPI launcher gone; "" otherwise.
+    std::string stop_reason() const {
+        if (const int sig = g_signal.load())
+            return stop_signal_text(sig);
+        if (launcher != 0 && getppid() != launcher)
+            return "the MPI launcher (process " + std::to_string(launcher) + ") is gone";
+        return "";
+    }
+
     void watch() {
-        double signalled_at = 0;
+        double stopping_at = 0;
         while (!stop.load()) {
             std::this_thread::sleep_for(poll_interval);
             const double now = now_s();
-            if (const int sig = g_signal.load()) {
-                if (signalled_at == 0) {
-                    signalled_at = now;
+            if (stopping_at == 0) {
+                if (const std::string why = stop_reason(); !why.empty()) {
+                    stopping_at = now;
                     if (rank == 0)
                         std::fprintf(stderr,
                                      "ringscale: rank 0: %s; stopping (completed cases "
                                      "stay in the results file, marked incomplete)\n",
-                                     stop_signal_text(sig).c_str());
+                                     why.c_str());
                 }
-                if (rank == 0 || now - signalled_at > peer_grace_s)
-                    abort_job(exit_interrupted);
             }
+            if (stopping_at != 0 && (rank == 0 || now - stopping_at > peer_grace_s))
+                abort_job(exit_interrupted);
             const comm::blocking_state& b = comm::current_blocking();
             const char* op = b.op.load(std::memory_order_acquire);
             if (op && now - b.since_s.load() > timeout_s) {
@@ -146,6 +177,11 @@ launch_guard::launch_guard(int rank, double timeout_s) : m(std::make_unique<stat
     install_stop(SIGTERM);
     install_stop(SIGINT);
     install(SIGXFSZ, SIG_IGN, 0);
+    // Output to a launcher that is gone fails (EPIPE) instead of killing the rank while it
+    // writes its results file.
+    install(SIGPIPE, SIG_IGN, 0);
+    const pid_t parent = getppid();
+    m->launcher = is_mpi_launcher(parent) ? parent : 0;
     m->thread = std::thread([s = m.get()] { s->watch(); });
 }
 
@@ -154,6 +190,7 @@ launch_guard::~launch_guard() {
     m->thread.join();
     install(SIGTERM, SIG_DFL, 0);
     install(SIGINT, SIG_DFL, 0);
+    install(SIGPIPE, SIG_DFL, 0);
 }
 
 void launch_guard::set_case(int index) {
@@ -161,8 +198,13 @@ void launch_guard::set_case(int index) {
 }
 
 void launch_guard::set_before_abort(std::function<void()> fn) {
-    std::lock_guard<std::mutex> lock(m->hook_mutex);
+    std::lock_guard<std::timed_mutex> lock(m->hook_mutex);
     m->before_abort = std::move(fn);
+}
+
+void launch_guard::set_before_abort_after(const std::function<std::function<void()>()>& create) {
+    std::lock_guard<std::timed_mutex> lock(m->hook_mutex);
+    m->before_abort = create();
 }
 
 } // namespace ringscale

@@ -1,5 +1,6 @@
 // Stop conditions of a launch, watched by one thread per rank: SIGTERM/SIGINT (what Slurm
-// sends at a time limit) and the watchdog on blocking communication (--timeout). Either
+// sends at a time limit), the MPI launcher gone (mpirun ended without passing a signal on) and
+// the watchdog on blocking communication (--timeout). Each
 // ends the whole job within seconds: rank 0 first closes the results file as incomplete,
 // then the job is aborted, so every rank exits non-zero and none is left hanging.
 #pragma once
@@ -29,6 +30,10 @@ class launch_guard {
     /// What to do before aborting (rank 0: close the results file incomplete); runs on the
     /// watchdog thread, so it must be safe against the main thread. Empty to clear.
     void set_before_abort(std::function<void()> fn);
+    /// Run `create` (on this thread) with a stop held off until it returns (the watchdog waits
+    /// up to 5 s), then install the hook it returns: a results file is never cut between its
+    /// creation and its first flush. An exception from `create` leaves the hook unchanged.
+    void set_before_abort_after(const std::function<std::function<void()>()>& create);
 
   private:
     struct state;

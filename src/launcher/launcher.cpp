@@ -99,8 +99,7 @@ std::optional<prepared> parse(int argc, char** argv, comm::communicator& world,
         // Leave a tenth of the node's free memory to MPI, the OS and the page cache.
         p.launch.host_bytes_per_rank =
             available_host_bytes() / static_cast<std::uint64_t>(local_size) / 10 * 9;
-        // Inconsistent options first: they are wrong in every build, so the message must not
-        // depend on whether this binary has CUDA and NCCL.
+        // Inconsistent options first: wrong in every build, whether it has CUDA and NCCL or not.
         if (p.cfg.comm == comm_kind::nccl && p.cfg.device != device_kind::cuda)
             throw config_error("--comm nccl needs --device cuda (NCCL moves GPU memory; use "
                                "--comm mpi on the CPU)");
@@ -202,19 +201,21 @@ std::vector<std::size_t> cases_to_run(const prepared& p, comm::communicator& wor
     return todo;
 }
 
-// Rank 0: create the file and let the watchdog close it (incomplete) before an abort.
+// Rank 0: create the file and let the watchdog close it (incomplete) before an abort; a stop
+// while it is created waits for it (a file cut before its first flush cannot be read).
 std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadata& md,
                                             launch_guard& guard) {
-    auto writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
-    if (p.cfg.resume)
-        writer->write_resumed(p.done);
-    guard.set_before_abort([w = writer.get()] {
-        if (!w->finish_incomplete_within(2000))
-            std::fprintf(stderr, "ringscale: rank 0: results file busy; left as '%s'\n",
-                         terminal_text(w->temp_path()).c_str());
-        else
-            std::fprintf(stderr, "ringscale: rank 0: results (incomplete): %s\n",
-                         terminal_text(w->final_path()).c_str());
+    std::unique_ptr<results_writer> writer;
+    guard.set_before_abort_after([&]() -> std::function<void()> {
+        writer = std::make_unique<results_writer>(p.output_path, p.cfg, md);
+        if (p.cfg.resume)
+            writer->write_resumed(p.done);
+        return [w = writer.get()] {
+            const bool closed = w->finish_incomplete_within(8000);
+            std::fprintf(stderr, "ringscale: rank 0: %s%s\n",
+                         closed ? "results (incomplete): " : "results file busy; left as ",
+                         terminal_text(closed ? w->final_path() : w->temp_path()).c_str());
+        };
     });
     return writer;
 }
@@ -223,8 +224,7 @@ std::unique_ptr<results_writer> open_writer(const prepared& p, const run_metadat
 // than its share of the node (e.g. Open MPI binds to one core at np <= 2), and once when the
 // ranks' threads outnumber the cores they may use (np=4 on 2 cores), and on `cpu` jobs once
 // when OpenBLAS runs a generic core on this CPU; the note of a restart for OpenBLAS's core
-// (blas_restart.hpp). Returns the lines on rank 0 (the file keeps
-// them for the report), "" elsewhere.
+// (blas_restart.hpp). Returns the lines on rank 0 (the file keeps them for the report), "" else.
 std::string warn_about_binding(comm::communicator& world, int local_size, int threads, bool cpu) {
     // The cores this rank's machine's ranks may use together, and their threads.
     const machine_context ctx = make_machine_context(world, threads, "", 1);

@@ -164,3 +164,24 @@ TEST(history_summaries, a_crash_inside_a_batch_costs_only_its_file) {
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST(history_summaries, a_read_past_its_limit_is_to_be_read_again) {
+    // A base of a thousandth of a second: a 5 MB launch cannot be read in its 2 ms of CPU.
+    const std::string dir = test_fixture::fixture_dir("history_slow_read");
+    test_fixture::fixture_file f;
+    f.cases.push_back({});
+    f.cases.back().iterations = 100000;
+    const std::string path = dir + "/slow.h5";
+    test_fixture::write_fixture_file(path, f);
+    const std::vector<file_summary> slow = read_summaries({path}, 1, {}, 0.001);
+    ASSERT_EQ(slow.size(), 1u);
+    EXPECT_TRUE(slow[0].retry);
+    EXPECT_FALSE(slow[0].launch);
+    EXPECT_NE(slow[0].problem.find("s of CPU time: read again next run"), std::string::npos)
+        << slow[0].problem;
+    const std::vector<file_summary> read = read_summaries({path}, 1);
+    EXPECT_FALSE(read[0].retry);
+    EXPECT_EQ(read[0].problem, "");
+    EXPECT_TRUE(read[0].launch);
+    std::filesystem::remove_all(dir);
+}

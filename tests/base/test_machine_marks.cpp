@@ -52,11 +52,33 @@ TEST(machine_marks, foreign_load_beyond_its_resolution) {
     EXPECT_EQ(contention_reason(m), "");
 }
 
+// run_wait sums the seconds of every thread of the rank: six threads spinning beside a busy
+// loop waited 6.38 s per second of the case, once read as "6.38 of the time".
+TEST(machine_marks, a_wait_above_one_second_per_second_reads_as_seconds_per_second) {
+    auto m = quiet();
+    m[ds::run_wait] = {6.38, 0.1};
+    const std::string why = contention_reason(m);
+    EXPECT_EQ(why, "a rank's threads waited for a core 6.38 s per second (summed over its "
+                   "threads) while its launch's 2 thread(s) fit the 2 core(s)");
+    EXPECT_EQ(why.find("of the time"), std::string::npos);
+    const std::vector<mark_effect> e = machine_effects(m);
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].reason,
+              "a rank's threads waited for a core 6.38 s per second (summed over its threads)");
+    // The slowdown it may explain stays a finite factor above 1, however long the wait.
+    EXPECT_LT(e[0].hi, std::numeric_limits<double>::infinity());
+    EXPECT_GE(e[0].lo, 1.0);
+    EXPECT_GE(e[0].hi, e[0].lo);
+    EXPECT_EQ(run_wait_text(0.25),
+              "a rank's threads waited for a core 0.25 s per second (summed over its threads)");
+}
+
 TEST(machine_marks, waiting_for_a_core_counts_only_when_the_launch_fits) {
     auto m = quiet();
     m[ds::run_wait] = {0.4, 0.1};
-    EXPECT_EQ(contention_reason(m), "a rank's threads waited for a core 0.40 of the time while "
-                                    "its launch's 2 thread(s) fit the 2 core(s)");
+    EXPECT_EQ(contention_reason(m),
+              "a rank's threads waited for a core 0.40 s per second (summed over its threads) "
+              "while its launch's 2 thread(s) fit the 2 core(s)");
     // Oversubscribed by the launch itself (issue 49): marked as such, whatever else waited.
     m[ds::own_threads] = {4, 4};
     EXPECT_EQ(contention_reason(m), "oversubscribed: 4 threads on 2 cores");
