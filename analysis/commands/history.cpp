@@ -37,7 +37,9 @@ struct history_command final : subcommand {
                "tested at alpha / K, so a night of many steady series raises a false change "
                "with a chance of at most alpha. With --fail-on regression: exit 1 on a "
                "regression, 6 when not decided (too few launches for --alpha or for the noise "
-               "among them).";
+               "among them). Each file is read within 10 s of CPU time plus 2 s per MiB "
+               "(RINGSCALE_READ_LIMIT_S sets the 10 s, 0.001-86400; both scale with it); a read "
+               "past it is named and tried again on the next run.";
     }
     void declare(po::options_description& d) override;
     void finish(const po::variables_map& vm, std::vector<std::string> args) override;
