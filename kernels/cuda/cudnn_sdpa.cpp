@@ -147,7 +147,7 @@ void cudnn_sdpa_fwd(const cudnn_sdpa_call& c, const cudnn_sdpa_fwd_args& a, void
     device_state& st = state_here();
     const auto g = graph_for(st, c, false);
     const std::size_t eb = cudnn_elem_bytes(c.dtype);
-    const auto qv = cudnn_q_view(c.shape, c.call), kv = cudnn_kv_view(c.shape, c.call);
+    const auto qv = cudnn_q_view(c.shape, c.call);
     const auto sv = cudnn_stats_view(c.shape, c.call);
     std::unordered_map<std::int64_t, void*> pack = qkv_pack(c, a.q, a.k, a.v);
     pack[uid::o] = piece(a.o, qv.offset, eb);
