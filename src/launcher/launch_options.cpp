@@ -5,7 +5,6 @@
 #include "kernels/cudnn_support.hpp"
 #include "src/base/error.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -88,16 +87,12 @@ std::vector<option_decl> declare() {
 }
 
 // --attn-kernel cudnn, before any GPU is bound: a build without cuDNN answers "not
-// compiled"; a mask cuDNN cannot take (block-sparse, dilated) is refused, and so is the
-// training step (its attention does not run through cuDNN yet), one line each.
+// compiled"; a mask cuDNN cannot take (block-sparse, dilated) is refused, one line each.
 void check_cudnn_request(const launch_config& cfg) {
     const kernels::attn_path path = kernels::parse_attn_path(cfg.attn_kernel);
     kernels::check_attention_path_compiled(path, kernels::cudnn_compiled());
     if (path != kernels::attn_path::cudnn)
         return;
-    if (std::count(cfg.jobs.begin(), cfg.jobs.end(), "train_step") > 0)
-        throw config_error("--attn-kernel cudnn runs the attention jobs only so far: train_step "
-                           "runs on sm80 or sm90");
     const std::pair<const char*, kernels::attn_mask_kind> masks[] = {
         {"sparsity", kernels::attn_mask_kind::block_sparse},
         {"dilation", kernels::attn_mask_kind::dilated}};

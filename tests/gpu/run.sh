@@ -182,7 +182,8 @@ every_step() {
         -w 2 -n 10 -o "$out/results/ring_attention_np1_nccl_sm80.h5" "${attn[@]}"
     # 2c. cuDNN fused attention (--attn-kernel cudnn, forward and backward), validated against
     #     the single-rank reference at np=1 on NCCL and np=2 over staged MPI, GQA: the ring in
-    #     every layout, causal and not; all-gather and Ulysses; a window with packed documents.
+    #     every layout, causal and not; all-gather and Ulysses; a window with packed documents;
+    #     the training step's attention (cp=1 at np=1, the cp=2 zigzag ring at np=2).
     # shellcheck disable=SC2054 # commas are sweep lists
     cud=(--device cuda --attn-kernel cudnn --validate on -w 1 -n 3 --seq-len 2K --heads 16
         --kv-heads 4 --head-dim 128 --dtype bf16 --pass fwd,fwd+bwd)
@@ -198,6 +199,10 @@ every_step() {
             "$rs" --job ring_attention,context_parallel --comm "$comm" "${cud[@]}" --causal 1 \
             --window 512 --docs fixed:1K --variant allgather,ulysses \
             -o "$out/results/cudnn_masked_np${np}.h5"
+        step "cudnn train_step np=$np --comm $comm" mpirun --bind-to none --oversubscribe \
+            -np "$np" "$rs" --job train_step --comm "$comm" --device cuda --attn-kernel cudnn \
+            --validate on -w 1 -n 3 --layers 2 --dp 0 --cp "$np" --kv-heads 4 \
+            -o "$out/results/cudnn_train_np${np}.h5"
     done
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     if [[ -x $sanitizer && -x $build/tests/test_cuda_attention_gpu ]]; then
