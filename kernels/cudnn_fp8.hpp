@@ -31,6 +31,9 @@ float cudnn_fp8_scale(float amax);
 /// The scalars from the global amax of Q, K and V (current scaling). Pure.
 cudnn_fp8_scales cudnn_fp8_current_scales(float amax_q, float amax_k, float amax_v);
 
+/// The scalars of inputs stored with descales descale_q, _k, _v (attention_shape's). Pure.
+cudnn_fp8_scales cudnn_fp8_from_descales(float descale_q, float descale_k, float descale_v);
+
 /// |O - O_ref| bound of the fp8 forward against the fp64 reference computed on the inputs as
 /// the GPU read them (E4M3 of s·x, divided by s): 4u · max|V| with u = 2^-4 (P rounded to E4M3
 /// relative u, O written in E4M3 at V's scale: u · max|V|, and the rounding of those sums),

@@ -32,6 +32,19 @@ TEST(cudnn_fp8, current_scales_map_each_amax_to_448) {
     EXPECT_FLOAT_EQ(s.descale_o, s.descale_v);
 }
 
+TEST(cudnn_fp8, the_descales_a_shape_carries_give_back_the_same_scalars) {
+    const cudnn_fp8_scales a = cudnn_fp8_current_scales(2.0f, 0.5f, 7.0f);
+    const cudnn_fp8_scales b = cudnn_fp8_from_descales(a.descale_q, a.descale_k, a.descale_v);
+    EXPECT_FLOAT_EQ(b.scale_q, a.scale_q);
+    EXPECT_FLOAT_EQ(b.scale_k, a.scale_k);
+    EXPECT_FLOAT_EQ(b.scale_v, a.scale_v);
+    EXPECT_EQ(b.descale_v, a.descale_v);
+    EXPECT_EQ(b.scale_s, a.scale_s);
+    EXPECT_EQ(b.descale_s, a.descale_s);
+    EXPECT_FLOAT_EQ(b.scale_o, a.scale_o);
+    EXPECT_EQ(b.descale_o, a.descale_o);
+}
+
 TEST(cudnn_fp8, a_degenerate_amax_keeps_the_scale_1) {
     const float inf = std::numeric_limits<float>::infinity();
     for (const float amax : {0.0f, -1.0f, inf, std::nanf("")}) {
