@@ -1,10 +1,12 @@
 #include "src/launcher/launch_options.hpp"
 
+#include "jobs/attention_fp8.hpp"
 #include "kernels/attention_path.hpp"
 #include "kernels/blas_core.hpp"
 #include "kernels/cudnn_support.hpp"
 #include "src/base/error.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -110,6 +112,25 @@ void check_cudnn_request(const launch_config& cfg) {
     }
 }
 
+// --dtype fp8 for an attention job, before any GPU is bound: cuDNN's fp8 attention needs
+// --device cuda and --attn-kernel cudnn (one line); the rest is checked per case.
+void check_fp8_request(const launch_config& cfg) {
+    const bool attention = std::any_of(cfg.jobs.begin(), cfg.jobs.end(), [](const auto& j) {
+        return j == "ring_attention" || j == "context_parallel";
+    });
+    const auto it = cfg.params.find("dtype");
+    if (!attention || it == cfg.params.end())
+        return;
+    for (const std::string& value : it->second)
+        if (value == "fp8" || value == "fp8_e4m3" || value == "float8_e4m3") {
+            jobs::fp8_attention_request r;
+            r.device = cfg.device;
+            r.kernel = kernels::parse_attn_path(cfg.attn_kernel);
+            if (const std::string why = jobs::fp8_attention_problem(r); !why.empty())
+                throw config_error(why);
+        }
+}
+
 } // namespace
 
 const std::vector<option_decl>& launch_options() {
@@ -134,6 +155,7 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
                                        "--device cuda",
                                        cfg.attn_kernel));
     check_cudnn_request(cfg);
+    check_fp8_request(cfg);
     const jobs::param_value v = value_of(texts, "validate");
     if (const bool* on = std::get_if<bool>(&v.value))
         cfg.validate = *on ? validate_mode::on : validate_mode::off;

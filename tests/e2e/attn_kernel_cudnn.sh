@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # --attn-kernel cudnn's refusals, before any GPU is bound (so they run on any host): with
 # --device cpu (an attention job and train_step), on a build without cuDNN and with a mask
-# cuDNN cannot take (block-sparse, dilated). Each must exit 2 with one line on stderr naming
-# the problem, and leave no results file. train_step runs its attention through cuDNN: with no
-# GPU visible (CUDA_VISIBLE_DEVICES empty, on any host) it passes every --attn-kernel check
-# and stops only where the GPU is bound.
+# cuDNN cannot take (block-sparse, dilated); and --dtype fp8 for an attention job with
+# --device cpu or a kernel other than cudnn (auto, sm80, sm90). Each must exit 2 with one
+# line on stderr naming the problem, and leave no results file. train_step runs its attention
+# through cuDNN: with no GPU visible (CUDA_VISIBLE_DEVICES empty, on any host) it passes every
+# --attn-kernel check and stops only where the GPU is bound.
 # usage: attn_kernel_cudnn.sh RINGSCALE MPIEXEC WORKDIR HAVE_CUDNN(ON|OFF)
 set -u
 ringscale=$1 mpiexec=$2 work=$3 have=$4
@@ -34,6 +35,14 @@ check "--attn-kernel cudnn picks CUDA attention kernels: it needs --device cuda"
     --attn-kernel cudnn "${job[@]}"
 check "--attn-kernel cudnn picks CUDA attention kernels: it needs --device cuda" \
     --attn-kernel cudnn --job train_step --cp 2 --dp 0
+# --dtype fp8 (cuDNN's fp8 attention) on the CPU and on a kernel other than cudnn, in any build.
+check "--dtype fp8 runs cuDNN's fp8 attention: it needs --device cuda and --attn-kernel cudnn" \
+    "${job[@]}" --dtype fp8
+fp8="--dtype fp8 runs cuDNN's fp8 attention: it needs --attn-kernel cudnn"
+for kernel in auto sm80 sm90; do
+    check "$fp8 (--attn-kernel $kernel" --device cuda --attn-kernel "$kernel" \
+        --job context_parallel --seq-len 1K --dtype bf16,fp8
+done
 if [ "$have" = ON ]; then
     check "--attn-kernel cudnn with --sparsity 0.5: block-sparse masks are not cuDNN's" \
         --attn-kernel cudnn --device cuda "${job[@]}" --sparsity 0.5
@@ -51,4 +60,4 @@ else
     done
 fi
 echo "--attn-kernel cudnn refusals: $((pass + fail)) cases ($pass passed, $fail failed)"
-[ "$fail" -eq 0 ] && [ "$pass" -ge 4 ]
+[ "$fail" -eq 0 ] && [ "$pass" -ge 8 ]
