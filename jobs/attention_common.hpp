@@ -91,7 +91,8 @@ std::vector<std::int64_t> pairs_per_rank(const attention_problem& pr,
 std::vector<std::vector<std::int64_t>> attention_positions(const attention_problem& pr, int ranks);
 
 /// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
-/// attention kernels cannot take is a config_error naming the choices.
+/// attention kernels cannot take is a config_error naming the choices (fp8 resolves on cuda:
+/// its other rules are checked per case, jobs/attention_fp8.hpp).
 kernels::elem resolve_attention_dtype(const std::string& text, device_kind device);
 
 /// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype

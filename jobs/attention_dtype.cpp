@@ -18,6 +18,8 @@ kernels::elem resolve_attention_dtype(const std::string& text, device_kind devic
     if (cuda && e == kernels::elem::f32)
         throw config_error("--dtype fp32 with --device cuda: the CUDA attention kernels take bf16 "
                            "or fp16 inputs (fp32 accumulation); use --dtype bf16 or fp16");
+    if (!cuda && e == kernels::elem::e4m3) // cuDNN's alone (the rest: check_fp8_case)
+        throw config_error(fp8_attention_problem({device, kernels::attn_path::automatic}));
     return e;
 }
 
