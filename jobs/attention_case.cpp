@@ -3,6 +3,8 @@
 #include "kernels/attention_path.hpp"
 #include "kernels/cudnn_cost.hpp"
 
+#include <array>
+
 #include "src/base/results_schema.hpp"
 
 namespace ringscale::jobs {
@@ -35,13 +37,18 @@ class attention_case final : public case_runner {
         m_mask = kernels::dev_mask(m_dev, m_pr.mask); // the mask's arrays where kernels read them
         m_shape.mask = m_mask.view();
         const auto& mine = m_pos[static_cast<std::size_t>(m_rank)];
+        if (m_pr.type == kernels::elem::e4m3)
+            set_fp8_scales(mine);
         const std::size_t qe = q_elems(), kve = kv_elems();
         std::vector<float> host(qe);
         fill_shard(tensor_id::q, m_seed, m_pr, 0, m_pr.heads, mine, host.data());
-        m_q = upload_as(m_dev, m_pr.type, host);
+        m_q = upload_as(m_dev, m_pr.type, host, m_pr.fp8_scale[0]);
         host.resize(2 * kve);
         fill_shard(tensor_id::k, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data());
         fill_shard(tensor_id::v, m_seed, m_pr, 0, m_pr.kv_heads, mine, host.data() + kve);
+        if (m_pr.type == kernels::elem::e4m3) // K and V each at its own scale, encoded below
+            for (std::size_t i = 0; i < 2 * kve; ++i)
+                host[i] *= m_pr.fp8_scale[i < kve ? 1 : 2];
         m_kv = upload_as(m_dev, m_pr.type, host);
         m_o.allocate(m_dev, qe);
         if (m_pr.backward) {
@@ -111,6 +118,27 @@ class attention_case final : public case_runner {
     }
 
   private:
+    // --dtype fp8, current scaling: each of Q, K, V scaled by 448 / the amax of the global
+    // tensor (this rank's shard's amax reduced over the ranks: collective), and the shape's
+    // descales that cuDNN reads them with.
+    void set_fp8_scales(const std::vector<std::int64_t>& mine) {
+        attention_problem raw = m_pr;
+        raw.type = kernels::elem::f32;
+        std::array<float, 3> amax{};
+        std::vector<float> host(q_elems());
+        fill_shard(tensor_id::q, m_seed, raw, 0, m_pr.heads, mine, host.data());
+        amax[0] = amax_of(host.data(), host.size());
+        host.resize(kv_elems());
+        for (const tensor_id id : {tensor_id::k, tensor_id::v}) {
+            fill_shard(id, m_seed, raw, 0, m_pr.kv_heads, mine, host.data());
+            amax[static_cast<std::size_t>(id)] = amax_of(host.data(), host.size());
+        }
+        m_pr.fp8_scale = fp8_current_scales(m_control, amax);
+        const kernels::attention_shape s = m_pr.local_shape(1);
+        m_shape.descale_q = s.descale_q;
+        m_shape.descale_k = s.descale_k;
+        m_shape.descale_v = s.descale_v;
+    }
     std::size_t q_elems() const {
         return static_cast<std::size_t>(kernels::attention_q_elems(m_shape));
     }

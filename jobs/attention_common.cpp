@@ -34,6 +34,11 @@ kernels::attention_shape attention_problem::local_shape(int ranks) const {
     s.causal = causal;
     s.q_len = s.k_len = seq_len / ranks;
     s.mask = mask_view();
+    if (type == kernels::elem::e4m3) {
+        s.descale_q = 1 / fp8_scale[0];
+        s.descale_k = 1 / fp8_scale[1];
+        s.descale_v = 1 / fp8_scale[2];
+    }
     return s;
 }
 
@@ -91,11 +96,13 @@ std::vector<option_decl> attention_options() {
             .help("sequence sharding; zigzag with --docs cuts each document into 2P chunks; "
                   "balanced deals units (the sparse block, else S/(4P)) by their visible work"),
         option_decl::choice("dtype", "auto",
-                            {"auto", "fp32", "bf16", "fp16", "float32", "bfloat16", "float16"})
+                            {"auto", "fp32", "bf16", "fp16", "fp8", "float32", "bfloat16",
+                             "float16", "fp8_e4m3", "float8_e4m3"})
             .sweeps()
             .help("Q/K/V element type: fp32 (cpu) | bf16 | fp16 (cuda; fp32 accumulation; on cpu "
-                  "emulated: rounded where the CUDA kernels round); auto = fp32 on cpu, bf16 on "
-                  "cuda"),
+                  "emulated: rounded where the CUDA kernels round) | fp8 (E4M3, cuDNN's fp8 "
+                  "attention forward: --device cuda, --attn-kernel cudnn, compute capability "
+                  "9.0+; current per-tensor scaling); auto = fp32 on cpu, bf16 on cuda"),
         option_decl::choice("merge", "fp32", {"fp32", "dtype"})
             .sweeps()
             .help("the running O between blocks: fp32 (the kernels' merge) | dtype (rounded to "
@@ -155,24 +162,14 @@ attention_problem read_attention_problem(const params& p) {
     return pr;
 }
 
-kernels::elem resolve_attention_dtype(const std::string& text, device_kind device) {
-    const bool cuda = device == device_kind::cuda;
-    if (text == "auto")
-        return cuda ? kernels::elem::bf16 : kernels::elem::f32;
-    const kernels::elem e = kernels::parse_elem(text);
-    // The CPU takes every type: bf16 and fp16 emulated (kernels/cpu/attention_cpu.hpp).
-    if (cuda && e == kernels::elem::f32)
-        throw config_error("--dtype fp32 with --device cuda: the CUDA attention kernels take bf16 "
-                           "or fp16 inputs (fp32 accumulation); use --dtype bf16 or fp16");
-    return e;
-}
-
 attr_map attention_attrs(const attention_problem& pr) {
     namespace attr = schema::attr;
     attr_map a = {{attr::seq_len, pr.seq_len},
                   {attr::kv_heads, pr.kv_heads},
                   {attr::dtype, std::string(kernels::elem_name(pr.type))},
-                  {attr::mfu_dtype, std::string(kernels::elem_short_name(pr.type))},
+                  {attr::mfu_dtype,
+                   std::string(pr.type == kernels::elem::e4m3 ? "fp8" // the peak's name for E4M3
+                                                              : kernels::elem_short_name(pr.type))},
                   {attr::flops_per_iter, pr.flops()},
                   {attr::tokens_per_iter, static_cast<double>(pr.batch * pr.seq_len)},
                   {attr::flop_convention, std::string("fwd 4*B*S^2*H*D (causal /2), bwd 2.5*fwd")}};
@@ -196,24 +193,6 @@ void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device) {
     a[schema::attr::attn_kernel] = std::string("sm80");
     a[schema::attr::attn_kernel_note] =
         std::string("a mask beyond causal runs the sm80 kernels (the sm90 kernels take none)");
-}
-
-void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device) {
-    if (type != kernels::elem::f32 && device == device_kind::cpu)
-        a[schema::attr::dtype_emulation] = std::string("emulated");
-}
-
-kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
-                                             const std::vector<float>& values) {
-    kernels::dev_buffer<unsigned char> out(dev, values.size() * kernels::elem_bytes(type));
-    if (type == kernels::elem::f32) {
-        out.upload(reinterpret_cast<const unsigned char*>(values.data()), out.size());
-        return out;
-    }
-    const kernels::dev_buffer<float> staged(dev, values);
-    kernels::convert(dev, type, values.size(), staged.data(), out.data());
-    dev.synchronize();
-    return out;
 }
 
 std::int64_t weak_seq_len(std::int64_t per_rank, const std::string& rule, kernels::layout layout,
@@ -312,6 +291,8 @@ std::vector<case_plan> plan_attention_cases(
             set_weak_seq_len(p, launch.world_size);
         // The resolved element type goes into the file, never "auto".
         const kernels::elem type = resolve_attention_dtype(p.text("dtype"), launch.device);
+        if (type == kernels::elem::e4m3)
+            check_fp8_case(p, launch);
         p.set("dtype", text_value(kernels::elem_short_name(type)));
         // fp32 merges in fp32 whatever --merge says: merge=dtype there is merge=fp32's case.
         if (p.has("merge") && p.text("merge") == "dtype") {
@@ -357,7 +338,13 @@ void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& p
     for (std::size_t i = 0; i < pos.size(); ++i) {
         float* row = out + static_cast<std::int64_t>(i) * d;
         kernels::attention_input_row(in, id, b, h, is_kv ? pr.kv_heads : pr.heads, pos[i], row);
-        if (pr.type != kernels::elem::f32)
+        if (pr.type == kernels::elem::e4m3) {
+            if (id == tensor_id::d_out)
+                continue; // the fp8 attention runs no backward
+            const float scale = pr.fp8_scale[static_cast<std::size_t>(id)];
+            for (std::int64_t j = 0; j < d; ++j)
+                row[j] = fp8_as_read(row[j], scale);
+        } else if (pr.type != kernels::elem::f32)
             for (std::int64_t j = 0; j < d; ++j)
                 row[j] = kernels::round_to(pr.type, row[j]);
     }

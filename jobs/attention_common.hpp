@@ -3,6 +3,7 @@
 // into global tensors, and validation against the single-rank reference kernel.
 #pragma once
 
+#include "jobs/attention_fp8.hpp"
 #include "kernels/attention_inputs.hpp"
 #include "kernels/dev_buffer.hpp"
 #include "kernels/dev_mask.hpp"
@@ -26,6 +27,9 @@ struct attention_problem {
     bool backward = false; ///< --pass fwd+bwd
     kernels::layout layout = kernels::layout::zigzag;
     kernels::elem type = kernels::elem::f32; ///< --dtype of Q, K, V, dO (resolved, never auto)
+    /// e4m3 only: the per-tensor scales of Q, K, V (jobs/attention_fp8.hpp), set at the
+    /// case's set-up; the inputs are read as fp8_as_read(x, scale).
+    fp8_tensor_scales fp8_scale{1, 1, 1};
     kernels::input_kind inputs = kernels::input_kind::uniform; ///< --inputs
     /// --merge dtype: the running O is rounded to `type` after each block's merge (fp32: kept
     /// in fp32, as the kernels do).
@@ -87,7 +91,8 @@ std::vector<std::int64_t> pairs_per_rank(const attention_problem& pr,
 std::vector<std::vector<std::int64_t>> attention_positions(const attention_problem& pr, int ranks);
 
 /// --dtype for `device`: "auto" becomes fp32 on cpu and bf16 on cuda; a type the device's
-/// attention kernels cannot take is a config_error naming the choices.
+/// attention kernels cannot take is a config_error naming the choices (fp8 resolves on cuda:
+/// its other rules are checked per case, jobs/attention_fp8.hpp).
 kernels::elem resolve_attention_dtype(const std::string& text, device_kind device);
 
 /// Attributes every attention case records: dtype (float32|bfloat16|float16), mfu_dtype
@@ -110,9 +115,10 @@ void add_masked_attn_kernel(attr_map& a, bool masked, device_kind device);
 void add_dtype_emulation(attr_map& a, kernels::elem type, device_kind device);
 
 /// A copy of host fp32 `values` on `dev` as `type` elements (rounded; exact when the values
-/// came from fill_shard with the same type).
+/// came from fill_shard with the same type). e4m3 stores E4M3 of `scale`·x (encoded on the
+/// host), x as the GPU reads it being fp8_as_read(x, scale).
 kernels::dev_buffer<unsigned char> upload_as(kernels::executor& dev, kernels::elem type,
-                                             const std::vector<float>& values);
+                                             const std::vector<float>& values, float scale = 1);
 
 /// Plan a case for each point of the sweep, keeping attention_case_options() plus
 /// `extra_options` as its values (a repeat of an earlier case is dropped);

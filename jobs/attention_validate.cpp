@@ -3,6 +3,7 @@
 // in double), so its work is split over the ranks by (batch, kv-head group); each group is a
 // complete single-rank reference computation.
 #include "jobs/attention_common.hpp"
+#include "kernels/cudnn_fp8.hpp"
 #include "kernels/reference/attention_ref.hpp"
 
 #include "kernels/threads.hpp"
@@ -41,6 +42,8 @@ double max_abs(const std::vector<float>& v) {
 tolerance fwd_tolerance(kernels::elem type, const std::vector<float>& v) {
     if (type == kernels::elem::f32)
         return {fwd_atol, fwd_rtol};
+    if (type == kernels::elem::e4m3) // cuDNN's fp8 forward (kernels/cudnn_fp8.hpp)
+        return {kernels::cudnn_fp8_o_tolerance(max_abs(v)), 0.0};
     return {2.0 * kernels::unit_roundoff(type) * max_abs(v), 0.0};
 }
 
@@ -159,6 +162,8 @@ validation validate_attention(comm::communicator& c, const attention_problem& pr
                         out.wrong, out.tolerance,
                         pr.type == kernels::elem::f32
                             ? fmt::format(" + {}*|ref|", pr.backward ? bwd_rtol : fwd_rtol)
+                        : pr.type == kernels::elem::e4m3
+                            ? std::string(", 4u*max|V| with u = 2^-4")
                             : fmt::format(", {}u*max|ref| with u = 2^{}", pr.backward ? 4 : 2,
                                           pr.type == kernels::elem::bf16 ? -8 : -11),
                         out.max_abs_err);

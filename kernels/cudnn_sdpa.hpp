@@ -74,7 +74,9 @@ void cudnn_sdpa_bwd(const cudnn_sdpa_call& c, const cudnn_sdpa_bwd_args& a, void
 /// [B, H, Sq]) through cuDNN, as the attention_fwd kernel does with ours: the step planned by
 /// plan_cudnn_step from the host positions (kept per positions, so a ring plans each step
 /// shape once), each call's O (type `e`) and statistics merged in fp32 by the ring's own
-/// merge. A step cuDNN cannot take is refused: config_error with the reason.
+/// merge. e4m3 (fp8): Q, K, V stored scaled, read with the shape's descales, O written at V's
+/// scale (kernels/cudnn_fp8.hpp). A step cuDNN cannot take is refused: config_error with the
+/// reason.
 void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
                          const void* k, const void* v, const row_positions& qp,
                          const row_positions& kp, float* o, float* lse);

@@ -51,10 +51,36 @@ float half_value(std::uint16_t h) {
     return sign * std::ldexp(1.0f + static_cast<float>(man) * 0x1p-10f, static_cast<int>(exp) - 15);
 }
 
+/// E4M3 bits of a value round_to_fp8(e4m3) gave (sign, 4 exponent bits with bias 7, 3
+/// mantissa bits; exponent field 0: subnormals, multiples of 2^-9).
+std::uint8_t e4m3_bits(float x) {
+    const auto sign = static_cast<std::uint8_t>(std::signbit(x) ? 0x80u : 0u);
+    const float a = std::fabs(x);
+    if (a != a)
+        return static_cast<std::uint8_t>(sign | 0x7fu); // E4M3's NaN
+    if (a < 0x1p-6f)
+        return static_cast<std::uint8_t>(sign | static_cast<unsigned>(a * 0x1p9f));
+    int e = 0;
+    const float m = std::frexp(a, &e); // a = m * 2^e, m in [0.5, 1)
+    const auto field = static_cast<unsigned>(e - 1 + 7);
+    const auto mant = static_cast<unsigned>((m * 2 - 1) * 8);
+    return static_cast<std::uint8_t>(sign | field << 3 | mant);
+}
+
+float e4m3_value(std::uint8_t b) {
+    const unsigned field = (b >> 3) & 15u, mant = b & 7u;
+    if (field == 15 && mant == 7)
+        return NAN;
+    const float mag =
+        field == 0 ? static_cast<float>(mant) * 0x1p-9f
+                   : std::ldexp(1 + static_cast<float>(mant) / 8, static_cast<int>(field) - 7);
+    return (b & 0x80u) ? -mag : mag;
+}
+
 } // namespace
 
 std::size_t elem_bytes(elem e) {
-    return e == elem::f32 ? 4 : 2;
+    return e == elem::f32 ? 4 : e == elem::e4m3 ? 1 : 2;
 }
 
 namespace {
@@ -65,7 +91,8 @@ const dtypes::dtype_info& info(elem e) {
     static const dtypes::dtype_info* const f32 = dtypes::find("fp32");
     static const dtypes::dtype_info* const bf16 = dtypes::find("bf16");
     static const dtypes::dtype_info* const f16 = dtypes::find("fp16");
-    return e == elem::f32 ? *f32 : e == elem::bf16 ? *bf16 : *f16;
+    static const dtypes::dtype_info* const e4m3 = dtypes::find("fp8_e4m3");
+    return e == elem::f32 ? *f32 : e == elem::bf16 ? *bf16 : e == elem::f16 ? *f16 : *e4m3;
 }
 
 } // namespace
@@ -79,13 +106,17 @@ const char* elem_short_name(elem e) {
 }
 
 elem parse_elem(const std::string& text) {
-    for (elem e : {elem::f32, elem::bf16, elem::f16})
+    if (text == "fp8")
+        return elem::e4m3;
+    for (elem e : {elem::f32, elem::bf16, elem::f16, elem::e4m3})
         if (text == elem_short_name(e) || text == elem_name(e))
             return e;
-    throw config_error(fmt::format("--dtype: '{}' is not fp32, bf16 or fp16", text));
+    throw config_error(fmt::format("--dtype: '{}' is not fp32, bf16, fp16 or fp8", text));
 }
 
 float round_to(elem e, float x) {
+    if (e == elem::e4m3)
+        return round_to_fp8(fp8_format::e4m3, x);
     if (e == elem::f32 || std::isnan(x) || std::isinf(x))
         return x;
     return e == elem::bf16 ? round_to_bf16(x) : round_to_f16(x);
@@ -94,6 +125,12 @@ float round_to(elem e, float x) {
 void elem_encode(elem e, const float* src, void* dst, std::size_t n) {
     if (e == elem::f32) {
         std::memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    if (e == elem::e4m3) {
+        auto* out = static_cast<std::uint8_t*>(dst);
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = e4m3_bits(round_to_fp8(fp8_format::e4m3, src[i]));
         return;
     }
     auto* out = static_cast<std::uint16_t*>(dst);
@@ -105,6 +142,12 @@ void elem_encode(elem e, const float* src, void* dst, std::size_t n) {
 void elem_decode(elem e, const void* src, float* dst, std::size_t n) {
     if (e == elem::f32) {
         std::memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    if (e == elem::e4m3) {
+        const auto* in = static_cast<const std::uint8_t*>(src);
+        for (std::size_t i = 0; i < n; ++i)
+            dst[i] = e4m3_value(in[i]);
         return;
     }
     const auto* in = static_cast<const std::uint16_t*>(src);

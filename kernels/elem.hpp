@@ -1,6 +1,7 @@
 // Element types of attention inputs (Q, K, V, dO): fp32, bf16 or fp16 (CUDA computes in
-// bf16/fp16; the CPU emulates them, kernels/cpu/attention_cpu.hpp). Outputs, LSE and
-// gradients are always fp32. Host-side rounding to each type, so validation can build the
+// bf16/fp16; the CPU emulates them, kernels/cpu/attention_cpu.hpp), and E4M3 (fp8: cuDNN's
+// fp8 attention only, its values stored scaled per tensor, kernels/cudnn_fp8.hpp). Outputs,
+// LSE and gradients are always fp32. Host-side rounding to each type, so validation can build the
 // reference on exactly the inputs a device saw, and the 2-byte storage of bf16/fp16 values on
 // the host (the CPU executor keeps them as a GPU does).
 #pragma once
@@ -14,25 +15,25 @@
 
 namespace ringscale::kernels {
 
-enum class elem { f32, bf16, f16 };
+enum class elem { f32, bf16, f16, e4m3 };
 
-/// Bytes per element: 4, 2, 2.
+/// Bytes per element: 4, 2, 2, 1.
 std::size_t elem_bytes(elem e);
 
-/// "float32", "bfloat16", "float16": the names the results file records.
+/// "float32", "bfloat16", "float16", "float8_e4m3": the names the results file records.
 const char* elem_name(elem e);
 
-/// The short names --dtype takes: "fp32", "bf16", "fp16".
+/// The short names: "fp32", "bf16", "fp16", "fp8_e4m3" (--dtype takes "fp8" for it too).
 const char* elem_short_name(elem e);
 
-/// Parse fp32|bf16|fp16 (or the long names); config_error naming the choices otherwise.
+/// Parse fp32|bf16|fp16|fp8 (or the long names); config_error naming the choices otherwise.
 elem parse_elem(const std::string& text);
 
 /// x rounded to nearest-even in `e` and widened back to float (exact for f32; overflow
-/// gives +-inf, NaN stays NaN).
+/// gives +-inf, NaN stays NaN; e4m3 saturates at +-448, unscaled: round_to_fp8).
 float round_to(elem e, float x);
 
-/// Unit roundoff of `e`: 2^-24 (f32), 2^-8 (bf16), 2^-11 (f16).
+/// Unit roundoff of `e`: 2^-24 (f32), 2^-8 (bf16), 2^-11 (f16), 2^-4 (e4m3).
 float unit_roundoff(elem e);
 
 /// x rounded to nearest-even in bfloat16 (as __float2bfloat16_rn), widened back to float.
@@ -78,8 +79,9 @@ float fp8_max(fp8_format f);
 /// +-inf saturates. -0 stays -0.
 float round_to_fp8(fp8_format f, float x);
 
-/// Encode n fp32 values as `e` elements at dst (4 bytes each for f32, 2 for bf16/f16; the
-/// bit patterns a GPU stores), rounding to nearest-even. dst holds n * elem_bytes(e) bytes.
+/// Encode n fp32 values as `e` elements at dst (4 bytes each for f32, 2 for bf16/f16, 1 for
+/// e4m3; the bit patterns a GPU stores), rounding to nearest-even (e4m3 saturating, unscaled:
+/// the caller multiplies by the tensor's scale first). dst holds n * elem_bytes(e) bytes.
 void elem_encode(elem e, const float* src, void* dst, std::size_t n);
 
 /// Decode n `e` elements at src into fp32 (exact). src holds n * elem_bytes(e) bytes.

@@ -9,6 +9,7 @@
 #include "kernels/cpu/executor.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
+#include "src/base/error.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -19,6 +20,8 @@ namespace {
 
 /// `n` elements of type `e` at `src` as fp32: src itself for f32, else widened into `into`.
 const float* widened(elem e, const void* src, std::size_t n, host_buffer<float>& into) {
+    if (e == elem::e4m3) // its values are stored scaled: only cuDNN's fp8 graph reads them
+        throw config_error("fp8 attention runs on cuDNN only (--device cuda --attn-kernel cudnn)");
     if (e == elem::f32)
         return static_cast<const float*>(src);
     if (into.size() < n)
@@ -64,8 +67,8 @@ void in_pieces(const attention_shape& s, const attention_workspace& ws, F&& f,
 
 } // namespace
 
-bool attention_supports(executor&, elem) {
-    return true; // fp32, and bf16/fp16 emulated
+bool attention_supports(executor&, elem e) {
+    return e != elem::e4m3; // fp32, and bf16/fp16 emulated
 }
 
 void attention_fwd_init(executor&, const attention_shape& s, float* o, float* lse) {

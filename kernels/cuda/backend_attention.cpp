@@ -18,6 +18,9 @@ attn_dtype attn_type(elem e) {
     if (e == elem::f32)
         throw config_error("the CUDA attention kernels take bf16 or fp16 inputs, not fp32 "
                            "(use --dtype bf16 or fp16)");
+    if (e == elem::e4m3)
+        throw config_error("fp8 attention runs on cuDNN only (--attn-kernel cudnn): the sm80 and "
+                           "sm90 kernels take bf16 or fp16");
     return e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
 }
 
@@ -33,7 +36,7 @@ attention_positions positions(const row_positions& q, const row_positions& k) {
 } // namespace
 
 bool attention_supports(executor&, elem e) {
-    return e != elem::f32;
+    return e != elem::f32 && (e != elem::e4m3 || attention_path() == attn_path::cudnn);
 }
 
 void attention_fwd_init(executor& exec, const attention_shape& s, float* o, float* lse) {

@@ -7,11 +7,13 @@
 #include "kernels/cudnn_sdpa.hpp"
 
 #include "kernels/cuda/cudnn_merge.cuh"
+#include "kernels/cudnn_fp8.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
 #include "src/base/error.hpp"
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <list>
 #include <map>
 #include <tuple>
@@ -129,7 +131,75 @@ attn_dtype_kind kind_of(elem e) {
         return attn_dtype_kind::bf16;
     if (e == elem::f16)
         return attn_dtype_kind::fp16;
-    throw config_error("--attn-kernel cudnn: cuDNN attention takes bf16 or fp16, not fp32");
+    if (e == elem::e4m3)
+        return attn_dtype_kind::fp8;
+    throw config_error("--attn-kernel cudnn: cuDNN attention takes bf16, fp16 or fp8, not fp32");
+}
+
+// The backward's types: cuDNN's fp8 backward is not run here.
+attn_dtype_kind backward_kind_of(elem e) {
+    if (e == elem::e4m3)
+        throw config_error("--attn-kernel cudnn: fp8 attention runs the forward only");
+    return kind_of(e);
+}
+
+// An fp8 call's scalars on the device, in the order of cudnn_sdpa_fwd_args (descale_q, _k,
+// _v, descale_s, scale_s, scale_o, then the amax outputs), copied when the shape's descales
+// change: once per case, in its warm-up.
+class fp8_scalars {
+  public:
+    fp8_scalars() = default;
+    fp8_scalars(const fp8_scalars&) = delete;
+    fp8_scalars& operator=(const fp8_scalars&) = delete;
+    ~fp8_scalars() { cudaFree(m_dev); }
+    const float* on_device(const cudnn_fp8_scales& f, cudaStream_t stream) {
+        const float want[count] = {f.descale_q, f.descale_k, f.descale_v, f.descale_s,
+                                   f.scale_s,   f.scale_o,   0,           0};
+        if (!m_dev)
+            RINGSCALE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_dev), sizeof want));
+        if (!m_set || std::memcmp(want, m_host, sizeof want) != 0) {
+            std::memcpy(m_host, want, sizeof want);
+            RINGSCALE_CUDA_CALL(
+                cudaMemcpyAsync(m_dev, m_host, sizeof want, cudaMemcpyHostToDevice, stream));
+            m_set = true;
+        }
+        return m_dev;
+    }
+    float* amax() { return m_dev + 6; }
+
+  private:
+    static constexpr int count = 8;
+    float* m_dev = nullptr;
+    float m_host[count] = {};
+    bool m_set = false;
+};
+
+// One forward call and its merge; fp8 with the shape's scalars.
+void forward_call(const attention_shape& s, elem e, const cudnn_call& call, const void* q,
+                  const void* k, const void* v, step_buffers& buf, float* o, float* lse,
+                  cudaStream_t stream) {
+    cudnn_sdpa_fwd_args args{q, k, v, buf.o_step, buf.stats};
+    if (e != elem::e4m3) {
+        cudnn_sdpa_fwd({s, kind_of(e), call}, args, stream);
+        cudnn_merge_cuda(e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16, buf.o_step,
+                         buf.stats, s.batch * s.heads, s.q_len, call.q0, call.q_len, s.head_dim, o,
+                         lse, stream);
+        return;
+    }
+    thread_local fp8_scalars scalars;
+    const cudnn_fp8_scales f = cudnn_fp8_from_descales(s.descale_q, s.descale_k, s.descale_v);
+    const float* d = scalars.on_device(f, stream);
+    args.descale_q = d;
+    args.descale_k = d + 1;
+    args.descale_v = d + 2;
+    args.descale_s = d + 3;
+    args.scale_s = d + 4;
+    args.scale_o = d + 5;
+    args.amax_s = scalars.amax();
+    args.amax_o = scalars.amax() + 1;
+    cudnn_sdpa_fwd({s, attn_dtype_kind::fp8, call}, args, stream);
+    cudnn_merge_fp8_cuda(buf.o_step, f.descale_o, buf.stats, s.batch * s.heads, s.q_len, call.q0,
+                         call.q_len, s.head_dim, o, lse, stream);
 }
 
 } // namespace
@@ -145,18 +215,14 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
     const auto rows = static_cast<std::size_t>(s.batch * s.heads * s.q_len);
     buf.fit(n, rows);
     const auto stream = static_cast<cudaStream_t>(exec.stream());
-    const attn_dtype t = e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
-    for (const cudnn_call& call : plan.calls) {
-        cudnn_sdpa_fwd({s, kind_of(e), call}, {q, k, v, buf.o_step, buf.stats}, stream);
-        cudnn_merge_cuda(t, buf.o_step, buf.stats, s.batch * s.heads, s.q_len, call.q0, call.q_len,
-                         s.head_dim, o, lse, stream);
-    }
+    for (const cudnn_call& call : plan.calls)
+        forward_call(s, e, call, q, k, v, buf, o, lse, stream);
 }
 
 void cudnn_keep_output(executor& exec, const attention_shape& s, elem e, const float* o,
                        const void* d_o) {
     backward_buffers& buf = backward_here();
-    (void)kind_of(e); // refuses fp32
+    (void)backward_kind_of(e); // refuses fp32 and fp8
     const auto n = static_cast<std::size_t>(attention_q_elems(s));
     buf.o.fit(n);
     to_attn_dtype_cuda(e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16, n, o, buf.o.data,
@@ -185,7 +251,7 @@ void attention_bwd_cudnn(executor& exec, const attention_shape& s, elem e, const
     const attn_dtype t = e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
     const std::int64_t bh = s.batch * s.heads, bkv = s.batch * s.kv_heads;
     for (const cudnn_call& call : plan.calls) {
-        cudnn_sdpa_bwd({s, kind_of(e), call},
+        cudnn_sdpa_bwd({s, backward_kind_of(e), call},
                        {q, k, v, buf.o.data, d_o, lse, buf.dq.data, buf.dk.data, buf.dv.data},
                        stream);
         // Two calls of a step may share rows: each call's pieces are added before the next.

@@ -4,6 +4,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 namespace ringscale::kernels::cuda {
@@ -20,11 +21,16 @@ __device__ float widen(__half x) {
     return __half2float(x);
 }
 
-// One block per call row (grid-stride over rows), as softmax_merge_kernel.
+__device__ float widen(__nv_fp8_e4m3 x) {
+    return static_cast<float>(x);
+}
+
+// One block per call row (grid-stride over rows), as softmax_merge_kernel; o_step's values
+// times `descale` (1 but for fp8).
 template <typename T>
-__global__ void cudnn_merge_kernel(const T* o_step, const float* stats, std::int64_t rows,
-                                   std::int64_t q_rows, std::int64_t q0, std::int64_t q_len,
-                                   std::int64_t dim, float* o, float* lse) {
+__global__ void cudnn_merge_kernel(const T* o_step, float descale, const float* stats,
+                                   std::int64_t rows, std::int64_t q_rows, std::int64_t q0,
+                                   std::int64_t q_len, std::int64_t dim, float* o, float* lse) {
     for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const std::int64_t g = (r / q_len) * q_rows + q0 + r % q_len;
         const float la = lse[g];
@@ -38,7 +44,8 @@ __global__ void cudnn_merge_kernel(const T* o_step, const float* stats, std::int
         const float wb = empty ? 0.0f : expf(lb - m);
         const std::int64_t base = g * dim;
         for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x)
-            o[base + d] = empty ? 0.0f : wa * o[base + d] + wb * widen(o_step[base + d]);
+            o[base + d] =
+                empty ? 0.0f : wa * o[base + d] + wb * (widen(o_step[base + d]) * descale);
         if (threadIdx.x == 0)
             lse[g] = m;
         __syncthreads();
@@ -81,9 +88,12 @@ void cudnn_accumulate_cuda(attn_dtype dtype, const void* src, std::int64_t slabs
     RINGSCALE_CUDA_CALL(cudaGetLastError());
 }
 
-void cudnn_merge_cuda(attn_dtype dtype, const void* o_step, const float* stats,
-                      std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0,
-                      std::int64_t q_len, std::int64_t dim, float* o, float* lse, void* stream) {
+namespace {
+
+// The merge launch for o_step of `dtype` (fp8: E4M3 read with `descale`).
+void merge(attn_dtype_kind dtype, const void* o_step, float descale, const float* stats,
+           std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0, std::int64_t q_len,
+           std::int64_t dim, float* o, float* lse, void* stream) {
     RINGSCALE_REQUIRE(batch_heads >= 0 && q_len >= 0 && q0 >= 0 && q0 + q_len <= q_rows,
                       "cudnn_merge_cuda: rows out of range");
     const std::int64_t rows = batch_heads * q_len;
@@ -91,13 +101,36 @@ void cudnn_merge_cuda(attn_dtype dtype, const void* o_step, const float* stats,
         return;
     const int blocks = static_cast<int>(rows < 65535 ? rows : 65535);
     const auto s = static_cast<cudaStream_t>(stream);
-    if (dtype == attn_dtype::bf16)
+    if (dtype == attn_dtype_kind::bf16)
         cudnn_merge_kernel<<<blocks, threads_per_block, 0, s>>>(
-            static_cast<const __nv_bfloat16*>(o_step), stats, rows, q_rows, q0, q_len, dim, o, lse);
+            static_cast<const __nv_bfloat16*>(o_step), descale, stats, rows, q_rows, q0, q_len, dim,
+            o, lse);
+    else if (dtype == attn_dtype_kind::fp16)
+        cudnn_merge_kernel<<<blocks, threads_per_block, 0, s>>>(static_cast<const __half*>(o_step),
+                                                                descale, stats, rows, q_rows, q0,
+                                                                q_len, dim, o, lse);
     else
         cudnn_merge_kernel<<<blocks, threads_per_block, 0, s>>>(
-            static_cast<const __half*>(o_step), stats, rows, q_rows, q0, q_len, dim, o, lse);
+            static_cast<const __nv_fp8_e4m3*>(o_step), descale, stats, rows, q_rows, q0, q_len, dim,
+            o, lse);
     RINGSCALE_CUDA_CALL(cudaGetLastError());
+}
+
+} // namespace
+
+void cudnn_merge_cuda(attn_dtype dtype, const void* o_step, const float* stats,
+                      std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0,
+                      std::int64_t q_len, std::int64_t dim, float* o, float* lse, void* stream) {
+    merge(dtype == attn_dtype::bf16 ? attn_dtype_kind::bf16 : attn_dtype_kind::fp16, o_step, 1.0f,
+          stats, batch_heads, q_rows, q0, q_len, dim, o, lse, stream);
+}
+
+void cudnn_merge_fp8_cuda(const void* o_step, float descale, const float* stats,
+                          std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0,
+                          std::int64_t q_len, std::int64_t dim, float* o, float* lse,
+                          void* stream) {
+    merge(attn_dtype_kind::fp8, o_step, descale, stats, batch_heads, q_rows, q0, q_len, dim, o, lse,
+          stream);
 }
 
 } // namespace ringscale::kernels::cuda

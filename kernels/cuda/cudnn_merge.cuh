@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/cuda/attention_fwd.cuh"
+#include "kernels/cudnn_support.hpp"
 
 #include <cstdint>
 
@@ -16,6 +17,12 @@ namespace ringscale::kernels::cuda {
 void cudnn_merge_cuda(attn_dtype dtype, const void* o_step, const float* stats,
                       std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0,
                       std::int64_t q_len, std::int64_t dim, float* o, float* lse, void* stream);
+
+/// cudnn_merge_cuda for an fp8 call: o_step holds E4M3 values, read times `descale` (O's, a
+/// host value: kernels/cudnn_fp8.hpp).
+void cudnn_merge_fp8_cuda(const void* o_step, float descale, const float* stats,
+                          std::int64_t batch_heads, std::int64_t q_rows, std::int64_t q0,
+                          std::int64_t q_len, std::int64_t dim, float* o, float* lse, void* stream);
 
 /// For each of `slabs` slabs of `rows` rows, rows [r0, r0 + n) of `src` (`dtype`, [slabs, rows,
 /// dim]) added into `dst` (fp32, same shape): one backward call's piece of dQ, dK or dV into

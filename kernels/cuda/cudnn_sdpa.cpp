@@ -121,6 +121,16 @@ void* piece(void* base, std::int64_t elems, std::size_t elem_bytes) {
     return static_cast<char*>(base) + elems * static_cast<std::int64_t>(elem_bytes);
 }
 
+// The variant pack's Q, K, V: the call's pieces of the step tensors.
+std::unordered_map<std::int64_t, void*> qkv_pack(const cudnn_sdpa_call& c, const void* q,
+                                                 const void* k, const void* v) {
+    const std::size_t eb = cudnn_elem_bytes(c.dtype);
+    const auto qv = cudnn_q_view(c.shape, c.call), kv = cudnn_kv_view(c.shape, c.call);
+    return {{uid::q, const_cast<void*>(piece(q, qv.offset, eb))},
+            {uid::k, const_cast<void*>(piece(k, kv.offset, eb))},
+            {uid::v, const_cast<void*>(piece(v, kv.offset, eb))}};
+}
+
 void run(device_state& st, const fe::graph::Graph& g, std::unordered_map<std::int64_t, void*>& pack,
          void* stream) {
     const cudnnStatus_t s = cudnnSetStream(st.handle.get(), static_cast<cudaStream_t>(stream));
@@ -137,14 +147,11 @@ void cudnn_sdpa_fwd(const cudnn_sdpa_call& c, const cudnn_sdpa_fwd_args& a, void
     device_state& st = state_here();
     const auto g = graph_for(st, c, false);
     const std::size_t eb = cudnn_elem_bytes(c.dtype);
-    const auto qv = cudnn_q_view(c.shape, c.call), kv = cudnn_kv_view(c.shape, c.call);
+    const auto qv = cudnn_q_view(c.shape, c.call);
     const auto sv = cudnn_stats_view(c.shape, c.call);
-    std::unordered_map<std::int64_t, void*> pack{
-        {uid::q, const_cast<void*>(piece(a.q, qv.offset, eb))},
-        {uid::k, const_cast<void*>(piece(a.k, kv.offset, eb))},
-        {uid::v, const_cast<void*>(piece(a.v, kv.offset, eb))},
-        {uid::o, piece(a.o, qv.offset, eb)},
-        {uid::stats, a.stats + sv.offset}};
+    std::unordered_map<std::int64_t, void*> pack = qkv_pack(c, a.q, a.k, a.v);
+    pack[uid::o] = piece(a.o, qv.offset, eb);
+    pack[uid::stats] = a.stats + sv.offset;
     if (c.dtype == attn_dtype_kind::fp8) {
         const float* in[] = {a.descale_q, a.descale_k, a.descale_v,
                              a.descale_s, a.scale_s,   a.scale_o};
@@ -172,16 +179,13 @@ void cudnn_sdpa_bwd(const cudnn_sdpa_call& c, const cudnn_sdpa_bwd_args& a, void
     const std::size_t eb = cudnn_elem_bytes(c.dtype);
     const auto qv = cudnn_q_view(c.shape, c.call), kv = cudnn_kv_view(c.shape, c.call);
     const auto sv = cudnn_stats_view(c.shape, c.call);
-    std::unordered_map<std::int64_t, void*> pack{
-        {uid::q, const_cast<void*>(piece(a.q, qv.offset, eb))},
-        {uid::k, const_cast<void*>(piece(a.k, kv.offset, eb))},
-        {uid::v, const_cast<void*>(piece(a.v, kv.offset, eb))},
-        {uid::o, const_cast<void*>(piece(a.o, qv.offset, eb))},
-        {uid::d_o, const_cast<void*>(piece(a.d_o, qv.offset, eb))},
-        {uid::stats, const_cast<float*>(a.stats + sv.offset)},
-        {uid::dq, piece(a.dq, qv.offset, eb)},
-        {uid::dk, piece(a.dk, kv.offset, eb)},
-        {uid::dv, piece(a.dv, kv.offset, eb)}};
+    std::unordered_map<std::int64_t, void*> pack = qkv_pack(c, a.q, a.k, a.v);
+    pack[uid::o] = const_cast<void*>(piece(a.o, qv.offset, eb));
+    pack[uid::d_o] = const_cast<void*>(piece(a.d_o, qv.offset, eb));
+    pack[uid::stats] = const_cast<float*>(a.stats + sv.offset);
+    pack[uid::dq] = piece(a.dq, qv.offset, eb);
+    pack[uid::dk] = piece(a.dk, kv.offset, eb);
+    pack[uid::dv] = piece(a.dv, kv.offset, eb);
     run(st, *g, pack, stream);
 }
 

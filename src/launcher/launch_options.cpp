@@ -1,5 +1,6 @@
 #include "src/launcher/launch_options.hpp"
 
+#include "jobs/attention_fp8.hpp"
 #include "kernels/attention_path.hpp"
 #include "kernels/blas_core.hpp"
 #include "kernels/cudnn_support.hpp"
@@ -102,16 +103,12 @@ std::vector<option_decl> declare() {
 }
 
 // --attn-kernel cudnn, before any GPU is bound: a build without cuDNN answers "not
-// compiled"; a mask cuDNN cannot take (block-sparse, dilated) is refused, and so is the
-// training step (its attention does not run through cuDNN yet), one line each.
+// compiled"; a mask cuDNN cannot take (block-sparse, dilated) is refused, one line each.
 void check_cudnn_request(const launch_config& cfg) {
     const kernels::attn_path path = kernels::parse_attn_path(cfg.attn_kernel);
     kernels::check_attention_path_compiled(path, kernels::cudnn_compiled());
     if (path != kernels::attn_path::cudnn)
         return;
-    if (std::count(cfg.jobs.begin(), cfg.jobs.end(), "train_step") > 0)
-        throw config_error("--attn-kernel cudnn runs the attention jobs only so far: train_step "
-                           "runs on sm80 or sm90");
     const std::pair<const char*, kernels::attn_mask_kind> masks[] = {
         {"sparsity", kernels::attn_mask_kind::block_sparse},
         {"dilation", kernels::attn_mask_kind::dilated}};
@@ -127,6 +124,25 @@ void check_cudnn_request(const launch_config& cfg) {
                                                kernels::cudnn_unsupported_reason(c)));
             }
     }
+}
+
+// --dtype fp8 for an attention job, before any GPU is bound: cuDNN's fp8 attention needs
+// --device cuda and --attn-kernel cudnn (one line); the rest is checked per case.
+void check_fp8_request(const launch_config& cfg) {
+    const bool attention = std::any_of(cfg.jobs.begin(), cfg.jobs.end(), [](const auto& j) {
+        return j == "ring_attention" || j == "context_parallel";
+    });
+    const auto it = cfg.params.find("dtype");
+    if (!attention || it == cfg.params.end())
+        return;
+    for (const std::string& value : it->second)
+        if (value == "fp8" || value == "fp8_e4m3" || value == "float8_e4m3") {
+            jobs::fp8_attention_request r;
+            r.device = cfg.device;
+            r.kernel = kernels::parse_attn_path(cfg.attn_kernel);
+            if (const std::string why = jobs::fp8_attention_problem(r); !why.empty())
+                throw config_error(why);
+        }
 }
 
 } // namespace
@@ -153,6 +169,7 @@ void read_launch_options(const std::map<std::string, std::string>& texts, launch
                                        "--device cuda",
                                        cfg.attn_kernel));
     check_cudnn_request(cfg);
+    check_fp8_request(cfg);
     const jobs::param_value v = value_of(texts, "validate");
     if (const bool* on = std::get_if<bool>(&v.value))
         cfg.validate = *on ? validate_mode::on : validate_mode::off;

@@ -284,7 +284,7 @@ int run_all(prepared& p, comm::communicator& world, const device_binding& gpu,
         std::vector<const scheduled_case*> running;
         for (const std::size_t i : todo)
             running.push_back(&p.cases[i]);
-        table = std::make_unique<live_table>(running, world.size(), isatty(2) != 0);
+        table = std::make_unique<live_table>(running, world.size(), isatty(2) != 0, gpu);
         std::printf("# ringscale %s: %d ranks on %zu host(s), %d thread(s) per rank, device %s%s, "
                     "comm %s\n",
                     tool_version(), world.size(), md.hosts.size(), p.threads,

@@ -2,6 +2,7 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/parse.hpp"
+#include "src/base/results_schema.hpp"
 #include "src/base/text_escape.hpp"
 #include "src/launcher/scheme_table.hpp"
 
@@ -198,8 +199,9 @@ double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<dou
 }
 
 live_table::live_table(const std::vector<const scheduled_case*>& cases, int world,
-                       bool stderr_is_tty)
-    : m_total(static_cast<int>(cases.size())), m_tty(stderr_is_tty), m_start_s(now_s()) {
+                       bool stderr_is_tty, const device_binding& gpu)
+    : m_total(static_cast<int>(cases.size())), m_tty(stderr_is_tty), m_start_s(now_s()),
+      m_kernel(gpu.attn_kernel), m_kernel_note(gpu.attn_kernel_note) {
     std::map<const jobs::job*, std::vector<const scheduled_case*>> by_job;
     std::map<const jobs::job*, int> job_ids;
     std::map<std::pair<const jobs::job*, std::string>, int> first_copy; // repetitions
@@ -227,6 +229,7 @@ std::string live_table::progress_text(int done) const {
 
 void live_table::begin_case(int index, const scheduled_case& sc) {
     m_case_start_s = now_s();
+    std::fputs(m_notes.line(m_kernel, m_kernel_note).c_str(), stdout); // once: the launch's
     if (m_tty)
         std::fprintf(stderr, "\r\033[K[%s] running %s", progress_text(index).c_str(),
                      terminal_text(sc.plan.job + " " + sc.plan.variant).c_str());
@@ -245,6 +248,10 @@ void live_table::end_case(int index, const scheduled_case& sc, const case_record
         m_durations_s.push_back(now_s() - m_case_start_s);
     if (m_tty)
         std::fprintf(stderr, "\r\033[K");
+    std::fputs(
+        m_notes.line(rec.text(schema::attr::attn_kernel), rec.text(schema::attr::attn_kernel_note))
+            .c_str(),
+        stdout);
     if (sc.job != m_last_job) {
         print_header(*sc.job);
         m_last_job = sc.job;

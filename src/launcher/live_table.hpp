@@ -6,7 +6,9 @@
 // (scheme_table.hpp).
 #pragma once
 
+#include "src/engine/device_binding.hpp"
 #include "src/engine/run_loop.hpp"
+#include "src/launcher/attn_note.hpp"
 
 #include <map>
 #include <string>
@@ -50,11 +52,14 @@ double estimate_left_s(const std::vector<eta_case>& cases, const std::vector<dou
 class live_table {
   public:
     /// `cases` will run on `world` ranks, in this order; progress is redrawn in place when
-    /// stderr is a terminal.
-    live_table(const std::vector<const scheduled_case*>& cases, int world, bool stderr_is_tty);
-    /// Progress: case `index` (0-based) is starting.
+    /// stderr is a terminal. `gpu`: the launch's attention kernel and why (attn_note.hpp).
+    live_table(const std::vector<const scheduled_case*>& cases, int world, bool stderr_is_tty,
+               const device_binding& gpu = {});
+    /// Progress: case `index` (0-based) is starting (before the first, the launch's attention
+    /// kernel line, on --device cuda).
     void begin_case(int index, const scheduled_case& sc);
-    /// Print the finished case's row.
+    /// Print the finished case's row (before it, the case's attention kernel line when that
+    /// kernel and reason are new to the launch: a masked case on the sm80 kernels).
     void end_case(int index, const scheduled_case& sc, const case_record& rec);
     /// Clear the progress line and print the closing comparison of attention schemes over
     /// every case that ran (nothing when no context_parallel case ran).
@@ -72,7 +77,9 @@ class live_table {
     std::vector<double> m_durations_s; ///< of the cases finished so far
     const jobs::job* m_last_job = nullptr;
     std::map<const jobs::job*, std::vector<table_column>> m_columns;
-    std::vector<case_record> m_ran; ///< finished attention cases, for the closing comparison
+    std::vector<case_record> m_ran;      ///< finished attention cases, for the closing comparison
+    std::string m_kernel, m_kernel_note; ///< the launch's attention kernel ("" on the CPU)
+    attn_kernel_notes m_notes;           ///< each kernel and reason shown once
 };
 
 } // namespace ringscale

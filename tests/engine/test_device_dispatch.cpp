@@ -25,7 +25,10 @@ TEST(attention_dtype, auto_resolves_per_device_and_wrong_types_are_refused) {
     EXPECT_EQ(jobs::resolve_attention_dtype("bf16", device_kind::cpu), elem::bf16);
     EXPECT_EQ(jobs::resolve_attention_dtype("fp16", device_kind::cpu), elem::f16);
     EXPECT_THROW(jobs::resolve_attention_dtype("fp32", device_kind::cuda), config_error);
-    EXPECT_THROW(jobs::resolve_attention_dtype("fp8", device_kind::cuda), config_error);
+    // fp8 is cuDNN's fp8 attention on a GPU (its rules per case: jobs/attention_fp8.hpp).
+    EXPECT_EQ(jobs::resolve_attention_dtype("fp8", device_kind::cuda), elem::e4m3);
+    EXPECT_THROW(jobs::resolve_attention_dtype("fp8", device_kind::cpu), config_error);
+    EXPECT_THROW(jobs::resolve_attention_dtype("fp4", device_kind::cuda), config_error);
 }
 
 TEST(elem_rounding, nearest_even_overflow_and_subnormals) {

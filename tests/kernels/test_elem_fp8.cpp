@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 using ringscale::kernels::fp8_format;
 using ringscale::kernels::fp8_max;
 using ringscale::kernels::round_to_fp8;
+using namespace ringscale::kernels;
 
 TEST(ElemFp8, E4m3RoundsToNearestEven) {
     const auto r = [](float x) { return round_to_fp8(fp8_format::e4m3, x); };
@@ -48,4 +50,38 @@ TEST(ElemFp8, E5m2RoundsSubnormalsAndSaturates) {
     EXPECT_EQ(r(-1e5f), -57344.0f);
     EXPECT_EQ(r(-INFINITY), -57344.0f);
     EXPECT_EQ(r(0.0f), 0.0f);
+}
+
+// elem::e4m3 (fp8 attention's storage): every E4M3 bit pattern decodes to a value that encodes
+// back to the same bits (NaN to NaN), values round to nearest-even and saturate at 448, and
+// --dtype's names parse to it.
+TEST(ElemFp8, E4m3ElementsRoundTripEveryBitPattern) {
+    EXPECT_EQ(elem_bytes(elem::e4m3), 1u);
+    for (unsigned b = 0; b < 256; ++b) {
+        const auto bits = static_cast<std::uint8_t>(b);
+        float x = 0;
+        elem_decode(elem::e4m3, &bits, &x, 1);
+        if ((b & 0x7fu) == 0x7fu) {
+            EXPECT_TRUE(std::isnan(x)) << b;
+            continue;
+        }
+        EXPECT_EQ(round_to(elem::e4m3, x), x) << b;
+        std::uint8_t back = 0;
+        elem_encode(elem::e4m3, &x, &back, 1);
+        EXPECT_EQ(back, bits) << b << " = " << x;
+    }
+    const float in[] = {1.0f, 1.0625f, 500.0f, -0x1p-9f, 0.3f};
+    std::uint8_t bits[5] = {};
+    float out[5] = {};
+    elem_encode(elem::e4m3, in, bits, 5);
+    elem_decode(elem::e4m3, bits, out, 5);
+    EXPECT_EQ(out[0], 1.0f);
+    EXPECT_EQ(out[1], 1.0f); // a tie: even
+    EXPECT_EQ(out[2], 448.0f);
+    EXPECT_EQ(out[3], -0x1p-9f); // smallest subnormal
+    EXPECT_EQ(out[4], round_to_fp8(fp8_format::e4m3, 0.3f));
+    EXPECT_EQ(parse_elem("fp8"), elem::e4m3);
+    EXPECT_EQ(parse_elem(elem_name(elem::e4m3)), elem::e4m3);
+    EXPECT_EQ(parse_elem(elem_short_name(elem::e4m3)), elem::e4m3);
+    EXPECT_FLOAT_EQ(unit_roundoff(elem::e4m3), 0x1p-4f);
 }

@@ -109,3 +109,52 @@ TEST(live_table, eta_weighs_cases_by_their_cost) {
     EXPECT_DOUBLE_EQ(estimate_left_s(repeated, {2, 30}), 32.0);
     EXPECT_DOUBLE_EQ(estimate_left_s(repeated, {2, 30, 2, 30}), 0.0);
 }
+
+// The attention kernel and why (attn_kernel, attn_kernel_note) once per launch: the launch's
+// before the first case, a case's own only where it differs, each once however many cases.
+TEST(live_table, the_attention_kernel_line_shows_once_per_launch) {
+    const jobs::job& j = jobs::find_job("ring_attention");
+    jobs::launch_info launch;
+    launch.world_size = 2;
+    launch.host_bytes_per_rank = 1ull << 40;
+    const scheduled_case sc{&j, jobs::plan_job(j, {}, launch).at(0)};
+    const std::vector<const scheduled_case*> cases(4, &sc);
+    device_binding gpu;
+    gpu.attn_kernel = "sm90";
+    gpu.attn_kernel_note = "auto: sm90 on this compute capability 9.0 GPU";
+    live_table table(cases, 2, false, gpu);
+    case_record plain, masked;
+    masked.group(schema::attr_group::run)[schema::attr::attn_kernel] = std::string("sm80");
+    masked.group(schema::attr_group::run)[schema::attr::attn_kernel_note] =
+        std::string("a mask beyond causal runs the sm80 kernels");
+    testing::internal::CaptureStdout();
+    for (int i = 0; i < 4; ++i) {
+        table.begin_case(i, sc);
+        table.end_case(i, sc, i % 2 ? masked : plain);
+    }
+    const std::string out = testing::internal::GetCapturedStdout();
+    const auto count = [&](const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = out.find(what); at != std::string::npos; at = out.find(what, at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(count("# attention kernel "), 2u) << out;
+    EXPECT_EQ(count("# attention kernel sm90: auto: sm90 on this compute capability 9.0 GPU\n"), 1u)
+        << out;
+    EXPECT_EQ(count("# attention kernel sm80: a mask beyond causal"), 1u) << out;
+    EXPECT_LT(out.find("# attention kernel sm90"), out.find("# job ring_attention")) << out;
+}
+
+TEST(live_table, no_attention_kernel_line_on_the_cpu) {
+    const jobs::job& j = jobs::find_job("ring_attention");
+    jobs::launch_info launch;
+    launch.world_size = 2;
+    launch.host_bytes_per_rank = 1ull << 40;
+    const scheduled_case sc{&j, jobs::plan_job(j, {}, launch).at(0)};
+    live_table table({&sc}, 2, false);
+    testing::internal::CaptureStdout();
+    table.begin_case(0, sc);
+    table.end_case(0, sc, case_record{});
+    EXPECT_EQ(testing::internal::GetCapturedStdout().find("attention kernel"), std::string::npos);
+}
