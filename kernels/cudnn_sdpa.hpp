@@ -90,12 +90,16 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
 /// Keep the final merged O (fp32 [B, H, Sq, D]) in the input type `e` for the backward calls
 /// of the rows whose output gradient is `d_o` (cuDNN's backward reads O): called where the
 /// backward's delta is computed (attention_bwd_delta), before the ring's backward steps.
+/// e4m3: O stored in E4M3 at V's scale (|O| <= max|V|); d_o is E4M3 at the shape's descale_do.
 void cudnn_keep_output(executor& exec, const attention_shape& s, elem e, const float* o,
                        const void* d_o);
 
 /// One ring step's backward through cuDNN, as the attention_bwd kernel with ours: the step's
 /// calls (the forward's plan), each from Q, K, V, the kept O, d_o and the final merged LSE,
-/// its dQ, dK, dV pieces added into the fp32 dq, dk, dv (which accumulate, as ours). Refused
+/// its dQ, dK, dV pieces added into the fp32 dq, dk, dv (which accumulate, as ours). e4m3:
+/// cuDNN's fp8 backward (D = 128 on Hopper), each call's E4M3 outputs at scales that follow
+/// the amaxes that call reported its last run: current scaling's from its third run on, the
+/// earlier runs calibrate (kernels/cudnn_fp8.hpp). Refused
 /// (config_error) when the kept O is not that of `d_o` or the step cannot be taken.
 void attention_bwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
                          const void* k, const void* v, const void* d_o, const float* lse,

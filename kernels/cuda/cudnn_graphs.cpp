@@ -99,7 +99,15 @@ std::shared_ptr<fe::graph::Graph> fp8_bwd_graph(std::shared_ptr<fe::graph::Graph
     auto opts = fe::graph::SDPA_fp8_backward_attributes()
                     .set_name("sdpa_fp8_bwd")
                     .set_attn_scale(attention_scale(c.shape));
-    set_band(opts, c.call.band);
+    // Hopper's fp8 backward takes no bottom-right causal mask: the same band from the top left
+    // (key j seen by row i while j - i <= k_len - q_len).
+    cudnn_band band = c.call.band;
+    if (band.align == cudnn_align::bottom_right && band.right == 0 && band.left <= 0 &&
+        c.call.k_len > c.call.q_len) {
+        band.align = cudnn_align::top_left;
+        band.right = c.call.k_len - c.call.q_len;
+    }
+    set_band(opts, band);
     auto [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = g->sdpa_fp8_backward(
         in.q, in.k, in.v, in.o, in.d_o, in.stats, scalar(*g, "descale_q", uid::descale_q),
         scalar(*g, "descale_k", uid::descale_k), scalar(*g, "descale_v", uid::descale_v),
