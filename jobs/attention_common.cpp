@@ -38,6 +38,7 @@ kernels::attention_shape attention_problem::local_shape(int ranks) const {
         s.descale_q = 1 / fp8_scale[0];
         s.descale_k = 1 / fp8_scale[1];
         s.descale_v = 1 / fp8_scale[2];
+        s.descale_do = 1 / fp8_scale_do;
     }
     return s;
 }
@@ -339,9 +340,8 @@ void fill_head_rows(tensor_id id, std::uint64_t seed, const attention_problem& p
         float* row = out + static_cast<std::int64_t>(i) * d;
         kernels::attention_input_row(in, id, b, h, is_kv ? pr.kv_heads : pr.heads, pos[i], row);
         if (pr.type == kernels::elem::e4m3) {
-            if (id == tensor_id::d_out)
-                continue; // the fp8 attention runs no backward
-            const float scale = pr.fp8_scale[static_cast<std::size_t>(id)];
+            const float scale = id == tensor_id::d_out ? pr.fp8_scale_do
+                                                       : pr.fp8_scale[static_cast<std::size_t>(id)];
             for (std::int64_t j = 0; j < d; ++j)
                 row[j] = fp8_as_read(row[j], scale);
         } else if (pr.type != kernels::elem::f32)

@@ -30,6 +30,7 @@ struct attention_problem {
     /// e4m3 only: the per-tensor scales of Q, K, V (jobs/attention_fp8.hpp), set at the
     /// case's set-up; the inputs are read as fp8_as_read(x, scale).
     fp8_tensor_scales fp8_scale{1, 1, 1};
+    float fp8_scale_do = 1; ///< e4m3 with the backward: dO's, as the others
     kernels::input_kind inputs = kernels::input_kind::uniform; ///< --inputs
     /// --merge dtype: the running O is rounded to `type` after each block's merge (fp32: kept
     /// in fp32, as the kernels do).

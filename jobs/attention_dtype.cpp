@@ -55,6 +55,8 @@ void check_fp8_case(const params& p, const launch_info& launch) {
     r.device = launch.device;
     r.kernel = kernels::attention_path();
     r.backward = p.has("pass") && p.text("pass") == "fwd+bwd";
+    if (p.has("head-dim"))
+        r.head_dim = static_cast<std::int64_t>(p.size("head-dim"));
     r.merge_in_dtype = p.has("merge") && p.text("merge") == "dtype";
     r.accuracy = launch.accuracy == accuracy_mode::on;
     r.cc_major = launch.gpu_cc_major;

@@ -17,9 +17,10 @@ std::string fp8_attention_problem(const fp8_attention_request& r) {
         return fmt::format("--dtype fp8 runs cuDNN's fp8 attention: it needs --attn-kernel cudnn "
                            "(--attn-kernel {}: the sm80 and sm90 kernels take bf16 or fp16)",
                            kernels::to_string(r.kernel));
-    if (r.backward)
-        return "--dtype fp8 with --pass fwd+bwd: the fp8 attention runs the forward only (use "
-               "--pass fwd, or --dtype bf16 for the backward)";
+    if (r.backward && r.head_dim != 128)
+        return fmt::format("--dtype fp8 with --pass fwd+bwd: cuDNN's fp8 backward on Hopper takes "
+                           "--head-dim 128, not {} (use --pass fwd, or --dtype bf16)",
+                           r.head_dim);
     if (r.merge_in_dtype)
         return "--merge dtype with --dtype fp8: the running O stays fp32 between blocks (use "
                "--merge fp32)";

@@ -1,9 +1,9 @@
 // --dtype fp8 for the attention jobs: cuDNN's fp8 attention (E4M3 Q, K, V) on a GPU of compute
-// capability 9.0 and up under --attn-kernel cudnn, forward only, with current per-tensor
-// scaling (kernels/cudnn_fp8.hpp): each of Q, K, V is stored as E4M3 of s·x with s = 448 /
-// the amax of the whole global tensor, reduced over the ranks at set-up (the inputs do not
-// change between iterations). The rules that refuse a case, the scales, and the inputs as the
-// GPU reads them.
+// capability 9.0 and up under --attn-kernel cudnn, forward and backward, with current
+// per-tensor scaling (kernels/cudnn_fp8.hpp): each of Q, K, V (and dO for the backward) is
+// stored as E4M3 of s·x with s = 448 / the amax of the whole global tensor, reduced over the
+// ranks at set-up (the inputs do not change between iterations). The rules that refuse a case, the
+// scales, and the inputs as the GPU reads them.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -26,11 +26,13 @@ struct fp8_attention_request {
     bool merge_in_dtype = false; ///< --merge dtype
     bool accuracy = false;       ///< --accuracy on
     int cc_major = -1, cc_minor = 0;
+    std::int64_t head_dim = 128; ///< --head-dim
 };
 
 /// Why an fp8 attention case cannot run, one line ("" when it can): not on --device cuda, a
-/// kernel other than cudnn, fwd+bwd (cuDNN's fp8 backward is not run), --merge dtype,
-/// --accuracy on, a GPU below compute capability 9.0. Pure.
+/// kernel other than cudnn, fwd+bwd with a head dimension other than 128 (cuDNN's fp8
+/// backward on Hopper), --merge dtype, --accuracy on, a GPU below compute capability 9.0.
+/// Pure.
 std::string fp8_attention_problem(const fp8_attention_request& r);
 
 /// The rules above for one planned case of `launch` (its --pass and --merge in `p`, the

@@ -50,6 +50,8 @@ tolerance fwd_tolerance(kernels::elem type, const std::vector<float>& v) {
 tolerance bwd_tolerance(kernels::elem type, const std::vector<float>& ref) {
     if (type == kernels::elem::f32)
         return {bwd_atol, bwd_rtol};
+    if (type == kernels::elem::e4m3) // cuDNN's fp8 backward (kernels/cudnn_fp8.hpp)
+        return {kernels::cudnn_fp8_grad_tolerance(max_abs(ref)), 0.0};
     return {4.0 * kernels::unit_roundoff(type) * max_abs(ref), 0.0};
 }
 

@@ -23,9 +23,9 @@ struct attention_shape {
     bool causal = false;
     float scale = 0.0f; ///< softmax scale; 0 means 1/sqrt(head_dim)
     mask_view mask;     ///< rules beyond causal (window, documents, block-sparse, dilation)
-    /// fp8 (E4M3) inputs only: 1 / the per-tensor scale Q, K and V were stored with
-    /// (kernels/cudnn_fp8.hpp); 1 for every other type.
-    float descale_q = 1, descale_k = 1, descale_v = 1;
+    /// fp8 (E4M3) inputs only: 1 / the per-tensor scale Q, K, V and the backward's dO were
+    /// stored with (kernels/cudnn_fp8.hpp); 1 for every other type.
+    float descale_q = 1, descale_k = 1, descale_v = 1, descale_do = 1;
 };
 
 /// Throws config_error (one line) unless sizes are positive (q_len, k_len may be 0) and

@@ -39,6 +39,40 @@ cudnn_fp8_scales cudnn_fp8_from_descales(float descale_q, float descale_k, float
     return s;
 }
 
+float cudnn_fp8_output_scale(float amax) {
+    if (!(amax > 0) || !std::isfinite(amax))
+        return 1.0f;
+    return cudnn_fp8_max / (amax * cudnn_fp8_headroom);
+}
+
+cudnn_fp8_bwd_scales cudnn_fp8_backward_scales(const cudnn_fp8_scales& fwd, float amax_do,
+                                               const cudnn_fp8_bwd_amax& measured) {
+    cudnn_fp8_bwd_scales s;
+    s.fwd = fwd;
+    s.descale_o = fwd.descale_v;
+    s.scale_do = cudnn_fp8_scale(amax_do);
+    s.descale_do = 1 / s.scale_do;
+    s.scale_dp = cudnn_fp8_output_scale(measured.dp);
+    s.descale_dp = 1 / s.scale_dp;
+    s.scale_dq = cudnn_fp8_output_scale(measured.dq);
+    s.scale_dk = cudnn_fp8_output_scale(measured.dk);
+    s.scale_dv = cudnn_fp8_output_scale(measured.dv);
+    s.descale_dq = 1 / s.scale_dq;
+    s.descale_dk = 1 / s.scale_dk;
+    s.descale_dv = 1 / s.scale_dv;
+    return s;
+}
+
+std::array<float, 12> cudnn_fp8_backward_scalars(const cudnn_fp8_bwd_scales& s) {
+    return {s.fwd.descale_q, s.fwd.descale_k, s.fwd.descale_v, s.descale_o,
+            s.descale_do,    s.fwd.descale_s, s.descale_dp,    s.fwd.scale_s,
+            s.scale_dq,      s.scale_dk,      s.scale_dv,      s.scale_dp};
+}
+
+double cudnn_fp8_grad_tolerance(double max_abs_ref) {
+    return 6 * cudnn_fp8_unit_roundoff * max_abs_ref;
+}
+
 double cudnn_fp8_o_tolerance(double max_abs_v) {
     return 4 * cudnn_fp8_unit_roundoff * max_abs_v;
 }

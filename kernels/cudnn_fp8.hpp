@@ -7,7 +7,17 @@
 //  - P (the softmax, in [0, 1]) is quantised with scale_s = 448, read back with 1 / 448.
 //  - O is a convex combination of V's rows, so |O| <= amax(V): O is written with V's scale
 //    (no overflow, no second pass for O's own amax) and read back with V's descale.
+// The backward (sdpa_fp8_backward) reads Q, K, V as above, the final merged O stored again at
+// V's scale, dO in E4M3 (not E5M2: at a current per-tensor scale E4M3's extra mantissa bit
+// is the better trade, its range is set by the scale) at s = 448 / amax of the whole dO, P
+// at 448 as the forward. Its fp8 outputs (dQ, dK, dV and the score gradient cuDNN calls dP)
+// need their scales before the call: each is 448 / (amax · headroom) from the amax cuDNN
+// reported the last time the same call ran on the same inputs (a case's inputs do not change
+// between iterations). From the third run on they are current scaling's: the first run
+// (scales 1) measures dP's amax, the second the outputs' under dP's scale.
 #pragma once
+
+#include <array>
 
 namespace ringscale::kernels {
 
@@ -39,5 +49,44 @@ cudnn_fp8_scales cudnn_fp8_from_descales(float descale_q, float descale_k, float
 /// relative u, O written in E4M3 at V's scale: u · max|V|, and the rounding of those sums),
 /// 0.25 · max|V|. Fixed before any GPU ran it.
 double cudnn_fp8_o_tolerance(double max_abs_v);
+
+/// The amaxes one fp8 backward call reports (fp32, before quantisation).
+struct cudnn_fp8_bwd_amax {
+    float dq = 0, dk = 0, dv = 0, dp = 0;
+};
+
+/// The scalars of one fp8 backward call, beyond the forward's (Q, K, V, P).
+struct cudnn_fp8_bwd_scales {
+    cudnn_fp8_scales fwd;
+    float descale_o = 1;                ///< O stored at V's scale
+    float scale_do = 1, descale_do = 1; ///< dO's current scale
+    float scale_dp = 1, descale_dp = 1; ///< the score gradient's
+    float scale_dq = 1, scale_dk = 1, scale_dv = 1;
+    float descale_dq = 1, descale_dk = 1, descale_dv = 1;
+};
+
+/// An output scale's headroom over the amax it was measured from: 1 + 2^-3 (the next run
+/// may round its score gradient differently, by up to u relative).
+constexpr float cudnn_fp8_headroom = 1.125f;
+
+/// 448 / (amax · headroom), or 1 when amax is 0, negative, inf or NaN. Pure.
+float cudnn_fp8_output_scale(float amax);
+
+/// The backward's scalars: the forward's `fwd` (O at V's scale), dO's from its global amax
+/// (cudnn_fp8_scale), the outputs' from the amaxes `measured` on the same call (a zero amax
+/// keeps the scale 1). Pure.
+cudnn_fp8_bwd_scales cudnn_fp8_backward_scales(const cudnn_fp8_scales& fwd, float amax_do,
+                                               const cudnn_fp8_bwd_amax& measured);
+
+/// The backward call's scalars in the order cuDNN's fp8 backward graph takes them (the order
+/// of cudnn_sdpa_bwd_args::fp8_scalars): descale Q, K, V, O, dO, descale S (P), descale dP,
+/// scale S, scale dQ, dK, dV, dP. Pure.
+std::array<float, 12> cudnn_fp8_backward_scalars(const cudnn_fp8_bwd_scales& s);
+
+/// max |dX - dX_ref| bound of each of dQ, dK, dV of the fp8 backward against the fp64
+/// reference on the inputs as read, relative to max |dX_ref|: 6u = 0.375 (u = 2^-4; P and
+/// the score gradient rounded to E4M3 relative u, O and the output relative u, the
+/// cancellation of dP - rowsum(dO · O) with O as stored). Fixed before any GPU ran it.
+double cudnn_fp8_grad_tolerance(double max_abs_ref);
 
 } // namespace ringscale::kernels

@@ -1,7 +1,8 @@
 // cuDNN fused attention for one planned call of a ring step (kernels/cudnn_plan.hpp): SDPA
 // forward with its softmax statistics (natural-log LSE, fp32) and SDPA backward from the final
-// merged O and LSE, as TransformerEngine's ring does. bf16 and fp16; fp8 (E4M3) forward on
-// compute capability 9.0 and up with per-tensor scales and amax as cuDNN's graph defines them.
+// merged O and LSE, as TransformerEngine's ring does. bf16 and fp16; fp8 (E4M3) forward and
+// backward calls on compute capability 9.0 and up with per-tensor scales and amax as cuDNN's
+// graphs define them (kernels/cudnn_fp8.hpp).
 // Each call's graph is built once per shape (kernels/cudnn_cache.hpp) and kept in a bounded
 // cache; its build time is recorded as a set-up cost. Free of CUDA and cuDNN types: built in
 // kernels/cuda/cudnn_sdpa.cpp where cuDNN and its frontend were found, else every call is
@@ -60,6 +61,10 @@ struct cudnn_sdpa_bwd_args {
     void* dq = nullptr;
     void* dk = nullptr;
     void* dv = nullptr;
+    /// fp8 only (O, dO, dQ, dK, dV in E4M3): 12 fp32 scalars in the order of
+    /// cudnn_fp8_backward_scalars, and 4 fp32 amax outputs: dQ, dK, dV, dP.
+    const float* fp8_scalars = nullptr;
+    float* fp8_amax = nullptr;
 };
 
 /// Run one forward call on `stream` (a cudaStream_t) of the current device. Throws cuda or
@@ -67,7 +72,8 @@ struct cudnn_sdpa_bwd_args {
 /// without cuDNN.
 void cudnn_sdpa_fwd(const cudnn_sdpa_call& c, const cudnn_sdpa_fwd_args& a, void* stream);
 
-/// Run one backward call (bf16/fp16) on `stream`; errors as cudnn_sdpa_fwd.
+/// Run one backward call (bf16, fp16; fp8 on compute capability 9.0 and up, D = 128) on
+/// `stream`; errors as cudnn_sdpa_fwd.
 void cudnn_sdpa_bwd(const cudnn_sdpa_call& c, const cudnn_sdpa_bwd_args& a, void* stream);
 
 /// One ring step's K/V block merged into the running (o, lse) (fp32 [B, H, Sq, D] and
@@ -84,12 +90,16 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
 /// Keep the final merged O (fp32 [B, H, Sq, D]) in the input type `e` for the backward calls
 /// of the rows whose output gradient is `d_o` (cuDNN's backward reads O): called where the
 /// backward's delta is computed (attention_bwd_delta), before the ring's backward steps.
+/// e4m3: O stored in E4M3 at V's scale (|O| <= max|V|); d_o is E4M3 at the shape's descale_do.
 void cudnn_keep_output(executor& exec, const attention_shape& s, elem e, const float* o,
                        const void* d_o);
 
 /// One ring step's backward through cuDNN, as the attention_bwd kernel with ours: the step's
 /// calls (the forward's plan), each from Q, K, V, the kept O, d_o and the final merged LSE,
-/// its dQ, dK, dV pieces added into the fp32 dq, dk, dv (which accumulate, as ours). Refused
+/// its dQ, dK, dV pieces added into the fp32 dq, dk, dv (which accumulate, as ours). e4m3:
+/// cuDNN's fp8 backward (D = 128 on Hopper), each call's E4M3 outputs at scales that follow
+/// the amaxes that call reported its last run: current scaling's from its third run on, the
+/// earlier runs calibrate (kernels/cudnn_fp8.hpp). Refused
 /// (config_error) when the kept O is not that of `d_o` or the step cannot be taken.
 void attention_bwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
                          const void* k, const void* v, const void* d_o, const float* lse,

@@ -3,9 +3,11 @@
 // iteration), then per call cuDNN's O (input type) and statistics into step buffers and the
 // call's rows merged into the running fp32 (O, LSE) by the ring's merge (cudnn_merge.cuh).
 // The backward (attention_bwd_cudnn) runs the same calls from the final merged O and LSE,
-// each call's dQ, dK, dV pieces added into the step's fp32 gradients.
+// each call's dQ, dK, dV pieces added into the step's fp32 gradients (fp8: O stored again in
+// E4M3 at V's scale, each call's outputs at scales that follow the amaxes it reported last).
 #include "kernels/cudnn_sdpa.hpp"
 
+#include "kernels/cuda/cudnn_fp8_bwd.cuh"
 #include "kernels/cuda/cudnn_merge.cuh"
 #include "kernels/cudnn_fp8.hpp"
 #include "src/base/cuda_runtime/cuda_check.hpp"
@@ -13,9 +15,12 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <list>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -136,13 +141,6 @@ attn_dtype_kind kind_of(elem e) {
     throw config_error("--attn-kernel cudnn: cuDNN attention takes bf16, fp16 or fp8, not fp32");
 }
 
-// The backward's types: cuDNN's fp8 backward is not run here.
-attn_dtype_kind backward_kind_of(elem e) {
-    if (e == elem::e4m3)
-        throw config_error("--attn-kernel cudnn: fp8 attention runs the forward only");
-    return kind_of(e);
-}
-
 // An fp8 call's scalars on the device, in the order of cudnn_sdpa_fwd_args (descale_q, _k,
 // _v, descale_s, scale_s, scale_o, then the amax outputs), copied when the shape's descales
 // change: once per case, in its warm-up.
@@ -202,6 +200,86 @@ void forward_call(const attention_shape& s, elem e, const cudnn_call& call, cons
                          call.q_len, s.head_dim, o, lse, stream);
 }
 
+// One fp8 backward call's scalars on the device (fp8_slot's layout). The inputs' descales
+// come from the shape, copied when they change; the outputs' scales are 1 on the call's first
+// run and then follow the amaxes it reported (cudnn_fp8_rescale_cuda), so from its third run
+// on they are current scaling's (kernels/cudnn_fp8.hpp).
+class fp8_bwd_scalars {
+  public:
+    fp8_bwd_scalars() = default;
+    fp8_bwd_scalars(const fp8_bwd_scalars&) = delete;
+    fp8_bwd_scalars& operator=(const fp8_bwd_scalars&) = delete;
+    ~fp8_bwd_scalars() { cudaFree(m_dev); }
+    float* on_device(const attention_shape& s, cudaStream_t stream) {
+        cudnn_fp8_bwd_scales b = cudnn_fp8_backward_scales(
+            cudnn_fp8_from_descales(s.descale_q, s.descale_k, s.descale_v), 0, {});
+        b.descale_do = s.descale_do;
+        b.scale_do = 1 / s.descale_do;
+        const auto want = cudnn_fp8_backward_scalars(b);
+        if (!m_dev) {
+            float all[fp8_slot::count] = {};
+            std::copy(want.begin(), want.end(), all);
+            all[fp8_slot::descale_dq] = all[fp8_slot::descale_dk] = all[fp8_slot::descale_dv] = 1;
+            RINGSCALE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_dev), sizeof all));
+            RINGSCALE_CUDA_CALL(
+                cudaMemcpyAsync(m_dev, all, sizeof all, cudaMemcpyHostToDevice, stream));
+            m_inputs = want;
+            return m_dev;
+        }
+        // The inputs' slots: descale Q, K, V, O, dO, S (0 to 5) and scale S (7).
+        if (!std::equal(want.begin(), want.begin() + 6, m_inputs.begin()) ||
+            want[7] != m_inputs[7]) {
+            m_inputs = want;
+            RINGSCALE_CUDA_CALL(cudaMemcpyAsync(m_dev, m_inputs.data(), 6 * sizeof(float),
+                                                cudaMemcpyHostToDevice, stream));
+            RINGSCALE_CUDA_CALL(cudaMemcpyAsync(m_dev + 7, m_inputs.data() + 7, sizeof(float),
+                                                cudaMemcpyHostToDevice, stream));
+        }
+        return m_dev;
+    }
+
+  private:
+    float* m_dev = nullptr;
+    std::array<float, 12> m_inputs{};
+};
+
+// The scalars of call `index` of `plan` (plans are kept by address, bounded: a slot seen
+// again after its plan was dropped starts from scales that the next runs correct).
+fp8_bwd_scalars& fp8_bwd_for(const cudnn_step_plan& plan, std::size_t index) {
+    thread_local std::map<std::pair<const cudnn_step_plan*, std::size_t>,
+                          std::unique_ptr<fp8_bwd_scalars>>
+        by_call;
+    if (by_call.size() >= 4 * plans_kept)
+        by_call.clear();
+    auto& slot = by_call[{&plan, index}];
+    if (!slot)
+        slot = std::make_unique<fp8_bwd_scalars>();
+    return *slot;
+}
+
+// The step's fp8 backward calls: each from E4M3 Q, K, V, the kept O and dO at their descales,
+// its E4M3 pieces added into fp32 times their descales, then its next output scales set.
+void backward_fp8(const attention_shape& s, const cudnn_step_plan& plan, const void* q,
+                  const void* k, const void* v, const void* d_o, const float* lse,
+                  backward_buffers& buf, float* dq, float* dk, float* dv, cudaStream_t stream) {
+    const std::int64_t bh = s.batch * s.heads, bkv = s.batch * s.kv_heads;
+    for (std::size_t i = 0; i < plan.calls.size(); ++i) {
+        const cudnn_call& call = plan.calls[i];
+        float* d = fp8_bwd_for(plan, i).on_device(s, stream);
+        cudnn_sdpa_bwd_args a{q, k, v, buf.o.data, d_o, lse, buf.dq.data, buf.dk.data, buf.dv.data};
+        a.fp8_scalars = d;
+        a.fp8_amax = d + fp8_slot::amax;
+        cudnn_sdpa_bwd({s, attn_dtype_kind::fp8, call}, a, stream);
+        cudnn_accumulate_fp8_cuda(buf.dq.data, d + fp8_slot::descale_dq, bh, s.q_len, call.q0,
+                                  call.q_len, s.head_dim, dq, stream);
+        cudnn_accumulate_fp8_cuda(buf.dk.data, d + fp8_slot::descale_dk, bkv, s.k_len, call.k0,
+                                  call.k_len, s.head_dim, dk, stream);
+        cudnn_accumulate_fp8_cuda(buf.dv.data, d + fp8_slot::descale_dv, bkv, s.k_len, call.k0,
+                                  call.k_len, s.head_dim, dv, stream);
+        cudnn_fp8_rescale_cuda(d, stream);
+    }
+}
+
 } // namespace
 
 void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const void* q,
@@ -222,11 +300,15 @@ void attention_fwd_cudnn(executor& exec, const attention_shape& s, elem e, const
 void cudnn_keep_output(executor& exec, const attention_shape& s, elem e, const float* o,
                        const void* d_o) {
     backward_buffers& buf = backward_here();
-    (void)backward_kind_of(e); // refuses fp32 and fp8
+    (void)kind_of(e); // refuses fp32
     const auto n = static_cast<std::size_t>(attention_q_elems(s));
     buf.o.fit(n);
-    to_attn_dtype_cuda(e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16, n, o, buf.o.data,
-                       exec.stream());
+    if (e == elem::e4m3) // O at V's scale: |O| <= max|V|
+        cudnn_fp8_encode_cuda(o, 1 / s.descale_v, static_cast<std::int64_t>(n), buf.o.data,
+                              exec.stream());
+    else
+        to_attn_dtype_cuda(e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16, n, o, buf.o.data,
+                           exec.stream());
     buf.o_for_d_o = d_o;
     buf.o_elems = n;
 }
@@ -248,10 +330,14 @@ void attention_bwd_cudnn(executor& exec, const attention_shape& s, elem e, const
     buf.dk.fit(kn);
     buf.dv.fit(kn);
     const auto stream = static_cast<cudaStream_t>(exec.stream());
+    if (e == elem::e4m3) {
+        backward_fp8(s, plan, q, k, v, d_o, lse, buf, dq, dk, dv, stream);
+        return;
+    }
     const attn_dtype t = e == elem::bf16 ? attn_dtype::bf16 : attn_dtype::fp16;
     const std::int64_t bh = s.batch * s.heads, bkv = s.batch * s.kv_heads;
     for (const cudnn_call& call : plan.calls) {
-        cudnn_sdpa_bwd({s, backward_kind_of(e), call},
+        cudnn_sdpa_bwd({s, kind_of(e), call},
                        {q, k, v, buf.o.data, d_o, lse, buf.dq.data, buf.dk.data, buf.dv.data},
                        stream);
         // Two calls of a step may share rows: each call's pieces are added before the next.

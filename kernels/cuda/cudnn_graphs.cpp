@@ -87,6 +87,46 @@ std::shared_ptr<fe::graph::Graph> new_graph(attn_dtype_kind dtype) {
     return g;
 }
 
+// The backward graph's inputs: Q, K, V, O, dO, stats.
+struct bwd_inputs {
+    tensor q, k, v, o, d_o, stats;
+};
+
+// sdpa_fp8_backward: every fp8 tensor E4M3 (the graph's io type), dQ, dK, dV written in E4M3
+// at their scales (Hopper's fp8 backward writes fp8 only), the four amax as outputs.
+std::shared_ptr<fe::graph::Graph> fp8_bwd_graph(std::shared_ptr<fe::graph::Graph> g,
+                                                const cudnn_sdpa_call& c, const bwd_inputs& in) {
+    auto opts = fe::graph::SDPA_fp8_backward_attributes()
+                    .set_name("sdpa_fp8_bwd")
+                    .set_attn_scale(attention_scale(c.shape));
+    // Hopper's fp8 backward takes no bottom-right causal mask: the same band from the top left
+    // (key j seen by row i while j - i <= k_len - q_len).
+    cudnn_band band = c.call.band;
+    if (band.align == cudnn_align::bottom_right && band.right == 0 && band.left <= 0 &&
+        c.call.k_len > c.call.q_len) {
+        band.align = cudnn_align::top_left;
+        band.right = c.call.k_len - c.call.q_len;
+    }
+    set_band(opts, band);
+    auto [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = g->sdpa_fp8_backward(
+        in.q, in.k, in.v, in.o, in.d_o, in.stats, scalar(*g, "descale_q", uid::descale_q),
+        scalar(*g, "descale_k", uid::descale_k), scalar(*g, "descale_v", uid::descale_v),
+        scalar(*g, "descale_o", uid::descale_o), scalar(*g, "descale_do", uid::descale_do),
+        scalar(*g, "descale_s", uid::descale_s), scalar(*g, "descale_dp", uid::descale_dp),
+        scalar(*g, "scale_s", uid::scale_s), scalar(*g, "scale_dq", uid::scale_dq),
+        scalar(*g, "scale_dk", uid::scale_dk), scalar(*g, "scale_dv", uid::scale_dv),
+        scalar(*g, "scale_dp", uid::scale_dp), opts);
+    output(dq, uid::dq, cudnn_q_view(c.shape, c.call));
+    output(dk, uid::dk, cudnn_kv_view(c.shape, c.call));
+    output(dv, uid::dv, cudnn_kv_view(c.shape, c.call));
+    scalar_output(amax_dq, uid::amax_dq);
+    scalar_output(amax_dk, uid::amax_dk);
+    scalar_output(amax_dv, uid::amax_dv);
+    scalar_output(amax_dp, uid::amax_dp);
+    check_frontend(g->validate(), "validate (fp8 backward)");
+    return g;
+}
+
 } // namespace
 
 std::size_t cudnn_elem_bytes(attn_dtype_kind dtype) {
@@ -144,6 +184,8 @@ std::shared_ptr<fe::graph::Graph> build_sdpa_bwd_graph(const cudnn_sdpa_call& c)
     const tensor d_o = input(*g, "dO", uid::d_o, qv);
     const tensor stats = input(*g, "stats", uid::stats, sv);
     stats->set_data_type(fe::DataType_t::FLOAT);
+    if (c.dtype == attn_dtype_kind::fp8)
+        return fp8_bwd_graph(g, c, {q, k, v, o, d_o, stats});
     auto opts = fe::graph::SDPA_backward_attributes()
                     .set_name("sdpa_bwd")
                     .set_attn_scale(attention_scale(c.shape));

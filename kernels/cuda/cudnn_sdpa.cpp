@@ -141,6 +141,21 @@ void run(device_state& st, const fe::graph::Graph& g, std::unordered_map<std::in
     check_frontend(g.execute(st.handle.get(), pack, st.space.at_least(bytes)), "execute");
 }
 
+// The fp8 backward's scalars (cudnn_fp8_backward_scalars' order) and amax outputs.
+void add_fp8_backward_scalars(const cudnn_sdpa_bwd_args& a,
+                              std::unordered_map<std::int64_t, void*>& pack) {
+    if (!a.fp8_scalars || !a.fp8_amax)
+        throw config_error("cudnn_sdpa_bwd: fp8 needs its scalars and amax outputs");
+    const std::int64_t ids[] = {uid::descale_q,  uid::descale_k, uid::descale_v,  uid::descale_o,
+                                uid::descale_do, uid::descale_s, uid::descale_dp, uid::scale_s,
+                                uid::scale_dq,   uid::scale_dk,  uid::scale_dv,   uid::scale_dp};
+    for (int i = 0; i < 12; ++i)
+        pack[ids[i]] = const_cast<float*>(a.fp8_scalars + i);
+    const std::int64_t amax_ids[] = {uid::amax_dq, uid::amax_dk, uid::amax_dv, uid::amax_dp};
+    for (int i = 0; i < 4; ++i)
+        pack[amax_ids[i]] = a.fp8_amax + i;
+}
+
 } // namespace
 
 void cudnn_sdpa_fwd(const cudnn_sdpa_call& c, const cudnn_sdpa_fwd_args& a, void* stream) {
@@ -171,9 +186,8 @@ void cudnn_sdpa_fwd(const cudnn_sdpa_call& c, const cudnn_sdpa_fwd_args& a, void
 }
 
 void cudnn_sdpa_bwd(const cudnn_sdpa_call& c, const cudnn_sdpa_bwd_args& a, void* stream) {
-    if (c.dtype != attn_dtype_kind::bf16 && c.dtype != attn_dtype_kind::fp16)
-        throw config_error(
-            fmt::format("cudnn_sdpa_bwd: takes bf16 or fp16, not {}", to_string(c.dtype)));
+    if (c.dtype == attn_dtype_kind::fp32)
+        throw config_error("cudnn_sdpa_bwd: takes bf16, fp16 or fp8, not fp32");
     device_state& st = state_here();
     const auto g = graph_for(st, c, true);
     const std::size_t eb = cudnn_elem_bytes(c.dtype);
@@ -186,6 +200,8 @@ void cudnn_sdpa_bwd(const cudnn_sdpa_call& c, const cudnn_sdpa_bwd_args& a, void
     pack[uid::dq] = piece(a.dq, qv.offset, eb);
     pack[uid::dk] = piece(a.dk, kv.offset, eb);
     pack[uid::dv] = piece(a.dv, kv.offset, eb);
+    if (c.dtype == attn_dtype_kind::fp8)
+        add_fp8_backward_scalars(a, pack);
     run(st, *g, pack, stream);
 }
 

@@ -4,7 +4,7 @@
 # runs the phases named in PHASES, each under its own deadline and all inside T_ALL:
 #   cudnn  cuDNN fused attention first: run.sh's cuDNN steps (ONLY=cudnn: the GPU test binaries
 #          test_cuda_cudnn_*_gpu and the --attn-kernel cudnn launches, train_step's and the
-#          --dtype fp8 forward's included, validated), then
+#          --dtype fp8 forward and backward included, validated), then
 #          tests/bench/attention_cudnn_gpu.sh (the call against SDPA's cuDNN backend, fp8
 #          forward, P=4 zigzag steps against one call) and tests/bench/job_overhead.sh with
 #          ATTN_KERNEL=cudnn (ring_attention np=1 against the bare cuDNN call), under T_CUDNN;

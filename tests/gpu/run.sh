@@ -189,7 +189,7 @@ every_step() {
         --kv-heads 4 --head-dim 128 --dtype bf16 --pass fwd,fwd+bwd)
     # shellcheck disable=SC2054 # commas are sweep lists
     cud8=(--device cuda --attn-kernel cudnn --validate on -w 1 -n 3 --seq-len 2K --heads 16
-        --kv-heads 4 --head-dim 128 --dtype fp8 --pass fwd)
+        --kv-heads 4 --head-dim 128 --dtype fp8 --pass fwd,fwd+bwd)
     for np_comm in "1 nccl" "2 mpi"; do
         read -r np comm <<<"$np_comm"
         step "cudnn ring layouts np=$np --comm $comm" mpirun --bind-to none --oversubscribe \
@@ -202,17 +202,19 @@ every_step() {
             "$rs" --job ring_attention,context_parallel --comm "$comm" "${cud[@]}" --causal 1 \
             --window 512 --docs fixed:1K --variant allgather,ulysses \
             -o "$out/results/cudnn_masked_np${np}.h5"
-        # fp8 (E4M3, current per-tensor scaling) forward: ring layouts, all-gather and Ulysses,
-        # within 4u*max|V| of the fp64 reference (u = 2^-4); cuDNN's fp8 needs compute
-        # capability 9.0 (an older GPU is named in the log, the step not run).
+        # fp8 (E4M3, current per-tensor scaling) forward and backward: ring layouts, all-gather
+        # and Ulysses, O within 4u*max|V| and dQ, dK, dV within 6u*max|dX| of the fp64
+        # reference (u = 2^-4); cuDNN's fp8 needs compute capability 9.0 (an older GPU is named
+        # in the log, the step not run).
         if [[ $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
             head -1 | cut -d. -f1) -ge 9 ]] 2>/dev/null; then
-            step "cudnn fp8 forward np=$np --comm $comm" mpirun --bind-to none --oversubscribe \
-                -np "$np" "$rs" --job ring_attention,context_parallel --comm "$comm" \
+            step "cudnn fp8 forward and backward np=$np --comm $comm" mpirun --bind-to none \
+                --oversubscribe -np "$np" "$rs" --job ring_attention,context_parallel \
+                --comm "$comm" \
                 "${cud8[@]}" --causal 0,1 --layout contiguous,zigzag --variant allgather,ulysses \
                 -o "$out/results/cudnn_fp8_np${np}.h5"
         elif [[ -z $planning ]]; then
-            printf '\n===== cudnn fp8 forward np=%s: not run, %s\n' "$np" \
+            printf '\n===== cudnn fp8 forward and backward np=%s: not run, %s\n' "$np" \
                 "no GPU of compute capability 9.0 or newer" >>"$log"
         fi
         step "cudnn train_step np=$np --comm $comm" mpirun --bind-to none --oversubscribe \

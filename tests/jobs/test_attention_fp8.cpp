@@ -57,6 +57,8 @@ TEST_F(attention_fp8, every_refusal_is_one_line_naming_the_problem) {
     fp8_attention_request ok;
     ok.cc_major = 9;
     EXPECT_EQ(fp8_attention_problem(ok), "");
+    ok.backward = true; // head_dim 128: cuDNN's fp8 backward runs
+    EXPECT_EQ(fp8_attention_problem(ok), "");
     const std::pair<fp8_attention_request, const char*> rows[] = {
         {{device_kind::cpu, kernels::attn_path::cudnn, false, false, false, -1, 0},
          "it needs --device cuda"},
@@ -64,8 +66,8 @@ TEST_F(attention_fp8, every_refusal_is_one_line_naming_the_problem) {
          "--attn-kernel auto"},
         {{device_kind::cuda, kernels::attn_path::sm90, false, false, false, 9, 0},
          "--attn-kernel sm90"},
-        {{device_kind::cuda, kernels::attn_path::cudnn, true, false, false, 9, 0},
-         "--pass fwd+bwd"},
+        {{device_kind::cuda, kernels::attn_path::cudnn, true, false, false, 9, 0, 64},
+         "--pass fwd+bwd: cuDNN's fp8 backward on Hopper takes --head-dim 128, not 64"},
         {{device_kind::cuda, kernels::attn_path::cudnn, false, true, false, 9, 0}, "--merge dtype"},
         {{device_kind::cuda, kernels::attn_path::cudnn, false, false, true, 9, 0}, "--accuracy on"},
         {{device_kind::cuda, kernels::attn_path::cudnn, false, false, false, 8, 6},
@@ -94,7 +96,10 @@ TEST_F(attention_fp8, a_case_plans_on_hopper_and_is_refused_below_it) {
     EXPECT_NE(refusal(base(), hopper(8)).find("compute capability 9.0"), std::string::npos);
     auto both = base();
     both["pass"] = {"fwd", "fwd+bwd"};
-    EXPECT_NE(refusal(both, hopper(9)).find("--pass fwd+bwd"), std::string::npos);
+    both["head-dim"] = {"128"};
+    EXPECT_EQ(plan_job(find_job("ring_attention"), both, hopper(9)).size(), 2u);
+    both["head-dim"] = {"64"};
+    EXPECT_NE(refusal(both, hopper(9)).find("--head-dim 128"), std::string::npos);
     kernels::set_attention_path(kernels::attn_path::sm80);
     EXPECT_NE(refusal(base(), hopper(9)).find("--attn-kernel cudnn"), std::string::npos);
     launch_info cpu = hopper(0);

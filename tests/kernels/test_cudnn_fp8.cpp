@@ -3,7 +3,10 @@
 // included, at V's scale), and a host emulation of cuDNN's fp8 forward as its graph defines it
 // (Q, K, V read as E4M3 · descale, scores in fp32, P rounded to E4M3 at scale_s, O rounded to
 // E4M3 at scale_o) within the stated tolerance of the fp64 reference on the same inputs, and
-// not within it with one key too many per row (so the bound is not vacuous).
+// not within it with one key too many per row (so the bound is not vacuous). The backward's
+// scalars (dO's current scale, the outputs' from measured amaxes, cuDNN's order) and a host
+// emulation of its fp8 backward: within the stated tolerance from its third run, not with
+// scales 1 (its first run) nor with one key too many per row.
 #include "kernels/cudnn_fp8.hpp"
 #include "kernels/elem.hpp"
 #include "kernels/reference/attention_ref.hpp"
@@ -150,4 +153,136 @@ TEST(cudnn_fp8, the_emulated_forward_is_within_the_stated_tolerance) {
     // one key too many per row (a misplaced band) breaks it.
     EXPECT_GT(err, bound / 8);
     EXPECT_GT(max_error(emulate(q, k, v, s, 1), want), bound);
+}
+
+TEST(cudnn_fp8, backward_scales_follow_do_and_the_measured_amaxes) {
+    const cudnn_fp8_scales f = cudnn_fp8_current_scales(2.0f, 0.5f, 7.0f);
+    const cudnn_fp8_bwd_scales s = cudnn_fp8_backward_scales(f, 4.0f, {1.0f, 2.0f, 0.25f, 0});
+    EXPECT_EQ(s.descale_o, f.descale_v);
+    EXPECT_FLOAT_EQ(s.scale_do, 112.0f);
+    EXPECT_FLOAT_EQ(s.descale_do * s.scale_do, 1.0f);
+    EXPECT_FLOAT_EQ(s.scale_dq, 448.0f / 1.125f);
+    EXPECT_FLOAT_EQ(s.scale_dk, 224.0f / 1.125f);
+    EXPECT_FLOAT_EQ(s.scale_dv, 1792.0f / 1.125f);
+    EXPECT_FLOAT_EQ(s.descale_dk * s.scale_dk, 1.0f);
+    EXPECT_EQ(s.scale_dp, 1.0f); // not measured yet
+    EXPECT_EQ(s.descale_dp, 1.0f);
+    EXPECT_EQ(cudnn_fp8_output_scale(std::nanf("")), 1.0f);
+    EXPECT_FLOAT_EQ(cudnn_fp8_grad_tolerance(2.0), 0.75);
+    // The order cuDNN's graph takes them in (cudnn_sdpa_bwd_args::fp8_scalars).
+    const auto a = cudnn_fp8_backward_scalars(s);
+    const float want[] = {f.descale_q,  f.descale_k, f.descale_v,  s.descale_o,
+                          s.descale_do, f.descale_s, s.descale_dp, f.scale_s,
+                          s.scale_dq,   s.scale_dk,  s.scale_dv,   s.scale_dp};
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(a[i], want[i]) << i;
+}
+
+namespace {
+
+constexpr std::int64_t bn = 40, bdim = 128; // cuDNN's fp8 backward on Hopper: D = 128
+
+struct grads {
+    std::vector<float> dq, dk, dv;
+    cudnn_fp8_bwd_amax amax; // before quantisation
+    float widest = 0;        // the largest |x · scale| stored (E4M3 saturates beyond 448)
+};
+
+float stored(float x, float scale, float descale, float& amax, float& widest) {
+    amax = std::max(amax, std::fabs(x));
+    widest = std::max(widest, std::fabs(x * scale));
+    return round_to_fp8(fp8_format::e4m3, x * scale) * descale;
+}
+
+// cuDNN's fp8 backward as its graph defines it, one head, causal (+ `extra` keys per row),
+// on inputs as read (o and d_o too), from the merged LSE: P recomputed in fp32; dV from P
+// in E4M3 at scale_s; dS = P (dO V^T - rowsum(dO O)) in E4M3 at dP's scale; dQ, dK from it;
+// each output in E4M3 at its scale.
+grads emulate_bwd(const std::vector<float>& q, const std::vector<float>& k,
+                  const std::vector<float>& v, const std::vector<float>& o,
+                  const std::vector<float>& d_o, const std::vector<float>& lse,
+                  const cudnn_fp8_bwd_scales& s, int extra) {
+    const float scale = 1 / std::sqrt(static_cast<float>(bdim));
+    const auto size = static_cast<std::size_t>(bn * bdim);
+    std::vector<float> ds(static_cast<std::size_t>(bn * bn), 0), dv(size, 0), dq(size, 0),
+        dk(size, 0);
+    grads g;
+    for (std::int64_t i = 0; i < bn; ++i) {
+        float delta = 0;
+        for (std::int64_t d = 0; d < bdim; ++d)
+            delta += d_o[i * bdim + d] * o[i * bdim + d];
+        for (std::int64_t j = 0; j <= std::min(i + extra, bn - 1); ++j) {
+            float dot = 0, dp = 0;
+            for (std::int64_t d = 0; d < bdim; ++d) {
+                dot += q[i * bdim + d] * k[j * bdim + d];
+                dp += d_o[i * bdim + d] * v[j * bdim + d];
+            }
+            const float p = std::exp(dot * scale - lse[i]);
+            const float p8 = round_to_fp8(fp8_format::e4m3, p * s.fwd.scale_s) * s.fwd.descale_s;
+            for (std::int64_t d = 0; d < bdim; ++d)
+                dv[j * bdim + d] += p8 * d_o[i * bdim + d];
+            ds[i * bn + j] =
+                stored(p * (dp - delta), s.scale_dp, s.descale_dp, g.amax.dp, g.widest);
+        }
+    }
+    for (std::int64_t i = 0; i < bn; ++i)
+        for (std::int64_t j = 0; j < bn; ++j)
+            for (std::int64_t d = 0; d < bdim; ++d) {
+                dq[i * bdim + d] += scale * ds[i * bn + j] * k[j * bdim + d];
+                dk[j * bdim + d] += scale * ds[i * bn + j] * q[i * bdim + d];
+            }
+    for (std::size_t x = 0; x < size; ++x) {
+        g.dq.push_back(stored(dq[x], s.scale_dq, s.descale_dq, g.amax.dq, g.widest));
+        g.dk.push_back(stored(dk[x], s.scale_dk, s.descale_dk, g.amax.dk, g.widest));
+        g.dv.push_back(stored(dv[x], s.scale_dv, s.descale_dv, g.amax.dv, g.widest));
+    }
+    return g;
+}
+
+// max |a - b| relative to max |b|.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+    return max_error(a, b) / amax_of(b);
+}
+
+} // namespace
+
+TEST(cudnn_fp8, the_emulated_backward_is_within_the_stated_tolerance_from_its_third_run) {
+    const auto qx = seeded(bn * bdim, 4, 2.0f), kx = seeded(bn * bdim, 5, 2.0f);
+    const auto vx = seeded(bn * bdim, 6, 1.0f), dox = seeded(bn * bdim, 7, 0.001f);
+    const cudnn_fp8_scales f = cudnn_fp8_current_scales(amax_of(qx), amax_of(kx), amax_of(vx));
+    const auto q = as_read(qx, f.scale_q, f.descale_q), k = as_read(kx, f.scale_k, f.descale_k);
+    const auto v = as_read(vx, f.scale_v, f.descale_v);
+    attention_shape shape;
+    shape.q_len = shape.k_len = bn;
+    shape.head_dim = bdim;
+    shape.causal = true;
+    std::vector<std::int64_t> pos(bn);
+    for (std::int64_t i = 0; i < bn; ++i)
+        pos[i] = i;
+    std::vector<float> o(q.size()), lse(bn);
+    reference::attention_fwd_ref(shape, q.data(), k.data(), v.data(), pos.data(), pos.data(),
+                                 o.data(), lse.data());
+    cudnn_fp8_bwd_scales s = cudnn_fp8_backward_scales(f, amax_of(dox), {});
+    const auto o8 = as_read(o, f.scale_v, s.descale_o); // O stored again at V's scale
+    const auto d_o = as_read(dox, s.scale_do, s.descale_do);
+    std::vector<float> dq(q.size()), dk(q.size()), dv(q.size());
+    reference::attention_bwd_ref(shape, q.data(), k.data(), v.data(), d_o.data(), pos.data(),
+                                 pos.data(), dq.data(), dk.data(), dv.data());
+    const double bound = cudnn_fp8_grad_tolerance(1.0);
+    grads g = emulate_bwd(q, k, v, o8, d_o, lse, s, 0);
+    // Scales 1 (the first run) lose the small gradients to E4M3's subnormals.
+    EXPECT_GT(relative_error(g.dq, dq), bound);
+    s = cudnn_fp8_backward_scales(f, amax_of(dox), g.amax);
+    g = emulate_bwd(q, k, v, o8, d_o, lse, s, 0);
+    s = cudnn_fp8_backward_scales(f, amax_of(dox), g.amax);
+    g = emulate_bwd(q, k, v, o8, d_o, lse, s, 0);
+    EXPECT_LE(g.widest, fp8_max(fp8_format::e4m3)) << "a stored value saturates";
+    for (const auto& [got, want] : {std::pair{&g.dq, &dq}, {&g.dk, &dk}, {&g.dv, &dv}}) {
+        const double err = relative_error(*got, *want);
+        EXPECT_LE(err, bound);
+        EXPECT_GT(err, bound / 16); // fp8's rounding shows: the bound is not loose by orders
+    }
+    // One key too many per row (a misplaced band) breaks it.
+    const grads bad = emulate_bwd(q, k, v, o8, d_o, lse, s, 1);
+    EXPECT_GT(relative_error(bad.dq, dq), bound);
 }
