@@ -1,26 +1,32 @@
 // train_step --numerics: each low-precision dtype's error budget against the fp64 reference, per
 // quantity and step. A defect that the same-dtype reference and the floor share (a GEMM kernel
 // every run calls) cannot show against them; against fp64 it shows as error beyond what the
-// dtype's rounding explains. In the spirit of TransformerEngine's per-dtype tolerances, but
-// derived from the dtype and the model rather than fixed per test:
+// dtype's rounding explains. In the spirit of TransformerEngine's per-dtype tolerances, derived
+// from the dtype and the model:
 //
 //   u     the coarsest unit roundoff among the operands the dtype's products read: bf16 2^-8,
-//         fp16 2^-11, fp8 2^-3 (E5M2 output gradients; E4M3's 2^-4 is finer);
+//         fp8 2^-3 (E5M2 output gradients; E4M3's 2^-4 is finer); fp16 is held to bf16's 2^-8
+//         (below it the gap to fp64 stops shrinking: fp16's loss gap measured as large as
+//         bf16's, AdamW turning any rounding of a near-zero gradient into an lr-sized step);
 //   K     the widest reduction of the step's GEMMs: max(hidden, FFN width, vocab, tokens T of
 //         the global batch, which the weight gradients sum over);
 //   e     = 2u + K 2^-24: one product's normwise relative error, first order (both operands
 //         rounded once) plus fp32 accumulation's worst case over K terms;
 //   G     = 6L + 1: the products in series through L blocks (QKV, Q·Kᵀ, P·V, out, up, down per
 //         block; the logits), whose independent errors add in quadrature (sqrt(G));
-//   r(s)  = e sqrt(G) sqrt(s): the relative budget at step s (1-based); the rounding of each
-//         step's update adds an independent error, so the gap to fp64 grows as a random walk;
-//   loss:      B_loss(s) = r(s) |fp64_loss(s)| / sqrt(T) (the loss is a mean over the T tokens
-//              of the step, each token's rounding error independent);
-//   grad_norm: B_gn(s)   = r(s) fp64_grad_norm(s) (normwise, no averaging).
+//   r(s)  = e sqrt(G) sqrt(s): the relative budget at step s (1-based);
+//   loss:      B_loss = c r(1) |fp64_loss(1)| / sqrt(T) at every step, c = 1/16 (the loss a mean
+//              over the T tokens of a step, each token's rounding independent; the scale of the
+//              loss at the start, since the gap does not shrink as the loss converges);
+//   grad_norm: B_gn(s) = r(s) fp64_grad_norm(s) (normwise, no averaging).
+// c is the one measured constant: the first form, r(s) |fp64_loss(s)| / sqrt(T), put correct
+// bf16 and fp16 runs past it (1.5x, 3.1x) in the CI model of the test, which fixed this one on
+// seed 0's first 30 steps; the quoted ratios are of other seeds over 200 steps
+// (MEASUREMENTS.md, "Training numerics").
 // The parameters have no budget: AdamW's first update is lr g / (|g| + eps), so an element whose
 // gradient is near 0 turns any rounding into an lr-sized step (up to 2 lr on a flipped sign), in
-// a correct run of any dtype (MEASUREMENTS.md, "Training numerics"); no dtype budget sits under
-// that and above a defect. fp32 has none either: its check against fp64 is the validation's.
+// a correct run of any dtype; no dtype budget sits under that and above a defect. fp32 has none
+// either: its check against fp64 is the validation's.
 #pragma once
 
 #include "kernels/model/mixed_precision.hpp"
@@ -33,16 +39,18 @@ namespace ringscale::jobs {
 
 /// What a dtype's budget depends on (the terms above).
 struct fp64_budget {
-    double u = 0;               ///< the dtype's unit roundoff; 0: no budget (fp32)
-    std::int64_t products = 0;  ///< G
-    std::int64_t widest_k = 0;  ///< K
-    std::int64_t tokens = 0;    ///< T
+    double u = 0;              ///< the dtype's unit roundoff; 0: no budget (fp32)
+    std::int64_t products = 0; ///< G
+    std::int64_t widest_k = 0; ///< K
+    std::int64_t tokens = 0;   ///< T
     /// Whether the dtype has a budget (not fp32).
     bool active() const { return u > 0; }
     /// r(s) for step s >= 1. Pure.
     double relative(int step) const;
-    /// B_loss(s) given the fp64 reference's loss at s. Pure.
-    double loss(int step, double fp64_loss) const;
+    /// The loss's measured constant c.
+    static constexpr double loss_factor = 1.0 / 16;
+    /// B_loss (every step) given the fp64 reference's loss at step 1. Pure.
+    double loss(double fp64_first_loss) const;
     /// B_gn(s) given the fp64 reference's gradient norm at s. Pure.
     double grad_norm(int step, double fp64_grad_norm) const;
     /// One line with the formula and its terms' values, recorded with the case.

@@ -78,6 +78,9 @@ std::string numerics_verdict::text() const {
     case numerics_kind::no_verdict:
         return reference ? fmt::format("reference diverged at step {}: no verdict", step)
                          : fmt::format("no verdict ({})", quantity);
+    case numerics_kind::beyond_budget:
+        return fmt::format("beyond the dtype's budget against fp64 at step {} ({}, {:.3g}x)", step,
+                           quantity, value);
     case numerics_kind::not_decided:
         return "not decided (the floor diverges as much)";
     case numerics_kind::same:
@@ -90,6 +93,44 @@ const numerics_verdict& worse(const numerics_verdict& a, const numerics_verdict&
     if (a.kind != b.kind)
         return a.kind > b.kind ? a : b;
     return b.step > 0 && (a.step == 0 || b.step < a.step) ? b : a;
+}
+
+budget_check check_fp64_budget(const numerics_data& d) {
+    budget_check out;
+    const auto* loss = series(d, "loss");
+    const auto* gn = series(d, "grad_norm");
+    const auto* loss64 = series(d, "fp64_loss");
+    const auto* gn64 = series(d, "fp64_grad_norm");
+    const auto* bl = series(d, "fp64_budget_loss");
+    const auto* bg = series(d, "fp64_budget_grad_norm");
+    for (const auto* s : {loss, gn, loss64, gn64, bl, bg})
+        if (!s || s->size() != loss->size())
+            return out;
+    // A budget that is not a finite value >= 0 (a damaged file) leaves no budget to judge by.
+    for (const auto* s : {bl, bg})
+        for (double v : *s)
+            if (!(std::isfinite(v) && v >= 0))
+                return out;
+    out.max_ratio = 0;
+    for (std::size_t i = 0; i < loss->size(); ++i) {
+        const named quantities[] = {{"loss", bl}, {"grad_norm", bg}};
+        const double gaps[] = {std::fabs((*loss)[i] - (*loss64)[i]),
+                               std::fabs((*gn)[i] - (*gn64)[i])};
+        for (int q = 0; q < 2; ++q) {
+            const double budget = (*quantities[q].second)[i];
+            const double ratio = !std::isfinite(gaps[q]) ? INFINITY
+                                 : budget > 0            ? gaps[q] / budget
+                                 : gaps[q] > 0           ? INFINITY
+                                                         : 0;
+            out.max_ratio = std::max(out.max_ratio, ratio);
+            if (out.first_step == 0 && !(ratio <= 1)) {
+                out.first_step = static_cast<int>(i) + 1;
+                out.quantity = quantities[q].first;
+                out.first_ratio = ratio;
+            }
+        }
+    }
+    return out;
 }
 
 numerics_verdict judge_numerics(const numerics_data& d, double k) {
@@ -132,8 +173,16 @@ numerics_verdict judge_numerics(const numerics_data& d, double k) {
                 return diverged(step, names[q], false, gap[q]);
     }
     numerics_verdict v;
-    if (env.chaos)
+    const budget_check b = check_fp64_budget(d);
+    v.budget_ratio = b.max_ratio;
+    if (b.first_step > 0) {
+        v.kind = numerics_kind::beyond_budget;
+        v.step = b.first_step;
+        v.quantity = b.quantity;
+        v.value = b.first_ratio;
+    } else if (env.chaos) {
         v.kind = numerics_kind::not_decided;
+    }
     return v;
 }
 
