@@ -1,7 +1,6 @@
 #include "jobs/train_numerics.hpp"
 
 #include "comm/communicator.hpp"
-#include "jobs/numerics_budget.hpp"
 #include "kernels/model/reference_fp64.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
@@ -332,18 +331,6 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
     }
     const double run_s = now_s() - t0;
     namespace attr = schema::attr;
-    // The dtype's budget against fp64 per step (numerics_budget.hpp); none for fp32.
-    const fp64_budget budget =
-        fp64_budget_of(pr.model, pr.precision.dtype, pr.sequences * pr.seq_len);
-    if (budget.active()) {
-        auto& bl = s["fp64_budget_loss"];
-        auto& bg = s["fp64_budget_grad_norm"];
-        for (std::size_t i = 0; i < steps; ++i) {
-            bl.push_back(budget.loss(s["fp64_loss"][0]));
-            bg.push_back(budget.grad_norm(static_cast<int>(i) + 1, s["fp64_grad_norm"][i]));
-        }
-        out.attrs[attr::numerics_fp64_budget] = budget.describe();
-    }
     out.attrs[attr::numerics_steps] = static_cast<std::int64_t>(steps);
     out.attrs[attr::numerics_floor_runs] = static_cast<std::int64_t>(pr.floor_runs);
     out.attrs[attr::numerics_reference] =

@@ -51,7 +51,7 @@ struct numerics_command final : input_command {
                "one of the reference, no steps or a series missing give no verdict; a floor "
                "whose own parameter error passes 10% of the largest parameter, \"not "
                "decided\". A bf16, fp16 or fp8 case whose loss or gradient norm passes its "
-               "dtype's budget against the fp64 run at some step (stored with the case) is "
+               "dtype's budget against the fp64 run at some step (where the case carries one) is "
                "\"beyond the dtype's budget against fp64\": a defect the same-dtype reference "
                "and the floor share. Order: diverged > no verdict > beyond the dtype's budget "
                "against fp64 > not decided > the same training.";
