@@ -4,8 +4,8 @@
 #error "the planted GEMM defect is for test executables only (RINGSCALE_PLANTED_GEMM_DEFECT)"
 #endif
 
-#include "kernels/cpu/linear.hpp"
 #include "kernels/elem.hpp"
+#include "kernels/kernels.hpp"
 
 #include <algorithm>
 
@@ -30,6 +30,12 @@ void columns(const float* m, std::size_t rows, std::size_t cols, std::size_t k0,
         std::copy_n(m + r * cols + k0, kb, out.data() + r * kb);
 }
 
+// The product GEMMs of one block: the CPU executor's own fp32 kernels.
+void fwd_fp32(const linear_shape& s, const float* x, const float* w, float* y) {
+    kernels::linear_fwd(kernels::model::default_cpu_context().exec(), kernels::gemm_math::fp32, s,
+                        x, w, nullptr, y);
+}
+
 } // namespace
 
 bool planted_gemm_defect::fwd(kernels::model::train_dtype t, const linear_shape& s, const float* x,
@@ -43,8 +49,7 @@ bool planted_gemm_defect::fwd(kernels::model::train_dtype t, const linear_shape&
         const std::size_t kb = std::min(block, s.in - k0);
         columns(x, s.tokens, s.in, k0, kb, m_a);
         columns(w, s.out, s.in, k0, kb, m_b);
-        kernels::cpu::linear_fwd({s.tokens, kb, s.out}, m_a.data(), m_b.data(), nullptr,
-                                 m_part.data());
+        fwd_fp32({s.tokens, kb, s.out}, m_a.data(), m_b.data(), m_part.data());
         accumulate_rounded(m_acc.data(), m_part.data(), m_acc.size(), k0 + kb < s.in);
     }
     for (std::size_t r = 0; r < s.tokens; ++r)
@@ -67,8 +72,7 @@ bool planted_gemm_defect::bwd(kernels::model::train_dtype t, const linear_shape&
             for (std::size_t o = 0; o < kb; ++o)
                 for (std::size_t i = 0; i < s.in; ++i)
                     m_b[i * kb + o] = w[(k0 + o) * s.in + i];
-            kernels::cpu::linear_fwd({s.tokens, kb, s.in}, m_a.data(), m_b.data(), nullptr,
-                                     m_part.data());
+            fwd_fp32({s.tokens, kb, s.in}, m_a.data(), m_b.data(), m_part.data());
             accumulate_rounded(m_acc.data(), m_part.data(), m_acc.size(), k0 + kb < s.out);
         }
         std::copy(m_acc.begin(), m_acc.end(), dx);
@@ -79,8 +83,9 @@ bool planted_gemm_defect::bwd(kernels::model::train_dtype t, const linear_shape&
     for (std::size_t k0 = 0; k0 < s.tokens; k0 += block) {
         const std::size_t kb = std::min(block, s.tokens - k0);
         std::fill(m_part.begin(), m_part.end(), 0.0f);
-        kernels::cpu::linear_bwd({kb, s.in, s.out}, x + k0 * s.in, w, dy + k0 * s.out, nullptr,
-                                 m_part.data(), nullptr);
+        kernels::linear_bwd(kernels::model::default_cpu_context().exec(), kernels::gemm_math::fp32,
+                            {kb, s.in, s.out}, x + k0 * s.in, w, dy + k0 * s.out, nullptr,
+                            m_part.data(), nullptr);
         accumulate_rounded(m_acc.data(), m_part.data(), m_acc.size(), k0 + kb < s.tokens);
     }
     for (std::size_t i = 0; i < m_acc.size(); ++i)
