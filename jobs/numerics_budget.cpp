@@ -1,48 +1,71 @@
 #include "jobs/numerics_budget.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <vector>
 
 namespace ringscale::jobs {
 
 namespace model = kernels::model;
 
-fp64_budget fp64_budget_of(const model::model_config& m, model::train_dtype t,
-                           std::int64_t tokens) {
+fp64_budget fp64_budget_of(const model::model_config& m, model::train_dtype t) {
     fp64_budget b;
-    // fp16 is held to bf16's unit roundoff: below it the gap to fp64 stops shrinking
-    // (measured: fp16's equals bf16's, the training's own noise; numerics_budget.hpp).
     b.u = t == model::train_dtype::bf16   ? 0x1p-8
-          : t == model::train_dtype::fp16 ? 0x1p-8
+          : t == model::train_dtype::fp16 ? 0x1p-11
           : t == model::train_dtype::fp8  ? 0x1p-3
                                           : 0.0;
-    b.products = 6 * m.layers + 1;
-    b.widest_k = std::max({m.hidden, m.ffn_width(), m.vocab, tokens});
-    b.tokens = tokens;
+    b.products = 2 * (6 * m.layers + 1) + 1;
     return b;
 }
 
-double fp64_budget::relative(int step) const {
-    const double e = 2 * u + static_cast<double>(widest_k) * 0x1p-24;
-    return e * std::sqrt(static_cast<double>(products)) *
-           std::sqrt(static_cast<double>(std::max(step, 1)));
-}
-
-double fp64_budget::loss(double fp64_first_loss) const {
-    return loss_factor * relative(1) * std::fabs(fp64_first_loss) /
-           std::sqrt(static_cast<double>(tokens));
-}
-
-double fp64_budget::grad_norm(int step, double fp64_grad_norm) const {
-    return relative(step) * std::fabs(fp64_grad_norm);
+double fp64_budget::grad_rel() const {
+    return u * std::sqrt(static_cast<double>(products) / std::log(2.0));
 }
 
 std::string fp64_budget::describe() const {
-    return fmt::format("r(s) = (2u + K 2^-24) sqrt(G) sqrt(s) with u = 2^{:g}, K = {}, G = {}; "
-                       "loss: {:g} r(1) |fp64_loss(1)| / sqrt(T) at every step, T = {}; "
-                       "grad_norm: r(s) fp64_grad_norm(s)",
-                       std::log2(u), widest_k, products, loss_factor, tokens);
+    return fmt::format("step-1 gradient, worst tensor's ||g - g_fp64|| / ||g_fp64|| <= u sqrt(G / "
+                       "ln 2) = {:.4g} with u = 2^{:g}, G = 2 (6L + 1) + 1 = {}",
+                       grad_rel(), std::log2(u), products);
+}
+
+namespace {
+
+// The tensors' [offset, offset + size) in the flat layout (params.hpp's order).
+std::vector<std::pair<std::size_t, std::size_t>> tensors(const model::model_config& m) {
+    const model::param_layout layout(m);
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    out.emplace_back(layout.unit(0).offset, layout.unit(0).size);
+    const auto add_unit = [&](const model::param_unit& u, std::vector<std::size_t> starts) {
+        starts.push_back(u.size);
+        for (std::size_t i = 0; i + 1 < starts.size(); ++i)
+            if (starts[i + 1] > starts[i])
+                out.emplace_back(u.offset + starts[i], starts[i + 1] - starts[i]);
+    };
+    const auto& b = layout.block();
+    for (int l = 1; l < layout.head_unit(); ++l)
+        add_unit(layout.unit(l), {b.norm1, b.wqkv, b.wo, b.bo, b.norm2, b.w1, b.b1, b.w2, b.b2});
+    const auto& h = layout.head();
+    add_unit(layout.unit(layout.head_unit()), {h.norm, h.wout, h.bout});
+    return out;
+}
+
+} // namespace
+
+double grad_rel_err(const model::model_config& m, const float* g, const double* g64) {
+    double worst = 0;
+    for (const auto& [offset, size] : tensors(m)) {
+        double diff = 0, norm = 0;
+        for (std::size_t i = offset; i < offset + size; ++i) {
+            const double d = static_cast<double>(g[i]) - g64[i];
+            diff += d * d;
+            norm += g64[i] * g64[i];
+        }
+        if (std::isnan(diff))
+            return INFINITY;
+        if (norm > 0)
+            worst = std::max(worst, std::sqrt(diff / norm));
+    }
+    return worst;
 }
 
 } // namespace ringscale::jobs

@@ -28,6 +28,9 @@ inline constexpr const char* numerics_fp64_reused = "numerics_fp64_reused";
 /// 1 where the reference and floor were those of an earlier case of the launch with the same
 /// model, data, dtype and steps (their costs are that case's).
 inline constexpr const char* numerics_baseline_reused = "numerics_baseline_reused";
+/// train_step --numerics with --dtype bf16|fp16|fp8: the dtype's error budget against the fp64
+/// reference as one line, its formula and terms (jobs/numerics_budget.hpp).
+inline constexpr const char* numerics_fp64_budget = "numerics_fp64_budget";
 /// train_step --dtype other than fp32: the precision as one line (derived), and (fp16) the
 /// values that overflowed fp16 on rank 0.
 inline constexpr const char* train_precision = "train_precision";
@@ -53,10 +56,12 @@ inline constexpr std::uint64_t numerics_max_steps = 1u << 20;
 /// fp64_update_norm; param_fp64_abs (max |p - p_fp64| of the run), ref_param_fp64_abs (the
 /// same of the same-dtype reference); floor_fp64_loss, floor_fp64_grad_norm,
 /// floor_fp64_param_abs (the worst per step over the floor runs of |x - x_fp64|). Then a bf16,
-/// fp16 or fp8 case's budget against fp64 per step, read and judged where present:
+/// fp16 or fp8 case's budgets against fp64, each read and judged where present:
 /// fp64_budget_loss and fp64_budget_grad_norm (the most |loss - fp64_loss| and |grad_norm -
-/// fp64_grad_norm| that the dtype's rounding explains; jobs/numerics_budget.hpp). train_step
-/// does not write them yet: the formula does not hold its margins (jobs/MEASUREMENTS.md).
+/// fp64_grad_norm| per step; an earlier form, train_step does not write them: they did not hold
+/// their margins, jobs/MEASUREMENTS.md); fp64_grad_rel_err and fp64_budget_grad_rel (step 1's
+/// gradient's worst tensor relative error against fp64 and its budget, at step 1 and 0 after;
+/// written by train_step, jobs/numerics_budget.hpp).
 inline const std::vector<std::string>& numerics_datasets() {
     static const std::vector<std::string> names = {"loss",
                                                    "grad_norm",
@@ -78,7 +83,9 @@ inline const std::vector<std::string>& numerics_datasets() {
                                                    "floor_fp64_grad_norm",
                                                    "floor_fp64_param_abs",
                                                    "fp64_budget_loss",
-                                                   "fp64_budget_grad_norm"};
+                                                   "fp64_budget_grad_norm",
+                                                   "fp64_grad_rel_err",
+                                                   "fp64_budget_grad_rel"};
     return names;
 }
 
