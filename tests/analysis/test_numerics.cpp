@@ -190,6 +190,20 @@ TEST(numerics, a_case_without_a_usable_budget_is_judged_as_before) {
     EXPECT_EQ(judge_numerics(zero, 2.0).text(), "the same training");
 }
 
+TEST(numerics, step_one_gradient_past_its_budget_is_flagged) {
+    numerics_data d = same(); // no loss or grad-norm budget: the gradient's alone is judged
+    d["fp64_grad_rel_err"] = {0.005, 0, 0, 0};
+    d["fp64_budget_grad_rel"] = {0.01, 0, 0, 0};
+    numerics_verdict v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.text(), "the same training");
+    EXPECT_DOUBLE_EQ(v.budget_ratio, 0.5);
+    d["fp64_grad_rel_err"][0] = 0.025;
+    v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.text(), "beyond the dtype's budget against fp64 at step 1 (step-1 gradient, 2.5x)");
+    d["fp64_budget_grad_rel"].pop_back(); // not one value per step: no budget to judge by
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "the same training");
+}
+
 TEST(numerics, one_order_for_every_verdict) {
     numerics_verdict same_v, undecided, beyond, none, diverged_late, diverged_early;
     undecided.kind = numerics_kind::not_decided;
