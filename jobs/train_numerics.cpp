@@ -1,6 +1,7 @@
 #include "jobs/train_numerics.hpp"
 
 #include "comm/communicator.hpp"
+#include "jobs/numerics_budget.hpp"
 #include "kernels/model/reference_fp64.hpp"
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
@@ -110,8 +111,8 @@ double numerics_bytes(const train_problem& pr) {
     // The reference's parameters at every step, the run's gathered params, grads and last
     // params, a single-rank run's state (params, grads, AdamW moments) and its activations for
     // the largest micro-batch (the whole batch); the fp64 reference's parameters at every step
-    // (doubles) and its own state and activations.
-    return 4.0 * total * (pr.numerics_steps + 7) +
+    // (doubles), its step-1 gradient, and its own state and activations.
+    return 4.0 * total * (pr.numerics_steps + 7) + 8.0 * total +
            4.0 * static_cast<double>(
                      model::transformer::activation_floats(pr.model, {pr.sequences, pr.seq_len})) +
            8.0 * total * pr.numerics_steps + model::fp64_reference_bytes(pr.model, pr.seq_len);
@@ -124,6 +125,7 @@ namespace {
 struct fp64_run {
     std::string key;
     std::vector<std::vector<double>> params;
+    std::vector<double> first_grads; // step 1's gradient (the budget's quantity)
     numerics_series series;
     double seconds = 0;
 };
@@ -177,6 +179,8 @@ void compute_fp64(const train_problem& pr, std::uint64_t seed, const std::vector
                                     s["fp64_update_norm"][i] = l2_diff(p, prev.data(), n);
                                     prev.assign(p, p + n);
                                     b.params[i] = prev;
+                                    if (k == 1)
+                                        b.first_grads.assign(g, g + n);
                                 });
     b.seconds = now_s() - t0;
 }
@@ -331,6 +335,14 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
     }
     const double run_s = now_s() - t0;
     namespace attr = schema::attr;
+    // Step 1's gradient against fp64, the one step every run takes from the same parameters
+    // (numerics_budget.hpp's quantity): at step 1, 0 after. Its budget is not stored: it did not
+    // hold its 2x margin above a planted defect (numerics_budget.hpp).
+    if (fp64_budget_of(pr.model, pr.precision.dtype).active() && steps > 0) {
+        s["fp64_grad_rel_err"].assign(steps, 0.0);
+        s["fp64_grad_rel_err"][0] =
+            grad_rel_err(pr.model, out.got.first_grads.data(), f64.first_grads.data());
+    }
     out.attrs[attr::numerics_steps] = static_cast<std::int64_t>(steps);
     out.attrs[attr::numerics_floor_runs] = static_cast<std::int64_t>(pr.floor_runs);
     out.attrs[attr::numerics_reference] =

@@ -50,7 +50,11 @@ struct numerics_command final : input_command {
                "divergence; "
                "one of the reference, no steps or a series missing give no verdict; a floor "
                "whose own parameter error passes 10% of the largest parameter, \"not "
-               "decided\". Order: diverged > no verdict > not decided > the same training.";
+               "decided\". A bf16, fp16 or fp8 case whose loss or gradient norm passes its "
+               "dtype's budget against the fp64 run at some step (where the case carries one) is "
+               "\"beyond the dtype's budget against fp64\": a defect the same-dtype reference "
+               "and the floor share. Order: diverged > no verdict > beyond the dtype's budget "
+               "against fp64 > not decided > the same training.";
     }
     void declare(po::options_description& d) override {
         declare_common(d, m_common);

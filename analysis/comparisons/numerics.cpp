@@ -42,6 +42,8 @@ std::string numerics_result::count_line() const {
     std::string line = fmt::format("{} of {} cases diverge", diverged, cases.size());
     if (no_verdict > 0)
         line += fmt::format("; {} without a verdict", no_verdict);
+    if (beyond_budget > 0)
+        line += fmt::format("; {} beyond the dtype's budget against fp64", beyond_budget);
     if (not_decided > 0)
         line += fmt::format("; {} not decided (the floor diverges as much)", not_decided);
     return line;
@@ -133,6 +135,7 @@ numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k) {
         n.run_s = c->number(schema::attr::numerics_run_s).value_or(NAN);
         r.diverged += n.verdict.kind == numerics_kind::diverged ? 1 : 0;
         r.no_verdict += n.verdict.kind == numerics_kind::no_verdict ? 1 : 0;
+        r.beyond_budget += n.verdict.kind == numerics_kind::beyond_budget ? 1 : 0;
         r.not_decided += n.verdict.kind == numerics_kind::not_decided ? 1 : 0;
         r.cases.push_back(std::move(n));
     }
@@ -148,7 +151,8 @@ table numerics_case_table(const numerics_result& r) {
     table t;
     t.caption = fmt::format("loss against the single-rank run of the same dtype and the "
                             "reduction-order floor, then against the single-rank fp64 run (64: "
-                            "the case's; floor64: the floor runs' worst); verdict at k = {:g} x "
+                            "the case's; floor64: the floor runs' worst; /budget64: the largest "
+                            "ratio to the dtype's budget against fp64); verdict at k = {:g} x "
                             "floor",
                             r.k);
     for (const auto& [title, key] :
@@ -168,6 +172,7 @@ table numerics_case_table(const numerics_result& r) {
                                                           {"RMSE64", "fp64_loss_rmse"},
                                                           {"max64", "fp64_loss_max"},
                                                           {"floor64", "floor_fp64_loss_max"},
+                                                          {"/budget64", "fp64_budget_ratio"},
                                                           {"verdict", "verdict"}})
         t.add_column(title, key);
     // Too wide for the terminal: the fp64 MAE and RMSE go first, the max against fp64 stays
@@ -186,6 +191,7 @@ table numerics_case_table(const numerics_result& r) {
                           number_cell(c.vs_fp64.rmse, fmt_g(c.vs_fp64.rmse)),
                           number_cell(c.vs_fp64.max, fmt_g(c.vs_fp64.max)),
                           number_cell(c.floor_fp64.max, fmt_g(c.floor_fp64.max)),
+                          number_cell(c.verdict.budget_ratio, fmt_g(c.verdict.budget_ratio)),
                           text_cell(c.verdict.text())});
     return t;
 }

@@ -66,7 +66,7 @@ struct numerics_case {
 struct numerics_result {
     double k = 2;
     std::vector<numerics_case> cases; ///< by config, P, seed
-    std::size_t diverged = 0, no_verdict = 0, not_decided = 0;
+    std::size_t diverged = 0, no_verdict = 0, beyond_budget = 0, not_decided = 0;
     /// "N of M cases diverge" and the cases without a verdict or undecided, where any.
     std::string count_line() const;
 };
@@ -76,7 +76,8 @@ numerics_result numerics_of(const std::vector<pooled_case>& pooled, double k);
 
 /// One row per case: P, dtype, seed, MAE/RMSE/max of the loss against the reference and of
 /// the floor, the last step's parameter error, MAE/RMSE/max of the loss against the fp64
-/// reference and the floor's max against it, the verdict.
+/// reference and the floor's max against it, the largest ratio to the dtype's budget against
+/// fp64 ("-" without one), the verdict.
 table numerics_case_table(const numerics_result& r);
 /// One row per configuration and P over its seeds: max |Δloss| mean with its 95% CI, cases
 /// diverged of seeds, the earliest divergence; then the growth per doubling of P of the mean.

@@ -78,6 +78,9 @@ std::string numerics_verdict::text() const {
     case numerics_kind::no_verdict:
         return reference ? fmt::format("reference diverged at step {}: no verdict", step)
                          : fmt::format("no verdict ({})", quantity);
+    case numerics_kind::beyond_budget:
+        return fmt::format("beyond the dtype's budget against fp64 at step {} ({}, {:.3g}x)", step,
+                           quantity, value);
     case numerics_kind::not_decided:
         return "not decided (the floor diverges as much)";
     case numerics_kind::same:
@@ -90,6 +93,83 @@ const numerics_verdict& worse(const numerics_verdict& a, const numerics_verdict&
     if (a.kind != b.kind)
         return a.kind > b.kind ? a : b;
     return b.step > 0 && (a.step == 0 || b.step < a.step) ? b : a;
+}
+
+namespace {
+
+// One budgeted quantity: its gap to fp64 per step and its budget per step.
+struct budgeted {
+    const char* name;
+    std::vector<double> gaps;
+    const std::vector<double>* budget;
+};
+
+// Whether `b` is a budget of `steps` finite values >= 0 (a damaged file leaves none to judge by).
+bool usable(const std::vector<double>* b, std::size_t steps) {
+    return b && b->size() == steps &&
+           std::all_of(b->begin(), b->end(), [](double v) { return std::isfinite(v) && v >= 0; });
+}
+
+// The quantities a case carries a usable budget for: the loss and the gradient norm against
+// the fp64 reference's (both budgets or neither), and the step-1 gradient's relative error
+// (fp64_grad_rel_err, already a gap).
+std::vector<budgeted> budgeted_quantities(const numerics_data& d, std::size_t steps) {
+    std::vector<budgeted> out;
+    const auto gaps = [&](const char* run, const char* fp64) {
+        const auto* a = series(d, run);
+        const auto* b = series(d, fp64);
+        std::vector<double> g;
+        if (a && b && a->size() == steps && b->size() == steps)
+            for (std::size_t i = 0; i < steps; ++i)
+                g.push_back(std::fabs((*a)[i] - (*b)[i]));
+        return g;
+    };
+    const auto* bl = series(d, "fp64_budget_loss");
+    const auto* bg = series(d, "fp64_budget_grad_norm");
+    auto loss = gaps("loss", "fp64_loss");
+    auto gn = gaps("grad_norm", "fp64_grad_norm");
+    if (usable(bl, steps) && usable(bg, steps) && loss.size() == steps && gn.size() == steps) {
+        out.push_back({"loss", std::move(loss), bl});
+        out.push_back({"grad_norm", std::move(gn), bg});
+    }
+    const auto* rel = series(d, "fp64_grad_rel_err");
+    const auto* br = series(d, "fp64_budget_grad_rel");
+    if (usable(br, steps) && rel && rel->size() == steps) {
+        std::vector<double> g;
+        for (double v : *rel)
+            g.push_back(std::fabs(v));
+        out.push_back({"step-1 gradient", std::move(g), br});
+    }
+    return out;
+}
+
+} // namespace
+
+budget_check check_fp64_budget(const numerics_data& d) {
+    budget_check out;
+    const auto* loss = series(d, "loss");
+    if (!loss)
+        return out;
+    const std::vector<budgeted> qs = budgeted_quantities(d, loss->size());
+    if (qs.empty())
+        return out;
+    out.max_ratio = 0;
+    for (std::size_t i = 0; i < loss->size(); ++i)
+        for (const budgeted& q : qs) {
+            const double gap = q.gaps[i];
+            const double budget = (*q.budget)[i];
+            const double ratio = !std::isfinite(gap) ? INFINITY
+                                 : budget > 0        ? gap / budget
+                                 : gap > 0           ? INFINITY
+                                                     : 0;
+            out.max_ratio = std::max(out.max_ratio, ratio);
+            if (out.first_step == 0 && !(ratio <= 1)) {
+                out.first_step = static_cast<int>(i) + 1;
+                out.quantity = q.name;
+                out.first_ratio = ratio;
+            }
+        }
+    return out;
 }
 
 numerics_verdict judge_numerics(const numerics_data& d, double k) {
@@ -132,8 +212,16 @@ numerics_verdict judge_numerics(const numerics_data& d, double k) {
                 return diverged(step, names[q], false, gap[q]);
     }
     numerics_verdict v;
-    if (env.chaos)
+    const budget_check b = check_fp64_budget(d);
+    v.budget_ratio = b.max_ratio;
+    if (b.first_step > 0) {
+        v.kind = numerics_kind::beyond_budget;
+        v.step = b.first_step;
+        v.quantity = b.quantity;
+        v.value = b.first_ratio;
+    } else if (env.chaos) {
         v.kind = numerics_kind::not_decided;
+    }
     return v;
 }
 

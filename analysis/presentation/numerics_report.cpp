@@ -217,9 +217,14 @@ std::string numerics_section(const numerics_result& r, const std::string& dir, b
         "s\" naming the first quantity past it (loss, grad_norm, params). A non-finite value of "
         "the run is \"diverged at step s\", one of the reference \"no verdict\", as is a case "
         "with no steps or a series missing; where the floor's own parameter error passes {:g}% of "
-        "the largest parameter, \"not decided (the floor diverges as much)\". Where "
-        "verdicts meet (seeds pooled), diverged > no verdict > not decided > the same "
-        "training.\n\n",
+        "the largest parameter, \"not decided (the floor diverges as much)\". A bf16, fp16 "
+        "or fp8 case that carries its dtype's budget against fp64 and whose loss or gradient norm "
+        "passes its dtype's budget against the fp64 run "
+        "(from the dtype's unit roundoff, the model's depth and widest GEMM and the step; "
+        "/budget64 is its largest ratio) is \"beyond the dtype's budget against fp64\": a "
+        "defect the reference and the floor share cannot show against them. Where verdicts "
+        "meet (seeds pooled), diverged > no verdict > beyond the dtype's budget against fp64 > "
+        "not decided > the same training.\n\n",
         r.k, numerics_ulp_floor / 0x1p-24, numerics_floor_chaos * 100);
     md += render(numerics_config_table(r), output_format::md) + "\n";
     md += render(numerics_case_table(r), output_format::md);

@@ -10,6 +10,30 @@ train_context::train_context(executor& exec, bool allow_tf32)
     prepare_gemm(m_exec, m_math);
 }
 
+namespace {
+cpu_gemm_override* g_override = nullptr;
+} // namespace
+
+void set_cpu_gemm_override(cpu_gemm_override* o) {
+    g_override = o;
+}
+
+bool train_context::overridden() const {
+    return g_override && m_exec.kind() == device_kind::cpu;
+}
+
+void train_context::plain_fwd(const linear_shape& s, const float* x, const float* w, const float* b,
+                              float* y) {
+    if (!(overridden() && g_override->fwd(m_mixed.config().dtype, s, x, w, b, y)))
+        linear_fwd(m_exec, m_math, s, x, w, b, y);
+}
+
+void train_context::plain_bwd(const linear_shape& s, const float* x, const float* w,
+                              const float* dy, float* dx, float* dw, float* db) {
+    if (!(overridden() && g_override->bwd(m_mixed.config().dtype, s, x, w, dy, dx, dw, db)))
+        linear_bwd(m_exec, m_math, s, x, w, dy, dx, dw, db);
+}
+
 bool train_context::device_lowp() const {
     return m_exec.kind() != device_kind::cpu && m_mixed.active();
 }
@@ -84,13 +108,13 @@ void train_context::gemm_fwd(int site, const linear_shape& s, const float* x, co
     }
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
-    linear_fwd(m_exec, m_math, s, xr, wr, b, y);
+    plain_fwd(s, xr, wr, b, y);
 }
 
 void train_context::gemm_fwd_heads(int site, const linear_shape& s, const float* x, const float* w,
                                    const float* b, const batch_shape& bs, std::int64_t heads,
                                    std::int64_t d, float* const* dst, float* scratch) {
-    if (device_lowp()) { // y to scratch, then each group of heads moved
+    if (device_lowp() || overridden()) { // y to scratch, then each group of heads moved
         gemm_fwd(site, s, x, w, b, scratch);
         const auto group = heads * d;
         for (std::int64_t g = 0; g < static_cast<std::int64_t>(s.out) / group; ++g)
@@ -109,7 +133,8 @@ void train_context::gemm_bwd_heads(int site, const linear_shape& s, const float*
                                    const float* dy, const batch_shape& bs, std::int64_t heads,
                                    std::int64_t d, float* dx, float* dw, float* db,
                                    float* scratch) {
-    if (device_lowp() || (m_exec.kind() == device_kind::cpu && m_mixed.reorders())) {
+    if (device_lowp() || overridden() ||
+        (m_exec.kind() == device_kind::cpu && m_mixed.reorders())) {
         // dx to scratch (the floor's rows put back there), then moved to heads
         gemm_bwd(site, s, x, w, dy, scratch, dw, db);
         to_bhsd(m_exec, bs, heads, d, scratch, heads * d, 0, dx);
@@ -141,7 +166,7 @@ void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, co
                                                ? m_mixed.row_order(s.tokens)
                                                : std::vector<std::size_t>{};
     if (order.empty()) {
-        linear_bwd(m_exec, m_math, s, xr, wr, dyr, dx, dw, db);
+        plain_bwd(s, xr, wr, dyr, dx, dw, db);
         return;
     }
     m_rows_x.resize(s.tokens * s.in);
@@ -151,7 +176,7 @@ void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, co
         std::copy_n(xr + order[i] * s.in, s.in, m_rows_x.data() + i * s.in);
         std::copy_n(dyr + order[i] * s.out, s.out, m_rows_dy.data() + i * s.out);
     }
-    linear_bwd(m_exec, m_math, s, m_rows_x.data(), wr, m_rows_dy.data(), m_rows_dx.data(), dw, db);
+    plain_bwd(s, m_rows_x.data(), wr, m_rows_dy.data(), m_rows_dx.data(), dw, db);
     for (std::size_t i = 0; i < s.tokens; ++i)
         std::copy_n(m_rows_dx.data() + i * s.in, s.in, dx + order[i] * s.in);
 }

@@ -26,6 +26,23 @@ namespace ringscale::kernels::model {
 /// --dtype by rounding operands it multiplies in fp32).
 std::string gemm_dtype_of(device_kind device, gemm_math math, train_dtype dtype);
 
+/// A replacement for the CPU GEMMs of every training context, for tests that plant a defect in
+/// them (the test build's planted GEMM defect, tests/support; no program installs one). Each
+/// call gets the operands as the dtype rounded them; returning false leaves the GEMM to the
+/// context's own kernel. The contract of linear_fwd / linear_bwd (dx overwritten, dW and db
+/// accumulated).
+struct cpu_gemm_override {
+    virtual ~cpu_gemm_override() = default;
+    virtual bool fwd(train_dtype t, const linear_shape& s, const float* x, const float* w,
+                     const float* b, float* y) = 0;
+    virtual bool bwd(train_dtype t, const linear_shape& s, const float* x, const float* w,
+                     const float* dy, float* dx, float* dw, float* db) = 0;
+};
+
+/// Install `o` (not owned; null: none) for every training context of the process, on the CPU
+/// executor. Not thread safe: set it between cases, on every rank alike.
+void set_cpu_gemm_override(cpu_gemm_override* o);
+
 class train_context {
   public:
     /// GEMMs in TF32 when `allow_tf32` (config_error on the CPU). `exec` must outlive the
@@ -100,6 +117,12 @@ class train_context {
     bool device_lowp() const;
     /// GEMM `site`'s operand types and scales for the device (kernels/lowp_gemm).
     lowp_gemm lowp_for(int site);
+    /// Whether a cpu_gemm_override is installed and this context runs on the CPU.
+    bool overridden() const;
+    /// linear_fwd / linear_bwd on the executor, or the installed override's.
+    void plain_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y);
+    void plain_bwd(const linear_shape& s, const float* x, const float* w, const float* dy,
+                   float* dx, float* dw, float* db);
 
     executor& m_exec;
     gemm_math m_math;

@@ -126,15 +126,98 @@ TEST(numerics, a_floor_that_diverges_as_much_decides_nothing) {
     EXPECT_EQ(judge_numerics(d, 2.0).text(), "diverges at step 4 (params)");
 }
 
+namespace {
+
+// same() with an fp64 reference 0.01 off the run and budgets of 0.02 (loss) and 0.1 (grad norm).
+numerics_data with_budget() {
+    numerics_data d = same();
+    d["fp64_loss"] = {3.01, 2.01, 1.01, 0.51};
+    d["fp64_grad_norm"] = {1, 1, 1, 1};
+    d["fp64_budget_loss"] = {0.02, 0.02, 0.02, 0.02};
+    d["fp64_budget_grad_norm"] = {0.1, 0.1, 0.1, 0.1};
+    return d;
+}
+
+} // namespace
+
+TEST(numerics, past_the_dtype_budget_against_fp64_is_flagged) {
+    numerics_data d = with_budget();
+    numerics_verdict v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.text(), "the same training");
+    EXPECT_DOUBLE_EQ(v.budget_ratio, 0.5); // 0.01 of 0.02, the largest ratio
+    d["fp64_loss"][2] = 1.03;              // 0.03: 1.5 x the budget at step 3
+    d["fp64_grad_norm"][1] = 1.25;         // 2.5 x at step 2: the first step past it
+    v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.kind, numerics_kind::beyond_budget);
+    EXPECT_EQ(v.text(), "beyond the dtype's budget against fp64 at step 2 (grad_norm, 2.5x)");
+    EXPECT_DOUBLE_EQ(v.budget_ratio, 2.5);
+    // A divergence against the floor ranks above it, no verdict too; not decided below it.
+    numerics_data diverging = d;
+    diverging["loss"][3] += 1;
+    EXPECT_EQ(judge_numerics(diverging, 2.0).text(), "diverges at step 4 (loss)");
+    numerics_data no_ref = d;
+    no_ref["ref_loss"][3] = NAN;
+    EXPECT_EQ(judge_numerics(no_ref, 2.0).kind, numerics_kind::no_verdict);
+    numerics_data chaos = d;
+    chaos["floor_loss"][0] = INFINITY;
+    EXPECT_EQ(judge_numerics(chaos, 2.0).kind, numerics_kind::beyond_budget);
+    chaos["fp64_loss"][2] = 1.01;
+    chaos["fp64_grad_norm"][1] = 1;
+    EXPECT_EQ(judge_numerics(chaos, 2.0).text(), "not decided (the floor diverges as much)");
+}
+
+TEST(numerics, a_case_without_a_usable_budget_is_judged_as_before) {
+    numerics_data d = with_budget();
+    d["fp64_loss"][2] = 5; // far off fp64, but no budget to judge it by:
+    numerics_data none = d;
+    none.erase("fp64_budget_loss"); // fp32, or a file written before the budget
+    EXPECT_EQ(judge_numerics(none, 2.0).text(), "the same training");
+    EXPECT_TRUE(std::isnan(judge_numerics(none, 2.0).budget_ratio));
+    numerics_data damaged = d; // a budget that is not a finite value >= 0
+    damaged["fp64_budget_grad_norm"][0] = NAN;
+    EXPECT_EQ(judge_numerics(damaged, 2.0).text(), "the same training");
+    damaged["fp64_budget_grad_norm"][0] = -1;
+    EXPECT_EQ(judge_numerics(damaged, 2.0).text(), "the same training");
+    numerics_data short_series = d; // not one value per step
+    short_series["fp64_budget_loss"].pop_back();
+    EXPECT_EQ(judge_numerics(short_series, 2.0).text(), "the same training");
+    // A non-finite gap to fp64 (the fp64 reference overflowed) is past any budget.
+    d["fp64_loss"][2] = INFINITY;
+    EXPECT_EQ(judge_numerics(d, 2.0).text(),
+              "beyond the dtype's budget against fp64 at step 3 (loss, infx)");
+    // A zero budget with a zero gap passes.
+    numerics_data zero = with_budget();
+    zero["fp64_loss"] = zero["loss"];
+    zero["fp64_budget_loss"] = {0, 0, 0, 0};
+    EXPECT_EQ(judge_numerics(zero, 2.0).text(), "the same training");
+}
+
+TEST(numerics, step_one_gradient_past_its_budget_is_flagged) {
+    numerics_data d = same(); // no loss or grad-norm budget: the gradient's alone is judged
+    d["fp64_grad_rel_err"] = {0.005, 0, 0, 0};
+    d["fp64_budget_grad_rel"] = {0.01, 0, 0, 0};
+    numerics_verdict v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.text(), "the same training");
+    EXPECT_DOUBLE_EQ(v.budget_ratio, 0.5);
+    d["fp64_grad_rel_err"][0] = 0.025;
+    v = judge_numerics(d, 2.0);
+    EXPECT_EQ(v.text(), "beyond the dtype's budget against fp64 at step 1 (step-1 gradient, 2.5x)");
+    d["fp64_budget_grad_rel"].pop_back(); // not one value per step: no budget to judge by
+    EXPECT_EQ(judge_numerics(d, 2.0).text(), "the same training");
+}
+
 TEST(numerics, one_order_for_every_verdict) {
-    numerics_verdict same_v, undecided, none, diverged_late, diverged_early;
+    numerics_verdict same_v, undecided, beyond, none, diverged_late, diverged_early;
     undecided.kind = numerics_kind::not_decided;
+    beyond.kind = numerics_kind::beyond_budget;
     none.kind = numerics_kind::no_verdict;
     none.quantity = "no steps";
     diverged_late.kind = diverged_early.kind = numerics_kind::diverged;
     diverged_late.step = 9;
     diverged_early.step = 3;
     EXPECT_EQ(&worse(same_v, undecided), &undecided);
+    EXPECT_EQ(&worse(undecided, beyond), &beyond);
+    EXPECT_EQ(&worse(beyond, none), &none);
     EXPECT_EQ(&worse(none, undecided), &none);
     EXPECT_EQ(&worse(none, diverged_late), &diverged_late);
     EXPECT_EQ(&worse(diverged_late, diverged_early), &diverged_early);
@@ -283,4 +366,33 @@ TEST(numerics, costs_are_taken_from_the_cases_that_computed_them) {
     EXPECT_TRUE(std::isnan(r.cases[1].fp64_s)); // counted once, where computed
     EXPECT_TRUE(std::isnan(r.cases[1].floor_s));
     EXPECT_EQ(r.cases[1].run_s, 3.5);
+}
+
+TEST(numerics, a_case_beyond_its_budget_is_stored_and_shown) {
+    const std::string dir = ringscale::test_fixture::fixture_dir("numerics_budget");
+    ringscale::test_fixture::fixture_file f;
+    for (int seed : {0, 1}) {
+        ringscale::test_fixture::fixture_case c = fixture_numerics(2, seed);
+        // fp64 0.01 below the loss; budgets 0.02 (seed 0: within, 0.5x) and 0.004 (2.5x).
+        c.numerics.emplace_back("fp64_loss", std::vector<double>{2.99, 1.99, 0.99, 0.49});
+        c.numerics.emplace_back("fp64_grad_norm", std::vector<double>{1, 1, 1, 1});
+        const double b = seed == 0 ? 0.02 : 0.004;
+        c.numerics.emplace_back("fp64_budget_loss", std::vector<double>{b, b, b, b});
+        c.numerics.emplace_back("fp64_budget_grad_norm", std::vector<double>{1, 1, 1, 1});
+        f.cases.push_back(c);
+    }
+    ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
+    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto& cases = j.at("numerics by case");
+    ASSERT_EQ(cases.size(), 2u) << j.dump(1);
+    EXPECT_NEAR(cases[0].at("fp64_budget_ratio").get<double>(), 0.5, 1e-9) << j.dump(1);
+    EXPECT_EQ(cases[0].at("verdict"), "the same training");
+    EXPECT_NEAR(cases[1].at("fp64_budget_ratio").get<double>(), 2.55, 1e-9) << j.dump(1);
+    EXPECT_EQ(cases[1].at("verdict"),
+              "beyond the dtype's budget against fp64 at step 1 (loss, 2.55x)");
+    // Pooled over the seeds, the verdict that wins is the budget's.
+    const auto& configs = j.at("numerics by configuration");
+    ASSERT_EQ(configs.size(), 1u) << j.dump(1);
+    EXPECT_EQ(configs[0].at("first"),
+              "beyond the dtype's budget against fp64 at step 1 (loss, 2.55x)");
 }

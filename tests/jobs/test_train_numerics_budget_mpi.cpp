@@ -1,0 +1,186 @@
+// train_step --numerics' budget against fp64 (jobs/numerics_budget.hpp) at np=1 and 2, on the
+// step-1 gradient error train_step stores: correct bf16, fp16 and fp8 runs stay within half their
+// dtype's budget (np=1; dp=2 and cp=2 ring at np=2), and a planted defect in the step's own GEMM
+// (tests/support/planted_gemm_defect: bf16's accumulator rounded to bf16 at every 64-wide
+// k-block boundary, in every run, references included), which the same-dtype reference and the
+// floor share, is flagged "beyond the dtype's budget against fp64" (not at twice the budget on
+// every seed: below).
+//
+// The budget judges step 1's gradient (the one step every run takes from the same parameters),
+// so a few steps suffice: 3, the validation's. The model: the defect's error grows with the
+// reduction's length K (u sqrt(K / (1024 ln 2)) relative) and the budget of one block is
+// u sqrt(15 / ln 2), so twice the budget needs K >= 61440 (numerics_budget.hpp): an FFN of 65536
+// gives the MLP's down projection (forward) and the up projection's input gradient that K (the
+// weight gradients sum over the 64 tokens: one block, exact in the defect). 1 block, hidden 64
+// (1 head of 64), vocab 32, 4 sequences of 16 tokens. fp8 runs the current recipe: the delayed
+// one's first step quantises with scale 1 (no amax history yet), quoted by hand, not held to it.
+#include "analysis/comparisons/numerics.hpp"
+#include "comm/communicator.hpp"
+#include "jobs/numerics_budget.hpp"
+#include "jobs/registry.hpp"
+#include "kernels/executor.hpp"
+#include "src/engine/run_loop.hpp"
+#include "src/engine/sweep.hpp"
+#include "tests/support/planted_gemm_defect.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace ringscale;
+
+namespace {
+
+struct config {
+    const char* dp_variant;
+    int cp;
+    const char* cp_variant;
+};
+
+case_record run(const config& c, int steps, const std::string& dtype, int seed,
+                const std::string& recipe) {
+    auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    launch_config cfg;
+    cfg.jobs = {"train_step"};
+    for (const auto& o : jobs::find_job("train_step").options())
+        cfg.params[o.name] = {o.default_value};
+    cfg.params["layers"] = {"1"};
+    cfg.params["hidden"] = {"64"}; // as the budget's model below
+    cfg.params["heads"] = {"1"};
+    cfg.params["ffn"] = {"65536"};
+    cfg.params["vocab"] = {"32"};
+    cfg.params["train-seq-len"] = {"16"};
+    cfg.params["tokens"] = {"64"};
+    cfg.params["lr"] = {"0.01"};
+    cfg.params["dp-variant"] = {c.dp_variant};
+    cfg.params["cp"] = {std::to_string(c.cp)};
+    cfg.params["cp-variant"] = {c.cp_variant};
+    cfg.params["dtype"] = {dtype};
+    cfg.params["fp8-recipe"] = {recipe};
+    cfg.params["data-seed"] = {std::to_string(seed)};
+    cfg.params["numerics"] = {std::to_string(steps)};
+    cfg.params["numerics-floor-runs"] = {"8"}; // the least: the budget does not read the floor
+    cfg.warmup = 0;
+    cfg.iters = 1;
+    cfg.validate = validate_mode::on;
+    jobs::launch_info launch;
+    launch.world_size = world->size();
+    launch.host_bytes_per_rank = 8ull << 30;
+    const auto cases = plan_launch(cfg, launch);
+    EXPECT_EQ(cases.size(), 1u);
+    const auto dev = kernels::make_executor(device_kind::cpu);
+    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
+    return run_case(cases.at(0), cfg, ctx);
+}
+
+// Steps: the budget reads step 1; 3 is the least the validation allows (--steps-validate).
+constexpr int ci_steps = 3;
+
+int world_size() {
+    return comm::make_world(comm_kind::mpi, comm::memory_space::host)->size();
+}
+
+// The configurations of this world size: np=1, or dp=2 and cp=2 ring at np=2.
+std::vector<config> configs(int p) {
+    if (p == 1)
+        return {{"ddp", 1, "ring"}};
+    return {{"ddp", 1, "ring"}, {"ddp", 2, "ring"}};
+}
+
+std::string name_of(const config& c, const std::string& dtype) {
+    return dtype + " " + c.dp_variant + " cp=" + std::to_string(c.cp) + " " + c.cp_variant;
+}
+
+// The case's verdict at k = 2, printed on rank 0 with its largest ratio to the budget.
+analysis::numerics_verdict judged(const config& c, const std::string& dtype, int steps, int seed,
+                                  const std::string& recipe = "current") {
+    const case_record rec = run(c, steps, dtype, seed, recipe);
+    // fp8's current recipe scales each GEMM call by its own amax, so the single-rank reference
+    // (one sequence at a time) quantises otherwise than a run that sees the whole batch, and
+    // the case's validation may fail: not this test's subject, its series are judged alike.
+    if (!(dtype == "fp8" && recipe == "current")) {
+        EXPECT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
+            << std::get<std::string>(rec.flat().at("error"));
+    }
+    if (rec.numerics.count("loss") != 1) {
+        ADD_FAILURE() << "no series: " << std::get<std::string>(rec.flat().at("error"));
+        analysis::numerics_verdict none;
+        none.kind = analysis::numerics_kind::no_verdict;
+        return none;
+    }
+    // train_step stores the quantity, not the budget (it did not hold its 2x margin above the
+    // defect, MEASUREMENTS.md): the test adds the formula's budget (fixed before any run, no
+    // measured constant) to the case's series as a writer would.
+    analysis::numerics_data n = rec.numerics;
+    EXPECT_EQ(n.count("fp64_grad_rel_err"), 1u) << "no step-1 gradient error stored";
+    EXPECT_EQ(n.count("fp64_budget_grad_rel"), 0u) << "train_step stores a budget now: use it";
+    kernels::model::model_config m;
+    m.layers = 1;
+    m.hidden = 64;
+    m.heads = 1;
+    m.ffn = 65536;
+    m.vocab = 32;
+    const double budget =
+        jobs::fp64_budget_of(m, kernels::model::parse_train_dtype(dtype)).grad_rel();
+    n["fp64_budget_grad_rel"].assign(n.at("loss").size(), 0.0);
+    n["fp64_budget_grad_rel"].at(0) = budget;
+    analysis::numerics_verdict v = analysis::judge_numerics(n, 2.0);
+    const analysis::budget_check b = analysis::check_fp64_budget(n);
+    // A verdict that comes before the budget's keeps no ratio (a divergence against a floor of
+    // 8 runs, where the default is 32): its ratio is read all the same.
+    v.budget_ratio = b.max_ratio;
+    // Every rank makes the world (a collective MPI_Comm_dup); rank 0 prints.
+    const auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
+    if (world->rank() == 0)
+        std::printf("[budget] P=%d %s%s seed %d steps %d: largest ratio to the budget %.3g; %s\n",
+                    world->size(), name_of(c, dtype).c_str(),
+                    dtype == "fp8" ? (" " + recipe).c_str() : "", seed, steps, b.max_ratio,
+                    v.text().c_str());
+    return v;
+}
+
+} // namespace
+
+TEST(train_numerics_budget_mpi, correct_runs_stay_within_the_dtype_budget) {
+    for (const config& c : configs(world_size()))
+        for (const char* dtype : {"bf16", "fp16", "fp8"}) {
+            SCOPED_TRACE(name_of(c, dtype));
+            const analysis::numerics_verdict v = judged(c, dtype, ci_steps, 0);
+            EXPECT_LE(v.budget_ratio, 0.5) << v.text(); // the 2x margin below the budget
+            EXPECT_NE(v.kind, analysis::numerics_kind::beyond_budget) << v.text();
+        }
+}
+
+TEST(train_numerics_budget_mpi, a_defect_every_run_shares_is_beyond_the_budget) {
+    const test::planted_gemm_scope defect;
+    const config c = configs(world_size()).back();
+    const analysis::numerics_verdict v = judged(c, "bf16", ci_steps, 0);
+    // Flagged at step 1 (within the first 50 steps). Not at twice the budget: over 5 seeds the
+    // defect reaches 1.49x to 2.25x (seed 0: 1.69x), as the formula's own estimate for it at an
+    // FFN of 65536 (2.07x) left no margin (MEASUREMENTS.md).
+    EXPECT_EQ(v.kind, analysis::numerics_kind::beyond_budget) << v.text();
+    EXPECT_GT(v.budget_ratio, 1.0) << v.text();
+    EXPECT_EQ(v.step, 1);
+}
+
+// By hand (RINGSCALE_NUMERICS_BUDGET_HAND=1): seeds 0..4, every dtype (fp8 in both recipes) and
+// the defect, each case's ratio to the budget printed ([budget] lines), the 2x margins both ways
+// checked: the defect's fails on seeds 0, 2 and 3 (MEASUREMENTS.md), which is why train_step
+// does not store the budget.
+TEST(train_numerics_budget_mpi, by_hand_over_5_seeds) {
+    if (!std::getenv("RINGSCALE_NUMERICS_BUDGET_HAND"))
+        GTEST_SKIP() << "runs by hand (RINGSCALE_NUMERICS_BUDGET_HAND=1): beyond the CI budget";
+    for (int seed = 0; seed < 5; ++seed) {
+        for (const config& c : configs(world_size())) {
+            for (const char* dtype : {"bf16", "fp16", "fp8"})
+                EXPECT_LE(judged(c, dtype, ci_steps, seed).budget_ratio, 0.5);
+            judged(c, "fp8", ci_steps, seed, "delayed"); // quoted, not held to the budget
+        }
+        const test::planted_gemm_scope defect;
+        for (const config& c : configs(world_size()))
+            EXPECT_GE(judged(c, "bf16", ci_steps, seed).budget_ratio, 2.0);
+    }
+}
