@@ -77,9 +77,17 @@ decision_result decide(const decision_inputs& in) {
         return {decision::not_decided, "within noise", ""};
     }
     const double m = std::max(ma, mb);
-    if (m > 1)
+    if (m > 1) {
         r.note = fmt::format("{} cannot account for the margin",
                              mark_clause(ma >= mb ? in.mark_reason_a : in.mark_reason_b, m));
+        return r;
+    }
+    // A mark weighed as 1 because its effect is within the case's noise is still named.
+    const double ra = net(in.mark_a, in.least_mark_b), rb = net(in.mark_b, in.least_mark_a);
+    if (std::max(ra, rb) > 1)
+        r.note = fmt::format(
+            "{}, within the noise, cannot account for the margin",
+            mark_clause(ra >= rb ? in.mark_reason_a : in.mark_reason_b, std::max(ra, rb)));
     return r;
 }
 

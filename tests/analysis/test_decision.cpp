@@ -115,6 +115,19 @@ TEST(decision, a_mark_that_cannot_account_for_the_margin_is_noted) {
     EXPECT_EQ(decide(two_sided(1.5, 1.6)).note, "");
 }
 
+TEST(decision, a_mark_within_the_noise_is_named_beside_the_verdict) {
+    auto in = two_sided(2.0, 3.0);
+    in.noise = 1.0; // log(1.2) is within it: the rule weighs the mark as 1
+    in.mark_b = 1.2;
+    in.mark_reason_b = "other processes used 1.50 of the 2 core(s)";
+    const decision_result r = decide(in);
+    EXPECT_EQ(r.verdict, decision::slower);
+    EXPECT_EQ(r.note, "other processes used 1.50 of the 2 core(s) (x1.20), within the noise, "
+                      "cannot account for the margin");
+    in.least_mark_a = 1.2; // the same mark on both sides: nothing to name
+    EXPECT_EQ(decide(in).note, "");
+}
+
 TEST(decision, noise_unknown_counts_every_mark) {
     auto in = two_sided(1.2, 1.3);
     in.noise = NAN;

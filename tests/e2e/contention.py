@@ -157,8 +157,12 @@ cmp = subprocess.run([stats, "compare", clean, marked, "--format", "csv"], captu
 print(cmp.stdout + cmp.stderr)
 rows = list(csv.DictReader(io.StringIO(cmp.stdout)))
 verdict = rows[0]["verdict"] if rows else ""
+# Where CLEAN's own launches are marked too (a machine busy throughout), a mark on both sides
+# cannot account for a change between them and the rule decides as on a quiet machine.
+clean_marked = any(m for m, _, _ in marks(clean))
 check("NEW contended" in verdict
-      and (not verdict.startswith("regression") or "cannot account for the margin" in verdict),
+      and (not verdict.startswith("regression") or "cannot account for the margin" in verdict
+           or clean_marked),
       f"compare CLEAN ALL-MARKED names the mark and calls a regression only where its effect "
       f"cannot account for the margin: {verdict}")
 check((cmp.returncode == 1) == verdict.startswith("regression"),
