@@ -12,6 +12,10 @@
 #          the cuBLASLt GEMMs, --dtype bf16|fp16|fp8 validated against the single-GPU run at
 #          np=1 and np=2, then the Llama-3-8B-like preset beside PyTorch eager and
 #          torch.compile; its log joins bench.txt), under T_TRAIN;
+#   trace  third: the device event recorder behind --profile and --trace on the GPU
+#          (tests/gpu/trace_gpu.sh: its GPU test on real events, train_step --profile on at
+#          np=1 and np=2, --trace's end-to-end checks on --device cuda; its log joins
+#          bench.txt), under T_TRACE;
 #   tests  tests/gpu/run.sh with SKIP_BENCH=1 (every GPU test binary, the job launches
 #          validated, the memchecks; ONLY= picks steps), under T_TESTS;
 #   bench  the attention kernels against SDPA (tests/bench/attention_gpu.sh at SEQS), the job
@@ -19,10 +23,6 @@
 #          PyTorch on the GPU (tests/bench/train_step_gpu_torch.sh);
 #   ncu    tests/gpu/profile.sh: Nsight Compute (--set full) of one sm90 forward and one sm90
 #          backward at NCU_SEQ, and of SDPA's forward and backward on cuDNN at the same shape;
-#   trace  last: the device event recorder behind --profile and --trace on the GPU
-#          (tests/gpu/trace_gpu.sh: its GPU test on real events, train_step --profile on at
-#          np=1 and np=2, --trace's end-to-end checks on --device cuda; its log joins
-#          bench.txt), under T_TRACE;
 # and after each phase packs what was written into OUT_DIR, so a call cut short keeps what it
 # did: lease.log (the timeline, each phase's exit), device.txt (nvidia-smi, driver, CUDA,
 # NCCL, torch, cuDNN; the ncu used is in lease.log), run.log (run.sh's log, its summary last), bench.txt, ncu.txt (each
@@ -30,7 +30,7 @@
 # (the .ncu-rep files, for ncu-ui) and results.tar.xz (the .h5 files): 8 files at most.
 #
 # usage: tests/gpu/lease.sh PACK_DIR OUT_DIR     (PACK_DIR: made by tests/gpu/pack.sh)
-# env: PHASES ("cudnn train tests bench ncu trace"), T_ALL (s, 470), T_CUDNN (s, 280), T_TRAIN
+# env: PHASES ("cudnn train trace tests bench ncu"), T_ALL (s, 470), T_CUDNN (s, 280), T_TRAIN
 #      (s, 150), T_TESTS (s, 300), T_TRACE (s, 150), STEP_TIMEOUT (s per run.sh
 #      step, 90), ONLY (run.sh's step regex), SEQS ("8192 16384 32768"), ITERS (5),
 #      NCU_SEQ (16384). Exit: 0 every phase passed, 1 one failed or was cut or none ran, 2 bad
@@ -47,7 +47,7 @@ here=$(cd -- "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # these checks): each bad value is one line naming it, exit 2.
 # shellcheck source=tests/gpu/checks.sh
 source "$here/checks.sh"
-PHASES=${PHASES-"cudnn train tests bench ncu trace"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
+PHASES=${PHASES-"cudnn train trace tests bench ncu"} T_ALL=${T_ALL:-470} T_TESTS=${T_TESTS:-300}
 T_CUDNN=${T_CUDNN:-280} T_TRAIN=${T_TRAIN:-150} T_TRACE=${T_TRACE:-150}
 SEQS=${SEQS:-"8192 16384 32768"} ITERS=${ITERS:-5} NCU_SEQ=${NCU_SEQ:-16384}
 STEP_TIMEOUT=${STEP_TIMEOUT:-90}
