@@ -382,7 +382,7 @@ TEST(numerics, a_case_beyond_its_budget_is_stored_and_shown) {
         f.cases.push_back(c);
     }
     ringscale::test_fixture::write_fixture_file(dir + "/numerics.h5", f);
-    const auto j = stats({"numerics", dir, "--format", "json"});
+    const auto j = stats_json({"numerics", dir, "--format", "json"});
     const auto& cases = j.at("numerics by case");
     ASSERT_EQ(cases.size(), 2u) << j.dump(1);
     EXPECT_NEAR(cases[0].at("fp64_budget_ratio").get<double>(), 0.5, 1e-9) << j.dump(1);
