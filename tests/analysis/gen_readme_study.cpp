@@ -61,7 +61,8 @@ void with_numerics(std::vector<fixture_case>& cases) {
             v["floor_fp64_param_abs"].push_back(1.25 * floor);
         }
         for (const std::string& name : ringscale::schema::numerics_datasets())
-            c.numerics.emplace_back(name, v.at(name));
+            if (v.count(name)) // no budget against fp64: train_step does not write one
+                c.numerics.emplace_back(name, v.at(name));
     }
 }
 
