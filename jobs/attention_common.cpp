@@ -216,7 +216,7 @@ case_plan plan_one(
     case_plan c;
     c.job = job;
     // The mask is made while planning: one too large for a rank's memory is refused before it
-    // is (its document count first), not after minutes and gigabytes (issue 35).
+    // is (its document count first), not after minutes and gigabytes.
     if (const kernels::mask_spec spec = read_mask_spec(p); spec.any()) {
         const std::uint64_t need =
             kernels::mask_plan_bytes(spec, static_cast<std::int64_t>(p.size("seq-len")));

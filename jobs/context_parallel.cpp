@@ -212,7 +212,7 @@ class context_parallel_job final : public job {
 namespace {
 
 /// --ulysses-degree and --ulysses-placement shape only the hybrid: refused when no case of the
-/// sweep is one (issue 35: they would label all-gather or Ulysses cases with a choice that
+/// sweep is one (otherwise they would label all-gather or Ulysses cases with a choice that
 /// changed nothing), and set to their defaults in the identity of the other variants' cases.
 void hybrid_options_only(const std::vector<params>& sweep, std::vector<case_plan>& cases) {
     bool hybrid = false, given = false;

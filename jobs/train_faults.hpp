@@ -1,4 +1,4 @@
-// Planted defects of the training step (issue 53): fault-injection hooks in the real code
+// Planted defects of the training step: fault-injection hooks in the real code
 // paths, so `ringscale-stats numerics` is shown to flag the bugs distributed training is known
 // for. Compiled in only with RINGSCALE_FAULT_HOOKS (jobs/CMakeLists.txt: the test build,
 // BUILD_TESTING on); otherwise active_faults() is a constant with every fault off and no

@@ -1,5 +1,5 @@
 // train_step --numerics STEPS: the training run followed over many steps against a single-rank
-// reference and the floor that the order of floating-point reductions alone causes (issue 53).
+// reference and the floor that the order of floating-point reductions alone causes.
 //
 // For every step s = 1..STEPS the case records (datasets of the case's `numerics` group):
 //  - loss, grad_norm (global L2 norm of the summed gradient), update_norm (L2 norm of the

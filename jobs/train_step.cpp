@@ -308,7 +308,7 @@ class train_step_job final : public job {
         for (const params& p : seeded(sweep)) {
             const train_problem pr = read_train_problem(p, launch.world_size);
             check_train_device(pr, launch.device, launch.gpu_cc_major, launch.gpu_cc_minor);
-            // As --scope inter: a placement across nodes on one node means nothing (issue 35).
+            // As --scope inter: a placement across nodes on one node means nothing.
             if (pr.cp_placement == comm::group_placement::across &&
                 launch.nodes.for_world(launch.world_size).nodes() == 1)
                 throw config_error(fmt::format("--cp-placement across spreads each replica's cp "

@@ -1,4 +1,4 @@
-// The fp64 reference of the training step (train_step --numerics, issue 53): the model of
+// The fp64 reference of the training step (train_step --numerics): the model of
 // kernels/model/transformer (embedding, pre-norm blocks with causal attention, grouped-query
 // when the model has fewer K/V heads, and a GELU or SwiGLU MLP, final RMSNorm, output
 // projection, cross-entropy over the global batch) and AdamW, every value in double, on one rank
