@@ -21,6 +21,7 @@
 #include "kernels/executor.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"
+#include "tests/jobs/one_cpu_case.hpp"
 #include "tests/support/planted_gemm_defect.hpp"
 
 #include <gtest/gtest.h>
@@ -63,17 +64,7 @@ case_record run(const config& c, int steps, const std::string& dtype, int seed,
     cfg.params["data-seed"] = {std::to_string(seed)};
     cfg.params["numerics"] = {std::to_string(steps)};
     cfg.params["numerics-floor-runs"] = {"8"}; // the least: the budget does not read the floor
-    cfg.warmup = 0;
-    cfg.iters = 1;
-    cfg.validate = validate_mode::on;
-    jobs::launch_info launch;
-    launch.world_size = world->size();
-    launch.host_bytes_per_rank = 8ull << 30;
-    const auto cases = plan_launch(cfg, launch);
-    EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_executor(device_kind::cpu);
-    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
-    return run_case(cases.at(0), cfg, ctx);
+    return test_jobs::run_one_cpu_case(cfg, *world, 8ull << 30);
 }
 
 // Steps: the budget reads step 1; 3 is the least the validation allows (--steps-validate).

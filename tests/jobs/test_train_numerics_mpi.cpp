@@ -13,6 +13,7 @@
 #include "kernels/executor.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"
+#include "tests/jobs/one_cpu_case.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,17 +52,7 @@ case_record run(const config& c, int steps, const std::string& dtype = "fp32",
     cfg.params["dtype"] = {dtype};
     cfg.params["numerics"] = {std::to_string(steps)};
     cfg.params["numerics-floor-runs"] = {std::to_string(floor_runs)};
-    cfg.warmup = 0;
-    cfg.iters = 1;
-    cfg.validate = validate_mode::on;
-    jobs::launch_info launch;
-    launch.world_size = world->size();
-    launch.host_bytes_per_rank = 1ull << 30;
-    const auto cases = plan_launch(cfg, launch);
-    EXPECT_EQ(cases.size(), 1u);
-    const auto dev = kernels::make_executor(device_kind::cpu);
-    jobs::run_context ctx{*world, *world, *dev, launch, 1, true, 7};
-    return run_case(cases.at(0), cfg, ctx);
+    return test_jobs::run_one_cpu_case(cfg, *world, 1ull << 30);
 }
 
 int world_size() {
