@@ -28,6 +28,9 @@ inline constexpr const char* numerics_fp64_reused = "numerics_fp64_reused";
 /// 1 where the reference and floor were those of an earlier case of the launch with the same
 /// model, data, dtype and steps (their costs are that case's).
 inline constexpr const char* numerics_baseline_reused = "numerics_baseline_reused";
+/// bf16, fp16, fp8: the budget against fp64 as one line, its formula and terms' values
+/// (jobs/numerics_budget.hpp; files before it lack it).
+inline constexpr const char* numerics_fp64_budget = "numerics_fp64_budget";
 /// train_step --dtype other than fp32: the precision as one line (derived), and (fp16) the
 /// values that overflowed fp16 on rank 0.
 inline constexpr const char* train_precision = "train_precision";
@@ -58,8 +61,7 @@ inline constexpr std::uint64_t numerics_max_steps = 1u << 20;
 /// fp64_grad_norm| per step; an earlier form, train_step does not write them: they did not hold
 /// their margins, jobs/MEASUREMENTS.md); fp64_grad_rel_err and fp64_budget_grad_rel (step 1's
 /// gradient's worst tensor relative error against fp64 and its budget, at step 1 and 0 after,
-/// jobs/numerics_budget.hpp; train_step writes the error, not the budget: short of its 2x
-/// margin above a planted defect).
+/// jobs/numerics_budget.hpp; files before the budget have the error alone).
 inline const std::vector<std::string>& numerics_datasets() {
     static const std::vector<std::string> names = {"loss",
                                                    "grad_norm",
