@@ -118,6 +118,30 @@ double numerics_bytes(const train_problem& pr) {
            8.0 * total * pr.numerics_steps + model::fp64_reference_bytes(pr.model, pr.seq_len);
 }
 
+double numerics_device_bytes(const train_problem& pr) {
+    if (pr.numerics_steps <= 0)
+        return 0;
+    const auto& m = pr.model;
+    const double total = static_cast<double>(model::param_layout(m).total());
+    const double t = static_cast<double>(pr.sequences * pr.seq_len); // the whole batch
+    const double h = static_cast<double>(m.hidden), kv = 2.0 * static_cast<double>(m.kv_width());
+    const double heads = static_cast<double>(m.heads);
+    const double in = std::max(h, static_cast<double>(m.ffn_width()));
+    const double out = std::max({h, static_cast<double>(m.qkv_width()),
+                                 static_cast<double>(m.ffn_up()), static_cast<double>(m.vocab)});
+    // The run's parameters, gradients and AdamW moments, its activations, the attention's
+    // delta and per-row losses, its bf16 Q, K|V and dO, token ids and targets (as
+    // device_bytes_per_rank's run).
+    double bytes = 4.0 * (4.0 * total + static_cast<double>(model::transformer::activation_floats(
+                                            m, {pr.sequences, pr.seq_len})));
+    bytes += 4.0 * t * (heads + 1) + 2.0 * t * (2.0 * h + kv) + 8.0 * t;
+    // The floor's reorders: a GEMM's x, dx and dy rows and their order; an attention block's
+    // bf16 Q, dO, K, V rows and fp32 O, dQ, dK, dV, LSE and delta rows (at most all of them).
+    bytes += 4.0 * t * (2.0 * in + out) + 8.0 * t;
+    bytes += 2.0 * t * (2.0 * h + kv) + 4.0 * t * (2.0 * h + kv + 2.0 * heads);
+    return bytes;
+}
+
 namespace {
 
 // The fp64 reference of one model and data (any dtype): its parameters at every step, its
