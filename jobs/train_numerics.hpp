@@ -66,7 +66,8 @@ struct numerics_result {
 };
 
 /// Host bytes the numerics mode adds per rank (the reference's parameters at every step, in
-/// fp32 and in fp64, and the fp64 reference's own state).
+/// fp32 and in fp64, the fp64 reference's own state, a single-rank run's state and
+/// activations and, on the CPU, the floor's reordered rows).
 double numerics_bytes(const train_problem& pr);
 
 /// Device bytes the numerics mode adds per rank on a GPU (the run's own are
