@@ -65,17 +65,6 @@ struct numerics_result {
     training_trace got, want;
 };
 
-/// Host bytes the numerics mode adds per rank (the reference's parameters at every step, in
-/// fp32 and in fp64, the fp64 reference's own state, a single-rank run's state and
-/// activations and, on the CPU, the floor's reordered rows).
-double numerics_bytes(const train_problem& pr);
-
-/// Device bytes the numerics mode adds per rank on a GPU (the run's own are
-/// train_problem::device_bytes_per_rank's): one single-rank run of the same-dtype reference or
-/// the floor at a time, on the whole batch (the floor's largest micro-batch), with the floor's
-/// reordered rows; --dtype's operand buffers are counted with the run's. 0 without --numerics.
-double numerics_device_bytes(const train_problem& pr);
-
 /// Run `pr.numerics_steps` steps of `driver` from `init` and compare them with the fp64
 /// reference, the same-dtype reference and the floor, the last two computed on `exec` (each
 /// single-rank run in a fresh training context of pr's precision). Collective over `control` (the

@@ -1,8 +1,8 @@
 #include "jobs/train_problem.hpp"
 
+#include "jobs/numerics_memory.hpp"
 #include "jobs/train_attention.hpp"
 #include "jobs/train_lowp.hpp"
-#include "jobs/train_numerics.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
