@@ -4,7 +4,6 @@
 #include "jobs/numerics_budget.hpp"
 #include "kernels/model/reference_fp64.hpp"
 #include "kernels/model/reference_train.hpp"
-#include "kernels/model/transformer.hpp"
 #include "src/base/clock.hpp"
 #include "src/base/error.hpp"
 #include "src/base/numerics_schema.hpp"
@@ -102,20 +101,6 @@ std::int64_t floor_micro_batch(int run, std::int64_t sequences) {
         if (sequences % d == 0)
             divisors.push_back(d);
     return divisors[static_cast<std::size_t>(run) % divisors.size()];
-}
-
-double numerics_bytes(const train_problem& pr) {
-    if (pr.numerics_steps <= 0)
-        return 0;
-    const double total = static_cast<double>(model::param_layout(pr.model).total());
-    // The reference's parameters at every step, the run's gathered params, grads and last
-    // params, a single-rank run's state (params, grads, AdamW moments) and its activations for
-    // the largest micro-batch (the whole batch); the fp64 reference's parameters at every step
-    // (doubles), its step-1 gradient, and its own state and activations.
-    return 4.0 * total * (pr.numerics_steps + 7) + 8.0 * total +
-           4.0 * static_cast<double>(
-                     model::transformer::activation_floats(pr.model, {pr.sequences, pr.seq_len})) +
-           8.0 * total * pr.numerics_steps + model::fp64_reference_bytes(pr.model, pr.seq_len);
 }
 
 namespace {

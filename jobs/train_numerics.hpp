@@ -65,10 +65,6 @@ struct numerics_result {
     training_trace got, want;
 };
 
-/// Host bytes the numerics mode adds per rank (the reference's parameters at every step, in
-/// fp32 and in fp64, and the fp64 reference's own state).
-double numerics_bytes(const train_problem& pr);
-
 /// Run `pr.numerics_steps` steps of `driver` from `init` and compare them with the fp64
 /// reference, the same-dtype reference and the floor, the last two computed on `exec` (each
 /// single-rank run in a fresh training context of pr's precision). Collective over `control` (the

@@ -1,8 +1,8 @@
 #include "jobs/train_problem.hpp"
 
+#include "jobs/numerics_memory.hpp"
 #include "jobs/train_attention.hpp"
 #include "jobs/train_lowp.hpp"
-#include "jobs/train_numerics.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/mask_count.hpp"
 #include "kernels/model/transformer.hpp"
@@ -119,15 +119,18 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (cp > 1) // the scheme's buffers (counted in fp32)
         bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
-    if (validate) { // the reference on this device: params, grads, m, v; one sequence
+    if (validate && numerics_steps == 0) { // the reference: params, grads, m, v; one sequence
         const double s = static_cast<double>(seq_len);
         bytes += 4.0 * (4.0 * layout.total() +
                         kernels::model::transformer::activation_floats(model, {1, seq_len}));
         bytes += 4.0 * s * (model.heads + 1) + 2.0 * qkv_do * s + 4.0 * s * 2;
     }
-    // --dtype's operand buffers, shared by the reference on the same device.
-    bytes += lowp_scratch_bytes(model, precision.dtype,
-                                std::max(t, validate ? static_cast<double>(seq_len) : 0.0));
+    bytes += numerics_device_bytes(*this); // --numerics: its reference and floor runs instead
+    // --dtype's operand buffers, shared by the reference and the numerics' runs on the device.
+    const double whole = numerics_steps > 0 ? static_cast<double>(sequences * seq_len) : 0.0;
+    bytes +=
+        lowp_scratch_bytes(model, precision.dtype,
+                           std::max({t, validate ? static_cast<double>(seq_len) : 0.0, whole}));
     return bytes_from_estimate(bytes + (64u << 20)); // cuBLAS workspace, slack
 }
 
@@ -138,9 +141,6 @@ void check_train_device(const train_problem& pr, device_kind device, int cc_majo
     if (device != device_kind::cpu)
         if (const std::string why = lowp_gpu_refusal(pr, cc_major, cc_minor); !why.empty())
             throw config_error(why);
-    if (device != device_kind::cpu && pr.numerics_steps > 0)
-        throw config_error("train_step --numerics runs on the CPU only (--device cpu): its "
-                           "reference and floor runs are not built for --device cuda");
 }
 
 std::vector<option_decl> train_options() {

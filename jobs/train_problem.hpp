@@ -68,7 +68,8 @@ struct train_problem {
     /// Peak host bytes per rank (state, activations, cp buffers, validation's reference).
     std::uint64_t bytes_per_rank(bool validate) const;
     /// --device cuda: peak device bytes per rank (state, activations, bf16 attention inputs,
-    /// token ids, cp buffers; with `validate` the single-rank reference run on the same device).
+    /// token ids, cp buffers; with `validate` the single-rank reference run on the same device;
+    /// with --numerics its reference and floor runs instead, numerics_device_bytes).
     std::uint64_t device_bytes_per_rank(bool validate) const;
     /// FLOPs of the validation's reference run (all of its steps).
     double reference_flops() const { return flops_per_step() * steps_validate; }

@@ -48,7 +48,7 @@ class local_attention_core final : public attention_core {
     void backward(const attention_shape& s, const float* q, const float* kv, const float* o,
                   const float* d_o, const float* lse, float* dq, float* dkv,
                   phase_timer& timer) override;
-    /// train_step --numerics' floor runs (CPU only): with a seed other than 0, every call
+    /// train_step --numerics' floor runs (on any executor): with a seed other than 0, every call
     /// splits the keys (and in the backward the queries too) into 2 to 4 contiguous blocks at
     /// seeded random points and runs them in a seeded random order, merged by log-sum-exp (O,
     /// LSE) and summed (dQ over key blocks, dK and dV over query blocks) as a context-parallel
@@ -62,8 +62,9 @@ class local_attention_core final : public attention_core {
     bool reordered() const;
     void forward_blocks(const attention_shape& s, const unsigned char* q, const unsigned char* kv,
                         float* o, float* lse);
-    void backward_blocks(const attention_shape& s, const unsigned char* q, const unsigned char* kv,
-                         const void* d_o, const float* lse, float* dq, float* dkv);
+    void backward_blocks(const attention_shape& s, const float* o, const unsigned char* q,
+                         const unsigned char* kv, const void* d_o, const float* lse, float* dq,
+                         float* dkv);
 
     executor& m_exec;
     dev_positions m_pos;
@@ -71,8 +72,10 @@ class local_attention_core final : public attention_core {
     dev_buffer<unsigned char> m_q, m_kv, m_do;
     dev_buffer<float> m_delta;
     std::uint64_t m_reorder_seed = 0, m_reorder_calls = 0;
-    std::vector<unsigned char> m_block_q, m_block_do, m_block_k, m_block_v; // a block's rows
-    std::vector<float> m_block_lse, m_block_delta, m_block_dq, m_block_dk, m_block_dv;
+    // A block's rows (the floor's reorders), on the executor: Q, dO, K, V of the inputs' type,
+    // the rest fp32.
+    dev_buffer<unsigned char> m_block_q, m_block_do, m_block_k, m_block_v;
+    dev_buffer<float> m_block_o, m_block_lse, m_block_delta, m_block_dq, m_block_dk, m_block_dv;
 };
 
 } // namespace ringscale::kernels::model

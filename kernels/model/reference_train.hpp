@@ -45,8 +45,8 @@ struct reference_hooks {
     /// Sequences per forward and backward (a micro-batch; dividing the batch): how the batch
     /// reduction groups its terms. 1 (the default) keeps activation memory at one sequence.
     std::int64_t micro_batch = 1;
-    /// Not 0 (train_step --numerics' floor runs, CPU): the attention's sum over keys in seeded
-    /// random blocks (local_attention_core::reorder_keys) and the GEMMs' weight-gradient sum
+    /// Not 0 (train_step --numerics' floor runs, any executor): the attention's sum over keys in
+    /// seeded random blocks (local_attention_core::reorder_keys) and the GEMMs' weight-gradient sum
     /// over tokens in a seeded random order (mixed_precision::set_floor_reorder).
     std::uint64_t reorder_seed = 0;
     std::function<void(int step, double loss, const float* params, const float* grads)> on_step;

@@ -11,7 +11,17 @@ train_context::train_context(executor& exec, bool allow_tf32)
 }
 
 namespace {
+
 cpu_gemm_override* g_override = nullptr;
+
+// `buf` grown to at least `n` elements on `exec` (its contents dropped when it grows).
+template <class T>
+T* at_least(executor& exec, dev_buffer<T>& buf, std::size_t n) {
+    if (buf.size() < n)
+        buf.allocate(exec, n);
+    return buf.data();
+}
+
 } // namespace
 
 void set_cpu_gemm_override(cpu_gemm_override* o) {
@@ -133,8 +143,7 @@ void train_context::gemm_bwd_heads(int site, const linear_shape& s, const float*
                                    const float* dy, const batch_shape& bs, std::int64_t heads,
                                    std::int64_t d, float* dx, float* dw, float* db,
                                    float* scratch) {
-    if (device_lowp() || overridden() ||
-        (m_exec.kind() == device_kind::cpu && m_mixed.reorders())) {
+    if (device_lowp() || overridden() || m_mixed.reorders()) {
         // dx to scratch (the floor's rows put back there), then moved to heads
         gemm_bwd(site, s, x, w, dy, scratch, dw, db);
         to_bhsd(m_exec, bs, heads, d, scratch, heads * d, 0, dx);
@@ -152,6 +161,31 @@ void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, co
                              const float* dy, float* dx, float* dw, float* db) {
     if (m_progress)
         m_progress();
+    // The numerics floor's runs: the rows in a random order, so the weight gradient's sum over
+    // tokens is really reordered; dx's rows are put back (each row's own sum keeps its order).
+    const std::vector<std::size_t> order = m_mixed.row_order(s.tokens);
+    if (order.empty()) {
+        dtype_bwd(site, s, x, w, dy, dx, dw, db);
+        return;
+    }
+    m_rows_order.assign(order.begin(), order.end());
+    at_least(m_exec, m_rows_index, order.size());
+    m_rows_index.upload(m_rows_order.data(), order.size());
+    const row_positions index{m_rows_order.data(), m_rows_index.data(),
+                              static_cast<std::int64_t>(order.size()), false};
+    const auto t = static_cast<std::int64_t>(s.tokens);
+    float* xs = at_least(m_exec, m_rows_x, s.tokens * s.in);
+    float* dys = at_least(m_exec, m_rows_dy, s.tokens * s.out);
+    float* dxs = dx ? at_least(m_exec, m_rows_dx, s.tokens * s.in) : nullptr;
+    take_rows(m_exec, s.in * sizeof(float), 1, t, index, x, xs);
+    take_rows(m_exec, s.out * sizeof(float), 1, t, index, dy, dys);
+    dtype_bwd(site, s, xs, w, dys, dxs, dw, db);
+    if (dx)
+        put_rows(m_exec, s.in * sizeof(float), 1, t, index, dxs, dx);
+}
+
+void train_context::dtype_bwd(int site, const linear_shape& s, const float* x, const float* w,
+                              const float* dy, float* dx, float* dw, float* db) {
     if (device_lowp()) {
         linear_bwd_lowp(m_exec, lowp_for(site), s, x, w, dy, dx, dw, db);
         return;
@@ -159,26 +193,7 @@ void train_context::gemm_bwd(int site, const linear_shape& s, const float* x, co
     const float* xr = m_mixed.gemm_input(site, gemm_operand::x, x, s.tokens * s.in);
     const float* wr = m_mixed.gemm_input(site, gemm_operand::w, w, s.out * s.in);
     const float* dyr = m_mixed.gemm_input(site, gemm_operand::dy, dy, s.tokens * s.out);
-    // The numerics floor's runs (CPU): the rows in a random order, so the weight gradient's
-    // sum over tokens is really reordered; dx's rows are put back (each row's own sum keeps
-    // its order).
-    const std::vector<std::size_t> order = m_exec.kind() == device_kind::cpu
-                                               ? m_mixed.row_order(s.tokens)
-                                               : std::vector<std::size_t>{};
-    if (order.empty()) {
-        plain_bwd(s, xr, wr, dyr, dx, dw, db);
-        return;
-    }
-    m_rows_x.resize(s.tokens * s.in);
-    m_rows_dy.resize(s.tokens * s.out);
-    m_rows_dx.resize(s.tokens * s.in);
-    for (std::size_t i = 0; i < s.tokens; ++i) {
-        std::copy_n(xr + order[i] * s.in, s.in, m_rows_x.data() + i * s.in);
-        std::copy_n(dyr + order[i] * s.out, s.out, m_rows_dy.data() + i * s.out);
-    }
-    plain_bwd(s, m_rows_x.data(), wr, m_rows_dy.data(), m_rows_dx.data(), dw, db);
-    for (std::size_t i = 0; i < s.tokens; ++i)
-        std::copy_n(m_rows_dx.data() + i * s.in, s.in, dx + order[i] * s.in);
+    plain_bwd(s, xr, wr, dyr, dx, dw, db);
 }
 
 void optimizer_step(train_context& ctx, const adamw_params& hp, std::int64_t step, std::size_t n,

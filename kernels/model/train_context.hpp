@@ -73,7 +73,9 @@ class train_context {
     /// y = x·Wᵀ + b as linear_fwd, x and W first rounded as GEMM `site` reads them.
     void gemm_fwd(int site, const linear_shape& s, const float* x, const float* w, const float* b,
                   float* y);
-    /// linear_bwd with x, W and dy rounded as GEMM `site`'s backward reads them.
+    /// linear_bwd with x, W and dy rounded as GEMM `site`'s backward reads them; with the
+    /// floor's reorder on (mixed_precision::reorders), x's and dy's rows taken in its row order
+    /// first (dW sums over the tokens in that order) and dx's put back, on any executor.
     void gemm_bwd(int site, const linear_shape& s, const float* x, const float* w, const float* dy,
                   float* dx, float* dw, float* db);
     /// gemm_fwd with y written as attention heads (linear_fwd_heads): group g of y's columns
@@ -123,6 +125,10 @@ class train_context {
     void plain_fwd(const linear_shape& s, const float* x, const float* w, const float* b, float* y);
     void plain_bwd(const linear_shape& s, const float* x, const float* w, const float* dy,
                    float* dx, float* dw, float* db);
+    /// gemm_bwd past the floor's row order: in the dtype on the device (linear_bwd_lowp), else
+    /// with the operands rounded as the dtype reads them (plain_bwd).
+    void dtype_bwd(int site, const linear_shape& s, const float* x, const float* w, const float* dy,
+                   float* dx, float* dw, float* db);
 
     executor& m_exec;
     gemm_math m_math;
@@ -131,7 +137,10 @@ class train_context {
     op_profile* m_profile = nullptr;
     std::function<void()> m_progress;
     const void* m_progress_owner = nullptr;
-    std::vector<float> m_rows_x, m_rows_dy, m_rows_dx; ///< gemm_bwd's reordered rows (floor)
+    // gemm_bwd's reordered rows (the floor's runs) on the executor, and their order.
+    dev_buffer<float> m_rows_x, m_rows_dy, m_rows_dx;
+    dev_buffer<std::int64_t> m_rows_index;
+    std::vector<std::int64_t> m_rows_order;
 };
 
 /// One AdamW update (kernels::adamw_step) on ctx's executor, timed as the optimizer in ctx's

@@ -10,7 +10,8 @@
 #          ATTN_KERNEL=cudnn (ring_attention np=1 against the bare cuDNN call), under T_CUDNN;
 #   train  the training step's GPU checks (tests/gpu/train_models.sh: the GQA + SwiGLU kernels and
 #          the cuBLASLt GEMMs, --dtype bf16|fp16|fp8 validated against the single-GPU run at
-#          np=1 and np=2, then the Llama-3-8B-like preset beside PyTorch eager and
+#          np=1 and np=2, --numerics in bf16 at np=1 and np=2 judged "the same training",
+#          then the Llama-3-8B-like preset beside PyTorch eager and
 #          torch.compile; its log joins bench.txt), under T_TRAIN;
 #   trace  third: the device event recorder behind --profile and --trace on the GPU
 #          (tests/gpu/trace_gpu.sh: its GPU test on real events, train_step --profile on at

@@ -10,14 +10,18 @@
 #      single-GPU run of the same dtype at np=1 (NCCL) and np=2 (staged MPI, DDP, ZeRO-1,
 #      FSDP, cp = 1 and the cp = 2 ring); fp8 with both recipes, on Hopper only (elsewhere:
 #      refused, one line, exit 2);
-#   4. speed: jobs/presets/llama3_8b.ini at 2 layers (S = 8K, TF32 GEMMs, bf16 attention), then
+#   4. --numerics on the GPU: a small bf16 model, 20 steps against the fp64 CPU reference, the
+#      single-GPU run of the same dtype and a floor of 8 reordered runs on the GPU, at np=1
+#      (NCCL) and np=2 (staged MPI: DDP and the cp = 2 ring); `ringscale-stats numerics` must
+#      judge the 3 cases and read "the same training" for each;
+#   5. speed: jobs/presets/llama3_8b.ini at 2 layers (S = 8K, TF32 GEMMs, bf16 attention), then
 #      with --dtype bf16 and (Hopper) --dtype fp8, beside the same model in PyTorch
 #      (tests/bench/torch_llama.py: bf16 autocast, SDPA on cuDNN, fused AdamW, eager and
 #      torch.compile), 5 warm-up and 20 timed steps, MFU of each.
 # Everything goes into OUT_DIR/train_models.log (results files in OUT_DIR), a pass/fail line
 # per step at its end and on stdout.
 # usage: tests/gpu/train_models.sh BUILD_DIR OUT_DIR
-# env: PYTHON (with CUDA torch; python3), SKIP_BENCH=1 (steps 1-3 only), STEP_TIMEOUT (s, 300).
+# env: PYTHON (with CUDA torch; python3), SKIP_BENCH=1 (steps 1-4 only), STEP_TIMEOUT (s, 300).
 # Exit: 0 every step passed; 1 a step failed; 2 bad usage (one line).
 set -uo pipefail
 [[ $# -eq 2 && -d $1 ]] || {
@@ -73,8 +77,29 @@ refused() {
     rm -f "$f"
 }
 
+# numerics_verdicts N FILES...: `ringscale-stats numerics` over FILES; passes when its table of
+# cases (CSV, verdict last) has N rows and each reads "the same training".
+numerics_verdicts() {
+    local f rc rows same n=$1 name="ringscale-stats numerics: $1 cases, each \"the same training\""
+    shift
+    f=$(mktemp)
+    printf '\n===== %s\n' "$name" >>"$log"
+    timeout -k 5 "$STEP_TIMEOUT" "$stats" numerics --format csv "$@" </dev/null >"$f" 2>>"$log"
+    rc=$?
+    cat "$f" >>"$log"
+    rows=$(awk 'NR > 1 && /^$/ { exit } NR > 1' "$f" | grep -c .)
+    same=$(awk 'NR > 1 && /^$/ { exit } NR > 1' "$f" | grep -c ',the same training$')
+    if [[ $rc -eq 0 && $rows -eq $n && $same -eq $n ]]; then
+        summary+=("PASS (exit $rc) $name")
+    else
+        summary+=("FAIL (exit $rc; $same of $rows cases) $name")
+        failed=1
+    fi
+    rm -f "$f"
+}
+
 # 1. GPU tests.
-for t in test_cuda_backend_train_gpu test_cuda_cublaslt_gemm_gpu; do
+for t in test_cuda_backend_train_gpu test_cuda_cublaslt_gemm_gpu test_cuda_floor_reorder_gpu; do
     step "test $t" "$build/tests/$t"
 done
 
@@ -108,7 +133,20 @@ for dtype in bf16 fp16 "fp8 --fp8-recipe delayed,current"; do
     done
 done
 
-# 4. Speed against PyTorch on this GPU.
+# 4. --numerics on the GPU (bf16): the run, its same-dtype reference and floor on the GPU, the
+# fp64 reference on the CPU.
+# shellcheck disable=SC2054 # commas are sweep lists
+small=(--layers 2 --hidden 128 --heads 2 --vocab 256 --train-seq-len 128 --tokens 512
+    --dp-variant ddp --dp 0 --dtype bf16 --numerics 20 --numerics-floor-runs 8)
+for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
+    read -r np comm cp <<<"$np_comm_cp"
+    step "train_step --numerics 20 bf16 np=$np --comm $comm cp=$cp" mpirun --bind-to none \
+        --oversubscribe -np "$np" "$rs" --job train_step --device cuda --comm "$comm" \
+        -w 0 -n 1 --cp "$cp" "${small[@]}" -o "$out/numerics_np${np}_${comm}.h5"
+done
+numerics_verdicts 3 "$out/numerics_np1_nccl.h5" "$out/numerics_np2_mpi.h5"
+
+# 5. Speed against PyTorch on this GPU.
 if [[ ${SKIP_BENCH:-0} == 0 ]]; then
     step "ringscale llama3_8b 2 layers S=8K" mpirun --bind-to none -np 1 "$rs" \
         "$here/../../jobs/presets/llama3_8b.ini" --layers 2 -o "$out/llama3_8b.h5"

@@ -5,6 +5,7 @@
 #include "jobs/train_attention.hpp"
 #include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
+#include "kernels/model/transformer.hpp"
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
 #include "src/engine/run_loop.hpp"
@@ -208,15 +209,48 @@ TEST(train_step_device_plan, every_cp_scheme_plans_on_cuda) {
     cpu.comm = comm_kind::mpi;
     const std::string tf32 = thrown_by([&] { plan_launch(train_config("1", "on"), cpu); });
     EXPECT_NE(tf32.find("--tf32 on needs --device cuda"), std::string::npos) << tf32;
-    // --profile on runs on both devices (CUDA events on a GPU); --numerics stays CPU-only.
+    // --profile on runs on both devices (CUDA events on a GPU).
     launch_config profiled = train_config("1", "off");
     profiled.params["profile"] = {"on"};
     EXPECT_EQ(plan_launch(profiled, gpu_launch(2, 1ull << 40)).size(), 1u);
     EXPECT_EQ(plan_launch(profiled, cpu).size(), 1u);
-    profiled.params["numerics"] = {"5"};
-    const std::string numerics =
-        thrown_by([&] { plan_launch(profiled, gpu_launch(2, 1ull << 40)); });
-    EXPECT_NE(numerics.find("--numerics runs on the CPU only"), std::string::npos) << numerics;
+}
+
+// --numerics runs on a GPU too: its same-dtype reference and floor runs (one at a time, on the
+// whole batch, with the floor's reordered rows) add their device memory to the estimate, and a
+// device that cannot hold them skips the case; the dtype's own GPU rules still refuse.
+TEST(train_step_device_plan, numerics_plans_on_cuda_with_its_runs_in_the_estimate) {
+    launch_config cfg = train_config("1", "off");
+    cfg.params["numerics"] = {"5"};
+    cfg.params["dtype"] = {"bf16"};
+    for (int ranks : {1, 2}) {
+        const auto cases = plan_launch(cfg, gpu_launch(ranks, 1ull << 40));
+        ASSERT_EQ(cases.size(), 1u) << ranks;
+        EXPECT_TRUE(cases[0].plan.skip_reason.empty()) << cases[0].plan.skip_reason;
+    }
+    const auto fits = plan_launch(cfg, gpu_launch(1, 1ull << 40));
+    const jobs::train_problem pr = jobs::read_train_problem(fits[0].plan.values, 1);
+    const std::uint64_t need = fits[0].plan.bytes_per_rank;
+    EXPECT_EQ(need, pr.device_bytes_per_rank(fits[0].plan.validate_by_default));
+    // Beyond the run's own: a single-rank run's parameters, gradients and AdamW moments and its
+    // activations for the whole batch.
+    jobs::train_problem plain = pr;
+    plain.numerics_steps = 0;
+    const double one_run =
+        4.0 * (4.0 * static_cast<double>(kernels::model::param_layout(pr.model).total()) +
+               static_cast<double>(kernels::model::transformer::activation_floats(
+                   pr.model, {pr.sequences, pr.seq_len})));
+    EXPECT_GE(static_cast<double>(need),
+              static_cast<double>(plain.device_bytes_per_rank(false)) + one_run);
+    const auto skipped = plan_launch(cfg, gpu_launch(1, need - 1));
+    EXPECT_NE(skipped[0].plan.skip_reason.find("of device memory per rank, device has"),
+              std::string::npos)
+        << skipped[0].plan.skip_reason;
+    cfg.params["dtype"] = {"fp8"};
+    jobs::launch_info ampere = gpu_launch(1, 1ull << 40);
+    ampere.gpu_cc_major = 8;
+    const std::string fp8 = thrown_by([&] { plan_launch(cfg, ampere); });
+    EXPECT_NE(fp8.find("--dtype fp8 on the GPU needs Hopper"), std::string::npos) << fp8;
 }
 
 // The hybrid's degree: automatic (the largest u dividing cp and the heads with u*u <= cp), or

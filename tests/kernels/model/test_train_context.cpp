@@ -1,9 +1,13 @@
 // train_context's progress hook (set_progress): called once before every dense GEMM, forward
-// and backward, and cleared only by the owner that set it.
+// and backward, and cleared only by the owner that set it; the recorded dtypes; fp8's scale
+// bookkeeping; the numerics floor's reordered GEMM backward on the executor.
 #include "kernels/model/train_context.hpp"
+#include "kernels/random.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 using namespace ringscale;
@@ -140,5 +144,82 @@ TEST(train_context, device_fp8_scales_follow_the_cpu_emulations_bookkeeping) {
         if (scaling == model::fp8_scaling::delayed) { // the history moved the scale off 1
             EXPECT_NE(device.delayed_scale(0, model::gemm_operand::x), 1.0f);
         }
+    }
+}
+
+namespace {
+
+std::vector<float> seeded(std::size_t n, std::uint64_t seed) {
+    std::vector<float> v(n);
+    kernels::fill_uniform(v.data(), n, seed, 0);
+    return v;
+}
+
+// Rows order[i] of `src` ([rows, width]) as row i.
+std::vector<float> take(const float* src, const std::vector<std::size_t>& order,
+                        std::size_t width) {
+    std::vector<float> out(order.size() * width);
+    for (std::size_t i = 0; i < order.size(); ++i)
+        std::copy_n(src + order[i] * width, width, out.data() + i * width);
+    return out;
+}
+
+} // namespace
+
+// The floor's reordered GEMM backward (train_step --numerics' floor runs) through the executor's
+// row kernels, against the host code it replaced: the operands rounded as the dtype reads them,
+// x's and dy's rows taken in the floor's row order, linear_bwd, dx's rows put back. Bit for bit
+// in fp32 and bf16, and equal to the plain backward up to the reordered sum over tokens.
+TEST(train_context, the_floors_row_order_matches_the_host_gather_bit_for_bit) {
+    const kernels::linear_shape s{48, 24, 40};
+    const auto x = seeded(s.tokens * s.in, 1), w = seeded(s.out * s.in, 2),
+               dy = seeded(s.tokens * s.out, 3);
+    auto exec = kernels::make_executor(device_kind::cpu);
+    for (auto dtype : {model::train_dtype::fp32, model::train_dtype::bf16}) {
+        model::precision_config p;
+        p.dtype = dtype;
+        const auto backward = [&](std::uint64_t seed, std::vector<float>& dx,
+                                  std::vector<float>& dw, std::vector<float>& db) {
+            model::train_context ctx(*exec, false);
+            ctx.precision_state().configure(p, 1);
+            ctx.precision_state().set_floor_reorder(seed);
+            dx.assign(x.size(), 0.0f);
+            dw.assign(w.size(), 0.5f); // accumulated into
+            db.assign(s.out, 0.25f);
+            ctx.gemm_bwd(0, s, x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
+        };
+        std::vector<float> dx, dw, db, plain_dx, plain_dw, plain_db;
+        backward(9, dx, dw, db);
+        backward(0, plain_dx, plain_dw, plain_db);
+        // The host path, with the order the same seed draws first.
+        model::mixed_precision twin;
+        twin.configure(p, 1);
+        twin.set_floor_reorder(9);
+        const std::vector<std::size_t> order = twin.row_order(s.tokens);
+        ASSERT_EQ(order.size(), s.tokens);
+        const auto xs =
+            take(twin.gemm_input(0, model::gemm_operand::x, x.data(), x.size()), order, s.in);
+        const auto dys =
+            take(twin.gemm_input(0, model::gemm_operand::dy, dy.data(), dy.size()), order, s.out);
+        const float* wr = twin.gemm_input(0, model::gemm_operand::w, w.data(), w.size());
+        std::vector<float> dxs(x.size()), want_dx(x.size()), want_dw(w.size(), 0.5f),
+            want_db(s.out, 0.25f);
+        kernels::linear_bwd(*exec, kernels::gemm_math::fp32, s, xs.data(), wr, dys.data(),
+                            dxs.data(), want_dw.data(), want_db.data());
+        for (std::size_t i = 0; i < s.tokens; ++i)
+            std::copy_n(dxs.data() + i * s.in, s.in, want_dx.data() + order[i] * s.in);
+        const char* name = model::train_dtype_name(dtype);
+        EXPECT_EQ(dx, want_dx) << name;
+        EXPECT_EQ(dw, want_dw) << name;
+        EXPECT_EQ(db, want_db) << name;
+        const auto close = [](const std::vector<float>& a, const std::vector<float>& b) {
+            double worst = 0;
+            for (std::size_t i = 0; i < a.size(); ++i)
+                worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
+            return worst;
+        };
+        EXPECT_LE(close(dx, plain_dx), 1e-5) << name; // each row's own sum, put back in place
+        EXPECT_LE(close(dw, plain_dw), 1e-5) << name;
+        EXPECT_LE(close(db, plain_db), 1e-5) << name;
     }
 }
