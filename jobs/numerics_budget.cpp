@@ -18,11 +18,24 @@ fp64_budget fp64_budget_of(const model::model_config& m, model::train_dtype t) {
     return b;
 }
 
+fp64_budget fp64_budget_of(const model::model_config& m, const model::precision_config& p) {
+    fp64_budget b = fp64_budget_of(m, p.dtype);
+    if (p.dtype == model::train_dtype::fp8 && p.scaling == model::fp8_scaling::delayed) {
+        b.u = 0;
+        b.why = "none: fp8's delayed recipe quantises step 1 with scale 1 (no amax history "
+                "yet), where values underflow E4M3 beyond any rounding budget; the current recipe "
+                "has one";
+    }
+    return b;
+}
+
 double fp64_budget::grad_rel() const {
     return u * std::sqrt(static_cast<double>(products) / std::log(2.0));
 }
 
 std::string fp64_budget::describe() const {
+    if (!active())
+        return why.empty() ? "none" : why;
     return fmt::format("step-1 gradient, worst tensor's ||g - g_fp64|| / ||g_fp64|| <= u sqrt(G / "
                        "ln 2) = {:.4g} with u = 2^{:g}, G = 2 (6L + 1) + 1 = {}",
                        grad_rel(), std::log2(u), products);

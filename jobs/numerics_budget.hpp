@@ -53,18 +53,26 @@ namespace ringscale::jobs {
 
 /// What a dtype's budget depends on (the terms above).
 struct fp64_budget {
-    double u = 0;              ///< the dtype's unit roundoff; 0: no budget (fp32)
+    double u = 0;              ///< the dtype's unit roundoff; 0: no budget (why says why)
     std::int64_t products = 0; ///< G
+    std::string why;           ///< without a budget: the reason (empty for fp32)
     /// Whether the dtype has a budget (not fp32).
     bool active() const { return u > 0; }
     /// B = u sqrt(G / ln 2): the most step-1 gradient relative error per tensor. Pure.
     double grad_rel() const;
-    /// One line with the formula and its terms' values, recorded with the case.
+    /// One line with the formula and its terms' values (or why there is none), recorded with
+    /// the case.
     std::string describe() const;
 };
 
 /// The budget of dtype `t` for model `m`. Pure.
 fp64_budget fp64_budget_of(const kernels::model::model_config& m, kernels::model::train_dtype t);
+
+/// The budget of precision `p` for model `m`: its dtype's, except fp8's delayed recipe, which
+/// has none (its step 1 quantises with scale 1, before any amax: underflow that no rounding
+/// budget bounds; measured in MEASUREMENTS.md). Pure.
+fp64_budget fp64_budget_of(const kernels::model::model_config& m,
+                           const kernels::model::precision_config& p);
 
 /// q: the worst over m's parameter tensors of ||g_t - g64_t|| / ||g64_t|| (g, g64 in the flat
 /// layout; tensors whose fp64 gradient is 0 skipped; NaN in g: infinite). Pure.

@@ -320,15 +320,18 @@ numerics_result run_numerics(const train_problem& pr, std::uint64_t seed,
     }
     const double run_s = now_s() - t0;
     // Step 1's gradient against fp64, the one step every run takes from the same parameters,
-    // and the dtype's budget for it (numerics_budget.hpp): at step 1, 0 after.
+    // and the precision's budget for it where it has one (numerics_budget.hpp): at step 1, 0
+    // after.
     namespace attr = schema::attr;
-    if (const fp64_budget budget = fp64_budget_of(pr.model, pr.precision.dtype);
-        budget.active() && steps > 0) {
+    if (pr.precision.dtype != model::train_dtype::fp32 && steps > 0) {
+        const fp64_budget budget = fp64_budget_of(pr.model, pr.precision);
         s["fp64_grad_rel_err"].assign(steps, 0.0);
         s["fp64_grad_rel_err"][0] =
             grad_rel_err(pr.model, out.got.first_grads.data(), f64.first_grads.data());
-        s["fp64_budget_grad_rel"].assign(steps, 0.0);
-        s["fp64_budget_grad_rel"][0] = budget.grad_rel();
+        if (budget.active()) {
+            s["fp64_budget_grad_rel"].assign(steps, 0.0);
+            s["fp64_budget_grad_rel"][0] = budget.grad_rel();
+        }
         out.attrs[attr::numerics_fp64_budget] = budget.describe();
     }
     out.attrs[attr::numerics_steps] = static_cast<std::int64_t>(steps);

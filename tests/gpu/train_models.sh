@@ -13,7 +13,9 @@
 #   4. --numerics on the GPU: a small bf16 model, 20 steps against the fp64 CPU reference, the
 #      single-GPU run of the same dtype and a floor of 8 reordered runs on the GPU, at np=1
 #      (NCCL) and np=2 (staged MPI: DDP and the cp = 2 ring); `ringscale-stats numerics` must
-#      judge the 3 cases and read "the same training" for each;
+#      judge the 3 cases and read "the same training" for each; then
+#      test_jobs_train_numerics_gpu_mpi at np=1 and 2: the correct configurations within the
+#      budget against fp64, the planted defects (jobs/train_faults.hpp) flagged at step 1;
 #   5. speed: jobs/presets/llama3_8b.ini at 2 layers (S = 8K, TF32 GEMMs, bf16 attention), then
 #      with --dtype bf16 and (Hopper) --dtype fp8, beside the same model in PyTorch
 #      (tests/bench/torch_llama.py: bf16 autocast, SDPA on cuDNN, fused AdamW, eager and
@@ -145,6 +147,12 @@ for np_comm_cp in "1 nccl 1" "2 mpi 1,2"; do
         -w 0 -n 1 --cp "$cp" "${small[@]}" -o "$out/numerics_np${np}_${comm}.h5"
 done
 numerics_verdicts 3 "$out/numerics_np1_nccl.h5" "$out/numerics_np2_mpi.h5"
+# The correct configurations within the budget against fp64 and the planted defects flagged
+# (test_jobs_train_numerics_gpu_mpi, NCCL and staged MPI).
+for np in 1 2; do
+    step "test test_jobs_train_numerics_gpu_mpi np=$np" mpirun --bind-to none --oversubscribe \
+        -np "$np" "$build/tests/test_jobs_train_numerics_gpu_mpi"
+done
 
 # 5. Speed against PyTorch on this GPU.
 if [[ ${SKIP_BENCH:-0} == 0 ]]; then

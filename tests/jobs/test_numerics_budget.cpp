@@ -45,6 +45,22 @@ TEST(numerics_budget, each_dtype_its_unit_roundoff_and_fp32_none) {
                      32 * jobs::fp64_budget_of(m, train_dtype::bf16).grad_rel());
 }
 
+TEST(numerics_budget, the_delayed_fp8_recipe_has_none_and_says_why) {
+    kernels::model::precision_config p;
+    p.dtype = train_dtype::fp8;
+    p.scaling = kernels::model::fp8_scaling::delayed;
+    const jobs::fp64_budget delayed = jobs::fp64_budget_of(ci_model(), p);
+    EXPECT_FALSE(delayed.active());
+    EXPECT_NE(delayed.describe().find("scale 1"), std::string::npos) << delayed.describe();
+    p.scaling = kernels::model::fp8_scaling::current;
+    EXPECT_DOUBLE_EQ(jobs::fp64_budget_of(ci_model(), p).grad_rel(),
+                     jobs::fp64_budget_of(ci_model(), train_dtype::fp8).grad_rel());
+    p.dtype = train_dtype::bf16;
+    p.scaling = kernels::model::fp8_scaling::delayed; // no bearing outside fp8
+    EXPECT_TRUE(jobs::fp64_budget_of(ci_model(), p).active());
+    EXPECT_EQ(jobs::fp64_budget_of(ci_model(), train_dtype::fp32).describe(), "none");
+}
+
 TEST(numerics_budget, the_depth) {
     auto m = ci_model();
     m.layers = 4;
