@@ -1,6 +1,6 @@
 // bench_history_rates: the change-point method's rates on launch medians drawn directly (no
-// results files: seconds), per kind of series (issue 49), for the method and the statistics
-// tried before it (change_statistic). A kind is a baseline and a step:
+// results files: seconds), per kind of series, for the method and the other statistics of
+// change_statistic. A kind is a baseline and a step:
 //   baselines: steady (log-normal launches, CV drawn 2-10%); bimodal (each launch on the upper
 //   of two levels, 1.15-1.6x apart, with a probability drawn 0.2-0.5); spike (steady, and one
 //   launch 1.5-10x slower at a random place);
@@ -15,7 +15,7 @@
 //                            [--seed K] [--power-series P]
 // (defaults 200, 30, capped, 1, 200; P: series a bisection step of the detectable table, P/4
 // A/A series for the stated step). Exit 1 when the method (the first listed) misses one of
-// issue 49's goals: A/A flagged <= 5% in every kind, >= 90% of x2 steps found, >= 80% of x1.2
+// its goals: A/A flagged <= 5% in every kind, >= 90% of x2 steps found, >= 80% of x1.2
 // steps where the CV is <= 5%, >= 90% of the steps found at their exact launch, stated
 // detectable within 25% of the measured 90% point (ctest history_rates: --power-series 60);
 // and the small series' goals (small_series below).
@@ -94,8 +94,7 @@ int main(int argc, char** argv) {
         if (!small_series(o.seed))
             ok = false;
         if (!ok)
-            std::printf("FAILED: one of issue 49's goals is missed (%s)\n",
-                        name_of(o.methods.front()));
+            std::printf("FAILED: one of the goals is missed (%s)\n", name_of(o.methods.front()));
         return ok ? 0 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_history_rates: %s\n", e.what());

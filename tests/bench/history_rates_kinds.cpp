@@ -79,7 +79,7 @@ const char* name_of(change_statistic s) {
     case change_statistic::energy1:
         return "energy (exp. 1)";
     default:
-        return "cleaned (issue 37)";
+        return "cleaned (exp. 2)";
     }
 }
 
