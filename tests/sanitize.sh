@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer (issue
-# 17): a CPU build (-DRINGSCALE_ENABLE_CUDA=OFF; the CUDA runtime does not run under ASan)
+# The test suite under AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer:
+# a CPU build (-DRINGSCALE_ENABLE_CUDA=OFF; the CUDA runtime does not run under ASan)
 # into BUILD_DIR, then ctest with the sanitizers set to stop at the first error. Run by hand;
 # too slow for CI's budget.
 #

@@ -44,7 +44,7 @@ struct fixture_case {
     int affinity_cores = 0;                   ///< per rank; 0 = the file's threads_per_rank
     std::vector<double> explicit_time_s;
     /// The case's machine state (schema::machine_ds name -> one value per rank), written to
-    /// /cases/NNNN/machine; empty: none, as in files before issue 36. The reader judges them
+    /// /cases/NNNN/machine; empty: none, as in older files. The reader judges them
     /// (src/base/machine_marks.hpp) whatever the outcome says.
     std::vector<std::pair<std::string, std::vector<double>>> machine;
     /// train_step --numerics series (schema::numerics_datasets name -> one value per step),

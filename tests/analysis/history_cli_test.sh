@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `ringscale-stats history` end to end on a small synthetic history (issue 37): the index is
+# `ringscale-stats history` end to end on a small synthetic history: the index is
 # incremental (a second run reads nothing; a removed or added file is noticed), a launch under
 # two paths counts once, each file of the hostile corpus is skipped with its reason, a damaged,
 # truncated or crafted index is rebuilt with one line, a file
@@ -101,7 +101,7 @@ set +e
 run "$dir/h" --index "$dir/i2.sqlite" --commits "$dir/commits"; rc=$?
 set -e
 [ $rc -eq 2 ] || fail "--commits without --order label:KEY: exit $rc"
-# Issue 49: a misspelt --order label matches nothing: not decided (exit 6), one line naming it;
+# A misspelt --order label matches nothing: not decided (exit 6), one line naming it;
 # --keep-marked is accepted with a note (the default now); the two contradict.
 set +e
 run "$dir/h" --index "$dir/i2.sqlite" --order label:comit --fail-on regression; rc=$?
@@ -146,7 +146,7 @@ fi
     2>"$dir/err" || fail "report --history (steady): exit $?: $(cat "$dir/err")"
 grep -q "No series changed" "$dir/rep2/report.md" || fail "steady: $(grep -A3 '^## History' "$dir/rep2/report.md")"
 [ ! -e "$dir/rep2/history_01.png" ] || fail "steady history: a trend plot drawn"
-# Issue 49: report --history takes history's options (prefixed history-): a minimum effect
+# report --history takes history's options (prefixed history-): a minimum effect
 # above the planted steps leaves no change; a bad value is refused as history refuses it.
 "$stats" report "$dir/rep4" "$dir/h/launch_00000.h5" --history "$dir/h"     --history-order label:commit --history-min-effect 900% --history-skip-marked >/dev/null     2>"$dir/err" || fail "report --history-min-effect: exit $?: $(cat "$dir/err")"
 grep -q "No series changed" "$dir/rep4/report.md" ||

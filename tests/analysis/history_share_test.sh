@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `ringscale-stats history` on a results directory a team shares (issue 50): 4 runs started at
+# `ringscale-stats history` on a results directory a team shares: 4 runs started at
 # once on a directory with no index, 10 times over, never exit 2, all give the same verdict and
 # the index holds every launch; 2 runs started while another process holds the index's lock for
 # 10 s wait (one line naming the holder) and succeed; a disk that fills during an update says so

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The history's rates on synthetic series (issue 37), with default settings: 200 series with no
+# The history's rates on synthetic series, with default settings: 200 series with no
 # change (launch CV 2-10%, outlier launches, a bimodal family every 10th series) must flag at
 # most 5% of series; a planted step of 3x the series' launch noise must be found in at least
 # 90% of series within +-1 launch, and the phase named must be the planted one (at least 90%

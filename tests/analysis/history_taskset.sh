@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 49: two ranks under `taskset -c 0` (one core between them) are warned about and marked
+# Two ranks under `taskset -c 0` (one core between them) are warned about and marked
 # "oversubscribed: 2 threads on 1 core" (checked on every pinned launch, whatever the load),
 # and a series whose later launches ran that way shows a change at the first such launch, a
 # regression (--fail-on regression exits 1), with the ranks' cores named as what moved with

@@ -1,4 +1,4 @@
-// A synthetic train_step --numerics study (issue 53) for the report's tests: two
+// A synthetic train_step --numerics study for the report's tests: two
 // configurations (ddp/cp-ring cp=2, zero1/cp-ulysses cp=2) at P = 1, 2, 4 in each of the given
 // dtypes, over the given seeds, 40 steps each. The loss decays; a correct case stays within half
 // its dtype's floor of the reference (fp32's floor 1e-6 x step, the others' 1e-3 x step). In

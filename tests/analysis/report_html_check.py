@@ -159,7 +159,7 @@ def check_plot_points(dom, wants, marked):
 
 
 def check_row_links(dom, ids, spec):
-    """compare's rows (issue 52): each links to its case's series, which must be in the DOM."""
+    """compare's rows: each links to its case's series, which must be in the DOM."""
     section, _, least = spec.partition("=")
     m = re.search(r'<section id="' + re.escape(section) + r'">.*?</section>', dom, re.S)
     if not m:

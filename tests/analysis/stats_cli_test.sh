@@ -89,7 +89,7 @@ if [[ "$(grep -c "not decided (one launch)" "$dir/out")" != 4 ]]; then
     echo "FAIL: the 4 one-launch differences are not all 'not decided (one launch)'"
     failures=$((failures + 1))
 fi
-# Issue 49: a gate that asked to fail exits 6 (not decided) where nothing could be judged.
+# A gate that asked to fail exits 6 (not decided) where nothing could be judged.
 expect 6 "--fail-on regression: one launch per side is not decided" -- \
     "$stats" compare --fail-on regression "$dir/a" "$dir/slow"
 expect_stderr "4 case(s) not decided, none a regression: exit 6"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tables a person reads in a terminal (issue 50): on synthetic studies (8 launches at P = 1..8,
+# Tables a person reads in a terminal: on synthetic studies (8 launches at P = 1..8,
 # a 14-launch history with planted steps, 2 launches of two attention schemes that trade places
 # between S = 4K and 8K at P = 4: bench_gen_results --study crossover), no line of the text
 # output of summary, scaling, predict, compare, crossover and history is wider than 160

@@ -59,7 +59,7 @@ TEST(analysis_commands, each_subcommand_has_a_name_a_line_of_help_and_its_option
         const auto c = make();
         EXPECT_TRUE(names.insert(c->name()).second) << c->name() << " is in the table twice";
         EXPECT_EQ(std::string(c->help()).find('\n'), npos) << c->name();
-        // Wrapped at 100 columns under its name (issue 50): joined again, the line it was.
+        // Wrapped at 100 columns under its name: joined again, the line it was.
         std::string joined;
         for (std::size_t at = 0; at < help.size(); ++at)
             joined += help.compare(at, 13, "\n            ") == 0 ? (at += 12, ' ') : help[at];

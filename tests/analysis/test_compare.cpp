@@ -241,7 +241,7 @@ TEST(analysis_compare, a_marked_launch_weighs_by_its_effect) {
     // NEW 30% slower, every launch measured with other processes on 0.90 of the 2 cores (an
     // effect up to x1.91 on a one-thread rank, on its whole time: on the CPU communication
     // runs on the same cores): it could account for the margin, so
-    // nothing is decided (issue 49: the marked launches stay; before, they were left out).
+    // nothing is decided (the marked launches stay in the comparison, not left out).
     sets s("compare_marked", {launch(1, 0), launch(2, 0), launch(3, 0)},
            {contended(launch(4, 0.3)), contended(launch(5, 0.3)), contended(launch(6, 0.3))});
     const comparison cmp = compare_sets(s.pb, s.pn, {});

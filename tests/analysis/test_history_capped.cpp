@@ -1,4 +1,4 @@
-// The capped deviations (analysis/history/capped_deviations), issue 50's O(n log n) sweep,
+// The capped deviations (analysis/history/capped_deviations), an O(n log n) sweep,
 // against their definition computed directly in O(n^2): the sorted lower medians of each
 // side and the sum of min(|r|, cap) + 0.1 |r| over its launches, on series with ties, steps,
 // spikes, a finite and an infinite cap; and the noise cap against analysis::median.

@@ -1,7 +1,7 @@
 // Change points of a series (analysis/history/change_points): the energy statistics against
-// their definitions, steps found where planted (on bimodal baselines and beside spikes too:
-// issue 49's 50x and 20x steps), spikes and short tails left alone, the noise and detectable
-// steps against hand-computed values and the method's own rates.
+// their definitions, steps found where planted (50x and 20x steps on bimodal baselines, and
+// beside spikes too), spikes and short tails left alone, the noise and
+// detectable steps against hand-computed values and the method's own rates.
 #include "analysis/history/change_points.hpp"
 
 #include "analysis/statistics/bootstrap.hpp"
@@ -86,7 +86,7 @@ TEST(history_changes, energy1_statistic_and_mid_ranks_match_their_definitions) {
     EXPECT_EQ(r, want);
 }
 
-/// Issue 49's sendrecv: a bimodal baseline (0.11 ms, a third of the launches 0.2 ms) of
+/// A measured sendrecv's shape: a bimodal baseline (0.11 ms, a third of the launches 0.2 ms) of
 /// `before` launches, then `after` launches `step` times slower.
 std::vector<double> bimodal_then_step(std::size_t before, std::size_t after, double step,
                                       std::uint64_t seed) {
@@ -99,7 +99,7 @@ std::vector<double> bimodal_then_step(std::size_t before, std::size_t after, dou
 }
 
 TEST(history_changes, a_50x_step_on_a_bimodal_baseline_is_placed_at_its_launch) {
-    // Issue 49: the running-median rule of issue 37 placed it at #5, one launch early.
+    // At #6 (index 5): a running-median outlier rule places such a step at #5, one early.
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         const auto x = bimodal_then_step(5, 9, 50, seed);
         const auto cps = find_change_points(x, {});
@@ -109,7 +109,7 @@ TEST(history_changes, a_50x_step_on_a_bimodal_baseline_is_placed_at_its_launch) 
 }
 
 TEST(history_changes, a_20x_step_lasting_9_launches_is_found) {
-    // Issue 49: launches 6-14 of 14 (issue 37's method missed it and said "detectable 87%").
+    // Launches 6-14 of 14 (a running-median outlier rule misses it: "detectable 87%").
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         const auto x = bimodal_then_step(5, 9, 20, seed);
         const auto cps = find_change_points(x, {});
@@ -171,10 +171,10 @@ TEST(history_changes, two_steps_are_both_found) {
 }
 
 TEST(history_changes, outlier_launches_beside_a_3_sigma_step_do_not_hide_or_move_it) {
-    // Clamping z-scores to +-2 around the series' median (issue 37's first method) found none
-    // of these: it cut the 3-sigma step to 2 sigma and left the outliers at the new level.
-    // The ranks (tried for issue 49) found 0 of them: two of the 8 launches before the step
-    // above every launch after it leave a rank statistic no margin.
+    // Clamping z-scores to +-2 around the series' median finds none of these: it cuts the
+    // 3-sigma step to 2 sigma and leaves the outliers at the new level. A statistic on the ranks
+    // finds none either: two of the 8 launches before the step above every launch after it
+    // leave a rank statistic no margin.
     int found_count = 0;
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
         auto x = series(30, 0.03, 8, 0.09, seed);

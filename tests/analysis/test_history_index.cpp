@@ -1,4 +1,4 @@
-// The history index shared by a team (issue 50): one file beyond the reader's limits is left
+// The history index shared by a team: one file beyond the reader's limits is left
 // out with one line naming it and the field, the rest indexed; another program's SQLite file
 // is refused byte-identical; a symlinked index, journal or lock is refused; a replacement of
 // the same size and mtime is read again; dates before 2000 or not on the calendar are named;

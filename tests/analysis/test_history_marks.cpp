@@ -1,4 +1,4 @@
-// Marked launches in a history (issue 37 with issue 36's marks; issue 49): the index keeps each
+// Marked launches in a history (the machine marks): the index keeps each
 // case's case_data::mark() (the one compare and predict use: contended by the outcome or by
 // the machine fields judged again, or drifted) with its estimated effect; a series keeps the
 // marked launches, counts them and names the first reason, and the decision rule weighs their
@@ -156,7 +156,7 @@ TEST(history_marks, a_drifted_case_is_marked_as_compare_marks_it) {
     EXPECT_EQ(summarize_launch(cases).at(0).machine, "");
     // The sentinel's verdict, as the reader sets it; a control character escaped.
     cases[0].drift = "allreduce probe 12% slower\x1b[2J";
-    // (issue 49: with its effect, unbounded where it cannot be estimated: no probe figures)
+    // (with its effect, unbounded where it cannot be estimated: no probe figures)
     EXPECT_EQ(summarize_launch(cases).at(0).machine,
               "drift: allreduce probe 12% slower\\x1b[2J [effect unbounded]");
     EXPECT_EQ(summarize_launch(cases).at(0).machine.rfind(cases[0].mark().substr(0, 20), 0), 0u);
@@ -164,7 +164,7 @@ TEST(history_marks, a_drifted_case_is_marked_as_compare_marks_it) {
               "drift: allreduce probe 12% slower\\x1b[2J");
     EXPECT_TRUE(std::isinf(mark_effect_of(summarize_launch(cases).at(0).machine)));
     EXPECT_DOUBLE_EQ(mark_effect_of("contended: x [effect x1.250]"), 1.25);
-    EXPECT_TRUE(std::isinf(mark_effect_of("contended: an index before issue 49")));
+    EXPECT_TRUE(std::isinf(mark_effect_of("contended: an older index's mark, no effect")));
 }
 
 TEST(history_marks, a_segments_median_keeps_its_marked_launches) {

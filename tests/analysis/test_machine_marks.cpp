@@ -1,4 +1,4 @@
-// The machine marks as the tables show them (issue 36): `summary` gives every case a machine
+// The machine marks as the tables show them: `summary` gives every case a machine
 // column (CSV: machine_marks, whatever the data), `scaling` notes a marked case and an
 // oversubscribed one (more threads than cores: an efficiency limited by it) beside its row.
 #include "analysis/commands/command.hpp"

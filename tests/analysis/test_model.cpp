@@ -145,7 +145,7 @@ TEST(stats_model, extrapolation_is_refused_beyond_the_span_of_the_data) {
 
 TEST(stats_model, three_point_study_never_predicts_a_negative_time) {
     // A train_step-like study at P = 1, 2, 4 flattening out: plain LOO selection picks
-    // 10 - 0.5 log2(p)^2, which is -8 s at P=64 (the example).
+    // 10 - 0.5 log2(p)^2, which is -8 s at P=64.
     const std::vector<double> p = {1, 2, 4}, t = {10, 9.5, 8};
     ASSERT_LT(unconstrained(p, t).eval(64), 0) << unconstrained(p, t).formula();
     const model_fit f = select_model(p, t);

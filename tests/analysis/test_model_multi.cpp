@@ -22,7 +22,7 @@ std::vector<point2> grid() {
     return out;
 }
 
-/// t = a + b*S^2/p + c*S*log2(p), the example.
+/// t = a + b*S^2/p + c*S*log2(p): attention's work split over p, and a ring's log2(p) steps.
 double planted(const point2& x) {
     return 2e-3 + 3e-10 * x.s * x.s / x.p + 4e-8 * x.s * std::log2(x.p);
 }

@@ -17,7 +17,7 @@ using ringscale::test_fixture::fixture_file;
 
 namespace {
 
-/// t = a + b*S^2/p + c*S*log2(p), the example.
+/// t = a + b*S^2/p + c*S*log2(p): attention's work split over p, and a ring's log2(p) steps.
 double planted(double p, double s) {
     return 2e-3 + 3e-10 * s * s / p + 4e-8 * s * std::log2(p);
 }
@@ -116,7 +116,7 @@ TEST(analysis_model_multi, report_lists_the_two_parameter_model) {
 }
 
 TEST(analysis_model_multi, model_predict_on_a_three_point_study_prints_no_negative_time) {
-    // The case: a train_step study at P = 1, 2, 4 whose times flatten out; plain
+    // A train_step study at P = 1, 2, 4 whose times flatten out; plain
     // leave-one-out selection extrapolated it to a negative time at P=64.
     const std::string dir = ringscale::test_fixture::fixture_dir("model_three_point");
     fixture_file f;

@@ -177,7 +177,7 @@ TEST(analysis_predict, report_shows_the_crossover_map_with_its_hardware) {
     const auto [calib, held] = study();
     const std::string dir = calib + "/../report";
     std::ostringstream out;
-    // Hardware the study did not run on only when asked for (issue 52).
+    // Hardware the study did not run on only when asked for.
     ASSERT_EQ(run_command(parse({"report", "--bootstrap", "100", dir, calib}), out), 0);
     std::stringstream unasked;
     unasked << std::ifstream(dir + "/report.md").rdbuf();
@@ -253,8 +253,8 @@ TEST(analysis_predict, topology_and_scope_calibrate_each_link_level) {
     // P alone keeps a multi-node case's ranks per node (4 nodes of 2) ...
     const auto wider = expand_at({ring}, parse_at("P=8"), nullptr);
     EXPECT_EQ(wider.front().where.nodes, 4);
-    // ... and from a case on one node (issue 51: a P=1 case's 1 rank per node made P=8 eight
-    // nodes of 1, priced with an inter-node alpha never calibrated) is one node of P.
+    // ... and from a case on one node (not P=8 as eight nodes of 1 from a P=1 case's 1 rank
+    // per node, priced with an inter-node alpha never calibrated) is one node of P.
     target one = ring;
     one.where = {1, 1, 1};
     const auto up = expand_at({one}, parse_at("P=8,16"), nullptr);

@@ -129,8 +129,8 @@ TEST(predict_cost, ring_forward_overlaps_each_hop_with_a_block) {
 }
 
 TEST(predict_cost, attention_blocks_pay_the_per_call_overhead_on_a_gpu_only) {
-    // A GPU block is a kernel launch; a CPU block a function call (issue 36: ring at P=4 on
-    // 2 cores made 4x Ulysses' calls and measured the same time).
+    // A GPU block is a kernel launch; a CPU block a function call (ring at P=4 on
+    // 2 cores makes 4x Ulysses' calls and measures the same time).
     attention_problem a;
     a.seq_len = 8;
     a.heads = a.kv_heads = a.head_dim = 1;

@@ -1,4 +1,4 @@
-// predict against hostile input (issue 35): every --at value and hardware figure checked
+// predict against hostile input: every --at value and hardware figure checked
 // against its declared range before any arithmetic (an overflow is one line, never a wrapped
 // P), the target count before expansion, the launch's own shape rules, and a step across a
 // link level CALIB did not measure refused by name.
@@ -92,7 +92,7 @@ TEST(predict_hostile, hardware_figures_beyond_their_ranges_are_refused) {
               "hardware profile f: ranks_per_node = 2.5 is not whole");
 }
 
-// Issue 35: predict refuses what the launch would refuse, in the launch's words (the shared
+// predict refuses what the launch would refuse, in the launch's words (the shared
 // rules of src/base/shape_rules.hpp), and a step whose collectives cross a link level CALIB did
 // not measure is refused by name, not priced as if that communication were free.
 TEST(predict_hostile, shapes_the_launch_refuses_are_refused) {

@@ -323,7 +323,7 @@ TEST(analysis_predict_links, hybrid_auto_degree_follows_the_job) {
 }
 
 TEST(analysis_predict_links, ranks_outnumbering_a_nodes_cores_share_its_copy_rate) {
-    // Issue 36: P=4 on 2 cores. MPI's shared-memory transport copies and reduces with the
+    // P=4 on 2 cores. MPI's shared-memory transport copies and reduces with the
     // ranks' cores, so 2 ranks to a core take twice the time of the calibration's 1.
     figures f;
     f.links[0] = {20e-6, 4e9};

@@ -1,6 +1,6 @@
-// How good the calibrated figures are (issue 36): the collectives' alpha/beta fit says how far
+// How good the calibrated figures are: the collectives' alpha/beta fit says how far
 // it is from the sizes it was fitted on, and a busbw collapse past some size (planted: 6 GB/s
-// up to 4 MiB, 0.1 GB/s from 16 MiB, as issue 36 saw at 8-32 MiB) is modelled as a second
+// up to 4 MiB, 0.1 GB/s from 16 MiB, as measured at 8-32 MiB) is modelled as a second
 // regime with both busbw given back, never averaged into one beta.
 #include "analysis/predict/calibrate.hpp"
 #include "analysis/predict/evaluate.hpp"
@@ -90,7 +90,7 @@ TEST(analysis_predict_quality, a_busbw_collapse_is_a_second_regime) {
 }
 
 TEST(analysis_predict_quality, a_collapse_at_the_largest_size_alone_is_priced_from_there_on) {
-    // Issue 36's machine: reduce_scatter collapsed at 16 MiB, its largest size, alone; ZeRO-1's
+    // A measured collapse: reduce_scatter collapsed at 16 MiB, its largest size, alone; ZeRO-1's
     // 8 MiB reduce-scatter then took 55 ms at P=2 where one alpha and beta priced 2 ms.
     const calibration cal = calibrate("predict_quality_top", 64 << 20);
     const link_figures lf = cal.per_op[0].at(coll::allreduce);
@@ -164,7 +164,7 @@ TEST(analysis_predict_quality, a_fold_that_cannot_fit_the_thread_speed_up_keeps_
     // Planted: 0.3 of a core per extra thread. P=1 runs 2 threads a rank and P=2 one, so the
     // fold leaving out P=2 holds one thread count and cannot tell the rate from the speed-up.
     // Left free there, it took 1 and predicted P=2 53% slow, a "bias" that was then applied
-    // to P=4 (issue 36's quiet run: 37% median error, 16% coverage, from 8% uncorrected).
+    // to P=4 (a quiet run: 37% median error, 16% coverage, from 8% uncorrected).
     const fitted_study st("predict_quality_eta", 0.3, true);
     const calibration_set& set = st.set;
     const calibration& point = st.point;
@@ -183,7 +183,7 @@ TEST(analysis_predict_quality, a_fold_that_cannot_fit_the_thread_speed_up_keeps_
 
 TEST(analysis_predict_quality, ranks_sharing_cores_as_calib_never_did_get_a_wider_band) {
     // CALIB at P=1 and 2 on 2 cores (a core or more a rank); P=4 shares them (half a core), a
-    // regime leave-one-P-out cannot measure (issue 36: predicted mostly low in one study and
+    // regime leave-one-P-out cannot measure (predicted mostly low in one study and
     // mostly high in the next).
     const fitted_study st("predict_quality_sharing", 0.5, false);
     const calibration_set& set = st.set;

@@ -1,4 +1,4 @@
-// report.html's pieces (issue 52): escaping, the one report model both outputs are written
+// report.html's pieces: escaping, the one report model both outputs are written
 // from, Markdown inline text as HTML, and gnuplot's SVG made safe to inline.
 #include "analysis/presentation/html_escape.hpp"
 #include "analysis/presentation/html_history.hpp"

@@ -1,4 +1,4 @@
-// The report's Training numerics section (issue 53) on the synthetic numerics study
+// The report's Training numerics section on the synthetic numerics study
 // (tests/analysis/numerics_study.hpp): one panel per dtype in each figure, the verdicts those of
 // `ringscale-stats numerics` on the same files, no section without numerics cases, a non-finite
 // loss drawn as a gap with a marker (the plot still drawn), hostile labels escaped in report.md
@@ -101,7 +101,7 @@ TEST(report_numerics, one_panel_per_dtype_and_the_views_verdicts) {
     ASSERT_EQ(expected.size(), 12u);                        // 2 dtypes x 2 configurations x 3 P
     EXPECT_EQ(count(md, "diverges at step 15 (loss)"), 2u); // the case and its configuration
     EXPECT_NE(md.find("2 of 12 cases diverge."), std::string::npos);
-    // Prose wraps at 100 columns (issue 50); tables stay tables.
+    // Prose wraps at 100 columns; tables stay tables.
     std::istringstream lines(md);
     for (std::string line; std::getline(lines, line);) {
         if (line.rfind("|", 0) != 0) {

@@ -1,4 +1,4 @@
-// The HDF5 wrapper's checks before it reads (issue 22): an array where one value belongs, an
+// The HDF5 wrapper's checks before it reads: an array where one value belongs, an
 // attribute or dataset of another class, links and storage outside the file are refused with
 // an error naming them, never read.
 #include "src/base/error.hpp"

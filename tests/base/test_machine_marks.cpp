@@ -79,7 +79,7 @@ TEST(machine_marks, waiting_for_a_core_counts_only_when_the_launch_fits) {
     EXPECT_EQ(contention_reason(m),
               "a rank's threads waited for a core 0.40 s per second (summed over its threads) "
               "while its launch's 2 thread(s) fit the 2 core(s)");
-    // Oversubscribed by the launch itself (issue 49): marked as such, whatever else waited.
+    // Oversubscribed by the launch itself: marked as such, whatever else waited.
     m[ds::own_threads] = {4, 4};
     EXPECT_EQ(contention_reason(m), "oversubscribed: 4 threads on 2 cores");
 }
@@ -223,7 +223,7 @@ TEST(machine_marks, hostile_probes) {
 }
 
 TEST(machine_marks, a_lone_slow_probe_needs_twice_the_tolerance) {
-    // A short launch's cold first probe at 1.87x (issue 49): alone, within 2 x 1.25x.
+    // A short launch's cold first probe at 1.87x: alone, within 2 x 1.25x.
     drift_verdict v = judge_drift({at(0, 1.87e-3), at(1, 1e-3), at(2, 1.02e-3)}, 2);
     EXPECT_FALSE(v.drifted) << v.reason;
     EXPECT_EQ(v.case_effect, std::vector<mark_effect>(2));

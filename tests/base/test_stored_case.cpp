@@ -101,7 +101,7 @@ TEST(stored_case, warm_up_rows_from_the_attribute_or_not_at_all) {
     EXPECT_TRUE(warmup_from_attribute(3, {}).empty());
 }
 
-// Issue 35: the identity's topology agrees with itself, and enumerated values are ones a
+// The identity's topology agrees with itself, and enumerated values are ones a
 // launch writes; each refusal names the value.
 namespace {
 attr_map identity(std::initializer_list<std::pair<const char*, double>> numbers,

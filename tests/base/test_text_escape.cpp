@@ -133,7 +133,7 @@ TEST(text_escape, valid_utf8_replaces_only_invalid_bytes) {
     EXPECT_EQ(valid_utf8("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");
 }
 
-// Issue 35: text from a results file in report.md never becomes a link, an image, HTML or a
+// Text from a results file in report.md never becomes a link, an image, HTML or a
 // heading; what it said stays readable.
 TEST(text_escape, markdown_text_disarms_links_images_and_html) {
     EXPECT_EQ(markdown_text("ring_attention (u2) S^(2) * p 0.5"),

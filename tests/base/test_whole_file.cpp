@@ -141,7 +141,7 @@ TEST(staged_files, publish_replaces_a_symlink_without_writing_through_it) {
 }
 
 TEST(staged_files, a_directory_in_the_way_refuses_the_set_before_any_move) {
-    // Issue 51: report.md a directory used to leave every plot moved in and report.md missing.
+    // report.md is a directory: the whole set is refused before a plot is moved in.
     scratch s;
     fs::create_directory(s.at("report.md"));
     write_whole_file(s.at("old.png"), [](std::ostream& o) { o << "old\n"; });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/A false-positive rate and detection rate of `ringscale-stats compare` on real launches
-# of this machine (issue 13). For each workload, LAUNCHES identical launches at np=2, each
+# of this machine. For each workload, LAUNCHES identical launches at np=2, each
 # rank bound to its own core (BIND, default core) with one thread, workloads interleaved:
 #   collectives  --job collectives --op allreduce,sendrecv -b 1M -e 4M -f 4 -w 2 -n 20
 #                (shared-memory transfers: the noisiest thing this machine runs)

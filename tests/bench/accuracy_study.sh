@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The accuracy study and the cost of its measurement (run by hand, not a test; issue 38):
+# The accuracy study and the cost of its measurement (run by hand, not a test):
 #  1. jobs/presets/accuracy.ini at each P of PS (every scheme, fp32/bf16/fp16, merge fp32/dtype,
 #     uniform/outlier inputs, 2K tokens) and jobs/presets/accuracy_long.ini at P = 1 and 4 (the
 #     ring from 2K to 64K); `ringscale-stats accuracy` on all of it, and a report in OUT/report.

@@ -5,7 +5,7 @@
 # run: bf16, B=1, H=16, D=128, S = 4K, 8K, 16K, 32K, causal and not. Prints the TFLOP/s of
 # ringscale-sm80, ringscale-sm90 and SDPA side by side with each path's ratio to SDPA, per
 # pass. FLOPs: forward 4*B*S^2*H*D (causal /2), backward 2.5 x forward.
-# Target (issue 15): the better path >= 0.9 x SDPA forward and >= 0.8 x SDPA backward on every
+# Target: the better path >= 0.9 x SDPA forward and >= 0.8 x SDPA backward on every
 # shape (exit 1 when missed). The sm90 columns read "-" where that path cannot run (the reason
 # is printed as a '#' line). The backward under --attn-kernel sm90 is whatever
 # attention_bwd_cuda runs on that path.

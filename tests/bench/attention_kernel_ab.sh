@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (by hand, not a test; issue 54): the CPU attention kernels of two builds,
+# Benchmark (by hand, not a test): the CPU attention kernels of two builds,
 # bench_attention_kernel from each run in turn for ROUNDS rounds, so a shared machine's drift
 # falls on both alike; the load average printed before and after each run. Then, per build and
 # kernel, the median (min-max over the rounds) of each run's figure: GFLOP/s over wall time and

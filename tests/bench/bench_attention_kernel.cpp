@@ -1,6 +1,6 @@
 // Single-rank CPU attention kernel benchmark (not a test): forward and backward GFLOP/s
 // against OpenBLAS sgemm GFLOP/s measured in the same run with the same thread count, and as a
-// fraction of the measured all-core fp32 FMA peak (tests/bench/fma_peak.hpp; issue 54's goals:
+// fraction of the measured all-core fp32 FMA peak (tests/bench/fma_peak.hpp; goals:
 // dense forward and forward+backward >= 0.8 at D=128, forward >= 0.75 at D=64, causal within
 // 10% of dense per FLOP). Each kernel's rate is printed over wall time and per CPU second (the
 // process's CPU time times the kernel's threads: its rate on cores of its own); on a busy machine

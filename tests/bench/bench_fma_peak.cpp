@@ -1,4 +1,4 @@
-// The machine's fp32 FMA peak (issue 54; not a test): one core alone and every core this
+// The machine's fp32 FMA peak (not a test): one core alone and every core this
 // process may use together, in GFLOP/s per CPU second (the core's rate while it runs, robust to
 // other processes) and, for the all-core round, per wall second (where load shows).
 //

@@ -17,7 +17,7 @@ mkdir -p "$out"
 files=()
 for np in $nps; do
     variants=allgather,ulysses hybrid=()
-    # --ulysses-degree shapes only the hybrid: refused in a launch without one (issue 35)
+    # --ulysses-degree shapes only the hybrid: refused in a launch without one
     [[ $np -eq 4 ]] && variants=allgather,ulysses,hybrid hybrid=(--ulysses-degree 2)
     file="$out/np$np.h5"
     rm -f "$file"

@@ -1,4 +1,4 @@
-// The machine's fp32 FMA peak, measured (issue 54): independent FMA chains per thread in the
+// The machine's fp32 FMA peak, measured: independent FMA chains per thread in the
 // widest vector ISA the CPU has (AVX-512, else AVX2 with FMA, else SSE multiply-add), one thread
 // per core the process may use, each pinned to its core. The kernels' rates are quoted as a
 // fraction of this all-core figure (tests/bench/attention_kernel.sh, train_step.sh).

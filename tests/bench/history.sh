@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Scale of `ringscale-stats history` (issue 37), run by hand: a synthetic history of LAUNCHES
+# Scale of `ringscale-stats history`, run by hand: a synthetic history of LAUNCHES
 # launches x CASES cases (bench_gen_history, ringscale/2 files), then
 #   first index:  history on the directory with no index (time, peak RSS);
 #   update:       one more launch added, history again (reads that file only);
 #   query:        history again with nothing new (the index read, every series analysed).
-# Targets (issue 37): 10,000 x 20 first index <= 5 min and <= 1 GB; update <= 2 s; query <= 5 s.
+# Targets: 10,000 x 20 first index <= 5 min and <= 1 GB; update <= 2 s; query <= 5 s.
 # usage: tests/bench/history.sh BUILD_DIR [LAUNCHES] [CASES] [WORKDIR]
 set -euo pipefail
 echo "load average before: $(cut -d" " -f1-3 /proc/loadavg) on $(nproc) cores (the CPU times are the ones to compare on a busy machine)"

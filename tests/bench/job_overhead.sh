@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the job machinery costs on one GPU (issue 12's benchmark; not a test): the median
+# What the job machinery costs on one GPU (a benchmark, not a test): the median
 # step time of ring_attention at np=1 (S=16K, H=16, D=128, bf16, --device cuda --comm nccl)
 # against the bare kernels' median time for the same shape (bench_attention_gpu: the
 # forward, and forward + backward for --pass fwd+bwd), causal and not. Prints the ratio

@@ -3,18 +3,18 @@
 # at P <= 2 (collectives at P=2; ring, all-gather, Ulysses and hybrid attention and train_step
 # ddp/zero1/fsdp at P=1 and 2), then predict every case of the same jobs measured at P=4
 # (ranks sharing the cores, --bind-to none) from the calibration alone.
-# Goal (issue 26): median |error| <= 20% and 90% band coverage >= 80%.
+# Goal: median |error| <= 20% and 90% band coverage >= 80%.
 #
 # usage: tests/bench/predict.sh [BUILD_DIR] [OUT_DIR] [ROUNDS]
 #   ROUNDS (default 2): launches of every job and P, interleaved (P = 1, 2, 4 in each round)
 #   so load that drifts during the run hits calibration and held-out launches alike.
 #   In the environment: SMALL=1, a smaller study (below); LOAD_HELD=1, a busy loop pinned to
-#   the first core the script may use during every held-out launch, and only then (issue 36:
-#   the cases it contaminates must be marked, and the figures over the rest must hold;
+#   the first core the script may use during every held-out launch, and only then (the
+#   cases it contaminates must be marked, and the figures over the rest must hold;
 #   tests/bench/predict_load.sh); LOAD_HELD=first, the same during the first round's
 #   held-out launches only (the later rounds' launches of each case are then the clean ones);
 #   LOAD_WORK=compile, another program's real work beside every launch, calibration and
-#   held-out alike (issue 49): a loop compiling one of ringscale's sources with c++ -O2 for the
+#   held-out alike: a loop compiling one of ringscale's sources with c++ -O2 for the
 #   whole run; LOAD_WORK=bench, a second benchmark instead (a one-rank ringscale attention
 #   launch in a loop).
 # Prints the load before and after, the validation table and, last, the summary line.

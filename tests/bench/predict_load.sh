@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Predictions that survive the machine's state (issue 36): the study of tests/bench/predict.sh
+# Predictions that survive the machine's state: the study of tests/bench/predict.sh
 # run twice, quiet and with a busy loop pinned beside the ranks during the first round's
 # held-out launches (LOAD_HELD=first: each held-out case then has a contaminated launch, to be
 # marked, and a clean one in the later rounds). For each it prints the predict --validate summary: median |error|, 90% band
@@ -8,11 +8,11 @@
 # <= 2x; loaded, the contaminated held-out cases marked and the same goals over the rest.
 # The coverage comes with its count and 90% interval (19 of 19 is within a 90% band's reach:
 # 0.9^19 = 13.5% of runs) and the median signed error (the offset the run's cases share).
-# Issue 49: a third mode, work: another program's real work (LOAD_WORK=compile in predict.sh, a
+# A third mode, work: another program's real work (LOAD_WORK=compile in predict.sh, a
 # loop compiling a ringscale source; MODES="work" WORK=bench for a second benchmark instead)
 # beside every launch, calibration and held-out alike. Marked launches are kept by default
-# now (their effect priced into the bands); each run also gives the figures with
-# --skip-marked. The issue's goal: coverage >= 80% with the marks kept, in the work and quiet
+# (their effect priced into the bands); each run also gives the figures with
+# --skip-marked. The goal: coverage >= 80% with the marks kept, in the work and quiet
 # modes, pooled over at least 3 runs of each (run this script 3 times).
 #
 # usage: tests/bench/predict_load.sh [BUILD_DIR] [OUT_DIR] [ROUNDS]
@@ -24,7 +24,7 @@ rounds="${3:-2}"
 mkdir -p "$out"
 here="$(cd -- "$(dirname "$0")" && pwd)"
 
-# marked_cases DIR: how many of the cases in DIR's files are marked contended (issue 36).
+# marked_cases DIR: how many of the cases in DIR's files are marked contended.
 marked_cases() {
     /usr/bin/python3 - "$1" <<'PY'
 import glob, sys

@@ -10,7 +10,7 @@
 # same attention and train_step cases measured on 2 nodes x 2 ranks and 4 nodes x 2 ranks, and
 # the collectives there too (what each scheme's exchanges cost across nodes, to tell a link
 # model that is off from a scheme's composition that is).
-# Goal (issue 26): within 25%. Run by hand, as root (it skips, 77, without namespaces).
+# Goal: within 25%. Run by hand, as root (it skips, 77, without namespaces).
 #
 # Limit of the emulation: the nodes share this machine's cores. A node records all of them
 # as its own, so on 4 nodes x 2 ranks the model gives each rank a core while 8 ranks share

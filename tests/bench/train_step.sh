@@ -25,7 +25,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$root" -B "$build" -DRINGSCALE_ENABLE_CUDA=OFF
 fi
 cmake --build "$build" -j2 --target ringscale ringscale-stats bench_dense bench_fma_peak
-# The hardware's limit the rates below are read against (issue 54; per CPU second, so load
+# The hardware's limit the rates below are read against (per CPU second, so load
 # does not lower it): dense GFLOP/s and MFU are fractions of this all-core figure.
 echo "load average: $(cut -d" " -f1-3 /proc/loadavg)"
 "$build/tests/bench_fma_peak"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# train_step at np=1 on one GPU against the same model in PyTorch on that GPU (issue 39):
+# train_step at np=1 on one GPU against the same model in PyTorch on that GPU:
 # the default model (4 layers, hidden 512, 8 heads, vocab 1024, seq 512, 4096 tokens) and a
 # larger one (8 layers, hidden 1024, 8 heads, vocab 8192, seq 2048, 16K tokens), ddp, with
 # fp32 GEMMs and with TF32. ringscale runs over NCCL with --validate off (run.sh validates the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (by hand, not a test; issue 54): ringscale's training step against PyTorch's on the
+# Benchmark (by hand, not a test): ringscale's training step against PyTorch's on the
 # same model, data shape and threads, with a protocol fit for a shared machine: ROUNDS rounds,
 # each running every configuration once from every build and from PyTorch in turn, the load
 # average printed before and after each run; then per configuration the median step time (min-max

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A real regression found by the DEFAULT `ringscale-stats history` on a busy machine (issues 37,
-# 49): an emulated cluster of 2 nodes (1 rank each, so every step crosses the links), 14
-# launches of a 4 MiB broadcast and sendrecv, each labelled build=N, with a background load of
+# A real regression found by the DEFAULT `ringscale-stats history` on a busy machine: an
+# emulated cluster of 2 nodes (1 rank each, so every step crosses the links), 14 launches
+# of a 4 MiB broadcast and sendrecv, each labelled build=N, with a background load of
 # about 0.4 core (busy 40 ms of every 100) beside every launch, as on a shared CI machine. From
 # launch 9 both links go from 300 to 150 Mbit/s: history with its defaults (marked launches
 # kept, their marks weighed by the decision rule) must find the broadcast's change at #9 (#8 to
@@ -9,8 +9,8 @@
 # --fail-on regression must exit 1. The first 8 launches alone must give no change point in the
 # broadcast, and exit 0 where they give none at all. At alpha 0.01 no permutation test can find
 # a change in 8 launches (the best p of a two-level series of 4 + 4 is 2/70), so the first 8
-# are judged at --alpha 0.05, where steps from about 2x are detectable. (Before issue 49 the
-# load's marks left 11 of 14 sendrecv launches out and the default history exited 0.)
+# are judged at --alpha 0.05, where steps from about 2x are detectable. (Were marked launches
+# left out, the load's marks would leave 11 of 14 sendrecv launches out and history exit 0.)
 #
 # Why the broadcast is the series placed: it sends one way, so its time is the link's (0.117 s
 # at 300 Mbit/s, 0.234 s at 150, every iteration of 6 launches beside 1.4 cores of load). A

@@ -22,7 +22,7 @@ printf 'name = half\npeak_tflops = 989\n' >"$work/fix/missing.hw"
 printf 'name = zero\npeak_tflops = 0\n' >"$work/fix/zero.hw"
 printf 'name = negative\npeak_tflops = -5\n' >"$work/fix/negative.hw"
 printf 'name = no links\nnics_per_node = 0\n' >"$work/fix/nics0.hw"
-# Whole profiles with one figure out of its declared range (issue 35).
+# Whole profiles with one figure out of its declared range.
 profile() { # FILE KEY VALUE: the built-in H100's figures with KEY = VALUE
     local k v
     for k in peak_tflops=989 efficiency=0.5 memory_gbs=3350 call_overhead_us=5 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OpenBLAS's kernels (issue 54): a launch on a CPU with AVX2 or AVX-512 never runs one of
+# OpenBLAS's kernels: a launch on a CPU with AVX2 or AVX-512 never runs one of
 # OpenBLAS's pre-AVX fallback cores. Where OpenBLAS does not know the CPU (Debian's 0.3.21 on
 # a family 6 model 207 Xeon picks "Prescott") the launcher restarts itself with
 # OPENBLAS_CORETYPE set, and says so once; where it knows the CPU nothing restarts. A user's

@@ -61,7 +61,7 @@ for name in names:
     t = c["time_s"][:]
     assert (t > 0).all() and (c["comm_wait_s"][:] <= t * 1.0001 + 1e-6).all(), name
     assert out["validated"] == 1 and out["max_abs_err"] == 0.0
-    # Issue 36: what the machine did, one value per rank, and the mark with its reason.
+    # What the machine did, one value per rank, and the mark with its reason.
     assert out["contended"] in (0, 1) and (out["contended"] == 1) == (out["contention"] != ""), name
     for ds in ("foreign_load", "load_resolution", "load_cores", "own_threads", "steal", "iowait",
                "run_wait", "nivcsw", "cpu_mhz"):
@@ -69,7 +69,7 @@ for name in names:
         assert m.dtype == np.float64 and m.shape == (world,), (name, ds)
     assert (c["machine/load_cores"][:] >= 1).all() and (c["machine/own_threads"][:] == world).all()
     assert "gpu_sm_clock_mhz" not in c["machine"], "no GPU fields on the CPU"
-# The drift sentinel: its probes only within its 1% budget (issue 49: the first once the
+# The drift sentinel: its probes only within its 1% budget (the first once the
 # launch has run 1 s, the end's when affordable), so a short launch such as this one may have
 # none; where it has some, they are in order, with their verdict.
 if "sentinel" in f and len(f["sentinel"]) > 0:

@@ -1,4 +1,4 @@
-"""Issue 36: contention caught while measuring.
+"""Contention caught while measuring.
 
 A launch of 8 identical cases (one allreduce case, --repeat 8) runs twice on 2 ranks: clean,
 and with a busy-loop process pinned to one of the ranks' cores from the start of case 5 to the
@@ -6,9 +6,9 @@ end. Checks:
   - the cases the busy loop overlapped (6, 7, 8) are marked contended in the file, with the
     reason; case 5, during which it started, may be either ("within one case");
   - the cases before it are either not marked or marked for a stated reason with a smaller
-    load than the busy loop's (issue 49: a loaded VM rightly marked case 3 "the hypervisor
+    load than the busy loop's (a loaded VM rightly marked case 3 "the hypervisor
     stole 9% of the cores' time"; a test checks the mark's reason and size, not its absence);
-  - `ringscale-stats compare CLEAN LOADED` keeps the marked launches (issue 49) and names
+  - `ringscale-stats compare CLEAN LOADED` keeps the marked launches and names
     them; --skip-marked leaves them out; with every launch of NEW marked, the verdict names
     the mark: not decided where its effect could account for the margin, and never a
     regression without saying the mark could not;
@@ -117,7 +117,7 @@ for i, (m, why, load) in enumerate(cases[:LOAD_FROM - 1], 1):
           f"case {i}, before the busy loop: {'marked: ' + why if m else 'not marked'}"
           f" (foreign load {load:.2f}, the loop's cases at least {loop_load:.2f})")
 
-# CLEAN against LOADED: the marked launches stay (issue 49) and are named; whether the medians
+# CLEAN against LOADED: the marked launches stay and are named; whether the medians
 # differ is the machine's noise (CI's launches differed by +20% and here by -33% with nothing
 # marked), so only what the marks do is checked.
 cmp = subprocess.run([stats, "compare", clean, loaded, "--format", "csv"], capture_output=True,

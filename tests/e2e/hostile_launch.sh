@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Results that must not be lost (issue 17): two launches with one SLURM_JOB_ID in one directory
+# Results that must not be lost: two launches with one SLURM_JOB_ID in one directory
 # and second keep two files; an unsafe SLURM_JOB_ID stays inside the output directory;
 # --resume re-runs a prior case whose timings are unreadable; a deleted output directory stops
 # the launch at the next case, with one line naming the file; --resume over a prior file that
-# hangs HDF5 names it in one line and runs on; paths and specs printed as one line of text
-# (issue 35).
+# hangs HDF5 names it in one line and runs on; paths and specs printed as one line of text.
 # usage: hostile_launch.sh RINGSCALE MPIEXEC WORK DATA_DIR(tests/data)
 set -u
 ringscale=$1 mpiexec=$2 work=$3 data=$4
@@ -79,7 +78,7 @@ grep -q '1 of 2 case(s) already completed' "$work/prior2.out" ||
     fail "the good prior file's case was not skipped: $(grep -h resume "$work/prior2.out")"
 grep -q '^results: ' "$work/prior2.out" || fail "the resumed launch wrote no results file"
 
-# 6. --resume counts exactly the cases ringscale-stats would use (issue 22), through the same
+# 6. --resume counts exactly the cases ringscale-stats would use, through the same
 # check: a prior case with time_s of shape [1,1], NaN in comm_wait_s, no usable warm-up flags
 # or warm-up flags of 0.5 runs again, with one line each; the sound case is skipped.
 four=(--job collectives --op allreduce,sendrecv,alltoall,broadcast,reduce_scatter -b 1K -e 1K -n 2 -w 1)
@@ -102,7 +101,7 @@ grep -q '1 of 5 case(s) already completed' "$work/damaged2.out" ||
     fail "not one line per damaged case: $(grep -h 'runs again' "$work/damaged2.out")"
 
 # 7. A .part replaced during the sweep (another process's file moved over it) is detected
-# before the next case and never published as the results (issue 22).
+# before the next case and never published as the results.
 "$mpiexec" -q -np 1 "$ringscale" --job collectives --op allreduce -b 1K -e 64M -f 2 -n 20 -w 1 \
     -o "$work/swap/" >"$work/swap.out" 2>"$work/swap.err" &
 pid=$!
@@ -116,8 +115,8 @@ grep -q 'was replaced by another one' "$work/swap.err" ||
     fail "no line says the file was replaced: $(tail -n 2 "$work/swap.err")"
 [[ -z $(compgen -G "$work/swap/*.h5") ]] || fail "the replaced file was published: $(ls "$work/swap")"
 
-# 8. The launcher's own lines are one line of text each, whatever a path or a spec holds
-# (issue 35): a newline and an ESC in -o leave "results: <path>" the last line, escaped; a
+# 8. The launcher's own lines are one line of text each, whatever a path or a spec holds:
+# a newline and an ESC in -o leave "results: <path>" the last line, escaped; a
 # vertical tab inside a --docs spec (whitespace its lengths allow) reaches no terminal raw.
 odd=$'a\nb\e[2J.h5'
 mkdir -p "$work/odd"

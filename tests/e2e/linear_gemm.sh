@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The linear layers' GEMM (issue 54): the training step validates against the single-rank
+# The linear layers' GEMM: the training step validates against the single-rank
 # reference with either GEMM (RINGSCALE_LINEAR_GEMM=own where the CPU has AVX-512F, =openblas
 # everywhere), and /meta linear_gemm records the one that ran: by default "own" on an AMD CPU
 # with AVX-512F, "openblas" elsewhere. Any other value is refused in one line, before a file.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 49: two ranks whose affinities together hold one core (taskset -c 0) are warned about
-# at launch and their case is marked "oversubscribed: 2 threads on 1 core" in the file
-# (outcome contended, /meta warnings) and in ringscale-stats' views. The mark is the launch's
-# own doing, so it holds whatever else loads the machine. Also the issue's exact command
+# Two ranks whose affinities together hold one core (taskset -c 0) are warned about at launch
+# and their case is marked "oversubscribed: 2 threads on 1 core" in the file (outcome
+# contended, /meta warnings) and in ringscale-stats' views. The mark is the launch's own doing,
+# so it holds whatever else loads the machine. Also the plain `taskset -c 0 mpirun -np 2`
 # (Open MPI binds each rank to a core of its own choosing unless --bind-to none): its file is
 # marked exactly when its ranks' recorded cores are one core.
 # usage: oversubscribed.sh RINGSCALE RINGSCALE_STATS MPIEXEC WORKDIR
@@ -31,7 +31,7 @@ attr "$work/one.h5" /meta/warnings | grep -q 'oversubscribed: 2 rank(s)' ||
 grep -q 'contended 1/1 (contended: oversubscribed: 2 threads on 1 core)' "$work/summary.txt" ||
     fail "summary does not show the mark: $(cat "$work/summary.txt")"
 
-# The issue's command as written: marked exactly when the ranks' cores together are one.
+# `taskset -c 0 mpirun -np 2` as written: marked exactly when the ranks' cores together are one.
 taskset -c 0 "$mpiexec" -q -np 2 "$ringscale" "${run[@]}" -o "$work/as_written.h5" \
     >/dev/null 2>"$work/as_written.err" || { cat "$work/as_written.err"; exit 1; }
 cores=$(h5dump -d /cases/0000/affinity_list "$work/as_written.h5" | sed -n 's/^ *(0): //p')

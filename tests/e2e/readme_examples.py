@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Every example command of README.md and the per-folder READMEs, run as written (issue 51: the
-analysis README's `predict --at 'P=8,16,seq_len=64K'` answered with dashes and nothing noticed).
+"""Every example command of README.md and the per-folder READMEs, run as written (an example
+that answers only with dashes, e.g. a `predict --at` nothing can price, fails).
 
 usage: readme_examples.py REPO STATS RINGSCALE GEN_STUDY GEN_HISTORY WORK
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 27, end to end: what reaches the reader is true and readable.
+# End to end: what reaches the reader is true and readable.
 #  1. a collective at np=1 (a no-op) shows no rate: not in the live table, summary or JSON;
 #  2. the long_context preset's study at P=1 (both layouts: identical work) confirms no
 #     crossing and ranks no scheme;

@@ -90,7 +90,7 @@ TEST(sentinel_schedule, every_n_cases_or_by_budget) {
     every2.case_ended(6);
     EXPECT_TRUE(every2.due());
     EXPECT_TRUE(every2.final_due()); // --sentinel N: the end probe always runs
-    // Auto (issue 49): a probe is due once all probes and one more of their mean cost fit in
+    // Auto: a probe is due once all probes and one more of their mean cost fit in
     // 1% of the launch so far: after a 10 ms probe, at 100 x (10 + 10) ms = 2 s.
     sentinel_schedule aut(0);
     EXPECT_FALSE(aut.due()); // auto: no probe until the launch can afford two (1 s)

@@ -64,7 +64,7 @@ TEST(options, values_are_typed_and_checked_against_the_declaration) {
               std::string::npos);
 }
 
-// Issue 35: a number is one case however it was written (0x0.8p0, 0.50, 5e-1 are 0.5; a value
+// A number is one case however it was written (0x0.8p0, 0.50, 5e-1 are 0.5; a value
 // below the smallest double is 0), so cases pool by value, not by spelling.
 TEST(options, numbers_are_recorded_in_canonical_form) {
     const auto d = decls();

@@ -269,7 +269,7 @@ TEST(affinity, oversubscription_is_warned) {
     // One rank asked for more threads than the cores it may use.
     const std::string bound = oversubscription_warning(4, 16, 4, 2);
     EXPECT_NE(bound.find("runs 4 thread(s) on the 2 core(s)"), std::string::npos) << bound;
-    // Issue 49: taskset -c 0 mpirun -np 2: each rank may use core 0, together one core, on a
+    // taskset -c 0 mpirun -np 2: each rank may use core 0, together one core, on a
     // node of many: counted against the union, not the node's cores.
     const std::string tasks = oversubscription_warning(2, 1, 1, 1);
     EXPECT_NE(tasks.find("oversubscribed: 2 rank(s) x 1 thread(s) = 2 threads on 1 core(s)"),

@@ -1,4 +1,4 @@
-// The results writer on a disk that fills while the file is created (issue 22): the
+// The results writer on a disk that fills while the file is created: the
 // command line and config go to /meta, and a long one may not fit. The writer must fail with
 // one clear io error naming the file and leave no unreadable .part behind to fill the disk.
 #include "src/base/error.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The space check covers the file's metadata (issue 22): a 120 KB command line (and the
+# The space check covers the file's metadata: a 120 KB command line (and the
 # config that repeats it) onto a 200 KiB tmpfs is refused before any work with one line, exit
 # 2 and no file. Before, the launch started, failed in H5Fflush with exit 3 and left an
 # unreadable 253 KB .part filling the disk. (A disk that fills while the file is created

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIGTERM or SIGINT in the first moments of a launch (MPI start-up, parsing, planning),
-# before its guard is in place (issue 22): the rank says why it stops and exits 4, as later
+# before its guard is in place: the rank says why it stops and exits 4, as later
 # in a launch, instead of dying silently by the signal (exit 143); no results file is left.
 # A singleton launch (no mpiexec: the signal reaches the rank itself) is signalled as soon as
 # it catches the signal (its first instructions; before, it would have died by it), then 0.1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Nsight Compute profiles of the attention kernels side by side, to see what holds the sm90
-# path back against cuDNN (issue 39): one launch each of ringscale's sm90 forward and sm90
+# path back against cuDNN: one launch each of ringscale's sm90 forward and sm90
 # backward (tests/bench_attention_gpu: bf16, B=1, H=16, D=128, contiguous positions) and
 # SDPA's forward and backward on cuDNN at the same shape (tests/gpu/sdpa_once.py between
 # cudaProfilerStart and Stop), each with --set full and --clock-control none (the clocks as a

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Crafted hostile results files of issues 22, 35 and 51, each made from a real launch's file (SEED.h5,
-the e2e fixture small.h5: collectives cases at P=2, 2 warm-up and 4 timed rows) with one kind
-of damage. hostile_test.py runs every command on them, findings_test.py checks each finding's
-outcome and the fuzz replay (fuzz_replay) reads them in-process.
+"""Crafted hostile results files, each made from a real launch's file (SEED.h5, the e2e fixture
+small.h5: collectives cases at P=2, 2 warm-up and 4 timed rows) with one kind of damage, in
+three groups: "files" (what the reader checks in any file), "identity" (topology, enumerated
+values, Markdown) and "accuracy" (accuracy fields and dtypes). hostile_test.py runs every
+command on them, findings_test.py checks each finding's outcome and the fuzz replay
+(fuzz_replay) reads them in-process.
 
 usage: craft.py SEED.h5 OUT_DIR    (writes OUT_DIR/<name>.h5 for every shape below)
 """
@@ -122,7 +124,7 @@ def non_utf8(f):
         g["identity"].attrs["comment"] = np.bytes_(b"cpu\xff\xfe")
 
 
-# Issue 35: text that a Markdown viewer would turn into a script tag, a javascript: link and a
+# Text that a Markdown viewer would turn into a script tag, a javascript: link and a
 # remote image it fetches.
 MARKDOWN_EXPLOIT = ("<script>alert(1)</script> [click](javascript:alert(1)) "
                     "![img](http://evil.example/p.png) <http://evil.example/a>")
@@ -160,15 +162,15 @@ def shapes(target):
         "no_warmup_info": no_warmup_info,
         "duplicate_case": duplicate_case,
         # in `comment`, a free-text identity attribute (comm and device hold one of their
-        # values, issue 35): in the heatmaps' titles, in no title drawn before them
+        # values): in the heatmaps' titles, in no title drawn before them
         "identity_newline": set_identity_everywhere("comment", GNUPLOT_EXPLOIT),
         "identity_escape": set_identity_everywhere("comment", TERMINAL_EXPLOIT),
         "identity_non_utf8": non_utf8,
     }
 
 
-def shapes35():
-    """Issue 35: topology that contradicts itself, values no launch writes, Markdown."""
+def shapes_identity():
+    """Topology that contradicts itself, values no launch writes, Markdown."""
     return {
         "topology_contradicts": set_identity_first({"nodes": 4, "ranks_per_node": 8}),
         "nodes_negative": set_identity_first({"nodes": -1}),
@@ -201,8 +203,8 @@ def accuracy(dtype=None, first_only=False, **errors):
     return edit
 
 
-def shapes51():
-    """Issue 51: errors that overflowed, dtypes no launch writes, limits by dtype, 'added'."""
+def shapes_accuracy():
+    """Errors that overflowed, dtypes no launch writes, limits by dtype, 'added'."""
     inf, nan = np.float64("inf"), np.float64("nan")
     return {
         # an O that overflowed: inf (or NaN) is a result, the worst one, never "-"
@@ -224,17 +226,17 @@ def shapes51():
     }
 
 
-def craft_all(seed, out_dir, rounds=("22", "35", "51")):
-    """Write every shape of the issues' `rounds` into out_dir; returns name -> path."""
+def craft_all(seed, out_dir, groups=("files", "identity", "accuracy")):
+    """Write every shape of `groups` into out_dir; returns name -> path."""
     os.makedirs(out_dir, exist_ok=True)
     target = os.path.join(out_dir, "link_target.data")
     shutil.copy(seed, target)  # not *.h5: a directory input does not read it on its own
     made = {}
-    edits = dict(shapes(target)) if "22" in rounds else {}
-    if "35" in rounds:
-        edits.update(shapes35())
-    if "51" in rounds:
-        edits.update(shapes51())
+    edits = dict(shapes(target)) if "files" in groups else {}
+    if "identity" in groups:
+        edits.update(shapes_identity())
+    if "accuracy" in groups:
+        edits.update(shapes_accuracy())
     for name, edit in edits.items():
         path = os.path.join(out_dir, name + ".h5")
         shutil.copy(seed, path)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 35's findings against ringscale-stats (untrusted input, fourth round), one check each:
+"""Findings against ringscale-stats on untrusted input (identities, outputs), one check each:
 topology that contradicts itself and values no launch writes are dropped with one line,
 report.md carries no link, image or HTML from a file, every output file is whole or absent
 and never written through a symlink, and predict's --at refuses a target count before work.
@@ -59,7 +59,7 @@ def listing(d):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("35",))
+files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("identity",))
 with h5py.File(SEED, "r") as f:
     seed_cases = len(f["cases"])
 
@@ -150,5 +150,5 @@ rc, out, err, took = run("predict", "--at", f"world_size={many},ranks_per_node={
 if rc != 2 or len(lines(err)) != 1 or "more than 100000 targets" not in text(err) or took > 10:
     fail(f"--at with 30,000 values per field: exit {rc} after {took:.1f} s: {text(err)[:200]}")
 
-print(f"issue 35 findings: {len(failures)} failures")
+print(f"findings on identities and outputs: {len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 51's findings against ringscale-stats (untrusted input, fifth round), one check each:
+"""Findings against ringscale-stats on untrusted input (accuracy, predict), one check each:
 an accuracy field that overflowed flags its case, a dtype no launch writes drops its case, the
 accuracy limit measures what distribution adds to the dtype's own rounding, 'added' is worst /
 single, the accuracy plot names every series below its panel, predict --validate leaves out
@@ -59,7 +59,7 @@ def rows(out, table):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("51",))
+files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("accuracy",))
 
 
 def accuracy_rows(name):
@@ -196,5 +196,5 @@ if rc != 2 or after != before or len(err.strip().splitlines()) != 1:
     fail(f"report with a directory at report.md: exit {rc} (want 2), OUT {before} -> {after}: "
          f"{err[-200:]}")
 
-print(f"issue 51 findings: {len(failures)} failures")
+print(f"findings on accuracy and predict: {len(failures)} failures")
 sys.exit(1 if failures else 0)

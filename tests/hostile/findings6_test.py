@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The sixth round's findings against ringscale-stats and the Slurm scripts (untrusted input),
-one check each, every one reproduced from its repro: numerics verdicts for overflow, no steps
+"""Findings against ringscale-stats and the Slurm scripts on untrusted input, one check each,
+every one reproduced as first seen: numerics verdicts for overflow, no steps
 and a floor that diverges as much; one rule for a long value in history and the report; paths
 that start with '-' (nightly, report, sweep, history, the lint that keeps them so); every
 Unicode format character (category Cf) escaped; the messages (an index lock that is a
@@ -365,5 +365,5 @@ if len(lines) != 1 or "skipping 30 files" not in lines[0] or len(lines_v) != 30:
     fail(f"30 junk files: expected one counted line, 30 with --verbose; got {len(lines)} and "
          f"{len(lines_v)}: {lines[:2]}")
 
-print(f"{len(failures)} finding(s) failed" if failures else "every sixth-round finding holds")
+print(f"{len(failures)} finding(s) failed" if failures else "every finding holds")
 sys.exit(1 if failures else 0)

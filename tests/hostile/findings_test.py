@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Issue 22's findings against ringscale-stats, one check each: untrusted results files never
-run code, corrupt memory or silently change a figure.
+"""Findings against ringscale-stats, one check each: untrusted results files never run code,
+corrupt memory or silently change a figure.
 
 usage: findings_test.py STATS SEED.h5 WORK_DIR
 
@@ -44,7 +44,7 @@ def text(b):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("22",))
+files = craft.craft_all(SEED, os.path.join(WORK, "crafted"), ("files",))
 
 # 1. A newline in an identity string must not turn into gnuplot commands (system() runs a
 # shell): the report draws its plots and no command from the file runs.
@@ -164,7 +164,7 @@ if rc != 0 or set(launches) != {1} or len(notes) != 2:
     fail(f"one launch through a link, a copy and two paths: launches {set(launches)}, "
          f"{len(notes)} notes (want 1 and 2); exit {rc}: {text(err)[:300]}")
 rc, out, err = run("compare", base, new)
-# One launch per side decides nothing (issue 49's one decision rule: "not decided (one launch)").
+# One launch per side decides nothing (the one decision rule: "not decided (one launch)").
 if rc != 0 or "not decided (one launch)" not in text(out) or "regression" in text(out):
     fail(f"compare of one launch per side (seen several times): exit {rc}, "
          f"{text(out)[:300]} {text(err)[:300]}")
@@ -201,5 +201,5 @@ for target, inputs in ((victim, [victim]), (os.path.join(base, "a_link.h5"), [ba
 if open(os.path.join(base, "a.h5"), "rb").read() != input_a:
     fail("export through a link overwrote the input a.h5")
 
-print(f"issue 22 findings: {len(failures)} failures")
+print(f"findings on untrusted files: {len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -1,4 +1,4 @@
-// The reader as a fuzz target (issue 22): one input is one results file, read the way
+// The reader as a fuzz target: one input is one results file, read the way
 // ringscale-stats reads every file (analysis/reader.cpp, load_results): first in a disposable,
 // capped child (a file can crash HDF5 itself), then, when that child ended normally, in this
 // process under the same memory cap. The only failure a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 51: the GPU scripts refuse bad input before they run anything or look for a GPU, so
+# The GPU scripts refuse bad input before they run anything or look for a GPU, so
 # these checks run on any CI machine: tests/gpu/run.sh, lease.sh and profile.sh with an ONLY
 # that is not a regex or matches no step, numeric variables that are not numbers or out of
 # range, and a lease with no phase: each exits 2 with one line naming the variable, and

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Hostile results files against every ringscale-stats command (issue: no crash, no silent
-loss, no silently wrong figure).
+"""Hostile results files against every ringscale-stats command: no crash, no silent loss, no
+silently wrong figure.
 
 usage: hostile_test.py STATS SEED.h5 CORPUS_DIR WORK_DIR
 
@@ -20,7 +20,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import craft as craft22  # noqa: E402  (issue 22's shapes; issue 35's: findings35_test.py)
+import craft as crafted_shapes  # noqa: E402  (the identity group is findings35_test.py's)
 
 STATS, SEED, CORPUS, WORK = sys.argv[1:5]
 failures = []
@@ -131,11 +131,11 @@ crafted = {
     "huge_world": craft("huge_world", huge_world),
     "many_links": craft("many_links", many_links),
 }
-crafted.update({"issue22_" + k: v for k, v in
-                craft22.craft_all(SEED, os.path.join(WORK, "issue22"), ("22",)).items()})
-# Issue 51's accuracy fields and dtypes (each finding's outcome: findings51_test.py).
-crafted.update({"issue51_" + k: v for k, v in
-                craft22.craft_all(SEED, os.path.join(WORK, "issue51"), ("51",)).items()})
+crafted.update({"files_" + k: v for k, v in crafted_shapes.craft_all(
+    SEED, os.path.join(WORK, "crafted_files"), ("files",)).items()})
+# The accuracy fields and dtypes (each finding's outcome: findings51_test.py).
+crafted.update({"accuracy_" + k: v for k, v in crafted_shapes.craft_all(
+    SEED, os.path.join(WORK, "crafted_accuracy"), ("accuracy",)).items()})
 fuzzed = sorted(glob.glob(os.path.join(CORPUS, "*.h5")))
 if not fuzzed:
     fail(f"no fuzzed corpus files in {CORPUS}")

@@ -1,4 +1,4 @@
-// ringscale-stats and --resume agree about which cases of a file count (issue 22): for each
+// ringscale-stats and --resume agree about which cases of a file count: for each
 // ringscale/2 file given, the ok cases the reader keeps (analysis/reader.cpp) are exactly the
 // cases --resume takes as completed (src/engine/resume.cpp). Both use one check
 // (src/base/stored_case.hpp); this test fails if they ever drift apart.

@@ -43,7 +43,7 @@ jobs::param_lists lists_of(const cp_case& c) {
             {"layout", {c.layout}},
             {"overlap", {"on"}},
             {"variant", {c.variant}},
-            // The hybrid's own options: another variant refuses them (issue 35).
+            // The hybrid's own options: another variant refuses them.
             {"ulysses-degree", {c.variant == "hybrid" ? c.u : "0"}},
             {"ulysses-placement", {c.variant == "hybrid" ? c.placement : "node"}}};
 }

@@ -189,7 +189,7 @@ TEST(context_parallel_plan, ulysses_degree_that_cannot_fit_a_node) {
     EXPECT_NE(plan_error(base("hybrid", "4"), 2).find("cannot fit a node"), std::string::npos);
 }
 
-// Issue 35: options that cannot mean anything are refused (a placement across nodes on one
+// Options that cannot mean anything are refused (a placement across nodes on one
 // node, the hybrid's options in a launch without a hybrid case); in a sweep over variants the
 // hybrid's options stay out of the other variants' identities.
 TEST(context_parallel_plan, hybrid_options_shape_only_the_hybrid) {

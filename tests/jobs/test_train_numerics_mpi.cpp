@@ -1,4 +1,4 @@
-// train_step --numerics at np=1, 2, 4 (issue 53): every data-parallel variant and every
+// train_step --numerics at np=1, 2, 4: every data-parallel variant and every
 // context-parallel scheme on each grid of the world size, in fp32, against the single-rank run:
 // the loss within 1e-5 relative (plus 1e-7 absolute, for losses near 0) of the fp32 and of the
 // fp64 single-rank run over the first 50 steps, and "the same training" (within k = 2 x the
@@ -109,7 +109,7 @@ TEST(train_numerics_mpi, every_configuration_is_the_same_training_in_fp32) {
     const int p = world_size();
     for (const config& c : configs(p)) {
         SCOPED_TRACE(name_of(c) + " P=" + std::to_string(p));
-        const case_record rec = run(c, 200, "fp32", 8); // the issue's minimum floor
+        const case_record rec = run(c, 200, "fp32", 8); // the fewest floor runs allowed
         ASSERT_EQ(std::get<std::string>(rec.flat().at("status")), "ok")
             << std::get<std::string>(rec.flat().at("error"));
         const auto& n = rec.numerics;

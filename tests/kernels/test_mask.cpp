@@ -136,8 +136,8 @@ TEST(mask_spec, bad_input_is_one_config_error) {
     EXPECT_NO_THROW(check_mask_spec(s, std::int64_t{1} << 20));
 }
 
-// Issue 35: the documents and the planner's arrays are bounded before anything is allocated
-// (fixed:1 on 1G tokens once spun for a minute and grew past 1.3 GB).
+// The documents and the planner's arrays are bounded before anything is allocated
+// (unbounded, fixed:1 on 1G tokens spins for a minute and grows past 1.3 GB).
 TEST(mask_spec, documents_are_bounded_before_they_are_made) {
     EXPECT_EQ(doc_count_bound("fixed:3K", 8192), 3);
     EXPECT_EQ(doc_count_bound("uniform:1K-16K", 65536), 64);

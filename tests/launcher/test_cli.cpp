@@ -188,7 +188,7 @@ TEST(cli, numerics_alone_follows_200_steps_and_a_value_is_checked) {
         return parse(args).params.at("numerics");
     };
     using list = std::vector<std::string>;
-    EXPECT_EQ(steps({"--numerics"}), list{"200"}); // the default length
+    EXPECT_EQ(steps({"--numerics"}), list{"200"}); // alone: the default length
     EXPECT_EQ(steps({"--numerics", "--dtype", "bf16"}), list{"200"});
     EXPECT_EQ(steps({"--numerics", "50"}), list{"50"});
     EXPECT_EQ(steps({"--numerics=7"}), list{"7"});

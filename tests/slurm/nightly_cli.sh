@@ -2,12 +2,12 @@
 # slurm/nightly.sbatch without Slurm. First as a Slurm job: srun replaced by a stand-in that
 # runs the command after `--` under mpiexec -np 1; two "nights" land in their own directories
 # with the labels of RINGSCALE_LABELS and the Slurm job id, and the history's verdict ends the
-# job (exit 6: not decided, two launches are too few to judge; issue 49); with
-# RINGSCALE_REPORT_DIR the second night also writes report.html there (issue 52). Then (issue
-# 50) as the cron recipe of analysis/README.md, with plain mpirun and no srun on PATH: two
-# nights on one day get a directory each, the job's exit status is the history's `--fail-on
-# regression` verdict (0 no regression, 1 a regression, 6 not decided), each named by its own
-# line; a failed launch leaves no empty directory. A missing argument is one line and exit 2.
+# job (exit 6: not decided, two launches are too few to judge); with RINGSCALE_REPORT_DIR the
+# second night also writes report.html there. Then as the cron recipe of analysis/README.md,
+# with plain mpirun and no srun on PATH: two nights on one day get a directory each, the job's
+# exit status is the history's `--fail-on regression` verdict (0 no regression, 1 a
+# regression, 6 not decided), each named by its own line; a failed launch leaves no empty
+# directory. A missing argument is one line and exit 2.
 # usage: nightly_cli.sh SOURCE_DIR RINGSCALE RINGSCALE_STATS WORKDIR
 set -euo pipefail
 src=$1 ringscale=$2 stats=$3 work=$4

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # slurm/sweep without Slurm: --help documents --nodes and --tasks-per-node; each bad invocation
-# is one line on stderr and exit 2, submitting nothing (counts over the caps included: issue 50);
+# is one line on stderr and exit 2, submitting nothing (counts over the caps included);
 # --dry-run --nodes 1,2,4 --tasks-per-node 2 prints the study as a script, one sbatch per node
 # count with that shape, then the report job after $JOB1:$JOB2:$JOB3: no invented job ids, and
 # the output directory is not created.

@@ -36,7 +36,7 @@ TEST(train_buckets, reverse_unit_order_contiguous_and_complete) {
     EXPECT_EQ(padded(12, 4), 12u);
 }
 
-// ZeRO-1's buckets (issue 54): bounds at multiples of P, together the padded gradient, each
+// ZeRO-1's buckets: bounds at multiples of P, together the padded gradient, each
 // complete when its first unit is (its start at or past that unit's offset), and the shard
 // offsets in flat order, so P pieces of every bucket make up the whole.
 TEST(train_buckets, zero1_buckets_split_evenly_and_cover_the_padded_gradient) {
