@@ -1,6 +1,8 @@
 #include "jobs/train_lowp.hpp"
 
+#include "comm/communicator.hpp"
 #include "kernels/lowp_gemm.hpp"
+#include "kernels/model/mixed_precision.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -54,6 +56,21 @@ double lowp_scratch_bytes(const kernels::model::model_config& m, kernels::model:
     const double elem = t == kernels::model::train_dtype::fp8 ? 1 : 2;
     const double rounded_dy = 4.0 * tokens * std::max({h, up, v}); // layers with a bias
     return elem * (a + b) + rounded_dy + (32u << 20);              // cuBLASLt workspace
+}
+
+std::unique_ptr<comm::communicator> share_current_amax(const train_problem& pr,
+                                                       comm::communicator& control, int at,
+                                                       kernels::model::mixed_precision& mp) {
+    if (pr.cp <= 1 || pr.precision.dtype != kernels::model::train_dtype::fp8 ||
+        pr.precision.scaling != kernels::model::fp8_scaling::current)
+        return nullptr;
+    std::unique_ptr<comm::communicator> group = control.split(at / pr.cp, at % pr.cp);
+    mp.set_amax_reduce([g = group.get()](float amax) {
+        float all = 0;
+        g->allreduce(&amax, &all, 1, comm::dtype::f32, comm::reduce_op::max);
+        return all;
+    });
+    return group;
 }
 
 } // namespace ringscale::jobs

@@ -209,7 +209,7 @@ void compute_baseline(const train_problem& pr, std::uint64_t seed, const std::ve
     b.ref_params.assign(steps, {});
     double t0 = now_s();
     std::vector<float> prev = init;
-    single_rank(pr, seed, init, exec, mask, {}, 1, 0,
+    single_rank(pr, seed, init, exec, mask, {}, pr.reference_micro_batch(), 0,
                 [&](int k, double loss, const float* p, const float* g) {
                     const auto i = static_cast<std::size_t>(k - 1);
                     b.ref_params[i].assign(p, p + n);

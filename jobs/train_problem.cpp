@@ -97,8 +97,8 @@ std::uint64_t train_problem::bytes_per_rank(bool validate) const {
     bytes += 4.0 * t * 2;          // token ids and targets
     bytes += numerics_bytes(*this);
     if (validate) // reference: params, grads, m, v, step-1 gradient; gathered params, grads
-        bytes += 4.0 * (7.0 * layout.total() +
-                        kernels::model::transformer::activation_floats(model, {1, seq_len}));
+        bytes += 4.0 * (7.0 * layout.total() + kernels::model::transformer::activation_floats(
+                                                   model, {reference_micro_batch(), seq_len}));
     return bytes_from_estimate(bytes + (16u << 20)); // attention workspace, slack
 }
 
@@ -119,10 +119,10 @@ std::uint64_t train_problem::device_bytes_per_rank(bool validate) const {
         bytes += 8.0 * static_cast<double>(docs->doc_starts().size());
     if (cp > 1) // the scheme's buffers (counted in fp32)
         bytes += 4.0 * train_cp_floats(cp_variant, cp, cp_ulysses_degree, t, model);
-    if (validate && numerics_steps == 0) { // the reference: params, grads, m, v; one sequence
-        const double s = static_cast<double>(seq_len);
-        bytes += 4.0 * (4.0 * layout.total() +
-                        kernels::model::transformer::activation_floats(model, {1, seq_len}));
+    if (validate && numerics_steps == 0) { // the reference: params, grads, m, v; its micro-batch
+        const double s = static_cast<double>(seq_len * reference_micro_batch());
+        bytes += 4.0 * (4.0 * layout.total() + kernels::model::transformer::activation_floats(
+                                                   model, {reference_micro_batch(), seq_len}));
         bytes += 4.0 * s * (model.heads + 1) + 2.0 * qkv_do * s + 4.0 * s * 2;
     }
     bytes += numerics_device_bytes(*this); // --numerics: its reference and floor runs instead

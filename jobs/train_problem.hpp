@@ -49,7 +49,15 @@ struct train_problem {
 
     std::int64_t local_sequences() const { return sequences / dp; }
     std::int64_t local_rows() const { return seq_len / cp; }
-    /// The order the dp x cp grid is cut from: position i = d*cp + c holds replica d's cp rank
+    /// Sequences per call of the single-rank reference (validation, --numerics): one, except
+    /// with fp8's current recipe, whose scales come from each call's own amax: a data-parallel
+    /// replica's (local_sequences), so at cp = 1 the reference quantises as the run does.
+    std::int64_t reference_micro_batch() const {
+        const bool current = precision.dtype == kernels::model::train_dtype::fp8 &&
+                             precision.scaling == kernels::model::fp8_scaling::current;
+        return current ? local_sequences() : 1;
+    } /// The order the dp x cp grid is cut from: position
+      /// i = d*cp + c holds replica d's cp rank
     /// c (comm::group_order by cp_placement; rank order when cp is 1 or every rank). Pure.
     std::vector<int> grid_order(const comm::node_layout& nodes) const;
     /// The warning when cp groups placed by node cannot all stay inside one node; "".

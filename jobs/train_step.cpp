@@ -8,17 +8,16 @@
 // losses, each normalised by the global token count. validate() reruns --steps-validate steps from
 // the initial parameters and compares with the single-rank reference run.
 //
-// The step computes through a training context on the launch's executor
-// (kernels/model/train_context): the CPU kernels, or on --device cuda the CUDA kernels on the
-// executor's compute stream with every parameter, gradient, AdamW state and activation in device
-// memory and the data-parallel collectives on device buffers through ctx.world (NCCL or staged
-// MPI). On CUDA the reference is the single-rank GPU run, recomputed by every rank on its own
-// device.
+// The step computes through a training context on the launch's executor (train_context): the
+// CPU kernels, or on --device cuda the CUDA kernels on the executor's compute stream with every
+// parameter, gradient, AdamW state and activation in device memory and the data-parallel
+// collectives on device buffers through ctx.world (NCCL or staged MPI). On CUDA the reference is
+// the single-rank GPU run, recomputed by every rank on its own device.
 #include "jobs/attention_common.hpp"
 #include "jobs/train_attention.hpp"
 #include "jobs/train_faults.hpp"
+#include "jobs/train_lowp.hpp" // train_problem, share_current_amax
 #include "jobs/train_numerics.hpp"
-#include "jobs/train_problem.hpp"
 #include "jobs/train_validate.hpp"
 #include "kernels/dev_mask.hpp"
 #include "kernels/model/reference_train.hpp"
@@ -58,6 +57,7 @@ class train_case final : public case_runner {
               pr.grid_order(ctx.launch.nodes))[static_cast<std::size_t>(ctx.world.rank())]) {
         if (pr.cp > 1)
             m_cp = ctx.world.split(m_at / pr.cp, m_at % pr.cp);
+        m_cp_amax = share_current_amax(pr, ctx.control, m_at, m_train->precision_state());
         m_train->precision_state().configure(pr.precision, pr.model.layers);
         m_profile.set_device(ctx.dev.events()); // a GPU's profile: spans of its events
     }
@@ -158,7 +158,8 @@ class train_case final : public case_runner {
         ref_ctx.precision_state().configure(m_pr.precision, m_pr.model.layers);
         want.losses = kernels::model::reference_train(
             m_pr.model, m_seed, m_pr.sequences, m_pr.seq_len, m_pr.steps_validate, m_pr.dp_set.hp,
-            want.params.data(), want.first_grads.data(), ref_ctx, m_docs.view());
+            want.params.data(), want.first_grads.data(), ref_ctx, m_docs.view(),
+            m_pr.reference_micro_batch());
         phase_timer timer;
         got.first_grads.resize(m_layout.total());
         for (int s = 0; s < m_pr.steps_validate; ++s) {
@@ -205,9 +206,8 @@ class train_case final : public case_runner {
     }
 
   private:
-    // profile_<op>_s (seconds summed over the timed steps) and profile_<op>_calls per
-    // operation, profile_steps, profile_step_s (their total), profile_ops (the order), all
-    // from rank 0. Every rank writes the same keys; the file keeps rank 0's.
+    // profile_<op>_s (seconds over the timed steps), profile_<op>_calls, profile_steps,
+    // profile_step_s (total), profile_ops (order), from rank 0 (the file keeps rank 0's keys).
     void add_profile_attrs(attr_map& a) const {
         std::string order;
         for (std::size_t i = 0; i < kernels::op_kinds; ++i) {
@@ -275,9 +275,9 @@ class train_case final : public case_runner {
     int m_warmup;
     kernels::model::param_layout m_layout;
     std::unique_ptr<kernels::model::train_context> m_train;
-    kernels::dev_mask m_docs; // --docs (no rule without it)
-    int m_at;                 // this rank's position in the grid order
-    std::unique_ptr<comm::communicator> m_cp;
+    kernels::dev_mask m_docs;                            // --docs (no rule without it)
+    int m_at;                                            // this rank's position in the grid order
+    std::unique_ptr<comm::communicator> m_cp, m_cp_amax; // m_cp_amax: share_current_amax
     std::unique_ptr<kernels::model::attention_core> m_core;
     std::unique_ptr<kernels::model::transformer> m_model;
     std::unique_ptr<schemes::dp_strategy> m_dp;

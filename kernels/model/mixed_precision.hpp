@@ -67,6 +67,10 @@ class mixed_precision {
     /// quantised with (current: from amax; delayed: from the history). What gemm_input does
     /// for fp8 on the host, for a device that rounds the tensor itself.
     float fp8_scale(int site, gemm_operand op, float amax);
+    /// fp8's current recipe: `reduce` (when set) makes each operand's amax the max over the
+    /// ranks that hold shards of its tensor (collective inside), before its scale is taken, as
+    /// TransformerEngine's amax reduction over a sequence-parallel group. Kept by configure().
+    void set_amax_reduce(std::function<float(float)> reduce) { m_amax_reduce = std::move(reduce); }
     /// fp16: `n` more values overflowed (a device's casts count them).
     void count_overflows(std::uint64_t n) { m_overflows += n; }
     /// Round `n` attention inputs in place (bf16 for bf16 and fp8, fp16 for fp16).
@@ -97,6 +101,7 @@ class mixed_precision {
     std::vector<float> m_scratch[3];
     std::uint64_t m_overflows = 0;
     std::uint64_t m_reorder_seed = 0, m_reorder_calls = 0;
+    std::function<float(float)> m_amax_reduce;
 };
 
 } // namespace ringscale::kernels::model

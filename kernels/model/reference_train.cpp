@@ -24,8 +24,10 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
                                     const adamw_params& hp, float* params, float* first_grads,
-                                    train_context& ctx, const mask_view& mask) {
+                                    train_context& ctx, const mask_view& mask,
+                                    std::int64_t micro_batch) {
     reference_hooks hooks;
+    hooks.micro_batch = micro_batch;
     const std::size_t n = param_layout(cfg).total();
     if (first_grads)
         hooks.on_step = [&](int step, double, const float*, const float* g) {

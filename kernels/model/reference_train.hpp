@@ -26,14 +26,15 @@ void fill_batch(std::uint64_t seed, std::int64_t vocab, std::int64_t first_seq, 
 /// memory at one sequence. Returns each step's mean loss (nats); `first_grads` [total], when
 /// not null, receives step 1's whole-batch gradient. `params` and `first_grads` are host
 /// memory; the run computes on `ctx`'s executor (default: the CPU kernels), so on CUDA it is
-/// the single-rank GPU run. Attention is causal and masked by `mask` (packed documents). Not
-/// collective.
+/// the single-rank GPU run. Attention is causal and masked by `mask` (packed documents).
+/// `micro_batch` (dividing `sequences`): sequences per forward and backward call, in order (1:
+/// one at a time). Not collective.
 std::vector<double> reference_train(const model_config& cfg, std::uint64_t data_seed,
                                     std::int64_t sequences, std::int64_t seq_len, int steps,
                                     const adamw_params& hp, float* params,
                                     float* first_grads = nullptr,
                                     train_context& ctx = default_cpu_context(),
-                                    const mask_view& mask = {});
+                                    const mask_view& mask = {}, std::int64_t micro_batch = 1);
 
 /// What reference_train_steps does beyond reference_train: the order and the grouping in
 /// micro-batches in which the sequences' gradients are summed (a permutation of 0..sequences-1;

@@ -280,3 +280,23 @@ TEST(train_step_docs, packed_documents_match_the_single_rank_run) {
     EXPECT_LT(jobs::attr_number(packed.flat(), "flops_per_iter"),
               jobs::attr_number(dense.flat(), "flops_per_iter"));
 }
+
+// Each training dtype and fp8 recipe on the grids of the world size (dp = P; the cp = 2 ring
+// where P is even) against the single-rank run in that dtype. fp8's current recipe takes each
+// tensor's scale from its amax over the replica's cp group (jobs/train_lowp: share_current_amax)
+// and its reference runs a replica's sequences per call: the same scales, so the same roundings.
+class train_step_dtype : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(train_step_dtype, matches_the_single_rank_run_in_its_dtype) {
+    const auto [dtype, recipe] = GetParam();
+    const jobs::param_lists lowp = {{"dtype", {dtype}}, {"fp8-recipe", {recipe}}};
+    expect_valid(run("ddp", 1, "ring", "off", {}, "node", "", "0", lowp));
+    if (world_size() % 2 == 0)
+        expect_valid(run("ddp", 2, "ring", "off", {}, "node", "", "0", lowp));
+}
+
+INSTANTIATE_TEST_SUITE_P(all, train_step_dtype,
+                         ::testing::Values(std::make_tuple("bf16", "delayed"),
+                                           std::make_tuple("fp16", "delayed"),
+                                           std::make_tuple("fp8", "delayed"),
+                                           std::make_tuple("fp8", "current")));

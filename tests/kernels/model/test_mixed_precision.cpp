@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace ringscale::kernels;
@@ -74,6 +75,23 @@ TEST(mixed_precision, fp8_current_scaling_uses_the_tensor_amax) {
     const std::vector<float> g = {1.0f, 0.3f};
     const float* rg = m.gemm_input(0, gemm_operand::dy, g.data(), 2);
     EXPECT_EQ(rg[1], round_to_fp8(fp8_format::e5m2, 0.3f * 57344.0f) / 57344.0f);
+}
+
+TEST(mixed_precision, fp8_current_scaling_takes_the_amax_over_the_shards) {
+    precision_config c = with(train_dtype::fp8);
+    c.scaling = fp8_scaling::current;
+    mixed_precision m;
+    m.set_amax_reduce([](float amax) { return std::max(amax, 6.0f); }); // another shard saw 6
+    m.configure(c, 1);                                                  // keeps the reduction
+    const std::vector<float> x = {3.1f, 1.0f};
+    const float* r = m.gemm_input(0, gemm_operand::x, x.data(), 2);
+    const float shared = 448.0f / 6.0f, own = 448.0f / 3.1f; // the tensor's scale, not the shard's
+    EXPECT_EQ(r[0], round_to_fp8(fp8_format::e4m3, 3.1f * shared) / shared); // 231.5 -> 224
+    EXPECT_NE(r[0], round_to_fp8(fp8_format::e4m3, 3.1f * own) / own);
+    c.scaling = fp8_scaling::delayed; // the delayed recipe reduces at the step's end instead
+    m.configure(c, 1);
+    EXPECT_EQ(m.gemm_input(0, gemm_operand::x, x.data(), 2)[0],
+              round_to_fp8(fp8_format::e4m3, 3.1f)); // scale 1: no amax history yet
 }
 
 TEST(mixed_precision, fp8_delayed_scaling_uses_the_reduced_history) {
