@@ -21,6 +21,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#if !RINGSCALE_FAULT_HOOKS // the planted defects: every test build has them (jobs/CMakeLists.txt)
+#error "built without RINGSCALE_FAULT_HOOKS: configure with BUILD_TESTING on"
+#endif
+
 using namespace ringscale;
 
 namespace {
@@ -132,7 +136,6 @@ TEST(train_numerics_mpi, every_configuration_is_the_same_training_in_fp32) {
     }
 }
 
-#if RINGSCALE_FAULT_HOOKS
 namespace {
 
 // Runs `c` with fault `f` planted and returns the verdict at k = 2.
@@ -181,4 +184,3 @@ TEST_P(train_numerics_defects, are_flagged_with_the_quantity_that_moves_first) {
 }
 
 INSTANTIATE_TEST_SUITE_P(dtypes, train_numerics_defects, ::testing::Values("fp32", "bf16", "fp8"));
-#endif
