@@ -12,6 +12,7 @@
 #include "jobs/registry.hpp"
 #include "jobs/train_faults.hpp"
 #include "jobs/train_problem.hpp"
+#include "tests/jobs/numerics_case.hpp"
 #include "tests/support/gpu_job_support.hpp"
 
 #include <gtest/gtest.h>
@@ -35,24 +36,7 @@ struct config {
 constexpr int steps = 20;
 
 analysis::numerics_verdict judged(gpu_launch& g, const config& c, const jobs::train_faults& f) {
-    launch_config cfg;
-    cfg.jobs = {"train_step"};
-    for (const auto& o : jobs::train_options())
-        cfg.params[o.name] = {o.default_value};
-    cfg.params["layers"] = {"1"};
-    cfg.params["hidden"] = {"128"};
-    cfg.params["heads"] = {"2"};
-    cfg.params["vocab"] = {"32"};
-    cfg.params["train-seq-len"] = {"16"};
-    cfg.params["tokens"] = {"64"};
-    cfg.params["lr"] = {"0.01"};
-    cfg.params["bucket-mb"] = {"0.05"}; // several DDP buckets
-    cfg.params["dp-variant"] = {c.dp_variant};
-    cfg.params["cp"] = {std::to_string(c.cp)};
-    cfg.params["cp-variant"] = {"ring"};
-    cfg.params["dtype"] = {"bf16"};
-    cfg.params["numerics"] = {std::to_string(steps)};
-    cfg.params["numerics-floor-runs"] = {"32"};
+    launch_config cfg = test_jobs::numerics_case(c.dp_variant, c.cp, "ring", "bf16", steps, 32);
     cfg.warmup = 0;
     cfg.iters = 1;
     cfg.validate = validate_mode::on;

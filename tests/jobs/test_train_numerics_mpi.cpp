@@ -13,6 +13,7 @@
 #include "kernels/executor.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"
+#include "tests/jobs/numerics_case.hpp"
 #include "tests/jobs/one_cpu_case.hpp"
 
 #include <gtest/gtest.h>
@@ -38,24 +39,8 @@ struct config {
 case_record run(const config& c, int steps, const std::string& dtype = "fp32",
                 int floor_runs = 32) {
     auto world = comm::make_world(comm_kind::mpi, comm::memory_space::host);
-    launch_config cfg;
-    cfg.jobs = {"train_step"};
-    for (const auto& o : jobs::find_job("train_step").options())
-        cfg.params[o.name] = {o.default_value};
-    cfg.params["layers"] = {"1"};
-    cfg.params["hidden"] = {"128"};
-    cfg.params["heads"] = {"2"};
-    cfg.params["vocab"] = {"32"};
-    cfg.params["train-seq-len"] = {"16"};
-    cfg.params["tokens"] = {"64"};
-    cfg.params["lr"] = {"0.01"};
-    cfg.params["bucket-mb"] = {"0.05"}; // several DDP buckets
-    cfg.params["dp-variant"] = {c.dp_variant};
-    cfg.params["cp"] = {std::to_string(c.cp)};
-    cfg.params["cp-variant"] = {c.cp_variant};
-    cfg.params["dtype"] = {dtype};
-    cfg.params["numerics"] = {std::to_string(steps)};
-    cfg.params["numerics-floor-runs"] = {std::to_string(floor_runs)};
+    launch_config cfg =
+        test_jobs::numerics_case(c.dp_variant, c.cp, c.cp_variant, dtype, steps, floor_runs);
     return test_jobs::run_one_cpu_case(cfg, *world, 1ull << 30);
 }
 

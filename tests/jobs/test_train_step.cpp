@@ -9,6 +9,7 @@
 #include "src/base/error.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"
+#include "tests/support/thrown_by.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 
 using namespace ringscale;
 using namespace ringscale::jobs;
+using testing_support::thrown_by;
 
 namespace {
 param_lists base() {
@@ -33,14 +35,6 @@ launch_info ranks(int p) {
 }
 const job& train_job() {
     return find_job("train_step");
-}
-std::string thrown_by(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
 }
 } // namespace
 

@@ -9,6 +9,7 @@
 #include "src/base/error.hpp"
 #include "src/engine/run_loop.hpp"
 #include "src/engine/sweep.hpp"
+#include "tests/support/thrown_by.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,20 +18,13 @@
 
 using namespace ringscale;
 using namespace ringscale::jobs;
+using testing_support::thrown_by;
 
 namespace {
 std::vector<float> seeded(std::size_t n, std::uint64_t seed) {
     std::vector<float> v(n);
     kernels::fill_uniform(v.data(), n, seed, 0);
     return v;
-}
-std::string thrown_by(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
 }
 } // namespace
 

@@ -13,6 +13,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/random.hpp"
 #include "src/base/error.hpp"
+#include "tests/support/thrown_by.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 #include <functional>
 
 using namespace ringscale;
+using testing_support::thrown_by;
 using namespace ringscale::kernels;
 
 namespace {
@@ -32,15 +34,6 @@ std::vector<float> seeded(std::size_t n, std::uint64_t seed, float scale = 1.0f)
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-std::string thrown_by(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
 }
 
 } // namespace
