@@ -96,7 +96,8 @@ const float* mixed_precision::gemm_input(int site, gemm_operand op, const float*
 }
 
 float mixed_precision::fp8_scale(int site, gemm_operand op, float amax) {
-    if (m_cfg.scaling == fp8_scaling::current && m_amax_reduce)
+    // A weight is whole on every rank of the group (its amax already theirs): no exchange.
+    if (m_cfg.scaling == fp8_scaling::current && m_amax_reduce && op != gemm_operand::w)
         amax = m_amax_reduce(amax);
     const std::size_t slot = m_scales.slot(site, op);
     m_scales.record(slot, amax);

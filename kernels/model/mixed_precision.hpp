@@ -67,9 +67,10 @@ class mixed_precision {
     /// quantised with (current: from amax; delayed: from the history). What gemm_input does
     /// for fp8 on the host, for a device that rounds the tensor itself.
     float fp8_scale(int site, gemm_operand op, float amax);
-    /// fp8's current recipe: `reduce` (when set) makes each operand's amax the max over the
-    /// ranks that hold shards of its tensor (collective inside), before its scale is taken, as
-    /// TransformerEngine's amax reduction over a sequence-parallel group. Kept by configure().
+    /// fp8's current recipe: `reduce` (when set) makes each activation's and output gradient's
+    /// amax the max over the ranks that hold shards of its tensor (collective inside), before
+    /// its scale is taken, as TransformerEngine's amax reduction over a sequence-parallel group
+    /// (a weight is whole on each of them). Kept by configure().
     void set_amax_reduce(std::function<float(float)> reduce) { m_amax_reduce = std::move(reduce); }
     /// fp16: `n` more values overflowed (a device's casts count them).
     void count_overflows(std::uint64_t n) { m_overflows += n; }

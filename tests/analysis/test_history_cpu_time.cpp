@@ -12,6 +12,7 @@
 #include "analysis/history/verdict.hpp"
 #include "analysis/reading/reader.hpp"
 #include "tests/analysis/analysis_fixture.hpp"
+#include "tests/analysis/history_fixture.hpp"
 
 #include <cmath>
 #include <ctime>
@@ -62,16 +63,7 @@ series_set history_of(const std::string& tag, load how, double cpu_slow) {
         f.cases.push_back(c);
         write_fixture_file(fmt::format("{}/launch_{:02}.h5", dir, j), f);
     }
-    std::vector<std::string> notes, problems;
-    history_index index(dir + "/index.sqlite", notes);
-    index.update(expand_inputs({dir}, problems));
-    static index_contents contents; // build_series refers into it
-    contents = index.load();
-    series_options opt;
-    opt.now_s = static_cast<std::int64_t>(std::time(nullptr));
-    series_set set = build_series(contents, opt);
-    std::filesystem::remove_all(dir);
-    return set;
+    return ringscale::test_fixture::series_of_dir(dir, {});
 }
 
 bool has_line(const verdict& v, const std::string& text) {

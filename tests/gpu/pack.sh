@@ -46,7 +46,7 @@ done
 # 2. Scripts, presets and this script's companions, at their checkout paths.
 mkdir -p "$out/tests/gpu" "$out/tests/bench" "$out/jobs"
 cp "$here"/{run.sh,lease.sh,profile.sh,checks.sh,sdpa_once.py,env.sh,list_tests.sh,pack.sh,README.md} \
-    "$here/train_models.sh" "$here/trace_gpu.sh" \
+    "$here/train_models.sh" "$here/trace_gpu.sh" "$here/steps.sh" \
     "$out/tests/gpu/"
 mkdir -p "$out/tests/e2e"
 cp "$repo/tests/e2e/trace_e2e.py" "$out/tests/e2e/"

@@ -34,18 +34,8 @@ rs="$build/src/ringscale" stats="$build/analysis/ringscale-stats"
 log="$out/trace_gpu.log"
 : >"$log"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-summary=() failed=0
-
-# step NAME CMD...: run CMD under the step timeout, its output into the log; pass on exit 0.
-step() {
-    local name=$1 rc
-    shift
-    printf '\n===== %s\n$ %s\n' "$name" "$*" >>"$log"
-    timeout -k 5 "$STEP_TIMEOUT" "$@" </dev/null >>"$log" 2>&1
-    rc=$?
-    summary+=("$([[ $rc -eq 0 ]] && echo PASS || echo FAIL) (exit $rc) $name")
-    [[ $rc -eq 0 ]] || failed=1
-}
+# shellcheck source=tests/gpu/steps.sh
+source "$here/steps.sh" # step, steps_end
 
 # profiled NP COMM: a validated train_step with --profile on, then its table (every operation
 # of the step named, the attention's included).
@@ -73,6 +63,4 @@ step "trace_e2e.py DEVICE=cuda np=2 ($python)" env DEVICE=cuda NPS=2 \
     RINGSCALE_GPU_TRACE_CHECK=1 "$python" "$here/../e2e/trace_e2e.py" "$rs" "$stats" mpirun \
     "$out/trace"
 
-printf '\n===== summary\n' >>"$log"
-printf '%s\n' "${summary[@]}" | tee -a "$log"
-exit $failed
+steps_end

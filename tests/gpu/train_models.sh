@@ -47,18 +47,8 @@ rs="$build/src/ringscale" stats="$build/analysis/ringscale-stats"
 log="$out/train_models.log"
 : >"$log"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-summary=() failed=0
-
-# step NAME CMD...: run CMD under the step timeout, its output into the log; pass on exit 0.
-step() {
-    local name=$1 rc
-    shift
-    printf '\n===== %s\n$ %s\n' "$name" "$*" >>"$log"
-    timeout -k 5 "$STEP_TIMEOUT" "$@" </dev/null >>"$log" 2>&1
-    rc=$?
-    summary+=("$([[ $rc -eq 0 ]] && echo PASS || echo FAIL) (exit $rc) $name")
-    [[ $rc -eq 0 ]] || failed=1
-}
+# shellcheck source=tests/gpu/steps.sh
+source "$here/steps.sh" # step, steps_end
 
 # refused DTYPE: on a GPU without fp8 GEMMs the launch must exit 2 with one line.
 refused() {
@@ -170,6 +160,4 @@ if [[ ${SKIP_BENCH:-0} == 0 ]]; then
         --layers 2 --seq 8192 --warmup 5 --iters 20
 fi
 
-printf '\n===== summary\n' >>"$log"
-printf '%s\n' "${summary[@]}" | tee -a "$log"
-exit "$failed"
+steps_end

@@ -8,6 +8,7 @@
 #include "kernels/model/reference_train.hpp"
 #include "kernels/model/transformer.hpp"
 #include "src/base/error.hpp"
+#include "tests/kernels/cuda/train_model_rig.hpp"
 #include "tests/support/gpu_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -21,57 +22,16 @@
 using namespace ringscale;
 using namespace ringscale::kernels;
 using namespace ringscale::kernels::model;
+using test_model::loss_and_grads;
+using test_model::max_abs;
+using test_model::small_model;
 using testing_support::seeded;
 
 namespace {
 
-model_config small_model() {
-    model_config c;
-    c.layers = 2;
-    c.hidden = 128;
-    c.heads = 2;
-    c.vocab = 96;
-    return c;
-}
-
 template <class T>
 std::vector<T> on_host(const dev_buffer<T>& b) {
     return b.download();
-}
-
-double max_abs(const std::vector<float>& v) {
-    double m = 0;
-    for (float x : v)
-        m = std::max(m, static_cast<double>(std::fabs(x)));
-    return m;
-}
-
-// Loss and whole-batch gradient of `cfg` on 2 sequences of 64 tokens on `ctx`, attending
-// through `mask` too when it is given.
-double loss_and_grads(train_context& ctx, const model_config& cfg, std::vector<float>& grads,
-                      const mask_view& mask = {}) {
-    executor& dev = ctx.exec();
-    const param_layout layout(cfg);
-    std::vector<float> params(layout.total());
-    init_params(cfg, layout, 3, params.data());
-    std::vector<std::int64_t> pos(64);
-    std::iota(pos.begin(), pos.end(), 0);
-    std::vector<std::int32_t> ids(128), targets(128);
-    fill_batch(5, cfg.vocab, 0, 2, pos, ids.data(), targets.data());
-    dev_buffer<float> p(dev, params), g(dev, layout.total());
-    dev.zero(g.data(), g.bytes());
-    dev_buffer<std::int32_t> ids_dev(dev, ids), targets_dev(dev, targets);
-    local_attention_core core(dev, pos);
-    transformer model(cfg, {2, 64}, core, ctx);
-    model.set_attention_mask(mask);
-    model.reserve();
-    full_access access(layout, p.data(), g.data());
-    phase_timer timer;
-    const double loss = model.forward(access, ids_dev.data(), targets_dev.data(), 128, timer);
-    model.backward(access, timer);
-    dev.finish_iteration(timer);
-    grads = g.download();
-    return loss;
 }
 
 } // namespace
